@@ -1,0 +1,249 @@
+// The C boundary. Every exported function is noexcept: it checks its arguments, calls
+// into the C++ inside through guard(), and turns whatever was thrown into a status and
+// an mq_error. Nothing C++ crosses the line.
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstring>
+#include <memory>
+#include <new>
+#include <string>
+
+#include "client.hpp"
+#include "error.hpp"
+#include "handles.hpp"
+#include "mongomq.h"
+#include "queue.hpp"
+#include "validate.hpp"
+
+using mongomq::Failure;
+using mongomq::fail_arg;
+
+static_assert(sizeof(mq_error) == 512, "mq_error is part of the ABI");
+
+namespace {
+
+void fill(mq_error *err, mq_status status, int server_code, const std::string &message) {
+    if (err == nullptr) return;
+    err->status = status;
+    err->server_code = server_code;
+    size_t n = std::min(message.size(), sizeof err->message - 1);
+    std::memcpy(err->message, message.data(), n);
+    err->message[n] = '\0';
+}
+
+// Runs body (which returns the call's status, or throws) and fills err. `password`
+// is the client's, scrubbed from every message.
+template <typename Body>
+mq_status guard(mq_error *err, const mq_client *client, Body body) noexcept {
+    std::string password;
+    try {
+        if (client != nullptr) password = client->password;
+        mq_status status = body();
+        fill(err, status, 0, "");
+        return status;
+    } catch (const Failure &f) {
+        try {
+            fill(err, f.status, f.server_code, mongomq::scrub(f.message, password));
+        } catch (...) {
+            fill(err, f.status, f.server_code, "");
+        }
+        return f.status;
+    } catch (const std::bad_alloc &) {
+        fill(err, MQ_ERR_NOMEM, 0, "out of memory");
+        return MQ_ERR_NOMEM;
+    } catch (...) {
+        fill(err, MQ_ERR_INTERNAL, 0, "internal error (unexpected exception)");
+        return MQ_ERR_INTERNAL;
+    }
+}
+
+template <typename T>
+void null_out(T **out) {
+    if (out != nullptr) *out = nullptr;
+}
+
+void check_lease(const char *fn, const mq_queue *queue, const mq_lease *lease) {
+    if (queue == nullptr) fail_arg(fn, "queue is NULL");
+    if (lease == nullptr) fail_arg(fn, "lease is NULL");
+    if (lease->ns != queue->ns)
+        fail_arg(fn, "lease belongs to queue \"" + lease->ns + "\", not to \"" + queue->ns + "\"");
+}
+
+const std::string &default_worker_id() {
+    static const std::string id = [] {
+        char host[256] = "host";
+        gethostname(host, sizeof host - 1);
+        host[sizeof host - 1] = '\0';
+        return std::string(host) + ":" + std::to_string(getpid());
+    }();
+    return id;
+}
+
+// The message a LEASE_LOST carries.
+mq_status lost_or_ok(mq_status status, const char *fn, const mq_lease *lease) {
+    if (status == MQ_LEASE_LOST)
+        mongomq::fail(MQ_LEASE_LOST, std::string(fn) + ": lease on group \"" + lease->group +
+                                         "\" was lost: it expired and the group moved on");
+    return status;
+}
+
+}  // namespace
+
+extern "C" {
+
+const char *mq_version(void) { return MONGOMQ_VERSION_STRING; }
+
+const char *mq_status_name(mq_status status) {
+    switch (status) {
+        case MQ_OK: return "MQ_OK";
+        case MQ_EMPTY: return "MQ_EMPTY";
+        case MQ_LEASE_LOST: return "MQ_LEASE_LOST";
+        case MQ_ERR_ARG: return "MQ_ERR_ARG";
+        case MQ_ERR_CONNECT: return "MQ_ERR_CONNECT";
+        case MQ_ERR_SERVER: return "MQ_ERR_SERVER";
+        case MQ_ERR_NOMEM: return "MQ_ERR_NOMEM";
+        case MQ_ERR_INTERNAL: return "MQ_ERR_INTERNAL";
+    }
+    return "MQ_UNKNOWN";
+}
+
+mq_status mq_client_new(const char *uri, mq_client **out, mq_error *err) {
+    null_out(out);
+    return guard(err, nullptr, [&] {
+        if (out == nullptr) fail_arg("mq_client_new", "out is NULL");
+        if (uri == nullptr) fail_arg("mq_client_new", "uri is NULL");
+        *out = mongomq::client_new(uri);
+        return MQ_OK;
+    });
+}
+
+void mq_client_destroy(mq_client *client) { mongomq::client_destroy(client); }
+
+uint64_t mq_client_command_count(const mq_client *client) {
+    return client != nullptr ? client->commands.load(std::memory_order_relaxed) : 0;
+}
+
+mq_status mq_queue_new(mq_client *client, const char *db_name, const char *prefix, mq_queue **out,
+                       mq_error *err) {
+    null_out(out);
+    return guard(err, client, [&] {
+        const char *fn = "mq_queue_new";
+        if (client == nullptr) fail_arg(fn, "client is NULL");
+        if (out == nullptr) fail_arg(fn, "out is NULL");
+        auto queue = std::make_unique<mq_queue>();
+        queue->client = client;
+        queue->db = db_name != nullptr ? db_name : "mongomq";
+        queue->prefix = prefix != nullptr ? prefix : "mq";
+        mongomq::check_db_name(fn, queue->db);
+        mongomq::check_prefix(fn, queue->db, queue->prefix);
+        queue->ns = queue->db + "." + queue->prefix;
+        queue->messages = queue->prefix + "_messages";
+        queue->locks = queue->prefix + "_locks";
+        queue->counters = queue->prefix + "_counters";
+        mongomq::queue_create_indexes(queue.get());
+        *out = queue.release();
+        return MQ_OK;
+    });
+}
+
+void mq_queue_destroy(mq_queue *queue) { delete queue; }
+
+mq_status mq_publish(mq_queue *queue, const char *group_id, const void *event, size_t event_len, int priority,
+                     int64_t *seq_out, mq_error *err) {
+    if (seq_out != nullptr) *seq_out = 0;
+    return guard(err, queue != nullptr ? queue->client : nullptr, [&] {
+        const char *fn = "mq_publish";
+        if (queue == nullptr) fail_arg(fn, "queue is NULL");
+        mongomq::check_group_id(fn, group_id);
+        mongomq::check_event(fn, event, event_len);
+        mongomq::check_priority(fn, "priority", priority);
+        const char *bytes = static_cast<const char *>(event);
+        bool text = event_len == 0 || (std::memchr(bytes, '\0', event_len) == nullptr &&
+                                       mongomq::utf8_valid(bytes, event_len));
+        int64_t seq = mongomq::queue_publish(queue, group_id, text && event_len == 0 ? "" : event, event_len,
+                                             priority, text);
+        if (seq_out != nullptr) *seq_out = seq;
+        return MQ_OK;
+    });
+}
+
+mq_status mq_claim(mq_queue *queue, const char *worker_id, double visibility_s, int min_priority, mq_lease **out,
+                   mq_error *err) {
+    null_out(out);
+    return guard(err, queue != nullptr ? queue->client : nullptr, [&] {
+        const char *fn = "mq_claim";
+        if (queue == nullptr) fail_arg(fn, "queue is NULL");
+        if (out == nullptr) fail_arg(fn, "out is NULL");
+        if (worker_id != nullptr) mongomq::check_worker_id(fn, worker_id);
+        mongomq::check_seconds(fn, "visibility_s", visibility_s, false);
+        mongomq::check_priority(fn, "min_priority", min_priority);
+        *out = mongomq::queue_claim(queue, worker_id != nullptr ? worker_id : default_worker_id(), visibility_s,
+                                    min_priority);
+        return *out != nullptr ? MQ_OK : MQ_EMPTY;
+    });
+}
+
+mq_status mq_ack(mq_queue *queue, const mq_lease *lease, mq_error *err) {
+    return guard(err, queue != nullptr ? queue->client : nullptr, [&] {
+        check_lease("mq_ack", queue, lease);
+        return lost_or_ok(mongomq::queue_ack(queue, lease), "mq_ack", lease);
+    });
+}
+
+mq_status mq_nack(mq_queue *queue, const mq_lease *lease, double delay_s, mq_error *err) {
+    return guard(err, queue != nullptr ? queue->client : nullptr, [&] {
+        check_lease("mq_nack", queue, lease);
+        mongomq::check_seconds("mq_nack", "delay_s", delay_s, true);
+        return lost_or_ok(mongomq::queue_nack(queue, lease, delay_s), "mq_nack", lease);
+    });
+}
+
+mq_status mq_extend(mq_queue *queue, const mq_lease *lease, double visibility_s, mq_error *err) {
+    return guard(err, queue != nullptr ? queue->client : nullptr, [&] {
+        check_lease("mq_extend", queue, lease);
+        mongomq::check_seconds("mq_extend", "visibility_s", visibility_s, false);
+        return lost_or_ok(mongomq::queue_extend(queue, lease, visibility_s), "mq_extend", lease);
+    });
+}
+
+int64_t mq_lease_seq(const mq_lease *lease) {
+    return lease != nullptr && !lease->items.empty() ? lease->items.front().seq : 0;
+}
+
+const char *mq_lease_group(const mq_lease *lease) { return lease != nullptr ? lease->group.c_str() : nullptr; }
+
+const void *mq_lease_event(const mq_lease *lease, size_t *len_out) {
+    if (lease == nullptr || lease->items.empty()) {
+        if (len_out != nullptr) *len_out = 0;
+        return nullptr;
+    }
+    const std::string &event = lease->items.front().event;
+    if (len_out != nullptr) *len_out = event.size();
+    return event.data();
+}
+
+const char *mq_lease_token(const mq_lease *lease) { return lease != nullptr ? lease->token.c_str() : nullptr; }
+
+int mq_lease_attempts(const mq_lease *lease) { return lease != nullptr ? lease->attempts : 0; }
+
+void mq_lease_destroy(mq_lease *lease) { delete lease; }
+
+void mq_queue_set_clock(mq_queue *queue, double (*clock)(void *ctx), void *ctx) {
+    if (queue == nullptr) return;
+    try {
+        std::lock_guard<std::mutex> lock(queue->clock_mu);
+        queue->clock = clock;
+        queue->clock_ctx = ctx;
+    } catch (...) {  // a mutex that cannot lock: nothing sane to do but keep the old clock
+    }
+}
+
+void mq_log_set_handler(mq_log_fn handler, void *ctx) {
+    try {
+        mongomq::log_set_handler(handler, ctx);
+    } catch (...) {
+    }
+}
+
+}  // extern "C"

@@ -1,0 +1,117 @@
+// The client: libmongoc's pool, the APM command counter, error mapping and the log
+// handler trampoline.
+#include "client.hpp"
+
+#include <mutex>
+
+#include "error.hpp"
+
+namespace mongomq {
+
+void fail_mongoc(const char *command, const bson_error_t &error) {
+    std::string msg = std::string(command) + ": " + error.message;
+    // Could not reach (or keep) a server: selection timed out or the socket failed.
+    if (error.domain == MONGOC_ERROR_SERVER_SELECTION || error.domain == MONGOC_ERROR_STREAM)
+        fail(MQ_ERR_CONNECT, msg);
+    if (error.domain == MONGOC_ERROR_SERVER || error.domain == MONGOC_ERROR_WRITE_CONCERN ||
+        error.domain == MONGOC_ERROR_QUERY || error.domain == MONGOC_ERROR_COMMAND ||
+        error.domain == MONGOC_ERROR_COLLECTION)
+        fail(MQ_ERR_SERVER, msg, static_cast<int>(error.code));
+    fail(MQ_ERR_SERVER, msg, 0);
+}
+
+namespace {
+
+void count_command(const mongoc_apm_command_started_t *event) {
+    auto *client = static_cast<mq_client *>(mongoc_apm_command_started_get_context(event));
+    client->commands.fetch_add(1, std::memory_order_relaxed);
+}
+
+// The password of a URI that may not parse: the text between the first ':' of the
+// userinfo and the last '@' before the host list.
+std::string raw_password(const std::string &uri) {
+    size_t scheme = uri.find("://");
+    size_t start = scheme == std::string::npos ? 0 : scheme + 3;
+    size_t end = uri.find_first_of("/?", start);
+    std::string authority = uri.substr(start, end == std::string::npos ? std::string::npos : end - start);
+    size_t at = authority.rfind('@');
+    if (at == std::string::npos) return {};
+    std::string userinfo = authority.substr(0, at);
+    size_t colon = userinfo.find(':');
+    return colon == std::string::npos ? std::string() : userinfo.substr(colon + 1);
+}
+
+}  // namespace
+
+std::string scrub(std::string message, const std::string &password) {
+    if (password.empty()) return message;
+    for (size_t at = message.find(password); at != std::string::npos; at = message.find(password, at + 3))
+        message.replace(at, password.size(), "***");
+    return message;
+}
+
+mq_client *client_new(const char *uri_text) {
+    static std::once_flag init;
+    std::call_once(init, [] { mongoc_init(); });
+
+    std::string raw = raw_password(uri_text);
+    bson_error_t error;
+    mongoc_uri_t *uri = mongoc_uri_new_with_error(uri_text, &error);
+    if (uri == nullptr) fail(MQ_ERR_ARG, scrub(std::string("mq_client_new: uri is malformed: ") + error.message, raw));
+
+    auto *client = new mq_client();
+    client->uri = uri;
+    const char *password = mongoc_uri_get_password(uri);
+    client->password = password != nullptr ? password : raw;
+    client->pool = mongoc_client_pool_new(uri);
+    if (client->pool == nullptr) {
+        client_destroy(client);
+        fail(MQ_ERR_ARG, "mq_client_new: uri was refused by libmongoc (TLS options without TLS support?)");
+    }
+    mongoc_client_pool_set_error_api(client->pool, MONGOC_ERROR_API_VERSION_2);
+    mongoc_client_pool_set_appname(client->pool, "mongomq");
+
+    mongoc_apm_callbacks_t *callbacks = mongoc_apm_callbacks_new();
+    mongoc_apm_set_command_started_cb(callbacks, count_command);
+    mongoc_client_pool_set_apm_callbacks(client->pool, callbacks, client);
+    mongoc_apm_callbacks_destroy(callbacks);
+    return client;
+}
+
+void client_destroy(mq_client *client) {
+    if (client == nullptr) return;
+    if (client->pool != nullptr) mongoc_client_pool_destroy(client->pool);
+    if (client->uri != nullptr) mongoc_uri_destroy(client->uri);
+    delete client;
+}
+
+namespace {
+
+struct LogTarget {
+    mq_log_fn fn;
+    void *ctx;
+};
+LogTarget g_log;  // written under g_log_mu; read by libmongoc's logger, itself under its own lock
+std::mutex g_log_mu;
+
+void log_trampoline(mongoc_log_level_t level, const char *domain, const char *message, void *) {
+    LogTarget target;
+    {
+        std::lock_guard<std::mutex> lock(g_log_mu);
+        target = g_log;
+    }
+    if (target.fn != nullptr) target.fn(static_cast<int>(level), domain, message, target.ctx);
+}
+
+}  // namespace
+
+void log_set_handler(mq_log_fn handler, void *ctx) {
+    {
+        std::lock_guard<std::mutex> lock(g_log_mu);
+        g_log = LogTarget{handler, ctx};
+    }
+    // With no handler, libmongoc gets none at all: it then drops every log line.
+    mongoc_log_set_handler(handler != nullptr ? log_trampoline : nullptr, nullptr);
+}
+
+}  // namespace mongomq

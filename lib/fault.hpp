@@ -1,0 +1,30 @@
+// Fault injection for tests. Every server command the queue sends is named (the names
+// of docs/design.md, e.g. "publish.insert"); just before sending it, the library asks
+// the installed hook. The hook may sleep (to widen a race window), return 0 to go on,
+// return a MongoDB error code (> 0) to make the command fail as if the server had
+// answered with it (11000 exercises the duplicate-key retries), or return -1 to make
+// it fail as if the connection had dropped.
+//
+// Not part of the public API and not exported from the shared library: tests that
+// inject faults link the static test build of the library (see tests/CMakeLists.txt).
+#pragma once
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef int (*mongomq_fault_fn)(const char *command, void *ctx);
+
+/* Installs (or with NULL removes) the process-wide hook. */
+void mongomq_fault_set(mongomq_fault_fn hook, void *ctx);
+
+#ifdef __cplusplus
+}
+
+namespace mongomq {
+
+// Called before each server command; throws the injected Failure, if any.
+void fault_point(const char *command);
+
+}  // namespace mongomq
+#endif

@@ -1,0 +1,134 @@
+#include "store.hpp"
+
+#include "error.hpp"
+#include "fault.hpp"
+
+namespace mongomq {
+
+Conn::Conn(const mq_queue *queue)
+    : client_(queue->client->pool),
+      messages_(client_.collection(queue->db, queue->messages)),
+      locks_(client_.collection(queue->db, queue->locks)),
+      counters_(client_.collection(queue->db, queue->counters)) {}
+
+namespace {
+
+int64_t reply_count(const bson_t *reply, const char *field) {
+    bson_iter_t it;
+    if (bson_iter_init_find(&it, reply, field) && BSON_ITER_HOLDS_NUMBER(&it)) return bson_iter_as_int64(&it);
+    return 0;
+}
+
+}  // namespace
+
+BsonPtr find_and_modify(const char *name, mongoc_collection_t *coll, const FamSpec &spec) {
+    fault_point(name);
+    FindAndModifyOpts opts(mongoc_find_and_modify_opts_new());
+    if (spec.sort != nullptr) mongoc_find_and_modify_opts_set_sort(opts.get(), spec.sort);
+    mongoc_find_and_modify_opts_set_update(opts.get(), spec.update);
+    int flags = MONGOC_FIND_AND_MODIFY_NONE;
+    if (spec.upsert) flags |= MONGOC_FIND_AND_MODIFY_UPSERT;
+    if (spec.return_new) flags |= MONGOC_FIND_AND_MODIFY_RETURN_NEW;
+    mongoc_find_and_modify_opts_set_flags(opts.get(), static_cast<mongoc_find_and_modify_flags_t>(flags));
+
+    Bson reply;
+    bson_error_t error;
+    if (!mongoc_collection_find_and_modify_with_opts(coll, spec.query, opts.get(), reply.get(), &error))
+        fail_mongoc(name, error);
+    bson_iter_t it;
+    if (!bson_iter_init_find(&it, reply.get(), "value") || !BSON_ITER_HOLDS_DOCUMENT(&it)) return BsonPtr();
+    const uint8_t *data;
+    uint32_t len;
+    bson_iter_document(&it, &len, &data);
+    bson_t value;
+    if (!bson_init_static(&value, data, len)) fail(MQ_ERR_SERVER, std::string(name) + ": malformed reply");
+    return bson_copy_of(&value);
+}
+
+void insert_one(const char *name, mongoc_collection_t *coll, const bson_t *doc) {
+    fault_point(name);
+    bson_error_t error;
+    if (!mongoc_collection_insert_one(coll, doc, nullptr, nullptr, &error)) fail_mongoc(name, error);
+}
+
+int64_t update_one(const char *name, mongoc_collection_t *coll, const bson_t *filter, const bson_t *update,
+                   bool upsert) {
+    fault_point(name);
+    Bson opts;
+    if (upsert) BSON_APPEND_BOOL(opts.get(), "upsert", true);
+    Bson reply;
+    bson_error_t error;
+    if (!mongoc_collection_update_one(coll, filter, update, opts.get(), reply.get(), &error))
+        fail_mongoc(name, error);
+    return reply_count(reply.get(), "matchedCount") + reply_count(reply.get(), "upsertedCount");
+}
+
+int64_t delete_one(const char *name, mongoc_collection_t *coll, const bson_t *filter) {
+    fault_point(name);
+    Bson reply;
+    bson_error_t error;
+    if (!mongoc_collection_delete_one(coll, filter, nullptr, reply.get(), &error)) fail_mongoc(name, error);
+    return reply_count(reply.get(), "deletedCount");
+}
+
+std::vector<BsonPtr> find(const char *name, mongoc_collection_t *coll, const bson_t *filter, const bson_t *opts) {
+    fault_point(name);
+    Cursor cursor(mongoc_collection_find_with_opts(coll, filter, opts, nullptr));
+    std::vector<BsonPtr> docs;
+    const bson_t *doc;
+    while (mongoc_cursor_next(cursor.get(), &doc)) docs.push_back(bson_copy_of(doc));
+    bson_error_t error;
+    if (mongoc_cursor_error(cursor.get(), &error)) fail_mongoc(name, error);
+    return docs;
+}
+
+void write_command(const char *name, mongoc_client_t *client, const std::string &db, const bson_t *cmd) {
+    fault_point(name);
+    Bson reply;
+    bson_error_t error;
+    if (!mongoc_client_write_command_with_opts(client, db.c_str(), cmd, nullptr, reply.get(), &error))
+        fail_mongoc(name, error);
+}
+
+int64_t get_int64(const bson_t *doc, const char *field, const char *where) {
+    bson_iter_t it;
+    if (!bson_iter_init_find(&it, doc, field) || !BSON_ITER_HOLDS_NUMBER(&it))
+        fail(MQ_ERR_SERVER, std::string(where) + ": document has no numeric '" + field + "'");
+    return bson_iter_as_int64(&it);
+}
+
+int get_int_or(const bson_t *doc, const char *field, int fallback) {
+    bson_iter_t it;
+    if (!bson_iter_init_find(&it, doc, field) || !BSON_ITER_HOLDS_NUMBER(&it)) return fallback;
+    return static_cast<int>(bson_iter_as_int64(&it));
+}
+
+std::string get_string(const bson_t *doc, const char *field, const char *where) {
+    bson_iter_t it;
+    if (!bson_iter_init_find(&it, doc, field) || !BSON_ITER_HOLDS_UTF8(&it))
+        fail(MQ_ERR_SERVER, std::string(where) + ": document has no string '" + field + "'");
+    uint32_t len;
+    const char *s = bson_iter_utf8(&it, &len);
+    return std::string(s, len);
+}
+
+std::string get_event_bytes(const bson_t *doc, int64_t seq) {
+    bson_iter_t it;
+    if (bson_iter_init_find(&it, doc, "event")) {
+        if (BSON_ITER_HOLDS_UTF8(&it)) {
+            uint32_t len;
+            const char *s = bson_iter_utf8(&it, &len);
+            return std::string(s, len);
+        }
+        if (BSON_ITER_HOLDS_BINARY(&it)) {
+            bson_subtype_t subtype;
+            uint32_t len;
+            const uint8_t *data;
+            bson_iter_binary(&it, &subtype, &len, &data);
+            return std::string(reinterpret_cast<const char *>(data), len);
+        }
+    }
+    fail(MQ_ERR_SERVER, "message " + std::to_string(seq) + " has no string or binary 'event'");
+}
+
+}  // namespace mongomq

@@ -1,0 +1,85 @@
+// The server commands the queue is built from. Each takes the name under which
+// docs/design.md lists it (e.g. "claim.lease"); the name goes into error messages and
+// to the fault-injection hook. One function call here is exactly one server command.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "bson.hpp"
+#include "error.hpp"
+#include "handles.hpp"
+
+namespace mongomq {
+
+// A pooled client and the queue's three collections, for one operation.
+class Conn {
+public:
+    explicit Conn(const mq_queue *queue);
+
+    mongoc_client_t *client() const { return client_.get(); }
+    mongoc_collection_t *messages() const { return messages_.get(); }
+    mongoc_collection_t *locks() const { return locks_.get(); }
+    mongoc_collection_t *counters() const { return counters_.get(); }
+
+private:
+    PooledClient client_;
+    Collection messages_, locks_, counters_;
+};
+
+// BCON_NEW's result, owned.
+inline BsonPtr own(bson_t *doc) {
+    if (doc == nullptr) throw std::bad_alloc();
+    return BsonPtr(doc);
+}
+
+struct FamSpec {
+    const bson_t *query = nullptr;
+    const bson_t *sort = nullptr;  // may be nullptr
+    const bson_t *update = nullptr;
+    bool upsert = false;
+    bool return_new = true;
+};
+
+// findAndModify; the document (before or after, as asked), or nullptr if none matched.
+BsonPtr find_and_modify(const char *name, mongoc_collection_t *coll, const FamSpec &spec);
+
+void insert_one(const char *name, mongoc_collection_t *coll, const bson_t *doc);
+
+// updateOne; returns the number of documents matched (an upsert that inserted counts 1).
+int64_t update_one(const char *name, mongoc_collection_t *coll, const bson_t *filter,
+                   const bson_t *update, bool upsert);
+
+// deleteOne; returns the number of documents deleted.
+int64_t delete_one(const char *name, mongoc_collection_t *coll, const bson_t *filter);
+
+// find with opts (sort, limit, projection); every document of the (small) result.
+std::vector<BsonPtr> find(const char *name, mongoc_collection_t *coll, const bson_t *filter,
+                          const bson_t *opts);
+
+// A command on the queue's database, e.g. createIndexes.
+void write_command(const char *name, mongoc_client_t *client, const std::string &db, const bson_t *cmd);
+
+// Runs `op` again when it fails with a duplicate key error: concurrent upserts of one
+// new _id can both miss and both insert, and MongoDB then refuses the second; its retry
+// finds the document and updates it. Bounded: a lasting 11000 is a real error.
+template <typename Op>
+auto retry_duplicate_key(Op op) -> decltype(op()) {
+    for (int attempt = 1;; attempt++) {
+        try {
+            return op();
+        } catch (const Failure &f) {
+            if (!is_duplicate_key(f) || attempt >= 5) throw;
+        }
+    }
+}
+
+// Field readers for documents the server returned; a missing or mistyped field is
+// MQ_ERR_SERVER naming the collection and field.
+int64_t get_int64(const bson_t *doc, const char *field, const char *where);
+int get_int_or(const bson_t *doc, const char *field, int fallback);
+std::string get_string(const bson_t *doc, const char *field, const char *where);
+std::string get_event_bytes(const bson_t *doc, int64_t seq);
+
+}  // namespace mongomq

@@ -1,0 +1,25 @@
+// Argument checks. Each throws MQ_ERR_ARG naming the function and the argument, and
+// runs before anything is sent to the server.
+#pragma once
+
+#include <cstddef>
+#include <string>
+
+namespace mongomq {
+
+// Strict UTF-8: no overlong forms, no surrogates, nothing above U+10FFFF. NUL bytes
+// are valid UTF-8; callers that cannot store them check separately.
+bool utf8_valid(const char *s, size_t len, size_t *bad_offset = nullptr);
+
+void check_group_id(const char *fn, const char *group_id);
+void check_worker_id(const char *fn, const char *worker_id);
+void check_priority(const char *fn, const char *name, int priority);
+void check_seconds(const char *fn, const char *name, double seconds, bool zero_ok);
+void check_event(const char *fn, const void *event, size_t len);
+
+// MongoDB's rules for database names and collection names; the prefix is checked as
+// the start of the longest collection name it will make.
+void check_db_name(const char *fn, const std::string &db);
+void check_prefix(const char *fn, const std::string &db, const std::string &prefix);
+
+}  // namespace mongomq

@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# Install the Debian/Ubuntu packages needed to build and test mongomq.
+# Idempotent: only missing packages are installed, and apt-get update runs
+# only when something is missing. Needs root (or sudo) only in that case.
+set -euo pipefail
+
+PACKAGES=(
+    build-essential
+    cmake
+    pkg-config
+    libmongoc-dev
+    libbson-dev
+    libjansson-dev
+    libcmocka-dev
+    default-jdk-headless
+    maven
+    abigail-tools
+    python3
+)
+
+export DEBIAN_FRONTEND=noninteractive
+
+missing=()
+for pkg in "${PACKAGES[@]}"; do
+    status="$(dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null || true)"
+    if [[ "$status" != "install ok installed" ]]; then
+        missing+=("$pkg")
+    fi
+done
+
+if ((${#missing[@]} == 0)); then
+    echo "install-deps: all ${#PACKAGES[@]} packages already installed"
+    exit 0
+fi
+
+echo "install-deps: installing: ${missing[*]}"
+
+SUDO=()
+if [[ "$(id -u)" -ne 0 ]]; then
+    command -v sudo >/dev/null || { echo "install-deps: need root or sudo" >&2; exit 1; }
+    SUDO=(sudo -n env DEBIAN_FRONTEND=noninteractive)
+fi
+
+"${SUDO[@]}" apt-get update -q </dev/null
+"${SUDO[@]}" apt-get install -y -q --no-install-recommends "${missing[@]}" </dev/null
+echo "install-deps: done"

@@ -1,0 +1,81 @@
+package mongomq.testserver;
+
+import java.net.InetSocketAddress;
+import java.util.concurrent.CountDownLatch;
+
+import de.bwaldvogel.mongo.MongoServer;
+import de.bwaldvogel.mongo.backend.memory.MemoryBackend;
+
+/**
+ * Local MongoDB-wire test server for mongomq: mongo-java-server with the
+ * in-memory backend.
+ *
+ * Usage: java -jar mongomq-test-server.jar [--host 127.0.0.1] [--port N] [--oplog]
+ *
+ * --port 0 (the default) lets the OS pick a free port. Once listening, exactly
+ * one line "mongodb://HOST:PORT" is printed to stdout; then the process blocks
+ * until it is killed.
+ */
+public final class Main {
+
+    private Main() {
+    }
+
+    private static void usage(String error) {
+        if (error != null) {
+            System.err.println("mongomq-test-server: " + error);
+        }
+        System.err.println("usage: java -jar mongomq-test-server.jar [--host HOST] [--port N] [--oplog]");
+        System.exit(2);
+    }
+
+    public static void main(String[] args) throws InterruptedException {
+        String host = "127.0.0.1";
+        int port = 0;
+        boolean oplog = false;
+
+        for (int i = 0; i < args.length; i++) {
+            String a = args[i];
+            switch (a) {
+                case "--host":
+                    if (++i >= args.length) usage("--host needs a value");
+                    host = args[i];
+                    break;
+                case "--port":
+                    if (++i >= args.length) usage("--port needs a value");
+                    try {
+                        port = Integer.parseInt(args[i]);
+                    } catch (NumberFormatException e) {
+                        usage("bad port: " + args[i]);
+                    }
+                    if (port < 0 || port > 65535) usage("bad port: " + args[i]);
+                    break;
+                case "--oplog":
+                    oplog = true;
+                    break;
+                case "-h":
+                case "--help":
+                    usage(null);
+                    break;
+                default:
+                    usage("unknown argument: " + a);
+            }
+        }
+
+        MemoryBackend backend = new MemoryBackend();
+        if (oplog) {
+            backend.enableOplog();
+        }
+        MongoServer server = new MongoServer(backend);
+        server.bind(host, port);
+
+        Runtime.getRuntime().addShutdownHook(new Thread(server::shutdownNow, "mongomq-test-server-shutdown"));
+
+        InetSocketAddress addr = server.getLocalAddress();
+        System.out.println("mongodb://" + host + ":" + addr.getPort());
+        System.out.flush();
+
+        // Block until killed (the shutdown hook stops the server).
+        new CountDownLatch(1).await();
+    }
+}
