@@ -6,6 +6,7 @@ set -euo pipefail
 
 PACKAGES=(
     build-essential
+    ninja-build
     cmake
     pkg-config
     libmongoc-dev
