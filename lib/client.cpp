@@ -27,16 +27,15 @@ void count_command(const mongoc_apm_command_started_t *event) {
     client->commands.fetch_add(1, std::memory_order_relaxed);
 }
 
-// The password of a URI that may not parse: the text between the first ':' of the
-// userinfo and the last '@' before the host list.
+// The password of a URI that may not parse: between the first ':' after the scheme
+// and the last '@' (libmongoc splits userinfo at the last '@' even when a '?' or '/'
+// comes first, and quotes the password in its parse errors).
 std::string raw_password(const std::string &uri) {
     size_t scheme = uri.find("://");
     size_t start = scheme == std::string::npos ? 0 : scheme + 3;
-    size_t end = uri.find_first_of("/?", start);
-    std::string authority = uri.substr(start, end == std::string::npos ? std::string::npos : end - start);
-    size_t at = authority.rfind('@');
-    if (at == std::string::npos) return {};
-    std::string userinfo = authority.substr(0, at);
+    size_t at = uri.rfind('@');
+    if (at == std::string::npos || at < start) return {};
+    std::string userinfo = uri.substr(start, at - start);
     size_t colon = userinfo.find(':');
     return colon == std::string::npos ? std::string() : userinfo.substr(colon + 1);
 }

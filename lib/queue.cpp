@@ -116,13 +116,17 @@ int64_t queue_publish(mq_queue *q, const std::string &group, const void *event, 
     // 1. The next seq. The counter's first upsert can race another publisher's.
     BsonPtr filter = own(BCON_NEW("_id", BCON_UTF8("seq")));
     BsonPtr inc = own(BCON_NEW("$inc", "{", "n", BCON_INT64(1), "}"));
+    //    We ask for the document as it was before the $inc and add 1 ourselves: the
+    //    same number on MongoDB, and mongo-java-server serialises a "new" document
+    //    after releasing its lock, so a concurrent $inc can show through it (two
+    //    publishers then get one seq). No document before: the upsert made n = 1.
     FamSpec spec;
     spec.query = filter.get();
     spec.update = inc.get();
     spec.upsert = true;
-    BsonPtr counter = retry_duplicate_key([&] { return find_and_modify("publish.seq", c.counters(), spec); });
-    if (!counter) fail(MQ_ERR_SERVER, "publish.seq: the counter upsert returned no document");
-    int64_t seq = get_int64(counter.get(), "n", "publish.seq");
+    spec.return_new = false;
+    BsonPtr before = retry_duplicate_key([&] { return find_and_modify("publish.seq", c.counters(), spec); });
+    int64_t seq = before ? get_int64(before.get(), "n", "publish.seq") + 1 : 1;
 
     // 2. The message, before the lock: a lock never points at a group whose message
     //    is not yet visible, and drop_lock's re-check relies on this order.
@@ -161,10 +165,14 @@ mq_lease *queue_claim(mq_queue *q, const std::string &worker, double visibility,
         BsonPtr update = own(BCON_NEW("$set", "{", "token", BCON_UTF8(token.c_str()),               //
                                       "available_at", BCON_DOUBLE(now + visibility), "}",           //
                                       "$inc", "{", "attempts", BCON_INT32(1), "}"));
+        //    As with the counter, we read the document as it was before our update:
+        //    what we wrote we know, and the rest (attempts, priority) cannot show a
+        //    later writer's values.
         FamSpec spec;
         spec.query = query.get();
         spec.sort = sort.get();
         spec.update = update.get();
+        spec.return_new = false;
         BsonPtr lock = find_and_modify("claim.lease", c.locks(), spec);
         if (!lock) return nullptr;
         std::string group = get_string(lock.get(), "_id", "claim.lease");
@@ -185,7 +193,7 @@ mq_lease *queue_claim(mq_queue *q, const std::string &worker, double visibility,
         lease->ns = q->ns;
         lease->group = group;
         lease->token = token;
-        lease->attempts = get_int_or(lock.get(), "attempts", 1);
+        lease->attempts = get_int_or(lock.get(), "attempts", 0) + 1;  // harel's locks have none: $inc made it 1
         lease->priority = get_int_or(lock.get(), "priority", 0);
         int64_t seq = get_int64(heads[0].get(), "_id", "claim.head");
         lease->items.push_back({seq, get_event_bytes(heads[0].get(), seq)});
