@@ -1,6 +1,7 @@
 #include "fault.hpp"
 
 #include <atomic>
+#include <mutex>
 #include <string>
 #include <utility>
 
@@ -13,24 +14,31 @@ struct Hook {
     void *ctx;
 };
 
-// The pair is swapped as a whole so a command never sees one hook's fn with another's ctx.
-std::atomic<Hook *> g_hook{nullptr};
+// Read on every server command: the flag keeps the common case (no hook) to one
+// relaxed load; the mutex keeps fn and ctx a pair.
+std::atomic<bool> g_enabled{false};
+std::mutex g_mu;
+Hook g_hook{nullptr, nullptr};
 
 }  // namespace
 
 extern "C" void mongomq_fault_set(mongomq_fault_fn hook, void *ctx) {
-    Hook *fresh = hook != nullptr ? new Hook{hook, ctx} : nullptr;
-    // The old hook is leaked on purpose: a command on another thread may still be
-    // calling it. Tests install a handful of hooks per process.
-    g_hook.exchange(fresh);
+    std::lock_guard<std::mutex> lock(g_mu);
+    g_hook = Hook{hook, ctx};
+    g_enabled.store(hook != nullptr);
 }
 
 namespace mongomq {
 
 void fault_point(const char *command) {
-    Hook *hook = g_hook.load();
-    if (hook == nullptr) return;
-    int code = hook->fn(command, hook->ctx);
+    if (!g_enabled.load(std::memory_order_relaxed)) return;
+    Hook hook;
+    {
+        std::lock_guard<std::mutex> lock(g_mu);
+        hook = g_hook;
+    }
+    if (hook.fn == nullptr) return;
+    int code = hook.fn(command, hook.ctx);
     if (code == 0) return;
     if (code < 0) fail(MQ_ERR_CONNECT, std::string(command) + ": injected connection failure");
     fail(MQ_ERR_SERVER, std::string(command) + ": injected server error " + std::to_string(code), code);

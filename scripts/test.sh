@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# Runs every test: installs what is missing, builds, starts the local test server
+# (unless MONGOMQ_TEST_URI names one), then
+#   1. the whole CTest suite on a RelWithDebInfo build, and the ABI check;
+#   2. the whole suite again on an ASan+UBSan build (-fno-sanitize-recover);
+#   3. the concurrency and fault tests on a TSan build.
+# Exits non-zero on the first failure. Build trees: build/, build-asan/, build-tsan/.
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "$0")/.." && pwd)"
+cd "$ROOT"
+JOBS="${MONGOMQ_JOBS:-$(nproc)}"
+
+bash scripts/install-deps.sh
+
+started_server=0
+if [[ -z "${MONGOMQ_TEST_URI:-}" ]]; then
+    MONGOMQ_TEST_URI="$(bash scripts/test-server.sh start)"
+    started_server=1
+fi
+export MONGOMQ_TEST_URI
+cleanup() { if [[ $started_server == 1 ]]; then bash scripts/test-server.sh stop || true; fi; }
+trap cleanup EXIT
+echo "test: server $MONGOMQ_TEST_URI"
+
+build() { # build DIR [cmake args...]
+    local dir=$1
+    shift
+    cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo "$@" >/dev/null
+    cmake --build "$dir" -j "$JOBS"
+}
+
+echo "== build (RelWithDebInfo) =="
+build build
+echo "== tests =="
+(cd build && ctest --output-on-failure)
+echo "== ABI against abi/libmongomq.so.0.abi =="
+bash scripts/abi-check.sh build
+
+echo "== build (ASan+UBSan) =="
+build build-asan -DMONGOMQ_SANITIZE=address,undefined
+echo "== tests under ASan+UBSan =="
+(cd build-asan && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
+    ctest --output-on-failure)
+
+echo "== build (TSan) =="
+build build-tsan -DMONGOMQ_SANITIZE=thread -DMONGOMQ_BUILD_EXAMPLES=OFF
+echo "== concurrency and fault tests under TSan =="
+(cd build-tsan && TSAN_OPTIONS="halt_on_error=1 suppressions=$ROOT/tests/tsan.supp" \
+    ctest --output-on-failure -R 'test_concurrency|test_faults|test_queue')
