@@ -135,7 +135,8 @@ MQ_API mq_status mq_publish(mq_queue *queue, const char *group_id,
 /* Leases the head event of the due group that has waited longest, considering only
  * groups with priority >= min_priority (0..4). The lease lasts visibility_s seconds
  * (> 0, finite). worker_id NULL -> "host:pid". MQ_EMPTY (and *out NULL) when no group
- * is due. 2 server commands (more only when it meets a group left empty). */
+ * is due. 2 server commands; 1 when nothing is due; 3 more for each group left
+ * without events that it meets and drops on the way. */
 MQ_API mq_status mq_claim(mq_queue *queue, const char *worker_id /* NULL -> host:pid */,
                           double visibility_s, int min_priority,
                           mq_lease **out, mq_error *err);
@@ -156,7 +157,8 @@ MQ_API mq_status mq_nack(mq_queue *queue, const mq_lease *lease, double delay_s,
 MQ_API mq_status mq_extend(mq_queue *queue, const mq_lease *lease, double visibility_s,
                            mq_error *err);
 
-/* A lease's fields; NULL lease -> 0 / NULL. Strings are valid until destroy. */
+/* A lease's fields; NULL lease -> 0 / NULL. Strings and the event are valid until
+ * destroy; a 0-byte event is a valid non-NULL pointer with *len_out 0. */
 MQ_API int64_t     mq_lease_seq(const mq_lease *lease);
 MQ_API const char *mq_lease_group(const mq_lease *lease);
 MQ_API const void *mq_lease_event(const mq_lease *lease, size_t *len_out); /* valid until destroy */
@@ -175,7 +177,8 @@ typedef void (*mq_log_fn)(int level, const char *domain, const char *message, vo
 /* Replaces libmongoc's process-wide log handler: handler receives every libmongoc
  * log line; handler NULL silences libmongoc. Affects every user of libmongoc in the
  * process, so an application that sets libmongoc's handler itself should not call
- * this. mongomq never calls it on its own. */
+ * this. mongomq never calls it on its own. The handler may be called from any
+ * thread, including libmongoc's background monitoring threads, at the same time. */
 MQ_API void mq_log_set_handler(mq_log_fn handler, void *ctx);
 
 #ifdef __cplusplus
