@@ -7,7 +7,9 @@
  * argument for each race):
  *   - A queue is three collections under one database: {prefix}_messages,
  *     {prefix}_locks and {prefix}_counters. The documents are those of harel's
- *     MongoTransport, so Python services using harel share a queue with us.
+ *     MongoTransport, so Python services using harel share a queue with us; harel
+ *     names its collections {P}_transport_*, so harel's prefix P is our prefix
+ *     "P_transport" (harel's defaults: db "harel", prefix "harel_transport").
  *   - Every event belongs to a group. Within a group events are delivered in publish
  *     order (seq order), one at a time: while a worker holds a lease on a group, no
  *     other worker gets that group. Groups are served round-robin.

@@ -72,16 +72,20 @@ void ensure_lock(const char *name, const Conn &c, const std::string &group, int 
 // after the re-check, hence the publisher's upsert runs after our delete and creates
 // the lock itself. Either way the message has a lock.
 // Commands: <prefix>.drop (delete), <prefix>.recheck (find), maybe <prefix>.relock.
-// Returns false when the lock was not ours any more (token fenced).
+// `priority` is the dropped lock's. Returns false when the lock was not ours any more
+// (token fenced).
 bool drop_lock(const char *drop, const char *recheck, const char *relock, const Conn &c,
-               const std::string &group, const std::string &token) {
+               const std::string &group, const std::string &token, int priority) {
     BsonPtr fenced = own(BCON_NEW("_id", BCON_UTF8(group.c_str()), "token", BCON_UTF8(token.c_str())));
     if (delete_one(drop, c.locks(), fenced.get()) == 0) return false;
 
     BsonPtr filter = own(BCON_NEW("group_id", BCON_UTF8(group.c_str())));
     BsonPtr opts = own(BCON_NEW("sort", "{", "_id", BCON_INT32(1), "}", "limit", BCON_INT64(1)));
     std::vector<BsonPtr> left = find(recheck, c.messages(), filter.get(), opts.get());
-    if (!left.empty()) ensure_lock(relock, c, group, get_int_or(left[0].get(), "priority", 0));
+    // The re-created lock keeps the dropped lock's priority: a publish that raced the
+    // drop belongs to the group's current life (as it would have a moment earlier),
+    // not a new one. harel's messages carry no priority, so it could not come from them.
+    if (!left.empty()) ensure_lock(relock, c, group, priority);
     return true;
 }
 
@@ -185,7 +189,8 @@ mq_lease *queue_claim(mq_queue *q, const std::string &worker, double visibility,
         if (heads.empty()) {
             // A lock without messages (a drained group whose ack re-locked it, or a
             // harel peer's leftover): drop it, closing the orphan race, and go on.
-            drop_lock("claim.drop", "claim.recheck", "claim.relock", c, group, token);
+            drop_lock("claim.drop", "claim.recheck", "claim.relock", c, group, token,
+                      get_int_or(lock.get(), "priority", 0));
             continue;
         }
 
@@ -227,7 +232,9 @@ mq_status queue_ack(mq_queue *q, const mq_lease *lease) {
     // The claim saw nothing behind the head: the group drains. The lock goes (so the
     // next publish sets the group's priority afresh); drop_lock re-checks for a
     // publish that landed meanwhile.
-    return drop_lock("ack.drop", "ack.recheck", "ack.relock", c, lease->group, lease->token) ? MQ_OK : MQ_LEASE_LOST;
+    return drop_lock("ack.drop", "ack.recheck", "ack.relock", c, lease->group, lease->token, lease->priority)
+               ? MQ_OK
+               : MQ_LEASE_LOST;
 }
 
 // nack: nack.park or nack.retry (one fenced updateOne). attempts stay.

@@ -17,6 +17,7 @@ PACKAGES=(
     maven
     abigail-tools
     python3
+    python3-venv
 )
 
 export DEBIAN_FRONTEND=noninteractive

@@ -323,15 +323,16 @@ static void abandoned_leases_are_redelivered(void **state) {
 }
 
 /* An event published while its group's last event is leased is claimable right
- * after that ack (the ack's drain path re-checks for it). */
+ * after that ack (the ack's drain path re-checks for it), and the group keeps the
+ * priority its first publish gave it (the second publish joined a live group). */
 static void publish_while_last_event_leased(void **state) {
     tq *t = *state;
-    tq_publish(t, "g", "e1", 0);
+    tq_publish(t, "g", "e1", 3);
     mq_lease *lease = tq_claim(t, 30, 0);
-    int64_t seq2 = tq_publish(t, "g", "e2", 0);
+    int64_t seq2 = tq_publish(t, "g", "e2", 1);
     tq_ack(t, lease);
     mq_lease_destroy(lease);
-    lease = tq_claim(t, 30, 0);
+    lease = tq_claim(t, 30, 3);
     assert_int_equal(mq_lease_seq(lease), seq2);
     mq_lease_destroy(lease);
 }
