@@ -168,6 +168,43 @@ static void log_errors_only(int level, const char *domain, const char *message, 
 /* No server needed                                                                */
 /* ------------------------------------------------------------------------------ */
 
+/* mq_log_set_handler routes libmongoc's log to the caller, and NULL silences it. */
+typedef struct {
+    int lines, warnings;
+    char last[512];
+} log_capture;
+
+static void capture_log(int level, const char *domain, const char *message, void *ctx) {
+    log_capture *c = ctx;
+    c->lines++;
+    if (level == 2) c->warnings++;
+    snprintf(c->last, sizeof c->last, "%s: %s", domain, message);
+}
+
+static void test_log_handler(void **state) {
+    (void)state;
+    log_capture seen = {0, 0, ""};
+    mq_log_set_handler(capture_log, &seen);
+    mq_client *client = NULL;
+    mq_error err;
+    /* libmongoc warns about an option it does not know. */
+    ASSERT_MQ(MQ_OK, mq_client_new("mongodb://127.0.0.1:1/?mongomqNoSuchOption=1", &client, &err), err);
+    mq_client_destroy(client);
+    log_capture routed = seen;
+
+    mq_log_set_handler(NULL, NULL); /* silenced: the handler is not called any more */
+    ASSERT_MQ(MQ_OK, mq_client_new("mongodb://127.0.0.1:1/?mongomqNoSuchOption=1", &client, &err), err);
+    mq_client_destroy(client);
+    /* `seen` lives on this stack: restore a handler that does not point at it before
+     * any assertion can leave the function. */
+    mq_log_set_handler(log_errors_only, NULL);
+
+    print_message("routed: %d line(s), last \"%s\"\n", routed.lines, routed.last);
+    if (routed.warnings == 0) fail_msg("the handler saw no warning (%d lines)", routed.lines);
+    assert_non_null(strstr(routed.last, "mongomqnosuchoption"));
+    assert_int_equal(seen.lines, routed.lines);
+}
+
 static void test_version(void **state) {
     (void)state;
     char expected[64];
@@ -726,6 +763,7 @@ int main(void) {
 #define SERVER_TEST(fn) cmocka_unit_test_setup_teardown(fn, tq_setup, tq_teardown)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_version),
+        cmocka_unit_test(test_log_handler),
         cmocka_unit_test(test_status_names),
         cmocka_unit_test(test_null_lease_and_destroy_null),
         cmocka_unit_test(test_client_new_bad),
