@@ -1,7 +1,10 @@
 /*
  * bench.c — throughput, latency and server commands per event of libmongomq.
  *
- *   bench [--uri URI] [--events N] [--groups G] [--workers W] [--visibility S] [--json]
+ *   bench [--uri URI] [--events N] [--groups G] [--workers W] [--visibility S] [--batch B] [--json]
+ *
+ * --batch B (default 1) publishes with mq_publish_batch, B events per batch, and
+ * drains with mq_claim_batch, up to B events per lease.
  *
  * Phase 1 (publish): one thread publishes N events round-robin over G groups
  *   (group g has priority g % 5; event i is the JSON text {"i":i}).
@@ -44,6 +47,7 @@ typedef struct {
     long events;
     long groups;
     long workers;
+    long batch;
     double visibility;
     int json;
 } bench_opts;
@@ -188,7 +192,7 @@ static void *worker_main(void *arg)
         uint64_t c0, c1;
         double t0, t1;
         long idx;
-        size_t len = 0;
+        size_t len = 0, count = 0, k = 0;
         const void *ev;
         int stop;
 
@@ -200,7 +204,7 @@ static void *worker_main(void *arg)
 
         c0 = mq_client_command_count(w->client);
         t0 = now_mono();
-        st = mq_claim(w->queue, w->worker_id, opt->visibility, 0, &lease, &err);
+        st = mq_claim_batch(w->queue, w->worker_id, opt->visibility, 0, (size_t)opt->batch, &lease, &err);
         t1 = now_mono();
         c1 = mq_client_command_count(w->client);
 
@@ -238,13 +242,19 @@ static void *worker_main(void *arg)
             break;
         }
 
-        ev = mq_lease_event(lease, &len);
-        idx = parse_index(ev, len);
-        if (idx < 0 || idx >= opt->events) {
-            fprintf(stderr, "bench: unexpected event %.*s (group %s, seq %lld)\n", (int)len,
-                    (const char *)ev, mq_lease_group(lease), (long long)mq_lease_seq(lease));
-            w->failed = 1;
-            set_stop(sh);
+        count = mq_lease_count(lease);
+        for (k = 0; k < count; k++) {
+            ev = mq_lease_event_at(lease, k, &len);
+            idx = parse_index(ev, len);
+            if (idx < 0 || idx >= opt->events) {
+                fprintf(stderr, "bench: unexpected event %.*s (group %s, seq %lld)\n", (int)len,
+                        (const char *)ev, mq_lease_group(lease), (long long)mq_lease_seq_at(lease, k));
+                w->failed = 1;
+                set_stop(sh);
+                break;
+            }
+        }
+        if (k < count) {
             mq_lease_destroy(lease);
             break;
         }
@@ -277,12 +287,16 @@ static void *worker_main(void *arg)
         }
 
         pthread_mutex_lock(&sh->mu);
-        if (sh->acked[idx]++ == 0)
-            sh->acked_total++;
-        else
-            sh->duplicates++;
-        if (mq_lease_seq(lease) != sh->seq_of[idx])
-            sh->seq_mismatch++;
+        for (k = 0; k < count; k++) {
+            ev = mq_lease_event_at(lease, k, &len);
+            idx = parse_index(ev, len);
+            if (sh->acked[idx]++ == 0)
+                sh->acked_total++;
+            else
+                sh->duplicates++;
+            if (mq_lease_seq_at(lease, k) != sh->seq_of[idx])
+                sh->seq_mismatch++;
+        }
         sh->last_progress = now_mono();
         pthread_mutex_unlock(&sh->mu);
         mq_lease_destroy(lease);
@@ -294,12 +308,13 @@ static void usage(FILE *f)
 {
     fprintf(f,
             "usage: bench [--uri URI] [--events N] [--groups G] [--workers W]\n"
-            "             [--visibility S] [--json]\n"
+            "             [--visibility S] [--batch B] [--json]\n"
             "  --uri URI        MongoDB URI (default: env MONGOMQ_URI)\n"
             "  --events N       events to publish and drain (default 2000)\n"
             "  --groups G       groups, events spread round-robin (default 50)\n"
             "  --workers W      draining threads, one client each (default 4)\n"
             "  --visibility S   lease seconds for each claim (default 30)\n"
+            "  --batch B        publish and claim B events at a time (default 1)\n"
             "  --json           print one JSON object instead of the table\n");
 }
 
@@ -356,6 +371,7 @@ static void parse_args(int argc, char **argv, bench_opts *o)
     o->groups = 50;
     o->workers = 4;
     o->visibility = 30.0;
+    o->batch = 1;
     o->json = 0;
     for (i = 1; i < argc; i++) {
         const char *v;
@@ -374,6 +390,8 @@ static void parse_args(int argc, char **argv, bench_opts *o)
             o->workers = parse_long("--workers", v, 1, 1024);
         else if ((v = opt_value(argc, argv, &i, "--visibility")) != NULL)
             o->visibility = parse_double("--visibility", v);
+        else if ((v = opt_value(argc, argv, &i, "--batch")) != NULL)
+            o->batch = parse_long("--batch", v, 1, MQ_BATCH_MAX);
         else {
             fprintf(stderr, "bench: unknown argument: %s\n", argv[i]);
             usage(stderr);
@@ -486,12 +504,31 @@ int main(int argc, char **argv)
     /* Phase 1: publish. */
     c0 = mq_client_command_count(client);
     t0 = now_mono();
-    for (i = 0; i < opt.events; i++) {
-        long g = i % opt.groups;
-        char ev[48];
-        int len = snprintf(ev, sizeof ev, "{\"i\":%ld}", i);
-        st = mq_publish(queue, group_names[g], ev, (size_t)len, (int)(g % BENCH_PRIORITIES),
-                        &sh.seq_of[i], &err);
+    for (i = 0; i < opt.events; i += opt.batch) {
+        long n = opt.events - i < opt.batch ? opt.events - i : opt.batch;
+        long k;
+        mq_batch *batch = NULL;
+        int64_t first = 0;
+        if (opt.batch == 1) {
+            long g = i % opt.groups;
+            char ev[48];
+            int len = snprintf(ev, sizeof ev, "{\"i\":%ld}", i);
+            st = mq_publish(queue, group_names[g], ev, (size_t)len, (int)(g % BENCH_PRIORITIES), &sh.seq_of[i],
+                            &err);
+        } else {
+            st = mq_batch_new(&batch, &err);
+            for (k = 0; st == MQ_OK && k < n; k++) {
+                long g = (i + k) % opt.groups;
+                char ev[48];
+                int len = snprintf(ev, sizeof ev, "{\"i\":%ld}", i + k);
+                st = mq_batch_add(batch, group_names[g], ev, (size_t)len, (int)(g % BENCH_PRIORITIES), &err);
+            }
+            if (st == MQ_OK)
+                st = mq_publish_batch(queue, batch, &first, &err);
+            mq_batch_destroy(batch);
+            for (k = 0; st == MQ_OK && k < n; k++)
+                sh.seq_of[i + k] = first + k;
+        }
         if (st != MQ_OK) {
             report_error("mq_publish", st, &err);
             goto out;
@@ -540,7 +577,7 @@ int main(int argc, char **argv)
 
     if (opt.json) {
         json_t *o = json_pack(
-            "{s:s, s:s, s:I, s:I, s:I, s:f, "
+            "{s:s, s:s, s:I, s:I, s:I, s:I, s:f, "
             "s:f, s:f, s:f, s:f, "
             "s:f, s:f, s:f, s:f, "
             "s:{s:f, s:f, s:f, s:f, s:f}, "
@@ -548,7 +585,7 @@ int main(int argc, char **argv)
             "s:I, s:I, s:I, s:I, s:I, s:I, s:b}",
             "library", mq_version(), "database", db,
             "events", (json_int_t)opt.events, "groups", (json_int_t)opt.groups,
-            "workers", (json_int_t)opt.workers, "visibility_s", opt.visibility,
+            "workers", (json_int_t)opt.workers, "batch", (json_int_t)opt.batch, "visibility_s", opt.visibility,
             "publish_s", rnd(t_pub, 4), "publish_eps", rnd(rate(opt.events, t_pub), 1),
             "drain_s", rnd(t_drain, 4), "drain_eps", rnd(rate(sh.acked_total, t_drain), 1),
             "claim_p50_ms", rnd(percentile(&claim_all, 50), 4),
@@ -580,8 +617,8 @@ int main(int argc, char **argv)
         json_decref(o);
     } else {
         printf("libmongomq %s  database %s\n", mq_version(), db);
-        printf("events %ld  groups %ld  workers %ld  visibility %.3g s\n\n", opt.events,
-               opt.groups, opt.workers, opt.visibility);
+        printf("events %ld  groups %ld  workers %ld  batch %ld  visibility %.3g s\n\n", opt.events,
+               opt.groups, opt.workers, opt.batch, opt.visibility);
         printf("%-10s %10s %12s %10s %10s %14s\n", "phase", "seconds", "events/s", "p50 ms",
                "p99 ms", "commands/event");
         printf("%-10s %10.3f %12.1f %10s %10s %14.2f\n", "publish", t_pub,

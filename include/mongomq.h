@@ -73,6 +73,7 @@ extern "C" {
 #define MQ_GROUP_ID_MAX 1000            /* bytes of a group id (UTF-8, non-empty) */
 #define MQ_WORKER_ID_MAX 200            /* bytes of a worker id (UTF-8, non-empty) */
 #define MQ_EVENT_MAX (16 * 1024 * 1024 - 16 * 1024) /* bytes of one event: BSON's 16 MiB less room for the envelope */
+#define MQ_BATCH_MAX 10000              /* events in one mq_batch or one batch lease */
 #define MQ_PRIORITY_MIN 0
 #define MQ_PRIORITY_MAX 4
 
@@ -80,6 +81,7 @@ typedef enum mq_status {
     MQ_OK = 0,
     MQ_EMPTY = 1,        /* mq_claim: no group is due at this priority floor */
     MQ_LEASE_LOST = 2,   /* ack/nack/extend: the lease expired and the group moved on */
+    MQ_INTERRUPTED = 3,  /* mq_claim_wait: mq_queue_interrupt was called on the queue */
     MQ_ERR_ARG = -1,     /* bad argument: NULL, out of range, not UTF-8, too large */
     MQ_ERR_CONNECT = -2, /* server unreachable or timed out */
     MQ_ERR_SERVER = -3,  /* the server answered with an error */
@@ -98,7 +100,8 @@ typedef char mq_error_size_check_[(sizeof(mq_error) == 512) ? 1 : -1];
 
 typedef struct mq_client mq_client;  /* a connection pool; thread-safe */
 typedef struct mq_queue  mq_queue;   /* one queue (database + prefix); thread-safe */
-typedef struct mq_lease  mq_lease;   /* one claimed message; owned by the caller */
+typedef struct mq_lease  mq_lease;   /* one claimed group: 1..n events; owned by the caller */
+typedef struct mq_batch  mq_batch;   /* events to publish together; not thread-safe */
 
 /* "0.1.0": the library's version, which may differ from MQ_VERSION_* of the header
  * the caller compiled against. */
@@ -120,7 +123,8 @@ MQ_API uint64_t mq_client_command_count(const mq_client *client);
 
 /* Opens the queue {db_name}.{prefix}_*. db_name NULL -> "mongomq", prefix NULL ->
  * "mq". A db_name or prefix MongoDB would reject is MQ_ERR_ARG. Creates the indexes
- * (idempotent; 2 commands), so this is also where an unreachable server shows up. */
+ * (idempotent) and measures the server's clock (3 commands), so this is also where
+ * an unreachable server shows up. */
 MQ_API mq_status mq_queue_new(mq_client *client, const char *db_name, const char *prefix,
                               mq_queue **out, mq_error *err);
 MQ_API void      mq_queue_destroy(mq_queue *queue);
@@ -168,8 +172,112 @@ MQ_API const char *mq_lease_token(const mq_lease *lease);
 MQ_API int         mq_lease_attempts(const mq_lease *lease); /* 1 on first delivery of this head */
 MQ_API void        mq_lease_destroy(mq_lease *lease);
 
-/* tests and simulations: replace the wall clock (seconds since the epoch).
- * clock NULL restores the wall clock. */
+/* ---- Batches: fewer round trips per event ------------------------------------ */
+
+/* A batch of events to publish with mq_publish_batch. Each mq_batch_add checks its
+ * arguments as mq_publish would (nothing is sent); the batch copies the bytes. */
+MQ_API mq_status mq_batch_new(mq_batch **out, mq_error *err);
+MQ_API mq_status mq_batch_add(mq_batch *batch, const char *group_id, const void *event,
+                              size_t event_len, int priority, mq_error *err);
+MQ_API size_t    mq_batch_count(const mq_batch *batch);
+MQ_API void      mq_batch_destroy(mq_batch *batch);
+
+/* Publishes every event of the batch, whatever its size, in 3 server commands: one
+ * $inc of the counter by the batch's size, one insertMany, one unordered bulk of
+ * lock upserts. Seqs follow add order: *first_seq, first_seq + 1, ... An empty batch
+ * is MQ_ERR_ARG. A batch may be published again (new seqs) or destroyed. */
+MQ_API mq_status mq_publish_batch(mq_queue *queue, const mq_batch *batch,
+                                  int64_t *first_seq /* may be NULL */, mq_error *err);
+
+/* As mq_claim, but the lease holds up to max_events (>= 1) consecutive events of one
+ * group, in FIFO order: 2 server commands. mq_ack removes them all (2 commands, 3 if
+ * the group drains), mq_nack gives them all back. mq_claim is this with max_events 1. */
+MQ_API mq_status mq_claim_batch(mq_queue *queue, const char *worker_id, double visibility_s,
+                                int min_priority, size_t max_events,
+                                mq_lease **out, mq_error *err);
+
+/* The events of a lease, i in 0..count-1 (0 is the head; mq_lease_seq/event are i 0).
+ * Out of range -> 0 / NULL. */
+MQ_API size_t      mq_lease_count(const mq_lease *lease);
+MQ_API int64_t     mq_lease_seq_at(const mq_lease *lease, size_t i);
+MQ_API const void *mq_lease_event_at(const mq_lease *lease, size_t i, size_t *len_out);
+
+/* ---- Waiting claims ------------------------------------------------------------ */
+
+/* As mq_claim, but waits up to timeout_s (>= 0, finite) for a group to become due.
+ * Returns as soon as one is: after a publish (noticed within 50 ms), an ack or nack
+ * that releases a group, or a lease, park or schedule running out. MQ_EMPTY at the
+ * timeout; MQ_INTERRUPTED once mq_queue_interrupt was called. While idle it does not
+ * poll the server in a loop: where the server offers change streams it watches the
+ * locks collection (one watcher per queue, shared by its waiters), and otherwise it
+ * backs off; either way it sleeps until the earliest known due time. */
+MQ_API mq_status mq_claim_wait(mq_queue *queue, const char *worker_id, double visibility_s,
+                               int min_priority, double timeout_s,
+                               mq_lease **out, mq_error *err);
+
+/* Wakes every mq_claim_wait on this queue at once, and makes every later one return
+ * MQ_INTERRUPTED at once: for shutdown. Async-signal-safe (may be called from a
+ * SIGINT handler) and thread-safe. Other calls on the queue keep working. */
+MQ_API void mq_queue_interrupt(mq_queue *queue);
+
+/* ---- Scheduled events ---------------------------------------------------------- */
+
+/* As mq_publish, but the event is not delivered before not_before_epoch_s (seconds
+ * since the epoch, on the queue's clock; finite, >= 0). FIFO stays strict: while a
+ * scheduled event is its group's head, the group waits for it (the claim that finds
+ * it parks the group until then); a group it creates starts parked. 3 commands. */
+MQ_API mq_status mq_publish_at(mq_queue *queue, const char *group_id, const void *event,
+                               size_t event_len, int priority, double not_before_epoch_s,
+                               int64_t *seq_out, mq_error *err);
+
+/* ---- Dead letters -------------------------------------------------------------- */
+
+/* n > 0: a claim that would deliver a head for the (n+1)th time moves it to
+ * {prefix}_dead instead and goes on with the group's next event. 0 (the default):
+ * unlimited. n < 0 is MQ_ERR_ARG. Applies to this mq_queue handle. */
+MQ_API mq_status mq_queue_set_max_attempts(mq_queue *queue, int max_attempts, mq_error *err);
+
+/* Dead letters: count them; publish one (by its seq) again at the tail of its group
+ * with a new seq (*new_seq); remove them all (*purged = how many). A seq that is not
+ * in {prefix}_dead is MQ_ERR_ARG. */
+MQ_API mq_status mq_dead_count(mq_queue *queue, int64_t *count, mq_error *err);
+MQ_API mq_status mq_dead_requeue(mq_queue *queue, int64_t seq, int64_t *new_seq /* may be NULL */,
+                                 mq_error *err);
+MQ_API mq_status mq_dead_purge(mq_queue *queue, int64_t *purged /* may be NULL */, mq_error *err);
+
+/* ---- Stats, repair, purge -------------------------------------------------------- */
+
+/* The queue's state as one JSON object (shape in docs/design.md, "Stats"), in
+ * *json_out, which the caller releases with mq_free. Costs a few commands that read
+ * whole collections: for monitoring, not for every event. */
+MQ_API mq_status mq_stats_json(mq_queue *queue, char **json_out, mq_error *err);
+
+/* Releases memory the library returned (mq_stats_json's text). NULL is fine. */
+MQ_API void mq_free(void *ptr);
+
+/* Re-creates the lock of every group that has events but no lock (a publisher that
+ * died between its two writes). Never touches an existing lock. Reads every group of
+ * the messages collection, so it is meant for start-up and for a periodic sweep (a
+ * minute, say), not for every claim. *fixed = locks created. */
+MQ_API mq_status mq_repair(mq_queue *queue, int64_t *fixed /* may be NULL */, mq_error *err);
+
+/* Removes a group's events and its lock (a worker holding it gets MQ_LEASE_LOST). */
+MQ_API mq_status mq_purge_group(mq_queue *queue, const char *group_id, mq_error *err);
+
+/* Drops the queue's collections (messages, locks, counters, dead letters): tests and
+ * tooling. The handle stays valid; the next publish starts the queue afresh. */
+MQ_API mq_status mq_queue_drop(mq_queue *queue, mq_error *err);
+
+/* ---- Time ---------------------------------------------------------------------- */
+
+/* Leases compare times written by different machines. mq_queue_new measures the
+ * offset of the server's clock to this machine's (from the server's localTime,
+ * corrected by half the round trip), and the queue runs on server time: wall clock
+ * plus this offset, in seconds. */
+MQ_API double mq_queue_clock_offset(const mq_queue *queue);
+
+/* tests and simulations: replace the clock (seconds since the epoch; the measured
+ * offset is then not applied). clock NULL restores server time. */
 MQ_API void mq_queue_set_clock(mq_queue *queue, double (*clock)(void *ctx), void *ctx);
 
 /* libmongoc's log. Levels as libmongoc's: 0 error, 1 critical, 2 warning, 3 message,

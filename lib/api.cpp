@@ -1,6 +1,7 @@
 // The C boundary. Every exported function is noexcept: it checks its arguments, calls
 // into the C++ inside through guard(), and turns whatever was thrown into a status and
 // an mq_error. Nothing C++ crosses the line.
+#include <sys/eventfd.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -11,73 +12,29 @@
 
 #include "client.hpp"
 #include "error.hpp"
+#include "guard.hpp"
 #include "handles.hpp"
 #include "mongomq.h"
 #include "queue.hpp"
 #include "validate.hpp"
+#include "wait.hpp"
 
-using mongomq::Failure;
 using mongomq::fail_arg;
+using mongomq::guard;
+using mongomq::guard_queue;
+using mongomq::check_queue;
+using mongomq::null_out;
+using mongomq::default_worker_id;
 
 static_assert(sizeof(mq_error) == 512, "mq_error is part of the ABI");
 
 namespace {
-
-void fill(mq_error *err, mq_status status, int server_code, const std::string &message) {
-    if (err == nullptr) return;
-    err->status = status;
-    err->server_code = server_code;
-    size_t n = std::min(message.size(), sizeof err->message - 1);
-    std::memcpy(err->message, message.data(), n);
-    err->message[n] = '\0';
-}
-
-// Runs body (which returns the call's status, or throws) and fills err. `password`
-// is the client's, scrubbed from every message.
-template <typename Body>
-mq_status guard(mq_error *err, const mq_client *client, Body body) noexcept {
-    std::string password;
-    try {
-        if (client != nullptr) password = client->password;
-        mq_status status = body();
-        fill(err, status, 0, "");
-        return status;
-    } catch (const Failure &f) {
-        try {
-            fill(err, f.status, f.server_code, mongomq::scrub(f.message, password));
-        } catch (...) {
-            fill(err, f.status, f.server_code, "");
-        }
-        return f.status;
-    } catch (const std::bad_alloc &) {
-        fill(err, MQ_ERR_NOMEM, 0, "out of memory");
-        return MQ_ERR_NOMEM;
-    } catch (...) {
-        fill(err, MQ_ERR_INTERNAL, 0, "internal error (unexpected exception)");
-        return MQ_ERR_INTERNAL;
-    }
-}
-
-template <typename T>
-void null_out(T **out) {
-    if (out != nullptr) *out = nullptr;
-}
 
 void check_lease(const char *fn, const mq_queue *queue, const mq_lease *lease) {
     if (queue == nullptr) fail_arg(fn, "queue is NULL");
     if (lease == nullptr) fail_arg(fn, "lease is NULL");
     if (lease->ns != queue->ns)
         fail_arg(fn, "lease belongs to queue \"" + lease->ns + "\", not to \"" + queue->ns + "\"");
-}
-
-const std::string &default_worker_id() {
-    static const std::string id = [] {
-        char host[256] = "host";
-        gethostname(host, sizeof host - 1);
-        host[sizeof host - 1] = '\0';
-        return std::string(host) + ":" + std::to_string(getpid());
-    }();
-    return id;
 }
 
 // The message a LEASE_LOST carries.
@@ -99,6 +56,7 @@ const char *mq_status_name(mq_status status) {
         case MQ_OK: return "MQ_OK";
         case MQ_EMPTY: return "MQ_EMPTY";
         case MQ_LEASE_LOST: return "MQ_LEASE_LOST";
+        case MQ_INTERRUPTED: return "MQ_INTERRUPTED";
         case MQ_ERR_ARG: return "MQ_ERR_ARG";
         case MQ_ERR_CONNECT: return "MQ_ERR_CONNECT";
         case MQ_ERR_SERVER: return "MQ_ERR_SERVER";
@@ -141,28 +99,41 @@ mq_status mq_queue_new(mq_client *client, const char *db_name, const char *prefi
         queue->messages = queue->prefix + "_messages";
         queue->locks = queue->prefix + "_locks";
         queue->counters = queue->prefix + "_counters";
-        mongomq::queue_create_indexes(queue.get());
+        queue->dead = queue->prefix + "_dead";
+        queue->interrupt_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+        if (queue->interrupt_fd < 0) mongomq::fail(MQ_ERR_INTERNAL, "mq_queue_new: eventfd failed");
+        mongomq::queue_open(queue.get());
         *out = queue.release();
         return MQ_OK;
     });
 }
 
-void mq_queue_destroy(mq_queue *queue) { delete queue; }
+void mq_queue_destroy(mq_queue *queue) {
+    if (queue == nullptr) return;
+    mongomq::waiters_destroy(queue);
+    if (queue->interrupt_fd >= 0) close(queue->interrupt_fd);
+    delete queue;
+}
 
 mq_status mq_publish(mq_queue *queue, const char *group_id, const void *event, size_t event_len, int priority,
                      int64_t *seq_out, mq_error *err) {
+    return mq_publish_at(queue, group_id, event, event_len, priority, 0, seq_out, err);
+}
+
+mq_status mq_publish_at(mq_queue *queue, const char *group_id, const void *event, size_t event_len, int priority,
+                        double not_before_epoch_s, int64_t *seq_out, mq_error *err) {
     if (seq_out != nullptr) *seq_out = 0;
-    return guard(err, queue != nullptr ? queue->client : nullptr, [&] {
-        const char *fn = "mq_publish";
-        if (queue == nullptr) fail_arg(fn, "queue is NULL");
+    return guard_queue(err, queue, [&] {
+        const char *fn = not_before_epoch_s == 0 ? "mq_publish" : "mq_publish_at";
+        check_queue(fn, queue);
         mongomq::check_group_id(fn, group_id);
         mongomq::check_event(fn, event, event_len);
         mongomq::check_priority(fn, "priority", priority);
-        const char *bytes = static_cast<const char *>(event);
-        bool text = event_len == 0 || (std::memchr(bytes, '\0', event_len) == nullptr &&
-                                       mongomq::utf8_valid(bytes, event_len));
-        int64_t seq = mongomq::queue_publish(queue, group_id, text && event_len == 0 ? "" : event, event_len,
-                                             priority, text);
+        mongomq::check_epoch(fn, "not_before_epoch_s", not_before_epoch_s);
+        std::string group(group_id);
+        std::vector<mongomq::Outgoing> one{{&group, event, event_len, mongomq::event_is_text(event, event_len),
+                                            priority, not_before_epoch_s}};
+        int64_t seq = mongomq::queue_publish(queue, one);
         if (seq_out != nullptr) *seq_out = seq;
         return MQ_OK;
     });
@@ -170,29 +141,35 @@ mq_status mq_publish(mq_queue *queue, const char *group_id, const void *event, s
 
 mq_status mq_claim(mq_queue *queue, const char *worker_id, double visibility_s, int min_priority, mq_lease **out,
                    mq_error *err) {
+    return mq_claim_batch(queue, worker_id, visibility_s, min_priority, 1, out, err);
+}
+
+mq_status mq_claim_batch(mq_queue *queue, const char *worker_id, double visibility_s, int min_priority,
+                         size_t max_events, mq_lease **out, mq_error *err) {
     null_out(out);
-    return guard(err, queue != nullptr ? queue->client : nullptr, [&] {
-        const char *fn = "mq_claim";
-        if (queue == nullptr) fail_arg(fn, "queue is NULL");
+    return guard_queue(err, queue, [&] {
+        const char *fn = max_events == 1 ? "mq_claim" : "mq_claim_batch";
+        check_queue(fn, queue);
         if (out == nullptr) fail_arg(fn, "out is NULL");
         if (worker_id != nullptr) mongomq::check_worker_id(fn, worker_id);
         mongomq::check_seconds(fn, "visibility_s", visibility_s, false);
         mongomq::check_priority(fn, "min_priority", min_priority);
+        mongomq::check_max_events(fn, max_events);
         *out = mongomq::queue_claim(queue, worker_id != nullptr ? worker_id : default_worker_id(), visibility_s,
-                                    min_priority);
+                                    min_priority, max_events);
         return *out != nullptr ? MQ_OK : MQ_EMPTY;
     });
 }
 
 mq_status mq_ack(mq_queue *queue, const mq_lease *lease, mq_error *err) {
-    return guard(err, queue != nullptr ? queue->client : nullptr, [&] {
+    return guard_queue(err, queue, [&] {
         check_lease("mq_ack", queue, lease);
         return lost_or_ok(mongomq::queue_ack(queue, lease), "mq_ack", lease);
     });
 }
 
 mq_status mq_nack(mq_queue *queue, const mq_lease *lease, double delay_s, mq_error *err) {
-    return guard(err, queue != nullptr ? queue->client : nullptr, [&] {
+    return guard_queue(err, queue, [&] {
         check_lease("mq_nack", queue, lease);
         mongomq::check_seconds("mq_nack", "delay_s", delay_s, true);
         return lost_or_ok(mongomq::queue_nack(queue, lease, delay_s), "mq_nack", lease);
@@ -200,25 +177,31 @@ mq_status mq_nack(mq_queue *queue, const mq_lease *lease, double delay_s, mq_err
 }
 
 mq_status mq_extend(mq_queue *queue, const mq_lease *lease, double visibility_s, mq_error *err) {
-    return guard(err, queue != nullptr ? queue->client : nullptr, [&] {
+    return guard_queue(err, queue, [&] {
         check_lease("mq_extend", queue, lease);
         mongomq::check_seconds("mq_extend", "visibility_s", visibility_s, false);
         return lost_or_ok(mongomq::queue_extend(queue, lease, visibility_s), "mq_extend", lease);
     });
 }
 
-int64_t mq_lease_seq(const mq_lease *lease) {
-    return lease != nullptr && !lease->items.empty() ? lease->items.front().seq : 0;
-}
+int64_t mq_lease_seq(const mq_lease *lease) { return mq_lease_seq_at(lease, 0); }
 
 const char *mq_lease_group(const mq_lease *lease) { return lease != nullptr ? lease->group.c_str() : nullptr; }
 
-const void *mq_lease_event(const mq_lease *lease, size_t *len_out) {
-    if (lease == nullptr || lease->items.empty()) {
+const void *mq_lease_event(const mq_lease *lease, size_t *len_out) { return mq_lease_event_at(lease, 0, len_out); }
+
+size_t mq_lease_count(const mq_lease *lease) { return lease != nullptr ? lease->items.size() : 0; }
+
+int64_t mq_lease_seq_at(const mq_lease *lease, size_t i) {
+    return lease != nullptr && i < lease->items.size() ? lease->items[i].seq : 0;
+}
+
+const void *mq_lease_event_at(const mq_lease *lease, size_t i, size_t *len_out) {
+    if (lease == nullptr || i >= lease->items.size()) {
         if (len_out != nullptr) *len_out = 0;
         return nullptr;
     }
-    const std::string &event = lease->items.front().event;
+    const std::string &event = lease->items[i].event;
     if (len_out != nullptr) *len_out = event.size();
     return event.data();
 }
@@ -238,6 +221,8 @@ void mq_queue_set_clock(mq_queue *queue, double (*clock)(void *ctx), void *ctx) 
     } catch (...) {  // a mutex that cannot lock: nothing sane to do but keep the old clock
     }
 }
+
+double mq_queue_clock_offset(const mq_queue *queue) { return queue != nullptr ? queue->clock_offset : 0; }
 
 void mq_log_set_handler(mq_log_fn handler, void *ctx) {
     try {

@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "error.hpp"
+#include "queue.hpp"
 
 namespace {
 
@@ -26,6 +27,10 @@ extern "C" void mongomq_fault_set(mongomq_fault_fn hook, void *ctx) {
     std::lock_guard<std::mutex> lock(g_mu);
     g_hook = Hook{hook, ctx};
     g_enabled.store(hook != nullptr);
+}
+
+extern "C" double mongomq_clock_offset(double t0, double t1, int64_t server_ms) {
+    return mongomq::clock_offset(t0, t1, server_ms);
 }
 
 namespace mongomq {

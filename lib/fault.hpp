@@ -9,6 +9,8 @@
 // inject faults link the static test build of the library (see tests/CMakeLists.txt).
 #pragma once
 
+#include <stdint.h>
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -17,6 +19,9 @@ typedef int (*mongomq_fault_fn)(const char *command, void *ctx);
 
 /* Installs (or with NULL removes) the process-wide hook. */
 void mongomq_fault_set(mongomq_fault_fn hook, void *ctx);
+
+/* lib/queue.cpp's clock-offset formula, for tests (see queue.hpp). */
+double mongomq_clock_offset(double t0, double t1, int64_t server_ms);
 
 #ifdef __cplusplus
 }

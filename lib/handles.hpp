@@ -18,18 +18,44 @@ struct mq_client {
     std::atomic<uint64_t> commands{0};      // APM: commands started through this pool
 };
 
+namespace mongomq {
+class Waiters;  // lib/wait.cpp: one queue's sleeping claimers and its change-stream watcher
+}
+
 struct mq_queue {
     mq_client *client = nullptr;
     std::string db;
     std::string prefix;
-    std::string ns;                         // "db.prefix": whose leases these are
-    std::string messages, locks, counters;  // collection names
+    std::string ns;                                // "db.prefix": whose leases these are
+    std::string messages, locks, counters, dead;   // collection names
+
+    std::atomic<int> max_attempts{0};              // 0: unlimited (dead letters off)
+    double clock_offset = 0;                       // server clock - wall clock, set at open
 
     std::mutex clock_mu;
-    double (*clock)(void *) = nullptr;      // nullptr: the wall clock
+    double (*clock)(void *) = nullptr;             // nullptr: wall clock + clock_offset
     void *clock_ctx = nullptr;
 
+    // mq_queue_interrupt: the flag, and an eventfd it writes once and nobody drains,
+    // so every waiter polling it wakes now and later (async-signal-safe to set).
+    std::atomic<bool> interrupted{false};
+    int interrupt_fd = -1;
+
+    std::mutex waiters_mu;                         // guards the creation of waiters
+    mongomq::Waiters *waiters = nullptr;           // made by the first mq_claim_wait
+
     double now();
+};
+
+// Events to publish together (mq_publish_batch), checked as they are added.
+struct mq_batch {
+    struct Event {
+        std::string group;
+        std::string bytes;
+        bool text;
+        int priority;
+    };
+    std::vector<Event> events;
 };
 
 // One claimed group and the head event(s) it holds. A lease is a plain value: it
@@ -43,7 +69,7 @@ struct mq_lease {
     std::string ns;
     std::string group;
     std::string token;
-    std::vector<Item> items;  // the head first; one item today (see docs/design.md)
+    std::vector<Item> items;  // consecutive events of the group, the head first
     int attempts = 0;
     int priority = 0;
     bool more_after = false;  // the claim saw another event behind the last item

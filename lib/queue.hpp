@@ -1,8 +1,10 @@
-// The queue operations, on arguments already checked by api.cpp. Each throws Failure.
+// The queue operations, on arguments already checked by the exported functions. Each
+// throws Failure.
 #pragma once
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "handles.hpp"
 
@@ -10,12 +12,38 @@ namespace mongomq {
 
 double wall_clock();  // seconds since the epoch
 
-void queue_create_indexes(const mq_queue *q);
-int64_t queue_publish(mq_queue *q, const std::string &group, const void *event, size_t len, int priority,
-                      bool event_is_text);
-mq_lease *queue_claim(mq_queue *q, const std::string &worker, double visibility, int min_priority);  // nullptr: none due
+// An event to publish: checked bytes, and when it may first be delivered.
+struct Outgoing {
+    const std::string *group;
+    const void *bytes;
+    size_t len;
+    bool text;         // store as a BSON string (valid UTF-8, no NUL) or binary
+    int priority;
+    double not_before; // 0: now
+};
+
+// The server clock's offset to ours, in seconds, from our wall clock before (t0) and
+// after (t1) a command that read the server's localTime (ms); 0 when the offset is
+// within the measurement's error (half the round trip + half a millisecond).
+double clock_offset(double t0, double t1, int64_t server_ms);
+
+// open: open.indexes (2 commands) and open.clock (1): sets q->clock_offset.
+void queue_open(mq_queue *q);
+
+// publish (one event or a batch): 3 commands. Returns the first seq; the others follow.
+int64_t queue_publish(mq_queue *q, const std::vector<Outgoing> &events);
+
+// claim up to max_events (>= 1) consecutive events of one due group; nullptr when
+// no group is due.
+mq_lease *queue_claim(mq_queue *q, const std::string &worker, double visibility, int min_priority,
+                      size_t max_events);
+
 mq_status queue_ack(mq_queue *q, const mq_lease *lease);
 mq_status queue_nack(mq_queue *q, const mq_lease *lease, double delay);
 mq_status queue_extend(mq_queue *q, const mq_lease *lease, double visibility);
+
+// When the next group at this priority floor becomes due (the smallest available_at
+// above now: a lease, park or schedule running out), or 0 if none is waiting.
+double queue_next_due(mq_queue *q, int min_priority);
 
 }  // namespace mongomq

@@ -1,5 +1,7 @@
 #include "store.hpp"
 
+#include <memory>
+
 #include "error.hpp"
 #include "fault.hpp"
 
@@ -9,7 +11,8 @@ Conn::Conn(const mq_queue *queue)
     : client_(queue->client->pool),
       messages_(client_.collection(queue->db, queue->messages)),
       locks_(client_.collection(queue->db, queue->locks)),
-      counters_(client_.collection(queue->db, queue->counters)) {}
+      counters_(client_.collection(queue->db, queue->counters)),
+      dead_(client_.collection(queue->db, queue->dead)) {}
 
 namespace {
 
@@ -71,6 +74,76 @@ int64_t delete_one(const char *name, mongoc_collection_t *coll, const bson_t *fi
     return reply_count(reply.get(), "deletedCount");
 }
 
+int64_t delete_many(const char *name, mongoc_collection_t *coll, const bson_t *filter) {
+    fault_point(name);
+    Bson reply;
+    bson_error_t error;
+    if (!mongoc_collection_delete_many(coll, filter, nullptr, reply.get(), &error)) fail_mongoc(name, error);
+    return reply_count(reply.get(), "deletedCount");
+}
+
+void insert_many(const char *name, mongoc_collection_t *coll, const std::vector<BsonPtr> &docs) {
+    fault_point(name);
+    // Pointers kept as void *: a template argument of bson_t would drop its alignment
+    // attribute (-Wignored-attributes).
+    std::vector<const void *> ptrs;
+    ptrs.reserve(docs.size());
+    for (const BsonPtr &d : docs) ptrs.push_back(d.get());
+    bson_error_t error;
+    if (!mongoc_collection_insert_many(coll, reinterpret_cast<const bson_t **>(ptrs.data()), ptrs.size(), nullptr,
+                                       nullptr, &error))
+        fail_mongoc(name, error);
+}
+
+namespace {
+struct BulkFree {
+    void operator()(mongoc_bulk_operation_t *b) const { mongoc_bulk_operation_destroy(b); }
+};
+}  // namespace
+
+int64_t bulk_upsert(const char *name, mongoc_collection_t *coll, const std::vector<std::pair<BsonPtr, BsonPtr>> &ops) {
+    fault_point(name);
+    BsonPtr opts = own(BCON_NEW("ordered", BCON_BOOL(false)));
+    std::unique_ptr<mongoc_bulk_operation_t, BulkFree> bulk(
+        mongoc_collection_create_bulk_operation_with_opts(coll, opts.get()));
+    BsonPtr upsert = own(BCON_NEW("upsert", BCON_BOOL(true)));
+    bson_error_t error;
+    for (const auto &op : ops) {
+        if (!mongoc_bulk_operation_update_one_with_opts(bulk.get(), op.first.get(), op.second.get(), upsert.get(),
+                                                        &error))
+            fail_mongoc(name, error);
+    }
+    Bson reply;
+    if (mongoc_bulk_operation_execute(bulk.get(), reply.get(), &error) == 0) fail_mongoc(name, error);
+    return reply_count(reply.get(), "nUpserted");
+}
+
+int64_t count_documents(const char *name, mongoc_collection_t *coll, const bson_t *filter) {
+    fault_point(name);
+    bson_error_t error;
+    int64_t n = mongoc_collection_count_documents(coll, filter, nullptr, nullptr, nullptr, &error);
+    if (n < 0) fail_mongoc(name, error);
+    return n;
+}
+
+std::vector<BsonPtr> aggregate(const char *name, mongoc_collection_t *coll, const bson_t *pipeline) {
+    fault_point(name);
+    Cursor cursor(mongoc_collection_aggregate(coll, MONGOC_QUERY_NONE, pipeline, nullptr, nullptr));
+    std::vector<BsonPtr> docs;
+    const bson_t *doc;
+    while (mongoc_cursor_next(cursor.get(), &doc)) docs.push_back(bson_copy_of(doc));
+    bson_error_t error;
+    if (mongoc_cursor_error(cursor.get(), &error)) fail_mongoc(name, error);
+    return docs;
+}
+
+void drop_collection(const char *name, mongoc_collection_t *coll) {
+    fault_point(name);
+    bson_error_t error;
+    // 26 NamespaceNotFound: nothing to drop.
+    if (!mongoc_collection_drop(coll, &error) && error.code != 26) fail_mongoc(name, error);
+}
+
 std::vector<BsonPtr> find(const char *name, mongoc_collection_t *coll, const bson_t *filter, const bson_t *opts) {
     fault_point(name);
     Cursor cursor(mongoc_collection_find_with_opts(coll, filter, opts, nullptr));
@@ -101,6 +174,12 @@ int get_int_or(const bson_t *doc, const char *field, int fallback) {
     bson_iter_t it;
     if (!bson_iter_init_find(&it, doc, field) || !BSON_ITER_HOLDS_NUMBER(&it)) return fallback;
     return static_cast<int>(bson_iter_as_int64(&it));
+}
+
+double get_double_or(const bson_t *doc, const char *field, double fallback) {
+    bson_iter_t it;
+    if (!bson_iter_init_find(&it, doc, field) || !BSON_ITER_HOLDS_NUMBER(&it)) return fallback;
+    return bson_iter_as_double(&it);
 }
 
 std::string get_string(const bson_t *doc, const char *field, const char *where) {

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "bson.hpp"
@@ -22,10 +23,11 @@ public:
     mongoc_collection_t *messages() const { return messages_.get(); }
     mongoc_collection_t *locks() const { return locks_.get(); }
     mongoc_collection_t *counters() const { return counters_.get(); }
+    mongoc_collection_t *dead() const { return dead_.get(); }
 
 private:
     PooledClient client_;
-    Collection messages_, locks_, counters_;
+    Collection messages_, locks_, counters_, dead_;
 };
 
 // BCON_NEW's result, owned.
@@ -54,6 +56,26 @@ int64_t update_one(const char *name, mongoc_collection_t *coll, const bson_t *fi
 // deleteOne; returns the number of documents deleted.
 int64_t delete_one(const char *name, mongoc_collection_t *coll, const bson_t *filter);
 
+// deleteMany; returns the number of documents deleted.
+int64_t delete_many(const char *name, mongoc_collection_t *coll, const bson_t *filter);
+
+// insertMany (ordered); one command for any batch that fits a wire message.
+void insert_many(const char *name, mongoc_collection_t *coll, const std::vector<BsonPtr> &docs);
+
+// One unordered bulk of updateOne upserts ({filter, update} pairs): one command.
+// Returns the number of documents the upserts inserted.
+int64_t bulk_upsert(const char *name, mongoc_collection_t *coll,
+                    const std::vector<std::pair<BsonPtr, BsonPtr>> &ops);
+
+// countDocuments (an aggregate on the server).
+int64_t count_documents(const char *name, mongoc_collection_t *coll, const bson_t *filter);
+
+// aggregate; every document of the (small) result.
+std::vector<BsonPtr> aggregate(const char *name, mongoc_collection_t *coll, const bson_t *pipeline);
+
+// drop; a collection that does not exist is not an error.
+void drop_collection(const char *name, mongoc_collection_t *coll);
+
 // find with opts (sort, limit, projection); every document of the (small) result.
 std::vector<BsonPtr> find(const char *name, mongoc_collection_t *coll, const bson_t *filter,
                           const bson_t *opts);
@@ -79,6 +101,7 @@ auto retry_duplicate_key(Op op) -> decltype(op()) {
 // MQ_ERR_SERVER naming the collection and field.
 int64_t get_int64(const bson_t *doc, const char *field, const char *where);
 int get_int_or(const bson_t *doc, const char *field, int fallback);
+double get_double_or(const bson_t *doc, const char *field, double fallback);
 std::string get_string(const bson_t *doc, const char *field, const char *where);
 std::string get_event_bytes(const bson_t *doc, int64_t seq);
 

@@ -93,6 +93,26 @@ void check_event(const char *fn, const void *event, size_t len) {
                          std::to_string(MQ_EVENT_MAX) + " allowed (MQ_EVENT_MAX)");
 }
 
+void check_epoch(const char *fn, const char *name, double epoch_s) {
+    if (std::isnan(epoch_s)) fail_arg(fn, std::string(name) + " is NaN");
+    if (std::isinf(epoch_s)) fail_arg(fn, std::string(name) + " is infinite");
+    if (epoch_s < 0) fail_arg(fn, std::string(name) + " is negative");
+    if (epoch_s > 1e11) fail_arg(fn, std::string(name) + " is after the year 5000: seconds, not milliseconds?");
+}
+
+void check_max_events(const char *fn, size_t max_events) {
+    if (max_events == 0) fail_arg(fn, "max_events is 0; it must be at least 1");
+    if (max_events > MQ_BATCH_MAX)
+        fail_arg(fn, "max_events is " + std::to_string(max_events) + ", more than the " +
+                         std::to_string(MQ_BATCH_MAX) + " allowed (MQ_BATCH_MAX)");
+}
+
+bool event_is_text(const void *event, size_t len) {
+    if (len == 0) return true;
+    const char *bytes = static_cast<const char *>(event);
+    return std::memchr(bytes, '\0', len) == nullptr && utf8_valid(bytes, len);
+}
+
 void check_db_name(const char *fn, const std::string &db) {
     if (db.empty()) fail_arg(fn, "db_name is empty");
     if (db.size() >= 64) fail_arg(fn, "db_name is " + std::to_string(db.size()) + " bytes; MongoDB allows at most 63");

@@ -16,6 +16,12 @@ void check_worker_id(const char *fn, const char *worker_id);
 void check_priority(const char *fn, const char *name, int priority);
 void check_seconds(const char *fn, const char *name, double seconds, bool zero_ok);
 void check_event(const char *fn, const void *event, size_t len);
+void check_epoch(const char *fn, const char *name, double epoch_s);  // finite, >= 0
+void check_max_events(const char *fn, size_t max_events);           // 1..MQ_BATCH_MAX
+
+// Whether an event is stored as a BSON string (valid UTF-8 without NUL bytes, what
+// harel stores) or as binary.
+bool event_is_text(const void *event, size_t len);
 
 // MongoDB's rules for database names and collection names; the prefix is checked as
 // the start of the longest collection name it will make.

@@ -222,13 +222,14 @@ static void test_status_names(void **state) {
     assert_string_equal(mq_status_name(MQ_OK), "MQ_OK");
     assert_string_equal(mq_status_name(MQ_EMPTY), "MQ_EMPTY");
     assert_string_equal(mq_status_name(MQ_LEASE_LOST), "MQ_LEASE_LOST");
+    assert_string_equal(mq_status_name(MQ_INTERRUPTED), "MQ_INTERRUPTED");
     assert_string_equal(mq_status_name(MQ_ERR_ARG), "MQ_ERR_ARG");
     assert_string_equal(mq_status_name(MQ_ERR_CONNECT), "MQ_ERR_CONNECT");
     assert_string_equal(mq_status_name(MQ_ERR_SERVER), "MQ_ERR_SERVER");
     assert_string_equal(mq_status_name(MQ_ERR_NOMEM), "MQ_ERR_NOMEM");
     assert_string_equal(mq_status_name(MQ_ERR_INTERNAL), "MQ_ERR_INTERNAL");
     assert_string_equal(mq_status_name((mq_status)42), "MQ_UNKNOWN");
-    assert_string_equal(mq_status_name((mq_status)3), "MQ_UNKNOWN");
+    assert_string_equal(mq_status_name((mq_status)4), "MQ_UNKNOWN");
     assert_string_equal(mq_status_name((mq_status)-6), "MQ_UNKNOWN");
     assert_string_equal(mq_status_name((mq_status)INT_MIN), "MQ_UNKNOWN");
 }
