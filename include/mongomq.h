@@ -248,7 +248,7 @@ MQ_API mq_status mq_dead_purge(mq_queue *queue, int64_t *purged /* may be NULL *
 /* ---- Stats, repair, purge -------------------------------------------------------- */
 
 /* The queue's state as one JSON object (shape in docs/design.md, "Stats"), in
- * *json_out, which the caller releases with mq_free. Costs a few commands that read
+ * *json_out, which the caller releases with mq_free. 3 server commands that read
  * whole collections: for monitoring, not for every event. */
 MQ_API mq_status mq_stats_json(mq_queue *queue, char **json_out, mq_error *err);
 
@@ -256,16 +256,21 @@ MQ_API mq_status mq_stats_json(mq_queue *queue, char **json_out, mq_error *err);
 MQ_API void mq_free(void *ptr);
 
 /* Re-creates the lock of every group that has events but no lock (a publisher that
- * died between its two writes). Never touches an existing lock. Reads every group of
- * the messages collection, so it is meant for start-up and for a periodic sweep (a
- * minute, say), not for every claim. *fixed = locks created. */
+ * died between its two writes); a group whose oldest event is scheduled waits for it.
+ * Never touches an existing lock. Reads every group of the messages collection (2
+ * server commands, 3 when it creates locks), so it is meant for start-up and for a
+ * periodic sweep (a minute, say), not for every claim. *fixed = locks created. */
 MQ_API mq_status mq_repair(mq_queue *queue, int64_t *fixed /* may be NULL */, mq_error *err);
 
-/* Removes a group's events and its lock (a worker holding it gets MQ_LEASE_LOST). */
+/* Removes a group's events and its lock; a worker holding it gets MQ_LEASE_LOST from
+ * ack, nack and extend. Events published while it runs are kept and start the group
+ * afresh; the group's dead letters stay. 3 server commands (4 when a publish raced). */
 MQ_API mq_status mq_purge_group(mq_queue *queue, const char *group_id, mq_error *err);
 
-/* Drops the queue's collections (messages, locks, counters, dead letters): tests and
- * tooling. The handle stays valid; the next publish starts the queue afresh. */
+/* Drops the queue's collections (messages, locks, dead letters, counters; 4 server
+ * commands): tests and tooling, not a queue other processes are using. The indexes go
+ * with them: open the queue again with mq_queue_new before real use (the handle stays
+ * valid, and a publish works, but without the indexes). */
 MQ_API mq_status mq_queue_drop(mq_queue *queue, mq_error *err);
 
 /* ---- Time ---------------------------------------------------------------------- */

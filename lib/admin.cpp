@@ -1,0 +1,363 @@
+// Stats, repair, purge and drop: the calls for monitoring and maintenance
+// (docs/design.md, "Stats, repair and purge"). Each exported function checks its
+// arguments before anything is sent, then runs the named commands of store.hpp.
+#include <jansson.h>
+
+#include <cstdint>
+#include <cstdlib>
+#include <memory>
+#include <new>
+#include <string>
+#include <unordered_set>
+#include <utility>
+#include <vector>
+
+#include "error.hpp"
+#include "guard.hpp"
+#include "handles.hpp"
+#include "mongomq.h"
+#include "store.hpp"
+#include "validate.hpp"
+
+using mongomq::fail_arg;
+using mongomq::guard_queue;
+using mongomq::null_out;
+
+namespace mongomq {
+namespace {
+
+constexpr int kPriorities = MQ_PRIORITY_MAX - MQ_PRIORITY_MIN + 1;
+
+// ---- reading aggregate results ----
+
+// A numeric field as int64, or `fallback` when it is missing or not a number.
+int64_t int_or(const bson_t *doc, const char *field, int64_t fallback) {
+    bson_iter_t it;
+    if (!bson_iter_init_find(&it, doc, field) || !BSON_ITER_HOLDS_NUMBER(&it)) return fallback;
+    return bson_iter_as_int64(&it);
+}
+
+// The priority bucket (0..4) of a $group _id or a $first, or -1 when the value is no
+// whole number in 0..4 (a harel message has no priority; a foreign document may have
+// anything).
+int priority_of(const bson_t *doc, const char *field) {
+    bson_iter_t it;
+    if (!bson_iter_init_find(&it, doc, field) || !BSON_ITER_HOLDS_NUMBER(&it)) return -1;
+    if (BSON_ITER_HOLDS_DOUBLE(&it)) {
+        double d = bson_iter_double(&it);
+        if (!(d >= MQ_PRIORITY_MIN && d <= MQ_PRIORITY_MAX) || d != static_cast<double>(static_cast<int>(d))) return -1;
+        return static_cast<int>(d);
+    }
+    int64_t p = bson_iter_as_int64(&it);
+    return p >= MQ_PRIORITY_MIN && p <= MQ_PRIORITY_MAX ? static_cast<int>(p) : -1;
+}
+
+// ---- building the stats text with jansson ----
+
+struct JsonFree {
+    void operator()(json_t *j) const { json_decref(j); }
+};
+using Json = std::unique_ptr<json_t, JsonFree>;
+
+Json json_owned(json_t *j) {
+    if (j == nullptr) throw std::bad_alloc();
+    return Json(j);
+}
+
+// obj[key] = value, taking value's reference (json_object_set_new releases it on
+// failure too).
+void put(json_t *obj, const char *key, json_t *value) {
+    if (value == nullptr || json_object_set_new(obj, key, value) != 0) throw std::bad_alloc();
+}
+
+void put_int(json_t *obj, const char *key, int64_t n) { put(obj, key, json_integer(static_cast<json_int_t>(n))); }
+
+// Key order is sorted and the text has no spaces, so equal stats are equal strings.
+// Reals are printed with jansson's default precision (17 significant digits), which
+// reads back as the same double.
+constexpr size_t kStatsFlags = JSON_COMPACT | JSON_SORT_KEYS;
+
+// The text in a buffer of our own malloc(), so that mq_free (free) releases it even
+// if the application gave jansson other allocators (json_set_alloc_funcs is
+// process-wide).
+char *dump_malloc(const json_t *j) {
+    size_t n = json_dumpb(j, nullptr, 0, kStatsFlags);
+    if (n == 0) fail(MQ_ERR_INTERNAL, "mq_stats_json: jansson could not write the stats");
+    char *text = static_cast<char *>(std::malloc(n + 1));
+    if (text == nullptr) throw std::bad_alloc();
+    if (json_dumpb(j, text, n, kStatsFlags) != n) {
+        std::free(text);
+        fail(MQ_ERR_INTERNAL, "mq_stats_json: jansson wrote the stats inconsistently");
+    }
+    text[n] = '\0';
+    return text;
+}
+
+// ---- stats ----
+
+struct GroupCounts {
+    int64_t total = 0, ready = 0, leased = 0;  // parked = total - ready - leased
+};
+
+// stats.messages: one aggregate on messages, by the priority each was published
+// with: how many, and the smallest _id of each priority with its published_at (the
+// $sort on _id makes $first the oldest; MongoDB serves it from the _id index).
+// Returns the counts per priority (messages without a priority count only in the
+// total) and the oldest message overall.
+struct MessageStats {
+    int64_t total = 0;
+    int64_t by_priority[kPriorities] = {};
+    bool any = false;
+    int64_t oldest_id = 0;
+    bool oldest_has_published_at = false;
+    double oldest_published_at = 0;
+};
+
+MessageStats message_stats(const Conn &c) {
+    BsonPtr pipeline = own(BCON_NEW("pipeline", "[",                                          //
+                                    "{", "$sort", "{", "_id", BCON_INT32(1), "}", "}",        //
+                                    "{", "$group", "{",                                       //
+                                    "_id", BCON_UTF8("$priority"),                            //
+                                    "n", "{", "$sum", BCON_INT32(1), "}",                     //
+                                    "first_id", "{", "$first", BCON_UTF8("$_id"), "}",        //
+                                    "first_published_at", "{", "$first", BCON_UTF8("$published_at"), "}",  //
+                                    "}", "}", "]"));
+    MessageStats s;
+    for (const BsonPtr &doc : aggregate("stats.messages", c.messages(), pipeline.get())) {
+        int64_t n = int_or(doc.get(), "n", 0);
+        s.total += n;
+        int p = priority_of(doc.get(), "_id");
+        if (p >= 0) s.by_priority[p] += n;
+
+        bson_iter_t it;
+        if (!bson_iter_init_find(&it, doc.get(), "first_id") || !BSON_ITER_HOLDS_NUMBER(&it)) continue;
+        int64_t id = bson_iter_as_int64(&it);
+        if (s.any && id >= s.oldest_id) continue;
+        s.any = true;
+        s.oldest_id = id;
+        s.oldest_has_published_at = bson_iter_init_find(&it, doc.get(), "first_published_at") &&
+                                    BSON_ITER_HOLDS_NUMBER(&it);
+        s.oldest_published_at = s.oldest_has_published_at ? bson_iter_as_double(&it) : 0;
+    }
+    return s;
+}
+
+// stats.locks: one aggregate on locks, by priority: groups, and how many of them are
+// ready (available_at <= now) or leased (available_at > now with a token). The rest
+// are parked (available_at > now, token null). "token not null" stands for "token is
+// a string": the test server has no $type expression, and we write nothing else.
+void lock_stats(const Conn &c, double now, GroupCounts *all, GroupCounts by_priority[kPriorities]) {
+    BsonPtr pipeline = own(BCON_NEW(
+        "pipeline", "[", "{", "$group", "{",                                                             //
+        "_id", BCON_UTF8("$priority"),                                                                   //
+        "total", "{", "$sum", BCON_INT32(1), "}",                                                        //
+        "ready", "{", "$sum", "{", "$cond", "[",                                                         //
+        "{", "$lte", "[", BCON_UTF8("$available_at"), BCON_DOUBLE(now), "]", "}", BCON_INT32(1), BCON_INT32(0),  //
+        "]", "}", "}",                                                                                   //
+        "leased", "{", "$sum", "{", "$cond", "[",                                                        //
+        "{", "$and", "[",                                                                                //
+        "{", "$gt", "[", BCON_UTF8("$available_at"), BCON_DOUBLE(now), "]", "}",                         //
+        "{", "$ne", "[", "{", "$ifNull", "[", BCON_UTF8("$token"), BCON_NULL, "]", "}", BCON_NULL, "]", "}",  //
+        "]", "}",                                                                                        //
+        BCON_INT32(1), BCON_INT32(0), "]", "}", "}",                                                     //
+        "}", "}", "]"));
+    for (const BsonPtr &doc : aggregate("stats.locks", c.locks(), pipeline.get())) {
+        const int64_t total = int_or(doc.get(), "total", 0);
+        const int64_t ready = int_or(doc.get(), "ready", 0);
+        const int64_t leased = int_or(doc.get(), "leased", 0);
+        all->total += total;
+        all->ready += ready;
+        all->leased += leased;
+        // A lock without a priority in 0..4 (not ours) counts only in the totals.
+        int p = priority_of(doc.get(), "_id");
+        if (p >= 0) by_priority[p].total += total;
+    }
+}
+
+char *stats_json(mq_queue *q) {
+    Conn c(q);
+    const double now = q->now();
+    MessageStats messages = message_stats(c);
+    GroupCounts groups;
+    GroupCounts groups_by_priority[kPriorities];
+    lock_stats(c, now, &groups, groups_by_priority);
+    BsonPtr all = own(bson_new());
+    int64_t dead = count_documents("stats.dead", c.dead(), all.get());
+
+    Json root = json_owned(json_object());
+    if (!utf8_valid(q->ns.data(), q->ns.size())) fail(MQ_ERR_INTERNAL, "mq_stats_json: queue name is not UTF-8");
+    put(root.get(), "queue", json_stringn(q->ns.data(), q->ns.size()));
+    put(root.get(), "now", json_real(now));
+    put_int(root.get(), "messages", messages.total);
+    put_int(root.get(), "dead", dead);
+
+    json_t *g = json_object();
+    put(root.get(), "groups", g);  // root holds it now; g stays valid while root lives
+    put_int(g, "total", groups.total);
+    put_int(g, "ready", groups.ready);
+    put_int(g, "leased", groups.leased);
+    put_int(g, "parked", groups.total - groups.ready - groups.leased);
+
+    put(root.get(), "oldest_message_age_s",
+        messages.any && messages.oldest_has_published_at ? json_real(now - messages.oldest_published_at)
+                                                         : json_null());
+
+    json_t *priorities = json_object();
+    put(root.get(), "priorities", priorities);
+    for (int p = 0; p < kPriorities; p++) {
+        json_t *entry = json_object();
+        const std::string key = std::to_string(MQ_PRIORITY_MIN + p);
+        put(priorities, key.c_str(), entry);
+        put_int(entry, "groups", groups_by_priority[p].total);
+        put_int(entry, "messages", messages.by_priority[p]);
+    }
+    return dump_malloc(root.get());
+}
+
+// ---- repair ----
+
+// repair.groups: every group of messages with its oldest message's priority and
+// not_before (one aggregate); repair.locks: every lock's _id (one find); then
+// repair.lock: one unordered bulk of $setOnInsert upserts for the groups without a
+// lock, the same upsert a publish makes. Returns the locks it created.
+int64_t repair(mq_queue *q) {
+    Conn c(q);
+    BsonPtr pipeline = own(BCON_NEW("pipeline", "[",                                    //
+                                    "{", "$sort", "{", "_id", BCON_INT32(1), "}", "}",  //
+                                    "{", "$group", "{",                                 //
+                                    "_id", BCON_UTF8("$group_id"),                      //
+                                    "priority", "{", "$first", BCON_UTF8("$priority"), "}",  //
+                                    "not_before", "{", "$first", BCON_UTF8("$not_before"), "}",  //
+                                    "}", "}", "]"));
+    std::vector<BsonPtr> groups = aggregate("repair.groups", c.messages(), pipeline.get());
+    if (groups.empty()) return 0;
+
+    BsonPtr all = own(bson_new());
+    BsonPtr ids_only = own(BCON_NEW("projection", "{", "_id", BCON_INT32(1), "}"));
+    std::unordered_set<std::string> locked;
+    for (const BsonPtr &lock : find("repair.locks", c.locks(), all.get(), ids_only.get())) {
+        bson_iter_t it;
+        if (!bson_iter_init_find(&it, lock.get(), "_id") || !BSON_ITER_HOLDS_UTF8(&it)) continue;
+        uint32_t len;
+        const char *id = bson_iter_utf8(&it, &len);
+        locked.emplace(id, len);
+    }
+
+    std::vector<std::pair<BsonPtr, BsonPtr>> upserts;
+    for (const BsonPtr &group : groups) {
+        bson_iter_t it;
+        if (!bson_iter_init_find(&it, group.get(), "_id") || !BSON_ITER_HOLDS_UTF8(&it)) continue;  // not ours
+        uint32_t len;
+        const char *id = bson_iter_utf8(&it, &len);
+        if (locked.count(std::string(id, len)) != 0) continue;
+        int priority = priority_of(group.get(), "priority");
+        double not_before = get_double_or(group.get(), "not_before", 0);
+        Bson filter;
+        bson_append_utf8(filter.get(), "_id", 3, id, static_cast<int>(len));
+        upserts.emplace_back(
+            bson_copy_of(filter.get()),
+            own(BCON_NEW("$setOnInsert", "{",                                                  //
+                         "available_at", BCON_DOUBLE(not_before > 0 ? not_before : 0.0),       //
+                         "token", BCON_NULL,                                                   //
+                         "priority", BCON_INT32(priority >= 0 ? priority : 0),                 //
+                         "attempts", BCON_INT32(0), "}")));
+    }
+    if (upserts.empty()) return 0;
+    // A publish creating one of these groups meanwhile races us on the new _id; the
+    // retry finds its lock ($setOnInsert leaves it alone).
+    return retry_duplicate_key([&] { return bulk_upsert("repair.lock", c.locks(), upserts); });
+}
+
+// ---- purge ----
+
+// purge.messages (deleteMany), purge.lock (deleteOne), purge.recheck (find), and
+// purge.relock (upsert) when a publish inserted an event between the first two: the
+// argument of "Dropping a lock" in docs/design.md, so that event is never left
+// without a lock. Messages go first: a claim meanwhile finds no head and drops the
+// lock itself.
+void purge_group(mq_queue *q, const std::string &group) {
+    Conn c(q);
+    BsonPtr by_group = own(BCON_NEW("group_id", BCON_UTF8(group.c_str())));
+    delete_many("purge.messages", c.messages(), by_group.get());
+    BsonPtr by_id = own(BCON_NEW("_id", BCON_UTF8(group.c_str())));
+    delete_one("purge.lock", c.locks(), by_id.get());
+
+    BsonPtr head = own(BCON_NEW("sort", "{", "_id", BCON_INT32(1), "}", "limit", BCON_INT64(1)));
+    std::vector<BsonPtr> left = find("purge.recheck", c.messages(), by_group.get(), head.get());
+    if (left.empty()) return;
+    // A new life of the group: the lock its publish would have made.
+    int priority = priority_of(left[0].get(), "priority");
+    double not_before = get_double_or(left[0].get(), "not_before", 0);
+    BsonPtr relock = own(BCON_NEW("$setOnInsert", "{",                                           //
+                                  "available_at", BCON_DOUBLE(not_before > 0 ? not_before : 0.0),  //
+                                  "token", BCON_NULL,                                            //
+                                  "priority", BCON_INT32(priority >= 0 ? priority : 0),          //
+                                  "attempts", BCON_INT32(0), "}"));
+    retry_duplicate_key([&] { return update_one("purge.relock", c.locks(), by_id.get(), relock.get(), true); });
+}
+
+// ---- drop ----
+
+// drop_collection, where a collection that is not there is not an error either when
+// the server says so without a code: drop_collection accepts NamespaceNotFound (26),
+// but mongo-java-server (like MongoDB before 3.2) answers {ok: 0, errmsg: "ns not
+// found"} with none, which libmongoc reports as 17 (MONGOC_ERROR_QUERY_FAILURE).
+// drop.messages, drop.locks, drop.dead, drop.counters. Messages before locks (a lock
+// left without messages is harmless: the next claim drops it; the reverse would
+// strand events). Dead letters before the counter: a dead letter is keyed by its
+// seq, and once the counter is gone seqs start again at 1.
+void drop_queue(mq_queue *q) {
+    Conn c(q);
+    drop_collection("drop.messages", c.messages());
+    drop_collection("drop.locks", c.locks());
+    drop_collection("drop.dead", c.dead());
+    drop_collection("drop.counters", c.counters());
+}
+
+}  // namespace
+}  // namespace mongomq
+
+extern "C" {
+
+mq_status mq_stats_json(mq_queue *queue, char **json_out, mq_error *err) {
+    null_out(json_out);
+    return guard_queue(err, queue, [&] {
+        const char *fn = "mq_stats_json";
+        mongomq::check_queue(fn, queue);
+        if (json_out == nullptr) fail_arg(fn, "json_out is NULL");
+        *json_out = mongomq::stats_json(queue);
+        return MQ_OK;
+    });
+}
+
+void mq_free(void *ptr) { std::free(ptr); }
+
+mq_status mq_repair(mq_queue *queue, int64_t *fixed, mq_error *err) {
+    if (fixed != nullptr) *fixed = 0;
+    return guard_queue(err, queue, [&] {
+        mongomq::check_queue("mq_repair", queue);
+        int64_t n = mongomq::repair(queue);
+        if (fixed != nullptr) *fixed = n;
+        return MQ_OK;
+    });
+}
+
+mq_status mq_purge_group(mq_queue *queue, const char *group_id, mq_error *err) {
+    return guard_queue(err, queue, [&] {
+        const char *fn = "mq_purge_group";
+        mongomq::check_queue(fn, queue);
+        mongomq::check_group_id(fn, group_id);
+        mongomq::purge_group(queue, group_id);
+        return MQ_OK;
+    });
+}
+
+mq_status mq_queue_drop(mq_queue *queue, mq_error *err) {
+    return guard_queue(err, queue, [&] {
+        mongomq::check_queue("mq_queue_drop", queue);
+        mongomq::drop_queue(queue);
+        return MQ_OK;
+    });
+}
+
+}  // extern "C"
