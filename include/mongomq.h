@@ -66,7 +66,7 @@ extern "C" {
 #endif
 
 #define MQ_VERSION_MAJOR 0
-#define MQ_VERSION_MINOR 1
+#define MQ_VERSION_MINOR 2
 #define MQ_VERSION_PATCH 0
 
 /* Limits checked before anything is sent to the server. */
@@ -103,7 +103,7 @@ typedef struct mq_queue  mq_queue;   /* one queue (database + prefix); thread-sa
 typedef struct mq_lease  mq_lease;   /* one claimed group: 1..n events; owned by the caller */
 typedef struct mq_batch  mq_batch;   /* events to publish together; not thread-safe */
 
-/* "0.1.0": the library's version, which may differ from MQ_VERSION_* of the header
+/* "0.2.0": the library's version, which may differ from MQ_VERSION_* of the header
  * the caller compiled against. */
 MQ_API const char *mq_version(void);
 
@@ -127,6 +127,9 @@ MQ_API uint64_t mq_client_command_count(const mq_client *client);
  * an unreachable server shows up. */
 MQ_API mq_status mq_queue_new(mq_client *client, const char *db_name, const char *prefix,
                               mq_queue **out, mq_error *err);
+/* No call may be running on the queue. With a change-stream watcher (mq_claim_wait) it
+ * waits for the watcher's current read: up to 200 ms, a few seconds if the server is
+ * unreachable. */
 MQ_API void      mq_queue_destroy(mq_queue *queue);
 
 /* Appends an event to the tail of group_id. The event is any bytes (event_len may be
@@ -204,20 +207,27 @@ MQ_API const void *mq_lease_event_at(const mq_lease *lease, size_t i, size_t *le
 
 /* ---- Waiting claims ------------------------------------------------------------ */
 
-/* As mq_claim, but waits up to timeout_s (>= 0, finite) for a group to become due.
- * Returns as soon as one is: after a publish (noticed within 50 ms), an ack or nack
- * that releases a group, or a lease, park or schedule running out. MQ_EMPTY at the
- * timeout; MQ_INTERRUPTED once mq_queue_interrupt was called. While idle it does not
- * poll the server in a loop: where the server offers change streams it watches the
- * locks collection (one watcher per queue, shared by its waiters), and otherwise it
- * backs off; either way it sleeps until the earliest known due time. */
+/* As mq_claim, but waits up to timeout_s (>= 0, finite; 0 is mq_claim) for a group to
+ * become due. Returns as soon as one is: after a publish (noticed within 50 ms), an
+ * ack or nack that releases a group, or a lease, park or schedule running out.
+ * MQ_EMPTY at the timeout; MQ_INTERRUPTED once mq_queue_interrupt was called; an
+ * error ends the wait (with an unreachable server it can come after the URI's
+ * serverSelectionTimeoutMS, even if that is longer than timeout_s). While idle it does
+ * not poll the server in a loop: where the server offers change streams, the first
+ * waiting call on a queue starts one watcher thread with a connection of its own
+ * (kept until the queue is destroyed or interrupted) that follows the locks
+ * collection and wakes the waiters; elsewhere they back off (5 ms up to 50 ms). Either
+ * way they sleep until the earliest known due time. On a fake clock
+ * (mq_queue_set_clock) due times become real sleeps. */
 MQ_API mq_status mq_claim_wait(mq_queue *queue, const char *worker_id, double visibility_s,
                                int min_priority, double timeout_s,
                                mq_lease **out, mq_error *err);
 
-/* Wakes every mq_claim_wait on this queue at once, and makes every later one return
- * MQ_INTERRUPTED at once: for shutdown. Async-signal-safe (may be called from a
- * SIGINT handler) and thread-safe. Other calls on the queue keep working. */
+/* Wakes every mq_claim_wait on this queue (within about 10 ms while a change-stream
+ * watcher may run, at once otherwise), and makes every later one return
+ * MQ_INTERRUPTED at once: for shutdown. There is no reset: open a new mq_queue to
+ * wait again. Async-signal-safe (may be called from a SIGINT handler) and
+ * thread-safe. Other calls on the queue keep working. */
 MQ_API void mq_queue_interrupt(mq_queue *queue);
 
 /* ---- Scheduled events ---------------------------------------------------------- */

@@ -111,8 +111,7 @@ mq_status mq_queue_new(mq_client *client, const char *db_name, const char *prefi
 void mq_queue_destroy(mq_queue *queue) {
     if (queue == nullptr) return;
     mongomq::waiters_destroy(queue);
-    if (queue->interrupt_fd >= 0) close(queue->interrupt_fd);
-    delete queue;
+    delete queue;  // closes interrupt_fd
 }
 
 mq_status mq_publish(mq_queue *queue, const char *group_id, const void *event, size_t event_len, int priority,

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <mongoc/mongoc.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <cstdint>
@@ -45,6 +46,13 @@ struct mq_queue {
     mongomq::Waiters *waiters = nullptr;           // made by the first mq_claim_wait
 
     double now();
+
+    mq_queue() = default;
+    mq_queue(const mq_queue &) = delete;
+    mq_queue &operator=(const mq_queue &) = delete;
+    ~mq_queue() {
+        if (interrupt_fd >= 0) ::close(interrupt_fd);
+    }
 };
 
 // Events to publish together (mq_publish_batch), checked as they are added.
