@@ -1,10 +1,15 @@
 /*
  * bench.c — throughput, latency and server commands per event of libmongomq.
  *
- *   bench [--uri URI] [--events N] [--groups G] [--workers W] [--visibility S] [--batch B] [--json]
+ *   bench [--uri URI] [--events N] [--groups G] [--workers W] [--visibility S]
+ *         [--batch B] [--wait] [--json]
  *
- * --batch B (default 1) publishes with mq_publish_batch, B events per batch, and
- * drains with mq_claim_batch, up to B events per lease.
+ * Modes. By default the bench runs twice, one mode after the other, each on a fresh
+ * queue (prefix) of the same fresh database:
+ *   single     B = 1: mq_publish, and mq_claim (one event per lease);
+ *   batch(10)  B = 10: mq_publish_batch in batches of 10, and mq_claim_batch with up
+ *              to 10 events per lease.
+ * --batch B runs only the mode with that B (B = 1: single only).
  *
  * Phase 1 (publish): one thread publishes N events round-robin over G groups
  *   (group g has priority g % 5; event i is the JSON text {"i":i}).
@@ -12,12 +17,19 @@
  *   has its own mq_client (as separate machines would), so mq_client_command_count
  *   deltas around each call count exactly that call's server commands. Claims that
  *   return MQ_EMPTY (the tail of the run, or all groups held) are counted apart; their
- *   commands are in the total.
+ *   commands are in the total. Without --wait a worker sleeps 2 ms after MQ_EMPTY.
+ *   With --wait it waits in mq_claim_wait (timeout 1 s) instead: in single mode every
+ *   claim is an mq_claim_wait; in a batch mode the claim stays mq_claim_batch (there
+ *   is no batched waiting claim) and only its MQ_EMPTY is followed by an
+ *   mq_claim_wait. The worker that acks the last event calls mq_queue_interrupt on
+ *   every worker's queue, so waiting workers end at once (MQ_INTERRUPTED).
  *
- * Figures: publish/drain events per second, p50/p99 latency of successful claims and
- * of acks (clock_gettime(CLOCK_MONOTONIC) around each call), commands per event for
- * publish, claim, ack and in total. It checks that every event was acked exactly once
- * (lost = never acked, duplicated = delivered again after an ack) and exits 1 if not,
+ * Figures, per mode: publish/drain events per second, p50/p99 latency of successful
+ * claims and of acks (clock_gettime(CLOCK_MONOTONIC) around each call), commands per
+ * event for publish, claim, ack and in total; then one line comparing the modes'
+ * total commands per event. Each mode checks that every event was acked exactly once
+ * (lost = never acked, duplicated = delivered again after an ack) and that each
+ * lease's seq is the one publish returned; the program exits 1 if a mode fails that,
  * or on any error; it asserts nothing about timing.
  *
  * Every run uses a fresh database, mongomq_bench_<pid>_<time>. The API cannot drop a
@@ -40,15 +52,19 @@
 #include <unistd.h>
 
 #define BENCH_IDLE_SLEEP_MS 2
+#define BENCH_WAIT_S 1.0 /* mq_claim_wait's timeout with --wait */
 #define BENCH_PRIORITIES (MQ_PRIORITY_MAX - MQ_PRIORITY_MIN + 1)
+#define BENCH_DEFAULT_BATCH 10 /* the batch mode's B when both modes run */
+#define BENCH_MAX_MODES 2
 
 typedef struct {
     const char *uri;
     long events;
     long groups;
     long workers;
-    long batch;
+    long batch; /* 0: both modes (1 and BENCH_DEFAULT_BATCH) */
     double visibility;
+    int wait;
     int json;
 } bench_opts;
 
@@ -61,19 +77,21 @@ typedef struct bench_shared bench_shared;
 
 typedef struct {
     bench_shared *sh;
-    int index;
     char worker_id[32];
     mq_client *client;
     mq_queue *queue;
     samples claim_ms;
     samples ack_ms;
+    uint64_t cmd_start; /* the client's command count when the drain started */
     uint64_t cmd_claim, cmd_empty, cmd_ack;
-    long claims_ok, claims_empty, acks, lease_lost;
+    long claims_ok, claims_empty, empty_waits, acks, lease_lost;
     int failed;
 } bench_worker;
 
 struct bench_shared {
     const bench_opts *opt;
+    long batch;            /* this mode's B */
+    bench_worker *workers; /* all of them, for mq_queue_interrupt */
     int64_t *seq_of;       /* seq returned by publish, per event index */
     pthread_mutex_t mu;    /* guards the fields below */
     int *acked;            /* times each event index was acked */
@@ -83,6 +101,22 @@ struct bench_shared {
     int stop;              /* an error happened somewhere */
     double last_progress;
 };
+
+/* One mode's figures. */
+typedef struct {
+    long batch;
+    int wait;
+    char mode[24];       /* "single", "batch(10)" */
+    char prefix[32];     /* the queue's prefix in the run's database */
+    char claim_call[96]; /* which claim call the workers used */
+    double t_pub, t_drain;
+    double claim_p50, claim_p99, ack_p50, ack_p99;
+    uint64_t cmd_pub, cmd_claim, cmd_empty, cmd_ack, cmd_other, cmd_total;
+    long claims_ok, claims_empty, empty_waits, acks, lease_lost;
+    long acked_total, lost, duplicates, seq_mismatch;
+    int failed; /* a call failed: the figures are partial */
+    int ok;     /* every event acked exactly once, with its seq, and nothing failed */
+} bench_result;
 
 static double now_mono(void)
 {
@@ -156,11 +190,37 @@ static int samples_merge(samples *dst, const samples *src)
     return 0;
 }
 
+/* With --wait: ends every worker's mq_claim_wait (at the end, or on an error). */
+static void wake_workers(bench_shared *sh)
+{
+    long i;
+    if (!sh->opt->wait)
+        return;
+    for (i = 0; i < sh->opt->workers; i++)
+        mq_queue_interrupt(sh->workers[i].queue);
+}
+
 static void set_stop(bench_shared *sh)
 {
     pthread_mutex_lock(&sh->mu);
     sh->stop = 1;
     pthread_mutex_unlock(&sh->mu);
+    wake_workers(sh);
+}
+
+static void worker_fail(bench_worker *w)
+{
+    w->failed = 1;
+    set_stop(w->sh);
+}
+
+/* Event i: its group name, its text {"i":i} (length returned) and its priority. */
+static int make_event(long i, long groups, char group[32], char ev[48], int *priority)
+{
+    long g = i % groups;
+    snprintf(group, 32, "bench-%06ld", g);
+    *priority = (int)(g % BENCH_PRIORITIES);
+    return snprintf(ev, 48, "{\"i\":%ld}", i);
 }
 
 /* The event index from {"i":N}; -1 if it is not that. */
@@ -175,6 +235,76 @@ static long parse_index(const void *data, size_t len)
     if (sscanf(buf, "{\"i\":%ld}", &i) != 1)
         return -1;
     return i;
+}
+
+static void describe_claim_call(char *buf, size_t cap, long batch, int wait)
+{
+    if (!wait && batch == 1)
+        snprintf(buf, cap, "mq_claim");
+    else if (!wait)
+        snprintf(buf, cap, "mq_claim_batch(max %ld)", batch);
+    else if (batch == 1)
+        snprintf(buf, cap, "mq_claim_wait(timeout %.0f s)", BENCH_WAIT_S);
+    else
+        snprintf(buf, cap, "mq_claim_batch(max %ld), on MQ_EMPTY mq_claim_wait(timeout %.0f s)", batch,
+                 BENCH_WAIT_S);
+}
+
+/* One claim as the mode asks, with its commands and latency counted. MQ_EMPTY from a
+ * waiting claim is an empty wait; from a plain one, an empty claim. */
+static mq_status claim_one(bench_worker *w, mq_lease **lease, mq_error *err)
+{
+    const bench_opts *opt = w->sh->opt;
+    long batch = w->sh->batch;
+    uint64_t c0 = mq_client_command_count(w->client), c1;
+    double t0 = now_mono(), t1;
+    int waited = 0;
+    mq_status st;
+
+    if (opt->wait && batch == 1) {
+        st = mq_claim_wait(w->queue, w->worker_id, opt->visibility, 0, BENCH_WAIT_S, lease, err);
+        waited = 1;
+    } else {
+        if (batch == 1)
+            st = mq_claim(w->queue, w->worker_id, opt->visibility, 0, lease, err);
+        else
+            st = mq_claim_batch(w->queue, w->worker_id, opt->visibility, 0, (size_t)batch, lease, err);
+        if (st == MQ_EMPTY && opt->wait) {
+            c1 = mq_client_command_count(w->client);
+            w->claims_empty++;
+            w->cmd_empty += c1 - c0;
+            c0 = c1;
+            t0 = now_mono();
+            st = mq_claim_wait(w->queue, w->worker_id, opt->visibility, 0, BENCH_WAIT_S, lease, err);
+            waited = 1;
+        }
+    }
+    t1 = now_mono();
+    c1 = mq_client_command_count(w->client);
+
+    if (st == MQ_OK) {
+        w->claims_ok++;
+        w->cmd_claim += c1 - c0;
+        if (samples_add(&w->claim_ms, (t1 - t0) * 1e3) != 0) {
+            mq_lease_destroy(*lease);
+            *lease = NULL;
+            if (err != NULL) {
+                err->status = MQ_ERR_NOMEM;
+                err->server_code = 0;
+                snprintf(err->message, sizeof err->message, "bench: out of memory for samples");
+            }
+            return MQ_ERR_NOMEM;
+        }
+    } else if (st == MQ_EMPTY) {
+        if (waited)
+            w->empty_waits++;
+        else
+            w->claims_empty++;
+        w->cmd_empty += c1 - c0;
+    } else if (st == MQ_INTERRUPTED) {
+        w->cmd_empty += c1 - c0; /* the idle rounds of a wait the interrupt ended */
+    }
+    return st;
 }
 
 static void *worker_main(void *arg)
@@ -194,7 +324,7 @@ static void *worker_main(void *arg)
         long idx;
         size_t len = 0, count = 0, k = 0;
         const void *ev;
-        int stop;
+        int stop, done;
 
         pthread_mutex_lock(&sh->mu);
         stop = sh->stop;
@@ -202,16 +332,11 @@ static void *worker_main(void *arg)
         if (stop)
             break;
 
-        c0 = mq_client_command_count(w->client);
-        t0 = now_mono();
-        st = mq_claim_batch(w->queue, w->worker_id, opt->visibility, 0, (size_t)opt->batch, &lease, &err);
-        t1 = now_mono();
-        c1 = mq_client_command_count(w->client);
-
+        st = claim_one(w, &lease, &err);
+        if (st == MQ_INTERRUPTED) /* --wait: the last event was acked, or a stop */
+            break;
         if (st == MQ_EMPTY) {
-            int done, stalled;
-            w->claims_empty++;
-            w->cmd_empty += c1 - c0;
+            int stalled;
             pthread_mutex_lock(&sh->mu);
             done = sh->acked_total >= opt->events;
             stalled = !done && now_mono() - sh->last_progress > stall_s;
@@ -223,22 +348,13 @@ static void *worker_main(void *arg)
             pthread_mutex_unlock(&sh->mu);
             if (done || stalled)
                 break;
-            sleep_ms(BENCH_IDLE_SLEEP_MS);
+            if (!opt->wait)
+                sleep_ms(BENCH_IDLE_SLEEP_MS);
             continue;
         }
         if (st != MQ_OK) {
-            report_error("mq_claim", st, &err);
-            w->failed = 1;
-            set_stop(sh);
-            break;
-        }
-        w->claims_ok++;
-        w->cmd_claim += c1 - c0;
-        if (samples_add(&w->claim_ms, (t1 - t0) * 1e3) != 0) {
-            fprintf(stderr, "bench: out of memory\n");
-            w->failed = 1;
-            set_stop(sh);
-            mq_lease_destroy(lease);
+            report_error("claim", st, &err);
+            worker_fail(w);
             break;
         }
 
@@ -249,8 +365,7 @@ static void *worker_main(void *arg)
             if (idx < 0 || idx >= opt->events) {
                 fprintf(stderr, "bench: unexpected event %.*s (group %s, seq %lld)\n", (int)len,
                         (const char *)ev, mq_lease_group(lease), (long long)mq_lease_seq_at(lease, k));
-                w->failed = 1;
-                set_stop(sh);
+                worker_fail(w);
                 break;
             }
         }
@@ -268,8 +383,7 @@ static void *worker_main(void *arg)
 
         if (st != MQ_OK && st != MQ_LEASE_LOST) {
             report_error("mq_ack", st, &err);
-            w->failed = 1;
-            set_stop(sh);
+            worker_fail(w);
             mq_lease_destroy(lease);
             break;
         }
@@ -280,8 +394,7 @@ static void *worker_main(void *arg)
         w->acks++;
         if (samples_add(&w->ack_ms, (t1 - t0) * 1e3) != 0) {
             fprintf(stderr, "bench: out of memory\n");
-            w->failed = 1;
-            set_stop(sh);
+            worker_fail(w);
             mq_lease_destroy(lease);
             break;
         }
@@ -298,24 +411,224 @@ static void *worker_main(void *arg)
                 sh->seq_mismatch++;
         }
         sh->last_progress = now_mono();
+        done = sh->acked_total >= opt->events;
         pthread_mutex_unlock(&sh->mu);
         mq_lease_destroy(lease);
+        if (done)
+            wake_workers(sh); /* --wait: nothing is left to wait for */
     }
     return NULL;
+}
+
+/* Phase 1: every event, in batches of `batch` (1: mq_publish). seq_of[i] receives
+ * event i's seq. 0 on success. */
+static int publish_all(mq_queue *queue, const bench_opts *opt, long batch, int64_t *seq_of)
+{
+    long i, k;
+    char group[32], ev[48];
+    int len, priority;
+    mq_error err;
+    mq_status st = MQ_OK;
+
+    for (i = 0; i < opt->events; i += batch) {
+        long n = opt->events - i < batch ? opt->events - i : batch;
+        if (batch == 1) {
+            len = make_event(i, opt->groups, group, ev, &priority);
+            st = mq_publish(queue, group, ev, (size_t)len, priority, &seq_of[i], &err);
+        } else {
+            mq_batch *b = NULL;
+            int64_t first = 0;
+            st = mq_batch_new(&b, &err);
+            for (k = 0; st == MQ_OK && k < n; k++) {
+                len = make_event(i + k, opt->groups, group, ev, &priority);
+                st = mq_batch_add(b, group, ev, (size_t)len, priority, &err);
+            }
+            if (st == MQ_OK)
+                st = mq_publish_batch(queue, b, &first, &err);
+            mq_batch_destroy(b);
+            for (k = 0; st == MQ_OK && k < n; k++)
+                seq_of[i + k] = first + k;
+        }
+        if (st != MQ_OK) {
+            report_error(batch == 1 ? "mq_publish" : "mq_publish_batch", st, &err);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* Runs one mode (B = batch) on the queue db.prefix: publish, drain, check. Fills *res
+ * and returns 0 when there are figures (res->ok tells whether the checks passed);
+ * -1 when the run could not start or its publish failed (nothing to report). */
+static int run_mode(const bench_opts *opt, const char *db, long batch, bench_result *res)
+{
+    bench_shared sh;
+    bench_worker *w = NULL;
+    pthread_t *threads = NULL;
+    mq_client *client = NULL;
+    mq_queue *queue = NULL;
+    mq_error err;
+    mq_status st;
+    samples claim_all = {NULL, 0, 0}, ack_all = {NULL, 0, 0};
+    uint64_t c0, cmd_workers = 0;
+    long i, started = 0;
+    double t0;
+    int rc = -1;
+
+    memset(res, 0, sizeof *res);
+    res->batch = batch;
+    res->wait = opt->wait;
+    if (batch == 1)
+        snprintf(res->mode, sizeof res->mode, "single");
+    else
+        snprintf(res->mode, sizeof res->mode, "batch(%ld)", batch);
+    snprintf(res->prefix, sizeof res->prefix, batch == 1 ? "bench_single" : "bench_batch%ld", batch);
+    describe_claim_call(res->claim_call, sizeof res->claim_call, batch, opt->wait);
+
+    memset(&sh, 0, sizeof sh);
+    sh.opt = opt;
+    sh.batch = batch;
+    if (pthread_mutex_init(&sh.mu, NULL) != 0) {
+        fprintf(stderr, "bench: pthread_mutex_init failed\n");
+        return -1;
+    }
+    sh.seq_of = (int64_t *)calloc((size_t)opt->events, sizeof *sh.seq_of);
+    sh.acked = (int *)calloc((size_t)opt->events, sizeof *sh.acked);
+    w = (bench_worker *)calloc((size_t)opt->workers, sizeof *w);
+    threads = (pthread_t *)calloc((size_t)opt->workers, sizeof *threads);
+    if (!sh.seq_of || !sh.acked || !w || !threads) {
+        fprintf(stderr, "bench: out of memory\n");
+        goto out;
+    }
+    sh.workers = w;
+
+    st = mq_client_new(opt->uri, &client, &err);
+    if (st != MQ_OK) {
+        report_error("mq_client_new", st, &err);
+        goto out;
+    }
+    st = mq_queue_new(client, db, res->prefix, &queue, &err);
+    if (st != MQ_OK) {
+        report_error("mq_queue_new", st, &err);
+        goto out;
+    }
+
+    /* Workers' clients and queues are opened before any timing: their index
+     * creation is not part of the figures. */
+    for (i = 0; i < opt->workers; i++) {
+        w[i].sh = &sh;
+        snprintf(w[i].worker_id, sizeof w[i].worker_id, "bench-worker-%ld", i + 1);
+        st = mq_client_new(opt->uri, &w[i].client, &err);
+        if (st != MQ_OK) {
+            report_error("mq_client_new (worker)", st, &err);
+            goto out;
+        }
+        st = mq_queue_new(w[i].client, db, res->prefix, &w[i].queue, &err);
+        if (st != MQ_OK) {
+            report_error("mq_queue_new (worker)", st, &err);
+            goto out;
+        }
+    }
+
+    /* Phase 1: publish. */
+    c0 = mq_client_command_count(client);
+    t0 = now_mono();
+    if (publish_all(queue, opt, batch, sh.seq_of) != 0)
+        goto out;
+    res->t_pub = now_mono() - t0;
+    res->cmd_pub = mq_client_command_count(client) - c0;
+
+    /* Phase 2: drain. */
+    for (i = 0; i < opt->workers; i++)
+        w[i].cmd_start = mq_client_command_count(w[i].client);
+    sh.last_progress = now_mono();
+    t0 = now_mono();
+    for (i = 0; i < opt->workers; i++) {
+        if (pthread_create(&threads[i], NULL, worker_main, &w[i]) != 0) {
+            fprintf(stderr, "bench: pthread_create failed\n");
+            set_stop(&sh);
+            res->failed = 1;
+            break;
+        }
+        started++;
+    }
+    for (i = 0; i < started; i++)
+        pthread_join(threads[i], NULL);
+    res->t_drain = now_mono() - t0;
+
+    for (i = 0; i < opt->workers; i++) {
+        res->failed |= w[i].failed;
+        res->cmd_claim += w[i].cmd_claim;
+        res->cmd_empty += w[i].cmd_empty;
+        res->cmd_ack += w[i].cmd_ack;
+        res->claims_ok += w[i].claims_ok;
+        res->claims_empty += w[i].claims_empty;
+        res->empty_waits += w[i].empty_waits;
+        res->acks += w[i].acks;
+        res->lease_lost += w[i].lease_lost;
+        /* Everything the worker's client sent, timed calls or not (a waiting
+         * claim's change-stream watcher sends commands of its own). */
+        cmd_workers += mq_client_command_count(w[i].client) - w[i].cmd_start;
+        if (samples_merge(&claim_all, &w[i].claim_ms) != 0 ||
+            samples_merge(&ack_all, &w[i].ack_ms) != 0) {
+            fprintf(stderr, "bench: out of memory\n");
+            res->failed = 1;
+        }
+    }
+    qsort(claim_all.v, claim_all.n, sizeof *claim_all.v, cmp_double);
+    qsort(ack_all.v, ack_all.n, sizeof *ack_all.v, cmp_double);
+    res->claim_p50 = percentile(&claim_all, 50);
+    res->claim_p99 = percentile(&claim_all, 99);
+    res->ack_p50 = percentile(&ack_all, 50);
+    res->ack_p99 = percentile(&ack_all, 99);
+    for (i = 0; i < opt->events; i++)
+        if (sh.acked[i] == 0)
+            res->lost++;
+    res->acked_total = sh.acked_total;
+    res->duplicates = sh.duplicates;
+    res->seq_mismatch = sh.seq_mismatch;
+    res->cmd_other = cmd_workers - (res->cmd_claim + res->cmd_empty + res->cmd_ack);
+    res->cmd_total = res->cmd_pub + cmd_workers;
+    res->ok = !res->failed && res->lost == 0 && res->duplicates == 0 && res->seq_mismatch == 0;
+    rc = 0;
+
+out:
+    if (w != NULL) {
+        for (i = 0; i < opt->workers; i++) {
+            mq_queue_destroy(w[i].queue);
+            mq_client_destroy(w[i].client);
+            free(w[i].claim_ms.v);
+            free(w[i].ack_ms.v);
+        }
+    }
+    mq_queue_destroy(queue);
+    mq_client_destroy(client);
+    free(claim_all.v);
+    free(ack_all.v);
+    free(sh.seq_of);
+    free(sh.acked);
+    free(w);
+    free(threads);
+    pthread_mutex_destroy(&sh.mu);
+    return rc;
 }
 
 static void usage(FILE *f)
 {
     fprintf(f,
             "usage: bench [--uri URI] [--events N] [--groups G] [--workers W]\n"
-            "             [--visibility S] [--batch B] [--json]\n"
+            "             [--visibility S] [--batch B] [--wait] [--json]\n"
             "  --uri URI        MongoDB URI (default: env MONGOMQ_URI)\n"
-            "  --events N       events to publish and drain (default 2000)\n"
+            "  --events N       events to publish and drain per mode (default 2000)\n"
             "  --groups G       groups, events spread round-robin (default 50)\n"
             "  --workers W      draining threads, one client each (default 4)\n"
             "  --visibility S   lease seconds for each claim (default 30)\n"
-            "  --batch B        publish and claim B events at a time (default 1)\n"
-            "  --json           print one JSON object instead of the table\n");
+            "  --batch B        run only the mode that publishes and claims B events at\n"
+            "                   a time (default: both single, B = 1, and batch, B = %d)\n"
+            "  --wait           claim with mq_claim_wait (timeout %.0f s) instead of\n"
+            "                   sleeping after MQ_EMPTY\n"
+            "  --json           print one JSON object instead of the tables\n",
+            BENCH_DEFAULT_BATCH, BENCH_WAIT_S);
 }
 
 /* --name VALUE or --name=VALUE; returns the value or NULL (and advances *i). */
@@ -371,12 +684,15 @@ static void parse_args(int argc, char **argv, bench_opts *o)
     o->groups = 50;
     o->workers = 4;
     o->visibility = 30.0;
-    o->batch = 1;
+    o->batch = 0;
+    o->wait = 0;
     o->json = 0;
     for (i = 1; i < argc; i++) {
         const char *v;
         if (strcmp(argv[i], "--json") == 0)
             o->json = 1;
+        else if (strcmp(argv[i], "--wait") == 0)
+            o->wait = 1;
         else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
             usage(stdout);
             exit(0);
@@ -424,254 +740,143 @@ static double rnd(double x, int digits)
     return (double)(long long)(x * scale + 0.5) / scale;
 }
 
+static void print_table(const bench_opts *opt, const char *db, const bench_result *r)
+{
+    long n = opt->events;
+    printf("== %s: queue %s.%s_*\n", r->mode, db, r->prefix);
+    printf("events %ld  groups %ld  workers %ld  batch %ld  visibility %.3g s\n", n, opt->groups,
+           opt->workers, r->batch, opt->visibility);
+    printf("publish call: %s   claim call: %s\n\n", r->batch == 1 ? "mq_publish" : "mq_publish_batch",
+           r->claim_call);
+    printf("%-10s %10s %12s %10s %10s %14s\n", "phase", "seconds", "events/s", "p50 ms",
+           "p99 ms", "commands/event");
+    printf("%-10s %10.3f %12.1f %10s %10s %14.2f\n", "publish", r->t_pub, rate(n, r->t_pub), "-",
+           "-", per_event(r->cmd_pub, n));
+    printf("%-10s %10.3f %12.1f %10s %10s %14.2f\n", "drain", r->t_drain,
+           rate(r->acked_total, r->t_drain), "-", "-", per_event(r->cmd_total - r->cmd_pub, n));
+    printf("%-10s %10s %12s %10.3f %10.3f %14.2f\n", "  claim", "-", "-", r->claim_p50,
+           r->claim_p99, per_event(r->cmd_claim, n));
+    printf("%-10s %10s %12s %10.3f %10.3f %14.2f\n", "  ack", "-", "-", r->ack_p50, r->ack_p99,
+           per_event(r->cmd_ack, n));
+    printf("%-10s %10s %12s %10s %10s %14.2f\n", "  empty", "-", "-", "-", "-",
+           per_event(r->cmd_empty, n));
+    printf("%-10s %10s %12s %10s %10s %14.2f\n", "  other", "-", "-", "-", "-",
+           per_event(r->cmd_other, n));
+    printf("%-10s %10.3f %12s %10s %10s %14.2f\n\n", "total", r->t_pub + r->t_drain, "-", "-", "-",
+           per_event(r->cmd_total, n));
+    printf("claims %ld (+ %ld empty)  empty waits %ld  acks %ld  lease lost %ld\n", r->claims_ok,
+           r->claims_empty, r->empty_waits, r->acks, r->lease_lost);
+    printf("commands: publish %llu  claim %llu  ack %llu  empty claims %llu  other %llu  total %llu\n",
+           (unsigned long long)r->cmd_pub, (unsigned long long)r->cmd_claim,
+           (unsigned long long)r->cmd_ack, (unsigned long long)r->cmd_empty,
+           (unsigned long long)r->cmd_other, (unsigned long long)r->cmd_total);
+    printf("every event acked exactly once: %s (lost %ld, duplicated %ld, seq mismatch %ld)\n\n",
+           r->ok ? "yes" : "NO", r->lost, r->duplicates, r->seq_mismatch);
+}
+
+/* The mode's JSON object (NULL when jansson fails). */
+static json_t *result_json(const bench_opts *opt, const char *db, const bench_result *r)
+{
+    long n = opt->events;
+    return json_pack(
+        "{s:s, s:s, s:s, s:I, s:I, s:I, s:I, s:f, s:b, s:s, s:s, "
+        "s:f, s:f, s:f, s:f, "
+        "s:f, s:f, s:f, s:f, "
+        "s:{s:f, s:f, s:f, s:f, s:f, s:f}, "
+        "s:{s:I, s:I, s:I, s:I, s:I, s:I}, "
+        "s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:b}",
+        "mode", r->batch == 1 ? "single" : "batch", "database", db, "prefix", r->prefix,
+        "events", (json_int_t)n, "groups", (json_int_t)opt->groups,
+        "workers", (json_int_t)opt->workers, "batch", (json_int_t)r->batch,
+        "visibility_s", opt->visibility, "wait", r->wait,
+        "publish_call", r->batch == 1 ? "mq_publish" : "mq_publish_batch", "claim_call", r->claim_call,
+        "publish_s", rnd(r->t_pub, 4), "publish_eps", rnd(rate(n, r->t_pub), 1),
+        "drain_s", rnd(r->t_drain, 4), "drain_eps", rnd(rate(r->acked_total, r->t_drain), 1),
+        "claim_p50_ms", rnd(r->claim_p50, 4), "claim_p99_ms", rnd(r->claim_p99, 4),
+        "ack_p50_ms", rnd(r->ack_p50, 4), "ack_p99_ms", rnd(r->ack_p99, 4),
+        "commands_per_event",
+        "publish", rnd(per_event(r->cmd_pub, n), 3), "claim", rnd(per_event(r->cmd_claim, n), 3),
+        "ack", rnd(per_event(r->cmd_ack, n), 3), "empty_claim", rnd(per_event(r->cmd_empty, n), 3),
+        "other", rnd(per_event(r->cmd_other, n), 3), "total", rnd(per_event(r->cmd_total, n), 3),
+        "commands",
+        "publish", (json_int_t)r->cmd_pub, "claim", (json_int_t)r->cmd_claim,
+        "ack", (json_int_t)r->cmd_ack, "empty_claim", (json_int_t)r->cmd_empty,
+        "other", (json_int_t)r->cmd_other, "total", (json_int_t)r->cmd_total,
+        "claims", (json_int_t)r->claims_ok, "empty_claims", (json_int_t)r->claims_empty,
+        "empty_waits", (json_int_t)r->empty_waits, "lease_lost", (json_int_t)r->lease_lost,
+        "lost", (json_int_t)r->lost, "duplicated", (json_int_t)r->duplicates,
+        "seq_mismatch", (json_int_t)r->seq_mismatch, "ok", r->ok);
+}
+
 int main(int argc, char **argv)
 {
     bench_opts opt;
-    bench_shared sh;
-    bench_worker *w = NULL;
-    pthread_t *threads = NULL;
-    mq_client *client = NULL;
-    mq_queue *queue = NULL;
-    mq_error err;
-    mq_status st;
+    bench_result res[BENCH_MAX_MODES];
+    long batches[BENCH_MAX_MODES];
+    int nmodes = 0, ran = 0, all_ok = 1, m;
     char db[96];
-    char **group_names = NULL;
-    samples claim_all = {NULL, 0, 0}, ack_all = {NULL, 0, 0};
-    uint64_t cmd_pub = 0, cmd_claim = 0, cmd_empty = 0, cmd_ack = 0, cmd_total, c0;
-    long claims_ok = 0, claims_empty = 0, acks = 0, lease_lost = 0, lost = 0, i;
-    double t0, t_pub = 0.0, t_drain = 0.0;
-    int rc = 1, failed = 0, started = 0;
+    json_t *modes = NULL;
 
     parse_args(argc, argv, &opt);
     mq_log_set_handler(bench_log, NULL);
 
-    memset(&sh, 0, sizeof sh);
-    sh.opt = &opt;
-    if (pthread_mutex_init(&sh.mu, NULL) != 0) {
-        fprintf(stderr, "bench: pthread_mutex_init failed\n");
-        return 1;
-    }
-    sh.seq_of = (int64_t *)calloc((size_t)opt.events, sizeof *sh.seq_of);
-    sh.acked = (int *)calloc((size_t)opt.events, sizeof *sh.acked);
-    group_names = (char **)calloc((size_t)opt.groups, sizeof *group_names);
-    w = (bench_worker *)calloc((size_t)opt.workers, sizeof *w);
-    threads = (pthread_t *)calloc((size_t)opt.workers, sizeof *threads);
-    if (!sh.seq_of || !sh.acked || !group_names || !w || !threads) {
-        fprintf(stderr, "bench: out of memory\n");
-        goto out;
-    }
-    for (i = 0; i < opt.groups; i++) {
-        group_names[i] = (char *)malloc(32);
-        if (group_names[i] == NULL) {
-            fprintf(stderr, "bench: out of memory\n");
-            goto out;
-        }
-        snprintf(group_names[i], 32, "bench-%06ld", i);
+    if (opt.batch == 0) {
+        batches[nmodes++] = 1;
+        batches[nmodes++] = BENCH_DEFAULT_BATCH;
+    } else {
+        batches[nmodes++] = opt.batch;
     }
 
-    /* A fresh database per run (the test server is in-memory: it goes with it). */
+    /* One fresh database per run, one fresh prefix per mode (the test server is
+     * in-memory: the database goes with it). */
     snprintf(db, sizeof db, "mongomq_bench_%ld_%ld", (long)getpid(), (long)time(NULL));
 
-    st = mq_client_new(opt.uri, &client, &err);
-    if (st != MQ_OK) {
-        report_error("mq_client_new", st, &err);
-        goto out;
-    }
-    st = mq_queue_new(client, db, "bench", &queue, &err);
-    if (st != MQ_OK) {
-        report_error("mq_queue_new", st, &err);
-        goto out;
-    }
-
-    /* Workers' clients and queues are opened before any timing: their index
-     * creation is not part of the figures. */
-    for (i = 0; i < opt.workers; i++) {
-        w[i].sh = &sh;
-        w[i].index = (int)i + 1;
-        snprintf(w[i].worker_id, sizeof w[i].worker_id, "bench-worker-%ld", i + 1);
-        st = mq_client_new(opt.uri, &w[i].client, &err);
-        if (st != MQ_OK) {
-            report_error("mq_client_new (worker)", st, &err);
-            goto out;
+    if (opt.json) {
+        modes = json_array();
+        if (modes == NULL) {
+            fprintf(stderr, "bench: building the JSON output failed\n");
+            return 1;
         }
-        st = mq_queue_new(w[i].client, db, "bench", &w[i].queue, &err);
-        if (st != MQ_OK) {
-            report_error("mq_queue_new (worker)", st, &err);
-            goto out;
-        }
+    } else {
+        printf("libmongomq %s  database %s\n\n", mq_version(), db);
+        fflush(stdout);
     }
 
-    /* Phase 1: publish. */
-    c0 = mq_client_command_count(client);
-    t0 = now_mono();
-    for (i = 0; i < opt.events; i += opt.batch) {
-        long n = opt.events - i < opt.batch ? opt.events - i : opt.batch;
-        long k;
-        mq_batch *batch = NULL;
-        int64_t first = 0;
-        if (opt.batch == 1) {
-            long g = i % opt.groups;
-            char ev[48];
-            int len = snprintf(ev, sizeof ev, "{\"i\":%ld}", i);
-            st = mq_publish(queue, group_names[g], ev, (size_t)len, (int)(g % BENCH_PRIORITIES), &sh.seq_of[i],
-                            &err);
-        } else {
-            st = mq_batch_new(&batch, &err);
-            for (k = 0; st == MQ_OK && k < n; k++) {
-                long g = (i + k) % opt.groups;
-                char ev[48];
-                int len = snprintf(ev, sizeof ev, "{\"i\":%ld}", i + k);
-                st = mq_batch_add(batch, group_names[g], ev, (size_t)len, (int)(g % BENCH_PRIORITIES), &err);
-            }
-            if (st == MQ_OK)
-                st = mq_publish_batch(queue, batch, &first, &err);
-            mq_batch_destroy(batch);
-            for (k = 0; st == MQ_OK && k < n; k++)
-                sh.seq_of[i + k] = first + k;
-        }
-        if (st != MQ_OK) {
-            report_error("mq_publish", st, &err);
-            goto out;
-        }
-    }
-    t_pub = now_mono() - t0;
-    cmd_pub = mq_client_command_count(client) - c0;
-
-    /* Phase 2: drain. */
-    sh.last_progress = now_mono();
-    t0 = now_mono();
-    for (i = 0; i < opt.workers; i++) {
-        if (pthread_create(&threads[i], NULL, worker_main, &w[i]) != 0) {
-            fprintf(stderr, "bench: pthread_create failed\n");
-            set_stop(&sh);
-            failed = 1;
+    for (m = 0; m < nmodes; m++) {
+        if (run_mode(&opt, db, batches[m], &res[m]) != 0) {
+            all_ok = 0; /* nothing to report, and the next mode would fail alike */
             break;
         }
-        started++;
-    }
-    for (i = 0; i < started; i++)
-        pthread_join(threads[i], NULL);
-    t_drain = now_mono() - t0;
-
-    for (i = 0; i < opt.workers; i++) {
-        failed |= w[i].failed;
-        cmd_claim += w[i].cmd_claim;
-        cmd_empty += w[i].cmd_empty;
-        cmd_ack += w[i].cmd_ack;
-        claims_ok += w[i].claims_ok;
-        claims_empty += w[i].claims_empty;
-        acks += w[i].acks;
-        lease_lost += w[i].lease_lost;
-        if (samples_merge(&claim_all, &w[i].claim_ms) != 0 ||
-            samples_merge(&ack_all, &w[i].ack_ms) != 0) {
-            fprintf(stderr, "bench: out of memory\n");
-            goto out;
+        ran++;
+        all_ok &= res[m].ok;
+        if (opt.json) {
+            if (json_array_append_new(modes, result_json(&opt, db, &res[m])) != 0) {
+                fprintf(stderr, "bench: building the JSON output failed\n");
+                json_decref(modes);
+                return 1;
+            }
+        } else {
+            print_table(&opt, db, &res[m]);
+            fflush(stdout);
         }
     }
-    qsort(claim_all.v, claim_all.n, sizeof *claim_all.v, cmp_double);
-    qsort(ack_all.v, ack_all.n, sizeof *ack_all.v, cmp_double);
-    for (i = 0; i < opt.events; i++)
-        if (sh.acked[i] == 0)
-            lost++;
-    cmd_total = cmd_pub + cmd_claim + cmd_empty + cmd_ack;
 
     if (opt.json) {
-        json_t *o = json_pack(
-            "{s:s, s:s, s:I, s:I, s:I, s:I, s:f, "
-            "s:f, s:f, s:f, s:f, "
-            "s:f, s:f, s:f, s:f, "
-            "s:{s:f, s:f, s:f, s:f, s:f}, "
-            "s:{s:I, s:I, s:I, s:I, s:I}, "
-            "s:I, s:I, s:I, s:I, s:I, s:I, s:b}",
-            "library", mq_version(), "database", db,
-            "events", (json_int_t)opt.events, "groups", (json_int_t)opt.groups,
-            "workers", (json_int_t)opt.workers, "batch", (json_int_t)opt.batch, "visibility_s", opt.visibility,
-            "publish_s", rnd(t_pub, 4), "publish_eps", rnd(rate(opt.events, t_pub), 1),
-            "drain_s", rnd(t_drain, 4), "drain_eps", rnd(rate(sh.acked_total, t_drain), 1),
-            "claim_p50_ms", rnd(percentile(&claim_all, 50), 4),
-            "claim_p99_ms", rnd(percentile(&claim_all, 99), 4),
-            "ack_p50_ms", rnd(percentile(&ack_all, 50), 4),
-            "ack_p99_ms", rnd(percentile(&ack_all, 99), 4),
-            "commands_per_event",
-            "publish", rnd(per_event(cmd_pub, opt.events), 3),
-            "claim", rnd(per_event(cmd_claim, opt.events), 3),
-            "ack", rnd(per_event(cmd_ack, opt.events), 3),
-            "empty_claim", rnd(per_event(cmd_empty, opt.events), 3),
-            "total", rnd(per_event(cmd_total, opt.events), 3),
-            "commands",
-            "publish", (json_int_t)cmd_pub, "claim", (json_int_t)cmd_claim,
-            "ack", (json_int_t)cmd_ack, "empty_claim", (json_int_t)cmd_empty,
-            "total", (json_int_t)cmd_total,
-            "claims", (json_int_t)claims_ok, "empty_claims", (json_int_t)claims_empty,
-            "lease_lost", (json_int_t)lease_lost, "lost", (json_int_t)lost,
-            "duplicated", (json_int_t)sh.duplicates, "seq_mismatch", (json_int_t)sh.seq_mismatch,
-            "ok", (int)(!failed && lost == 0 && sh.duplicates == 0 && sh.seq_mismatch == 0));
+        json_t *o = json_pack("{s:s, s:o, s:b}", "library", mq_version(), "modes", modes, "ok", all_ok);
         char *s = o ? json_dumps(o, JSON_COMPACT | JSON_REAL_PRECISION(12)) : NULL;
         if (s == NULL) {
             fprintf(stderr, "bench: building the JSON output failed\n");
             json_decref(o);
-            goto out;
+            return 1;
         }
         printf("%s\n", s);
         free(s);
         json_decref(o);
-    } else {
-        printf("libmongomq %s  database %s\n", mq_version(), db);
-        printf("events %ld  groups %ld  workers %ld  batch %ld  visibility %.3g s\n\n", opt.events,
-               opt.groups, opt.workers, opt.batch, opt.visibility);
-        printf("%-10s %10s %12s %10s %10s %14s\n", "phase", "seconds", "events/s", "p50 ms",
-               "p99 ms", "commands/event");
-        printf("%-10s %10.3f %12.1f %10s %10s %14.2f\n", "publish", t_pub,
-               rate(opt.events, t_pub), "-", "-", per_event(cmd_pub, opt.events));
-        printf("%-10s %10.3f %12.1f %10s %10s %14.2f\n", "drain", t_drain,
-               rate(sh.acked_total, t_drain), "-", "-",
-               per_event(cmd_claim + cmd_ack + cmd_empty, opt.events));
-        printf("%-10s %10s %12s %10.3f %10.3f %14.2f\n", "  claim", "-", "-",
-               percentile(&claim_all, 50), percentile(&claim_all, 99),
-               per_event(cmd_claim, opt.events));
-        printf("%-10s %10s %12s %10.3f %10.3f %14.2f\n", "  ack", "-", "-",
-               percentile(&ack_all, 50), percentile(&ack_all, 99),
-               per_event(cmd_ack, opt.events));
-        printf("%-10s %10s %12s %10s %10s %14.2f\n", "  empty", "-", "-", "-", "-",
-               per_event(cmd_empty, opt.events));
-        printf("%-10s %10.3f %12s %10s %10s %14.2f\n\n", "total", t_pub + t_drain, "-", "-",
-               "-", per_event(cmd_total, opt.events));
-        printf("claims %ld (+ %ld empty)  acks %ld  lease lost %ld\n", claims_ok, claims_empty,
-               acks, lease_lost);
-        printf("commands: publish %llu  claim %llu  ack %llu  empty claims %llu  total %llu\n",
-               (unsigned long long)cmd_pub, (unsigned long long)cmd_claim,
-               (unsigned long long)cmd_ack, (unsigned long long)cmd_empty,
-               (unsigned long long)cmd_total);
-        printf("every event acked exactly once: %s (lost %ld, duplicated %ld, seq mismatch %ld)\n",
-               (!failed && lost == 0 && sh.duplicates == 0 && sh.seq_mismatch == 0) ? "yes"
-                                                                                   : "NO",
-               lost, sh.duplicates, sh.seq_mismatch);
+    } else if (ran > 0) {
+        printf("commands per event:");
+        for (m = 0; m < ran; m++)
+            printf("%s %s %.2f", m ? "," : "", res[m].mode, per_event(res[m].cmd_total, opt.events));
+        printf("\n");
     }
-
-    rc = (failed || lost != 0 || sh.duplicates != 0 || sh.seq_mismatch != 0) ? 1 : 0;
-
-out:
-    if (w != NULL) {
-        for (i = 0; i < opt.workers; i++) {
-            mq_queue_destroy(w[i].queue);
-            mq_client_destroy(w[i].client);
-            free(w[i].claim_ms.v);
-            free(w[i].ack_ms.v);
-        }
-    }
-    mq_queue_destroy(queue);
-    mq_client_destroy(client);
-    if (group_names != NULL) {
-        for (i = 0; i < opt.groups; i++)
-            free(group_names[i]);
-    }
-    free(group_names);
-    free(claim_all.v);
-    free(ack_all.v);
-    free(sh.seq_of);
-    free(sh.acked);
-    free(w);
-    free(threads);
-    pthread_mutex_destroy(&sh.mu);
-    return rc;
+    return all_ok ? 0 : 1;
 }

@@ -223,6 +223,12 @@ MQ_API mq_status mq_claim_wait(mq_queue *queue, const char *worker_id, double vi
                                int min_priority, double timeout_s,
                                mq_lease **out, mq_error *err);
 
+/* mq_claim_wait for a batch lease (up to max_events consecutive events of one group,
+ * as mq_claim_batch). */
+MQ_API mq_status mq_claim_batch_wait(mq_queue *queue, const char *worker_id, double visibility_s,
+                                     int min_priority, size_t max_events, double timeout_s,
+                                     mq_lease **out, mq_error *err);
+
 /* Wakes every mq_claim_wait on this queue (within about 10 ms while a change-stream
  * watcher may run, at once otherwise), and makes every later one return
  * MQ_INTERRUPTED at once: for shutdown. There is no reset: open a new mq_queue to
@@ -290,6 +296,10 @@ MQ_API mq_status mq_queue_drop(mq_queue *queue, mq_error *err);
  * corrected by half the round trip), and the queue runs on server time: wall clock
  * plus this offset, in seconds. */
 MQ_API double mq_queue_clock_offset(const mq_queue *queue);
+
+/* The queue's clock now (seconds since the epoch): server time, or the clock given to
+ * mq_queue_set_clock. What mq_publish_at's not_before is compared with. 0 for NULL. */
+MQ_API double mq_queue_now(mq_queue *queue);
 
 /* tests and simulations: replace the clock (seconds since the epoch; the measured
  * offset is then not applied). clock NULL restores server time. */

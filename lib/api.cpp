@@ -223,6 +223,15 @@ void mq_queue_set_clock(mq_queue *queue, double (*clock)(void *ctx), void *ctx) 
 
 double mq_queue_clock_offset(const mq_queue *queue) { return queue != nullptr ? queue->clock_offset : 0; }
 
+double mq_queue_now(mq_queue *queue) {
+    if (queue == nullptr) return 0;
+    try {
+        return queue->now();
+    } catch (...) {  // the clock's mutex could not lock: nothing sane but the wall clock
+        return mongomq::wall_clock() + queue->clock_offset;
+    }
+}
+
 void mq_log_set_handler(mq_log_fn handler, void *ctx) {
     try {
         mongomq::log_set_handler(handler, ctx);

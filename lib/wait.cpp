@@ -432,18 +432,24 @@ extern "C" {
 
 mq_status mq_claim_wait(mq_queue *queue, const char *worker_id, double visibility_s, int min_priority,
                         double timeout_s, mq_lease **out, mq_error *err) {
+    return mq_claim_batch_wait(queue, worker_id, visibility_s, min_priority, 1, timeout_s, out, err);
+}
+
+mq_status mq_claim_batch_wait(mq_queue *queue, const char *worker_id, double visibility_s, int min_priority,
+                              size_t max_events, double timeout_s, mq_lease **out, mq_error *err) {
     null_out(out);
     return guard_queue(err, queue, [&] {
-        const char *fn = "mq_claim_wait";
+        const char *fn = max_events == 1 ? "mq_claim_wait" : "mq_claim_batch_wait";
         mongomq::check_queue(fn, queue);
         if (out == nullptr) fail_arg(fn, "out is NULL");
         if (worker_id != nullptr) mongomq::check_worker_id(fn, worker_id);
         mongomq::check_seconds(fn, "visibility_s", visibility_s, false);
         mongomq::check_priority(fn, "min_priority", min_priority);
+        mongomq::check_max_events(fn, max_events);
         mongomq::check_seconds(fn, "timeout_s", timeout_s, true);
         mq_status status = MQ_EMPTY;
         *out = mongomq::queue_claim_wait(queue, worker_id != nullptr ? worker_id : mongomq::default_worker_id(),
-                                         visibility_s, min_priority, 1, timeout_s, &status);
+                                         visibility_s, min_priority, max_events, timeout_s, &status);
         if (status == MQ_INTERRUPTED)
             mongomq::fail(MQ_INTERRUPTED, std::string(fn) + ": the queue was interrupted (mq_queue_interrupt)");
         return status;

@@ -199,6 +199,22 @@ static void batches_of_ten_cost_under_one_command_per_event(void **state) {
     assert_true(commands <= (uint64_t)events);
 }
 
+static void batch_wait_returns_a_batch(void **state) {
+    tq *t = *state;
+    for (int i = 0; i < 3; i++) tq_publish(t, "g", "x", 0);
+    mq_error err;
+    mq_lease *lease = NULL;
+    ASSERT_MQ(MQ_OK, mq_claim_batch_wait(t->queue, "w", 30, 0, 10, 1.0, &lease, &err), err);
+    assert_int_equal(mq_lease_count(lease), 3);
+    tq_ack(t, lease);
+    mq_lease_destroy(lease);
+    /* nothing due: the (fake-clock) queue waits out the timeout, then MQ_EMPTY */
+    ASSERT_MQ(MQ_EMPTY, mq_claim_batch_wait(t->queue, "w", 30, 0, 10, 0.05, &lease, &err), err);
+    assert_null(lease);
+    ASSERT_MQ(MQ_ERR_ARG, mq_claim_batch_wait(t->queue, "w", 30, 0, 0, 0.05, &lease, &err), err);
+    assert_non_null(strstr(err.message, "max_events"));
+}
+
 static void bad_batch_arguments(void **state) {
     tq *t = *state;
     mq_error err;
@@ -242,6 +258,7 @@ int main(void) {
         T(nack_returns_the_whole_batch),
         T(stale_batch_lease_is_fenced),
         T(batches_of_ten_cost_under_one_command_per_event),
+        T(batch_wait_returns_a_batch),
         T(bad_batch_arguments),
     };
 #undef T

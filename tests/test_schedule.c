@@ -29,6 +29,8 @@ static double lock_available_at(tq *t, const char *group) {
 
 static void new_group_starts_parked(void **state) {
     tq *t = *state;
+    assert_true(mq_queue_now(t->queue) == t->now); /* what not_before is compared with */
+    assert_true(mq_queue_now(NULL) == 0);
     double at = t->now + 100;
     int64_t seq = publish_at(t, "g", "later", at);
     assert_true(lock_available_at(t, "g") == at);
