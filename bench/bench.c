@@ -77,7 +77,7 @@ typedef struct bench_shared bench_shared;
 
 typedef struct {
     bench_shared *sh;
-    char worker_id[32];
+    char worker_id[48];
     mq_client *client;
     mq_queue *queue;
     samples claim_ms;

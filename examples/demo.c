@@ -96,7 +96,7 @@ typedef struct {
 typedef struct {
     demo_state *st;
     int index; /* 1..DEMO_WORKERS */
-    char worker_id[32];
+    char worker_id[48];
 } demo_worker;
 
 static double now_mono(void)
