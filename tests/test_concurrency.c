@@ -84,6 +84,7 @@ typedef struct {
     int slow_percent;       /* chance a worker sleeps past its lease before acking */
     double slow_seconds;
     int publishers;         /* > 0: events are published while workers run */
+    int batch;              /* events per lease (mq_claim_batch) */
     double deadline;        /* monotonic seconds: give up (and fail) after this */
 
     pthread_mutex_t mu;     /* guards everything below */
@@ -94,6 +95,7 @@ typedef struct {
     int *in_flight;         /* per group: 1 while a live lease is held */
     int done;               /* events acked at least once */
     int double_held, out_of_order, errors, lost_leases, nacks, foreign;
+    int multi;              /* leases that held more than one event */
     char first_error[600];
 } drain_ctx;
 
@@ -131,43 +133,63 @@ static void drain_publisher(void *arg, int index) {
     for (int g = index; g < c->groups; g += c->publishers) publish_group_events(c, g);
 }
 
+/* The events of a lease as indexes into the ctx's arrays (all of one group, in
+ * order); 0 when one is not ours. */
+static size_t lease_indexes(drain_ctx *c, const mq_lease *lease, int *group, int *first_n, int idx[]) {
+    size_t count = mq_lease_count(lease);
+    for (size_t k = 0; k < count; k++) {
+        int g = -1, n = -1;
+        size_t len = 0;
+        const char *event = mq_lease_event_at(lease, k, &len);
+        char text[64] = {0};
+        memcpy(text, event, len < sizeof text - 1 ? len : sizeof text - 1);
+        if (sscanf(text, "%d:%d", &g, &n) != 2 || g < 0 || g >= c->groups || n < 0 || n >= c->per_group) return 0;
+        if (k == 0) {
+            *group = g;
+            *first_n = n;
+        } else if (g != *group || n != *first_n + (int)k) {
+            return 0; /* a batch lease must hold consecutive events of one group */
+        }
+        idx[k] = g * c->per_group + n;
+    }
+    return count;
+}
+
 static void drain_worker(void *arg, int index) {
     drain_ctx *c = arg;
     unsigned rnd = 7919u * (unsigned)(index + 1);
     char worker[32];
     snprintf(worker, sizeof worker, "worker-%d", index);
+    int *idx = calloc((size_t)c->batch, sizeof *idx);
     for (;;) {
         pthread_mutex_lock(&c->mu);
         int finished = c->done >= c->total || c->errors > 0;
         pthread_mutex_unlock(&c->mu);
-        if (finished || tq_monotonic() > c->deadline) return;
+        if (finished || tq_monotonic() > c->deadline) break;
 
         mq_lease *lease = NULL;
         mq_error err;
-        mq_status st = mq_claim(c->t->queue, worker, c->visibility, 0, &lease, &err);
+        mq_status st = mq_claim_batch(c->t->queue, worker, c->visibility, 0, (size_t)c->batch, &lease, &err);
         if (st == MQ_EMPTY) {
             tq_sleep(0.002);
             continue;
         }
         if (st != MQ_OK) {
             drain_error(c, "claim", &err);
-            return;
+            break;
         }
         int g = -1, n = -1;
-        size_t len = 0;
-        const char *event = mq_lease_event(lease, &len);
-        char text[64] = {0};
-        memcpy(text, event, len < sizeof text - 1 ? len : sizeof text - 1);
-        if (sscanf(text, "%d:%d", &g, &n) != 2 || g < 0 || g >= c->groups || n < 0 || n >= c->per_group) {
+        size_t count = lease_indexes(c, lease, &g, &n, idx);
+        if (count == 0) {
             pthread_mutex_lock(&c->mu);
             c->foreign++;
             pthread_mutex_unlock(&c->mu);
             mq_lease_destroy(lease);
             continue;
         }
-        int idx = g * c->per_group + n;
 
         pthread_mutex_lock(&c->mu);
+        if (count > 1) c->multi++;
         if (c->in_flight[g]) c->double_held++;
         c->in_flight[g] = 1;
         pthread_mutex_unlock(&c->mu);
@@ -183,7 +205,7 @@ static void drain_worker(void *arg, int index) {
         /* Checked and advanced before the ack: once it reaches the server another
          * worker may claim the group's next event. */
         int in_order = n == c->next_n[g];
-        if (!nack) c->next_n[g] = n + 1;
+        if (!nack) c->next_n[g] = n + (int)count;
         pthread_mutex_unlock(&c->mu);
 
         if (nack) {
@@ -198,19 +220,19 @@ static void drain_worker(void *arg, int index) {
              * hold the group), and only counted once the ack says we still held it. */
             st = mq_ack(c->t->queue, lease, &err);
             pthread_mutex_lock(&c->mu);
-            /* OK or LEASE_LOST, the ack deleted the event: it was processed. */
-            if ((st == MQ_OK || st == MQ_LEASE_LOST) && c->processed[idx]++ == 0) c->done++;
-            if (st == MQ_OK) {
-                if (!in_order) c->out_of_order++;
-                c->acked[idx]++;
-            } else if (st == MQ_LEASE_LOST) {
-                c->lost_leases++;
+            for (size_t k = 0; k < count; k++) {
+                /* OK or LEASE_LOST, the ack deleted the events: they were processed. */
+                if ((st == MQ_OK || st == MQ_LEASE_LOST) && c->processed[idx[k]]++ == 0) c->done++;
+                if (st == MQ_OK) c->acked[idx[k]]++;
             }
+            if (st == MQ_OK && !in_order) c->out_of_order++;
+            if (st == MQ_LEASE_LOST) c->lost_leases++;
             pthread_mutex_unlock(&c->mu);
             if (st != MQ_OK && st != MQ_LEASE_LOST) drain_error(c, "ack", &err);
         }
         mq_lease_destroy(lease);
     }
+    free(idx);
 }
 
 static void drain_init(drain_ctx *c, tq *t, int groups, int per_group) {
@@ -220,6 +242,7 @@ static void drain_init(drain_ctx *c, tq *t, int groups, int per_group) {
     c->per_group = per_group;
     c->total = groups * per_group;
     c->visibility = 120;
+    c->batch = 1;
     c->deadline = tq_monotonic() + 600;
     pthread_mutex_init(&c->mu, NULL);
     c->seq_of = calloc((size_t)c->total, sizeof *c->seq_of);
@@ -314,6 +337,29 @@ static void stress_exactly_once_in_order(void **state) {
     drain_free(&c);
 }
 
+/* The same with batch leases of up to 5 events: each lease holds consecutive events
+ * of one group, and every event is still acked exactly once, in order. */
+static void stress_with_batch_leases(void **state) {
+    drain_ctx c;
+    drain_init(&c, *state, 60, 20);
+    c.nack_percent = 10;
+    c.batch = 5;
+    double t0 = tq_monotonic();
+    drain_run(&c, 16, 4);
+    report(&c, "batch stress", tq_monotonic() - t0);
+    print_message("batch stress: %d leases held more than one event\n", c.multi);
+    assert_true(c.multi > 0); /* the test did exercise batch leases */
+    assert_int_equal(c.foreign, 0);
+    assert_int_equal(c.double_held, 0);
+    assert_int_equal(c.lost_leases, 0);
+    assert_int_equal(c.out_of_order, 0);
+    for (int i = 0; i < c.total; i++) {
+        if (c.acked[i] != 1) fail_msg("event %d (seq %lld) acked %d times", i, (long long)c.seq_of[i], c.acked[i]);
+    }
+    assert_queue_empty(*state);
+    drain_free(&c);
+}
+
 /* Short leases and slow workers: leases expire mid-work and groups move on, so an
  * event may be processed twice, but none is lost and the queue ends empty. */
 static void short_leases_slow_workers_lose_nothing(void **state) {
@@ -389,6 +435,7 @@ int main(void) {
         cmocka_unit_test_setup_teardown(sixteen_claimers_one_group_one_lease, tq_setup, tq_teardown),
         cmocka_unit_test_setup_teardown(hot_groups_never_deliver_a_head_twice, tq_setup, tq_teardown),
         cmocka_unit_test_setup_teardown(stress_exactly_once_in_order, tq_setup, tq_teardown),
+        cmocka_unit_test_setup_teardown(stress_with_batch_leases, tq_setup, tq_teardown),
         cmocka_unit_test_setup_teardown(short_leases_slow_workers_lose_nothing, tq_setup, tq_teardown),
         cmocka_unit_test_setup_teardown(publish_during_drain_race, tq_setup, tq_teardown),
     };
