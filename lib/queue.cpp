@@ -10,6 +10,8 @@
 #include <ctime>
 #include <memory>
 #include <random>
+#include <string_view>
+#include <unordered_set>
 
 #include "error.hpp"
 #include "fault.hpp"
@@ -199,12 +201,9 @@ int64_t queue_publish(mq_queue *q, const std::vector<Outgoing> &events) {
     // 3. Ready each new group: one upsert per distinct group, from its first event in
     //    add order (its priority wins, and a scheduled first event starts it parked).
     std::vector<std::pair<BsonPtr, BsonPtr>> upserts;
-    std::vector<const std::string *> seen;
+    std::unordered_set<std::string_view> seen;
     for (const Outgoing &e : events) {
-        bool dup = false;
-        for (const std::string *g : seen) dup = dup || *g == *e.group;
-        if (dup) continue;
-        seen.push_back(e.group);
+        if (!seen.insert(*e.group).second) continue;
         upserts.emplace_back(lock_filter(*e.group), lock_insert(e.priority, e.not_before));
     }
     // Two publishers creating one group race on the new _id: the loser's retry finds
