@@ -59,7 +59,7 @@ constexpr milliseconds kTick{10};
 // sends one at most when the server does not hold it (mongo-java-server answers at
 // once: without this the watcher would send thousands of getMores a second).
 constexpr int64_t kMaxAwaitMs = 200;
-constexpr milliseconds kGetMorePeriod{50};
+constexpr milliseconds kGetMorePeriod{30};  // a hint within ~30 ms there
 // Pauses before reopening a stream that failed: doubling, capped.
 constexpr milliseconds kReopenFirst{100};
 constexpr milliseconds kReopenMax{5000};

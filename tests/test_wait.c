@@ -220,14 +220,15 @@ static void times_out_with_empty(void **state) {
 
 /* ---- 3. a publish (or a release) from another thread wakes the waiter ---- */
 
-static void publish_while_waiting_is_claimed(void **state) {
-    tq *t = *state;
-    enum { ROUNDS = 5 };
-    double latency[ROUNDS];
-    for (int round = 0; round < ROUNDS; round++) {
+/* Publishes from another thread, `rounds` times, while this thread waits; each must
+ * be claimed by the waiter. Prints the latencies under `label`. */
+static void publish_while_waiting(tq *t, int rounds, double step, const char *label) {
+    double latency[8];
+    assert_true(rounds <= 8);
+    for (int round = 0; round < rounds; round++) {
         char group[32];
         snprintf(group, sizeof group, "g%d", round);
-        actor a = {.queue = t->queue, .delay = 0.3 + 0.07 * round, .group = group};
+        actor a = {.queue = t->queue, .delay = 0.3 + step * round, .group = group};
         start_actor(&a);
         mq_error err;
         mq_lease *lease = NULL;
@@ -240,9 +241,14 @@ static void publish_while_waiting_is_claimed(void **state) {
         tq_ack(t, lease);
         mq_lease_destroy(lease);
     }
-    qsort(latency, ROUNDS, sizeof latency[0], cmp_double);
-    printf("[ wait     ] %s: publish -> claimed: min %.1f ms, median %.1f ms, max %.1f ms\n", mode(t),
-           latency[0] * 1e3, latency[ROUNDS / 2] * 1e3, latency[ROUNDS - 1] * 1e3);
+    qsort(latency, (size_t)rounds, sizeof latency[0], cmp_double);
+    printf("[ wait     ] %s: publish -> claimed: min %.1f ms, median %.1f ms, max %.1f ms\n", label,
+           latency[0] * 1e3, latency[rounds / 2] * 1e3, latency[rounds - 1] * 1e3);
+}
+
+static void publish_while_waiting_is_claimed(void **state) {
+    tq *t = *state;
+    publish_while_waiting(t, 5, 0.07, mode(t));
 }
 
 static void release_by_ack_is_claimed(void **state) {
@@ -646,28 +652,8 @@ static void interrupt_from_signal_on_other_thread(void **state) {
 static void fallback_notices_publish(void **state) {
     tq *t = *state;
     fail_watch(40573);
-    enum { ROUNDS = 4 };
-    double latency[ROUNDS];
-    for (int round = 0; round < ROUNDS; round++) {
-        char group[32];
-        snprintf(group, sizeof group, "g%d", round);
-        actor a = {.queue = t->queue, .delay = 0.3 + 0.05 * round, .group = group};
-        start_actor(&a);
-        mq_error err;
-        mq_lease *lease = NULL;
-        mq_status st = mq_claim_wait(t->queue, "w", 30, 0, 20, &lease, &err);
-        double got_at = tq_monotonic();
-        join_actor(&a);
-        ASSERT_MQ(MQ_OK, st, err);
-        assert_string_equal(mq_lease_group(lease), group);
-        latency[round] = got_at - a.done_at;
-        tq_ack(t, lease);
-        mq_lease_destroy(lease);
-    }
+    publish_while_waiting(t, 4, 0.05, "fallback mode (forced)");
     assert_int_equal(watch_calls(), 1); /* tried once, then backs off for good */
-    qsort(latency, ROUNDS, sizeof latency[0], cmp_double);
-    printf("[ wait     ] fallback mode (forced): publish -> claimed: min %.1f ms, median %.1f ms, max %.1f ms\n",
-           latency[0] * 1e3, latency[ROUNDS / 2] * 1e3, latency[ROUNDS - 1] * 1e3);
 }
 
 /* A watcher whose connection fails keeps trying (backing off meanwhile); the
