@@ -6,7 +6,8 @@
  * Model (docs/design.md has the schema, every operation's server commands and the
  * argument for each race):
  *   - A queue is three collections under one database: {prefix}_messages,
- *     {prefix}_locks and {prefix}_counters. The documents are those of harel's
+ *     {prefix}_locks and {prefix}_counters (and {prefix}_dead for dead letters,
+ *     when they are turned on). The documents are those of harel's
  *     MongoTransport, so Python services using harel share a queue with us; harel
  *     names its collections {P}_transport_*, so harel's prefix P is our prefix
  *     "P_transport" (harel's defaults: db "harel", prefix "harel_transport").
@@ -22,6 +23,9 @@
  *   - Every lease carries a token. Ack, nack and extend are fenced by it: a worker
  *     whose lease expired and was taken over gets MQ_LEASE_LOST and changes nothing
  *     that belongs to the new owner.
+ *   - Beyond the seed design: batches (mq_publish_batch, mq_claim_batch), waiting
+ *     claims (mq_claim_wait), scheduled events (mq_publish_at), dead letters,
+ *     stats/repair/purge, and a queue clock on server time.
  *
  * Conventions:
  *   - Every fallible call returns an mq_status and fills *err when err is not NULL.
@@ -40,8 +44,10 @@
  * Threading: mq_client and mq_queue are thread-safe: any number of threads may
  * publish, claim, ack, nack and extend through the same handles at once (each call
  * borrows a connection from the client's pool). A single mq_lease may be read from
- * several threads but must not be destroyed while another thread uses it.
- * mq_queue_set_clock must not race with calls on the same queue.
+ * several threads but must not be destroyed while another thread uses it; the same
+ * for an mq_batch, which is not thread-safe while it is being filled. A queue must
+ * not be destroyed while a call on it runs. mq_queue_interrupt may also be called
+ * from a signal handler.
  */
 #ifndef MONGOMQ_H
 #define MONGOMQ_H
