@@ -557,7 +557,8 @@ static void on_sigusr1(int sig) {
 }
 
 typedef struct {
-    pthread_t target;   /* where the signal goes */
+    int to_waiter;      /* 1: the signal goes to the waiting thread; 0: to this one */
+    pthread_t waiter;
     double sent_at;
 } signaller;
 
@@ -565,72 +566,28 @@ static void *signaller_main(void *p) {
     signaller *s = p;
     tq_sleep(0.4);
     s->sent_at = tq_monotonic();
-    pthread_kill(s->target, SIGUSR1);
+    pthread_kill(s->to_waiter ? s->waiter : pthread_self(), SIGUSR1);
     return NULL;
 }
 
-/* The signal goes to the waiting thread: its sleep (a poll or a condition variable
- * wait) is interrupted by the handler, which interrupts the queue. */
-static void interrupt_from_signal_handler_once(tq *t, int fallback) {
-    handle h = open_handle(t); /* a fresh queue: not interrupted yet, its own watcher */
-    if (fallback) fail_watch(40573);
-    g_signal_queue = h.queue;
-    signaller s = {.target = pthread_self()};
-    pthread_t thread;
-    assert_int_equal(pthread_create(&thread, NULL, signaller_main, &s), 0);
-    mq_error err;
-    mq_lease *lease = (mq_lease *)&err;
-    mq_status st = mq_claim_wait(h.queue, "w", 30, 0, 30, &lease, &err);
-    double returned_at = tq_monotonic();
-    pthread_join(thread, NULL);
-    ASSERT_MQ(MQ_INTERRUPTED, st, err);
-    assert_null(lease);
-    printf("[ wait     ] %s mode: SIGUSR1 to the waiting thread -> MQ_INTERRUPTED after %.1f ms\n",
-           fallback ? "fallback" : mode(t), (returned_at - s.sent_at) * 1e3);
-    mongomq_fault_set(NULL, NULL);
-    g_signal_queue = NULL;
-    close_handle(&h);
-}
-
-static void interrupt_from_signal_handler(void **state) {
-    tq *t = *state;
+/* SIGUSR1's handler interrupts the queue while this thread waits on it, in watcher
+ * and in fallback mode. to_waiter: the signal interrupts the waiter's own sleep (a
+ * poll or a condition-variable wait); otherwise another thread handles it and the
+ * waiter must notice the flag by itself. */
+static void interrupt_from_signal(tq *t, int to_waiter, const char *how) {
     struct sigaction action, old;
     memset(&action, 0, sizeof action);
     action.sa_handler = on_sigusr1;
     sigemptyset(&action.sa_mask);
     action.sa_flags = 0; /* no SA_RESTART: the waiter's poll sees EINTR */
     assert_int_equal(sigaction(SIGUSR1, &action, &old), 0);
-    for (int fallback = 0; fallback <= 1; fallback++) interrupt_from_signal_handler_once(t, fallback);
-    sigaction(SIGUSR1, &old, NULL);
-}
-
-/* The signal handled on another thread than the waiter's. */
-typedef struct {
-    double sent_at;
-} self_signaller;
-
-static void *self_signaller_main(void *p) {
-    self_signaller *s = p;
-    tq_sleep(0.4);
-    s->sent_at = tq_monotonic();
-    pthread_kill(pthread_self(), SIGUSR1);
-    return NULL;
-}
-
-static void interrupt_from_signal_on_other_thread(void **state) {
-    tq *t = *state;
-    struct sigaction action, old;
-    memset(&action, 0, sizeof action);
-    action.sa_handler = on_sigusr1;
-    sigemptyset(&action.sa_mask);
-    assert_int_equal(sigaction(SIGUSR1, &action, &old), 0);
     for (int fallback = 0; fallback <= 1; fallback++) {
-        handle h = open_handle(t);
+        handle h = open_handle(t); /* a fresh queue: not interrupted yet, its own watcher */
         if (fallback) fail_watch(40573);
         g_signal_queue = h.queue;
-        self_signaller s = {0};
+        signaller s = {.to_waiter = to_waiter, .waiter = pthread_self()};
         pthread_t thread;
-        assert_int_equal(pthread_create(&thread, NULL, self_signaller_main, &s), 0);
+        assert_int_equal(pthread_create(&thread, NULL, signaller_main, &s), 0);
         mq_error err;
         mq_lease *lease = (mq_lease *)&err;
         mq_status st = mq_claim_wait(h.queue, "w", 30, 0, 30, &lease, &err);
@@ -638,13 +595,21 @@ static void interrupt_from_signal_on_other_thread(void **state) {
         pthread_join(thread, NULL);
         ASSERT_MQ(MQ_INTERRUPTED, st, err);
         assert_null(lease);
-        printf("[ wait     ] %s mode: SIGUSR1 handled on another thread -> MQ_INTERRUPTED after %.1f ms\n",
-               fallback ? "fallback" : mode(t), (returned_at - s.sent_at) * 1e3);
+        printf("[ wait     ] %s mode: SIGUSR1 %s -> MQ_INTERRUPTED after %.1f ms\n",
+               fallback ? "fallback" : mode(t), how, (returned_at - s.sent_at) * 1e3);
         mongomq_fault_set(NULL, NULL);
         g_signal_queue = NULL;
         close_handle(&h);
     }
     sigaction(SIGUSR1, &old, NULL);
+}
+
+static void interrupt_from_signal_handler(void **state) {
+    interrupt_from_signal(*state, 1, "to the waiting thread");
+}
+
+static void interrupt_from_signal_on_other_thread(void **state) {
+    interrupt_from_signal(*state, 0, "handled on another thread");
 }
 
 /* ---- 8. without a change stream: backing off still notices a publish ---- */
