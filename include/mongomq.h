@@ -150,8 +150,10 @@ MQ_API mq_status mq_publish(mq_queue *queue, const char *group_id,
 /* Leases the head event of the due group that has waited longest, considering only
  * groups with priority >= min_priority (0..4). The lease lasts visibility_s seconds
  * (> 0, finite). worker_id NULL -> "host:pid". MQ_EMPTY (and *out NULL) when no group
- * is due. 2 server commands; 1 when nothing is due; 3 more for each group left
- * without events that it meets and drops on the way. */
+ * is due. 2 server commands; 1 when nothing is due. More only on the way to a lease:
+ * 4-5 for each group left without events that it meets and drops (its lease, head
+ * read, drop, re-check, maybe re-lock), 3 for each group whose head is scheduled for
+ * later (lease, head read, park), 4 for each head it moves to the dead letters. */
 MQ_API mq_status mq_claim(mq_queue *queue, const char *worker_id /* NULL -> host:pid */,
                           double visibility_s, int min_priority,
                           mq_lease **out, mq_error *err);

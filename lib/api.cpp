@@ -45,6 +45,25 @@ mq_status lost_or_ok(mq_status status, const char *fn, const mq_lease *lease) {
     return status;
 }
 
+// mq_publish and mq_publish_at: one event, a batch of one.
+mq_status publish_one(const char *fn, mq_queue *queue, const char *group_id, const void *event, size_t event_len,
+                      int priority, double not_before_epoch_s, int64_t *seq_out, mq_error *err) {
+    if (seq_out != nullptr) *seq_out = 0;
+    return guard_queue(err, queue, [&] {
+        check_queue(fn, queue);
+        mongomq::check_group_id(fn, group_id);
+        mongomq::check_event(fn, event, event_len);
+        mongomq::check_priority(fn, "priority", priority);
+        mongomq::check_epoch(fn, "not_before_epoch_s", not_before_epoch_s);
+        std::string group(group_id);
+        std::vector<mongomq::Outgoing> one{{&group, event, event_len, mongomq::event_is_text(event, event_len),
+                                            priority, not_before_epoch_s}};
+        int64_t seq = mongomq::queue_publish(queue, one);
+        if (seq_out != nullptr) *seq_out = seq;
+        return MQ_OK;
+    });
+}
+
 }  // namespace
 
 extern "C" {
@@ -116,26 +135,13 @@ void mq_queue_destroy(mq_queue *queue) {
 
 mq_status mq_publish(mq_queue *queue, const char *group_id, const void *event, size_t event_len, int priority,
                      int64_t *seq_out, mq_error *err) {
-    return mq_publish_at(queue, group_id, event, event_len, priority, 0, seq_out, err);
+    return publish_one("mq_publish", queue, group_id, event, event_len, priority, 0, seq_out, err);
 }
 
 mq_status mq_publish_at(mq_queue *queue, const char *group_id, const void *event, size_t event_len, int priority,
                         double not_before_epoch_s, int64_t *seq_out, mq_error *err) {
-    if (seq_out != nullptr) *seq_out = 0;
-    return guard_queue(err, queue, [&] {
-        const char *fn = not_before_epoch_s == 0 ? "mq_publish" : "mq_publish_at";
-        check_queue(fn, queue);
-        mongomq::check_group_id(fn, group_id);
-        mongomq::check_event(fn, event, event_len);
-        mongomq::check_priority(fn, "priority", priority);
-        mongomq::check_epoch(fn, "not_before_epoch_s", not_before_epoch_s);
-        std::string group(group_id);
-        std::vector<mongomq::Outgoing> one{{&group, event, event_len, mongomq::event_is_text(event, event_len),
-                                            priority, not_before_epoch_s}};
-        int64_t seq = mongomq::queue_publish(queue, one);
-        if (seq_out != nullptr) *seq_out = seq;
-        return MQ_OK;
-    });
+    return publish_one("mq_publish_at", queue, group_id, event, event_len, priority, not_before_epoch_s, seq_out,
+                       err);
 }
 
 mq_status mq_claim(mq_queue *queue, const char *worker_id, double visibility_s, int min_priority, mq_lease **out,

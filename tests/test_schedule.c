@@ -117,10 +117,11 @@ static void bad_not_before(void **state) {
     char *before = tq_snapshot(t);
     mq_error err;
     int64_t seq = 7;
-    const double bad[] = {NAN, INFINITY, -INFINITY, -1, 1e12};
+    const double bad[] = {NAN, INFINITY, -INFINITY, -1, 1e12, -1e-9};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         ASSERT_MQ(MQ_ERR_ARG, mq_publish_at(t->queue, "g", "x", 1, 0, bad[i], &seq, &err), err);
         assert_non_null(strstr(err.message, "not_before_epoch_s"));
+        assert_non_null(strstr(err.message, "mq_publish_at"));
         assert_int_equal(seq, 0);
     }
     char *after = tq_snapshot(t);
