@@ -72,7 +72,7 @@ extern "C" {
 #endif
 
 #define MQ_VERSION_MAJOR 0
-#define MQ_VERSION_MINOR 2
+#define MQ_VERSION_MINOR 3
 #define MQ_VERSION_PATCH 0
 
 /* Limits checked before anything is sent to the server. */
@@ -88,6 +88,7 @@ typedef enum mq_status {
     MQ_EMPTY = 1,        /* mq_claim: no group is due at this priority floor */
     MQ_LEASE_LOST = 2,   /* ack/nack/extend: the lease expired and the group moved on */
     MQ_INTERRUPTED = 3,  /* mq_claim_wait: mq_queue_interrupt was called on the queue */
+    MQ_CANCELLED = 4,    /* mq_claim_wait_cancel: its mq_cancel was triggered (0.3.0) */
     MQ_ERR_ARG = -1,     /* bad argument: NULL, out of range, not UTF-8, too large */
     MQ_ERR_CONNECT = -2, /* server unreachable or timed out */
     MQ_ERR_SERVER = -3,  /* the server answered with an error */
@@ -109,7 +110,7 @@ typedef struct mq_queue  mq_queue;   /* one queue (database + prefix); thread-sa
 typedef struct mq_lease  mq_lease;   /* one claimed group: 1..n events; owned by the caller */
 typedef struct mq_batch  mq_batch;   /* events to publish together; not thread-safe */
 
-/* "0.2.0": the library's version, which may differ from MQ_VERSION_* of the header
+/* "0.3.0": the library's version, which may differ from MQ_VERSION_* of the header
  * the caller compiled against. */
 MQ_API const char *mq_version(void);
 
@@ -243,6 +244,47 @@ MQ_API mq_status mq_claim_batch_wait(mq_queue *queue, const char *worker_id, dou
  * wait again. Async-signal-safe (may be called from a SIGINT handler) and
  * thread-safe. Other calls on the queue keep working. */
 MQ_API void mq_queue_interrupt(mq_queue *queue);
+
+/* ---- Cancelling one waiting claim (0.3.0) ------------------------------------- */
+
+/* mq_queue_interrupt ends every wait on a queue for good: right for shutdown, wrong
+ * for Go's context, Java's Thread.interrupt(), Ruby's Thread#kill or a dropped Rust
+ * future, which cancel one call and expect the queue to go on. An mq_cancel is a
+ * flag that one waiting claim watches: trigger it from another thread or a signal
+ * handler and that claim returns MQ_CANCELLED (within about 10 ms while it sleeps;
+ * after the server command in flight, if one is). Other waiters and later calls on
+ * the queue are not touched.
+ *
+ * A triggered mq_cancel stays triggered: a claim given one returns MQ_CANCELLED at
+ * once, before sending anything. mq_cancel_reset re-arms it for the next call. One
+ * mq_cancel may be shared by several calls at once (one trigger cancels them all).
+ * A lease the claim already holds when the trigger is seen is returned (MQ_OK): a
+ * cancel never loses or leaks a lease. */
+typedef struct mq_cancel mq_cancel;
+
+MQ_API mq_status mq_cancel_new(mq_cancel **out, mq_error *err);
+/* Async-signal-safe and thread-safe; NULL does nothing. */
+MQ_API void      mq_cancel_trigger(mq_cancel *cancel);
+/* 1 once triggered (until reset), else 0; 0 for NULL. */
+MQ_API int       mq_cancel_triggered(const mq_cancel *cancel);
+/* Re-arms it. No call may be using it. */
+MQ_API void      mq_cancel_reset(mq_cancel *cancel);
+/* No call may be using it. NULL does nothing. */
+MQ_API void      mq_cancel_destroy(mq_cancel *cancel);
+
+/* mq_claim_batch_wait (max_events 1 is mq_claim_wait) that also returns MQ_CANCELLED
+ * when `cancel` (may be NULL: then it is exactly mq_claim_batch_wait) is triggered
+ * before a lease is taken. */
+MQ_API mq_status mq_claim_wait_cancel(mq_queue *queue, const char *worker_id, double visibility_s,
+                                      int min_priority, size_t max_events, double timeout_s,
+                                      mq_cancel *cancel, mq_lease **out, mq_error *err);
+
+/* When the lease runs out, on the queue's clock (mq_queue_now): the claim's time plus
+ * its visibility, moved by mq_extend and by mq_nack with a delay. A claim that took
+ * longer than its visibility hands back a lease whose deadline has passed: the group
+ * may then be claimed by another worker (this lease's ack then reports
+ * MQ_LEASE_LOST if it was). 0 for NULL. (0.3.0) */
+MQ_API double mq_lease_deadline(const mq_lease *lease);
 
 /* ---- Scheduled events ---------------------------------------------------------- */
 

@@ -76,6 +76,7 @@ const char *mq_status_name(mq_status status) {
         case MQ_EMPTY: return "MQ_EMPTY";
         case MQ_LEASE_LOST: return "MQ_LEASE_LOST";
         case MQ_INTERRUPTED: return "MQ_INTERRUPTED";
+        case MQ_CANCELLED: return "MQ_CANCELLED";
         case MQ_ERR_ARG: return "MQ_ERR_ARG";
         case MQ_ERR_CONNECT: return "MQ_ERR_CONNECT";
         case MQ_ERR_SERVER: return "MQ_ERR_SERVER";
@@ -214,6 +215,8 @@ const void *mq_lease_event_at(const mq_lease *lease, size_t i, size_t *len_out) 
 const char *mq_lease_token(const mq_lease *lease) { return lease != nullptr ? lease->token.c_str() : nullptr; }
 
 int mq_lease_attempts(const mq_lease *lease) { return lease != nullptr ? lease->attempts : 0; }
+
+double mq_lease_deadline(const mq_lease *lease) { return lease != nullptr ? lease->deadline.load() : 0; }
 
 void mq_lease_destroy(mq_lease *lease) { delete lease; }
 

@@ -55,6 +55,20 @@ struct mq_queue {
     }
 };
 
+// mq_cancel: a flag one waiting claim watches, and an eventfd written on trigger so
+// a waiter polling it wakes at once (both async-signal-safe to set).
+struct mq_cancel {
+    std::atomic<bool> triggered{false};
+    int fd = -1;
+
+    mq_cancel() = default;
+    mq_cancel(const mq_cancel &) = delete;
+    mq_cancel &operator=(const mq_cancel &) = delete;
+    ~mq_cancel() {
+        if (fd >= 0) ::close(fd);
+    }
+};
+
 // Events to publish together (mq_publish_batch), checked as they are added.
 struct mq_batch {
     struct Event {
@@ -80,5 +94,8 @@ struct mq_lease {
     std::vector<Item> items;  // consecutive events of the group, the head first
     int attempts = 0;
     int priority = 0;
+    // When the lease runs out, on the queue clock; extend and a delayed nack move it
+    // (through a const lease: the caller's handle is const in those calls).
+    mutable std::atomic<double> deadline{0};
     bool more_after = false;  // the claim saw another event behind the last item
 };

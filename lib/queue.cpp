@@ -333,6 +333,7 @@ mq_lease *queue_claim(mq_queue *q, const std::string &worker, double visibility,
         lease->token = token;
         lease->attempts = attempts;
         lease->priority = priority;
+        lease->deadline.store(now + visibility);
         // Consecutive events up to max_events, stopping before one scheduled for later.
         size_t i = 0;
         for (; i < heads.size() && i < max_events; i++) {
@@ -391,8 +392,11 @@ mq_status queue_nack(mq_queue *q, const mq_lease *lease, double delay) {
     BsonPtr filter = fenced(lease->group, lease->token);
     if (delay > 0) {
         // Park: keep the token, so the group is held until the delay passes.
-        BsonPtr park = own(BCON_NEW("$set", "{", "available_at", BCON_DOUBLE(q->now() + delay), "}"));
-        return update_one("nack.park", c.locks(), filter.get(), park.get(), false) == 0 ? MQ_LEASE_LOST : MQ_OK;
+        double until = q->now() + delay;
+        BsonPtr park = own(BCON_NEW("$set", "{", "available_at", BCON_DOUBLE(until), "}"));
+        if (update_one("nack.park", c.locks(), filter.get(), park.get(), false) == 0) return MQ_LEASE_LOST;
+        lease->deadline.store(until);
+        return MQ_OK;
     }
     // Retry now: 0 puts the group first in line, as harel does.
     BsonPtr retry = own(BCON_NEW("$set", "{", "available_at", BCON_DOUBLE(0.0), "token", BCON_NULL, "}"));
@@ -402,10 +406,12 @@ mq_status queue_nack(mq_queue *q, const mq_lease *lease, double delay) {
 // extend: extend.lease (one fenced updateOne).
 mq_status queue_extend(mq_queue *q, const mq_lease *lease, double visibility) {
     Conn c(q);
-    BsonPtr extend = own(BCON_NEW("$set", "{", "available_at", BCON_DOUBLE(q->now() + visibility), "}"));
-    return update_one("extend.lease", c.locks(), fenced(lease->group, lease->token).get(), extend.get(), false) == 0
-               ? MQ_LEASE_LOST
-               : MQ_OK;
+    double until = q->now() + visibility;
+    BsonPtr extend = own(BCON_NEW("$set", "{", "available_at", BCON_DOUBLE(until), "}"));
+    if (update_one("extend.lease", c.locks(), fenced(lease->group, lease->token).get(), extend.get(), false) == 0)
+        return MQ_LEASE_LOST;
+    lease->deadline.store(until);
+    return MQ_OK;
 }
 
 }  // namespace mongomq

@@ -8,6 +8,7 @@
 #include "wait.hpp"
 
 #include <poll.h>
+#include <sys/eventfd.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -129,20 +130,24 @@ struct StreamFree {
 };
 using Stream = std::unique_ptr<mongoc_change_stream_t, StreamFree>;
 
-// Sleeps on the interrupt eventfd until `until` or until it is readable (it never
-// becomes unreadable once written). Used when no hint can come.
-void sleep_on_interrupt_fd(mq_queue *q, Clock::time_point until) {
+bool cancelled(const mq_cancel *cancel) { return cancel != nullptr && cancel->triggered.load(); }
+
+// Sleeps on the interrupt eventfd (and the cancel's) until `until` or until one is
+// readable (the interrupt's never becomes unreadable once written; the cancel's only
+// by mq_cancel_reset, which no running call may race). Used when no hint can come.
+void sleep_on_interrupt_fd(mq_queue *q, const mq_cancel *cancel, Clock::time_point until) {
     for (;;) {
-        if (q->interrupted.load()) return;
+        if (q->interrupted.load() || cancelled(cancel)) return;
         Clock::time_point now = Clock::now();
         if (now >= until) return;
         auto ms = std::chrono::ceil<milliseconds>(until - now).count();
-        // No eventfd (it could not be made): look at the flag every tick instead.
-        if (q->interrupt_fd < 0) ms = std::min<decltype(ms)>(ms, kTick.count());
-        pollfd p{q->interrupt_fd, POLLIN, 0};
-        if (poll(&p, 1, static_cast<int>(std::min<decltype(ms)>(ms, INT_MAX))) > 0) return;
+        // No eventfd (it could not be made): look at the flags every tick instead.
+        if (q->interrupt_fd < 0 || (cancel != nullptr && cancel->fd < 0))
+            ms = std::min<decltype(ms)>(ms, kTick.count());
+        pollfd p[2] = {{q->interrupt_fd, POLLIN, 0}, {cancel != nullptr ? cancel->fd : -1, POLLIN, 0}};
+        if (poll(p, 2, static_cast<int>(std::min<decltype(ms)>(ms, INT_MAX))) > 0) return;
         // 0: the time is up (the loop checks); -1: EINTR (a signal, maybe the one
-        // whose handler interrupts us: the loop checks the flag).
+        // whose handler interrupts or cancels us: the loop checks the flags).
     }
 }
 
@@ -193,15 +198,15 @@ public:
     }
 
     // Sleeps until `until`, or until the generation moved past `seen` (a hint), or
-    // the queue is interrupted.
-    void sleep(uint64_t seen, Clock::time_point until) {
+    // the queue is interrupted, or `cancel` (may be null) is triggered.
+    void sleep(uint64_t seen, Clock::time_point until, const mq_cancel *cancel) {
         if (mode() == Mode::unsupported) {  // no hint will ever come
-            sleep_on_interrupt_fd(q_, until);
+            sleep_on_interrupt_fd(q_, cancel, until);
             return;
         }
         std::unique_lock<std::mutex> lock(mu_);
         for (;;) {
-            if (gen_ != seen || q_->interrupted.load()) return;
+            if (gen_ != seen || q_->interrupted.load() || cancelled(cancel)) return;
             Clock::time_point now = Clock::now();
             if (now >= until) return;
             cv_.wait_until(lock, std::min(until, now + kTick));
@@ -356,10 +361,14 @@ Waiters *waiters_of(mq_queue *q) {
 }  // namespace
 
 mq_lease *queue_claim_wait(mq_queue *q, const std::string &worker, double visibility, int min_priority,
-                           size_t max_events, double timeout, mq_status *status) {
+                           size_t max_events, double timeout, const mq_cancel *cancel, mq_status *status) {
     const Clock::time_point deadline = after(Clock::now(), timeout);
     if (q->interrupted.load()) {  // before a watcher is made for nothing
         *status = MQ_INTERRUPTED;
+        return nullptr;
+    }
+    if (cancelled(cancel)) {  // before anything is sent
+        *status = MQ_CANCELLED;
         return nullptr;
     }
     // A call that may not wait is a claim: no watcher for it.
@@ -369,6 +378,10 @@ mq_lease *queue_claim_wait(mq_queue *q, const std::string &worker, double visibi
     for (;;) {
         if (q->interrupted.load()) {
             *status = MQ_INTERRUPTED;
+            return nullptr;
+        }
+        if (cancelled(cancel)) {
+            *status = MQ_CANCELLED;
             return nullptr;
         }
         // Read before the claim: an event after it, however soon, moves it on and
@@ -401,7 +414,7 @@ mq_lease *queue_claim_wait(mq_queue *q, const std::string &worker, double visibi
             // claim refuses it): the slice bounds the rounds, no spinning.
         }
         was_due = due;
-        if (wake > now) w->sleep(seen, wake);
+        if (wake > now) w->sleep(seen, wake, cancel);
     }
 }
 
@@ -428,18 +441,12 @@ using mongomq::fail_arg;
 using mongomq::guard_queue;
 using mongomq::null_out;
 
-extern "C" {
+namespace {
 
-mq_status mq_claim_wait(mq_queue *queue, const char *worker_id, double visibility_s, int min_priority,
-                        double timeout_s, mq_lease **out, mq_error *err) {
-    return mq_claim_batch_wait(queue, worker_id, visibility_s, min_priority, 1, timeout_s, out, err);
-}
-
-mq_status mq_claim_batch_wait(mq_queue *queue, const char *worker_id, double visibility_s, int min_priority,
-                              size_t max_events, double timeout_s, mq_lease **out, mq_error *err) {
+mq_status claim_wait(const char *fn, mq_queue *queue, const char *worker_id, double visibility_s, int min_priority,
+                     size_t max_events, double timeout_s, const mq_cancel *cancel, mq_lease **out, mq_error *err) {
     null_out(out);
     return guard_queue(err, queue, [&] {
-        const char *fn = max_events == 1 ? "mq_claim_wait" : "mq_claim_batch_wait";
         mongomq::check_queue(fn, queue);
         if (out == nullptr) fail_arg(fn, "out is NULL");
         if (worker_id != nullptr) mongomq::check_worker_id(fn, worker_id);
@@ -449,12 +456,75 @@ mq_status mq_claim_batch_wait(mq_queue *queue, const char *worker_id, double vis
         mongomq::check_seconds(fn, "timeout_s", timeout_s, true);
         mq_status status = MQ_EMPTY;
         *out = mongomq::queue_claim_wait(queue, worker_id != nullptr ? worker_id : mongomq::default_worker_id(),
-                                         visibility_s, min_priority, max_events, timeout_s, &status);
+                                         visibility_s, min_priority, max_events, timeout_s, cancel, &status);
         if (status == MQ_INTERRUPTED)
             mongomq::fail(MQ_INTERRUPTED, std::string(fn) + ": the queue was interrupted (mq_queue_interrupt)");
+        if (status == MQ_CANCELLED)
+            mongomq::fail(MQ_CANCELLED, std::string(fn) + ": the claim was cancelled (mq_cancel_trigger)");
         return status;
     });
 }
+
+}  // namespace
+
+extern "C" {
+
+mq_status mq_claim_wait(mq_queue *queue, const char *worker_id, double visibility_s, int min_priority,
+                        double timeout_s, mq_lease **out, mq_error *err) {
+    return mq_claim_batch_wait(queue, worker_id, visibility_s, min_priority, 1, timeout_s, out, err);
+}
+
+mq_status mq_claim_batch_wait(mq_queue *queue, const char *worker_id, double visibility_s, int min_priority,
+                              size_t max_events, double timeout_s, mq_lease **out, mq_error *err) {
+    return claim_wait(max_events == 1 ? "mq_claim_wait" : "mq_claim_batch_wait", queue, worker_id, visibility_s,
+                      min_priority, max_events, timeout_s, nullptr, out, err);
+}
+
+mq_status mq_claim_wait_cancel(mq_queue *queue, const char *worker_id, double visibility_s, int min_priority,
+                               size_t max_events, double timeout_s, mq_cancel *cancel, mq_lease **out,
+                               mq_error *err) {
+    return claim_wait("mq_claim_wait_cancel", queue, worker_id, visibility_s, min_priority, max_events, timeout_s,
+                      cancel, out, err);
+}
+
+mq_status mq_cancel_new(mq_cancel **out, mq_error *err) {
+    null_out(out);
+    return mongomq::guard(err, nullptr, [&] {
+        if (out == nullptr) fail_arg("mq_cancel_new", "out is NULL");
+        auto cancel = std::make_unique<mq_cancel>();
+        cancel->fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+        if (cancel->fd < 0) mongomq::fail(MQ_ERR_INTERNAL, "mq_cancel_new: eventfd failed");
+        *out = cancel.release();
+        return MQ_OK;
+    });
+}
+
+// Async-signal-safe, as mq_queue_interrupt.
+void mq_cancel_trigger(mq_cancel *cancel) {
+    if (cancel == nullptr) return;
+    cancel->triggered.store(true);
+    if (cancel->fd >= 0) {
+        int saved = errno;
+        uint64_t one = 1;
+        ssize_t written = write(cancel->fd, &one, sizeof one);
+        (void)written;  // EAGAIN only when the counter is full: it is readable anyway
+        errno = saved;
+    }
+}
+
+int mq_cancel_triggered(const mq_cancel *cancel) { return cancel != nullptr && cancel->triggered.load() ? 1 : 0; }
+
+void mq_cancel_reset(mq_cancel *cancel) {
+    if (cancel == nullptr) return;
+    if (cancel->fd >= 0) {
+        uint64_t drained;
+        ssize_t got = read(cancel->fd, &drained, sizeof drained);  // EAGAIN when never written
+        (void)got;
+    }
+    cancel->triggered.store(false);
+}
+
+void mq_cancel_destroy(mq_cancel *cancel) { delete cancel; }
 
 // Async-signal-safe: a lock-free atomic store and write(2), nothing else; errno is
 // kept for the interrupted code.
