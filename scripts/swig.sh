@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Runs the project's pinned SWIG: swig.sh [swig args...]
+#
+# SWIG is pinned here and nowhere else: PyPI's `swig` package at SWIG_VERSION, in a
+# venv under build/tools/ (made on first use). Why PyPI's and not Debian 12's 4.1.0:
+# 4.1's Ruby output uses the untyped Data_* API that Ruby 3.4+ drop, and the same
+# version is then had on any distribution with a Python, not only Debian 12. The
+# generated sources that packages ship (Go, Ruby, Java, Python) are made by this
+# version; scripts/check-swig.sh regenerates them and fails on any difference.
+#
+#   swig.sh --path    print the swig executable's path (installing it if needed)
+set -euo pipefail
+
+SWIG_VERSION=4.5.1
+
+ROOT="$(cd "$(dirname "$0")/.." && pwd)"
+VENV="${MONGOMQ_TOOLS_DIR:-$ROOT/build/tools}/swig-$SWIG_VERSION"
+SWIG="$VENV/bin/swig"
+
+installed() { [[ -x "$SWIG" ]] && [[ "$("$SWIG" -version 2>/dev/null | awk '/SWIG Version/ {print $3}')" == "$SWIG_VERSION" ]]; }
+if ! installed; then
+    mkdir -p "$(dirname "$VENV")"
+    # Several builds may get here at once: one installs, the others wait for it.
+    exec 9>"$VENV.lock"
+    flock 9
+    if ! installed; then
+        rm -rf "$VENV"
+        python3 -m venv "$VENV" >&2
+        "$VENV/bin/pip" install -q --disable-pip-version-check "swig==$SWIG_VERSION" >&2
+    fi
+    exec 9>&-
+fi
+
+if [[ "${1:-}" == "--path" ]]; then
+    echo "$SWIG"
+    exit 0
+fi
+exec "$SWIG" "$@"
