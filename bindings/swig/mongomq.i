@@ -1,0 +1,214 @@
+/* mongomq.i — the one SWIG interface every SWIG binding (Java, Go, Ruby, Python) is
+ * generated from. What it does once, for every language:
+ *
+ *   - It wraps a small set of "mqs_" shim functions (below), not the C API itself.
+ *     Each shim is one C API call reshaped for SWIG: the handle a call makes is its
+ *     return value (not a T **out), a seq is a return value (not an int64_t *), and
+ *     the last parameter is always `mq_error *err`.
+ *   - `mq_error *err` is hidden from the language: a per-language typemap allocates
+ *     it on the stack and, after the call, raises the language's error when
+ *     err->status is anything but MQ_OK or MQ_EMPTY (MQ_EMPTY is "no lease": the shim
+ *     returns NULL). The error carries the status, the server code and the message.
+ *     (Go has no exceptions: go.i passes the mq_error through and the hand-written
+ *     Go package turns it into an `error` value.)
+ *   - `(const void *bytes, size_t len)` is the language's byte string in, and
+ *     `mqs_bytes` (a pointer and a length into a lease) is a byte string out, copied
+ *     once by the typemap.
+ *   - Strings the library allocates (the stats JSON) are released with mq_free.
+ *
+ * Per-language typemaps live in lang/<language>.i, included below; nothing else here
+ * is language-specific. The generated module is private to each package: users see
+ * the hand-written layer (bindings/<language>/).
+ */
+%module mongomq_raw
+
+%{
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include "mongomq.h"
+%}
+
+%include <stdint.i>
+
+/* ---- the shim: one C call each, reshaped for SWIG --------------------------------- */
+
+%inline %{
+/* Bytes inside a lease, valid until the lease is destroyed; copied out by the
+ * language's typemap. */
+typedef struct mqs_bytes {
+    const void *data;
+    size_t len;
+} mqs_bytes;
+%}
+
+/* The per-language typemaps: mq_error *err, (const void *bytes, size_t len),
+ * mqs_bytes, and the release of returned strings. */
+#if defined(SWIGJAVA)
+%include "lang/java.i"
+#elif defined(SWIGGO)
+%include "lang/go.i"
+#elif defined(SWIGRUBY)
+%include "lang/ruby.i"
+#elif defined(SWIGPYTHON)
+%include "lang/python.i"
+#else
+#error "mongomq.i: no typemaps for this SWIG language"
+#endif
+
+/* Opaque handles: SWIG sees only the typedef names. */
+typedef struct mq_client mq_client;
+typedef struct mq_queue mq_queue;
+typedef struct mq_lease mq_lease;
+typedef struct mq_batch mq_batch;
+typedef struct mq_cancel mq_cancel;
+
+/* Constants the layers above need. */
+%constant int MQ_OK = MQ_OK;
+%constant int MQ_EMPTY = MQ_EMPTY;
+%constant int MQ_LEASE_LOST = MQ_LEASE_LOST;
+%constant int MQ_INTERRUPTED = MQ_INTERRUPTED;
+%constant int MQ_CANCELLED = MQ_CANCELLED;
+%constant int MQ_ERR_ARG = MQ_ERR_ARG;
+%constant int MQ_ERR_CONNECT = MQ_ERR_CONNECT;
+%constant int MQ_ERR_SERVER = MQ_ERR_SERVER;
+%constant int MQ_ERR_NOMEM = MQ_ERR_NOMEM;
+%constant int MQ_ERR_INTERNAL = MQ_ERR_INTERNAL;
+%constant int MQ_PRIORITY_MIN = MQ_PRIORITY_MIN;
+%constant int MQ_PRIORITY_MAX = MQ_PRIORITY_MAX;
+%constant int MQ_BATCH_MAX = MQ_BATCH_MAX;
+
+%newobject mqs_stats_json;
+%typemap(newfree) char *mqs_stats_json "mq_free($1);"
+
+%inline %{
+static const char *mqs_version(void) { return mq_version(); }
+static const char *mqs_status_name(int status) { return mq_status_name((mq_status)status); }
+
+/* ---- client ---- */
+static mq_client *mqs_client_new(const char *uri, mq_error *err) {
+    mq_client *c = NULL;
+    mq_client_new(uri, &c, err);
+    return c;
+}
+static void mqs_client_destroy(mq_client *client) { mq_client_destroy(client); }
+static uint64_t mqs_client_command_count(mq_client *client) { return mq_client_command_count(client); }
+
+/* ---- queue ---- */
+static mq_queue *mqs_queue_new(mq_client *client, const char *db_name, const char *prefix, mq_error *err) {
+    mq_queue *q = NULL;
+    mq_queue_new(client, db_name, prefix, &q, err);
+    return q;
+}
+static void mqs_queue_destroy(mq_queue *queue) { mq_queue_destroy(queue); }
+static void mqs_queue_interrupt(mq_queue *queue) { mq_queue_interrupt(queue); }
+static void mqs_queue_set_max_attempts(mq_queue *queue, int max_attempts, mq_error *err) {
+    mq_queue_set_max_attempts(queue, max_attempts, err);
+}
+static double mqs_queue_now(mq_queue *queue) { return mq_queue_now(queue); }
+static double mqs_queue_clock_offset(mq_queue *queue) { return mq_queue_clock_offset(queue); }
+
+/* ---- publish: not_before_epoch_s 0 is "now" (mq_publish) ---- */
+static int64_t mqs_publish(mq_queue *queue, const char *group_id, const void *bytes, size_t len, int priority,
+                           double not_before_epoch_s, mq_error *err) {
+    int64_t seq = 0;
+    if (not_before_epoch_s > 0)
+        mq_publish_at(queue, group_id, bytes, len, priority, not_before_epoch_s, &seq, err);
+    else
+        mq_publish(queue, group_id, bytes, len, priority, &seq, err);
+    return seq;
+}
+
+/* ---- batches ---- */
+static mq_batch *mqs_batch_new(mq_error *err) {
+    mq_batch *b = NULL;
+    mq_batch_new(&b, err);
+    return b;
+}
+static void mqs_batch_add(mq_batch *batch, const char *group_id, const void *bytes, size_t len, int priority,
+                          mq_error *err) {
+    mq_batch_add(batch, group_id, bytes, len, priority, err);
+}
+static size_t mqs_batch_count(mq_batch *batch) { return mq_batch_count(batch); }
+static void mqs_batch_destroy(mq_batch *batch) { mq_batch_destroy(batch); }
+static int64_t mqs_publish_batch(mq_queue *queue, mq_batch *batch, mq_error *err) {
+    int64_t first = 0;
+    mq_publish_batch(queue, batch, &first, err);
+    return first;
+}
+
+/* ---- claims: NULL (and err->status MQ_EMPTY) when nothing is due. timeout_s 0 is a
+ * plain claim; cancel may be NULL. worker_id NULL or "" is the library's default. ---- */
+static mq_lease *mqs_claim(mq_queue *queue, const char *worker_id, double visibility_s, int min_priority,
+                           size_t max_events, double timeout_s, mq_cancel *cancel, mq_error *err) {
+    mq_lease *lease = NULL;
+    if (worker_id != NULL && worker_id[0] == '\0') worker_id = NULL;
+    mq_claim_wait_cancel(queue, worker_id, visibility_s, min_priority, max_events, timeout_s, cancel, &lease, err);
+    return lease;
+}
+static void mqs_ack(mq_queue *queue, mq_lease *lease, mq_error *err) { mq_ack(queue, lease, err); }
+static void mqs_nack(mq_queue *queue, mq_lease *lease, double delay_s, mq_error *err) {
+    mq_nack(queue, lease, delay_s, err);
+}
+static void mqs_extend(mq_queue *queue, mq_lease *lease, double visibility_s, mq_error *err) {
+    mq_extend(queue, lease, visibility_s, err);
+}
+
+/* ---- a lease's fields ---- */
+static int64_t mqs_lease_seq(mq_lease *lease) { return mq_lease_seq(lease); }
+static const char *mqs_lease_group(mq_lease *lease) { return mq_lease_group(lease); }
+static const char *mqs_lease_token(mq_lease *lease) { return mq_lease_token(lease); }
+static int mqs_lease_attempts(mq_lease *lease) { return mq_lease_attempts(lease); }
+static double mqs_lease_deadline(mq_lease *lease) { return mq_lease_deadline(lease); }
+static size_t mqs_lease_count(mq_lease *lease) { return mq_lease_count(lease); }
+static int64_t mqs_lease_seq_at(mq_lease *lease, size_t i) { return mq_lease_seq_at(lease, i); }
+static mqs_bytes mqs_lease_event_at(mq_lease *lease, size_t i) {
+    mqs_bytes b;
+    b.data = mq_lease_event_at(lease, i, &b.len);
+    return b;
+}
+static void mqs_lease_destroy(mq_lease *lease) { mq_lease_destroy(lease); }
+
+/* ---- cancelling one waiting claim ---- */
+static mq_cancel *mqs_cancel_new(mq_error *err) {
+    mq_cancel *c = NULL;
+    mq_cancel_new(&c, err);
+    return c;
+}
+static void mqs_cancel_trigger(mq_cancel *cancel) { mq_cancel_trigger(cancel); }
+static int mqs_cancel_triggered(mq_cancel *cancel) { return mq_cancel_triggered(cancel); }
+static void mqs_cancel_reset(mq_cancel *cancel) { mq_cancel_reset(cancel); }
+static void mqs_cancel_destroy(mq_cancel *cancel) { mq_cancel_destroy(cancel); }
+
+/* ---- dead letters, stats, repair, purge, drop ---- */
+static int64_t mqs_dead_count(mq_queue *queue, mq_error *err) {
+    int64_t n = 0;
+    mq_dead_count(queue, &n, err);
+    return n;
+}
+static int64_t mqs_dead_requeue(mq_queue *queue, int64_t seq, mq_error *err) {
+    int64_t n = 0;
+    mq_dead_requeue(queue, seq, &n, err);
+    return n;
+}
+static int64_t mqs_dead_purge(mq_queue *queue, mq_error *err) {
+    int64_t n = 0;
+    mq_dead_purge(queue, &n, err);
+    return n;
+}
+/* The caller (the typemap) frees the text with mq_free. */
+static char *mqs_stats_json(mq_queue *queue, mq_error *err) {
+    char *json = NULL;
+    mq_stats_json(queue, &json, err);
+    return json;
+}
+static int64_t mqs_repair(mq_queue *queue, mq_error *err) {
+    int64_t n = 0;
+    mq_repair(queue, &n, err);
+    return n;
+}
+static void mqs_purge_group(mq_queue *queue, const char *group_id, mq_error *err) {
+    mq_purge_group(queue, group_id, err);
+}
+static void mqs_queue_drop(mq_queue *queue, mq_error *err) { mq_queue_drop(queue, err); }
+%}
