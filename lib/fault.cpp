@@ -20,6 +20,9 @@ struct Hook {
 std::atomic<bool> g_enabled{false};
 std::mutex g_mu;
 Hook g_hook{nullptr, nullptr};
+// The command whose reply the hook asked to lose (set by fault_point, read by
+// fault_reply on the same thread: one command runs at a time per thread).
+thread_local bool t_lose_reply = false;
 
 }  // namespace
 
@@ -42,11 +45,22 @@ void fault_point(const char *command) {
         std::lock_guard<std::mutex> lock(g_mu);
         hook = g_hook;
     }
+    t_lose_reply = false;
     if (hook.fn == nullptr) return;
     int code = hook.fn(command, hook.ctx);
     if (code == 0) return;
+    if (code == MONGOMQ_FAULT_LOSE_REPLY) {
+        t_lose_reply = true;
+        return;
+    }
     if (code < 0) fail(MQ_ERR_CONNECT, std::string(command) + ": injected connection failure");
     fail(MQ_ERR_SERVER, std::string(command) + ": injected server error " + std::to_string(code), code);
+}
+
+void fault_reply(const char *command) {
+    if (!t_lose_reply) return;
+    t_lose_reply = false;
+    fail(MQ_ERR_CONNECT, std::string(command) + ": injected connection failure (the server applied it; reply lost)");
 }
 
 }  // namespace mongomq

@@ -39,6 +39,7 @@ BsonPtr find_and_modify(const char *name, mongoc_collection_t *coll, const FamSp
     bson_error_t error;
     if (!mongoc_collection_find_and_modify_with_opts(coll, spec.query, opts.get(), reply.get(), &error))
         fail_mongoc(name, error);
+    fault_reply(name);
     bson_iter_t it;
     if (!bson_iter_init_find(&it, reply.get(), "value") || !BSON_ITER_HOLDS_DOCUMENT(&it)) return BsonPtr();
     const uint8_t *data;
@@ -53,6 +54,7 @@ void insert_one(const char *name, mongoc_collection_t *coll, const bson_t *doc) 
     fault_point(name);
     bson_error_t error;
     if (!mongoc_collection_insert_one(coll, doc, nullptr, nullptr, &error)) fail_mongoc(name, error);
+    fault_reply(name);
 }
 
 int64_t update_one(const char *name, mongoc_collection_t *coll, const bson_t *filter, const bson_t *update,
@@ -64,6 +66,7 @@ int64_t update_one(const char *name, mongoc_collection_t *coll, const bson_t *fi
     bson_error_t error;
     if (!mongoc_collection_update_one(coll, filter, update, opts.get(), reply.get(), &error))
         fail_mongoc(name, error);
+    fault_reply(name);
     return reply_count(reply.get(), "matchedCount") + reply_count(reply.get(), "upsertedCount");
 }
 
@@ -72,6 +75,7 @@ int64_t delete_one(const char *name, mongoc_collection_t *coll, const bson_t *fi
     Bson reply;
     bson_error_t error;
     if (!mongoc_collection_delete_one(coll, filter, nullptr, reply.get(), &error)) fail_mongoc(name, error);
+    fault_reply(name);
     return reply_count(reply.get(), "deletedCount");
 }
 
@@ -80,6 +84,7 @@ int64_t delete_many(const char *name, mongoc_collection_t *coll, const bson_t *f
     Bson reply;
     bson_error_t error;
     if (!mongoc_collection_delete_many(coll, filter, nullptr, reply.get(), &error)) fail_mongoc(name, error);
+    fault_reply(name);
     return reply_count(reply.get(), "deletedCount");
 }
 
@@ -94,6 +99,7 @@ void insert_many(const char *name, mongoc_collection_t *coll, const std::vector<
     if (!mongoc_collection_insert_many(coll, reinterpret_cast<const bson_t **>(ptrs.data()), ptrs.size(), nullptr,
                                        nullptr, &error))
         fail_mongoc(name, error);
+    fault_reply(name);
 }
 
 namespace {
@@ -116,6 +122,7 @@ int64_t bulk_upsert(const char *name, mongoc_collection_t *coll, const std::vect
     }
     Bson reply;
     if (mongoc_bulk_operation_execute(bulk.get(), reply.get(), &error) == 0) fail_mongoc(name, error);
+    fault_reply(name);
     return reply_count(reply.get(), "nUpserted");
 }
 
@@ -124,6 +131,7 @@ int64_t count_documents(const char *name, mongoc_collection_t *coll, const bson_
     bson_error_t error;
     int64_t n = mongoc_collection_count_documents(coll, filter, nullptr, nullptr, nullptr, &error);
     if (n < 0) fail_mongoc(name, error);
+    fault_reply(name);
     return n;
 }
 
@@ -135,6 +143,7 @@ std::vector<BsonPtr> aggregate(const char *name, mongoc_collection_t *coll, cons
     while (mongoc_cursor_next(cursor.get(), &doc)) docs.push_back(bson_copy_of(doc));
     bson_error_t error;
     if (mongoc_cursor_error(cursor.get(), &error)) fail_mongoc(name, error);
+    fault_reply(name);
     return docs;
 }
 
@@ -145,6 +154,7 @@ void drop_collection(const char *name, mongoc_collection_t *coll) {
     // says "ns not found" with no code.
     if (!mongoc_collection_drop(coll, &error) && error.code != 26 && !std::strstr(error.message, "ns not found"))
         fail_mongoc(name, error);
+    fault_reply(name);
 }
 
 std::vector<BsonPtr> find(const char *name, mongoc_collection_t *coll, const bson_t *filter, const bson_t *opts) {
@@ -155,6 +165,7 @@ std::vector<BsonPtr> find(const char *name, mongoc_collection_t *coll, const bso
     while (mongoc_cursor_next(cursor.get(), &doc)) docs.push_back(bson_copy_of(doc));
     bson_error_t error;
     if (mongoc_cursor_error(cursor.get(), &error)) fail_mongoc(name, error);
+    fault_reply(name);
     return docs;
 }
 
@@ -163,7 +174,7 @@ void write_command(const char *name, mongoc_client_t *client, const std::string 
     Bson reply;
     bson_error_t error;
     if (!mongoc_client_write_command_with_opts(client, db.c_str(), cmd, nullptr, reply.get(), &error))
-        fail_mongoc(name, error);
+        fail_mongoc(name, error);    fault_reply(name);
 }
 
 int64_t get_int64(const bson_t *doc, const char *field, const char *where) {
