@@ -174,7 +174,8 @@ void write_command(const char *name, mongoc_client_t *client, const std::string 
     Bson reply;
     bson_error_t error;
     if (!mongoc_client_write_command_with_opts(client, db.c_str(), cmd, nullptr, reply.get(), &error))
-        fail_mongoc(name, error);    fault_reply(name);
+        fail_mongoc(name, error);
+    fault_reply(name);
 }
 
 int64_t get_int64(const bson_t *doc, const char *field, const char *where) {
