@@ -1,0 +1,70 @@
+package org.mongomq;
+
+import java.lang.ref.Cleaner;
+import java.nio.charset.StandardCharsets;
+import org.mongomq.internal.mongomq_raw;
+
+/**
+ * Events to publish together with {@link Queue#publish(Batch)}: 3 server commands for
+ * the whole batch. The batch copies each event; it may be published again (new seqs).
+ * Its methods are synchronized, so sharing one between threads is safe (if rarely useful).
+ */
+public final class Batch implements AutoCloseable {
+    private final Handle handle;
+    private final Cleaner.Cleanable cleanable;
+
+    public Batch() {
+        this.handle = new Handle("batch", mongomq_raw.mqs_batch_new(), mongomq_raw::mqs_batch_destroy);
+        this.cleanable = Native.CLEANER.register(this, handle);
+    }
+
+    /** Adds an event (checked as {@link Queue#publish(String, byte[], int)} checks it). */
+    public synchronized Batch add(String groupId, byte[] event, int priority) {
+        Native.group(groupId);
+        Native.event(event);
+        Native.priority("priority", priority);
+        long b = handle.acquire();
+        try {
+            mongomq_raw.mqs_batch_add(b, groupId, event, priority);
+        } finally {
+            handle.release();
+        }
+        return this;
+    }
+
+    /** Adds an event at priority 0. */
+    public Batch add(String groupId, byte[] event) {
+        return add(groupId, event, 0);
+    }
+
+    /** Adds a text event (UTF-8). */
+    public Batch add(String groupId, String event, int priority) {
+        if (event == null) throw new IllegalArgumentException("event must not be null");
+        return add(groupId, event.getBytes(StandardCharsets.UTF_8), priority);
+    }
+
+    /** The number of events added. */
+    public synchronized int size() {
+        long b = handle.acquire();
+        try {
+            return (int) mongomq_raw.mqs_batch_count(b);
+        } finally {
+            handle.release();
+        }
+    }
+
+    synchronized long publishTo(long queue) {
+        long b = handle.acquire();
+        try {
+            return mongomq_raw.mqs_publish_batch(queue, b);
+        } finally {
+            handle.release();
+        }
+    }
+
+    /** Frees the batch. Twice does nothing. */
+    @Override
+    public void close() {
+        cleanable.clean();
+    }
+}

@@ -1,0 +1,79 @@
+package org.mongomq;
+
+import java.lang.ref.Cleaner;
+import org.mongomq.internal.mongomq_raw;
+
+/**
+ * A connection pool to one MongoDB deployment ({@code mq_client}); thread-safe. Make
+ * one per process and open queues from it.
+ *
+ * <p>{@link #close()} ends it; queues opened from it keep it alive until they are
+ * closed too, so closing the client first is safe. If neither is closed, the garbage
+ * collector frees both (a Cleaner), in any order.
+ */
+public final class Client implements AutoCloseable {
+    private final Handle handle;
+    private final Cleaner.Cleanable cleanable;
+
+    private Client(long ptr) {
+        this.handle = new Handle("client", ptr, mongomq_raw::mqs_client_destroy);
+        this.cleanable = Native.CLEANER.register(this, handle);
+    }
+
+    /**
+     * Opens a connection pool for a MongoDB URI ("mongodb://host:port/?opts"). Does not
+     * contact the server (the first queue does).
+     *
+     * @throws IllegalArgumentException a malformed URI
+     */
+    public static Client connect(String uri) {
+        if (uri == null) throw new IllegalArgumentException("uri must not be null");
+        Native.text("uri", uri);
+        return new Client(mongomq_raw.mqs_client_new(uri));
+    }
+
+    /**
+     * Opens the queue {@code db.prefix_*}, creating its indexes and measuring the
+     * server's clock (so an unreachable server shows up here as a {@link ConnectException}).
+     *
+     * @param db     database name; null for "mongomq"
+     * @param prefix collection prefix; null for "mq"
+     */
+    public Queue queue(String db, String prefix) {
+        Native.text("db", db);
+        Native.text("prefix", prefix);
+        long c = handle.acquire(); // held by the queue until it is freed
+        try {
+            long q = mongomq_raw.mqs_queue_new(c, db, prefix);
+            return new Queue(this, handle, q, (db == null ? "mongomq" : db) + "." + (prefix == null ? "mq" : prefix));
+        } catch (RuntimeException | Error e) {
+            handle.release();
+            throw e;
+        }
+    }
+
+    /** Commands this client has sent to the server so far (monotonic). */
+    public long commandCount() {
+        long c = handle.acquire();
+        try {
+            return mongomq_raw.mqs_client_command_count(c);
+        } finally {
+            handle.release();
+        }
+    }
+
+    /** The native library's version ("0.3.0"). */
+    public static String libraryVersion() {
+        return mongomq_raw.mqs_version();
+    }
+
+    /** Closes the client; the connection pool goes once no queue of it is open. Twice does nothing. */
+    @Override
+    public void close() {
+        cleanable.clean();
+    }
+
+    boolean isClosed() {
+        return handle.isClosed();
+    }
+}

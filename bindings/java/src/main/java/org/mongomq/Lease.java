@@ -1,0 +1,156 @@
+package org.mongomq;
+
+import java.lang.ref.Cleaner;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import org.mongomq.internal.mongomq_raw;
+
+/**
+ * A claimed group: its head event and, for a batch claim, the events after it, in
+ * publish order. A plain value: it may outlive the queue it came from.
+ *
+ * <p>Its fields are copied out of the C lease once, at the claim. {@link Queue#ack} and
+ * {@link Queue#nack} finish the lease: they free its C side at once (a later ack, nack
+ * or extend of it is a {@link LeaseLostException}); the fields stay readable until
+ * {@link #close()}. A lease that is neither finished nor closed is freed by the garbage
+ * collector. After close, every method throws the closed error.
+ */
+public final class Lease implements AutoCloseable {
+    private final Handle handle;
+    private final Cleaner.Cleanable cleanable;
+    private final long seq;
+    private final String group;
+    private final String token;
+    private final int attempts;
+    private final long[] seqs;
+    private final List<byte[]> events;
+    private volatile double deadline;
+    private volatile boolean finished;
+    private volatile boolean closed;
+
+    /** Takes ownership of a C lease. */
+    Lease(long ptr) {
+        this.handle = new Handle("lease", ptr, mongomq_raw::mqs_lease_destroy);
+        this.cleanable = Native.CLEANER.register(this, handle);
+        this.seq = mongomq_raw.mqs_lease_seq(ptr);
+        this.group = mongomq_raw.mqs_lease_group(ptr);
+        this.token = mongomq_raw.mqs_lease_token(ptr);
+        this.attempts = mongomq_raw.mqs_lease_attempts(ptr);
+        this.deadline = mongomq_raw.mqs_lease_deadline(ptr);
+        int n = (int) mongomq_raw.mqs_lease_count(ptr);
+        this.seqs = new long[n];
+        List<byte[]> ev = new ArrayList<>(n);
+        for (int i = 0; i < n; i++) {
+            seqs[i] = mongomq_raw.mqs_lease_seq_at(ptr, i);
+            ev.add(mongomq_raw.mqs_lease_event_at(ptr, i));
+        }
+        this.events = Collections.unmodifiableList(ev);
+    }
+
+    private void open() {
+        if (closed) throw MongoMqException.closed("lease");
+    }
+
+    /** The head event's sequence number. */
+    public long seq() {
+        open();
+        return seq;
+    }
+
+    /** The group id. */
+    public String group() {
+        open();
+        return group;
+    }
+
+    /** The head event's bytes, exactly as published (the array is this lease's copy). */
+    public byte[] event() {
+        open();
+        return events.get(0);
+    }
+
+    /** Deliveries of the head event so far: 1 on its first delivery. */
+    public int attempts() {
+        open();
+        return attempts;
+    }
+
+    /** The lease's fencing token. */
+    public String token() {
+        open();
+        return token;
+    }
+
+    /** When the lease runs out, on the queue's clock; moved by {@link Queue#extend}. */
+    public Instant deadline() {
+        open();
+        return Native.instant(deadline);
+    }
+
+    /** Events in this lease (1 unless it came from a batch claim). */
+    public int count() {
+        open();
+        return seqs.length;
+    }
+
+    /** The i-th event's sequence number (0 is the head). */
+    public long seq(int i) {
+        open();
+        return seqs[i];
+    }
+
+    /** The i-th event's bytes (0 is the head). */
+    public byte[] event(int i) {
+        open();
+        return events.get(i);
+    }
+
+    /** All events of the lease, head first. */
+    public List<byte[]> events() {
+        open();
+        return events;
+    }
+
+    /** The C lease for one call; lease lost when already acked or nacked. */
+    long acquire() {
+        open();
+        if (finished) {
+            throw new LeaseLostException(0, "lease of group \"" + group + "\" (seq " + seq
+                    + ") was already acked or nacked");
+        }
+        try {
+            return handle.acquire();
+        } catch (MongoMqException e) {
+            if (finished) throw new LeaseLostException(0, "lease was already acked or nacked");
+            throw e;
+        }
+    }
+
+    void release() {
+        handle.release();
+    }
+
+    void refreshDeadline(long ptr) {
+        deadline = mongomq_raw.mqs_lease_deadline(ptr);
+    }
+
+    /** After ack or nack: the C lease goes (once no other call uses it); the fields stay. */
+    void finish() {
+        finished = true;
+        cleanable.clean();
+    }
+
+    /** Frees the lease. Twice does nothing. */
+    @Override
+    public void close() {
+        closed = true;
+        cleanable.clean();
+    }
+
+    @Override
+    public String toString() {
+        return "Lease{group=" + group + ", seq=" + seq + ", count=" + seqs.length + ", attempts=" + attempts + "}";
+    }
+}

@@ -1,0 +1,66 @@
+package org.mongomq;
+
+import java.nio.charset.StandardCharsets;
+
+/**
+ * An error of the queue: its {@link #status()}, the MongoDB error code when the server
+ * gave one ({@link #serverCode()}), and the library's message. Unchecked.
+ *
+ * <p>Subclasses for the statuses callers test: {@link LeaseLostException},
+ * {@link ConnectException}, {@link QueueInterruptedException}, {@link CancelledException}.
+ * A bad argument is an {@link IllegalArgumentException} instead (its message names the
+ * argument); use of a closed object is this class with {@link Status#CLOSED}.
+ */
+public class MongoMqException extends RuntimeException {
+    private static final long serialVersionUID = 1L;
+
+    private final Status status;
+    private final int serverCode;
+
+    public MongoMqException(Status status, int serverCode, String message) {
+        super(format(status, serverCode, message));
+        this.status = status;
+        this.serverCode = serverCode;
+    }
+
+    /** What went wrong, as the library's status. */
+    public Status status() {
+        return status;
+    }
+
+    /** The MongoDB error code, or 0. */
+    public int serverCode() {
+        return serverCode;
+    }
+
+    private static String format(Status status, int serverCode, String message) {
+        StringBuilder sb = new StringBuilder(message == null ? "" : message);
+        sb.append(" (").append(status.cName());
+        if (serverCode != 0) sb.append(", server code ").append(serverCode);
+        return sb.append(')').toString();
+    }
+
+    static MongoMqException closed(String what) {
+        return new MongoMqException(Status.CLOSED, 0, what + " is closed");
+    }
+
+    /** Called by the JNI wrapper (lang/java.i) when a call fails; the wrapper throws the result. */
+    static RuntimeException fromNative(int code, int serverCode, byte[] message) {
+        String msg = new String(message, StandardCharsets.UTF_8);
+        Status status = Status.of(code);
+        switch (status) {
+            case ERR_ARG:
+                return new IllegalArgumentException(msg);
+            case LEASE_LOST:
+                return new LeaseLostException(serverCode, msg);
+            case ERR_CONNECT:
+                return new ConnectException(serverCode, msg);
+            case INTERRUPTED:
+                return new QueueInterruptedException(msg);
+            case CANCELLED:
+                return new CancelledException(msg);
+            default:
+                return new MongoMqException(status, serverCode, msg);
+        }
+    }
+}

@@ -1,0 +1,404 @@
+package org.mongomq;
+
+import java.lang.ref.Cleaner;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.Optional;
+import org.mongomq.internal.mongomq_raw;
+
+/**
+ * One queue ({@code mq_queue}: the collections {@code db.prefix_*}); thread-safe: any
+ * number of threads may publish, claim, ack, nack and extend through it at once.
+ *
+ * <p>A queue keeps its {@link Client} alive. {@link #close()} frees it once no call on
+ * it is running (a close while another thread waits in {@link #claimWait} takes effect
+ * when that claim returns); the garbage collector frees a queue nobody closed.
+ */
+public final class Queue implements AutoCloseable {
+    private final Client client; // strong: the client object stays reachable while the queue is
+    private final Handle handle;
+    private final Cleaner.Cleanable cleanable;
+    private final String name;
+    private volatile String workerId;
+
+    Queue(Client client, Handle clientHandle, long ptr, String name) {
+        this.client = client;
+        this.name = name;
+        // The queue's hold on the client (taken in Client.queue) goes when the queue is freed.
+        this.handle = new Handle("queue", ptr, q -> {
+            mongomq_raw.mqs_queue_destroy(q);
+            clientHandle.release();
+        });
+        this.cleanable = Native.CLEANER.register(this, handle);
+    }
+
+    /** "db.prefix". */
+    public String name() {
+        return name;
+    }
+
+    /** The client this queue was opened from. */
+    public Client client() {
+        return client;
+    }
+
+    /**
+     * Sets the worker id this queue's claims record (the library's default, "host:pid",
+     * when null). Returns this queue.
+     */
+    public Queue workerId(String workerId) {
+        Native.text("workerId", workerId);
+        this.workerId = workerId;
+        return this;
+    }
+
+    private long acquire() {
+        return handle.acquire();
+    }
+
+    private void release() {
+        handle.release();
+    }
+
+    // ---- publish ---------------------------------------------------------------------
+
+    /**
+     * Appends an event to the tail of a group and returns its sequence number.
+     *
+     * @param priority 0..4; counts only when this publish creates the group
+     */
+    public long publish(String groupId, byte[] event, int priority) {
+        Native.group(groupId);
+        Native.event(event);
+        Native.priority("priority", priority);
+        long q = acquire();
+        try {
+            return mongomq_raw.mqs_publish(q, groupId, event, priority, 0);
+        } finally {
+            release();
+        }
+    }
+
+    /** Publishes at priority 0. */
+    public long publish(String groupId, byte[] event) {
+        return publish(groupId, event, 0);
+    }
+
+    /** Publishes a text event (its UTF-8 bytes). */
+    public long publish(String groupId, String event, int priority) {
+        if (event == null) throw new IllegalArgumentException("event must not be null");
+        return publish(groupId, event.getBytes(StandardCharsets.UTF_8), priority);
+    }
+
+    /**
+     * Publishes an event that is not delivered before {@code notBefore} (on the queue's
+     * clock, {@link #now()}). FIFO stays strict: its group waits for it.
+     */
+    public long publishAt(String groupId, byte[] event, int priority, Instant notBefore) {
+        Native.group(groupId);
+        Native.event(event);
+        Native.priority("priority", priority);
+        if (notBefore == null) throw new IllegalArgumentException("notBefore must not be null");
+        if (notBefore.getEpochSecond() < 0) throw new IllegalArgumentException("notBefore must not be before the epoch");
+        double at = Native.epochSeconds(notBefore);
+        if (at == 0) at = Double.MIN_VALUE; // the shim reads 0 as "now"; the epoch itself is long past anyway
+        long q = acquire();
+        try {
+            return mongomq_raw.mqs_publish(q, groupId, event, priority, at);
+        } finally {
+            release();
+        }
+    }
+
+    /** Publishes every event of the batch in 3 server commands; returns the first seq (the rest follow in add order). */
+    public long publish(Batch batch) {
+        if (batch == null) throw new IllegalArgumentException("batch must not be null");
+        long q = acquire();
+        try {
+            return batch.publishTo(q);
+        } finally {
+            release();
+        }
+    }
+
+    // ---- claim -----------------------------------------------------------------------
+
+    /**
+     * Leases the head of the due group that waited longest, among groups of priority
+     * &gt;= minPriority; empty when none is due. Does not wait.
+     */
+    public Optional<Lease> claim(Duration visibility, int minPriority) {
+        return claim(visibility, minPriority, 1);
+    }
+
+    /** As {@link #claim(Duration, int)}, with up to {@code maxEvents} consecutive events of one group. */
+    public Optional<Lease> claim(Duration visibility, int minPriority, int maxEvents) {
+        double vis = Native.positive("visibility", visibility);
+        Native.priority("minPriority", minPriority);
+        Native.maxEvents(maxEvents);
+        return claimNative(workerId, vis, minPriority, maxEvents, 0, 0);
+    }
+
+    /**
+     * As {@link #claim(Duration, int)}, but waits up to {@code timeout} for a group to
+     * become due (returns as soon as one is); empty at the timeout.
+     *
+     * <p>{@link Thread#interrupt()} of the waiting thread cancels this claim only: it
+     * throws {@link CancelledException} promptly and the thread's interrupt status stays
+     * set (a thread already interrupted gets it at once). {@link #interrupt()} ends every
+     * waiting claim of the queue with {@link QueueInterruptedException}.
+     */
+    public Optional<Lease> claimWait(Duration visibility, int minPriority, Duration timeout) {
+        return claimWait(visibility, minPriority, 1, timeout);
+    }
+
+    /** {@link #claimWait(Duration, int, Duration)} for a lease of up to {@code maxEvents} events. */
+    public Optional<Lease> claimWait(Duration visibility, int minPriority, int maxEvents, Duration timeout) {
+        double vis = Native.positive("visibility", visibility);
+        Native.priority("minPriority", minPriority);
+        Native.maxEvents(maxEvents);
+        double t = Native.nonNegative("timeout", timeout);
+        Thread self = Thread.currentThread();
+        if (self.isInterrupted()) throw new CancelledException("claimWait: the thread is interrupted");
+        long cancel = mongomq_raw.mqs_cancel_new();
+        try (InterruptWatcher.Registration r = InterruptWatcher.register(self, cancel)) {
+            return claimNative(workerId, vis, minPriority, maxEvents, t, cancel);
+        } finally {
+            mongomq_raw.mqs_cancel_destroy(cancel);
+        }
+    }
+
+    /** The claim of every kind: the Worker passes its own cancel handle. */
+    Optional<Lease> claimNative(String worker, double vis, int minPriority, int maxEvents, double timeout, long cancel) {
+        long q = acquire();
+        try {
+            long l = mongomq_raw.mqs_claim(q, worker, vis, minPriority, maxEvents, timeout, cancel);
+            return l == 0 ? Optional.empty() : Optional.of(new Lease(l));
+        } finally {
+            release();
+        }
+    }
+
+    // ---- ack, nack, extend -----------------------------------------------------------
+
+    /**
+     * Removes the leased events and releases the group; finishes the lease.
+     *
+     * @throws LeaseLostException the lease expired and another worker took the group
+     *         (the events are removed all the same), or it was already acked or nacked
+     */
+    public void ack(Lease lease) {
+        if (lease == null) throw new IllegalArgumentException("lease must not be null");
+        long q = acquire();
+        try {
+            long l = lease.acquire();
+            try {
+                mongomq_raw.mqs_ack(q, l);
+            } finally {
+                lease.release();
+                lease.finish();
+            }
+        } finally {
+            release();
+        }
+    }
+
+    /**
+     * Gives the leased events back, redelivered (attempts + 1) after {@code delay}
+     * (zero: now); finishes the lease.
+     */
+    public void nack(Lease lease, Duration delay) {
+        if (lease == null) throw new IllegalArgumentException("lease must not be null");
+        double d = Native.nonNegative("delay", delay);
+        long q = acquire();
+        try {
+            long l = lease.acquire();
+            try {
+                mongomq_raw.mqs_nack(q, l, d);
+            } finally {
+                lease.release();
+                lease.finish();
+            }
+        } finally {
+            release();
+        }
+    }
+
+    /** Gives the leased events back for redelivery now. */
+    public void nack(Lease lease) {
+        nack(lease, Duration.ZERO);
+    }
+
+    /** Moves the lease's expiry to now + visibility (see {@link Lease#deadline()}). */
+    public void extend(Lease lease, Duration visibility) {
+        if (lease == null) throw new IllegalArgumentException("lease must not be null");
+        double v = Native.positive("visibility", visibility);
+        long q = acquire();
+        try {
+            long l = lease.acquire();
+            try {
+                mongomq_raw.mqs_extend(q, l, v);
+                lease.refreshDeadline(l);
+            } finally {
+                lease.release();
+            }
+        } finally {
+            release();
+        }
+    }
+
+    // ---- waiting, time ---------------------------------------------------------------
+
+    /**
+     * Ends every waiting claim on this queue with {@link QueueInterruptedException}, and
+     * every later one at once: for shutdown. Other calls keep working.
+     */
+    public void interrupt() {
+        long q = acquire();
+        try {
+            mongomq_raw.mqs_queue_interrupt(q);
+        } finally {
+            release();
+        }
+    }
+
+    /** The queue's clock: the server's time (measured when the queue was opened). */
+    public Instant now() {
+        long q = acquire();
+        try {
+            return Native.instant(mongomq_raw.mqs_queue_now(q));
+        } finally {
+            release();
+        }
+    }
+
+    /** The server clock's offset to this machine's (server minus local). */
+    public Duration clockOffset() {
+        long q = acquire();
+        try {
+            return Duration.ofNanos(Math.round(mongomq_raw.mqs_queue_clock_offset(q) * 1e9));
+        } finally {
+            release();
+        }
+    }
+
+    // ---- dead letters, stats, maintenance --------------------------------------------
+
+    /**
+     * n &gt; 0: a head delivered n times goes to the dead letters on its next claim
+     * (through this Queue object); 0: unlimited (the default).
+     */
+    public void setMaxAttempts(int maxAttempts) {
+        if (maxAttempts < 0) throw new IllegalArgumentException("maxAttempts must not be negative, got " + maxAttempts);
+        long q = acquire();
+        try {
+            mongomq_raw.mqs_queue_set_max_attempts(q, maxAttempts);
+        } finally {
+            release();
+        }
+    }
+
+    /** The number of dead letters. */
+    public long deadCount() {
+        long q = acquire();
+        try {
+            return mongomq_raw.mqs_dead_count(q);
+        } finally {
+            release();
+        }
+    }
+
+    /** Publishes the dead letter {@code seq} again at the tail of its group; returns its new seq. */
+    public long deadRequeue(long seq) {
+        long q = acquire();
+        try {
+            return mongomq_raw.mqs_dead_requeue(q, seq);
+        } finally {
+            release();
+        }
+    }
+
+    /** Removes every dead letter; returns how many. */
+    public long deadPurge() {
+        long q = acquire();
+        try {
+            return mongomq_raw.mqs_dead_purge(q);
+        } finally {
+            release();
+        }
+    }
+
+    /** The queue's state, parsed (3 server commands that read whole collections: for monitoring). */
+    public Stats stats() {
+        return Stats.parse(statsJson());
+    }
+
+    /** The queue's state as the library's JSON text (docs/design.md, "Stats"). */
+    public String statsJson() {
+        long q = acquire();
+        try {
+            return mongomq_raw.mqs_stats_json(q);
+        } finally {
+            release();
+        }
+    }
+
+    /** Re-creates the lock of every group that has events but no lock; returns how many. */
+    public long repair() {
+        long q = acquire();
+        try {
+            return mongomq_raw.mqs_repair(q);
+        } finally {
+            release();
+        }
+    }
+
+    /** Removes a group's events and its lock; its lease holder's ack/nack/extend get lease lost. */
+    public void purgeGroup(String groupId) {
+        Native.group(groupId);
+        long q = acquire();
+        try {
+            mongomq_raw.mqs_purge_group(q, groupId);
+        } finally {
+            release();
+        }
+    }
+
+    /**
+     * Drops the queue's collections (tests and tooling). The indexes go too: open the
+     * queue again before real use.
+     */
+    public void drop() {
+        long q = acquire();
+        try {
+            mongomq_raw.mqs_queue_drop(q);
+        } finally {
+            release();
+        }
+    }
+
+    // ---- worker ----------------------------------------------------------------------
+
+    /**
+     * Starts {@code options.concurrency()} workers that claim leases and run the handler
+     * on each: a normal return acks, an exception nacks with back-off; the lease is
+     * extended while the handler runs. {@link Worker#close()} stops them gracefully.
+     */
+    public Worker work(WorkerOptions options, LeaseHandler handler) {
+        if (options == null) throw new IllegalArgumentException("options must not be null");
+        if (handler == null) throw new IllegalArgumentException("handler must not be null");
+        return new Worker(this, options, handler);
+    }
+
+    /** Closes the queue (at once, or when the calls running on it return). Twice does nothing. */
+    @Override
+    public void close() {
+        cleanable.clean();
+    }
+
+    @Override
+    public String toString() {
+        return "Queue{" + name + "}";
+    }
+}

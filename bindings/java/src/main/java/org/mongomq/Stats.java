@@ -1,0 +1,65 @@
+package org.mongomq;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+
+/**
+ * A queue's state ({@link Queue#stats()}): the keys of {@code mq_stats_json}
+ * (docs/design.md, "Stats") as Java values.
+ *
+ * @param queue            "db.prefix"
+ * @param now              the queue clock when the stats were taken
+ * @param messages         events in the queue (harel's included)
+ * @param dead             dead letters
+ * @param groups           groups by state
+ * @param oldestMessageAge age of the oldest event; empty when there is none (or it has no publish time)
+ * @param priorities       five entries, index = priority 0..4
+ */
+public record Stats(String queue, Instant now, long messages, long dead, Groups groups,
+                    Optional<Duration> oldestMessageAge, List<PriorityCounts> priorities) {
+
+    /**
+     * Groups by state. {@code leased} includes groups nacked with a delay; {@code parked}
+     * are groups waiting for a scheduled head.
+     */
+    public record Groups(long ready, long leased, long parked, long total) {}
+
+    /** Groups whose priority is this one, and events published with it. */
+    public record PriorityCounts(long groups, long messages) {}
+
+    /** The priority's counts, 0..4. */
+    public PriorityCounts priority(int priority) {
+        return priorities.get(priority);
+    }
+
+    @SuppressWarnings("unchecked")
+    static Stats parse(String json) {
+        Map<String, Object> m = (Map<String, Object>) Json.parse(json);
+        Map<String, Object> g = (Map<String, Object>) m.get("groups");
+        Map<String, Object> p = (Map<String, Object>) m.get("priorities");
+        List<PriorityCounts> pr = new ArrayList<>();
+        for (int i = 0; i <= 4; i++) {
+            Map<String, Object> e = (Map<String, Object>) p.get(Integer.toString(i));
+            pr.add(new PriorityCounts(num(e, "groups"), num(e, "messages")));
+        }
+        Object age = m.get("oldest_message_age_s");
+        return new Stats((String) m.get("queue"),
+                Native.instant(((Number) m.get("now")).doubleValue()),
+                num(m, "messages"), num(m, "dead"),
+                new Groups(num(g, "ready"), num(g, "leased"), num(g, "parked"), num(g, "total")),
+                age == null ? Optional.empty()
+                        : Optional.of(Duration.ofNanos(Math.round(((Number) age).doubleValue() * 1e9))),
+                Collections.unmodifiableList(pr));
+    }
+
+    private static long num(Map<String, Object> m, String key) {
+        Object v = m.get(key);
+        if (!(v instanceof Number)) throw new IllegalStateException("mongomq: stats without \"" + key + "\"");
+        return ((Number) v).longValue();
+    }
+}
