@@ -1,0 +1,249 @@
+//! Raw declarations of libmongomq's C API (`include/mongomq.h`, version 0.3.0).
+//!
+//! Written by hand, one item per declaration of the header, in the header's order and
+//! with its comments shortened; `tests/header.rs` compiles them against the installed
+//! header and fails on any difference (a function missing on either side, a changed
+//! signature, a constant, `mq_error`'s size and layout). Use the safe `mongomq` crate
+//! unless you need the C calls themselves: everything here is `unsafe` to call and
+//! follows the header's rules (ownership, threading, lifetimes).
+//!
+//! `mq_status` is a plain `c_int` with constants, not a Rust `enum`, so that a value a
+//! newer library returns can never be an invalid enum value in Rust.
+#![allow(non_camel_case_types)]
+#![no_std]
+
+use core::ffi::{c_char, c_int, c_void};
+use core::marker::{PhantomData, PhantomPinned};
+
+pub const MQ_VERSION_MAJOR: c_int = 0;
+pub const MQ_VERSION_MINOR: c_int = 3;
+pub const MQ_VERSION_PATCH: c_int = 0;
+
+/// Bytes of a group id (UTF-8, non-empty).
+pub const MQ_GROUP_ID_MAX: usize = 1000;
+/// Bytes of a worker id (UTF-8, non-empty).
+pub const MQ_WORKER_ID_MAX: usize = 200;
+/// Bytes of one event: BSON's 16 MiB less room for the envelope.
+pub const MQ_EVENT_MAX: usize = 16 * 1024 * 1024 - 16 * 1024;
+/// Events in one mq_batch or one batch lease.
+pub const MQ_BATCH_MAX: usize = 10000;
+pub const MQ_PRIORITY_MIN: c_int = 0;
+pub const MQ_PRIORITY_MAX: c_int = 4;
+
+pub type mq_status = c_int;
+pub const MQ_OK: mq_status = 0;
+/// mq_claim: no group is due at this priority floor.
+pub const MQ_EMPTY: mq_status = 1;
+/// ack/nack/extend: the lease expired and the group moved on.
+pub const MQ_LEASE_LOST: mq_status = 2;
+/// mq_claim_wait: mq_queue_interrupt was called on the queue.
+pub const MQ_INTERRUPTED: mq_status = 3;
+/// mq_claim_wait_cancel: its mq_cancel was triggered.
+pub const MQ_CANCELLED: mq_status = 4;
+/// Bad argument: NULL, out of range, not UTF-8, too large.
+pub const MQ_ERR_ARG: mq_status = -1;
+/// Server unreachable or timed out.
+pub const MQ_ERR_CONNECT: mq_status = -2;
+/// The server answered with an error.
+pub const MQ_ERR_SERVER: mq_status = -3;
+pub const MQ_ERR_NOMEM: mq_status = -4;
+pub const MQ_ERR_INTERNAL: mq_status = -5;
+
+/// Caller-allocated; every fallible call fills it. 512 bytes (part of the ABI).
+#[repr(C)]
+#[derive(Copy, Clone)]
+pub struct mq_error {
+    pub status: mq_status,
+    /// MongoDB error code, or 0.
+    pub server_code: c_int,
+    /// NUL-terminated, never contains a password.
+    pub message: [c_char; 504],
+}
+
+impl mq_error {
+    /// An all-zero error (status MQ_OK, empty message), ready to pass to a call.
+    pub const fn new() -> Self {
+        mq_error { status: MQ_OK, server_code: 0, message: [0; 504] }
+    }
+}
+
+impl Default for mq_error {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+macro_rules! opaque {
+    ($($(#[$doc:meta])* $name:ident;)*) => {$(
+        $(#[$doc])*
+        #[repr(C)]
+        pub struct $name {
+            _data: [u8; 0],
+            _marker: PhantomData<(*mut u8, PhantomPinned)>,
+        }
+    )*};
+}
+
+opaque! {
+    /// A connection pool; thread-safe.
+    mq_client;
+    /// One queue (database + prefix); thread-safe.
+    mq_queue;
+    /// One claimed group: 1..n events; owned by the caller.
+    mq_lease;
+    /// Events to publish together; not thread-safe.
+    mq_batch;
+    /// A flag one waiting claim watches (0.3.0).
+    mq_cancel;
+}
+
+/// libmongoc's log handler: level (0 error .. 6 trace), domain, message, ctx.
+pub type mq_log_fn = Option<
+    unsafe extern "C" fn(level: c_int, domain: *const c_char, message: *const c_char, ctx: *mut c_void),
+>;
+
+/// The clock of mq_queue_set_clock (the header spells it inline: `double (*clock)(void *ctx)`).
+pub type mq_clock_fn = Option<unsafe extern "C" fn(ctx: *mut c_void) -> f64>;
+
+extern "C" {
+    pub fn mq_version() -> *const c_char;
+    pub fn mq_status_name(status: mq_status) -> *const c_char;
+
+    pub fn mq_client_new(uri: *const c_char, out: *mut *mut mq_client, err: *mut mq_error) -> mq_status;
+    pub fn mq_client_destroy(client: *mut mq_client);
+    pub fn mq_client_command_count(client: *const mq_client) -> u64;
+
+    pub fn mq_queue_new(
+        client: *mut mq_client,
+        db_name: *const c_char,
+        prefix: *const c_char,
+        out: *mut *mut mq_queue,
+        err: *mut mq_error,
+    ) -> mq_status;
+    pub fn mq_queue_destroy(queue: *mut mq_queue);
+
+    pub fn mq_publish(
+        queue: *mut mq_queue,
+        group_id: *const c_char,
+        event: *const c_void,
+        event_len: usize,
+        priority: c_int,
+        seq_out: *mut i64,
+        err: *mut mq_error,
+    ) -> mq_status;
+
+    pub fn mq_claim(
+        queue: *mut mq_queue,
+        worker_id: *const c_char,
+        visibility_s: f64,
+        min_priority: c_int,
+        out: *mut *mut mq_lease,
+        err: *mut mq_error,
+    ) -> mq_status;
+    pub fn mq_ack(queue: *mut mq_queue, lease: *const mq_lease, err: *mut mq_error) -> mq_status;
+    pub fn mq_nack(queue: *mut mq_queue, lease: *const mq_lease, delay_s: f64, err: *mut mq_error) -> mq_status;
+    pub fn mq_extend(queue: *mut mq_queue, lease: *const mq_lease, visibility_s: f64, err: *mut mq_error) -> mq_status;
+
+    pub fn mq_lease_seq(lease: *const mq_lease) -> i64;
+    pub fn mq_lease_group(lease: *const mq_lease) -> *const c_char;
+    pub fn mq_lease_event(lease: *const mq_lease, len_out: *mut usize) -> *const c_void;
+    pub fn mq_lease_token(lease: *const mq_lease) -> *const c_char;
+    pub fn mq_lease_attempts(lease: *const mq_lease) -> c_int;
+    pub fn mq_lease_destroy(lease: *mut mq_lease);
+
+    pub fn mq_batch_new(out: *mut *mut mq_batch, err: *mut mq_error) -> mq_status;
+    pub fn mq_batch_add(
+        batch: *mut mq_batch,
+        group_id: *const c_char,
+        event: *const c_void,
+        event_len: usize,
+        priority: c_int,
+        err: *mut mq_error,
+    ) -> mq_status;
+    pub fn mq_batch_count(batch: *const mq_batch) -> usize;
+    pub fn mq_batch_destroy(batch: *mut mq_batch);
+    pub fn mq_publish_batch(
+        queue: *mut mq_queue,
+        batch: *const mq_batch,
+        first_seq: *mut i64,
+        err: *mut mq_error,
+    ) -> mq_status;
+    pub fn mq_claim_batch(
+        queue: *mut mq_queue,
+        worker_id: *const c_char,
+        visibility_s: f64,
+        min_priority: c_int,
+        max_events: usize,
+        out: *mut *mut mq_lease,
+        err: *mut mq_error,
+    ) -> mq_status;
+    pub fn mq_lease_count(lease: *const mq_lease) -> usize;
+    pub fn mq_lease_seq_at(lease: *const mq_lease, i: usize) -> i64;
+    pub fn mq_lease_event_at(lease: *const mq_lease, i: usize, len_out: *mut usize) -> *const c_void;
+
+    pub fn mq_claim_wait(
+        queue: *mut mq_queue,
+        worker_id: *const c_char,
+        visibility_s: f64,
+        min_priority: c_int,
+        timeout_s: f64,
+        out: *mut *mut mq_lease,
+        err: *mut mq_error,
+    ) -> mq_status;
+    pub fn mq_claim_batch_wait(
+        queue: *mut mq_queue,
+        worker_id: *const c_char,
+        visibility_s: f64,
+        min_priority: c_int,
+        max_events: usize,
+        timeout_s: f64,
+        out: *mut *mut mq_lease,
+        err: *mut mq_error,
+    ) -> mq_status;
+    pub fn mq_queue_interrupt(queue: *mut mq_queue);
+
+    pub fn mq_cancel_new(out: *mut *mut mq_cancel, err: *mut mq_error) -> mq_status;
+    pub fn mq_cancel_trigger(cancel: *mut mq_cancel);
+    pub fn mq_cancel_triggered(cancel: *const mq_cancel) -> c_int;
+    pub fn mq_cancel_reset(cancel: *mut mq_cancel);
+    pub fn mq_cancel_destroy(cancel: *mut mq_cancel);
+    pub fn mq_claim_wait_cancel(
+        queue: *mut mq_queue,
+        worker_id: *const c_char,
+        visibility_s: f64,
+        min_priority: c_int,
+        max_events: usize,
+        timeout_s: f64,
+        cancel: *mut mq_cancel,
+        out: *mut *mut mq_lease,
+        err: *mut mq_error,
+    ) -> mq_status;
+    pub fn mq_lease_deadline(lease: *const mq_lease) -> f64;
+
+    pub fn mq_publish_at(
+        queue: *mut mq_queue,
+        group_id: *const c_char,
+        event: *const c_void,
+        event_len: usize,
+        priority: c_int,
+        not_before_epoch_s: f64,
+        seq_out: *mut i64,
+        err: *mut mq_error,
+    ) -> mq_status;
+
+    pub fn mq_queue_set_max_attempts(queue: *mut mq_queue, max_attempts: c_int, err: *mut mq_error) -> mq_status;
+    pub fn mq_dead_count(queue: *mut mq_queue, count: *mut i64, err: *mut mq_error) -> mq_status;
+    pub fn mq_dead_requeue(queue: *mut mq_queue, seq: i64, new_seq: *mut i64, err: *mut mq_error) -> mq_status;
+    pub fn mq_dead_purge(queue: *mut mq_queue, purged: *mut i64, err: *mut mq_error) -> mq_status;
+
+    pub fn mq_stats_json(queue: *mut mq_queue, json_out: *mut *mut c_char, err: *mut mq_error) -> mq_status;
+    pub fn mq_free(ptr: *mut c_void);
+    pub fn mq_repair(queue: *mut mq_queue, fixed: *mut i64, err: *mut mq_error) -> mq_status;
+    pub fn mq_purge_group(queue: *mut mq_queue, group_id: *const c_char, err: *mut mq_error) -> mq_status;
+    pub fn mq_queue_drop(queue: *mut mq_queue, err: *mut mq_error) -> mq_status;
+
+    pub fn mq_queue_clock_offset(queue: *const mq_queue) -> f64;
+    pub fn mq_queue_now(queue: *mut mq_queue) -> f64;
+    pub fn mq_queue_set_clock(queue: *mut mq_queue, clock: mq_clock_fn, ctx: *mut c_void);
+    pub fn mq_log_set_handler(handler: mq_log_fn, ctx: *mut c_void);
+}

@@ -1,0 +1,336 @@
+//! The header drift check: fails when `include/mongomq.h` (as installed, found by
+//! build.rs with pkg-config) and this crate's declarations disagree.
+//!
+//! 1. Names: every `MQ_API` function, `#define MQ_*`/enumerator constant and `mq_*`
+//!    type of the header is declared in `src/lib.rs`, and nothing else is.
+//! 2. Signatures and layout: a C file generated from `src/lib.rs` assigns every
+//!    header function to a function pointer of the type the Rust declaration spells
+//!    (compiled with -Werror, so any changed parameter, const-ness or return type
+//!    fails), static-asserts every constant's value and `mq_error`'s size, alignment
+//!    and field offsets as Rust sees them, links against the library (every function
+//!    is exported) and runs (the library loads and reports the version pkg-config
+//!    found).
+//!
+//! Needs a C compiler: `$CC`, else `cc`.
+
+use std::collections::BTreeSet;
+use std::env;
+use std::fs;
+use std::mem::{align_of, offset_of, size_of};
+use std::path::PathBuf;
+use std::process::Command;
+
+use mongomq_sys as sys;
+
+const CRATE_SOURCE: &str = include_str!("../src/lib.rs");
+
+fn header_path() -> PathBuf {
+    env::split_paths(env!("MONGOMQ_SYS_INCLUDE"))
+        .map(|dir| dir.join("mongomq.h"))
+        .find(|p| p.is_file())
+        .expect("mongomq.h in the include directories pkg-config gave")
+}
+
+fn header_text() -> String {
+    strip_c_comments(&fs::read_to_string(header_path()).expect("read mongomq.h"))
+}
+
+fn strip_c_comments(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(start) = rest.find("/*") {
+        out.push_str(&rest[..start]);
+        let end = rest[start..].find("*/").expect("unterminated comment") + start + 2;
+        out.push(' ');
+        rest = &rest[end..];
+    }
+    out.push_str(rest);
+    out
+}
+
+fn strip_rust_comments(text: &str) -> String {
+    text.lines()
+        .map(|l| match l.find("//") {
+            Some(i) => &l[..i],
+            None => l,
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+fn is_ident_char(c: char) -> bool {
+    c.is_ascii_alphanumeric() || c == '_'
+}
+
+/// The identifier that ends just before `text[..end]`.
+fn ident_before(text: &str, end: usize) -> String {
+    let head = text[..end].trim_end();
+    let start = head.rfind(|c: char| !is_ident_char(c)).map_or(0, |i| i + 1);
+    head[start..].to_string()
+}
+
+/// Every identifier of `text` that starts with `prefix`.
+fn idents_with_prefix(text: &str, prefix: &str) -> BTreeSet<String> {
+    text.split(|c: char| !is_ident_char(c))
+        .filter(|w| w.starts_with(prefix))
+        .map(str::to_string)
+        .collect()
+}
+
+/// The header without comments and preprocessor lines.
+fn header_declarations() -> String {
+    let text = header_text();
+    text.lines().filter(|l| !l.trim_start().starts_with('#')).collect::<Vec<_>>().join("\n")
+}
+
+fn header_functions() -> BTreeSet<String> {
+    header_declarations()
+        .split(';')
+        .filter(|decl| decl.contains("MQ_API"))
+        .map(|decl| ident_before(decl, decl.find('(').expect("a function declaration")))
+        .collect()
+}
+
+fn header_constants() -> BTreeSet<String> {
+    let text = header_text();
+    let mut names: BTreeSet<String> = text
+        .lines()
+        .filter_map(|l| l.trim_start().strip_prefix('#')?.trim_start().strip_prefix("define")?.split_whitespace().next().map(str::to_string))
+        .filter(|n| n.starts_with("MQ_") && n != "MQ_API")
+        .collect();
+    let start = text.find("typedef enum mq_status").expect("enum mq_status");
+    let end = start + text[start..].find('}').expect("end of enum mq_status");
+    names.extend(idents_with_prefix(&text[start..end], "MQ_"));
+    names
+}
+
+fn header_types() -> BTreeSet<String> {
+    // `typedef struct NAME ...`, `typedef enum NAME ...` and `typedef RET (*NAME)(...)`.
+    let text = header_declarations();
+    let mut names = BTreeSet::new();
+    for decl in text.split("typedef").skip(1) {
+        let mut words = decl.split_whitespace();
+        let name = match words.next() {
+            Some("struct") | Some("enum") => words.next().unwrap().to_string(),
+            _ => match decl.find("(*") {
+                Some(i) => decl[i + 2..].split(|c: char| !is_ident_char(c)).next().unwrap().to_string(),
+                None => continue, // mq_error_size_check_: the header's static assert
+            },
+        };
+        names.insert(name);
+    }
+    names
+}
+
+struct RustFn {
+    name: String,
+    params: Vec<String>,
+    ret: Option<String>,
+}
+
+fn rust_functions() -> Vec<RustFn> {
+    let src = strip_rust_comments(CRATE_SOURCE);
+    let start = src.find("extern \"C\" {").expect("the extern block") + "extern \"C\" {".len();
+    let body = &src[start..];
+    let body = &body[..body.rfind('}').unwrap()];
+    body.split(';')
+        .map(|d| d.split_whitespace().collect::<Vec<_>>().join(" "))
+        .filter(|d| !d.is_empty())
+        .map(|d| {
+            let d = d.strip_prefix("pub fn ").unwrap_or_else(|| panic!("not a `pub fn`: {d}"));
+            let open = d.find('(').unwrap();
+            let close = d.rfind(')').unwrap();
+            let params = d[open + 1..close]
+                .split(',')
+                .map(str::trim)
+                .filter(|p| !p.is_empty())
+                .map(|p| p.split_once(':').expect("name: type").1.trim().to_string())
+                .collect();
+            let ret = d[close + 1..].trim().strip_prefix("->").map(|r| r.trim().to_string());
+            RustFn { name: d[..open].trim().to_string(), params, ret }
+        })
+        .collect()
+}
+
+fn rust_constants() -> BTreeSet<String> {
+    let src = strip_rust_comments(CRATE_SOURCE);
+    src.lines()
+        .filter_map(|l| l.trim().strip_prefix("pub const ")?.split(':').next().map(str::to_string))
+        .filter(|n| n.starts_with("MQ_"))
+        .collect()
+}
+
+fn rust_types() -> BTreeSet<String> {
+    let src = strip_rust_comments(CRATE_SOURCE);
+    let mut names = BTreeSet::new();
+    for line in src.lines().map(str::trim) {
+        for prefix in ["pub type ", "pub struct "] {
+            if let Some(rest) = line.strip_prefix(prefix) {
+                names.insert(rest.split(|c: char| !is_ident_char(c)).next().unwrap().to_string());
+            }
+        }
+    }
+    // The opaque handles are made by the `opaque!` macro: one name per line ending in ';'.
+    let start = src.find("opaque! {").expect("opaque! invocation");
+    let end = start + src[start..].find('}').unwrap();
+    for line in src[start..end].lines().map(str::trim) {
+        if let Some(name) = line.strip_suffix(';') {
+            names.insert(name.to_string());
+        }
+    }
+    names.retain(|n| n.starts_with("mq_"));
+    // mq_clock_fn is ours: the header spells mq_queue_set_clock's clock type inline.
+    names.remove("mq_clock_fn");
+    names
+}
+
+/// The C spelling of a Rust type of src/lib.rs.
+fn c_type(rust: &str) -> String {
+    let t = rust.trim();
+    if let Some(inner) = t.strip_prefix("*const ") {
+        return format!("{} const *", c_type(inner));
+    }
+    if let Some(inner) = t.strip_prefix("*mut ") {
+        return format!("{} *", c_type(inner));
+    }
+    match t {
+        "c_char" => "char".into(),
+        "c_int" => "int".into(),
+        "c_void" => "void".into(),
+        "f64" => "double".into(),
+        "usize" => "size_t".into(),
+        "i64" => "int64_t".into(),
+        "u64" => "uint64_t".into(),
+        "mq_clock_fn" => "double (*)(void *)".into(),
+        t if t.starts_with("mq_") && t.chars().all(is_ident_char) => t.into(),
+        t => panic!("no C spelling for the Rust type `{t}`: extend c_type()"),
+    }
+}
+
+/// (name, value) of every constant of the crate, as Rust sees it.
+fn constant_values() -> Vec<(&'static str, i128)> {
+    macro_rules! values {
+        ($($name:ident),* $(,)?) => { vec![$((stringify!($name), sys::$name as i128)),*] };
+    }
+    values![
+        MQ_VERSION_MAJOR, MQ_VERSION_MINOR, MQ_VERSION_PATCH, MQ_GROUP_ID_MAX, MQ_WORKER_ID_MAX,
+        MQ_EVENT_MAX, MQ_BATCH_MAX, MQ_PRIORITY_MIN, MQ_PRIORITY_MAX, MQ_OK, MQ_EMPTY,
+        MQ_LEASE_LOST, MQ_INTERRUPTED, MQ_CANCELLED, MQ_ERR_ARG, MQ_ERR_CONNECT, MQ_ERR_SERVER,
+        MQ_ERR_NOMEM, MQ_ERR_INTERNAL,
+    ]
+}
+
+fn diff(what: &str, header: &BTreeSet<String>, rust: &BTreeSet<String>) -> Vec<String> {
+    let mut problems = Vec::new();
+    for missing in header.difference(rust) {
+        problems.push(format!("{what} `{missing}` is in mongomq.h but not in mongomq-sys"));
+    }
+    for extra in rust.difference(header) {
+        problems.push(format!("{what} `{extra}` is in mongomq-sys but not in mongomq.h"));
+    }
+    problems
+}
+
+#[test]
+fn header_names_match_crate() {
+    let rust_fns: BTreeSet<String> = rust_functions().into_iter().map(|f| f.name).collect();
+    let header_fns = header_functions();
+    assert!(header_fns.len() >= 50, "found only {} MQ_API functions: the parser broke", header_fns.len());
+    let mut problems = diff("function", &header_fns, &rust_fns);
+    problems.extend(diff("constant", &header_constants(), &rust_constants()));
+    problems.extend(diff("type", &header_types(), &rust_types()));
+    let listed: BTreeSet<String> = constant_values().iter().map(|(n, _)| n.to_string()).collect();
+    problems.extend(diff("constant (values checked by this test)", &rust_constants(), &listed));
+    assert!(problems.is_empty(), "header and crate disagree:\n  {}", problems.join("\n  "));
+}
+
+#[test]
+fn header_signatures_and_layout_match_crate() {
+    let mut c = String::from("#include <stddef.h>\n#include <stdint.h>\n#include <stdio.h>\n#include <mongomq.h>\n\n");
+    let mut assert = |cond: String, what: &str| c.push_str(&format!("_Static_assert({cond}, \"{what}\");\n"));
+    assert(format!("sizeof(mq_error) == {}", size_of::<sys::mq_error>()), "sizeof(mq_error)");
+    assert(format!("_Alignof(mq_error) == {}", align_of::<sys::mq_error>()), "alignof(mq_error)");
+    assert(format!("offsetof(mq_error, status) == {}", offset_of!(sys::mq_error, status)), "offsetof(mq_error, status)");
+    assert(format!("offsetof(mq_error, server_code) == {}", offset_of!(sys::mq_error, server_code)), "offsetof(mq_error, server_code)");
+    assert(format!("offsetof(mq_error, message) == {}", offset_of!(sys::mq_error, message)), "offsetof(mq_error, message)");
+    assert(format!("sizeof(((mq_error *)0)->message) == {}", size_of::<[std::ffi::c_char; 504]>()), "sizeof(mq_error.message)");
+    assert(format!("sizeof(mq_status) == {}", size_of::<sys::mq_status>()), "sizeof(mq_status)");
+    for (name, value) in constant_values() {
+        assert(format!("{name} == {value}"), name);
+    }
+    let functions = rust_functions();
+    for f in &functions {
+        let params = if f.params.is_empty() {
+            "void".to_string()
+        } else {
+            f.params.iter().map(|p| c_type(p)).collect::<Vec<_>>().join(", ")
+        };
+        let ret = f.ret.as_deref().map_or("void".to_string(), c_type);
+        c.push_str(&format!("{ret} (*const check_{name})({params}) = {name};\n", name = f.name));
+    }
+    c.push_str("\nint main(void) {\n    printf(\"%s\\n\", mq_version());\n    return 0;\n}\n");
+
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("header-check");
+    fs::create_dir_all(&dir).unwrap();
+    let source = dir.join("check.c");
+    let exe = dir.join("check");
+    fs::write(&source, &c).unwrap();
+
+    let cc = env::var("CC").unwrap_or_else(|_| "cc".to_string());
+    let mut cmd = Command::new(&cc);
+    cmd.args(["-std=c11", "-Wall", "-Wextra", "-Werror", "-pedantic-errors"]);
+    for dir in env::split_paths(env!("MONGOMQ_SYS_INCLUDE")) {
+        cmd.arg("-I").arg(dir);
+    }
+    cmd.arg(&source).arg("-o").arg(&exe);
+    let link_dirs: Vec<PathBuf> = env::split_paths(env!("MONGOMQ_SYS_LINK")).collect();
+    for dir in &link_dirs {
+        cmd.arg("-L").arg(dir);
+    }
+    cmd.arg("-lmongomq");
+    let out = cmd.output().unwrap_or_else(|e| panic!("cannot run the C compiler `{cc}`: {e}"));
+    assert!(
+        out.status.success(),
+        "header and crate disagree: {} failed on {}:\n{}",
+        cc,
+        source.display(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+
+    let mut run = Command::new(&exe);
+    let mut ld = link_dirs.clone();
+    if let Some(old) = env::var_os("LD_LIBRARY_PATH") {
+        ld.extend(env::split_paths(&old));
+    }
+    run.env("LD_LIBRARY_PATH", env::join_paths(ld).unwrap());
+    let out = run.output().expect("run the header check");
+    assert!(out.status.success(), "the header check program failed: {:?}", out);
+    let version = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(version.trim(), env!("MONGOMQ_SYS_VERSION"), "the C program's mq_version()");
+}
+
+#[test]
+fn library_version_matches_crate() {
+    // SAFETY: mq_version takes nothing and returns a static NUL-terminated string.
+    let version = unsafe { std::ffi::CStr::from_ptr(sys::mq_version()) };
+    let version = version.to_str().unwrap();
+    let major_minor = |v: &str| v.split('.').take(2).collect::<Vec<_>>().join(".");
+    assert_eq!(major_minor(version), major_minor(env!("CARGO_PKG_VERSION")));
+    assert_eq!(
+        (sys::MQ_VERSION_MAJOR, sys::MQ_VERSION_MINOR),
+        (0, 3),
+        "the crate's header constants are those of libmongomq 0.3"
+    );
+}
+
+#[test]
+fn parser_sees_drift() {
+    // The check above must be able to fail: a header with one more function, and a
+    // Rust declaration with a changed parameter, are both reported.
+    let mut header = header_functions();
+    header.insert("mq_new_call".into());
+    let rust: BTreeSet<String> = rust_functions().into_iter().map(|f| f.name).collect();
+    assert_eq!(diff("function", &header, &rust), vec!["function `mq_new_call` is in mongomq.h but not in mongomq-sys"]);
+    assert_eq!(c_type("*mut *mut mq_lease"), "mq_lease * *");
+    assert_eq!(c_type("*const c_char"), "char const *");
+}

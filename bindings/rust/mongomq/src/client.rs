@@ -1,0 +1,103 @@
+use std::ptr::{self, NonNull};
+use std::sync::Arc;
+
+use mongomq_sys as sys;
+
+use crate::error::{c_string, check, Error, Result};
+use crate::queue::Queue;
+
+/// Owns one `mq_client` and destroys it when the last [`Client`] clone and the last
+/// [`Queue`] made from it are dropped.
+pub(crate) struct ClientHandle(NonNull<sys::mq_client>);
+
+// SAFETY: the header says mq_client is thread-safe: any number of threads may use one
+// at once (each call borrows a connection from the pool). The pointer is destroyed
+// only in Drop, when no clone of the Arc holding it is left.
+unsafe impl Send for ClientHandle {}
+// SAFETY: as above; no call mutates the handle itself through &self.
+unsafe impl Sync for ClientHandle {}
+
+impl Drop for ClientHandle {
+    fn drop(&mut self) {
+        // SAFETY: the pointer came from mq_client_new and is destroyed exactly once,
+        // here; every queue made from it holds an Arc to this handle, so none is left.
+        unsafe { sys::mq_client_destroy(self.0.as_ptr()) }
+    }
+}
+
+impl ClientHandle {
+    pub(crate) fn as_ptr(&self) -> *mut sys::mq_client {
+        self.0.as_ptr()
+    }
+}
+
+/// A connection pool to one MongoDB deployment. Cheap to clone (the clones share the
+/// pool), `Send + Sync`. Every [`Queue`] made from it keeps the pool alive, so a client
+/// may be dropped before its queues.
+///
+/// ```
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// # let uri = std::env::var("MONGOMQ_TEST_URI")?;
+/// let client = mongomq::Client::connect(&uri)?;
+/// let queue = client.queue("mqt_rust_doc_client", "orders")?;
+/// drop(client); // the queue keeps the pool alive
+/// queue.publish("customer-17", b"hello", 0)?;
+/// # queue.drop_queue()?;
+/// # Ok(())
+/// # }
+/// ```
+#[derive(Clone)]
+pub struct Client {
+    handle: Arc<ClientHandle>,
+}
+
+impl Client {
+    /// Opens a connection pool for a MongoDB URI (`mongodb://host:port/?options`).
+    /// Does not contact the server: a malformed URI is [`ErrorKind::InvalidArgument`]
+    /// here, an unreachable server is [`ErrorKind::Connect`] from the first call that
+    /// needs it ([`Client::queue`]), after the URI's `serverSelectionTimeoutMS`.
+    ///
+    /// [`ErrorKind::InvalidArgument`]: crate::ErrorKind::InvalidArgument
+    /// [`ErrorKind::Connect`]: crate::ErrorKind::Connect
+    pub fn connect(uri: &str) -> Result<Client> {
+        let uri = c_string("mq_client_new", "uri", uri)?;
+        let mut out = ptr::null_mut();
+        let mut err = sys::mq_error::new();
+        // SAFETY: uri is a valid C string for the call; out and err point to locals.
+        let status = unsafe { sys::mq_client_new(uri.as_ptr(), &mut out, &mut err) };
+        check(status, &err)?;
+        let ptr = NonNull::new(out).ok_or_else(|| Error::internal("mq_client_new returned MQ_OK and no client".into()))?;
+        Ok(Client { handle: Arc::new(ClientHandle(ptr)) })
+    }
+
+    /// Opens the queue `{db}.{prefix}_*` (creating its indexes; 3 server commands, so
+    /// this is where an unreachable server shows up). The queue holds a reference to
+    /// this client's pool.
+    pub fn queue(&self, db: &str, prefix: &str) -> Result<Queue> {
+        Queue::open(Arc::clone(&self.handle), db, prefix)
+    }
+
+    /// Server commands this client has sent so far (monotonic; for benchmarks).
+    pub fn command_count(&self) -> u64 {
+        // SAFETY: the handle is alive (we hold an Arc) and the call only reads a counter.
+        unsafe { sys::mq_client_command_count(self.handle.as_ptr()) }
+    }
+
+    /// Drops this handle to the pool; the pool itself closes when no clone and no
+    /// queue made from it is left. The same as `drop(client)`; using the client after
+    /// it does not compile:
+    ///
+    /// ```compile_fail,E0382
+    /// # let uri = std::env::var("MONGOMQ_TEST_URI").unwrap();
+    /// let client = mongomq::Client::connect(&uri).unwrap();
+    /// client.close();
+    /// client.queue("db", "prefix"); // error[E0382]: use of moved value: `client`
+    /// ```
+    pub fn close(self) {}
+}
+
+impl std::fmt::Debug for Client {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Client").finish_non_exhaustive()
+    }
+}

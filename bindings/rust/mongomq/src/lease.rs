@@ -1,0 +1,132 @@
+use std::ffi::CStr;
+use std::ptr::NonNull;
+
+use mongomq_sys as sys;
+
+use crate::error::{Error, Result};
+
+/// One claimed group: its head event (and, for a batch claim, the events after it).
+/// Owns its C lease and frees it on drop. A lease is a plain value: it does not borrow
+/// its queue, so its reads work after the queue is gone; acking it needs a
+/// [`Queue`](crate::Queue) of the same queue (`queue.ack(&lease)`), so a lease can
+/// never be acked through a dropped queue. `Send + Sync`.
+pub struct Lease {
+    ptr: NonNull<sys::mq_lease>,
+    group: String,
+}
+
+// SAFETY: the header: "A single mq_lease may be read from several threads but must
+// not be destroyed while another thread uses it". Every method takes &self and only
+// reads; the lease is destroyed in Drop, when no borrow of it is left.
+unsafe impl Send for Lease {}
+// SAFETY: as above: shared access only reads.
+unsafe impl Sync for Lease {}
+
+impl Lease {
+    pub(crate) fn from_raw(ptr: *mut sys::mq_lease, function: &str) -> Result<Lease> {
+        let ptr = NonNull::new(ptr).ok_or_else(|| Error::internal(format!("{function} returned MQ_OK and no lease")))?;
+        // SAFETY: a lease from the library always has a group, a NUL-terminated string
+        // valid until the lease is destroyed; it is copied here.
+        let group = unsafe { CStr::from_ptr(sys::mq_lease_group(ptr.as_ptr())) };
+        let group = group.to_string_lossy().into_owned();
+        Ok(Lease { ptr, group })
+    }
+
+    pub(crate) fn as_ptr(&self) -> *const sys::mq_lease {
+        self.ptr.as_ptr()
+    }
+
+    /// The head event's sequence number.
+    pub fn seq(&self) -> i64 {
+        // SAFETY: the lease is alive for &self; the call only reads it.
+        unsafe { sys::mq_lease_seq(self.as_ptr()) }
+    }
+
+    /// The group id (UTF-8).
+    pub fn group(&self) -> &str {
+        &self.group
+    }
+
+    /// The head event, exactly the bytes that were published. Borrowed from the
+    /// lease: no copy.
+    pub fn event(&self) -> &[u8] {
+        self.event_at(0).unwrap_or_default()
+    }
+
+    /// How many times this head has been delivered, 1 on the first delivery.
+    pub fn attempts(&self) -> u32 {
+        // SAFETY: the lease is alive for &self; the call only reads it.
+        let attempts = unsafe { sys::mq_lease_attempts(self.as_ptr()) };
+        u32::try_from(attempts).unwrap_or(0)
+    }
+
+    /// The lease's fencing token (what ack, nack and extend present to the server).
+    pub fn token(&self) -> &str {
+        // SAFETY: the token is a NUL-terminated string owned by the lease, valid until
+        // it is destroyed, which cannot happen while &self is borrowed.
+        let token = unsafe { CStr::from_ptr(sys::mq_lease_token(self.as_ptr())) };
+        token.to_str().unwrap_or_default()
+    }
+
+    /// When the lease runs out, in seconds since the epoch on the queue's clock
+    /// ([`Queue::now`](crate::Queue::now)): the claim's time plus its visibility, moved
+    /// by extend and by a nack with a delay.
+    pub fn deadline(&self) -> f64 {
+        // SAFETY: the lease is alive for &self; the call only reads it.
+        unsafe { sys::mq_lease_deadline(self.as_ptr()) }
+    }
+
+    /// Number of events in the lease: 1 for [`Queue::claim`](crate::Queue::claim)
+    /// without `max_events`, up to `max_events` for a batch claim.
+    pub fn count(&self) -> usize {
+        // SAFETY: the lease is alive for &self; the call only reads it.
+        unsafe { sys::mq_lease_count(self.as_ptr()) }
+    }
+
+    /// The sequence number of event `i` (0 is the head), `None` past the end.
+    pub fn seq_at(&self, i: usize) -> Option<i64> {
+        // SAFETY: the lease is alive for &self; an index out of range returns 0.
+        (i < self.count()).then(|| unsafe { sys::mq_lease_seq_at(self.as_ptr(), i) })
+    }
+
+    /// Event `i` (0 is the head), `None` past the end. Borrowed from the lease.
+    pub fn event_at(&self, i: usize) -> Option<&[u8]> {
+        if i >= self.count() {
+            return None;
+        }
+        let mut len = 0usize;
+        // SAFETY: the lease is alive for &self and i is in range; len points to a local.
+        let data = unsafe { sys::mq_lease_event_at(self.as_ptr(), i, &mut len) };
+        if data.is_null() {
+            return None;
+        }
+        // SAFETY: the library hands back len readable bytes at data (a valid non-NULL
+        // pointer even for 0 bytes), owned by the lease and unchanged until it is
+        // destroyed; the slice borrows &self, so it cannot outlive the lease.
+        Some(unsafe { std::slice::from_raw_parts(data.cast::<u8>(), len) })
+    }
+
+    /// Every event of the lease as (seq, bytes), head first.
+    pub fn events(&self) -> impl ExactSizeIterator<Item = (i64, &[u8])> + '_ {
+        (0..self.count()).map(move |i| (self.seq_at(i).unwrap_or_default(), self.event_at(i).unwrap_or_default()))
+    }
+}
+
+impl Drop for Lease {
+    fn drop(&mut self) {
+        // SAFETY: the lease came from a claim and is destroyed exactly once, here; no
+        // borrow of it is left.
+        unsafe { sys::mq_lease_destroy(self.ptr.as_ptr()) }
+    }
+}
+
+impl std::fmt::Debug for Lease {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Lease")
+            .field("group", &self.group)
+            .field("seq", &self.seq())
+            .field("count", &self.count())
+            .field("attempts", &self.attempts())
+            .finish_non_exhaustive()
+    }
+}

@@ -1,0 +1,87 @@
+//! A multi-machine queue with per-group FIFO exclusivity on MongoDB: the safe Rust API
+//! over libmongomq (found by the `mongomq-sys` crate with pkg-config).
+//!
+//! Every event belongs to a group. Within a group events are delivered in publish
+//! order, one at a time: while a worker holds a lease on a group, no other worker gets
+//! that group. Groups are served round-robin, leases expire (at-least-once delivery),
+//! and ack, nack and extend are fenced by the lease's token.
+//!
+//! ```
+//! use std::time::Duration;
+//!
+//! fn main() -> Result<(), Box<dyn std::error::Error>> {
+//!     let uri = std::env::var("MONGOMQ_TEST_URI")?;
+//!     let client = mongomq::Client::connect(&uri)?;
+//!     let queue = client.queue("mqt_rust_doc_crate", "orders")?; // Send + Sync, keeps the client alive
+//!     let seq: i64 = queue.publish("customer-17", b"order #1", 2)?;
+//!     let opts = mongomq::ClaimOptions::new().visibility(Duration::from_secs(30)).min_priority(0);
+//!     if let Some(lease) = queue.claim(&opts)? {
+//!         assert_eq!((lease.seq(), lease.group(), lease.event(), lease.attempts()),
+//!                    (seq, "customer-17", &b"order #1"[..], 1));
+//!         match queue.ack(&lease) {
+//!             Ok(()) => {}
+//!             Err(e) if e.kind() == mongomq::ErrorKind::LeaseLost => eprintln!("too late: {e}"),
+//!             Err(e) => return Err(e.into()),
+//!         }
+//!     }
+//!     queue.drop_queue()?;
+//!     Ok(())
+//! }
+//! ```
+//!
+//! Ownership follows the C library's rules, checked by the compiler: a [`Queue`] holds
+//! its [`Client`]'s pool, a [`Lease`] owns its C lease and borrows nothing (it may
+//! outlive its queue; it is acked through a live queue, `queue.ack(&lease)`), and
+//! nothing can be used after it is dropped:
+//!
+//! ```compile_fail,E0505
+//! # let uri = std::env::var("MONGOMQ_TEST_URI").unwrap();
+//! let queue = mongomq::Client::connect(&uri).unwrap().queue("db", "q").unwrap();
+//! let lease = queue.claim(&mongomq::ClaimOptions::new()).unwrap().unwrap();
+//! let event = lease.event();
+//! drop(lease);
+//! println!("{event:?}"); // error[E0505]: cannot move out of `lease` because it is borrowed
+//! ```
+#![deny(missing_docs)]
+
+mod batch;
+mod cancel;
+mod client;
+mod error;
+mod lease;
+mod queue;
+mod stats;
+mod worker;
+
+pub use batch::Batch;
+pub use cancel::CancelHandle;
+pub use client::Client;
+pub use error::{status_name, Error, ErrorKind, Result};
+pub use lease::Lease;
+pub use queue::{ClaimOptions, Queue};
+pub use stats::{GroupStats, PriorityStats, Stats};
+pub use worker::{BoxError, StopHandle, Worker, WorkerError, WorkerOptions};
+
+/// The version of the libmongomq this process runs with (e.g. `"0.3.0"`), which may
+/// differ from the one the crate was built against.
+pub fn library_version() -> &'static str {
+    // SAFETY: mq_version returns a pointer to a static NUL-terminated string.
+    let v = unsafe { std::ffi::CStr::from_ptr(mongomq_sys::mq_version()) };
+    v.to_str().unwrap_or("unknown")
+}
+
+/// Limits the library checks before anything is sent (`MQ_*_MAX` of the header).
+pub mod limits {
+    /// Bytes of a group id (UTF-8, non-empty).
+    pub const GROUP_ID_MAX: usize = mongomq_sys::MQ_GROUP_ID_MAX;
+    /// Bytes of a worker id (UTF-8, non-empty).
+    pub const WORKER_ID_MAX: usize = mongomq_sys::MQ_WORKER_ID_MAX;
+    /// Bytes of one event.
+    pub const EVENT_MAX: usize = mongomq_sys::MQ_EVENT_MAX;
+    /// Events in one batch or one batch lease.
+    pub const BATCH_MAX: usize = mongomq_sys::MQ_BATCH_MAX;
+    /// The lowest priority.
+    pub const PRIORITY_MIN: i32 = mongomq_sys::MQ_PRIORITY_MIN;
+    /// The highest priority.
+    pub const PRIORITY_MAX: i32 = mongomq_sys::MQ_PRIORITY_MAX;
+}

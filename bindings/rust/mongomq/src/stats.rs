@@ -1,0 +1,47 @@
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+/// A queue's state ([`Queue::stats`](crate::Queue::stats)), parsed from
+/// `mq_stats_json` (docs/design.md, "Stats"). Serialize it back with serde_json to get
+/// the library's keys.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Stats {
+    /// `"db.prefix"`.
+    pub queue: String,
+    /// The queue clock when the stats were taken (epoch seconds).
+    pub now: f64,
+    /// Events in the queue (harel's included).
+    pub messages: u64,
+    /// Dead letters.
+    pub dead: u64,
+    /// Groups by state.
+    pub groups: GroupStats,
+    /// Age of the oldest event in seconds; `None` with no events (or one without a
+    /// publish time, as harel's).
+    pub oldest_message_age_s: Option<f64>,
+    /// Per priority 0..=4 (always all five keys).
+    pub priorities: BTreeMap<u8, PriorityStats>,
+}
+
+/// Groups by state.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GroupStats {
+    /// Claimable now.
+    pub ready: u64,
+    /// Held by a worker (including groups nacked with a delay).
+    pub leased: u64,
+    /// Waiting for a scheduled head.
+    pub parked: u64,
+    /// Every group with events.
+    pub total: u64,
+}
+
+/// Groups and events of one priority.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PriorityStats {
+    /// Groups with this priority.
+    pub groups: u64,
+    /// Events published with this priority.
+    pub messages: u64,
+}
