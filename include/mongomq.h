@@ -120,13 +120,33 @@ MQ_API const char *mq_status_name(mq_status status);
 /* Opens a connection pool for a MongoDB URI ("mongodb://host:port/?opts"). Does not
  * contact the server (the first queue does): a malformed URI is MQ_ERR_ARG here, an
  * unreachable server is MQ_ERR_CONNECT from the first call that needs it, after the
- * URI's serverSelectionTimeoutMS (libmongoc's default: 30 s). */
+ * URI's serverSelectionTimeoutMS (libmongoc's default: 30 s).
+ *
+ * Whatever the URI's readPreference and readConcernLevel, every command on a queue's
+ * collections reads from the primary with read concern "local" (a secondary, or a
+ * majority read, can miss a write just acknowledged and strand or redeliver events).
+ * Writes use the URI's w when it sets one, else w:"majority" (with the URI's
+ * wtimeoutMS, if any). A URI with w=0 is MQ_ERR_ARG naming the option: the fenced
+ * updates need acknowledged writes. retryWrites is libmongoc's (on by default); see
+ * docs/design.md, "Deployments", for what holds on each kind of deployment.
+ *
+ * A write-concern error (e.g. a wtimeout, server code 64) on a write the server
+ * applied is not a failure: the call returns its usual status (MQ_OK) with its
+ * out-parameters set (the lease, the seq), and fills err->server_code with the
+ * server's code and err->message with a sentence saying the write was applied but
+ * not confirmed by the write concern (it may be rolled back if the primary fails
+ * before it replicates). A status of MQ_OK with err->server_code != 0 is that case;
+ * mq_client_write_concern_errors counts them. */
 MQ_API mq_status mq_client_new(const char *uri, mq_client **out, mq_error *err);
 MQ_API void      mq_client_destroy(mq_client *client);
 
 /* Number of commands this client has sent to the server so far (counted with
  * libmongoc's APM callbacks). Monotonic; for benchmarks and monitoring. */
 MQ_API uint64_t mq_client_command_count(const mq_client *client);
+
+/* Number of writes this client sent that the server applied but whose write concern
+ * it could not confirm (see mq_client_new). Monotonic; 0 for NULL. (0.3.0) */
+MQ_API uint64_t mq_client_write_concern_errors(const mq_client *client);
 
 /* Opens the queue {db_name}.{prefix}_*. db_name NULL -> "mongomq", prefix NULL ->
  * "mq". A db_name or prefix MongoDB would reject is MQ_ERR_ARG. Creates the indexes
@@ -285,6 +305,24 @@ MQ_API mq_status mq_claim_wait_cancel(mq_queue *queue, const char *worker_id, do
  * may then be claimed by another worker (this lease's ack then reports
  * MQ_LEASE_LOST if it was). 0 for NULL. (0.3.0) */
 MQ_API double mq_lease_deadline(const mq_lease *lease);
+
+/* ---- Automatic repair (0.3.0) ----------------------------------------------------- */
+
+/* What no retry inside a call can heal (a publisher that died between its insert and
+ * its lock, a process that died between dropping a lock and re-checking it, a network
+ * down for longer than a call's retries) leaves events without a lock: unclaimable
+ * until a repair. So claims repair by themselves: when a claim (mq_claim*, waiting or
+ * not) finds nothing due and `interval_s` seconds have passed since this queue
+ * handle's last automatic repair, that one claim runs mq_repair first (2 server
+ * commands, 3 when it re-creates locks; it reads every group of the messages
+ * collection) and claims again if it made a group claimable. The period starts at the
+ * handle's first empty claim. Default 60 s; 0 turns it off; negative or not finite is
+ * MQ_ERR_ARG. Per handle: a process with several handles on a queue repairs once per
+ * handle and period. */
+MQ_API mq_status mq_queue_set_repair_interval(mq_queue *queue, double interval_s, mq_error *err);
+
+/* Automatic repairs this handle ran, and locks they re-created (either may be NULL). */
+MQ_API void mq_queue_repair_counts(const mq_queue *queue, uint64_t *runs, uint64_t *fixed);
 
 /* ---- Scheduled events ---------------------------------------------------------- */
 

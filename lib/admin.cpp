@@ -16,6 +16,7 @@
 #include "guard.hpp"
 #include "handles.hpp"
 #include "mongomq.h"
+#include "queue.hpp"
 #include "store.hpp"
 #include "validate.hpp"
 
@@ -214,13 +215,15 @@ char *stats_json(mq_queue *q) {
     return dump_malloc(root.get());
 }
 
+}  // namespace
+
 // ---- repair ----
 
 // repair.groups: every group of messages with its oldest message's priority and
 // not_before (one aggregate); repair.locks: every lock's _id (one find); then
 // repair.lock: one unordered bulk of $setOnInsert upserts for the groups without a
 // lock, the same upsert a publish makes. Returns the locks it created.
-int64_t repair(mq_queue *q) {
+int64_t queue_repair(mq_queue *q) {
     Conn c(q);
     BsonPtr pipeline = own(BCON_NEW("pipeline", "[",                                    //
                                     "{", "$sort", "{", "_id", BCON_INT32(1), "}", "}",  //
@@ -228,6 +231,7 @@ int64_t repair(mq_queue *q) {
                                     "_id", BCON_UTF8("$group_id"),                      //
                                     "priority", "{", "$first", BCON_UTF8("$priority"), "}",  //
                                     "not_before", "{", "$first", BCON_UTF8("$not_before"), "}",  //
+                                    "head", "{", "$first", BCON_UTF8("$_id"), "}",               //
                                     "}", "}", "]"));
     std::vector<BsonPtr> groups = aggregate("repair.groups", c.messages(), pipeline.get());
     if (groups.empty()) return 0;
@@ -254,19 +258,16 @@ int64_t repair(mq_queue *q) {
         double not_before = get_double_or(group.get(), "not_before", 0);
         Bson filter;
         bson_append_utf8(filter.get(), "_id", 3, id, static_cast<int>(len));
-        upserts.emplace_back(
-            bson_copy_of(filter.get()),
-            own(BCON_NEW("$setOnInsert", "{",                                                  //
-                         "available_at", BCON_DOUBLE(not_before > 0 ? not_before : 0.0),       //
-                         "token", BCON_NULL,                                                   //
-                         "priority", BCON_INT32(priority >= 0 ? priority : 0),                 //
-                         "attempts", BCON_INT32(0), "}")));
+        upserts.emplace_back(bson_copy_of(filter.get()),
+                             lock_insert(priority >= 0 ? priority : 0, not_before, get_int64_or(group.get(), "head", 0)));
     }
     if (upserts.empty()) return 0;
     // A publish creating one of these groups meanwhile races us on the new _id; the
     // retry finds its lock ($setOnInsert leaves it alone).
     return retry_duplicate_key([&] { return bulk_upsert("repair.lock", c.locks(), upserts); });
 }
+
+namespace {
 
 // ---- purge ----
 
@@ -288,11 +289,7 @@ void purge_group(mq_queue *q, const std::string &group) {
     // A new life of the group: the lock its publish would have made.
     int priority = priority_of(left[0].get(), "priority");
     double not_before = get_double_or(left[0].get(), "not_before", 0);
-    BsonPtr relock = own(BCON_NEW("$setOnInsert", "{",                                           //
-                                  "available_at", BCON_DOUBLE(not_before > 0 ? not_before : 0.0),  //
-                                  "token", BCON_NULL,                                            //
-                                  "priority", BCON_INT32(priority >= 0 ? priority : 0),          //
-                                  "attempts", BCON_INT32(0), "}"));
+    BsonPtr relock = lock_insert(priority >= 0 ? priority : 0, not_before, get_int64_or(left[0].get(), "_id", 0));
     retry_duplicate_key([&] { return update_one("purge.relock", c.locks(), by_id.get(), relock.get(), true); });
 }
 
@@ -336,7 +333,7 @@ mq_status mq_repair(mq_queue *queue, int64_t *fixed, mq_error *err) {
     if (fixed != nullptr) *fixed = 0;
     return guard_queue(err, queue, [&] {
         mongomq::check_queue("mq_repair", queue);
-        int64_t n = mongomq::repair(queue);
+        int64_t n = mongomq::queue_repair(queue);
         if (fixed != nullptr) *fixed = n;
         return MQ_OK;
     });

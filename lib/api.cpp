@@ -216,6 +216,21 @@ const char *mq_lease_token(const mq_lease *lease) { return lease != nullptr ? le
 
 int mq_lease_attempts(const mq_lease *lease) { return lease != nullptr ? lease->attempts : 0; }
 
+mq_status mq_queue_set_repair_interval(mq_queue *queue, double interval_s, mq_error *err) {
+    return guard_queue(err, queue, [&] {
+        const char *fn = "mq_queue_set_repair_interval";
+        check_queue(fn, queue);
+        mongomq::check_seconds(fn, "interval_s", interval_s, true);
+        queue->repair_interval.store(interval_s);
+        return MQ_OK;
+    });
+}
+
+void mq_queue_repair_counts(const mq_queue *queue, uint64_t *runs, uint64_t *fixed) {
+    if (runs != nullptr) *runs = queue != nullptr ? queue->repair_runs.load() : 0;
+    if (fixed != nullptr) *fixed = queue != nullptr ? queue->repair_fixed.load() : 0;
+}
+
 double mq_lease_deadline(const mq_lease *lease) { return lease != nullptr ? lease->deadline.load() : 0; }
 
 void mq_lease_destroy(mq_lease *lease) { delete lease; }

@@ -3,8 +3,10 @@
 #include "client.hpp"
 
 #include <mutex>
+#include <new>
 
 #include "error.hpp"
+#include "fault.hpp"
 
 namespace mongomq {
 
@@ -25,6 +27,26 @@ namespace {
 void count_command(const mongoc_apm_command_started_t *event) {
     auto *client = static_cast<mq_client *>(mongoc_apm_command_started_get_context(event));
     client->commands.fetch_add(1, std::memory_order_relaxed);
+    observe_command(event);
+}
+
+// The write concern of every write to a queue's collections: the URI's when it sets
+// w, else w:"majority" (with the URI's wtimeoutMS and journal, if any). w=0 (and the
+// deprecated -1) is refused: unacknowledged writes report no match counts, so every
+// fenced update would look like a lost lease.
+mongoc_write_concern_t *queue_write_concern(const mongoc_uri_t *uri) {
+    const mongoc_write_concern_t *given = mongoc_uri_get_write_concern(uri);
+    int32_t w = mongoc_write_concern_get_w(given);
+    if (w == MONGOC_WRITE_CONCERN_W_UNACKNOWLEDGED || w == MONGOC_WRITE_CONCERN_W_ERRORS_IGNORED)
+        fail(MQ_ERR_ARG,
+             "mq_client_new: uri option w=" + std::to_string(w) +
+                 " is refused: mongomq needs acknowledged writes (its fenced updates read the match "
+                 "count); leave w out (mongomq then uses w=majority) or set w=majority or w=1");
+    mongoc_write_concern_t *wc = mongoc_write_concern_copy(given);
+    if (wc == nullptr) throw std::bad_alloc();
+    if (w == MONGOC_WRITE_CONCERN_W_DEFAULT && !mongoc_write_concern_get_wmajority(given))
+        mongoc_write_concern_set_wmajority(wc, static_cast<int32_t>(mongoc_write_concern_get_wtimeout_int64(given)));
+    return wc;
 }
 
 // The password of a URI that may not parse: between the first ':' after the scheme
@@ -62,6 +84,19 @@ mq_client *client_new(const char *uri_text) {
     client->uri = uri;
     const char *password = mongoc_uri_get_password(uri);
     client->password = password != nullptr ? password : raw;
+    try {
+        client->write_concern = queue_write_concern(uri);
+    } catch (...) {
+        client_destroy(client);
+        throw;
+    }
+    client->read_prefs = mongoc_read_prefs_new(MONGOC_READ_PRIMARY);
+    client->read_concern = mongoc_read_concern_new();
+    if (client->read_prefs == nullptr || client->read_concern == nullptr ||
+        !mongoc_read_concern_set_level(client->read_concern, MONGOC_READ_CONCERN_LEVEL_LOCAL)) {
+        client_destroy(client);
+        throw std::bad_alloc();
+    }
     client->pool = mongoc_client_pool_new(uri);
     if (client->pool == nullptr) {
         client_destroy(client);
@@ -81,8 +116,28 @@ void client_destroy(mq_client *client) {
     if (client == nullptr) return;
     if (client->pool != nullptr) mongoc_client_pool_destroy(client->pool);
     if (client->uri != nullptr) mongoc_uri_destroy(client->uri);
+    mongoc_read_prefs_destroy(client->read_prefs);
+    mongoc_read_concern_destroy(client->read_concern);
+    mongoc_write_concern_destroy(client->write_concern);
     delete client;
 }
+
+WriteConcernNote &write_concern_note() {
+    thread_local WriteConcernNote note;
+    return note;
+}
+
+void note_write_concern_error(const char *command, int code, const std::string &server_message) {
+    WriteConcernNote &note = write_concern_note();
+    note.count++;
+    note.code = code;
+    note.message = std::string(command) +
+                   ": the write was applied but not confirmed by the write concern (server code " +
+                   std::to_string(code) + ": " + server_message +
+                   "); it may be rolled back if the primary fails before it replicates";
+}
+
+void log_warning(const std::string &message) { mongoc_log(MONGOC_LOG_LEVEL_WARNING, "mongomq", "%s", message.c_str()); }
 
 namespace {
 
@@ -114,3 +169,7 @@ void log_set_handler(mq_log_fn handler, void *ctx) {
 }
 
 }  // namespace mongomq
+
+extern "C" uint64_t mq_client_write_concern_errors(const mq_client *client) {
+    return client != nullptr ? client->write_concern_errors.load(std::memory_order_relaxed) : 0;
+}

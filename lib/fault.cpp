@@ -5,6 +5,7 @@
 #include <string>
 #include <utility>
 
+#include "client.hpp"
 #include "error.hpp"
 #include "queue.hpp"
 
@@ -23,6 +24,22 @@ Hook g_hook{nullptr, nullptr};
 // The command whose reply the hook asked to lose (set by fault_point, read by
 // fault_reply on the same thread: one command runs at a time per thread).
 thread_local bool t_lose_reply = false;
+// The write-concern error code the hook asked this thread's command to end with.
+thread_local int t_write_concern_code = 0;
+
+// The test observers: a flag for the common case (none), the pair under a mutex.
+struct CommandObserver {
+    mongomq_command_fn fn;
+    void *ctx;
+};
+struct ReadPrefsObserver {
+    mongomq_read_prefs_fn fn;
+    void *ctx;
+};
+std::atomic<bool> g_observing{false};
+std::mutex g_observer_mu;
+CommandObserver g_command_observer{nullptr, nullptr};
+ReadPrefsObserver g_read_prefs_observer{nullptr, nullptr};
 
 }  // namespace
 
@@ -32,6 +49,18 @@ extern "C" void mongomq_fault_set(mongomq_fault_fn hook, void *ctx) {
     g_enabled.store(hook != nullptr);
 }
 
+extern "C" void mongomq_command_observer_set(mongomq_command_fn fn, void *ctx) {
+    std::lock_guard<std::mutex> lock(g_observer_mu);
+    g_command_observer = CommandObserver{fn, ctx};
+    g_observing.store(g_command_observer.fn != nullptr || g_read_prefs_observer.fn != nullptr);
+}
+
+extern "C" void mongomq_read_prefs_observer_set(mongomq_read_prefs_fn fn, void *ctx) {
+    std::lock_guard<std::mutex> lock(g_observer_mu);
+    g_read_prefs_observer = ReadPrefsObserver{fn, ctx};
+    g_observing.store(g_command_observer.fn != nullptr || g_read_prefs_observer.fn != nullptr);
+}
+
 extern "C" double mongomq_clock_offset(double t0, double t1, int64_t server_ms) {
     return mongomq::clock_offset(t0, t1, server_ms);
 }
@@ -39,6 +68,7 @@ extern "C" double mongomq_clock_offset(double t0, double t1, int64_t server_ms) 
 namespace mongomq {
 
 void fault_point(const char *command) {
+    t_write_concern_code = 0;  // a command before this one may have failed before its fault_reply
     if (!g_enabled.load(std::memory_order_relaxed)) return;
     Hook hook;
     {
@@ -46,9 +76,14 @@ void fault_point(const char *command) {
         hook = g_hook;
     }
     t_lose_reply = false;
+    t_write_concern_code = 0;
     if (hook.fn == nullptr) return;
     int code = hook.fn(command, hook.ctx);
     if (code == 0) return;
+    if (code <= MONGOMQ_FAULT_WRITE_CONCERN(1)) {
+        t_write_concern_code = -(code + 100000);
+        return;
+    }
     if (code == MONGOMQ_FAULT_LOSE_REPLY) {
         t_lose_reply = true;
         return;
@@ -58,9 +93,41 @@ void fault_point(const char *command) {
 }
 
 void fault_reply(const char *command) {
+    if (t_write_concern_code != 0) {
+        int code = t_write_concern_code;
+        t_write_concern_code = 0;
+        note_write_concern_error(command, code, "injected write concern error " + std::to_string(code));
+    }
     if (!t_lose_reply) return;
     t_lose_reply = false;
     fail(MQ_ERR_CONNECT, std::string(command) + ": injected connection failure (the server applied it; reply lost)");
+}
+
+}  // namespace mongomq
+
+namespace mongomq {
+
+void observe_command(const mongoc_apm_command_started_t *event) {
+    if (!g_observing.load(std::memory_order_relaxed)) return;
+    CommandObserver observer;
+    {
+        std::lock_guard<std::mutex> lock(g_observer_mu);
+        observer = g_command_observer;
+    }
+    if (observer.fn == nullptr) return;
+    observer.fn(mongoc_apm_command_started_get_command_name(event),
+                mongoc_apm_command_started_get_database_name(event), mongoc_apm_command_started_get_command(event),
+                observer.ctx);
+}
+
+void observe_read_prefs(const char *command, int read_mode) {
+    if (!g_observing.load(std::memory_order_relaxed)) return;
+    ReadPrefsObserver observer;
+    {
+        std::lock_guard<std::mutex> lock(g_observer_mu);
+        observer = g_read_prefs_observer;
+    }
+    if (observer.fn != nullptr) observer.fn(command, read_mode, observer.ctx);
 }
 
 }  // namespace mongomq

@@ -5,12 +5,20 @@
 // answered with it (11000 exercises the duplicate-key retries), return -1 to make
 // it fail as if the connection had dropped before it was sent, or return -2
 // (MONGOMQ_FAULT_LOSE_REPLY) to send it, let the server apply it, and then fail as if
-// the connection dropped before the reply arrived (a lost reply).
+// the connection dropped before the reply arrived (a lost reply), or return
+// MONGOMQ_FAULT_WRITE_CONCERN(code) to send it, let the server apply it, and then
+// treat its reply as carrying a writeConcernError with that code (a wtimeout: 64).
+//
+// Two observers serve the tests that inspect what the library sends: every command
+// any client of the library starts (libmongoc's APM, also the watcher's client), and
+// the read preference each named read goes out with (a standalone server never sees
+// one on the wire, so APM alone cannot show it there).
 //
 // Not part of the public API and not exported from the shared library: tests that
 // inject faults link the static test build of the library (see tests/CMakeLists.txt).
 #pragma once
 
+#include <mongoc/mongoc.h>
 #include <stdint.h>
 
 #ifdef __cplusplus
@@ -21,6 +29,20 @@ typedef int (*mongomq_fault_fn)(const char *command, void *ctx);
 
 #define MONGOMQ_FAULT_CONNECT (-1)
 #define MONGOMQ_FAULT_LOSE_REPLY (-2)
+/* code > 0: the command is applied and then fails only by its write concern. */
+#define MONGOMQ_FAULT_WRITE_CONCERN(code) (-100000 - (code))
+
+/* Called for every command a client of the library starts, on the thread that starts
+ * it: the command's name ("find", "getMore", ...), its database and its body as sent
+ * (readConcern, writeConcern, $readPreference included). NULL removes it. */
+typedef void (*mongomq_command_fn)(const char *command_name, const char *db, const bson_t *command, void *ctx);
+void mongomq_command_observer_set(mongomq_command_fn fn, void *ctx);
+
+/* Called for every read the library sends (find, aggregate, count, the hello), with
+ * its name ("claim.head") and the read preference mode (mongoc_read_mode_t) of the
+ * collection or command. NULL removes it. */
+typedef void (*mongomq_read_prefs_fn)(const char *command, int read_mode, void *ctx);
+void mongomq_read_prefs_observer_set(mongomq_read_prefs_fn fn, void *ctx);
 
 /* Installs (or with NULL removes) the process-wide hook. */
 void mongomq_fault_set(mongomq_fault_fn hook, void *ctx);
@@ -39,6 +61,10 @@ void fault_point(const char *command);
 // Called after each server command that succeeded: throws MQ_ERR_CONNECT when the
 // hook asked for this command's reply to be lost (MONGOMQ_FAULT_LOSE_REPLY).
 void fault_reply(const char *command);
+
+// The observers above (no-ops unless a test installed one).
+void observe_command(const mongoc_apm_command_started_t *event);
+void observe_read_prefs(const char *command, int read_mode);
 
 }  // namespace mongomq
 #endif

@@ -31,12 +31,24 @@ inline void fill(mq_error *err, mq_status status, int server_code, const std::st
 template <typename Body>
 mq_status guard(mq_error *err, const mq_client *client, Body body) noexcept {
     std::string password;
+    WriteConcernNote &wce = write_concern_note();
+    wce.count = 0;
+    // Write-concern errors of applied writes (client.hpp): counted per client; a call
+    // that otherwise succeeded reports the last one in err (status unchanged).
+    auto count_wce = [&] {
+        if (wce.count > 0 && client != nullptr) client->write_concern_errors.fetch_add(static_cast<uint64_t>(wce.count));
+    };
     try {
         if (client != nullptr) password = client->password;
         mq_status status = body();
-        fill(err, status, 0, "");
+        count_wce();
+        if (wce.count > 0)
+            fill(err, status, wce.code, scrub(wce.message, password));
+        else
+            fill(err, status, 0, "");
         return status;
     } catch (const Failure &f) {
+        count_wce();
         try {
             fill(err, f.status, f.server_code, scrub(f.message, password));
         } catch (...) {

@@ -8,20 +8,33 @@
 #include <cstdint>
 #include <mutex>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "mongomq.h"
+
+namespace mongomq {
+class Waiters;  // lib/wait.cpp: one queue's sleeping claimers
+class Watcher;  // lib/wait.cpp: one change stream per client and database, shared by its queues
+}
 
 struct mq_client {
     mongoc_client_pool_t *pool = nullptr;
     mongoc_uri_t *uri = nullptr;
     std::string password;                   // scrubbed from every message we produce
     std::atomic<uint64_t> commands{0};      // APM: commands started through this pool
+    // What every command on a queue's collections uses, whatever the URI says
+    // (docs/design.md, "Deployments"): the primary, read concern "local", and the
+    // URI's write concern or w:"majority" when the URI sets no w.
+    mongoc_read_prefs_t *read_prefs = nullptr;
+    mongoc_read_concern_t *read_concern = nullptr;
+    mongoc_write_concern_t *write_concern = nullptr;
+    // Writes the server applied but whose write concern it could not confirm.
+    mutable std::atomic<uint64_t> write_concern_errors{0};
+    // The change-stream watchers, one per database with waiting queues (wait.cpp).
+    std::mutex watchers_mu;
+    std::vector<std::pair<std::string, mongomq::Watcher *>> watchers;
 };
-
-namespace mongomq {
-class Waiters;  // lib/wait.cpp: one queue's sleeping claimers and its change-stream watcher
-}
 
 struct mq_queue {
     mq_client *client = nullptr;
@@ -41,6 +54,13 @@ struct mq_queue {
     // so every waiter polling it wakes now and later (async-signal-safe to set).
     std::atomic<bool> interrupted{false};
     int interrupt_fd = -1;
+
+    // The automatic repair (mq_queue_set_repair_interval): its period in seconds (0:
+    // off) and when it last ran, on the steady clock in ns (0: never).
+    std::atomic<double> repair_interval{60.0};
+    std::atomic<int64_t> repair_last_ns{0};
+    std::atomic<uint64_t> repair_runs{0};
+    std::atomic<uint64_t> repair_fixed{0};
 
     std::mutex waiters_mu;                         // guards the creation of waiters
     mongomq::Waiters *waiters = nullptr;           // made by the first mq_claim_wait
@@ -98,4 +118,10 @@ struct mq_lease {
     // (through a const lease: the caller's handle is const in those calls).
     mutable std::atomic<double> deadline{0};
     bool more_after = false;  // the claim saw another event behind the last item
+    int64_t next_seq = 0;     // that event's seq (when more_after): ack.release's new head
+    // An ack or nack of this lease failed with MQ_ERR_CONNECT after its lock write was
+    // sent: the write may have been applied. A retry whose fenced write then matches
+    // nothing is that write's own doing, not a lost lease (docs/design.md, "Lost
+    // replies").
+    mutable std::atomic<bool> outcome_unknown{false};
 };

@@ -5,14 +5,17 @@
 
 #include <unistd.h>
 
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <ctime>
 #include <memory>
 #include <random>
 #include <string_view>
+#include <thread>
 #include <unordered_set>
 
+#include "client.hpp"
 #include "error.hpp"
 #include "fault.hpp"
 #include "store.hpp"
@@ -57,22 +60,33 @@ std::string random_hex128() {
 
 BsonPtr lock_filter(const std::string &group) { return own(BCON_NEW("_id", BCON_UTF8(group.c_str()))); }
 
-// The upsert that makes a group claimable if it has no lock. $setOnInsert only: a
-// group that is leased or parked keeps its available_at and token, and the priority
-// of the publish that created the group stays (harel's rule). A group whose first
-// event is scheduled starts parked until then.
-BsonPtr lock_insert(int priority, double not_before) {
-    return own(BCON_NEW("$setOnInsert", "{",                               //
-                        "available_at", BCON_DOUBLE(not_before > 0 ? not_before : 0.0),  //
-                        "token", BCON_NULL,                                 //
-                        "priority", BCON_INT32(priority),                   //
-                        "attempts", BCON_INT32(0), "}"));
+// Commands whose outcome is unknown after MQ_ERR_CONNECT (a lost reply) are retried
+// where repeating them is harmless: the re-check (a read) and the lock upserts
+// ($setOnInsert). A few tries, 50 ms apart doubling: a network blip, not an outage;
+// what outlasts them is healed by the automatic repair (mq_queue_set_repair_interval).
+constexpr int kConnectTries = 4;
+constexpr std::chrono::milliseconds kConnectPause{50};
+
+template <typename Op>
+auto retry_connect(Op op) -> decltype(op()) {
+    std::chrono::milliseconds pause = kConnectPause;
+    for (int attempt = 1;; attempt++) {
+        try {
+            return op();
+        } catch (const Failure &f) {
+            if (f.status != MQ_ERR_CONNECT || attempt >= kConnectTries) throw;
+        }
+        std::this_thread::sleep_for(pause);
+        pause *= 2;
+    }
 }
 
-void ensure_lock(const char *name, const Conn &c, const std::string &group, int priority) {
+void ensure_lock(const char *name, const Conn &c, const std::string &group, int priority, int64_t head) {
     BsonPtr filter = lock_filter(group);
-    BsonPtr update = lock_insert(priority, 0);
-    retry_duplicate_key([&] { return update_one(name, c.locks(), filter.get(), update.get(), true); });
+    BsonPtr update = lock_insert(priority, 0, head);
+    retry_connect([&] {
+        return retry_duplicate_key([&] { return update_one(name, c.locks(), filter.get(), update.get(), true); });
+    });
 }
 
 // {_id: group, token: token}: every lock mutation of a lease holder is fenced by it.
@@ -80,30 +94,61 @@ BsonPtr fenced(const std::string &group, const std::string &token) {
     return own(BCON_NEW("_id", BCON_UTF8(group.c_str()), "token", BCON_UTF8(token.c_str())));
 }
 
-// Deletes a lock we hold, then closes the orphan race (design.md, "Dropping a lock"):
-// a publish may have inserted a message after we decided the group was empty. The
-// publisher inserts its message *before* upserting the lock, so either our re-check
-// below sees that message and we re-create the lock, or the message was inserted
-// after the re-check, hence the publisher's upsert runs after our delete and creates
-// the lock itself. Either way the message has a lock.
-// Commands: <prefix>.drop (delete), <prefix>.recheck (find), maybe <prefix>.relock.
-// `priority` is the dropped lock's. Returns false when the lock was not ours any more
-// (token fenced).
-bool drop_lock(const char *drop, const char *recheck, const char *relock, const Conn &c,
-               const std::string &group, const std::string &token, int priority) {
-    if (delete_one(drop, c.locks(), fenced(group, token).get()) == 0) return false;
-
+// The re-check half of dropping a lock (design.md, "Dropping a lock"): a publish may
+// have inserted a message after we decided the group was empty. The publisher inserts
+// its message *before* upserting the lock, so either this re-check sees that message
+// and we re-create the lock, or the message was inserted after the re-check, hence the
+// publisher's upsert runs after our delete and creates the lock itself. Either way the
+// message has a lock. Both commands are retried after a lost reply (retry_connect).
+// The re-created lock keeps the dropped lock's priority: a publish that raced the drop
+// belongs to the group's current life (as it would have a moment earlier), not a new
+// one. harel's messages carry no priority, so it could not come from them.
+void recheck_group(const char *recheck, const char *relock, const Conn &c, const std::string &group,
+                   int priority) {
     BsonPtr filter = own(BCON_NEW("group_id", BCON_UTF8(group.c_str())));
     BsonPtr opts = own(BCON_NEW("sort", "{", "_id", BCON_INT32(1), "}", "limit", BCON_INT64(1)));
-    std::vector<BsonPtr> left = find(recheck, c.messages(), filter.get(), opts.get());
-    // The re-created lock keeps the dropped lock's priority: a publish that raced the
-    // drop belongs to the group's current life (as it would have a moment earlier),
-    // not a new one. harel's messages carry no priority, so it could not come from them.
-    if (!left.empty()) ensure_lock(relock, c, group, priority);
+    std::vector<BsonPtr> left = retry_connect([&] { return find(recheck, c.messages(), filter.get(), opts.get()); });
+    if (!left.empty()) ensure_lock(relock, c, group, priority, get_int64_or(left[0].get(), "_id", 0));
+}
+
+// Deletes a lock we hold, then re-checks (recheck_group).
+// Commands: <prefix>.drop (delete), <prefix>.recheck (find), maybe <prefix>.relock.
+// `priority` is the dropped lock's. Returns false when the lock was not ours any more
+// (token fenced). When the drop fails with MQ_ERR_CONNECT (its reply may have been
+// lost after the server applied it), the re-check still runs before the failure is
+// rethrown, so a publish that raced the drop is never left without a lock; if the drop
+// was not applied, our lock stays until a retry drops it or it expires.
+bool drop_lock(const char *drop, const char *recheck, const char *relock, const Conn &c,
+               const std::string &group, const std::string &token, int priority) {
+    try {
+        if (delete_one(drop, c.locks(), fenced(group, token).get()) == 0) return false;
+    } catch (const Failure &f) {
+        if (f.status != MQ_ERR_CONNECT) throw;
+        recheck_group(recheck, relock, c, group, priority);
+        throw;
+    }
+    recheck_group(recheck, relock, c, group, priority);
     return true;
 }
 
 }  // namespace
+
+// The upsert that makes a group claimable if it has no lock. $setOnInsert only: a
+// group that is leased or parked keeps its available_at and token, and the priority
+// of the publish that created the group stays (harel's rule). A group whose first
+// event is scheduled starts parked until then. `head` (0: unknown, left out) is the
+// event the lock's attempts count (design.md, "Attempts").
+BsonPtr lock_insert(int priority, double not_before, int64_t head) {
+    Bson fields;
+    BSON_APPEND_DOUBLE(fields.get(), "available_at", not_before > 0 ? not_before : 0.0);
+    BSON_APPEND_NULL(fields.get(), "token");
+    BSON_APPEND_INT32(fields.get(), "priority", priority);
+    BSON_APPEND_INT32(fields.get(), "attempts", 0);
+    if (head > 0) BSON_APPEND_INT64(fields.get(), "head", head);
+    BsonPtr update = own(bson_new());
+    BSON_APPEND_DOCUMENT(update.get(), "$setOnInsert", fields.get());
+    return update;
+}
 
 double clock_offset(double t0, double t1, int64_t server_ms) {
     // localTime is truncated to the millisecond: the server's time was in [L, L + 1 ms).
@@ -116,20 +161,39 @@ double clock_offset(double t0, double t1, int64_t server_ms) {
     return std::fabs(offset) > error ? offset : 0;
 }
 
-// open: open.indexes (2 createIndexes), open.clock (isMaster).
+// open: open.collation (listCollections), open.indexes (2 createIndexes), open.clock
+// (hello; isMaster after it where hello is unknown).
 void queue_open(mq_queue *q) {
     Conn c(q);
-    // The claim's sorted findAndModify filters on available_at and priority.
+    // A queue collection created with a non-simple collation compares group ids (and
+    // the counter's _id) with it: "A" and "a" would be one group under strength 2.
+    // Refused (MQ_ERR_SERVER: the arguments are fine, the server's collections are not).
+    BsonPtr names = own(BCON_NEW("name", "{", "$in", "[", BCON_UTF8(q->messages.c_str()), BCON_UTF8(q->locks.c_str()),
+                                 BCON_UTF8(q->counters.c_str()), BCON_UTF8(q->dead.c_str()), "]", "}"));
+    for (const BsonPtr &info : list_collections("open.collation", c, q->db, names.get())) {
+        std::string collation = non_simple_collation(info.get());
+        if (!collation.empty())
+            fail(MQ_ERR_SERVER, "mq_queue_new: collection " + q->db + "." + get_string(info.get(), "name", "open.collation") +
+                                    " has the collation " + collation +
+                                    ": mongomq needs the simple (binary) collation, or group ids that differ only by "
+                                    "case or accents would be one group; move the queue to a new prefix");
+    }
+
+    // The claim: an equality ($in) on priority, then the range and sort on available_at
+    // (docs/design.md, "Deployments": the server merges one short scan per allowed
+    // priority). Queues opened by earlier versions also have
+    // {available_at: 1, priority: 1}: it stays (it costs a key per lock write; drop it
+    // once no older process claims), and it serves next.due.
     BsonPtr locks = own(BCON_NEW("createIndexes", BCON_UTF8(q->locks.c_str()), "indexes", "[", "{",  //
-                                 "key", "{", "available_at", BCON_INT32(1), "priority", BCON_INT32(1), "}",
-                                 "name", BCON_UTF8("available_at_1_priority_1"), "}", "]"));
+                                 "key", "{", "priority", BCON_INT32(1), "available_at", BCON_INT32(1), "}",
+                                 "name", BCON_UTF8("priority_1_available_at_1"), "}", "]"));
     // The head lookup: without it, finding a group's head walks other groups' backlog.
     BsonPtr messages = own(BCON_NEW("createIndexes", BCON_UTF8(q->messages.c_str()), "indexes", "[", "{",  //
                                     "key", "{", "group_id", BCON_INT32(1), "_id", BCON_INT32(1), "}",
                                     "name", BCON_UTF8("group_id_1__id_1"), "}", "]"));
     for (const BsonPtr *cmd : {&locks, &messages}) {
         try {
-            write_command("open.indexes", c.client(), q->db, cmd->get());
+            write_command("open.indexes", c, q->db, cmd->get());
         } catch (const Failure &f) {
             // 85 IndexOptionsConflict: the same keys exist under another name. That
             // index serves us as well as ours would.
@@ -139,19 +203,29 @@ void queue_open(mq_queue *q) {
 
     // The server's clock: leases compare times written by different machines, so the
     // queue runs on the server's time. localTime (ms) is read mid-way through the
-    // round trip, so it is compared with the middle of our two readings. isMaster,
-    // not hello: the test server answers only isMaster, and MongoDB answers both.
-    fault_point("open.clock");
-    BsonPtr cmd = own(BCON_NEW("isMaster", BCON_INT32(1)));
-    Bson reply;
-    bson_error_t error;
-    double t0 = wall_clock();
-    if (!mongoc_client_command_simple(c.client(), "admin", cmd.get(), nullptr, reply.get(), &error))
-        fail_mongoc("open.clock", error);
-    double t1 = wall_clock();
+    // round trip, so it is compared with the middle of our two readings. hello first
+    // (MongoDB 4.4.2+; isMaster is deprecated), isMaster where hello is unknown
+    // (older servers, the test server: 59 CommandNotFound).
+    BsonPtr reply;
+    double t0 = 0, t1 = 0;
+    for (const char *command : {"hello", "isMaster"}) {
+        BsonPtr cmd = own(BCON_NEW(command, BCON_INT32(1)));
+        t0 = wall_clock();
+        try {
+            reply = read_command("open.clock", c, "admin", cmd.get());
+        } catch (const Failure &f) {
+            if (f.status == MQ_ERR_SERVER && std::string_view(command) == "hello") continue;
+            throw;
+        }
+        t1 = wall_clock();
+        break;
+    }
     bson_iter_t it;
-    if (bson_iter_init_find(&it, reply.get(), "localTime") && BSON_ITER_HOLDS_DATE_TIME(&it))
+    if (reply && bson_iter_init_find(&it, reply.get(), "localTime") && BSON_ITER_HOLDS_DATE_TIME(&it))
         q->clock_offset = clock_offset(t0, t1, bson_iter_date_time(&it));
+    else
+        log_warning("mq_queue_new(" + q->ns + "): the server's hello/isMaster reply has no localTime: the queue runs "
+                    "on this machine's clock, uncorrected (docs/design.md, \"Time\")");
 }
 
 // publish (one event or a batch): publish.seq (findAndModify $inc by the count),
@@ -196,19 +270,37 @@ int64_t queue_publish(mq_queue *q, const std::vector<Outgoing> &events) {
         if (e.not_before > 0) BSON_APPEND_DOUBLE(msg.get(), "not_before", e.not_before);
         docs.push_back(std::move(msg));
     }
-    insert_many("publish.insert", c.messages(), docs);
-
     // 3. Ready each new group: one upsert per distinct group, from its first event in
-    //    add order (its priority wins, and a scheduled first event starts it parked).
+    //    add order (its priority wins, a scheduled first event starts it parked, and
+    //    its seq is the head the lock's attempts count).
     std::vector<std::pair<BsonPtr, BsonPtr>> upserts;
     std::unordered_set<std::string_view> seen;
-    for (const Outgoing &e : events) {
+    for (size_t i = 0; i < events.size(); i++) {
+        const Outgoing &e = events[i];
         if (!seen.insert(*e.group).second) continue;
-        upserts.emplace_back(lock_filter(*e.group), lock_insert(e.priority, e.not_before));
+        upserts.emplace_back(lock_filter(*e.group),
+                             lock_insert(e.priority, e.not_before, first + static_cast<int64_t>(i)));
     }
     // Two publishers creating one group race on the new _id: the loser's retry finds
-    // the lock; every upsert is $setOnInsert only, so repeating the bulk is harmless.
-    retry_duplicate_key([&] { return bulk_upsert("publish.lock", c.locks(), upserts); });
+    // the lock; every upsert is $setOnInsert only, so repeating the bulk is harmless,
+    // and so is repeating it after a lost reply (retry_connect).
+    auto lock_groups = [&] {
+        retry_connect([&] { return retry_duplicate_key([&] { return bulk_upsert("publish.lock", c.locks(), upserts); }); });
+    };
+    try {
+        insert_many("publish.insert", c.messages(), docs);
+    } catch (const Failure &f) {
+        // A lost reply: the events may be in. Lock their groups all the same (a lock
+        // without events is harmless: the next claim drops it), so none is stranded,
+        // then report the failure: a retry publishes them again (new seqs).
+        if (f.status != MQ_ERR_CONNECT) throw;
+        try {
+            lock_groups();
+        } catch (const Failure &) {  // still down: the automatic repair heals them
+        }
+        throw;
+    }
+    lock_groups();
     return first;
 }
 
@@ -254,16 +346,44 @@ void move_to_dead(mq_queue *q, const Conn &c, const bson_t *head, int64_t seq, i
     delete_one("claim.dead_delete", c.messages(), id.get());
 }
 
+// The automatic repair: when a claim finds nothing due and the queue's repair interval
+// has passed since the last one (in this process), one claimer runs mq_repair's
+// commands (repair.groups, repair.locks, maybe repair.lock). It heals what no retry
+// covers: a publisher or a drop's re-check that died, or a network down past
+// retry_connect's tries. True when it made a lock (the caller claims again).
+bool auto_repair(mq_queue *q) {
+    const double interval = q->repair_interval.load();
+    if (interval <= 0) return false;
+    const int64_t now = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                            std::chrono::steady_clock::now().time_since_epoch())
+                            .count();
+    int64_t last = q->repair_last_ns.load();
+    if (last == 0) {  // the first empty claim starts the period
+        q->repair_last_ns.compare_exchange_strong(last, now);
+        return false;
+    }
+    if (static_cast<double>(now - last) < interval * 1e9) return false;
+    if (!q->repair_last_ns.compare_exchange_strong(last, now)) return false;  // another claimer runs it
+    int64_t fixed = queue_repair(q);
+    q->repair_runs.fetch_add(1);
+    q->repair_fixed.fetch_add(static_cast<uint64_t>(fixed));
+    return fixed > 0;
+}
+
 }  // namespace
 
 // claim: claim.lease (sorted findAndModify), claim.head (find, limit max_events + 1).
 // On the way, only when needed: a group left without messages is dropped (claim.drop,
 // claim.recheck, maybe claim.relock); a head scheduled for later parks its group
 // (claim.park); a head delivered max_attempts times goes to the dead letters
-// (claim.dead_insert, claim.dead_delete, claim.dead_reset, claim.head again).
+// (claim.dead_insert, claim.dead_delete, claim.head again); a head the lock's
+// attempts do not count yet is recorded (claim.rehead); a lost claim.lease reply is
+// looked up by its token (claim.recover); and when nothing is due, the automatic
+// repair may run (auto_repair).
 mq_lease *queue_claim(mq_queue *q, const std::string &worker, double visibility, int min_priority,
                       size_t max_events) {
     Conn c(q);
+    bool repaired = false;  // at most one automatic repair per call
     for (;;) {
         double now = q->now();
         std::string token = worker + ":" + random_hex128();
@@ -271,10 +391,31 @@ mq_lease *queue_claim(mq_queue *q, const std::string &worker, double visibility,
         // 1. Pick and lease the due group that has waited longest, atomically: two
         //    claimers never get the same group. available_at <= now also matches
         //    expired leases (crash recovery); $inc attempts counts the deliveries of
-        //    the head, which ack resets. We read the document as it was before our
-        //    update (see publish.seq): what we wrote we know.
-        BsonPtr query = own(BCON_NEW("available_at", "{", "$lte", BCON_DOUBLE(now), "}",  //
-                                     "priority", "{", "$gte", BCON_INT32(min_priority), "}"));
+        //    the lock's head (step 2 checks it is still the group's head). We read the
+        //    document as it was before our update (see publish.seq): what we wrote we
+        //    know.
+        //    The floor is an $in of the allowed priorities, not a $gte: with the
+        //    index {priority: 1, available_at: 1} the server merges one short scan per
+        //    priority, sorted on available_at (SORT_MERGE), instead of walking every
+        //    due lower-priority lock (docs/design.md, "Deployments").
+        BsonPtr query = own(bson_new());
+        {
+            bson_t prio, in;
+            BSON_APPEND_DOCUMENT_BEGIN(query.get(), "priority", &prio);
+            BSON_APPEND_ARRAY_BEGIN(&prio, "$in", &in);
+            for (int p = min_priority, i = 0; p <= MQ_PRIORITY_MAX; p++, i++) {
+                char key[16];
+                const char *k;
+                bson_uint32_to_string(static_cast<uint32_t>(i), &k, key, sizeof key);
+                BSON_APPEND_INT32(&in, k, p);
+            }
+            bson_append_array_end(&prio, &in);
+            bson_append_document_end(query.get(), &prio);
+            bson_t due;
+            BSON_APPEND_DOCUMENT_BEGIN(query.get(), "available_at", &due);
+            BSON_APPEND_DOUBLE(&due, "$lte", now);
+            bson_append_document_end(query.get(), &due);
+        }
         BsonPtr sort = own(BCON_NEW("available_at", BCON_INT32(1)));
         BsonPtr update = own(BCON_NEW("$set", "{", "token", BCON_UTF8(token.c_str()),               //
                                       "available_at", BCON_DOUBLE(now + visibility), "}",           //
@@ -284,31 +425,56 @@ mq_lease *queue_claim(mq_queue *q, const std::string &worker, double visibility,
         spec.sort = sort.get();
         spec.update = update.get();
         spec.return_new = false;
-        BsonPtr lock = find_and_modify("claim.lease", c.locks(), spec);
-        if (!lock) return nullptr;
+        BsonPtr lock;
+        int pre_attempts;
+        try {
+            lock = find_and_modify("claim.lease", c.locks(), spec);
+            if (lock) pre_attempts = get_int_or(lock.get(), "attempts", 0);  // harel's locks have none
+        } catch (const Failure &f) {
+            // A lost reply: the lease may have been taken, under a token only we know.
+            // Look for it; found, it is ours (its attempts already counted this
+            // delivery); not found, nothing was leased.
+            if (f.status != MQ_ERR_CONNECT) throw;
+            BsonPtr mine = own(BCON_NEW("token", BCON_UTF8(token.c_str())));
+            BsonPtr one = own(BCON_NEW("limit", BCON_INT64(1)));
+            std::vector<BsonPtr> found = retry_connect([&] { return find("claim.recover", c.locks(), mine.get(), one.get()); });
+            if (found.empty()) throw;
+            lock = std::move(found[0]);
+            pre_attempts = get_int_or(lock.get(), "attempts", 1) - 1;
+        }
+        if (!lock) {
+            if (!repaired && auto_repair(q)) {  // it made a group claimable: look again
+                repaired = true;
+                continue;
+            }
+            return nullptr;
+        }
         std::string group = get_string(lock.get(), "_id", "claim.lease");
         int priority = get_int_or(lock.get(), "priority", 0);
-        int attempts = get_int_or(lock.get(), "attempts", 0) + 1;  // harel's locks have none: $inc made it 1
+        int64_t lock_head = get_int64_or(lock.get(), "head", 0);  // 0: not recorded
 
         // 2. The events to hand out and whether another waits behind them: ack then
-        //    knows without a read whether the group drains.
+        //    knows without a read whether the group drains. attempts counts deliveries
+        //    of the lock's head; a different head (the one before it was removed by
+        //    someone else than the lease holder: a stale ack, a purge; or a lock that
+        //    never recorded one) is on its first delivery.
         std::vector<BsonPtr> heads = read_heads(c, group, max_events + 1);
+        int attempts = pre_attempts + 1;
+        bool rehead = false;
+        if (!heads.empty() && get_int64(heads[0].get(), "_id", "claim.head") != lock_head) {
+            attempts = 1;
+            rehead = true;
+        }
         const int max_attempts = q->max_attempts.load();
-        bool lost = false;
         while (!heads.empty() && max_attempts > 0 && attempts > max_attempts) {
             // The head was delivered max_attempts times: dead-letter it and deliver the
             // next one on this lease, as its first delivery.
             int64_t seq = get_int64(heads[0].get(), "_id", "claim.head");
             move_to_dead(q, c, heads[0].get(), seq, attempts - 1);
-            BsonPtr reset = own(BCON_NEW("$set", "{", "attempts", BCON_INT32(1), "}"));
-            if (update_one("claim.dead_reset", c.locks(), fenced(group, token).get(), reset.get(), false) == 0) {
-                lost = true;  // our lease ran out meanwhile: the group is someone else's
-                break;
-            }
-            attempts = 1;
             heads = read_heads(c, group, max_events + 1);
+            attempts = 1;
+            rehead = true;
         }
-        if (lost) continue;
         if (heads.empty()) {
             // A lock without messages (a drained group whose ack re-locked it, a
             // harel peer's leftover, or the dead letters took the last event): drop
@@ -316,15 +482,22 @@ mq_lease *queue_claim(mq_queue *q, const std::string &worker, double visibility,
             drop_lock("claim.drop", "claim.recheck", "claim.relock", c, group, token, priority);
             continue;
         }
+        const int64_t head = get_int64(heads[0].get(), "_id", "claim.head");
 
         // 3. A head scheduled for later holds its group (strict FIFO): park the group
         //    until then and undo this lease's attempt; go on with the next group.
         double not_before = get_double_or(heads[0].get(), "not_before", 0);
         if (not_before > now) {
-            BsonPtr park = own(BCON_NEW("$set", "{", "available_at", BCON_DOUBLE(not_before), "token", BCON_NULL, "}",
-                                        "$inc", "{", "attempts", BCON_INT32(-1), "}"));
+            BsonPtr park = own(BCON_NEW("$set", "{", "available_at", BCON_DOUBLE(not_before), "token", BCON_NULL,  //
+                                        "attempts", BCON_INT32(attempts - 1), "head", BCON_INT64(head), "}"));
             update_one("claim.park", c.locks(), fenced(group, token).get(), park.get(), false);
             continue;
+        }
+        // 4. Record which event the attempts count, when that changed.
+        if (rehead) {
+            BsonPtr set = own(BCON_NEW("$set", "{", "attempts", BCON_INT32(attempts), "head", BCON_INT64(head), "}"));
+            if (update_one("claim.rehead", c.locks(), fenced(group, token).get(), set.get(), false) == 0)
+                continue;  // our lease ran out meanwhile: the group is someone else's
         }
 
         auto lease = std::make_unique<mq_lease>();
@@ -342,6 +515,7 @@ mq_lease *queue_claim(mq_queue *q, const std::string &worker, double visibility,
             lease->items.push_back({seq, get_event_bytes(heads[i].get(), seq)});
         }
         lease->more_after = i < heads.size();
+        if (lease->more_after) lease->next_seq = get_int64(heads[i].get(), "_id", "claim.head");
         return lease.release();
     }
 }
@@ -368,39 +542,57 @@ mq_status queue_ack(mq_queue *q, const mq_lease *lease) {
     bson_append_document_end(ids.get(), &in);
     delete_many("ack.delete", c.messages(), ids.get());
 
-    // 2. Release the group, fenced by the token (matching nothing = we lost it).
-    if (lease->more_after) {
-        // Round-robin: available_at = now puts the group behind every group that has
-        // waited since before now, including never-claimed ones (0).
-        BsonPtr release = own(BCON_NEW("$set", "{", "available_at", BCON_DOUBLE(q->now()), "token", BCON_NULL,
-                                       "attempts", BCON_INT32(0), "}"));
-        return update_one("ack.release", c.locks(), fenced(lease->group, lease->token).get(), release.get(), false) == 0
-                   ? MQ_LEASE_LOST
-                   : MQ_OK;
+    // 2. Release the group, fenced by the token (matching nothing = we lost it, or an
+    //    earlier try of this ack whose reply was lost released it: outcome_unknown).
+    try {
+        if (lease->more_after) {
+            // Round-robin: available_at = now puts the group behind every group that
+            // has waited since before now, including never-claimed ones (0). The next
+            // event becomes the head the attempts count.
+            BsonPtr release = own(BCON_NEW("$set", "{", "available_at", BCON_DOUBLE(q->now()), "token", BCON_NULL,
+                                           "attempts", BCON_INT32(0), "head", BCON_INT64(lease->next_seq), "}"));
+            if (update_one("ack.release", c.locks(), fenced(lease->group, lease->token).get(), release.get(), false) > 0)
+                return MQ_OK;
+            return lease->outcome_unknown.load() ? MQ_OK : MQ_LEASE_LOST;
+        }
+        // The claim saw nothing behind its events: the group drains. The lock goes (so
+        // the next publish sets the group's priority afresh); drop_lock re-checks for a
+        // publish that landed meanwhile.
+        if (drop_lock("ack.drop", "ack.recheck", "ack.relock", c, lease->group, lease->token, lease->priority))
+            return MQ_OK;
+        if (!lease->outcome_unknown.load()) return MQ_LEASE_LOST;
+        // An earlier try's drop may have been applied with its re-check failing after
+        // it: re-check now, so a retry always heals the group.
+        recheck_group("ack.recheck", "ack.relock", c, lease->group, lease->priority);
+        return MQ_OK;
+    } catch (const Failure &f) {
+        if (f.status == MQ_ERR_CONNECT) lease->outcome_unknown.store(true);
+        throw;
     }
-    // The claim saw nothing behind its events: the group drains. The lock goes (so the
-    // next publish sets the group's priority afresh); drop_lock re-checks for a
-    // publish that landed meanwhile.
-    return drop_lock("ack.drop", "ack.recheck", "ack.relock", c, lease->group, lease->token, lease->priority)
-               ? MQ_OK
-               : MQ_LEASE_LOST;
 }
 
 // nack: nack.park or nack.retry (one fenced updateOne). attempts stay.
 mq_status queue_nack(mq_queue *q, const mq_lease *lease, double delay) {
     Conn c(q);
     BsonPtr filter = fenced(lease->group, lease->token);
-    if (delay > 0) {
-        // Park: keep the token, so the group is held until the delay passes.
-        double until = q->now() + delay;
-        BsonPtr park = own(BCON_NEW("$set", "{", "available_at", BCON_DOUBLE(until), "}"));
-        if (update_one("nack.park", c.locks(), filter.get(), park.get(), false) == 0) return MQ_LEASE_LOST;
-        lease->deadline.store(until);
-        return MQ_OK;
+    try {
+        if (delay > 0) {
+            // Park: keep the token, so the group is held until the delay passes.
+            double until = q->now() + delay;
+            BsonPtr park = own(BCON_NEW("$set", "{", "available_at", BCON_DOUBLE(until), "}"));
+            if (update_one("nack.park", c.locks(), filter.get(), park.get(), false) == 0) return MQ_LEASE_LOST;
+            lease->deadline.store(until);
+            return MQ_OK;
+        }
+        // Retry now: 0 puts the group first in line, as harel does. It clears the
+        // token, so a retry after a lost reply matches nothing: outcome_unknown.
+        BsonPtr retry = own(BCON_NEW("$set", "{", "available_at", BCON_DOUBLE(0.0), "token", BCON_NULL, "}"));
+        if (update_one("nack.retry", c.locks(), filter.get(), retry.get(), false) > 0) return MQ_OK;
+        return lease->outcome_unknown.load() ? MQ_OK : MQ_LEASE_LOST;
+    } catch (const Failure &f) {
+        if (f.status == MQ_ERR_CONNECT && delay <= 0) lease->outcome_unknown.store(true);
+        throw;
     }
-    // Retry now: 0 puts the group first in line, as harel does.
-    BsonPtr retry = own(BCON_NEW("$set", "{", "available_at", BCON_DOUBLE(0.0), "token", BCON_NULL, "}"));
-    return update_one("nack.retry", c.locks(), filter.get(), retry.get(), false) == 0 ? MQ_LEASE_LOST : MQ_OK;
 }
 
 // extend: extend.lease (one fenced updateOne).

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "bson.hpp"
 #include "handles.hpp"
 
 namespace mongomq {
@@ -41,6 +42,15 @@ mq_lease *queue_claim(mq_queue *q, const std::string &worker, double visibility,
 mq_status queue_ack(mq_queue *q, const mq_lease *lease);
 mq_status queue_nack(mq_queue *q, const mq_lease *lease, double delay);
 mq_status queue_extend(mq_queue *q, const mq_lease *lease, double visibility);
+
+// The lock a publish makes for a new group (a $setOnInsert update): claimable now, or
+// parked until not_before; `head` is the seq of the group's first event (0: unknown),
+// the event its attempts count (docs/design.md, "Attempts").
+BsonPtr lock_insert(int priority, double not_before, int64_t head);
+
+// mq_repair: re-creates the lock of every group that has events but none. Returns the
+// locks it created. (lib/admin.cpp)
+int64_t queue_repair(mq_queue *q);
 
 // When the next group at this priority floor becomes due (the smallest available_at
 // above now: a lease, park or schedule running out), or 0 if none is waiting.

@@ -3,19 +3,43 @@
 #include <cstring>
 #include <memory>
 
+#include "client.hpp"
 #include "error.hpp"
 #include "fault.hpp"
 
 namespace mongomq {
 
 Conn::Conn(const mq_queue *queue)
-    : client_(queue->client->pool),
+    : owner_(queue->client),
+      client_(queue->client->pool),
       messages_(client_.collection(queue->db, queue->messages)),
       locks_(client_.collection(queue->db, queue->locks)),
       counters_(client_.collection(queue->db, queue->counters)),
-      dead_(client_.collection(queue->db, queue->dead)) {}
+      dead_(client_.collection(queue->db, queue->dead)) {
+    // Whatever the URI says: reads from the primary with read concern "local", writes
+    // with the client's write concern (docs/design.md, "Deployments").
+    for (mongoc_collection_t *coll : {messages_.get(), locks_.get(), counters_.get(), dead_.get()}) {
+        if (coll == nullptr) throw std::bad_alloc();
+        mongoc_collection_set_read_prefs(coll, owner_->read_prefs);
+        mongoc_collection_set_read_concern(coll, owner_->read_concern);
+        mongoc_collection_set_write_concern(coll, owner_->write_concern);
+    }
+}
 
 namespace {
+
+// A write that failed only by its write concern (a wtimeout, a replica set that lost
+// its majority) was applied, and the reply carries its result: note it for the call's
+// mq_error and go on. Any other error is the command's failure.
+void applied_or_fail(const char *name, const bson_error_t &error) {
+    if (error.domain != MONGOC_ERROR_WRITE_CONCERN) fail_mongoc(name, error);
+    note_write_concern_error(name, static_cast<int>(error.code), error.message);
+}
+
+// Read commands: the read preference they go out with, for the tests' inspection.
+void observe_read(const char *name, mongoc_collection_t *coll) {
+    observe_read_prefs(name, mongoc_read_prefs_get_mode(mongoc_collection_get_read_prefs(coll)));
+}
 
 int64_t reply_count(const bson_t *reply, const char *field) {
     bson_iter_t it;
@@ -38,7 +62,7 @@ BsonPtr find_and_modify(const char *name, mongoc_collection_t *coll, const FamSp
     Bson reply;
     bson_error_t error;
     if (!mongoc_collection_find_and_modify_with_opts(coll, spec.query, opts.get(), reply.get(), &error))
-        fail_mongoc(name, error);
+        applied_or_fail(name, error);
     fault_reply(name);
     bson_iter_t it;
     if (!bson_iter_init_find(&it, reply.get(), "value") || !BSON_ITER_HOLDS_DOCUMENT(&it)) return BsonPtr();
@@ -53,7 +77,7 @@ BsonPtr find_and_modify(const char *name, mongoc_collection_t *coll, const FamSp
 void insert_one(const char *name, mongoc_collection_t *coll, const bson_t *doc) {
     fault_point(name);
     bson_error_t error;
-    if (!mongoc_collection_insert_one(coll, doc, nullptr, nullptr, &error)) fail_mongoc(name, error);
+    if (!mongoc_collection_insert_one(coll, doc, nullptr, nullptr, &error)) applied_or_fail(name, error);
     fault_reply(name);
 }
 
@@ -65,7 +89,7 @@ int64_t update_one(const char *name, mongoc_collection_t *coll, const bson_t *fi
     Bson reply;
     bson_error_t error;
     if (!mongoc_collection_update_one(coll, filter, update, opts.get(), reply.get(), &error))
-        fail_mongoc(name, error);
+        applied_or_fail(name, error);
     fault_reply(name);
     return reply_count(reply.get(), "matchedCount") + reply_count(reply.get(), "upsertedCount");
 }
@@ -74,7 +98,7 @@ int64_t delete_one(const char *name, mongoc_collection_t *coll, const bson_t *fi
     fault_point(name);
     Bson reply;
     bson_error_t error;
-    if (!mongoc_collection_delete_one(coll, filter, nullptr, reply.get(), &error)) fail_mongoc(name, error);
+    if (!mongoc_collection_delete_one(coll, filter, nullptr, reply.get(), &error)) applied_or_fail(name, error);
     fault_reply(name);
     return reply_count(reply.get(), "deletedCount");
 }
@@ -83,7 +107,7 @@ int64_t delete_many(const char *name, mongoc_collection_t *coll, const bson_t *f
     fault_point(name);
     Bson reply;
     bson_error_t error;
-    if (!mongoc_collection_delete_many(coll, filter, nullptr, reply.get(), &error)) fail_mongoc(name, error);
+    if (!mongoc_collection_delete_many(coll, filter, nullptr, reply.get(), &error)) applied_or_fail(name, error);
     fault_reply(name);
     return reply_count(reply.get(), "deletedCount");
 }
@@ -98,7 +122,7 @@ void insert_many(const char *name, mongoc_collection_t *coll, const std::vector<
     bson_error_t error;
     if (!mongoc_collection_insert_many(coll, reinterpret_cast<const bson_t **>(ptrs.data()), ptrs.size(), nullptr,
                                        nullptr, &error))
-        fail_mongoc(name, error);
+        applied_or_fail(name, error);
     fault_reply(name);
 }
 
@@ -121,13 +145,14 @@ int64_t bulk_upsert(const char *name, mongoc_collection_t *coll, const std::vect
             fail_mongoc(name, error);
     }
     Bson reply;
-    if (mongoc_bulk_operation_execute(bulk.get(), reply.get(), &error) == 0) fail_mongoc(name, error);
+    if (mongoc_bulk_operation_execute(bulk.get(), reply.get(), &error) == 0) applied_or_fail(name, error);
     fault_reply(name);
     return reply_count(reply.get(), "nUpserted");
 }
 
 int64_t count_documents(const char *name, mongoc_collection_t *coll, const bson_t *filter) {
     fault_point(name);
+    observe_read(name, coll);
     bson_error_t error;
     int64_t n = mongoc_collection_count_documents(coll, filter, nullptr, nullptr, nullptr, &error);
     if (n < 0) fail_mongoc(name, error);
@@ -137,6 +162,7 @@ int64_t count_documents(const char *name, mongoc_collection_t *coll, const bson_
 
 std::vector<BsonPtr> aggregate(const char *name, mongoc_collection_t *coll, const bson_t *pipeline) {
     fault_point(name);
+    observe_read(name, coll);
     Cursor cursor(mongoc_collection_aggregate(coll, MONGOC_QUERY_NONE, pipeline, nullptr, nullptr));
     std::vector<BsonPtr> docs;
     const bson_t *doc;
@@ -153,12 +179,13 @@ void drop_collection(const char *name, mongoc_collection_t *coll) {
     // Nothing to drop is no error: MongoDB says 26 NamespaceNotFound, mongo-java-server
     // says "ns not found" with no code.
     if (!mongoc_collection_drop(coll, &error) && error.code != 26 && !std::strstr(error.message, "ns not found"))
-        fail_mongoc(name, error);
+        applied_or_fail(name, error);
     fault_reply(name);
 }
 
 std::vector<BsonPtr> find(const char *name, mongoc_collection_t *coll, const bson_t *filter, const bson_t *opts) {
     fault_point(name);
+    observe_read(name, coll);
     Cursor cursor(mongoc_collection_find_with_opts(coll, filter, opts, nullptr));
     std::vector<BsonPtr> docs;
     const bson_t *doc;
@@ -174,8 +201,70 @@ void write_command(const char *name, mongoc_client_t *client, const std::string 
     Bson reply;
     bson_error_t error;
     if (!mongoc_client_write_command_with_opts(client, db.c_str(), cmd, nullptr, reply.get(), &error))
+        applied_or_fail(name, error);
+    fault_reply(name);
+}
+
+void write_command(const char *name, const Conn &c, const std::string &db, const bson_t *cmd) {
+    fault_point(name);
+    Bson opts;
+    if (!mongoc_write_concern_append(c.owner()->write_concern, opts.get())) throw std::bad_alloc();
+    Bson reply;
+    bson_error_t error;
+    if (!mongoc_client_write_command_with_opts(c.client(), db.c_str(), cmd, opts.get(), reply.get(), &error))
+        applied_or_fail(name, error);
+    fault_reply(name);
+}
+
+BsonPtr read_command(const char *name, const Conn &c, const std::string &db, const bson_t *cmd) {
+    fault_point(name);
+    observe_read_prefs(name, mongoc_read_prefs_get_mode(c.owner()->read_prefs));
+    BsonPtr reply = own(bson_new());
+    bson_error_t error;
+    if (!mongoc_client_read_command_with_opts(c.client(), db.c_str(), cmd, c.owner()->read_prefs, nullptr,
+                                              reply.get(), &error))
         fail_mongoc(name, error);
     fault_reply(name);
+    return reply;
+}
+
+std::vector<BsonPtr> list_collections(const char *name, const Conn &c, const std::string &db, const bson_t *filter) {
+    fault_point(name);
+    observe_read_prefs(name, mongoc_read_prefs_get_mode(c.owner()->read_prefs));
+    std::unique_ptr<mongoc_database_t, void (*)(mongoc_database_t *)> database(
+        mongoc_client_get_database(c.client(), db.c_str()), mongoc_database_destroy);
+    if (!database) throw std::bad_alloc();
+    mongoc_database_set_read_prefs(database.get(), c.owner()->read_prefs);
+    Bson opts;
+    BSON_APPEND_DOCUMENT(opts.get(), "filter", filter);
+    Cursor cursor(mongoc_database_find_collections_with_opts(database.get(), opts.get()));
+    std::vector<BsonPtr> docs;
+    const bson_t *doc;
+    while (mongoc_cursor_next(cursor.get(), &doc)) docs.push_back(bson_copy_of(doc));
+    bson_error_t error;
+    if (mongoc_cursor_error(cursor.get(), &error)) fail_mongoc(name, error);
+    fault_reply(name);
+    return docs;
+}
+
+std::string non_simple_collation(const bson_t *info) {
+    bson_iter_t it, coll;
+    if (!bson_iter_init(&it, info) || !bson_iter_find_descendant(&it, "options.collation", &coll) ||
+        !BSON_ITER_HOLDS_DOCUMENT(&coll))
+        return {};
+    const uint8_t *data;
+    uint32_t len;
+    bson_iter_document(&coll, &len, &data);
+    bson_t collation;
+    if (!bson_init_static(&collation, data, len)) return "{?}";
+    bson_iter_t locale;
+    if (bson_iter_init_find(&locale, &collation, "locale") && BSON_ITER_HOLDS_UTF8(&locale) &&
+        std::strcmp(bson_iter_utf8(&locale, nullptr), "simple") == 0)
+        return {};
+    char *json = bson_as_relaxed_extended_json(&collation, nullptr);
+    std::string text = json != nullptr ? json : "{?}";
+    bson_free(json);
+    return text;
 }
 
 int64_t get_int64(const bson_t *doc, const char *field, const char *where) {
@@ -189,6 +278,12 @@ int get_int_or(const bson_t *doc, const char *field, int fallback) {
     bson_iter_t it;
     if (!bson_iter_init_find(&it, doc, field) || !BSON_ITER_HOLDS_NUMBER(&it)) return fallback;
     return static_cast<int>(bson_iter_as_int64(&it));
+}
+
+int64_t get_int64_or(const bson_t *doc, const char *field, int64_t fallback) {
+    bson_iter_t it;
+    if (!bson_iter_init_find(&it, doc, field) || !BSON_ITER_HOLDS_NUMBER(&it)) return fallback;
+    return bson_iter_as_int64(&it);
 }
 
 double get_double_or(const bson_t *doc, const char *field, double fallback) {

@@ -1,6 +1,10 @@
 // The server commands the queue is built from. Each takes the name under which
 // docs/design.md lists it (e.g. "claim.lease"); the name goes into error messages and
 // to the fault-injection hook. One function call here is exactly one server command.
+// Every command reads from the primary with read concern "local" and writes with the
+// client's write concern, whatever the URI says; a write whose only error is its
+// write concern's was applied: it returns its result and the error is noted for the
+// call's mq_error (client.hpp, note_write_concern_error).
 #pragma once
 
 #include <cstdint>
@@ -19,6 +23,7 @@ class Conn {
 public:
     explicit Conn(const mq_queue *queue);
 
+    const mq_client *owner() const { return owner_; }
     mongoc_client_t *client() const { return client_.get(); }
     mongoc_collection_t *messages() const { return messages_.get(); }
     mongoc_collection_t *locks() const { return locks_.get(); }
@@ -26,6 +31,7 @@ public:
     mongoc_collection_t *dead() const { return dead_.get(); }
 
 private:
+    const mq_client *owner_;
     PooledClient client_;
     Collection messages_, locks_, counters_, dead_;
 };
@@ -82,6 +88,17 @@ std::vector<BsonPtr> find(const char *name, mongoc_collection_t *coll, const bso
 
 // A command on the queue's database, e.g. createIndexes.
 void write_command(const char *name, mongoc_client_t *client, const std::string &db, const bson_t *cmd);
+// The same with the client's write concern (a write-concern error is noted, not thrown).
+void write_command(const char *name, const Conn &c, const std::string &db, const bson_t *cmd);
+// A read command (listCollections, hello) on the primary; the reply.
+BsonPtr read_command(const char *name, const Conn &c, const std::string &db, const bson_t *cmd);
+
+// listCollections on the primary, with a filter (e.g. {name: {$in: [...]}}).
+std::vector<BsonPtr> list_collections(const char *name, const Conn &c, const std::string &db, const bson_t *filter);
+
+// The collation of a listCollections entry as JSON when it is not the simple
+// (binary) one, else "" (no collation, or locale "simple").
+std::string non_simple_collation(const bson_t *collection_info);
 
 // Runs `op` again when it fails with a duplicate key error: concurrent upserts of one
 // new _id can both miss and both insert, and MongoDB then refuses the second; its retry
@@ -101,6 +118,7 @@ auto retry_duplicate_key(Op op) -> decltype(op()) {
 // MQ_ERR_SERVER naming the collection and field.
 int64_t get_int64(const bson_t *doc, const char *field, const char *where);
 int get_int_or(const bson_t *doc, const char *field, int fallback);
+int64_t get_int64_or(const bson_t *doc, const char *field, int64_t fallback);
 double get_double_or(const bson_t *doc, const char *field, double fallback);
 std::string get_string(const bson_t *doc, const char *field, const char *where);
 std::string get_event_bytes(const bson_t *doc, int64_t seq);
