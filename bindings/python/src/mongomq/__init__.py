@@ -1,0 +1,61 @@
+"""mongomq: a multi-machine queue with per-group FIFO exclusivity on MongoDB.
+
+The Python package of libmongomq (the C library does the work; the extension
+mongomq._raw is private). Start with::
+
+    import mongomq
+
+    with mongomq.Client("mongodb://localhost:27017") as client, client.queue("shop", "orders") as queue:
+        queue.publish("customer-17", b"paid")
+        lease = queue.claim(visibility=30.0, wait=5.0)
+        if lease is not None:
+            queue.ack(lease)
+"""
+
+from __future__ import annotations
+
+from . import _raw
+from ._errors import (
+    ArgumentError,
+    Cancelled,
+    ClosedError,
+    ConnectError,
+    Error,
+    Interrupted,
+    LeaseLost,
+)
+from ._handles import BATCH_MAX, PRIORITY_MAX, PRIORITY_MIN, Batch, CancelToken, Client, Lease, Queue
+from ._stats import GroupStats, PriorityStats, Stats
+from ._worker import Worker, backoff_delay
+
+__version__ = "0.3.0"
+
+
+def library_version() -> str:
+    """The version of the libmongomq this package runs on ("0.3.0")."""
+    return _raw.mqs_version()
+
+
+__all__ = [
+    "ArgumentError",
+    "BATCH_MAX",
+    "Batch",
+    "CancelToken",
+    "Cancelled",
+    "Client",
+    "ClosedError",
+    "ConnectError",
+    "Error",
+    "GroupStats",
+    "Interrupted",
+    "Lease",
+    "LeaseLost",
+    "PRIORITY_MAX",
+    "PRIORITY_MIN",
+    "PriorityStats",
+    "Queue",
+    "Stats",
+    "Worker",
+    "backoff_delay",
+    "library_version",
+]

@@ -1,0 +1,752 @@
+"""Every scenario of bindings/CONTRACT.md, under its name, against MONGOMQ_TEST_URI.
+The waiting-claim scenarios that need a signal (Ctrl-C) run in child processes; the
+worker's are in test_worker.py."""
+
+from __future__ import annotations
+
+import gc
+import json
+import math
+import os
+import signal
+import sys
+import threading
+import time
+from collections import defaultdict
+
+import pytest
+
+import mongomq
+from conftest import fresh_db, run_python
+
+
+def claim_ok(q: mongomq.Queue, **kw) -> mongomq.Lease:
+    lease = q.claim(**kw)
+    assert lease is not None, "expected a lease"
+    return lease
+
+
+# ---- the harel cases -----------------------------------------------------------------
+
+def test_fifo_in_group(queue):
+    seqs = [queue.publish("g", b"e%d" % i) for i in range(5)]
+    assert seqs == sorted(seqs)
+    got = []
+    for _ in range(5):
+        lease = claim_ok(queue, visibility=30)
+        got.append((lease.seq, lease.event))
+        queue.ack(lease)
+    assert got == [(s, b"e%d" % i) for i, s in enumerate(seqs)]
+    assert queue.claim() is None
+
+
+def test_one_lease_per_group(queue):
+    queue.publish("A", b"a1")
+    queue.publish("A", b"a2")
+    queue.publish("B", b"b1")
+    first = claim_ok(queue)
+    assert first.group == "A"
+    second = claim_ok(queue)
+    assert second.group == "B"
+    assert queue.claim() is None  # A is leased, B is leased
+    queue.ack(first)
+    third = claim_ok(queue)
+    assert (third.group, third.event) == ("A", b"a2")
+
+
+def test_every_ready_group_claimed(queue):
+    for i in range(10):
+        queue.publish("g%d" % i, b"x")
+    groups = {claim_ok(queue).group for _ in range(10)}
+    assert groups == {"g%d" % i for i in range(10)}
+    assert queue.claim() is None
+
+
+def test_round_robin(queue):
+    for i in range(3):
+        queue.publish("A", b"a%d" % i)
+    for i in range(3):
+        queue.publish("B", b"b%d" % i)
+    order = []
+    for _ in range(6):
+        lease = claim_ok(queue)
+        order.append(lease.event)
+        queue.ack(lease)
+    assert order == [b"a0", b"b0", b"a1", b"b1", b"a2", b"b2"]
+
+
+def test_priority_floor(queue):
+    for p in range(3):
+        queue.publish("low%d" % p, b"x", priority=p)
+    queue.publish("high", b"h", priority=3)
+    lease = claim_ok(queue, min_priority=3)
+    assert (lease.group, lease.event) == ("high", b"h")
+    assert queue.claim(min_priority=3) is None
+    assert queue.claim(min_priority=2).group == "low2"
+
+
+def test_priority_reset_on_drain(queue):
+    queue.publish("g", b"first", priority=1)
+    lease = claim_ok(queue)
+    queue.ack(lease)  # the group drains and is gone
+    queue.publish("g", b"second", priority=4)
+    lease = claim_ok(queue, min_priority=4)
+    assert lease.event == b"second"
+
+
+def test_ack_removes(queue):
+    queue.publish("g", b"x")
+    queue.ack(claim_ok(queue))
+    assert queue.stats().messages == 0
+    assert queue.claim() is None
+
+
+def test_nack_now(queue):
+    seq = queue.publish("g", b"x")
+    lease = claim_ok(queue)
+    assert lease.attempts == 1
+    queue.nack(lease)
+    again = claim_ok(queue)
+    assert (again.seq, again.event, again.attempts) == (seq, b"x", 2)
+
+
+def test_nack_delay_parks(queue):
+    seq = queue.publish("g", b"x")
+    queue.nack(claim_ok(queue), delay=1.0)
+    assert queue.claim() is None
+    started = time.monotonic()
+    again = claim_ok(queue, wait=10.0)
+    assert (again.seq, again.attempts) == (seq, 2)
+    assert time.monotonic() - started < 8
+
+
+def test_stale_owner_lease_lost(queue):
+    queue.publish("g", b"x")
+    stale = claim_ok(queue, visibility=0.3)
+    time.sleep(0.6)
+    fresh = claim_ok(queue, visibility=30)
+    assert fresh.seq == stale.seq and fresh.attempts == 2
+    with pytest.raises(mongomq.LeaseLost):
+        queue.ack(stale)
+    with pytest.raises(mongomq.LeaseLost):
+        queue.extend(stale, 10)
+    queue.ack(fresh)
+
+
+def test_extend_keeps_lease(queue):
+    queue.publish("g", b"x")
+    lease = claim_ok(queue, visibility=0.5)
+    queue.extend(lease, 10)
+    time.sleep(1.0)  # twice the first visibility
+    assert queue.claim() is None
+    queue.ack(lease)
+
+
+def test_lease_expiry_redelivers(queue):
+    seq = queue.publish("g", b"x")
+    first = claim_ok(queue, visibility=0.3)
+    assert first.attempts == 1
+    time.sleep(0.6)
+    again = claim_ok(queue)
+    assert (again.seq, again.event, again.attempts) == (seq, b"x", 2)
+
+
+# ---- bytes -----------------------------------------------------------------------------
+
+def roundtrip(q: mongomq.Queue, data, group: str = "g") -> mongomq.Lease:
+    q.publish(group, data)
+    lease = claim_ok(q)
+    q.ack(lease)
+    return lease
+
+
+def test_bytes_text(queue):
+    text = "héllo wörld — 日本語 ✓"
+    lease = roundtrip(queue, text)  # str is published as UTF-8
+    assert type(lease.event) is bytes
+    assert lease.event == text.encode("utf-8")
+    assert roundtrip(queue, text.encode("utf-8")).event == text.encode("utf-8")
+
+
+def test_bytes_binary_nul(queue):
+    data = b"\x00a\x00\xff\xfe\x80bin\x00"
+    assert roundtrip(queue, data).event == data
+    assert roundtrip(queue, bytearray(data)).event == data
+    assert roundtrip(queue, memoryview(data)).event == data
+
+
+def test_bytes_empty(queue):
+    lease = roundtrip(queue, b"")
+    assert lease.event == b"" and type(lease.event) is bytes
+    assert roundtrip(queue, "").event == b""
+
+
+def test_bytes_1mib(queue):
+    data = bytes(os.urandom(1 << 20))
+    assert roundtrip(queue, data).event == data
+
+
+def test_group_utf8(queue):
+    group = "Kunde-Müller/東京/🚚"
+    lease = roundtrip(queue, b"x", group=group)
+    assert lease.group == group
+
+
+# ---- features -------------------------------------------------------------------------
+
+def test_batch_publish_claim(queue):
+    items = [("A" if i % 2 == 0 else "B", b"e%d" % i) for i in range(10)]
+    first = queue.publish_batch(items)
+    second = queue.publish("A", b"after")
+    assert second == first + 10  # 10 consecutive seqs
+    lease = claim_ok(queue, max_events=5)
+    assert lease.group == "A"
+    assert lease.count == 5 and len(lease) == 5
+    assert list(lease.events) == [b"e0", b"e2", b"e4", b"e6", b"e8"]
+    assert list(lease.seqs) == [first, first + 2, first + 4, first + 6, first + 8]
+    assert lease.event == b"e0" and lease.seq == first
+    queue.ack(lease)
+    rest = claim_ok(queue, max_events=5)
+    assert rest.group == "B"
+    queue.ack(rest)
+    last = claim_ok(queue, max_events=5)
+    assert list(last.events) == [b"after"]
+    # A Batch object may be built, reused and published again.
+    with mongomq.Batch() as batch:
+        batch.add("C", b"c1").add("C", "c2", priority=2)
+        assert len(batch) == 2
+        s1 = queue.publish_batch(batch)
+        s2 = queue.publish_batch(batch)
+        assert s2 == s1 + 2
+
+
+def test_scheduled_event(queue):
+    queue.publish("g", b"later", at=queue.now() + 1.0)
+    assert queue.claim() is None
+    started = time.monotonic()
+    lease = claim_ok(queue, wait=10.0)
+    assert lease.event == b"later"
+    assert time.monotonic() - started < 8
+
+
+def test_dead_letters(queue):
+    queue.set_max_attempts(2)
+    seq_a = queue.publish("a", b"A")
+    queue.publish("b", b"B")
+    for _ in range(2):
+        for _ in range(2):
+            queue.nack(claim_ok(queue))
+    assert queue.claim() is None  # both heads were delivered twice: dead now
+    assert queue.dead_count() == 2
+    new_seq = queue.dead_requeue(seq_a)
+    assert new_seq > seq_a
+    assert queue.dead_count() == 1
+    lease = claim_ok(queue)
+    assert (lease.seq, lease.event, lease.attempts) == (new_seq, b"A", 1)
+    queue.ack(lease)
+    assert queue.dead_purge() == 1
+    assert queue.dead_count() == 0
+    with pytest.raises(mongomq.ArgumentError):
+        queue.dead_requeue(seq_a)  # no longer a dead letter
+
+
+def test_stats_parsed(queue, db):
+    queue.publish("low", b"1", priority=0)
+    queue.publish("low", b"2", priority=0)
+    queue.publish("high", b"3", priority=3)
+    held = claim_ok(queue, min_priority=3)
+    stats = queue.stats()
+    assert isinstance(stats, mongomq.Stats)
+    assert stats.queue == db + ".mq"
+    assert stats.messages == 3 and stats.dead == 0
+    assert (stats.groups.ready, stats.groups.leased, stats.groups.parked, stats.groups.total) == (1, 1, 0, 2)
+    assert sorted(stats.priorities) == [0, 1, 2, 3, 4]
+    assert (stats.priorities[0].groups, stats.priorities[0].messages) == (1, 2)
+    assert (stats.priorities[3].groups, stats.priorities[3].messages) == (1, 1)
+    assert stats.priorities[4].messages == 0
+    assert isinstance(stats.oldest_message_age_s, float) and stats.oldest_message_age_s >= 0
+    assert abs(stats.now - queue.now()) < 60
+    d = stats.to_dict()
+    assert d["groups"]["total"] == 2 and d["priorities"][0]["messages"] == 2
+    queue.ack(held)
+    assert queue.stats().messages == 2
+
+
+def test_repair(queue, db, uri):
+    import pymongo  # a test dependency (pyproject's "test" extra)
+
+    queue.publish("g", b"x")
+    with pymongo.MongoClient(uri) as mc:
+        assert mc[db]["mq_locks"].delete_one({"_id": "g"}).deleted_count == 1
+    assert queue.claim() is None  # no lock: nobody can claim it
+    assert queue.repair() == 1
+    assert claim_ok(queue).event == b"x"
+    assert queue.repair() == 0
+
+
+def test_purge_group(queue):
+    queue.publish("g", b"1")
+    queue.publish("g", b"2")
+    queue.publish("h", b"3")
+    held = claim_ok(queue)
+    assert held.group == "g"
+    queue.purge_group("g")
+    with pytest.raises(mongomq.LeaseLost):
+        queue.ack(held)
+    assert queue.stats().messages == 1
+    assert claim_ok(queue).group == "h"
+
+
+def test_drop(queue):
+    for i in range(3):
+        queue.publish("g", b"x")
+    queue.drop()
+    assert queue.stats().messages == 0
+    assert queue.publish("g", b"y") == 1
+
+
+def test_lease_deadline(queue):
+    queue.publish("g", b"x")
+    before = queue.now()
+    lease = claim_ok(queue, visibility=10)
+    after = queue.now()
+    slack = 0.05
+    assert before + 10 - slack <= lease.deadline <= after + 10 + slack
+    before = queue.now()
+    queue.extend(lease, 60)
+    after = queue.now()
+    assert before + 60 - slack <= lease.deadline <= after + 60 + slack
+
+
+# ---- waiting claims ---------------------------------------------------------------------
+
+def test_wait_woken_by_publish(queue):
+    def later():
+        time.sleep(0.2)
+        queue.publish("g", b"woken")
+
+    t = threading.Thread(target=later)
+    started = time.monotonic()
+    t.start()
+    lease = queue.claim(wait=10.0)
+    elapsed = time.monotonic() - started
+    t.join()
+    assert lease is not None and lease.event == b"woken"
+    assert elapsed < 5
+
+
+# Python's own mechanism is Ctrl-C: SIGINT to a process whose main thread waits in a
+# claim while another thread waits on the same queue.
+_CANCEL_ONE_CHILD = r"""
+import json, os, sys, threading, time
+import mongomq
+out = {}
+with mongomq.Client(os.environ["MONGOMQ_TEST_URI"]) as c, c.queue(os.environ["DB"], "mq") as q:
+    other = {}
+    def waiter():
+        other["lease"] = q.claim(wait=30.0)
+    t = threading.Thread(target=waiter)
+    t.start()
+    time.sleep(0.3)
+    print("ready", flush=True)
+    started = time.monotonic()
+    try:
+        q.claim(wait=30.0)
+        out["main"] = "returned"
+    except KeyboardInterrupt:
+        out["main"] = "KeyboardInterrupt"
+    out["main_elapsed"] = time.monotonic() - started
+    q.publish("g", b"next")
+    t.join(20)
+    lease = other.get("lease")
+    out["other"] = None if lease is None else lease.event.decode()
+    # the queue goes on: the main thread waits again and is woken by a publish
+    threading.Timer(0.2, lambda: q.publish("g2", b"again")).start()
+    again = q.claim(wait=10.0)
+    out["again"] = None if again is None else again.event.decode()
+    q.drop()
+print(json.dumps(out), flush=True)
+"""
+
+
+def _sigint_child(code: str, db: str):
+    p = run_python(code, env_extra={"DB": db})
+    line = p.stdout.readline()
+    assert line.strip() == "ready", (line, p.stderr.read() if p.poll() is not None else "")
+    time.sleep(0.5)  # the main thread is in the claim by now
+    sent = time.monotonic()
+    p.send_signal(signal.SIGINT)
+    out, err = p.communicate(timeout=60)
+    assert p.returncode == 0, err
+    return json.loads(out.strip().splitlines()[-1]), time.monotonic() - sent
+
+
+def test_wait_cancel_one(db):
+    result, _ = _sigint_child(_CANCEL_ONE_CHILD, db)
+    assert result["main"] == "KeyboardInterrupt"
+    assert result["main_elapsed"] < 5  # of a 30 s wait
+    assert result["other"] == "next"  # the other waiter was not touched
+    assert result["again"] == "again"
+
+
+def test_wait_cancel_one_token(queue):
+    """The same with a CancelToken, from another thread."""
+    token = mongomq.CancelToken()
+    results = {}
+
+    def waiter(name, cancel):
+        started = time.monotonic()
+        try:
+            results[name] = queue.claim(wait=30.0, cancel=cancel)
+        except mongomq.Cancelled as e:
+            results[name] = e
+        results[name + "_elapsed"] = time.monotonic() - started
+
+    a = threading.Thread(target=waiter, args=("a", token))
+    b = threading.Thread(target=waiter, args=("b", None))
+    a.start()
+    b.start()
+    time.sleep(0.3)
+    token.cancel()
+    a.join(10)
+    assert not a.is_alive()
+    assert isinstance(results["a"], mongomq.Cancelled)
+    assert results["a"].status == mongomq._raw.MQ_CANCELLED
+    assert results["a_elapsed"] < 5
+    queue.publish("g", b"next")
+    b.join(10)
+    assert results["b"] is not None and results["b"].event == b"next"
+    with pytest.raises(mongomq.Cancelled):  # a cancelled token cancels at once
+        queue.claim(wait=30.0, cancel=token)
+
+
+def test_interrupt_stops_all(queue):
+    results = []
+
+    def waiter():
+        try:
+            queue.claim(wait=10.0)
+            results.append("returned")
+        except mongomq.Interrupted as e:
+            results.append(e)
+
+    threads = [threading.Thread(target=waiter) for _ in range(2)]
+    started = time.monotonic()
+    for t in threads:
+        t.start()
+    time.sleep(0.3)
+    queue.interrupt()
+    for t in threads:
+        t.join(10)
+    assert time.monotonic() - started < 5
+    assert len(results) == 2 and all(isinstance(r, mongomq.Interrupted) for r in results)
+    t0 = time.monotonic()
+    with pytest.raises(mongomq.Interrupted):
+        queue.claim(wait=5.0)
+    assert time.monotonic() - t0 < 2
+    assert queue.publish("g", b"still works") >= 1
+
+
+# ---- errors ----------------------------------------------------------------------------
+
+def test_error_bad_argument(queue, client):
+    queue.publish("g", b"x")
+    lease = claim_ok(queue)
+    value_errors = [
+        ("group", lambda: queue.publish("", b"x")),
+        ("group", lambda: queue.publish("g\0h", b"x")),
+        ("group", lambda: queue.publish("x" * 1001, b"x")),
+        ("priority", lambda: queue.publish("g", b"x", priority=5)),
+        ("priority", lambda: queue.publish("g", b"x", priority=-1)),
+        ("at", lambda: queue.publish("g", b"x", at=-1.0)),
+        ("at", lambda: queue.publish("g", b"x", at=math.nan)),
+        ("visibility", lambda: queue.claim(visibility=-1)),
+        ("visibility", lambda: queue.claim(visibility=0)),
+        ("visibility", lambda: queue.claim(visibility=math.inf)),
+        ("min_priority", lambda: queue.claim(min_priority=-1)),
+        ("min_priority", lambda: queue.claim(min_priority=5)),
+        ("wait", lambda: queue.claim(wait=-1.0)),
+        ("max_events", lambda: queue.claim(max_events=0)),
+        ("max_events", lambda: queue.claim(max_events=mongomq.BATCH_MAX + 1)),
+        ("worker_id", lambda: queue.claim(worker_id="")),
+        ("delay", lambda: queue.nack(lease, delay=-1)),
+        ("visibility", lambda: queue.extend(lease, -5)),
+        ("max_attempts", lambda: queue.set_max_attempts(-1)),
+        ("db", lambda: client.queue("bad.db", "mq")),
+        ("prefix", lambda: client.queue("okdb", "")),
+        ("prefix", lambda: client.queue("okdb", "a$b")),
+        ("group", lambda: mongomq.Batch([("", b"x")])),
+        ("priority", lambda: mongomq.Batch([("g", b"x", 9)])),
+    ]
+    for name, call in value_errors:
+        with pytest.raises(ValueError) as info:
+            call()
+        assert name in str(info.value), (name, str(info.value))
+        if isinstance(info.value, mongomq.ArgumentError):
+            assert info.value.argument == name, (name, info.value.argument, str(info.value))
+            assert info.value.status == mongomq._raw.MQ_ERR_ARG
+    type_errors = [
+        ("group", lambda: queue.publish(5, b"x")),
+        ("data", lambda: queue.publish("g", 5)),
+        ("priority", lambda: queue.publish("g", b"x", priority="1")),
+        ("priority", lambda: queue.publish("g", b"x", priority=1.5)),
+        ("visibility", lambda: queue.claim(visibility="30")),
+        ("wait", lambda: queue.claim(wait=None)),
+        ("min_priority", lambda: queue.claim(min_priority=True)),
+        ("uri", lambda: mongomq.Client(None)),
+        ("db", lambda: client.queue(b"db")),
+    ]
+    for name, call in type_errors:
+        with pytest.raises(TypeError) as info:
+            call()
+        assert name in str(info.value), (name, str(info.value))
+    with pytest.raises(mongomq.ArgumentError) as info:
+        mongomq.Client("not a uri")
+    assert "uri" in str(info.value)
+    queue.ack(lease)  # nothing above changed the lease
+
+
+def test_error_connect():
+    with mongomq.Client("mongodb://127.0.0.1:1/?serverSelectionTimeoutMS=200") as c:
+        with pytest.raises(mongomq.ConnectError) as info:
+            c.queue(fresh_db(), "mq")
+    assert isinstance(info.value, mongomq.Error)
+    assert info.value.status == mongomq._raw.MQ_ERR_CONNECT
+    assert info.value.status_name == "MQ_ERR_CONNECT"
+
+
+def test_error_lease_lost_type(queue):
+    assert issubclass(mongomq.LeaseLost, mongomq.Error)
+    assert not issubclass(mongomq.LeaseLost, mongomq.ArgumentError)
+    queue.publish("g", b"x")
+    stale = claim_ok(queue, visibility=0.2)
+    time.sleep(0.4)
+    queue.ack(claim_ok(queue))
+    with pytest.raises(mongomq.Error) as info:
+        queue.nack(stale)
+    assert type(info.value) is mongomq.LeaseLost
+    assert info.value.status == mongomq._raw.MQ_LEASE_LOST
+    assert info.value.status_name == "MQ_LEASE_LOST"
+
+
+# ---- concurrency ------------------------------------------------------------------------
+
+def test_concurrency_16x2000(queue):
+    groups, per_group = 100, 20
+    expected = {}
+    for start in range(0, per_group, 5):
+        items = []
+        for g in range(groups):
+            for i in range(start, start + 5):
+                items.append(("g%03d" % g, b"%d" % i))
+        first = queue.publish_batch(items)
+        for k, (grp, data) in enumerate(items):
+            expected[first + k] = (grp, int(data))
+    total = groups * per_group
+    lock = threading.Lock()
+    acked = defaultdict(list)  # group -> indexes in ack order
+    seen_seqs = []
+    held = set()
+    problems = []
+    done = threading.Event()
+
+    def drain():
+        while not done.is_set():
+            lease = queue.claim(visibility=60, wait=0.5)
+            if lease is None:
+                continue
+            with lock:
+                if lease.group in held:
+                    problems.append("group %s held twice" % lease.group)
+                held.add(lease.group)
+            idx = int(lease.event)
+            with lock:
+                held.discard(lease.group)  # before the ack: the lease still holds the group
+                acked[lease.group].append(idx)
+                seen_seqs.append(lease.seq)
+            queue.ack(lease)
+            with lock:
+                if len(seen_seqs) == total:
+                    done.set()
+
+    threads = [threading.Thread(target=drain) for _ in range(16)]
+    for t in threads:
+        t.start()
+    finished = done.wait(180)
+    done.set()
+    for t in threads:
+        t.join(30)
+    assert finished, "drained %d of %d" % (len(seen_seqs), total)
+    assert not problems
+    assert sorted(seen_seqs) == sorted(expected)  # each exactly once
+    for g in range(groups):
+        assert acked["g%03d" % g] == list(range(per_group))
+    assert queue.stats().messages == 0
+
+
+def test_gil_released_while_waiting(queue):
+    """A waiting claim does not hold the GIL: Python code in other threads runs."""
+    ticks = []
+    stop = threading.Event()
+
+    def ticker():
+        while not stop.is_set():
+            ticks.append(time.monotonic())
+            time.sleep(0.01)
+
+    t = threading.Thread(target=ticker)
+    t.start()
+    n0 = len(ticks)
+    assert queue.claim(wait=0.5) is None
+    n1 = len(ticks)
+    stop.set()
+    t.join()
+    assert n1 - n0 >= 5
+
+
+# ---- safety -------------------------------------------------------------------------
+
+def test_safety_use_after_close(uri):
+    db = fresh_db()
+    client = mongomq.Client(uri)
+    queue = client.queue(db, "mq")
+    queue.publish("g", b"x")
+    lease = claim_ok(queue)
+    queue.ack(lease)
+    lease.close()
+    for call in [lambda: lease.seq, lambda: lease.group, lambda: lease.event, lambda: lease.events,
+                 lambda: lease.attempts, lambda: lease.deadline, lambda: lease.count,
+                 lambda: queue.ack(lease), lambda: queue.nack(lease), lambda: queue.extend(lease, 5)]:
+        with pytest.raises(mongomq.ClosedError, match="lease is closed"):
+            call()
+    queue.publish("g", b"y")
+    open_lease = claim_ok(queue)
+    queue.drop()
+    queue.close()
+    for call in [lambda: queue.publish("g", b"x"), lambda: queue.claim(), lambda: queue.claim(wait=1.0),
+                 lambda: queue.ack(open_lease), lambda: queue.nack(open_lease),
+                 lambda: queue.extend(open_lease, 5), lambda: queue.stats(), lambda: queue.repair(),
+                 lambda: queue.purge_group("g"), lambda: queue.drop(), lambda: queue.interrupt(),
+                 lambda: queue.dead_count(), lambda: queue.dead_purge(), lambda: queue.dead_requeue(1),
+                 lambda: queue.set_max_attempts(1), lambda: queue.publish_batch([("g", b"x")]),
+                 lambda: queue.now(), lambda: queue.worker(lambda lease: None)]:
+        with pytest.raises(mongomq.ClosedError, match="queue is closed"):
+            call()
+    assert open_lease.event == b"y"  # a lease outlives its queue
+    client.close()
+    with pytest.raises(mongomq.ClosedError, match="client is closed"):
+        client.queue(db, "mq")
+    with pytest.raises(mongomq.ClosedError, match="client is closed"):
+        client.command_count
+    batch = mongomq.Batch([("g", b"x")])
+    batch.close()
+    with pytest.raises(mongomq.ClosedError, match="batch is closed"):
+        batch.add("g", b"x")
+    assert isinstance(mongomq.ClosedError("x"), mongomq.Error)
+
+
+def test_safety_close_twice(uri):
+    client = mongomq.Client(uri)
+    queue = client.queue(fresh_db(), "mq")
+    queue.publish("g", b"x")
+    lease = claim_ok(queue)
+    batch = mongomq.Batch([("g", b"x")])
+    queue.drop()
+    for obj in (lease, batch, queue, client):
+        obj.close()
+        obj.close()
+        assert obj.closed
+    with mongomq.Client(uri) as c:
+        c.close()  # and the with block closes it again
+
+
+def test_safety_queue_keeps_client(uri):
+    db = fresh_db()
+    client = mongomq.Client(uri)
+    queue = client.queue(db, "mq")
+    client.close()  # the C client lives on until its last queue closes
+    assert queue.publish("g", b"x") == 1
+    lease = claim_ok(queue, wait=1.0)
+    queue.ack(lease)
+    queue.drop()
+    queue.close()
+    # and in the other order, and dropped without close in both orders
+    client = mongomq.Client(uri)
+    queue = client.queue(db, "mq")
+    queue.close()
+    client.close()
+    client = mongomq.Client(uri)
+    queue = client.queue(db, "mq")
+    del client
+    gc.collect()
+    assert queue.publish("g", b"y") >= 1
+    queue.drop()
+    del queue
+    gc.collect()
+
+
+_GC_CHILD = r"""
+import gc, os, random, sys
+import mongomq
+uri = os.environ["MONGOMQ_TEST_URI"]
+db = os.environ["DB"]
+random.seed(int(sys.argv[1]) if len(sys.argv) > 1 else 7)
+for round_ in range(6):
+    objs = []
+    c = mongomq.Client(uri)
+    qs = [c.queue(db, "mq") for _ in range(3)]
+    for q in qs:
+        q.publish("g%d" % round_, b"x")
+    leases = [q.claim(visibility=0.2) for q in qs]
+    b = mongomq.Batch([("g", b"x")])
+    objs = [c, b] + qs + [l for l in leases if l is not None]
+    # a cycle through every object, so the collector frees them in its own order
+    holder = {"objs": objs}
+    holder["self"] = holder
+    random.shuffle(objs)
+    del c, qs, leases, b, objs, holder, q
+    gc.collect()
+with mongomq.Client(uri) as c, c.queue(db, "mq") as q:
+    q.drop()
+# and whatever is left at interpreter exit
+c2 = mongomq.Client(uri)
+q2 = c2.queue(db, "mq2")
+l2 = None
+q2.publish("g", b"x")
+l2 = q2.claim()
+q2.drop()
+print("ok", flush=True)
+"""
+
+
+def test_safety_gc_any_order(db):
+    env = {"DB": db}
+    # glibc aborts on a double free; MALLOC_PERTURB_ makes a use after free visible.
+    env["MALLOC_PERTURB_"] = "165"
+    p = run_python(_GC_CHILD, env_extra=env)
+    out, err = p.communicate(timeout=120)
+    assert p.returncode == 0, (p.returncode, err[-2000:])
+    assert out.strip().splitlines()[-1] == "ok"
+
+
+def test_close_waits_for_a_waiting_claim(queue):
+    """close() while another thread waits in a claim: the wait ends (ClosedError), the
+    close returns, nothing crashes."""
+    result = []
+
+    def waiter():
+        try:
+            result.append(queue.claim(wait=20.0))
+        except mongomq.ClosedError as e:
+            result.append(e)
+
+    t = threading.Thread(target=waiter)
+    t.start()
+    time.sleep(0.3)
+    started = time.monotonic()
+    with queue.client.queue(queue.db, queue.prefix) as other:
+        other.drop()
+    queue.close()
+    t.join(10)
+    assert time.monotonic() - started < 5
+    assert len(result) == 1 and isinstance(result[0], mongomq.ClosedError)

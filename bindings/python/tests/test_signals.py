@@ -1,0 +1,60 @@
+"""Signals and waiting claims on the main thread (child processes)."""
+
+from __future__ import annotations
+
+import json
+import signal
+import time
+
+from conftest import run_python
+
+_HANDLER_THAT_DOES_NOT_RAISE = r"""
+import json, os, signal, threading, time
+import mongomq
+got = []
+signal.signal(signal.SIGUSR1, lambda n, f: got.append(n))
+with mongomq.Client(os.environ["MONGOMQ_TEST_URI"]) as c, c.queue(os.environ["DB"], "mq") as q:
+    threading.Timer(1.5, lambda: q.publish("g", b"late")).start()
+    print("ready", flush=True)
+    lease = q.claim(wait=20.0)
+    out = {"signals": got, "event": None if lease is None else lease.event.decode()}
+    q.drop()
+print(json.dumps(out), flush=True)
+"""
+
+
+def test_signal_without_exception_keeps_waiting(db):
+    """A signal whose Python handler returns runs that handler during the wait, and
+    the claim waits on for its event (PEP 475's rule for system calls)."""
+    p = run_python(_HANDLER_THAT_DOES_NOT_RAISE, env_extra={"DB": db})
+    assert p.stdout.readline().strip() == "ready"
+    time.sleep(0.5)
+    p.send_signal(signal.SIGUSR1)
+    out, err = p.communicate(timeout=60)
+    assert p.returncode == 0, err
+    result = json.loads(out.strip().splitlines()[-1])
+    assert result["signals"] == [signal.SIGUSR1]
+    assert result["event"] == "late"
+
+
+_CTRL_C_UNCAUGHT = r"""
+import os
+import mongomq
+with mongomq.Client(os.environ["MONGOMQ_TEST_URI"]) as c, c.queue(os.environ["DB"], "mq") as q:
+    print("ready", flush=True)
+    q.claim(wait=30.0)
+"""
+
+
+def test_ctrl_c_ends_program(db):
+    """An uncaught KeyboardInterrupt in a waiting claim ends the program as Ctrl-C
+    does anywhere else in Python, promptly and without a crash."""
+    p = run_python(_CTRL_C_UNCAUGHT, env_extra={"DB": db})
+    assert p.stdout.readline().strip() == "ready"
+    time.sleep(0.5)
+    t0 = time.monotonic()
+    p.send_signal(signal.SIGINT)
+    out, err = p.communicate(timeout=30)
+    assert time.monotonic() - t0 < 5
+    assert "KeyboardInterrupt" in err
+    assert p.returncode == -signal.SIGINT, err  # Python re-raises SIGINT to die of it (3.8+)
