@@ -34,7 +34,16 @@
  *     T **out the caller owns and releases with that type's _destroy, which accepts
  *     NULL. Nothing a caller passes is kept by pointer after the call returns.
  *   - Bad arguments give MQ_ERR_ARG with a message naming the argument, and nothing
- *     is sent to the server.
+ *     is sent to the server. One exception: mq_dead_requeue's seq, which only the
+ *     server can check (one read; nothing is changed).
+ *   - MQ_ERR_CONNECT (server unreachable, or the reply was lost) means the outcome is
+ *     unknown: the command may have been applied. Each call says below what a retry
+ *     does; in short, retrying with the same arguments (and the same lease) is always
+ *     safe: nothing is lost or held for good. Commands whose repetition is harmless
+ *     (reads, $setOnInsert upserts) are retried inside the call a few times (~350 ms
+ *     of pauses) before it reports MQ_ERR_CONNECT. What outlasts that is healed by the
+ *     automatic repair (mq_queue_set_repair_interval). On replica sets and mongos
+ *     libmongoc also retries each write once by itself (retryable writes).
  *   - A client must outlive the queues made from it; a queue must outlive nothing
  *     (leases are plain values and may outlive their queue).
  *   - No exception, abort() or exit() crosses this API, and the library never
@@ -163,7 +172,11 @@ MQ_API void      mq_queue_destroy(mq_queue *queue);
  * 0; event may then be NULL). Valid UTF-8 without NUL bytes is stored as a BSON
  * string (what harel stores), anything else as BSON binary; claim hands back exactly
  * these bytes. priority (0..4) counts only when this publish creates the group.
- * *seq_out receives the event's sequence number. 3 server commands. */
+ * *seq_out receives the event's sequence number. 3 server commands.
+ * After MQ_ERR_CONNECT the event may or may not be in the queue (it is never in it
+ * without a lock for long: the publish locks its group even after a lost insert
+ * reply). Retrying publishes it again with a new seq: at-least-once publishing; dedupe
+ * in the consumer if a duplicate matters. */
 MQ_API mq_status mq_publish(mq_queue *queue, const char *group_id,
                             const void *event, size_t event_len, int priority,
                             int64_t *seq_out /* may be NULL */, mq_error *err);
@@ -174,24 +187,49 @@ MQ_API mq_status mq_publish(mq_queue *queue, const char *group_id,
  * is due. 2 server commands; 1 when nothing is due. More only on the way to a lease:
  * 4-5 for each group left without events that it meets and drops (its lease, head
  * read, drop, re-check, maybe re-lock), 3 for each group whose head is scheduled for
- * later (lease, head read, park), 4 for each head it moves to the dead letters. */
+ * later (lease, head read, park), 3 for each head it moves to the dead letters, 1
+ * when the head is not the one the lock's attempts counted (claim.rehead: the head
+ * before it was removed by someone other than its lease holder, or the lock was made
+ * by mq_repair or harel), and the automatic repair's 2-3 now and then when nothing is
+ * due (mq_queue_set_repair_interval).
+ * attempts (mq_lease_attempts) is the number of deliveries of the head event,
+ * this one included: 1 on its first delivery, whoever removed the event before it.
+ * After MQ_ERR_CONNECT: a lost lease reply is looked up by its token (1 command) and
+ * the lease returned; if even that fails, a group may stay held by a lease nobody has
+ * until visibility_s runs out (its head is then redelivered with attempts counting
+ * that lost delivery). Retrying the claim is safe. */
 MQ_API mq_status mq_claim(mq_queue *queue, const char *worker_id /* NULL -> host:pid */,
                           double visibility_s, int min_priority,
                           mq_lease **out, mq_error *err);
 
-/* Removes the leased event and releases its group: to the back of the round-robin
- * when more events wait, or deletes the group when it drained. MQ_LEASE_LOST when
- * the lease expired and another worker took the group (the event is removed all the
- * same: it was processed; at-least-once). 2 server commands when more events wait,
- * 3 when the group drains. */
+/* Removes the leased event(s) and releases its group: to the back of the round-robin
+ * when more events waited at claim time, or deletes the group's lock when the claim
+ * saw none behind (3 commands: drop and re-check; when events were published after
+ * the claim, the re-check re-creates the lock at the front of the round-robin:
+ * available_at 0, the group's priority kept). 2 server commands when more events wait.
+ * MQ_LEASE_LOST when the lock no longer carries this lease's token: another worker
+ * took the group after the lease expired, the lease's own nack(0) gave it back,
+ * mq_purge_group removed it, or a later claim found the group drained and dropped
+ * it. The events are removed all the same (they were processed: at-least-once), and
+ * nothing of the new owner's is touched. Fencing is by token, not time: a lease that
+ * expired but that nobody took over still acks (MQ_OK), and so for nack and extend.
+ * After MQ_ERR_CONNECT: retry mq_ack with the same lease. The events are deleted at
+ * most once (seqs are never reused); a retry whose release finds its own earlier
+ * (lost-reply) release applied reports MQ_OK, and a drained group is re-checked
+ * again so an event published meanwhile is never left without a lock. */
 MQ_API mq_status mq_ack(mq_queue *queue, const mq_lease *lease, mq_error *err);
 
-/* Gives the event back. delay_s == 0: the group is claimable now (the same head is
- * redelivered, attempts + 1). delay_s > 0: the group stays held for delay_s seconds,
- * then the head is redelivered. 1 server command. */
+/* Gives the event back. delay_s == 0: the group is claimable now, at the front (the
+ * same head is redelivered, attempts + 1). delay_s > 0: the group stays held (by this
+ * lease's token: extend and ack still work) for delay_s seconds, then the head is
+ * redelivered. 1 server command. MQ_LEASE_LOST as mq_ack. After MQ_ERR_CONNECT:
+ * retry with the same lease; a nack(0) retry that finds its own earlier release
+ * applied reports MQ_OK. */
 MQ_API mq_status mq_nack(mq_queue *queue, const mq_lease *lease, double delay_s, mq_error *err);
 
-/* Moves the lease's expiry to now + visibility_s. 1 server command. */
+/* Moves the lease's expiry to now + visibility_s (also after a delayed nack: it
+ * replaces the delay). 1 server command. MQ_LEASE_LOST as mq_ack. After
+ * MQ_ERR_CONNECT: retry (idempotent). */
 MQ_API mq_status mq_extend(mq_queue *queue, const mq_lease *lease, double visibility_s,
                            mq_error *err);
 
@@ -201,7 +239,7 @@ MQ_API int64_t     mq_lease_seq(const mq_lease *lease);
 MQ_API const char *mq_lease_group(const mq_lease *lease);
 MQ_API const void *mq_lease_event(const mq_lease *lease, size_t *len_out); /* valid until destroy */
 MQ_API const char *mq_lease_token(const mq_lease *lease);
-MQ_API int         mq_lease_attempts(const mq_lease *lease); /* 1 on first delivery of this head */
+MQ_API int         mq_lease_attempts(const mq_lease *lease); /* deliveries of this head, this one included */
 MQ_API void        mq_lease_destroy(mq_lease *lease);
 
 /* ---- Batches: fewer round trips per event ------------------------------------ */
@@ -329,7 +367,8 @@ MQ_API void mq_queue_repair_counts(const mq_queue *queue, uint64_t *runs, uint64
 /* As mq_publish, but the event is not delivered before not_before_epoch_s (seconds
  * since the epoch, on the queue's clock; finite, >= 0). FIFO stays strict: while a
  * scheduled event is its group's head, the group waits for it (the claim that finds
- * it parks the group until then); a group it creates starts parked. 3 commands. */
+ * it parks the group until then); a group it creates starts parked until then (a
+ * time already past makes a ready group, as mq_publish). 3 commands. */
 MQ_API mq_status mq_publish_at(mq_queue *queue, const char *group_id, const void *event,
                                size_t event_len, int priority, double not_before_epoch_s,
                                int64_t *seq_out, mq_error *err);
@@ -338,12 +377,14 @@ MQ_API mq_status mq_publish_at(mq_queue *queue, const char *group_id, const void
 
 /* n > 0: a claim that would deliver a head for the (n+1)th time moves it to
  * {prefix}_dead instead and goes on with the group's next event. 0 (the default):
- * unlimited. n < 0 is MQ_ERR_ARG. Applies to this mq_queue handle. */
+ * unlimited. n < 0 is MQ_ERR_ARG. Applies to this mq_queue handle, from its next
+ * claim on: lowering it dead-letters, at their next claim, heads already delivered
+ * more often than the new n. */
 MQ_API mq_status mq_queue_set_max_attempts(mq_queue *queue, int max_attempts, mq_error *err);
 
 /* Dead letters: count them; publish one (by its seq) again at the tail of its group
  * with a new seq (*new_seq); remove them all (*purged = how many). A seq that is not
- * in {prefix}_dead is MQ_ERR_ARG. */
+ * in {prefix}_dead is MQ_ERR_ARG, found by a read (nothing is changed). */
 MQ_API mq_status mq_dead_count(mq_queue *queue, int64_t *count, mq_error *err);
 MQ_API mq_status mq_dead_requeue(mq_queue *queue, int64_t seq, int64_t *new_seq /* may be NULL */,
                                  mq_error *err);
