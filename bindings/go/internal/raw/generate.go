@@ -1,0 +1,14 @@
+// Package raw is the SWIG-generated layer over libmongomq's mqs_* shim
+// (bindings/swig/mongomq.i with bindings/swig/lang/go.i). It is internal: the
+// public package github.com/mongomq/mongomq/bindings/go wraps it. Do not edit
+// mongomq_raw.go or mongomq_raw_wrap.c by hand: change the .i files and run
+// `go generate ./internal/raw` (it runs the project's pinned SWIG through
+// scripts/swig.sh); scripts/test-go.sh fails when the committed files differ
+// from what SWIG makes.
+//
+// go vet: the generated runtime helper swigCopyString converts a uintptr to an
+// unsafe.Pointer (C memory, which the Go GC never moves), so this package is
+// vetted with -unsafeptr=false. Nothing else is excepted.
+package raw
+
+//go:generate bash ../../../../scripts/swig.sh -go -cgo -intgosize 64 -package raw -outdir . -o mongomq_raw_wrap.c ../../../swig/mongomq.i

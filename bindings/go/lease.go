@@ -1,0 +1,157 @@
+package mongomq
+
+import (
+	"math"
+	"runtime"
+	"sync"
+	"time"
+
+	"github.com/mongomq/mongomq/bindings/go/internal/raw"
+)
+
+// Lease is one claimed group: its head event (or, from a claim with MaxEvents > 1,
+// up to MaxEvents consecutive events of the group, in FIFO order). Its fields are
+// copied into Go memory when it is claimed, so the accessors work at any time,
+// also after the lease is closed or its queue is gone. A Lease is a plain value
+// that may outlive its Queue; it is safe for concurrent use (Extend from a
+// heartbeat goroutine while the handler runs, say).
+//
+// Its C handle, which Ack, Nack and Extend need, is released by Ack and Nack (when
+// they reached the server, also with ErrLeaseLost), by Close, and by a finalizer
+// as a safety net. Ack, Nack or Extend on a closed lease return ErrClosed.
+type Lease struct {
+	mu sync.RWMutex // read lock: a call using l; write lock: destroying it
+	l  raw.Struct_SS_mq_lease
+
+	seq      int64
+	group    string
+	attempts int
+	seqs     []int64
+	events   [][]byte
+
+	dmu      sync.Mutex
+	deadline float64 // epoch seconds on the queue clock
+}
+
+func newLease(l raw.Struct_SS_mq_lease) *Lease {
+	n := int(raw.Mqs_lease_count(l))
+	lease := &Lease{
+		l:        l,
+		seq:      raw.Mqs_lease_seq(l),
+		group:    raw.Mqs_lease_group(l),
+		attempts: raw.Mqs_lease_attempts(l),
+		deadline: raw.Mqs_lease_deadline(l),
+		seqs:     make([]int64, n),
+		events:   make([][]byte, n),
+	}
+	for i := 0; i < n; i++ {
+		lease.seqs[i] = raw.Mqs_lease_seq_at(l, int64(i))
+		lease.events[i] = raw.Mqs_lease_event_at(l, int64(i)) // copied
+	}
+	liveLeases.Add(1)
+	runtime.SetFinalizer(lease, (*Lease).Close)
+	return lease
+}
+
+// Seq is the head event's sequence number.
+func (l *Lease) Seq() int64 { return l.seq }
+
+// Group is the group id.
+func (l *Lease) Group() string { return l.group }
+
+// Event is the head event's bytes (exactly as published; empty, not nil, for an
+// empty event). The slice is the lease's own: copy it before changing it.
+func (l *Lease) Event() []byte {
+	if len(l.events) == 0 {
+		return []byte{}
+	}
+	return l.events[0]
+}
+
+// Attempts is how often the head has been delivered: 1 on its first delivery.
+func (l *Lease) Attempts() int { return l.attempts }
+
+// Count is the number of events in the lease (1 unless claimed with MaxEvents > 1).
+func (l *Lease) Count() int { return len(l.events) }
+
+// SeqAt is the sequence number of event i (0 is the head), 0 out of range.
+func (l *Lease) SeqAt(i int) int64 {
+	if i < 0 || i >= len(l.seqs) {
+		return 0
+	}
+	return l.seqs[i]
+}
+
+// EventAt is the bytes of event i (0 is the head), nil out of range.
+func (l *Lease) EventAt(i int) []byte {
+	if i < 0 || i >= len(l.events) {
+		return nil
+	}
+	return l.events[i]
+}
+
+// Seqs is the sequence numbers of the lease's events, in order (a new slice).
+func (l *Lease) Seqs() []int64 { return append([]int64(nil), l.seqs...) }
+
+// Events is the lease's events, in order (a new slice of the lease's byte slices).
+func (l *Lease) Events() [][]byte { return append([][]byte(nil), l.events...) }
+
+// Deadline is when the lease runs out, on the queue's clock (server time): the
+// claim's time plus its visibility, moved by Extend and by Nack with a delay.
+func (l *Lease) Deadline() time.Time {
+	l.dmu.Lock()
+	d := l.deadline
+	l.dmu.Unlock()
+	return epochToTime(d)
+}
+
+// Close releases the lease's C handle without acking or nacking it: the lease runs
+// out and the head is redelivered. Closing twice does nothing.
+func (l *Lease) Close() error {
+	if l == nil {
+		return nil
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.l != nil {
+		runtime.SetFinalizer(l, nil)
+		raw.Mqs_lease_destroy(l.l)
+		l.l = nil
+		liveLeases.Add(-1)
+	}
+	return nil
+}
+
+// use runs f with the lease's C handle under the read lock; ErrClosed if closed.
+func (l *Lease) use(op string, f func(h raw.Struct_SS_mq_lease)) error {
+	if l == nil {
+		return argError(op, "lease is nil")
+	}
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	if l.l == nil {
+		return closedError(op, "lease")
+	}
+	f(l.l)
+	// Reading the deadline here keeps Deadline() current after Extend and Nack.
+	d := raw.Mqs_lease_deadline(l.l)
+	l.dmu.Lock()
+	l.deadline = d
+	l.dmu.Unlock()
+	runtime.KeepAlive(l)
+	return nil
+}
+
+func epochToTime(s float64) time.Time {
+	if s == 0 || math.IsNaN(s) || math.IsInf(s, 0) {
+		return time.Time{}
+	}
+	sec, frac := math.Modf(s)
+	return time.Unix(int64(sec), int64(frac*1e9))
+}
+
+func timeToEpoch(t time.Time) float64 {
+	return float64(t.Unix()) + float64(t.Nanosecond())/1e9
+}
+
+func seconds(d time.Duration) float64 { return d.Seconds() }

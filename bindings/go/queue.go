@@ -1,0 +1,422 @@
+package mongomq
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/mongomq/mongomq/bindings/go/internal/raw"
+)
+
+// Priorities: a group's priority is fixed by the publish that creates it.
+const (
+	PriorityMin = 0
+	PriorityMax = 4
+	// BatchMax is the most events one PublishBatch or one batch lease may hold.
+	BatchMax = 10000
+)
+
+// DefaultVisibility is the lease time of a claim whose Visibility is 0.
+const DefaultVisibility = 30 * time.Second
+
+// Queue is one queue: the collections {db}.{prefix}_* of a MongoDB database. It is
+// safe for concurrent use by any number of goroutines. Close it when done (a
+// finalizer closes an unreachable one, as a safety net only); every call on a
+// closed Queue returns ErrClosed.
+type Queue struct {
+	client *Client
+	name   string
+
+	closing atomic.Bool  // set first by Close: waiting claims then end with ErrClosed
+	mu      sync.RWMutex // read lock: a call on q; write lock: destroying q
+	q       raw.Struct_SS_mq_queue
+}
+
+// Name is "db.prefix".
+func (q *Queue) Name() string { return q.name }
+
+// Close closes the queue: waiting claims on it end (with ErrClosed), Close waits
+// for calls still running on it, then releases it. Closing twice does nothing.
+func (q *Queue) Close() error {
+	if q == nil {
+		return nil
+	}
+	if q.closing.CompareAndSwap(false, true) {
+		// Wake waiting claims so the write lock below need not wait for their timeouts.
+		q.mu.RLock()
+		if q.q != nil {
+			raw.Mqs_queue_interrupt(q.q)
+		}
+		q.mu.RUnlock()
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.q == nil {
+		return nil
+	}
+	runtime.SetFinalizer(q, nil)
+	raw.Mqs_queue_destroy(q.q)
+	q.q = nil
+	liveQueues.Add(-1)
+	q.client.release()
+	return nil
+}
+
+// use runs f with the C queue under the read lock, or returns ErrClosed.
+func (q *Queue) use(op string, f func(h raw.Struct_SS_mq_queue)) error {
+	if q == nil {
+		return closedError(op, "queue")
+	}
+	q.mu.RLock()
+	defer q.mu.RUnlock()
+	if q.q == nil || q.closing.Load() {
+		return closedError(op, "queue")
+	}
+	f(q.q)
+	runtime.KeepAlive(q)
+	return nil
+}
+
+// run is use + call: f gets the C queue and a fresh mq_error.
+func (q *Queue) run(op string, f func(h raw.Struct_SS_mq_queue, e raw.Struct_SS_mq_error)) error {
+	var err error
+	if uerr := q.use(op, func(h raw.Struct_SS_mq_queue) {
+		err = call(op, func(e raw.Struct_SS_mq_error) { f(h, e) })
+	}); uerr != nil {
+		return uerr
+	}
+	return err
+}
+
+// Publish appends event to the tail of group and returns its sequence number.
+// priority (PriorityMin..PriorityMax) counts only when this publish creates the
+// group. The bytes are sent as they are: any bytes, including none.
+func (q *Queue) Publish(group string, event []byte, priority int) (int64, error) {
+	return q.publish("Publish", group, event, priority, 0)
+}
+
+// PublishAt is Publish for an event not delivered before at, on the queue's clock
+// (Queue.Now). FIFO stays strict: while it is its group's head, the group waits.
+func (q *Queue) PublishAt(group string, event []byte, priority int, at time.Time) (int64, error) {
+	if at.IsZero() {
+		return 0, argError("PublishAt", "at is the zero time")
+	}
+	epoch := timeToEpoch(at)
+	if epoch <= 0 {
+		epoch = 1e-9 // before 1970: due at once, still through mq_publish_at
+	}
+	return q.publish("PublishAt", group, event, priority, epoch)
+}
+
+func (q *Queue) publish(op, group string, event []byte, priority int, at float64) (int64, error) {
+	if err := checkText(op, "group", group); err != nil {
+		return 0, err
+	}
+	if priority < math.MinInt32 || priority > math.MaxInt32 {
+		return 0, argError(op, fmt.Sprintf("priority must be %d..%d (got %d)", PriorityMin, PriorityMax, priority))
+	}
+	var seq int64
+	err := q.run(op, func(h raw.Struct_SS_mq_queue, e raw.Struct_SS_mq_error) {
+		seq = raw.Mqs_publish(h, group, event, priority, at, e)
+	})
+	runtime.KeepAlive(event)
+	return seq, err
+}
+
+// Message is one event of a PublishBatch.
+type Message struct {
+	Group    string
+	Event    []byte
+	Priority int
+}
+
+// PublishBatch publishes every message in 3 server commands, whatever their number
+// (1..BatchMax), and returns the first sequence number: the messages get first,
+// first+1, ... in order.
+func (q *Queue) PublishBatch(messages []Message) (int64, error) {
+	const op = "PublishBatch"
+	if len(messages) == 0 || len(messages) > BatchMax {
+		return 0, argError(op, fmt.Sprintf("messages holds %d events; a batch holds 1..%d", len(messages), BatchMax))
+	}
+	for i, m := range messages {
+		if err := checkText(op, fmt.Sprintf("messages[%d].Group", i), m.Group); err != nil {
+			return 0, err
+		}
+		if m.Priority < math.MinInt32 || m.Priority > math.MaxInt32 {
+			return 0, argError(op, fmt.Sprintf("messages[%d].Priority must be %d..%d", i, PriorityMin, PriorityMax))
+		}
+	}
+	var b raw.Struct_SS_mq_batch
+	if err := call(op, func(e raw.Struct_SS_mq_error) { b = raw.Mqs_batch_new(e) }); err != nil {
+		return 0, err
+	}
+	defer raw.Mqs_batch_destroy(b)
+	for i, m := range messages {
+		if err := call(op, func(e raw.Struct_SS_mq_error) { raw.Mqs_batch_add(b, m.Group, m.Event, m.Priority, e) }); err != nil {
+			var e *Error
+			if ok := asError(err, &e); ok {
+				e.Message = fmt.Sprintf("messages[%d]: %s", i, e.Message)
+			}
+			return 0, err
+		}
+	}
+	var first int64
+	err := q.run(op, func(h raw.Struct_SS_mq_queue, e raw.Struct_SS_mq_error) {
+		first = raw.Mqs_publish_batch(h, b, e)
+	})
+	return first, err
+}
+
+func asError(err error, target **Error) bool {
+	e, ok := err.(*Error)
+	if ok {
+		*target = e
+	}
+	return ok
+}
+
+// ClaimOptions are a Claim's options. The zero value claims one event with the
+// default visibility, any priority, without waiting.
+type ClaimOptions struct {
+	// Visibility is how long the lease lasts unless acked, nacked or extended;
+	// 0 is DefaultVisibility (30 s).
+	Visibility time.Duration
+	// MinPriority is a floor: only groups with priority >= MinPriority are considered.
+	MinPriority int
+	// Wait is how long to wait for a group to become due; 0 does not wait. The
+	// context ends a wait early.
+	Wait time.Duration
+	// MaxEvents > 1 claims up to that many consecutive events of one group (a batch
+	// lease); 0 is 1.
+	MaxEvents int
+	// WorkerID names the claimer in the lock documents; "" is the library's
+	// default, "host:pid".
+	WorkerID string
+}
+
+// Claim leases the head event of the due group that has waited longest (up to
+// MaxEvents events of it), waiting up to opts.Wait for one. It returns an error
+// that errors.Is ErrEmpty when no group was due by the end of the wait. A cancelled
+// or expired ctx ends the wait within a few milliseconds with ctx.Err(); it ends
+// this call only: other claims on the queue go on. A lease already taken when ctx
+// is done is returned, never lost. Queue.Interrupt ends it with ErrInterrupted,
+// Queue.Close with ErrClosed.
+func (q *Queue) Claim(ctx context.Context, opts ClaimOptions) (*Lease, error) {
+	const op = "Claim"
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if err := checkText(op, "WorkerID", opts.WorkerID); err != nil {
+		return nil, err
+	}
+	vis := opts.Visibility
+	if vis == 0 {
+		vis = DefaultVisibility
+	}
+	maxEvents := opts.MaxEvents
+	if maxEvents == 0 {
+		maxEvents = 1
+	}
+	if maxEvents < 0 {
+		return nil, argError(op, fmt.Sprintf("MaxEvents must be 1..%d (got %d)", BatchMax, maxEvents))
+	}
+	if opts.MinPriority < math.MinInt32 || opts.MinPriority > math.MaxInt32 {
+		return nil, argError(op, fmt.Sprintf("MinPriority must be %d..%d (got %d)", PriorityMin, PriorityMax, opts.MinPriority))
+	}
+
+	// One mq_cancel per waiting call, triggered by a goroutine watching ctx; the
+	// goroutine is gone before the cancel is destroyed.
+	var cancel raw.Struct_SS_mq_cancel
+	var stop, stopped chan struct{}
+	if opts.Wait > 0 && ctx.Done() != nil {
+		if err := call(op, func(e raw.Struct_SS_mq_error) { cancel = raw.Mqs_cancel_new(e) }); err != nil {
+			return nil, err
+		}
+		stop, stopped = make(chan struct{}), make(chan struct{})
+		go func(c raw.Struct_SS_mq_cancel) {
+			defer close(stopped)
+			select {
+			case <-ctx.Done():
+				raw.Mqs_cancel_trigger(c)
+			case <-stop:
+			}
+		}(cancel)
+	} else {
+		cancel = raw.SwigcptrStruct_SS_mq_cancel(0)
+	}
+
+	var l raw.Struct_SS_mq_lease
+	var st Status
+	var err error
+	uerr := q.use(op, func(h raw.Struct_SS_mq_queue) {
+		c := newCerr()
+		defer c.free()
+		if c.p == nil || c.p.Swigcptr() == 0 {
+			st, err = StatusNoMemory, &Error{Op: op, Status: StatusNoMemory, Message: "out of memory"}
+			return
+		}
+		l = raw.Mqs_claim(h, opts.WorkerID, seconds(vis), opts.MinPriority, int64(maxEvents), seconds(opts.Wait), cancel, c.p)
+		st = c.status()
+		err = c.err(op)
+	})
+	if stop != nil {
+		close(stop)
+		<-stopped
+		raw.Mqs_cancel_destroy(cancel)
+	}
+	if uerr != nil {
+		return nil, uerr
+	}
+	if l != nil && l.Swigcptr() != 0 {
+		return newLease(l), nil // MQ_OK (a lease is never dropped, cancelled or not)
+	}
+	switch st {
+	case StatusCancelled:
+		if cerr := ctx.Err(); cerr != nil {
+			return nil, cerr
+		}
+		return nil, context.Canceled
+	case StatusInterrupted:
+		if q.closing.Load() {
+			return nil, closedError(op, "queue")
+		}
+	case StatusOK:
+		return nil, &Error{Op: op, Status: StatusInternal, Message: "no lease and no error"}
+	}
+	return nil, err
+}
+
+// Ack removes the leased event(s) and releases the group. ErrLeaseLost when the
+// lease expired and another worker took the group (the event is removed all the
+// same). The lease is closed afterwards unless the call failed before reaching a
+// verdict (a connect or server error): then it may be retried.
+func (q *Queue) Ack(lease *Lease) error {
+	return q.settle("Ack", lease, func(h raw.Struct_SS_mq_queue, l raw.Struct_SS_mq_lease, e raw.Struct_SS_mq_error) {
+		raw.Mqs_ack(h, l, e)
+	})
+}
+
+// Nack gives the leased event(s) back: delay 0 makes the group claimable at once
+// (the same head is redelivered with Attempts+1); delay > 0 holds the group that
+// long first. Closes the lease as Ack does.
+func (q *Queue) Nack(lease *Lease, delay time.Duration) error {
+	return q.settle("Nack", lease, func(h raw.Struct_SS_mq_queue, l raw.Struct_SS_mq_lease, e raw.Struct_SS_mq_error) {
+		raw.Mqs_nack(h, l, seconds(delay), e)
+	})
+}
+
+// Extend moves the lease's expiry to now + visibility (and Deadline with it).
+func (q *Queue) Extend(lease *Lease, visibility time.Duration) error {
+	const op = "Extend"
+	return q.withLease(op, lease, func(h raw.Struct_SS_mq_queue, l raw.Struct_SS_mq_lease, e raw.Struct_SS_mq_error) {
+		raw.Mqs_extend(h, l, seconds(visibility), e)
+	})
+}
+
+// withLease runs f with the C queue, the C lease and a fresh mq_error: the queue's
+// or the lease's ErrClosed, else the call's error.
+func (q *Queue) withLease(op string, lease *Lease, f func(raw.Struct_SS_mq_queue, raw.Struct_SS_mq_lease, raw.Struct_SS_mq_error)) error {
+	var callErr, leaseErr error
+	queueErr := q.use(op, func(h raw.Struct_SS_mq_queue) {
+		leaseErr = lease.use(op, func(l raw.Struct_SS_mq_lease) {
+			callErr = call(op, func(e raw.Struct_SS_mq_error) { f(h, l, e) })
+		})
+	})
+	switch {
+	case queueErr != nil:
+		return queueErr
+	case leaseErr != nil:
+		return leaseErr
+	}
+	return callErr
+}
+
+func (q *Queue) settle(op string, lease *Lease, f func(raw.Struct_SS_mq_queue, raw.Struct_SS_mq_lease, raw.Struct_SS_mq_error)) error {
+	err := q.withLease(op, lease, f)
+	var e *Error
+	if err == nil || (asError(err, &e) && e.Status == StatusLeaseLost) {
+		_ = lease.Close()
+	}
+	return err
+}
+
+// Interrupt ends every waiting claim on this queue with ErrInterrupted and makes
+// every later one return ErrInterrupted at once: for shutdown. There is no reset
+// (open a new Queue to wait again); other calls keep working. To end one claim,
+// cancel its context instead.
+func (q *Queue) Interrupt() error {
+	return q.use("Interrupt", func(h raw.Struct_SS_mq_queue) { raw.Mqs_queue_interrupt(h) })
+}
+
+// SetMaxAttempts turns dead letters on (n > 0): a claim that would deliver a head
+// for the (n+1)th time moves it to the dead letters instead. 0 (the default) is
+// unlimited. It applies to this Queue value.
+func (q *Queue) SetMaxAttempts(n int) error {
+	if n < math.MinInt32 || n > math.MaxInt32 {
+		return argError("SetMaxAttempts", fmt.Sprintf("max_attempts out of range (got %d)", n))
+	}
+	return q.run("SetMaxAttempts", func(h raw.Struct_SS_mq_queue, e raw.Struct_SS_mq_error) {
+		raw.Mqs_queue_set_max_attempts(h, n, e)
+	})
+}
+
+// Now is the queue's clock: server time (this machine's clock plus the measured
+// offset). PublishAt and Lease.Deadline use it.
+func (q *Queue) Now() (time.Time, error) {
+	var s float64
+	err := q.use("Now", func(h raw.Struct_SS_mq_queue) { s = raw.Mqs_queue_now(h) })
+	return epochToTime(s), err
+}
+
+// DeadCount is the number of dead letters.
+func (q *Queue) DeadCount() (int64, error) {
+	var n int64
+	err := q.run("DeadCount", func(h raw.Struct_SS_mq_queue, e raw.Struct_SS_mq_error) { n = raw.Mqs_dead_count(h, e) })
+	return n, err
+}
+
+// DeadRequeue publishes the dead letter seq again at the tail of its group and
+// returns its new sequence number. A seq that is no dead letter is ErrInvalidArgument.
+func (q *Queue) DeadRequeue(seq int64) (int64, error) {
+	var n int64
+	err := q.run("DeadRequeue", func(h raw.Struct_SS_mq_queue, e raw.Struct_SS_mq_error) { n = raw.Mqs_dead_requeue(h, seq, e) })
+	return n, err
+}
+
+// DeadPurge removes every dead letter and returns how many there were.
+func (q *Queue) DeadPurge() (int64, error) {
+	var n int64
+	err := q.run("DeadPurge", func(h raw.Struct_SS_mq_queue, e raw.Struct_SS_mq_error) { n = raw.Mqs_dead_purge(h, e) })
+	return n, err
+}
+
+// Repair re-creates the lock of every group that has events but no lock (a
+// publisher that died between its two writes) and returns how many it created.
+// It reads every group: for start-up and a periodic sweep, not for every claim.
+func (q *Queue) Repair() (int64, error) {
+	var n int64
+	err := q.run("Repair", func(h raw.Struct_SS_mq_queue, e raw.Struct_SS_mq_error) { n = raw.Mqs_repair(h, e) })
+	return n, err
+}
+
+// PurgeGroup removes a group's events and its lock; a worker holding it gets
+// ErrLeaseLost from Ack, Nack and Extend.
+func (q *Queue) PurgeGroup(group string) error {
+	if err := checkText("PurgeGroup", "group", group); err != nil {
+		return err
+	}
+	return q.run("PurgeGroup", func(h raw.Struct_SS_mq_queue, e raw.Struct_SS_mq_error) { raw.Mqs_purge_group(h, group, e) })
+}
+
+// Drop drops the queue's collections (for tests and tooling). The Queue stays
+// usable, but without its indexes: open it again before real use.
+func (q *Queue) Drop() error {
+	return q.run("Drop", func(h raw.Struct_SS_mq_queue, e raw.Struct_SS_mq_error) { raw.Mqs_queue_drop(h, e) })
+}
