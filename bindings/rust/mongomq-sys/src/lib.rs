@@ -112,6 +112,7 @@ extern "C" {
     pub fn mq_client_new(uri: *const c_char, out: *mut *mut mq_client, err: *mut mq_error) -> mq_status;
     pub fn mq_client_destroy(client: *mut mq_client);
     pub fn mq_client_command_count(client: *const mq_client) -> u64;
+    pub fn mq_client_write_concern_errors(client: *const mq_client) -> u64;
 
     pub fn mq_queue_new(
         client: *mut mq_client,
@@ -219,6 +220,9 @@ extern "C" {
         err: *mut mq_error,
     ) -> mq_status;
     pub fn mq_lease_deadline(lease: *const mq_lease) -> f64;
+
+    pub fn mq_queue_set_repair_interval(queue: *mut mq_queue, interval_s: f64, err: *mut mq_error) -> mq_status;
+    pub fn mq_queue_repair_counts(queue: *const mq_queue, runs: *mut u64, fixed: *mut u64);
 
     pub fn mq_publish_at(
         queue: *mut mq_queue,

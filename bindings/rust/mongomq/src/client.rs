@@ -83,6 +83,14 @@ impl Client {
         unsafe { sys::mq_client_command_count(self.handle.as_ptr()) }
     }
 
+    /// Writes this client sent that the server applied but whose write concern it
+    /// could not confirm (e.g. a wtimeout): such calls return `Ok` (the write
+    /// happened), and are counted here. Monotonic.
+    pub fn write_concern_errors(&self) -> u64 {
+        // SAFETY: the handle is alive (we hold an Arc) and the call only reads a counter.
+        unsafe { sys::mq_client_write_concern_errors(self.handle.as_ptr()) }
+    }
+
     /// Drops this handle to the pool; the pool itself closes when no clone and no
     /// queue made from it is left. The same as `drop(client)`; using the client after
     /// it does not compile:

@@ -422,6 +422,25 @@ impl Queue {
         self.count_call(sys::mq_repair)
     }
 
+    /// Sets the period of the automatic repair: when a claim finds nothing due and this
+    /// long has passed since this handle's last automatic repair, it runs
+    /// [`repair`](Queue::repair) first. Default 60 s; `Duration::ZERO` turns it off.
+    /// Per handle (shared by its clones).
+    pub fn set_repair_interval(&self, interval: Duration) -> Result<()> {
+        let mut err = sys::mq_error::new();
+        // SAFETY: the queue is alive for &self; err points to a local.
+        let status = unsafe { sys::mq_queue_set_repair_interval(self.ptr(), interval.as_secs_f64(), &mut err) };
+        check(status, &err)
+    }
+
+    /// The automatic repairs this handle ran, and the locks they re-created.
+    pub fn repair_counts(&self) -> (u64, u64) {
+        let (mut runs, mut fixed) = (0u64, 0u64);
+        // SAFETY: the queue is alive for &self; runs and fixed point to locals.
+        unsafe { sys::mq_queue_repair_counts(self.ptr(), &mut runs, &mut fixed) };
+        (runs, fixed)
+    }
+
     /// Removes a group's events and its lock; its lease holder's ack, nack and extend
     /// get [`ErrorKind::LeaseLost`](crate::ErrorKind::LeaseLost).
     pub fn purge_group(&self, group: &str) -> Result<()> {

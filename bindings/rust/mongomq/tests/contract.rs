@@ -1,0 +1,885 @@
+//! Every scenario of bindings/CONTRACT.md, under its name (`test_<scenario>`), against
+//! the server named by MONGOMQ_TEST_URI; each on a database of its own, dropped at the
+//! end.
+
+mod common;
+
+use std::collections::{HashMap, HashSet};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Barrier, Mutex};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use common::{claim, eventually, opts, Fixture};
+use mongomq::{Batch, CancelHandle, ClaimOptions, Client, ErrorKind, Lease, Queue, WorkerError, WorkerOptions};
+
+const PROMPTLY: Duration = Duration::from_secs(5);
+
+// ---- the harel cases ---------------------------------------------------------------
+
+#[test]
+fn test_fifo_in_group() {
+    let f = Fixture::new();
+    let seqs: Vec<i64> = (0..5).map(|i| f.queue.publish("g", format!("e{i}"), 0).unwrap()).collect();
+    for (i, seq) in seqs.iter().enumerate() {
+        let lease = claim(&f.queue);
+        assert_eq!(lease.seq(), *seq);
+        assert_eq!(lease.event(), format!("e{i}").as_bytes());
+        f.queue.ack(&lease).unwrap();
+    }
+    assert!(f.queue.claim(&opts(30_000)).unwrap().is_none());
+}
+
+#[test]
+fn test_one_lease_per_group() {
+    let f = Fixture::new();
+    f.queue.publish("A", "a1", 0).unwrap();
+    f.queue.publish("A", "a2", 0).unwrap();
+    f.queue.publish("B", "b1", 0).unwrap();
+    let first = claim(&f.queue);
+    assert_eq!(first.group(), "A");
+    let second = claim(&f.queue);
+    assert_eq!(second.group(), "B");
+    assert!(f.queue.claim(&opts(30_000)).unwrap().is_none(), "A is leased, B is leased: nothing is due");
+}
+
+#[test]
+fn test_every_ready_group_claimed() {
+    let f = Fixture::new();
+    for g in 0..10 {
+        f.queue.publish(&format!("g{g}"), "x", 0).unwrap();
+    }
+    let leases: Vec<Lease> = (0..10).map(|_| claim(&f.queue)).collect();
+    let groups: HashSet<&str> = leases.iter().map(Lease::group).collect();
+    assert_eq!(groups.len(), 10);
+    assert!(f.queue.claim(&opts(30_000)).unwrap().is_none());
+}
+
+#[test]
+fn test_round_robin() {
+    let f = Fixture::new();
+    for i in 0..3 {
+        f.queue.publish("A", format!("a{i}"), 0).unwrap();
+    }
+    for i in 0..3 {
+        f.queue.publish("B", format!("b{i}"), 0).unwrap();
+    }
+    let mut order = Vec::new();
+    for _ in 0..6 {
+        let lease = claim(&f.queue);
+        order.push(String::from_utf8(lease.event().to_vec()).unwrap());
+        f.queue.ack(&lease).unwrap();
+    }
+    assert_eq!(order, ["a0", "b0", "a1", "b1", "a2", "b2"]);
+}
+
+#[test]
+fn test_priority_floor() {
+    let f = Fixture::new();
+    for p in 0..=3 {
+        f.queue.publish(&format!("p{p}"), "x", p).unwrap();
+    }
+    let lease = f.queue.claim(&opts(30_000).min_priority(3)).unwrap().expect("the priority 3 group");
+    assert_eq!(lease.group(), "p3");
+    assert!(f.queue.claim(&opts(30_000).min_priority(3)).unwrap().is_none());
+    assert!(f.queue.claim(&opts(30_000).min_priority(0)).unwrap().is_some(), "lower groups wait for a lower floor");
+}
+
+#[test]
+fn test_priority_reset_on_drain() {
+    let f = Fixture::new();
+    f.queue.publish("g", "high", 4).unwrap();
+    let lease = f.queue.claim(&opts(30_000).min_priority(4)).unwrap().expect("priority 4");
+    f.queue.ack(&lease).unwrap();
+    f.queue.publish("g", "low", 0).unwrap();
+    assert!(f.queue.claim(&opts(30_000).min_priority(4)).unwrap().is_none(), "the drained group took priority 0");
+    let lease = f.queue.claim(&opts(30_000).min_priority(0)).unwrap().unwrap();
+    assert_eq!(lease.event(), b"low");
+}
+
+#[test]
+fn test_ack_removes() {
+    let f = Fixture::new();
+    f.queue.publish("g", "x", 0).unwrap();
+    let lease = claim(&f.queue);
+    f.queue.ack(&lease).unwrap();
+    assert_eq!(f.queue.stats().unwrap().messages, 0);
+    assert!(f.queue.claim(&opts(30_000)).unwrap().is_none());
+}
+
+#[test]
+fn test_nack_now() {
+    let f = Fixture::new();
+    let seq = f.queue.publish("g", "x", 0).unwrap();
+    let lease = claim(&f.queue);
+    assert_eq!(lease.attempts(), 1);
+    f.queue.nack(&lease, Duration::ZERO).unwrap();
+    let again = claim(&f.queue);
+    assert_eq!((again.seq(), again.attempts()), (seq, 2));
+}
+
+#[test]
+fn test_nack_delay_parks() {
+    let f = Fixture::new();
+    let seq = f.queue.publish("g", "x", 0).unwrap();
+    let lease = claim(&f.queue);
+    let nacked = Instant::now();
+    f.queue.nack(&lease, Duration::from_millis(800)).unwrap();
+    assert!(f.queue.claim(&opts(30_000)).unwrap().is_none(), "parked during the delay");
+    let mut again = None;
+    assert!(eventually(Duration::from_secs(5), || {
+        again = f.queue.claim(&opts(30_000)).unwrap();
+        again.is_some()
+    }));
+    assert!(nacked.elapsed() >= Duration::from_millis(700), "claimed before the delay passed");
+    let again = again.unwrap();
+    assert_eq!((again.seq(), again.attempts()), (seq, 2));
+}
+
+#[test]
+fn test_stale_owner_lease_lost() {
+    let f = Fixture::new();
+    f.queue.publish("g", "x", 0).unwrap();
+    let stale = f.queue.claim(&opts(300)).unwrap().unwrap();
+    thread::sleep(Duration::from_millis(500));
+    let other = f.other_handle();
+    let taken = other.claim(&opts(30_000)).unwrap().expect("the expired group is taken over");
+    assert_eq!(taken.attempts(), 2);
+    let err = f.queue.ack(&stale).unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::LeaseLost, "{err}");
+    other.ack(&taken).unwrap();
+}
+
+#[test]
+fn test_extend_keeps_lease() {
+    let f = Fixture::new();
+    f.queue.publish("g", "x", 0).unwrap();
+    let lease = f.queue.claim(&opts(600)).unwrap().unwrap();
+    f.queue.extend(&lease, Duration::from_secs(5)).unwrap();
+    thread::sleep(Duration::from_millis(900)); // past the first visibility
+    let other = f.other_handle();
+    assert!(other.claim(&opts(30_000)).unwrap().is_none(), "an extended lease is not claimable");
+    f.queue.ack(&lease).unwrap();
+}
+
+#[test]
+fn test_lease_expiry_redelivers() {
+    let f = Fixture::new();
+    let seq = f.queue.publish("g", "x", 0).unwrap();
+    let first = f.queue.claim(&opts(300)).unwrap().unwrap();
+    assert_eq!(first.attempts(), 1);
+    thread::sleep(Duration::from_millis(500));
+    let again = claim(&f.queue);
+    assert_eq!((again.seq(), again.attempts()), (seq, 2));
+}
+
+// ---- bytes -----------------------------------------------------------------------
+
+fn round_trip(event: &[u8]) {
+    let f = Fixture::new();
+    f.queue.publish("g", event, 0).unwrap();
+    let lease = claim(&f.queue);
+    assert_eq!(lease.event().len(), event.len());
+    assert!(lease.event() == event, "the event came back changed");
+    f.queue.ack(&lease).unwrap();
+}
+
+#[test]
+fn test_bytes_text() {
+    round_trip("grüße, 世界 — ✓".as_bytes());
+}
+
+#[test]
+fn test_bytes_binary_nul() {
+    round_trip(b"\x00a\x00\xff\xfe\x80 invalid utf-8 \xc3\x28 \x00");
+}
+
+#[test]
+fn test_bytes_empty() {
+    round_trip(b"");
+}
+
+#[test]
+fn test_bytes_1mib() {
+    let event: Vec<u8> = (0..1024 * 1024u32).map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8).collect();
+    round_trip(&event);
+}
+
+#[test]
+fn test_group_utf8() {
+    let f = Fixture::new();
+    let group = "kunde-Ærøskøbing-東京-🚚";
+    f.queue.publish(group, "x", 0).unwrap();
+    let lease = claim(&f.queue);
+    assert_eq!(lease.group(), group);
+}
+
+// ---- features --------------------------------------------------------------------
+
+#[test]
+fn test_batch_publish_claim() {
+    let f = Fixture::new();
+    let mut batch = Batch::new().unwrap();
+    for i in 0..10 {
+        batch.add(if i % 2 == 0 { "even" } else { "odd" }, format!("{i}"), 0).unwrap();
+    }
+    assert_eq!(batch.len(), 10);
+    let first = f.queue.publish_batch(&batch).unwrap();
+    let lease = f.queue.claim(&opts(30_000).max_events(5)).unwrap().unwrap();
+    assert_eq!(lease.count(), 5);
+    // even: events 0, 2, 4, 6, 8 at seqs first, first + 2, ...; odd: 1, 3, ... at first + 1, ...
+    let start = if lease.group() == "even" { 0 } else { 1 };
+    let got: Vec<(i64, Vec<u8>)> = lease.events().map(|(s, e)| (s, e.to_vec())).collect();
+    let want: Vec<(i64, Vec<u8>)> =
+        (0..5).map(|k| start + 2 * k).map(|i| (first + i, i.to_string().into_bytes())).collect();
+    assert_eq!(got, want);
+    assert_eq!(lease.seq_at(5), None);
+    f.queue.ack(&lease).unwrap();
+    assert_eq!(f.queue.stats().unwrap().messages, 5);
+}
+
+#[test]
+fn test_scheduled_event() {
+    let f = Fixture::new();
+    let seq = f.queue.publish_after("g", "later", 0, Duration::from_secs(1)).unwrap();
+    let published = Instant::now();
+    assert!(f.queue.claim(&opts(30_000)).unwrap().is_none(), "not claimable before its time");
+    let mut lease = None;
+    assert!(eventually(Duration::from_secs(6), || {
+        lease = f.queue.claim(&opts(30_000)).unwrap();
+        lease.is_some()
+    }));
+    assert!(published.elapsed() >= Duration::from_millis(800), "claimed before its time");
+    assert_eq!(lease.unwrap().seq(), seq);
+}
+
+/// Claims and nacks (delay 0) the head `times` times.
+fn nack_times(q: &Queue, times: usize) {
+    for _ in 0..times {
+        let lease = claim(q);
+        q.nack(&lease, Duration::ZERO).unwrap();
+    }
+}
+
+#[test]
+fn test_dead_letters() {
+    let f = Fixture::new();
+    f.queue.set_max_attempts(2).unwrap();
+    let seq = f.queue.publish("g", "poison", 0).unwrap();
+    nack_times(&f.queue, 2);
+    assert!(f.queue.claim(&opts(30_000)).unwrap().is_none(), "the third delivery goes to the dead letters");
+    assert_eq!(f.queue.dead_count().unwrap(), 1);
+    let new_seq = f.queue.dead_requeue(seq).unwrap();
+    assert!(new_seq > seq);
+    assert_eq!(f.queue.dead_count().unwrap(), 0);
+    let lease = claim(&f.queue);
+    assert_eq!((lease.seq(), lease.event(), lease.attempts()), (new_seq, &b"poison"[..], 1));
+    f.queue.nack(&lease, Duration::ZERO).unwrap();
+    nack_times(&f.queue, 1);
+    assert!(f.queue.claim(&opts(30_000)).unwrap().is_none());
+    assert_eq!(f.queue.dead_count().unwrap(), 1);
+    assert_eq!(f.queue.dead_purge().unwrap(), 1);
+    assert_eq!(f.queue.dead_count().unwrap(), 0);
+}
+
+#[test]
+fn test_stats_parsed() {
+    let f = Fixture::new();
+    f.queue.publish("a", "1", 1).unwrap();
+    f.queue.publish("a", "2", 1).unwrap();
+    f.queue.publish("b", "3", 3).unwrap();
+    let _held = claim(&f.queue);
+    let s = f.queue.stats().unwrap();
+    assert_eq!(s.queue, format!("{}.{}", f.db, f.prefix));
+    assert_eq!(s.messages, 3);
+    assert_eq!(s.dead, 0);
+    assert_eq!((s.groups.total, s.groups.ready, s.groups.leased, s.groups.parked), (2, 1, 1, 0));
+    assert_eq!(s.priorities.keys().copied().collect::<Vec<u8>>(), [0, 1, 2, 3, 4]);
+    assert_eq!((s.priorities[&1].groups, s.priorities[&1].messages), (1, 2));
+    assert_eq!((s.priorities[&3].groups, s.priorities[&3].messages), (1, 1));
+    assert_eq!((s.priorities[&0].groups, s.priorities[&0].messages), (0, 0));
+    assert!(s.oldest_message_age_s.is_some_and(|a| a >= 0.0));
+    assert!((s.now - f.queue.now()).abs() < 60.0);
+    let empty = Fixture::new();
+    assert_eq!(empty.queue.stats().unwrap().oldest_message_age_s, None);
+}
+
+#[test]
+fn test_repair() {
+    let f = Fixture::new();
+    f.queue.publish("g", "orphan", 0).unwrap();
+    assert_eq!(common::delete_all_locks(&f), 1);
+    assert!(f.queue.claim(&opts(30_000)).unwrap().is_none(), "no lock: not claimable");
+    assert_eq!(f.queue.repair().unwrap(), 1);
+    assert_eq!(claim(&f.queue).event(), b"orphan");
+    assert_eq!(f.queue.repair().unwrap(), 0, "repair never touches an existing lock");
+}
+
+#[test]
+fn test_purge_group() {
+    let f = Fixture::new();
+    f.queue.publish("g", "1", 0).unwrap();
+    f.queue.publish("g", "2", 0).unwrap();
+    f.queue.publish("keep", "3", 0).unwrap();
+    let lease = claim(&f.queue);
+    assert_eq!(lease.group(), "g");
+    f.queue.purge_group("g").unwrap();
+    assert_eq!(f.queue.ack(&lease).unwrap_err().kind(), ErrorKind::LeaseLost);
+    assert_eq!(f.queue.stats().unwrap().messages, 1);
+    assert_eq!(claim(&f.queue).group(), "keep");
+}
+
+#[test]
+fn test_drop() {
+    let f = Fixture::new();
+    for i in 0..3 {
+        f.queue.publish("g", format!("{i}"), 0).unwrap();
+    }
+    f.queue.drop_queue().unwrap();
+    assert!(f.queue.claim(&opts(30_000)).unwrap().is_none());
+    assert_eq!(f.queue.stats().unwrap().messages, 0);
+    assert_eq!(f.queue.publish("g", "again", 0).unwrap(), 1);
+}
+
+#[test]
+fn test_lease_deadline() {
+    let f = Fixture::new();
+    f.queue.publish("g", "x", 0).unwrap();
+    let before = f.queue.now();
+    let lease = f.queue.claim(&opts(30_000)).unwrap().unwrap();
+    let after = f.queue.now();
+    let d = lease.deadline();
+    assert!(d >= before + 30.0 - 0.5 && d <= after + 30.0 + 0.5, "deadline {d} not in claim time + 30 s [{before}, {after}]");
+    let before = f.queue.now();
+    f.queue.extend(&lease, Duration::from_secs(120)).unwrap();
+    let after = f.queue.now();
+    // extend moves the C lease's deadline; the lease value reflects it.
+    let d = lease.deadline();
+    assert!(d >= before + 120.0 - 0.5 && d <= after + 120.0 + 0.5, "deadline {d} after extend not in [{before}, {after}] + 120 s");
+}
+
+// ---- waiting claims --------------------------------------------------------------
+
+#[test]
+fn test_wait_woken_by_publish() {
+    let f = Fixture::new();
+    let publisher = {
+        let q = f.queue.clone();
+        thread::spawn(move || {
+            thread::sleep(Duration::from_millis(200));
+            q.publish("g", "wake", 0).unwrap()
+        })
+    };
+    let start = Instant::now();
+    let lease = f.queue.claim_wait(&opts(30_000), Duration::from_secs(10)).unwrap().expect("woken by the publish");
+    assert!(start.elapsed() < PROMPTLY, "took {:?}", start.elapsed());
+    assert_eq!(lease.seq(), publisher.join().unwrap());
+    assert_eq!(lease.event(), b"wake");
+}
+
+#[test]
+fn test_wait_cancel_one() {
+    let f = Fixture::new();
+    let cancel_a = CancelHandle::new().unwrap();
+    let cancel_b = CancelHandle::new().unwrap();
+    let waiter = |cancel: &CancelHandle| {
+        let q = f.queue.clone();
+        let o = opts(30_000).cancel_handle(cancel);
+        thread::spawn(move || {
+            let start = Instant::now();
+            let r = q.claim_wait(&o, Duration::from_secs(20));
+            (r, start.elapsed())
+        })
+    };
+    let a = waiter(&cancel_a);
+    let b = waiter(&cancel_b);
+    thread::sleep(Duration::from_millis(300));
+    cancel_a.cancel();
+    let (ra, took) = a.join().unwrap();
+    assert_eq!(ra.unwrap_err().kind(), ErrorKind::Cancelled);
+    assert!(took < PROMPTLY, "the cancelled claim took {took:?}");
+    assert!(!cancel_b.is_cancelled());
+    let seq = f.queue.publish("g", "for b", 0).unwrap();
+    let (rb, took) = b.join().unwrap();
+    let lease = rb.unwrap().expect("the other waiter gets the event");
+    assert_eq!(lease.seq(), seq);
+    assert!(took < Duration::from_secs(15));
+    // The queue goes on: a later claim without that handle works.
+    f.queue.ack(&lease).unwrap();
+    f.queue.publish("g", "later", 0).unwrap();
+    assert!(f.queue.claim_wait(&opts(30_000), Duration::from_secs(5)).unwrap().is_some());
+}
+
+#[test]
+fn test_interrupt_stops_all() {
+    let f = Fixture::new();
+    let waiters: Vec<_> = (0..2)
+        .map(|_| {
+            let q = f.queue.clone();
+            thread::spawn(move || {
+                let start = Instant::now();
+                (q.claim_wait(&opts(30_000), Duration::from_secs(20)), start.elapsed())
+            })
+        })
+        .collect();
+    thread::sleep(Duration::from_millis(300));
+    f.queue.interrupt();
+    for w in waiters {
+        let (r, took) = w.join().unwrap();
+        assert_eq!(r.unwrap_err().kind(), ErrorKind::Interrupted);
+        assert!(took < PROMPTLY, "took {took:?}");
+    }
+    let start = Instant::now();
+    let later = f.queue.claim_wait(&opts(30_000), Duration::from_secs(20));
+    assert_eq!(later.unwrap_err().kind(), ErrorKind::Interrupted);
+    assert!(start.elapsed() < PROMPTLY);
+    f.queue.publish("g", "still works", 0).unwrap();
+    assert_eq!(claim(&f.queue).event(), b"still works");
+}
+
+// ---- errors ----------------------------------------------------------------------
+
+#[track_caller]
+fn assert_bad_argument<T: std::fmt::Debug>(r: mongomq::Result<T>, argument: &str) {
+    let err = r.expect_err(&format!("a bad {argument} must be refused"));
+    assert_eq!(err.kind(), ErrorKind::InvalidArgument, "{err}");
+    assert_eq!(err.status_name(), "MQ_ERR_ARG");
+    assert!(err.message().contains(argument), "the message {:?} does not name {argument}", err.message());
+}
+
+#[test]
+fn test_error_bad_argument() {
+    let f = Fixture::new();
+    let q = &f.queue;
+    assert_bad_argument(q.publish("", "x", 0), "group_id");
+    assert_bad_argument(q.publish("a\0b", "x", 0), "group_id");
+    assert_bad_argument(q.publish(&"g".repeat(1001), "x", 0), "group_id");
+    assert_bad_argument(q.publish("g", "x", 5), "priority");
+    assert_bad_argument(q.publish("g", "x", -1), "priority");
+    assert_bad_argument(q.publish_at("g", "x", 0, -1.0), "not_before");
+    assert_bad_argument(q.claim(&opts(30_000).visibility(Duration::ZERO)), "visibility");
+    assert_bad_argument(q.claim(&opts(30_000).min_priority(-1)), "min_priority");
+    assert_bad_argument(q.claim(&opts(30_000).min_priority(5)), "min_priority");
+    assert_bad_argument(q.claim(&opts(30_000).max_events(0)), "max_events");
+    assert_bad_argument(q.claim(&opts(30_000).worker_id("")), "worker_id");
+    assert_bad_argument(q.claim(&opts(30_000).worker_id("w\0")), "worker_id");
+    assert_bad_argument(q.claim_wait(&opts(30_000).min_priority(9), Duration::from_secs(1)), "min_priority");
+    assert_bad_argument(q.publish_batch(&Batch::new().unwrap()), "batch");
+    assert_bad_argument(Batch::new().unwrap().add("", "x", 0), "group_id");
+    assert_bad_argument(Batch::new().unwrap().add("g", "x", 7), "priority");
+    assert_bad_argument(q.dead_requeue(987_654), "seq");
+    assert_bad_argument(q.purge_group(""), "group_id");
+    assert_bad_argument(q.set_max_attempts(u32::MAX), "max_attempts");
+    q.publish("g", "x", 0).unwrap();
+    let lease = claim(q);
+    assert_bad_argument(q.extend(&lease, Duration::ZERO), "visibility");
+    assert_bad_argument(f.client.queue("", "mq"), "db_name");
+    assert_bad_argument(f.client.queue("a.b", "mq"), "db_name");
+    assert_bad_argument(f.client.queue("db", "a\0"), "prefix");
+    assert_bad_argument(Client::connect("not a uri"), "uri");
+    assert_bad_argument(q.work(WorkerOptions::new().concurrency(0), |_| Ok::<(), mongomq::BoxError>(())), "concurrency");
+    assert_bad_argument(q.work(WorkerOptions::new().batch(0), |_| Ok::<(), mongomq::BoxError>(())), "batch");
+}
+
+#[test]
+fn test_error_connect() {
+    let client = Client::connect("mongodb://127.0.0.1:1/?serverSelectionTimeoutMS=200").expect("no server contact yet");
+    let start = Instant::now();
+    let err = client.queue(&common::fresh_name(), "mq").unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Connect, "{err}");
+    assert_eq!(err.status_name(), "MQ_ERR_CONNECT");
+    assert!(start.elapsed() < PROMPTLY);
+}
+
+#[test]
+fn test_error_lease_lost_type() {
+    let f = Fixture::new();
+    f.queue.publish("g", "x", 0).unwrap();
+    let lease = claim(&f.queue);
+    f.queue.purge_group("g").unwrap();
+    let err = f.queue.nack(&lease, Duration::ZERO).unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::LeaseLost);
+    assert!(err.is_lease_lost());
+    assert_eq!(err.status_name(), "MQ_LEASE_LOST");
+    assert!(err.to_string().contains("MQ_LEASE_LOST"));
+    // and it is the crate's one error type, a std::error::Error
+    let boxed: Box<dyn std::error::Error + Send + Sync> = Box::new(err.clone());
+    let back = boxed.downcast_ref::<mongomq::Error>().expect("a mongomq::Error");
+    assert_eq!(back, &err);
+    assert_eq!(f.queue.extend(&lease, Duration::from_secs(1)).unwrap_err().kind(), ErrorKind::LeaseLost);
+}
+
+// ---- concurrency -----------------------------------------------------------------
+
+#[test]
+fn test_concurrency_16x2000() {
+    const EVENTS: usize = 2000;
+    const GROUPS: usize = 100;
+    let f = Fixture::new();
+    let mut published: HashMap<String, Vec<i64>> = HashMap::new();
+    for chunk in (0..EVENTS).collect::<Vec<_>>().chunks(500) {
+        let mut batch = Batch::new().unwrap();
+        for &i in chunk {
+            batch.add(&format!("g{}", i % GROUPS), format!("{i}"), 0).unwrap();
+        }
+        let first = f.queue.publish_batch(&batch).unwrap();
+        for (k, &i) in chunk.iter().enumerate() {
+            published.entry(format!("g{}", i % GROUPS)).or_default().push(first + k as i64);
+        }
+    }
+    let held: Mutex<HashSet<String>> = Mutex::new(HashSet::new());
+    let acked: Mutex<HashMap<String, Vec<i64>>> = Mutex::new(HashMap::new());
+    let count = AtomicUsize::new(0);
+    let violations = AtomicUsize::new(0);
+    let deadline = Instant::now() + Duration::from_secs(240);
+    thread::scope(|s| {
+        for t in 0..16 {
+            let (q, held, acked, count, violations) = (&f.queue, &held, &acked, &count, &violations);
+            s.spawn(move || {
+                let o = opts(60_000).worker_id(format!("w{t}"));
+                while count.load(Ordering::SeqCst) < EVENTS && Instant::now() < deadline {
+                    let Some(lease) = q.claim_wait(&o, Duration::from_millis(200)).unwrap() else { continue };
+                    if !held.lock().unwrap().insert(lease.group().to_string()) {
+                        violations.fetch_add(1, Ordering::SeqCst);
+                    }
+                    acked.lock().unwrap().entry(lease.group().to_string()).or_default().push(lease.seq());
+                    held.lock().unwrap().remove(lease.group());
+                    q.ack(&lease).unwrap();
+                    count.fetch_add(1, Ordering::SeqCst);
+                }
+            });
+        }
+    });
+    assert_eq!(violations.load(Ordering::SeqCst), 0, "a group was held twice at once");
+    let acked = acked.into_inner().unwrap();
+    assert_eq!(acked.values().map(Vec::len).sum::<usize>(), EVENTS, "each event acked exactly once");
+    assert_eq!(acked, published, "each group's acks in publish order");
+    assert_eq!(f.queue.stats().unwrap().messages, 0);
+}
+
+// ---- safety ----------------------------------------------------------------------
+
+#[test]
+fn test_safety_use_after_close() {
+    // Use after close does not compile in Rust: close() and drop take the value
+    // (compile_fail doc tests of Client::close, Queue::close and the crate docs prove
+    // it). What is left to check at run time: values that outlive others, and calls
+    // on things the server or the queue closed.
+    let f = Fixture::new();
+    let seq = f.queue.publish("g", "x", 0).unwrap();
+    let queue = f.other_handle();
+    let lease = claim(&queue);
+    queue.close(); // the lease outlives its queue: reads still work
+    assert_eq!((lease.seq(), lease.group(), lease.event(), lease.attempts(), lease.count()), (seq, "g", &b"x"[..], 1, 1));
+    assert!(!lease.token().is_empty());
+    f.queue.ack(&lease).unwrap(); // acked through another live handle of the same queue
+    assert_eq!(f.queue.ack(&lease).unwrap_err().kind(), ErrorKind::LeaseLost, "an acked lease is spent");
+    // an interrupted queue refuses to wait, and keeps working otherwise
+    f.queue.interrupt();
+    assert_eq!(f.queue.claim_wait(&opts(30_000), Duration::from_secs(5)).unwrap_err().kind(), ErrorKind::Interrupted);
+    f.queue.publish("g", "y", 0).unwrap();
+    // a cancelled handle stays cancelled: a claim given it ends at once
+    let cancel = CancelHandle::new().unwrap();
+    cancel.cancel();
+    let other = f.other_handle();
+    assert_eq!(other.claim_wait(&opts(30_000).cancel_handle(&cancel), Duration::from_secs(5)).unwrap_err().kind(), ErrorKind::Cancelled);
+    // a published batch can be published again
+    let mut batch = Batch::new().unwrap();
+    batch.add("b", "1", 0).unwrap();
+    let s1 = other.publish_batch(&batch).unwrap();
+    assert_eq!(other.publish_batch(&batch).unwrap(), s1 + 1);
+}
+
+#[test]
+fn test_safety_close_twice() {
+    // close() consumes, so "twice" is two handles to one object: each close drops a
+    // reference, the C object goes with the last one, exactly once.
+    let f = Fixture::new();
+    let client2 = f.client.clone();
+    let queue = client2.queue(&f.db, &f.prefix).unwrap();
+    let queue2 = queue.clone();
+    client2.clone().close();
+    client2.close();
+    queue.close();
+    queue2.publish("g", "x", 0).unwrap(); // the last clone still holds the queue and the pool
+    queue2.close();
+    let cancel = CancelHandle::new().unwrap();
+    cancel.cancel();
+    cancel.cancel();
+    assert!(cancel.is_cancelled());
+    assert_eq!(claim(&f.queue).event(), b"x");
+    f.queue.interrupt();
+    f.queue.interrupt();
+    assert_eq!(f.queue.claim_wait(&opts(30_000), Duration::from_secs(5)).unwrap_err().kind(), ErrorKind::Interrupted);
+    let idle = Fixture::new();
+    let worker = idle.queue.work(WorkerOptions::new(), |_| Ok::<(), mongomq::BoxError>(())).unwrap();
+    let stop = worker.stop_handle();
+    stop.stop();
+    stop.stop();
+    assert!(worker.shutdown());
+    stop.stop(); // after the worker is gone: nothing happens
+    idle.queue.publish("g", "after", 0).unwrap();
+    assert_eq!(claim(&idle.queue).event(), b"after", "the stopped worker claims nothing");
+}
+
+#[test]
+fn test_safety_queue_keeps_client() {
+    let f = Fixture::new();
+    let client = Client::connect(&common::uri()).unwrap();
+    let queue = client.queue(&f.db, &f.prefix).unwrap();
+    drop(client);
+    let seq = queue.publish("g", "x", 0).unwrap();
+    let lease = claim(&queue);
+    assert_eq!(lease.seq(), seq);
+    queue.ack(&lease).unwrap();
+    let waiter = {
+        let q = queue.clone();
+        thread::spawn(move || q.claim_wait(&opts(30_000), Duration::from_secs(10)))
+    };
+    thread::sleep(Duration::from_millis(200));
+    queue.publish("g", "y", 0).unwrap();
+    assert!(waiter.join().unwrap().unwrap().is_some());
+    drop(queue); // the pool closes here, with its last queue
+}
+
+#[test]
+fn test_safety_gc_any_order() {
+    // Every drop order of client, queue and lease frees each C handle exactly once
+    // (a double free or a use after free would crash this process).
+    let f = Fixture::new();
+    let orders: [[usize; 3]; 6] = [[0, 1, 2], [0, 2, 1], [1, 0, 2], [1, 2, 0], [2, 0, 1], [2, 1, 0]];
+    for order in orders {
+        f.queue.publish("g", "x", 0).unwrap();
+        let client = Client::connect(&common::uri()).unwrap();
+        let queue = client.queue(&f.db, &f.prefix).unwrap();
+        let lease = claim(&queue);
+        let mut slots: [Option<Box<dyn std::any::Any>>; 3] = [Some(Box::new(client)), Some(Box::new(queue.clone())), None];
+        queue.ack(&lease).unwrap();
+        slots[2] = Some(Box::new(lease));
+        drop(queue);
+        for i in order {
+            slots[i].take();
+        }
+    }
+    // and from other threads than the one that made them
+    let client = Client::connect(&common::uri()).unwrap();
+    let queue = client.queue(&f.db, &f.prefix).unwrap();
+    f.queue.publish("g", "x", 0).unwrap();
+    let lease = claim(&queue);
+    let barrier = Arc::new(Barrier::new(3));
+    let handles: Vec<_> = [
+        Box::new(client) as Box<dyn std::any::Any + Send>,
+        Box::new(queue) as Box<dyn std::any::Any + Send>,
+        Box::new(lease) as Box<dyn std::any::Any + Send>,
+    ]
+    .into_iter()
+    .map(|v| {
+        let b = Arc::clone(&barrier);
+        thread::spawn(move || {
+            b.wait();
+            drop(v);
+        })
+    })
+    .collect();
+    for h in handles {
+        h.join().unwrap();
+    }
+}
+
+// ---- the worker ------------------------------------------------------------------
+
+#[test]
+fn test_worker_acks_success() {
+    let f = Fixture::new();
+    let mut want: HashMap<String, Vec<i64>> = HashMap::new();
+    for i in 0..50 {
+        let g = format!("g{}", i % 5);
+        let seq = f.queue.publish(&g, format!("{i}"), 0).unwrap();
+        want.entry(g).or_default().push(seq);
+    }
+    let seen: Arc<Mutex<HashMap<String, Vec<i64>>>> = Arc::default();
+    let errors: Arc<Mutex<Vec<String>>> = Arc::default();
+    let (s, e) = (Arc::clone(&seen), Arc::clone(&errors));
+    let worker = f
+        .queue
+        .work(
+            WorkerOptions::new().concurrency(4).on_error(move |err| e.lock().unwrap().push(format!("{err:?}"))),
+            move |lease| {
+                s.lock().unwrap().entry(lease.group().to_string()).or_default().push(lease.seq());
+                Ok::<(), mongomq::BoxError>(())
+            },
+        )
+        .unwrap();
+    assert!(eventually(Duration::from_secs(30), || seen.lock().unwrap().values().map(Vec::len).sum::<usize>() >= 50));
+    assert!(eventually(Duration::from_secs(10), || f.queue.stats().unwrap().messages == 0), "every event acked");
+    assert!(worker.shutdown());
+    assert_eq!(*seen.lock().unwrap(), want, "each event handled once, in group order");
+    assert!(errors.lock().unwrap().is_empty(), "{:?}", errors.lock().unwrap());
+}
+
+#[test]
+fn test_worker_nacks_failure_backoff() {
+    let f = Fixture::new();
+    let seq = f.queue.publish("g", "flaky", 0).unwrap();
+    let calls: Arc<Mutex<Vec<(Instant, u32, i64)>>> = Arc::default();
+    let delays: Arc<Mutex<Vec<Duration>>> = Arc::default();
+    let (c, d) = (Arc::clone(&calls), Arc::clone(&delays));
+    let worker = f
+        .queue
+        .work(
+            WorkerOptions::new()
+                .backoff_base(Duration::from_millis(300))
+                .backoff_cap(Duration::from_secs(10))
+                .on_error(move |e| {
+                    if let WorkerError::Handler { retry_in, .. } = e {
+                        d.lock().unwrap().push(retry_in);
+                    }
+                }),
+            move |lease| {
+                let mut calls = c.lock().unwrap();
+                calls.push((Instant::now(), lease.attempts(), lease.seq()));
+                if calls.len() <= 2 {
+                    Err("not yet")
+                } else {
+                    Ok(())
+                }
+            },
+        )
+        .unwrap();
+    assert!(eventually(Duration::from_secs(20), || f.queue.stats().unwrap().messages == 0), "acked in the end");
+    assert!(worker.shutdown());
+    let calls = calls.lock().unwrap();
+    assert_eq!(calls.iter().map(|c| (c.1, c.2)).collect::<Vec<_>>(), [(1, seq), (2, seq), (3, seq)]);
+    let delays = delays.lock().unwrap();
+    assert_eq!(delays.len(), 2);
+    // base 300 ms, attempt 1: [150, 300] ms; attempt 2: [300, 600] ms (equal jitter)
+    assert!(delays[0] >= Duration::from_millis(150) && delays[0] <= Duration::from_millis(300), "{delays:?}");
+    assert!(delays[1] >= Duration::from_millis(300) && delays[1] <= Duration::from_millis(600), "{delays:?}");
+    assert!(delays[1] >= delays[0], "the delays grow: {delays:?}");
+    for (k, pair) in calls.windows(2).enumerate() {
+        let gap = pair[1].0 - pair[0].0;
+        assert!(gap >= delays[k].mul_f64(0.9), "redelivered after {gap:?}, before its nack delay {:?}", delays[k]);
+    }
+}
+
+#[test]
+fn test_worker_extends_lease() {
+    let f = Fixture::new();
+    f.queue.publish("g", "slow", 0).unwrap();
+    let started = Arc::new(Barrier::new(2));
+    let errors: Arc<Mutex<Vec<String>>> = Arc::default();
+    let (b, e) = (Arc::clone(&started), Arc::clone(&errors));
+    let worker = f
+        .queue
+        .work(
+            WorkerOptions::new()
+                .visibility(Duration::from_millis(600))
+                .on_error(move |err| e.lock().unwrap().push(format!("{err:?}"))),
+            move |_| {
+                b.wait();
+                thread::sleep(Duration::from_millis(1800)); // 3x the visibility
+                Ok::<(), mongomq::BoxError>(())
+            },
+        )
+        .unwrap();
+    started.wait();
+    let other = f.other_handle();
+    let end = Instant::now() + Duration::from_millis(1500);
+    while Instant::now() < end {
+        assert!(other.claim(&opts(30_000)).unwrap().is_none(), "the running handler's group was claimable");
+        thread::sleep(Duration::from_millis(100));
+    }
+    assert!(eventually(Duration::from_secs(10), || f.queue.stats().unwrap().messages == 0), "acked");
+    assert!(worker.shutdown());
+    assert!(errors.lock().unwrap().is_empty(), "the ack and every extend were OK: {:?}", errors.lock().unwrap());
+}
+
+#[test]
+fn test_worker_dead_letters() {
+    let f = Fixture::new();
+    f.queue.publish("g", "poison", 0).unwrap();
+    let calls = Arc::new(AtomicUsize::new(0));
+    let c = Arc::clone(&calls);
+    let worker = f
+        .queue
+        .work(WorkerOptions::new().max_attempts(2).backoff_base(Duration::from_millis(50)), move |_| {
+            c.fetch_add(1, Ordering::SeqCst);
+            Err("always fails")
+        })
+        .unwrap();
+    assert!(eventually(Duration::from_secs(15), || f.queue.dead_count().unwrap() == 1), "the event ends in the dead letters");
+    assert!(worker.shutdown());
+    assert_eq!(calls.load(Ordering::SeqCst), 2);
+    assert_eq!(f.queue.stats().unwrap().messages, 0);
+}
+
+#[test]
+fn test_worker_graceful_shutdown() {
+    let f = Fixture::new();
+    f.queue.publish("g1", "running", 0).unwrap();
+    let started = Arc::new(Barrier::new(2));
+    let finished = Arc::new(AtomicUsize::new(0));
+    let handled = Arc::new(AtomicUsize::new(0));
+    let (b, fin, h) = (Arc::clone(&started), Arc::clone(&finished), Arc::clone(&handled));
+    let worker = f
+        .queue
+        .work(WorkerOptions::new().concurrency(1), move |_| {
+            h.fetch_add(1, Ordering::SeqCst);
+            b.wait();
+            thread::sleep(Duration::from_millis(800));
+            fin.fetch_add(1, Ordering::SeqCst);
+            Ok::<(), mongomq::BoxError>(())
+        })
+        .unwrap();
+    started.wait();
+    f.queue.publish("g2", "not taken", 0).unwrap();
+    let start = Instant::now();
+    assert!(worker.shutdown(), "the running handler finished within the timeout");
+    assert!(start.elapsed() < Duration::from_secs(10));
+    assert_eq!(finished.load(Ordering::SeqCst), 1, "the running handler finished before shutdown returned");
+    assert_eq!(handled.load(Ordering::SeqCst), 1, "no claim after the stop");
+    let left = claim(&f.queue);
+    assert_eq!((left.group(), left.attempts()), ("g2", 1), "g1 was acked, g2 never claimed");
+    assert_eq!(f.queue.stats().unwrap().messages, 1);
+}
+
+// ---- beyond the contract ---------------------------------------------------------
+
+#[test]
+fn worker_stops_by_handle_while_waiting() {
+    let f = Fixture::new();
+    let worker = f.queue.work(WorkerOptions::new().concurrency(3), |_| Ok::<(), mongomq::BoxError>(())).unwrap();
+    let stop = worker.stop_handle();
+    let waiter = thread::spawn(move || worker.wait());
+    thread::sleep(Duration::from_millis(300));
+    let start = Instant::now();
+    stop.stop();
+    assert!(waiter.join().unwrap());
+    assert!(start.elapsed() < PROMPTLY, "waiting claims were cancelled, not waited out");
+}
+
+#[test]
+fn claim_options_defaults() {
+    let f = Fixture::new();
+    f.queue.publish("g", "x", 0).unwrap();
+    let before = f.queue.now();
+    let lease = f.queue.claim(&ClaimOptions::new()).unwrap().unwrap();
+    assert!((lease.deadline() - (before + 30.0)).abs() < 5.0, "default visibility 30 s");
+    assert_eq!(lease.count(), 1);
+    assert!(mongomq::library_version().starts_with("0.3."));
+}
+
+#[test]
+fn automatic_repair_on_empty_claims() {
+    let f = Fixture::new();
+    f.queue.set_repair_interval(Duration::from_millis(200)).unwrap();
+    f.queue.publish("g", "orphan", 0).unwrap();
+    assert_eq!(common::delete_all_locks(&f), 1);
+    assert!(f.queue.claim(&opts(30_000)).unwrap().is_none(), "the first empty claim starts the period");
+    thread::sleep(Duration::from_millis(300));
+    let lease = f.queue.claim(&opts(30_000)).unwrap().expect("the claim repaired the group and took it");
+    assert_eq!(lease.event(), b"orphan");
+    assert_eq!(f.queue.repair_counts(), (1, 1));
+    assert_eq!(f.client.write_concern_errors(), 0);
+    assert_bad_argument(f.queue.set_repair_interval(Duration::MAX), "interval");
+}
