@@ -418,6 +418,22 @@ MQ_API mq_status mq_purge_group(mq_queue *queue, const char *group_id, mq_error 
  * valid, and a publish works, but without the indexes). */
 MQ_API mq_status mq_queue_drop(mq_queue *queue, mq_error *err);
 
+/* ---- Looking without claiming (0.3.0) --------------------------------------------- */
+
+/* Up to max_events (1..MQ_BATCH_MAX) events, oldest first (by seq), of one group
+ * (group_id) or of the whole queue (group_id NULL), as a JSON array in *json_out
+ * (release with mq_free); nothing is claimed or changed. 1 server command (a find).
+ * Each element: {"seq", "group", "priority", "attempts"?, "published_at",
+ * "not_before"?, "event"}, where "event" is the text for a text event and
+ * {"base64": "..."} for a binary one; a field whose stored value has another type
+ * (a document mongomq did not write) is left out. For tooling, not for every event. */
+MQ_API mq_status mq_peek_json(mq_queue *queue, const char *group_id /* may be NULL */,
+                              size_t max_events, char **json_out, mq_error *err);
+
+/* The dead letters, oldest seq first, up to max_events, as mq_peek_json's array
+ * (with "attempts" and "dead_at"). 1 server command. */
+MQ_API mq_status mq_dead_list_json(mq_queue *queue, size_t max_events, char **json_out, mq_error *err);
+
 /* ---- Time ---------------------------------------------------------------------- */
 
 /* Leases compare times written by different machines. mq_queue_new measures the

@@ -511,6 +511,73 @@ static void bad_arguments_send_nothing(void **state) {
     mq_free(NULL);
 }
 
+/* ---- peek and dead list: read-only looks ---- */
+
+static void peek_shows_events_without_claiming(void **state) {
+    tq *t = *state;
+    mq_error err;
+    tq_publish(t, "a", "first", 2);
+    int64_t bin = 0;
+    const unsigned char raw[] = {0x00, 0xff, 0x10};
+    ASSERT_MQ(MQ_OK, mq_publish(t->queue, "b", raw, sizeof raw, 0, &bin, &err), err);
+    tq_publish(t, "a", "second", 2);
+    uint64_t before = commands(t);
+    char *json = NULL;
+    ASSERT_MQ(MQ_OK, mq_peek_json(t->queue, NULL, 10, &json, &err), err);
+    assert_int_equal(commands(t) - before, 1);
+    json_error_t jerr;
+    json_t *arr = json_loads(json, 0, &jerr);
+    assert_non_null(arr);
+    assert_int_equal(json_array_size(arr), 3);
+    assert_string_equal(json_string_value(json_object_get(json_array_get(arr, 0), "event")), "first");
+    assert_string_equal(json_string_value(json_object_get(json_array_get(arr, 0), "group")), "a");
+    assert_int_equal(json_integer_value(json_object_get(json_array_get(arr, 0), "priority")), 2);
+    json_t *b = json_object_get(json_array_get(arr, 1), "event");
+    assert_string_equal(json_string_value(json_object_get(b, "base64")), "AP8Q");
+    assert_int_equal(json_integer_value(json_object_get(json_array_get(arr, 1), "seq")), bin);
+    json_decref(arr);
+    mq_free(json);
+
+    ASSERT_MQ(MQ_OK, mq_peek_json(t->queue, "a", 1, &json, &err), err);
+    arr = json_loads(json, 0, &jerr);
+    assert_int_equal(json_array_size(arr), 1);
+    json_decref(arr);
+    mq_free(json);
+    /* Nothing was claimed: a claim still gets a's first. */
+    mq_lease *l = tq_claim(t, 30, 0);
+    assert_string_equal(mq_lease_group(l), "a");
+    mq_lease_destroy(l);
+
+    ASSERT_MQ(MQ_ERR_ARG, mq_peek_json(t->queue, NULL, 0, &json, &err), err);
+    assert_non_null(strstr(err.message, "max_events"));
+    assert_null(json);
+    ASSERT_MQ(MQ_ERR_ARG, mq_peek_json(t->queue, "", 1, &json, &err), err);
+    assert_non_null(strstr(err.message, "group_id"));
+}
+
+static void dead_list_shows_dead_letters(void **state) {
+    tq *t = *state;
+    mq_error err;
+    int64_t seq = tq_publish(t, "g", "doomed", 1);
+    ASSERT_MQ(MQ_OK, mq_queue_set_max_attempts(t->queue, 1, &err), err);
+    mq_lease *l = tq_claim(t, 30, 0);
+    ASSERT_MQ(MQ_OK, mq_nack(t->queue, l, 0, &err), err);
+    mq_lease_destroy(l);
+    tq_expect_empty(t, 0); /* moves it to the dead letters */
+    char *json = NULL;
+    ASSERT_MQ(MQ_OK, mq_dead_list_json(t->queue, 5, &json, &err), err);
+    json_error_t jerr;
+    json_t *arr = json_loads(json, 0, &jerr);
+    assert_int_equal(json_array_size(arr), 1);
+    json_t *d = json_array_get(arr, 0);
+    assert_int_equal(json_integer_value(json_object_get(d, "seq")), seq);
+    assert_int_equal(json_integer_value(json_object_get(d, "attempts")), 1);
+    assert_string_equal(json_string_value(json_object_get(d, "event")), "doomed");
+    assert_non_null(json_object_get(d, "dead_at"));
+    json_decref(arr);
+    mq_free(json);
+}
+
 int main(void) {
 #define T(f) cmocka_unit_test_setup_teardown(f, tq_setup_fake_clock, teardown)
     const struct CMUnitTest tests[] = {
@@ -526,6 +593,8 @@ int main(void) {
         T(purge_keeps_an_event_published_meanwhile),
         T(drop_removes_the_queue),
         T(bad_arguments_send_nothing),
+        T(peek_shows_events_without_claiming),
+        T(dead_list_shows_dead_letters),
     };
 #undef T
     return cmocka_run_group_tests_name("admin", tests, NULL, NULL);

@@ -1,0 +1,162 @@
+// Read-only looks into a queue (mq_peek_json, mq_dead_list_json): what the next
+// events are, and what is in the dead letters, without claiming or changing anything.
+// One find each. For tooling (the mongomq command's `peek` and `dead list`), not for
+// every event.
+#include <jansson.h>
+
+#include <cstdint>
+#include <cstdlib>
+#include <memory>
+#include <new>
+#include <string>
+#include <vector>
+
+#include "error.hpp"
+#include "guard.hpp"
+#include "handles.hpp"
+#include "mongomq.h"
+#include "store.hpp"
+#include "validate.hpp"
+
+namespace mongomq {
+namespace {
+
+struct JsonFree {
+    void operator()(json_t *j) const { json_decref(j); }
+};
+using Json = std::unique_ptr<json_t, JsonFree>;
+
+Json made(json_t *j) {
+    if (j == nullptr) throw std::bad_alloc();
+    return Json(j);
+}
+
+void put(json_t *obj, const char *key, json_t *value) {
+    if (value == nullptr || json_object_set_new(obj, key, value) != 0) throw std::bad_alloc();
+}
+
+std::string base64(const uint8_t *data, size_t len) {
+    static const char alphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    std::string out;
+    out.reserve((len + 2) / 3 * 4);
+    for (size_t i = 0; i < len; i += 3) {
+        uint32_t n = static_cast<uint32_t>(data[i]) << 16;
+        if (i + 1 < len) n |= static_cast<uint32_t>(data[i + 1]) << 8;
+        if (i + 2 < len) n |= data[i + 2];
+        out += alphabet[(n >> 18) & 63];
+        out += alphabet[(n >> 12) & 63];
+        out += i + 1 < len ? alphabet[(n >> 6) & 63] : '=';
+        out += i + 2 < len ? alphabet[n & 63] : '=';
+    }
+    return out;
+}
+
+// One stored event as JSON: the fields we know, each only when it has the type we
+// write (a document someone else wrote may have anything: it is shown, not trusted).
+// "event" is the text for a BSON string, {"base64": "..."} for binary.
+Json event_json(const bson_t *doc) {
+    Json o = made(json_object());
+    bson_iter_t it;
+    if (bson_iter_init_find(&it, doc, "_id") && BSON_ITER_HOLDS_NUMBER(&it))
+        put(o.get(), "seq", json_integer(bson_iter_as_int64(&it)));
+    if (bson_iter_init_find(&it, doc, "group_id") && BSON_ITER_HOLDS_UTF8(&it)) {
+        uint32_t len;
+        const char *g = bson_iter_utf8(&it, &len);
+        put(o.get(), "group", json_stringn(g, len));
+    }
+    for (const char *field : {"priority", "attempts"}) {
+        if (bson_iter_init_find(&it, doc, field) && BSON_ITER_HOLDS_NUMBER(&it))
+            put(o.get(), field, json_integer(bson_iter_as_int64(&it)));
+    }
+    for (const char *field : {"published_at", "not_before", "dead_at"}) {
+        if (bson_iter_init_find(&it, doc, field) && BSON_ITER_HOLDS_NUMBER(&it))
+            put(o.get(), field, json_real(bson_iter_as_double(&it)));
+    }
+    if (bson_iter_init_find(&it, doc, "event")) {
+        if (BSON_ITER_HOLDS_UTF8(&it)) {
+            uint32_t len;
+            const char *text = bson_iter_utf8(&it, &len);
+            json_t *s = json_stringn(text, len);  // NULL for invalid UTF-8: shown as base64
+            if (s != nullptr) {
+                put(o.get(), "event", s);
+            } else {
+                Json b = made(json_object());
+                put(b.get(), "base64", json_string(base64(reinterpret_cast<const uint8_t *>(text), len).c_str()));
+                put(o.get(), "event", b.release());
+            }
+        } else if (BSON_ITER_HOLDS_BINARY(&it)) {
+            bson_subtype_t subtype;
+            uint32_t len;
+            const uint8_t *data;
+            bson_iter_binary(&it, &subtype, &len, &data);
+            Json b = made(json_object());
+            put(b.get(), "base64", json_string(base64(data, len).c_str()));
+            put(o.get(), "event", b.release());
+        }
+    }
+    return o;
+}
+
+char *array_text(const std::vector<BsonPtr> &docs) {
+    Json arr = made(json_array());
+    for (const BsonPtr &d : docs) {
+        Json e = event_json(d.get());
+        if (json_array_append_new(arr.get(), e.release()) != 0) throw std::bad_alloc();
+    }
+    char *text = json_dumps(arr.get(), JSON_COMPACT | JSON_ENSURE_ASCII);
+    if (text == nullptr) throw std::bad_alloc();
+    return text;
+}
+
+void check_max(const char *fn, size_t max_events) {
+    if (max_events == 0) fail_arg(fn, "max_events is 0; it must be 1.." + std::to_string(MQ_BATCH_MAX));
+    if (max_events > static_cast<size_t>(MQ_BATCH_MAX))
+        fail_arg(fn, "max_events is " + std::to_string(max_events) + ", more than MQ_BATCH_MAX (" +
+                         std::to_string(MQ_BATCH_MAX) + ")");
+}
+
+}  // namespace
+}  // namespace mongomq
+
+using mongomq::fail_arg;
+using mongomq::guard_queue;
+using mongomq::null_out;
+
+extern "C" {
+
+// peek: one find on messages, {group_id: G} or everything, sort {_id: 1}, limit n.
+mq_status mq_peek_json(mq_queue *queue, const char *group_id, size_t max_events, char **json_out, mq_error *err) {
+    null_out(json_out);
+    return guard_queue(err, queue, [&] {
+        const char *fn = "mq_peek_json";
+        mongomq::check_queue(fn, queue);
+        if (group_id != nullptr) mongomq::check_group_id(fn, group_id);
+        mongomq::check_max(fn, max_events);
+        if (json_out == nullptr) fail_arg(fn, "json_out is NULL");
+        mongomq::Conn c(queue);
+        mongomq::BsonPtr filter = mongomq::own(group_id != nullptr ? BCON_NEW("group_id", BCON_UTF8(group_id)) : bson_new());
+        mongomq::BsonPtr opts = mongomq::own(BCON_NEW("sort", "{", "_id", BCON_INT32(1), "}", "limit",
+                                                      BCON_INT64(static_cast<int64_t>(max_events))));
+        *json_out = mongomq::array_text(mongomq::find("peek.messages", c.messages(), filter.get(), opts.get()));
+        return MQ_OK;
+    });
+}
+
+// dead list: one find on the dead letters, sort {_id: 1}, limit n.
+mq_status mq_dead_list_json(mq_queue *queue, size_t max_events, char **json_out, mq_error *err) {
+    null_out(json_out);
+    return guard_queue(err, queue, [&] {
+        const char *fn = "mq_dead_list_json";
+        mongomq::check_queue(fn, queue);
+        mongomq::check_max(fn, max_events);
+        if (json_out == nullptr) fail_arg(fn, "json_out is NULL");
+        mongomq::Conn c(queue);
+        mongomq::BsonPtr all = mongomq::own(bson_new());
+        mongomq::BsonPtr opts = mongomq::own(BCON_NEW("sort", "{", "_id", BCON_INT32(1), "}", "limit",
+                                                      BCON_INT64(static_cast<int64_t>(max_events))));
+        *json_out = mongomq::array_text(mongomq::find("dead.list", c.dead(), all.get(), opts.get()));
+        return MQ_OK;
+    });
+}
+
+}  // extern "C"
