@@ -1,0 +1,131 @@
+package mongomq_test
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"sync"
+	"time"
+
+	mongomq "github.com/mongomq/mongomq/bindings/go"
+)
+
+// exampleQueue opens a queue in a fresh database of the test server
+// (MONGOMQ_TEST_URI); done drops and closes it.
+func exampleQueue() (queue *mongomq.Queue, done func()) {
+	client, err := mongomq.Connect(os.Getenv("MONGOMQ_TEST_URI"))
+	if err != nil {
+		panic(err)
+	}
+	b := make([]byte, 6)
+	_, _ = rand.Read(b)
+	queue, err = client.Queue("mqt_go_example_"+hex.EncodeToString(b), "orders")
+	if err != nil {
+		panic(err)
+	}
+	client.Close() // the queue keeps the client's pool until it is closed
+	return queue, func() {
+		_ = queue.Drop()
+		_ = queue.Close()
+	}
+}
+
+// Publish an event, claim it and ack it.
+func Example() {
+	queue, done := exampleQueue()
+	defer done()
+
+	seq, err := queue.Publish("customer-17", []byte(`{"order":1}`), 2)
+	if err != nil {
+		panic(err)
+	}
+	lease, err := queue.Claim(context.Background(), mongomq.ClaimOptions{
+		Visibility: 30 * time.Second, Wait: 5 * time.Second})
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(lease.Seq() == seq, lease.Group(), string(lease.Event()), lease.Attempts())
+	if err := queue.Ack(lease); err != nil {
+		panic(err)
+	}
+	_, err = queue.Claim(context.Background(), mongomq.ClaimOptions{})
+	fmt.Println(errors.Is(err, mongomq.ErrEmpty))
+	// Output:
+	// true customer-17 {"order":1} 1
+	// true
+}
+
+// A claim whose context is cancelled returns ctx.Err(); other claims go on.
+func ExampleQueue_Claim_cancel() {
+	queue, done := exampleQueue()
+	defer done()
+
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	_, err := queue.Claim(ctx, mongomq.ClaimOptions{Wait: 30 * time.Second})
+	fmt.Println(err)
+	// Output: context deadline exceeded
+}
+
+// The lease-lost error is an *Error that errors.Is matches with ErrLeaseLost.
+func ExampleError() {
+	queue, done := exampleQueue()
+	defer done()
+
+	_, _ = queue.Publish("g", []byte("x"), 0)
+	lease, _ := queue.Claim(context.Background(), mongomq.ClaimOptions{})
+	_ = queue.PurgeGroup("g") // the lease's group is gone
+	err := queue.Ack(lease)
+	var e *mongomq.Error
+	fmt.Println(errors.Is(err, mongomq.ErrLeaseLost), errors.As(err, &e) && e.Status == mongomq.StatusLeaseLost)
+	// Output: true true
+}
+
+// Work runs a handler with 4 goroutines until its context is done.
+func ExampleQueue_Work() {
+	queue, done := exampleQueue()
+	defer done()
+
+	for i := 0; i < 6; i++ {
+		_, _ = queue.Publish(fmt.Sprintf("customer-%d", i%2), []byte(fmt.Sprint(i)), 0)
+	}
+	ctx, stop := context.WithCancel(context.Background())
+	var mu sync.Mutex
+	handled := map[string][]string{}
+	err := queue.Work(ctx, mongomq.WorkOptions{Concurrency: 4}, func(_ context.Context, lease *mongomq.Lease) error {
+		mu.Lock()
+		defer mu.Unlock()
+		handled[lease.Group()] = append(handled[lease.Group()], string(lease.Event()))
+		if len(handled["customer-0"])+len(handled["customer-1"]) == 6 {
+			stop() // graceful: this handler still finishes and is acked
+		}
+		return nil
+	})
+	fmt.Println(err, handled["customer-0"], handled["customer-1"])
+	stats, _ := queue.Stats()
+	fmt.Println(stats.Messages)
+	// Output:
+	// <nil> [0 2 4] [1 3 5]
+	// 0
+}
+
+// Stats come back as a struct.
+func ExampleQueue_Stats() {
+	queue, done := exampleQueue()
+	defer done()
+
+	_, _ = queue.PublishBatch([]mongomq.Message{
+		{Group: "a", Event: []byte("1"), Priority: 3},
+		{Group: "a", Event: []byte("2"), Priority: 3},
+		{Group: "b", Event: []byte("3"), Priority: 0},
+	})
+	s, err := queue.Stats()
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(s.Messages, s.Groups.Total, s.Groups.Ready, s.Priorities[3].Messages)
+	// Output: 3 2 2 2
+}
