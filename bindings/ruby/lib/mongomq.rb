@@ -1,0 +1,42 @@
+# frozen_string_literal: true
+
+# MongoMQ: a multi-machine queue with per-group FIFO exclusivity on MongoDB, over
+# libmongomq. See README.md for the whole API.
+#
+#   client = MongoMQ::Client.new("mongodb://localhost:27017")
+#   queue  = client.queue("shop", "orders")
+#   queue.publish("customer-17", '{"order":1}', priority: 2)
+#   if (lease = queue.claim(visibility: 30, wait: 5))
+#     handle(lease.event)
+#     queue.ack(lease)
+#   end
+module MongoMQ
+end
+
+require "json"
+require "mongomq/version"
+require "mongomq/errors"
+require "mongomq/check"
+require "mongomq/mongomq_raw" # MongoMQ::Raw, the SWIG-generated extension: private
+
+module MongoMQ
+  private_constant :Raw
+
+  # The version of the libmongomq the extension loaded ("0.3.0").
+  def self.library_version
+    Raw.mqs_version
+  end
+
+  # C handles made and destroyed so far in this process, per kind:
+  # {"client" => [made, destroyed], "queue" => [...], "lease" => [...], "batch" => [...]}.
+  # For leak checks: a handle is destroyed once, by #close or by the GC.
+  def self.handle_counts
+    Raw.mqr_counts
+  end
+end
+
+require "mongomq/lease"
+require "mongomq/batch"
+require "mongomq/worker"
+require "mongomq/queue"
+require "mongomq/client"

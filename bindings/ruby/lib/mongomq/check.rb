@@ -1,0 +1,62 @@
+# frozen_string_literal: true
+
+module MongoMQ
+  # Argument checks of the Ruby layer: types, named as the caller named them. Ranges
+  # are the C library's to check (its messages name the argument too).
+  module Check
+    module_function
+
+    def fail!(name, want, value)
+      raise MongoMQ::ArgumentError, "#{name} must be #{want} (got #{value.inspect[0, 60]})"
+    end
+
+    # A group id: a String, sent as UTF-8 (a String in another encoding is
+    # transcoded; ASCII-8BIT bytes go as they are and must be UTF-8).
+    def group(value, name = :group)
+      fail!(name, "a String", value) unless value.is_a?(String)
+      case value.encoding
+      when Encoding::UTF_8, Encoding::US_ASCII, Encoding::BINARY then value
+      else
+        begin
+          value.encode(Encoding::UTF_8)
+        rescue EncodingError => e
+          raise MongoMQ::ArgumentError, "#{name} cannot be converted to UTF-8: #{e.message}"
+        end
+      end
+    end
+
+    def optional_text(value, name)
+      value.nil? ? nil : group(value, name)
+    end
+
+    def event(value, name = :event)
+      fail!(name, "a String", value) unless value.is_a?(String)
+      value
+    end
+
+    def integer(value, name)
+      fail!(name, "an Integer", value) unless value.is_a?(Integer)
+      value
+    end
+
+    def count(value, name)
+      fail!(name, "a positive Integer", value) unless value.is_a?(Integer) && value.positive?
+      value
+    end
+
+    # Seconds: an Integer or a Float (ranges are checked by the library).
+    def seconds(value, name)
+      fail!(name, "a number of seconds", value) unless value.is_a?(Integer) || value.is_a?(Float) || value.is_a?(Rational)
+      value.to_f
+    end
+
+    # A point in time: a Time, or seconds since the epoch.
+    def epoch(value, name)
+      return value.to_f if value.is_a?(Time)
+
+      fail!(name, "a Time or seconds since the epoch", value) unless value.is_a?(Numeric) && value.real?
+      value.to_f
+    end
+  end
+  private_constant :Check
+end

@@ -1,0 +1,59 @@
+# frozen_string_literal: true
+
+module MongoMQ
+  # A connection pool to one MongoDB deployment. Thread-safe: share one per process.
+  class Client
+    # Opens a client; with a block, yields it and closes it when the block ends.
+    def self.open(uri)
+      client = new(uri)
+      return client unless block_given?
+
+      begin
+        yield client
+      ensure
+        client.close
+      end
+    end
+
+    # uri: a MongoDB URI ("mongodb://host:port/?options"). Does not contact the server
+    # (the first queue does): a malformed URI raises MongoMQ::ArgumentError here, an
+    # unreachable server MongoMQ::ConnectError from #queue.
+    def initialize(uri)
+      Check.event(uri, :uri)
+      @raw = Raw.mqs_client_new(uri)
+    end
+
+    # Opens the queue db_name.prefix_* (defaults: "mongomq", "mq"): creates its
+    # indexes and measures the server's clock, so an unreachable server raises
+    # MongoMQ::ConnectError here. worker_id names this process in leases (default:
+    # the library's "host:pid"). With a block, yields the queue and closes it after.
+    def queue(db_name = nil, prefix = nil, worker_id: nil, &block)
+      Queue.open(self, db_name, prefix, worker_id: worker_id, &block)
+    end
+
+    # Commands this client has sent to the server so far (for benchmarks).
+    def command_count
+      Raw.mqs_client_command_count(@raw)
+    end
+
+    # Closes the client: no new queues. Queues already open keep working; the
+    # connection pool goes when the last of them is closed. Closing twice does nothing.
+    def close
+      Raw.mqr_close(@raw)
+      nil
+    end
+
+    def closed?
+      Raw.mqr_closed(@raw)
+    end
+
+    def inspect
+      "#<#{self.class.name}#{closed? ? " (closed)" : ""}>"
+    end
+
+    # @api private
+    def raw_handle
+      @raw
+    end
+  end
+end

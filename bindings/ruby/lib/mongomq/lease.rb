@@ -1,0 +1,97 @@
+# frozen_string_literal: true
+
+module MongoMQ
+  # One claimed group: its head event (or, from a batch claim, up to max_events
+  # consecutive events of the group). A plain value: it may outlive its queue. Close
+  # it (or let the GC) to free its memory; after #close every reader raises
+  # MongoMQ::ClosedError.
+  #
+  # Events come back as binary Strings (Encoding::ASCII_8BIT) holding exactly the
+  # published bytes, whatever the encoding of the String published; #text gives the
+  # head as UTF-8.
+  class Lease
+    # The visibility (seconds) the lease was claimed with: the default of
+    # Queue#extend_lease.
+    attr_reader :visibility
+
+    # @api private
+    def initialize(raw, visibility)
+      @raw = raw
+      @visibility = visibility
+    end
+
+    # The head event's sequence number.
+    def seq
+      Raw.mqs_lease_seq(@raw)
+    end
+
+    # The group id (a UTF-8 String).
+    def group
+      Raw.mqs_lease_group(@raw)
+    end
+
+    # Deliveries of the head so far: 1 on the first.
+    def attempts
+      Raw.mqs_lease_attempts(@raw)
+    end
+
+    # The head event: a new binary String.
+    def event
+      Raw.mqs_lease_event_at(@raw, 0)
+    end
+
+    # The head event as a UTF-8 String (the same bytes; check #valid_encoding? when
+    # the publisher may have sent binary).
+    def text
+      event.force_encoding(Encoding::UTF_8)
+    end
+
+    # Events in the lease (1 unless claimed with max_events > 1).
+    def count
+      Raw.mqs_lease_count(@raw)
+    end
+    alias size count
+
+    # Every event of the lease, in FIFO order (binary Strings).
+    def events
+      Array.new(count) { |i| Raw.mqs_lease_event_at(@raw, i) }
+    end
+
+    # Every event's sequence number, in FIFO order.
+    def seqs
+      Array.new(count) { |i| Raw.mqs_lease_seq_at(@raw, i) }
+    end
+
+    # The token that fences this lease's ack, nack and extend.
+    def token
+      Raw.mqs_lease_token(@raw)
+    end
+
+    # When the lease runs out, in seconds since the epoch on the queue's clock
+    # (Queue#now): the claim's time plus its visibility, moved by extend_lease.
+    def deadline
+      Raw.mqs_lease_deadline(@raw)
+    end
+
+    # Frees the lease. Closing twice does nothing.
+    def close
+      Raw.mqr_close(@raw)
+      nil
+    end
+
+    def closed?
+      Raw.mqr_closed(@raw)
+    end
+
+    def inspect
+      return "#<#{self.class.name} (closed)>" if closed?
+
+      "#<#{self.class.name} seq=#{seq} group=#{group.inspect} attempts=#{attempts} count=#{count}>"
+    end
+
+    # @api private
+    def raw_handle
+      @raw
+    end
+  end
+end

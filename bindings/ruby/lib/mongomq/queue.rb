@@ -1,0 +1,247 @@
+# frozen_string_literal: true
+
+module MongoMQ
+  # One queue: the collections db_name.prefix_* on the client's server. Thread-safe:
+  # any number of threads may publish, claim, ack, nack and extend through one queue.
+  # Calls that talk to the server release the GVL, so other threads run meanwhile.
+  #
+  # Durations are seconds (Integer or Float); times are a Time or seconds since the
+  # epoch, on the queue's clock (#now: the server's time).
+  class Queue
+    attr_reader :client, :db_name, :prefix
+    # The worker id claims use unless they name one (nil: the library's "host:pid").
+    attr_accessor :worker_id
+
+    # Opens a queue (Client#queue is the usual way); with a block, yields it and
+    # closes it when the block ends.
+    def self.open(client, db_name = nil, prefix = nil, worker_id: nil)
+      queue = new(client, db_name, prefix, worker_id: worker_id)
+      return queue unless block_given?
+
+      begin
+        yield queue
+      ensure
+        queue.close
+      end
+    end
+
+    def initialize(client, db_name = nil, prefix = nil, worker_id: nil, raw: nil)
+      raise MongoMQ::ArgumentError, "client must be a MongoMQ::Client" unless client.is_a?(Client)
+
+      @client = client
+      @db_name = db_name.nil? ? "mongomq" : Check.group(db_name, :db_name)
+      @prefix = prefix.nil? ? "mq" : Check.group(prefix, :prefix)
+      @worker_id = Check.optional_text(worker_id, :worker_id)
+      @raw = raw || Raw.mqs_queue_new(client.raw_handle, @db_name, @prefix)
+      @workers = []
+    end
+
+    # Appends an event (a String: its bytes, exactly, whatever its encoding) to the
+    # tail of group. priority (0..4) counts when this publish creates the group. at:
+    # not delivered before that time (a Time or epoch seconds on the queue clock).
+    # Returns the event's sequence number.
+    def publish(group, event, priority: 0, at: nil)
+      not_before = at.nil? ? 0.0 : Check.epoch(at, :at)
+      Raw.mqs_publish(@raw, Check.group(group), Check.event(event), Check.integer(priority, :priority), not_before)
+    end
+
+    # publish with a time: the event is not delivered before `at` (FIFO stays strict:
+    # the group waits for it).
+    def publish_at(group, event, at, priority: 0)
+      raise MongoMQ::ArgumentError, "at must be a Time or seconds since the epoch (got nil)" if at.nil?
+
+      publish(group, event, priority: priority, at: at)
+    end
+
+    # Publishes a Batch in 3 server commands; with a block instead, yields a new
+    # batch to fill, publishes it and closes it. Returns the first event's sequence
+    # number: the others follow in add order.
+    def publish_batch(batch = nil)
+      if batch.nil?
+        raise MongoMQ::ArgumentError, "publish_batch needs a MongoMQ::Batch or a block" unless block_given?
+
+        batch = Batch.new
+        begin
+          yield batch
+          return Raw.mqs_publish_batch(@raw, batch.raw_handle)
+        ensure
+          batch.close
+        end
+      end
+      raise MongoMQ::ArgumentError, "batch must be a MongoMQ::Batch" unless batch.is_a?(Batch)
+
+      Raw.mqs_publish_batch(@raw, batch.raw_handle)
+    end
+
+    # Leases the head of the due group that has waited longest among groups of
+    # priority >= min_priority, for `visibility` seconds. wait: seconds to wait for a
+    # group to become due (nil or 0: don't wait). max_events > 1 leases up to that many
+    # consecutive events of the group. Returns a Lease, or nil when nothing is due.
+    #
+    # A waiting claim ends at once on Thread#kill, Thread#raise, Timeout.timeout or a
+    # signal (Ctrl-C), which then goes on as Ruby does; the queue keeps working.
+    def claim(visibility: 30, min_priority: 0, wait: nil, max_events: 1, worker_id: nil)
+      vis = Check.seconds(visibility, :visibility)
+      raw = Raw.mqs_claim(@raw, worker_id.nil? ? @worker_id : Check.group(worker_id, :worker_id), vis,
+                          Check.integer(min_priority, :min_priority), Check.count(max_events, :max_events),
+                          wait.nil? ? 0.0 : Check.seconds(wait, :wait))
+      raw && Lease.new(raw, vis)
+    end
+
+    # claim with max_events: a lease of up to max_events consecutive events of one
+    # group (Lease#events, #seqs); ack removes them all.
+    def claim_batch(max_events, **options)
+      claim(max_events: max_events, **options)
+    end
+
+    # Removes the leased event(s) and releases the group. MongoMQ::LeaseLost when the
+    # lease ran out and another worker took the group.
+    def ack(lease)
+      Raw.mqs_ack(@raw, lease_handle(lease))
+      nil
+    end
+
+    # Gives the event(s) back: delay 0 redelivers now (attempts + 1); delay > 0 keeps
+    # the group held for that many seconds first.
+    def nack(lease, delay: 0)
+      Raw.mqs_nack(@raw, lease_handle(lease), Check.seconds(delay, :delay))
+      nil
+    end
+
+    # Moves the lease's expiry to now + visibility (default: the claim's). (Not
+    # `extend`, which is Ruby's Object#extend.)
+    def extend_lease(lease, visibility: nil)
+      handle = lease_handle(lease)
+      vis = visibility.nil? ? lease.visibility : Check.seconds(visibility, :visibility)
+      Raw.mqs_extend(@raw, handle, vis)
+      nil
+    end
+
+    # Dead letters: with max_attempts n > 0, a head delivered n times goes to the dead
+    # letters on its next claim (0: never, the default). Applies to this Queue object.
+    def max_attempts=(n)
+      Raw.mqs_queue_set_max_attempts(@raw, Check.integer(n, :max_attempts))
+    end
+
+    # Events in the dead letters.
+    def dead_count
+      Raw.mqs_dead_count(@raw)
+    end
+
+    # Publishes the dead letter `seq` again at the tail of its group; returns its new
+    # sequence number.
+    def dead_requeue(seq)
+      Raw.mqs_dead_requeue(@raw, Check.integer(seq, :seq))
+    end
+
+    # Removes every dead letter; returns how many.
+    def dead_purge
+      Raw.mqs_dead_purge(@raw)
+    end
+
+    # The queue's state as a Hash with String keys (those of the C library's stats
+    # JSON): "messages", "dead", "groups" => {"ready", "leased", "parked", "total"},
+    # "oldest_message_age_s", "priorities" => {0..4 (Integer keys) => {"groups",
+    # "messages"}}, "now", "queue". Reads whole collections: for monitoring.
+    def stats
+      stats = JSON.parse(Raw.mqs_stats_json(@raw))
+      if stats["priorities"].is_a?(Hash)
+        stats["priorities"] = stats["priorities"].to_h { |k, v| [k.match?(/\A\d+\z/) ? k.to_i : k, v] }
+      end
+      stats
+    end
+
+    # Re-creates the lock of every group with events but no lock (a publisher that
+    # died between its two writes). Returns how many it created.
+    def repair
+      Raw.mqs_repair(@raw)
+    end
+
+    # Removes a group's events and its lock; its lease holder's ack is LeaseLost.
+    def purge_group(group)
+      Raw.mqs_purge_group(@raw, Check.group(group))
+      nil
+    end
+
+    # Drops the queue's collections (tests and tooling). Open the queue again before
+    # real use (the indexes went with them).
+    def drop
+      Raw.mqs_queue_drop(@raw)
+      nil
+    end
+
+    # Ends every waiting claim on this queue object with MongoMQ::Interrupted, and
+    # every later one at once; stops the workers running on it (gracefully). Other
+    # calls keep working. Safe in a signal trap.
+    def interrupt
+      Raw.mqs_queue_interrupt(@raw)
+      @workers.dup.each(&:stop)
+      nil
+    end
+
+    # The queue's clock: the server's time, in seconds since the epoch (Float).
+    def now
+      Raw.mqs_queue_now(@raw)
+    end
+
+    # Seconds the server's clock is ahead of this machine's.
+    def clock_offset
+      Raw.mqs_queue_clock_offset(@raw)
+    end
+
+    # A Worker running `handler` on this queue's leases (see Worker for options);
+    # call #run on it, and #stop to end it.
+    def worker(**options, &handler)
+      Worker.new(self, **options, &handler)
+    end
+
+    # Runs a Worker until it is stopped (Worker#stop, #interrupt, or INT/TERM with
+    # trap: true): the handler's return acks, an exception nacks with back-off.
+    #
+    #   queue.work(concurrency: 8, trap: true) { |lease| handle(lease.event) }
+    def work(trap: false, **options, &handler)
+      Worker.new(self, **options, &handler).run(trap: trap)
+    end
+
+    # Closes the queue: no new calls; running claims are woken (they raise
+    # ClosedError); workers running on it stop. Closing twice does nothing.
+    def close
+      @workers.dup.each(&:stop)
+      Raw.mqr_close(@raw)
+      nil
+    end
+
+    def closed?
+      Raw.mqr_closed(@raw)
+    end
+
+    def inspect
+      "#<#{self.class.name} #{@db_name}.#{@prefix}#{closed? ? " (closed)" : ""}>"
+    end
+
+    # @api private: another queue object on the same collections and client (a
+    # worker's own, so that stopping it interrupts nothing of this one's).
+    def reopen(worker_id: @worker_id)
+      raw = Raw.mqr_queue_reopen(@raw, @db_name, @prefix)
+      Queue.new(@client, @db_name, @prefix, worker_id: worker_id, raw: raw)
+    end
+
+    # @api private
+    def add_worker(worker)
+      @workers << worker
+    end
+
+    # @api private
+    def remove_worker(worker)
+      @workers.delete(worker)
+    end
+
+    private
+
+    def lease_handle(lease)
+      raise MongoMQ::ArgumentError, "lease must be a MongoMQ::Lease (got #{lease.inspect[0, 60]})" unless lease.is_a?(Lease)
+
+      lease.raw_handle
+    end
+  end
+end
