@@ -62,3 +62,9 @@ def run_python(code: str, *, timeout: float = 60, env_extra: dict | None = None,
     env.update(env_extra or {})
     return subprocess.Popen([sys.executable, "-c", textwrap.dedent(code)], stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, env=env)
+
+
+def pytest_report_header(config) -> str:
+    return "mongomq %s from %s, libmongomq %s, server %s" % (
+        mongomq.__version__, os.path.dirname(mongomq.__file__), mongomq.library_version(),
+        os.environ.get("MONGOMQ_TEST_URI", "(MONGOMQ_TEST_URI unset)"))

@@ -1,0 +1,91 @@
+#!/usr/bin/env bash
+# The Python package (bindings/python), tested as a user gets it:
+#   1. checks that the committed SWIG wrapper is what the pinned SWIG makes;
+#   2. builds libmongomq into the staging prefix (scripts/stage.sh) and, against it
+#      (pkg-config), the package's wheel with `pip wheel`;
+#   3. installs the wheel (and its "test" extra) in a fresh venv under build/;
+#   4. runs pytest (every bindings/CONTRACT.md scenario) with that venv, against
+#      MONGOMQ_TEST_URI (or a server of its own, started here and stopped on exit);
+#   5. runs the README's example from a directory outside the repository.
+# Exits non-zero on any failure.
+#
+# Environment: PYTHON (default python3), MONGOMQ_TEST_URI, MONGOMQ_PY_DIR (default
+# build/python: the wheel, the venv).
+# Needs (Debian): python3, python3-venv, python3-dev, pkg-config, a C compiler.
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "$0")/.." && pwd)"
+cd "$ROOT"
+PYTHON="${PYTHON:-python3}"
+WORK="${MONGOMQ_PY_DIR:-$ROOT/build/python}"
+PKG="$ROOT/bindings/python"
+
+say() { echo "test-python: $*"; }
+die() { echo "test-python: $*" >&2; exit 1; }
+
+# ---- what install-deps.sh does not install (yet): the Python headers ----
+has_headers() {
+    "$PYTHON" -c 'import os, sysconfig, sys; sys.exit(0 if os.path.exists(os.path.join(sysconfig.get_paths()["include"], "Python.h")) else 1)'
+}
+has_venv() { "$PYTHON" -c 'import ensurepip, venv' 2>/dev/null; }
+if ! has_headers || ! has_venv; then
+    if [[ "$(id -u)" -eq 0 ]] && command -v apt-get >/dev/null; then
+        say "installing python3-dev python3-venv"
+        DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends python3-dev python3-venv </dev/null \
+            || { apt-get update -q </dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends python3-dev python3-venv </dev/null; }
+    fi
+    has_headers || die "$PYTHON has no Python.h (Debian: apt-get install python3-dev)"
+    has_venv || die "$PYTHON cannot make venvs (Debian: apt-get install python3-venv)"
+fi
+
+# ---- 1. the committed wrapper ----
+bash "$PKG/tools/generate.sh" --check
+
+# ---- 2. the library and the wheel ----
+PREFIX="$(bash scripts/stage.sh)"
+export PKG_CONFIG_PATH="$PREFIX/lib/pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}"
+export LD_LIBRARY_PATH="$PREFIX/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+export PIP_DISABLE_PIP_VERSION_CHECK=1
+
+rm -rf "$WORK/venv" "$WORK/wheels" "$PKG/build" "$PKG/src/mongomq.egg-info"
+mkdir -p "$WORK"
+"$PYTHON" -m venv "$WORK/venv"
+PY="$WORK/venv/bin/python"
+say "building the wheel (pip wheel bindings/python)"
+# pip builds in an isolated environment with the build deps pyproject.toml pins.
+"$PY" -m pip wheel -q --no-deps -w "$WORK/wheels" "$PKG"
+rm -rf "$PKG/build" "$PKG/src/mongomq.egg-info"
+WHEEL="$(ls "$WORK"/wheels/mongomq-*.whl)"
+say "built $(basename "$WHEEL")"
+
+# ---- 3. a fresh venv with the wheel ----
+"$PY" -m pip install -q "$WHEEL[test]"
+
+# ---- the server ----
+started_server=0
+if [[ -z "${MONGOMQ_TEST_URI:-}" ]]; then
+    export MONGOMQ_STATE_DIR="${MONGOMQ_STATE_DIR:-$ROOT/build/test-server}"
+    MONGOMQ_TEST_URI="$(bash scripts/test-server.sh start --oplog)"
+    started_server=1
+fi
+export MONGOMQ_TEST_URI
+EXAMPLE_DIR="$(mktemp -d)"
+cleanup() {
+    rm -rf "$EXAMPLE_DIR"
+    if [[ $started_server == 1 ]]; then bash scripts/test-server.sh stop || true; fi
+}
+trap cleanup EXIT
+
+# ---- 4. the suite, on the installed package (not the source tree) ----
+say "pytest against $MONGOMQ_TEST_URI"
+(cd "$PKG" && "$PY" -m pytest -p no:cacheprovider -ra tests)
+
+# ---- 5. the README's example, from outside the repository ----
+awk '/<!-- scripts\/test-python.sh runs this block/ {armed = 1; next}
+     armed && /^```python$/ {inside = 1; next}
+     inside && /^```$/ {exit}
+     inside {print}' "$PKG/README.md" >"$EXAMPLE_DIR/example.py"
+[[ -s "$EXAMPLE_DIR/example.py" ]] || die "no example found in bindings/python/README.md"
+say "running the README example in $EXAMPLE_DIR"
+(cd "$EXAMPLE_DIR" && MONGOMQ_URI="$MONGOMQ_TEST_URI" timeout 120 "$PY" example.py)
+say "README example: ok"
