@@ -67,4 +67,9 @@ public final class Batch implements AutoCloseable {
     public void close() {
         cleanable.clean();
     }
+
+    /** For the tests. */
+    Handle handle() {
+        return handle;
+    }
 }

@@ -76,4 +76,9 @@ public final class Client implements AutoCloseable {
     boolean isClosed() {
         return handle.isClosed();
     }
+
+    /** For the tests. */
+    Handle handle() {
+        return handle;
+    }
 }

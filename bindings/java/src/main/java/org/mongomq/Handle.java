@@ -59,6 +59,11 @@ final class Handle implements Runnable {
         return closed;
     }
 
+    /** The C handle was destroyed (for the tests: exactly once, after close). */
+    synchronized boolean isFreed() {
+        return freed;
+    }
+
     @Override
     public void run() {
         close();

@@ -153,4 +153,9 @@ public final class Lease implements AutoCloseable {
     public String toString() {
         return "Lease{group=" + group + ", seq=" + seq + ", count=" + seqs.length + ", attempts=" + attempts + "}";
     }
+
+    /** For the tests. */
+    Handle handle() {
+        return handle;
+    }
 }

@@ -401,4 +401,9 @@ public final class Queue implements AutoCloseable {
     public String toString() {
         return "Queue{" + name + "}";
     }
+
+    /** For the tests. */
+    Handle handle() {
+        return handle;
+    }
 }

@@ -1,0 +1,559 @@
+package org.mongomq;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.mongodb.client.MongoClient;
+import com.mongodb.client.MongoClients;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Random;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.bson.Document;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.function.Executable;
+
+/** The scenarios of bindings/CONTRACT.md (all but safety and worker: SafetyTest, WorkerTest). */
+class ContractTest extends QueueTestBase {
+
+    // ---- the harel cases ---------------------------------------------------------------
+
+    @Test
+    void fifoInGroup() {
+        long[] seqs = new long[5];
+        for (int i = 0; i < 5; i++) seqs[i] = queue.publish("g", b("e" + i), 0);
+        for (int i = 0; i < 5; i++) {
+            Lease l = must(queue.claim(VIS, 0));
+            assertEquals("e" + i, s(l.event()));
+            assertEquals(seqs[i], l.seq());
+            queue.ack(l);
+        }
+        assertFalse(queue.claim(VIS, 0).isPresent());
+    }
+
+    @Test
+    void oneLeasePerGroup() {
+        queue.publish("A", b("a1"), 0);
+        queue.publish("A", b("a2"), 0);
+        queue.publish("B", b("b1"), 0);
+        Lease first = must(queue.claim(VIS, 0));
+        assertEquals("A", first.group());
+        Lease second = must(queue.claim(VIS, 0));
+        assertEquals("B", second.group(), "while A is leased the next claim gets B");
+        assertFalse(queue.claim(VIS, 0).isPresent(), "A (still leased, one event left) and B are held");
+    }
+
+    @Test
+    void everyReadyGroupClaimed() {
+        for (int g = 0; g < 10; g++) queue.publish("g" + g, b("x"), 0);
+        Set<String> groups = new HashSet<>();
+        for (int i = 0; i < 10; i++) groups.add(must(queue.claim(VIS, 0)).group());
+        assertEquals(10, groups.size());
+        assertFalse(queue.claim(VIS, 0).isPresent());
+    }
+
+    @Test
+    void roundRobin() {
+        for (int i = 0; i < 3; i++) queue.publish("A", b("a" + i), 0);
+        for (int i = 0; i < 3; i++) queue.publish("B", b("b" + i), 0);
+        List<String> order = new ArrayList<>();
+        for (int i = 0; i < 6; i++) {
+            Lease l = must(queue.claim(VIS, 0));
+            order.add(s(l.event()));
+            queue.ack(l);
+        }
+        assertEquals(List.of("a0", "b0", "a1", "b1", "a2", "b2"), order);
+    }
+
+    @Test
+    void priorityFloor() {
+        for (int p = 0; p <= 3; p++) queue.publish("p" + p, b("x" + p), p);
+        Lease l = must(queue.claim(VIS, 3));
+        assertEquals("p3", l.group());
+        assertFalse(queue.claim(VIS, 3).isPresent(), "priority 0-2 groups are below the floor");
+        assertEquals(3, countClaims(0));
+    }
+
+    private int countClaims(int minPriority) {
+        int n = 0;
+        while (queue.claim(VIS, minPriority).isPresent()) n++;
+        return n;
+    }
+
+    @Test
+    void priorityResetOnDrain() {
+        queue.publish("g", b("high"), 4);
+        queue.ack(must(queue.claim(VIS, 4)));
+        queue.publish("g", b("low"), 1);
+        assertFalse(queue.claim(VIS, 2).isPresent(), "the drained group came back at priority 1");
+        Lease l = must(queue.claim(VIS, 1));
+        assertEquals("low", s(l.event()));
+        assertEquals(1, queue.stats().priority(1).groups());
+    }
+
+    @Test
+    void ackRemoves() {
+        queue.publish("g", b("x"), 0);
+        queue.ack(must(queue.claim(VIS, 0)));
+        assertEquals(0, queue.stats().messages());
+        assertFalse(queue.claim(VIS, 0).isPresent());
+    }
+
+    @Test
+    void nackNow() {
+        long seq = queue.publish("g", b("x"), 0);
+        Lease l = must(queue.claim(VIS, 0));
+        assertEquals(1, l.attempts());
+        queue.nack(l, Duration.ZERO);
+        Lease again = must(queue.claim(VIS, 0));
+        assertEquals(seq, again.seq());
+        assertEquals(2, again.attempts());
+    }
+
+    @Test
+    void nackDelayParks() {
+        long seq = queue.publish("g", b("x"), 0);
+        queue.nack(must(queue.claim(VIS, 0)), Duration.ofMillis(1500));
+        assertFalse(queue.claim(VIS, 0).isPresent(), "nothing is claimable while the delay runs");
+        Lease again = must(queue.claimWait(VIS, 0, Duration.ofSeconds(15)));
+        assertEquals(seq, again.seq());
+        assertEquals(2, again.attempts());
+    }
+
+    @Test
+    void staleOwnerLeaseLost() {
+        queue.publish("g", b("x"), 0);
+        Lease stale = must(queue.claim(Duration.ofSeconds(1), 0));
+        Lease taken = must(queue.claimWait(VIS, 0, Duration.ofSeconds(15)));
+        assertEquals(stale.seq(), taken.seq());
+        assertThrows(LeaseLostException.class, () -> queue.ack(stale));
+        queue.ack(taken);
+    }
+
+    @Test
+    void extendKeepsLease() throws InterruptedException {
+        queue.publish("g", b("x"), 0);
+        Lease l = must(queue.claim(Duration.ofSeconds(1), 0));
+        queue.extend(l, Duration.ofSeconds(20));
+        Thread.sleep(1500);
+        assertFalse(queue.claim(VIS, 0).isPresent(), "the extended lease still holds the group");
+        queue.ack(l);
+    }
+
+    @Test
+    void leaseExpiryRedelivers() {
+        long seq = queue.publish("g", b("x"), 0);
+        Lease first = must(queue.claim(Duration.ofSeconds(1), 0));
+        assertEquals(1, first.attempts());
+        Lease again = must(queue.claimWait(VIS, 0, Duration.ofSeconds(15)));
+        assertEquals(seq, again.seq());
+        assertEquals(2, again.attempts());
+    }
+
+    // ---- bytes -------------------------------------------------------------------------
+
+    private byte[] roundTrip(byte[] event) {
+        queue.publish("g", event, 0);
+        Lease l = must(queue.claim(VIS, 0));
+        queue.ack(l);
+        return l.event();
+    }
+
+    @Test
+    void bytesText() {
+        byte[] text = b("héllo wörld ✓ 日本語 \uD83C\uDF89 {\"k\":1}");
+        assertArrayEquals(text, roundTrip(text));
+        // Text may be published as a String (its UTF-8), and comes back as bytes.
+        queue.publish("g", "zoë", 0);
+        Lease l = must(queue.claim(VIS, 0));
+        assertArrayEquals(b("zoë"), l.event());
+    }
+
+    @Test
+    void bytesBinaryNul() {
+        byte[] bin = {0, 1, 0, (byte) 0xff, (byte) 0xfe, (byte) 0x80, (byte) 0xc3, 0x28, 0};
+        assertArrayEquals(bin, roundTrip(bin));
+    }
+
+    @Test
+    void bytesEmpty() {
+        byte[] got = roundTrip(new byte[0]);
+        assertNotNull(got);
+        assertEquals(0, got.length);
+    }
+
+    @Test
+    void bytes1mib() {
+        byte[] big = new byte[1 << 20];
+        new Random(17).nextBytes(big);
+        assertArrayEquals(big, roundTrip(big));
+    }
+
+    @Test
+    void groupUtf8() {
+        String group = "grüppe-日本-\uD83C\uDF89";
+        queue.publish(group, b("x"), 0);
+        Lease l = must(queue.claim(VIS, 0));
+        assertEquals(group, l.group());
+        queue.ack(l);
+    }
+
+    // ---- features ----------------------------------------------------------------------
+
+    @Test
+    void batchPublishClaim() {
+        long first;
+        try (Batch batch = new Batch()) {
+            for (int i = 0; i < 10; i++) batch.add(i % 2 == 0 ? "a" : "b", b("e" + i), 0);
+            assertEquals(10, batch.size());
+            first = queue.publish(batch);
+        }
+        Lease l = must(queue.claim(VIS, 0, 5));
+        assertEquals("a", l.group());
+        assertEquals(5, l.count());
+        for (int k = 0; k < 5; k++) {
+            assertEquals(first + 2L * k, l.seq(k), "seqs are consecutive in add order");
+            assertEquals("e" + 2 * k, s(l.event(k)));
+        }
+        queue.ack(l);
+        assertEquals(5, queue.stats().messages());
+        Lease rest = must(queue.claim(VIS, 0, 10));
+        assertEquals("b", rest.group());
+        assertEquals(5, rest.count());
+        assertEquals(first + 1, rest.seq());
+    }
+
+    @Test
+    void scheduledEvent() {
+        Instant at = queue.now().plusSeconds(1);
+        long seq = queue.publishAt("g", b("later"), 0, at);
+        assertFalse(queue.claim(VIS, 0).isPresent(), "not claimable before its time");
+        Lease l = must(queue.claimWait(VIS, 0, Duration.ofSeconds(15)));
+        assertEquals(seq, l.seq());
+        assertFalse(queue.now().isBefore(at), "claimed no earlier than scheduled, on the queue clock");
+    }
+
+    private long killOne(String group) {
+        long seq = queue.publish(group, b("doomed"), 0);
+        queue.nack(must(queue.claim(VIS, 0)), Duration.ZERO);
+        queue.nack(must(queue.claim(VIS, 0)), Duration.ZERO);
+        assertFalse(queue.claim(VIS, 0).isPresent(), "the third delivery goes to the dead letters instead");
+        return seq;
+    }
+
+    @Test
+    void deadLetters() {
+        queue.setMaxAttempts(2);
+        long seq = killOne("g");
+        assertEquals(1, queue.deadCount());
+        long again = queue.deadRequeue(seq);
+        assertTrue(again > seq, "requeue gives a new seq");
+        assertEquals(0, queue.deadCount());
+        Lease l = must(queue.claim(VIS, 0));
+        assertEquals(again, l.seq());
+        assertEquals("doomed", s(l.event()));
+        queue.ack(l);
+        killOne("h");
+        assertEquals(1, queue.deadCount());
+        assertEquals(1, queue.deadPurge());
+        assertEquals(0, queue.deadCount());
+    }
+
+    @Test
+    void statsParsed() {
+        queue.publish("low", b("1"), 0);
+        queue.publish("low", b("2"), 0);
+        queue.publish("high", b("3"), 3);
+        must(queue.claim(VIS, 3));
+        Stats st = queue.stats();
+        assertEquals(db + ".q", st.queue());
+        assertEquals(3, st.messages());
+        assertEquals(0, st.dead());
+        assertEquals(new Stats.Groups(1, 1, 0, 2), st.groups());
+        assertEquals(5, st.priorities().size());
+        assertEquals(new Stats.PriorityCounts(1, 2), st.priority(0));
+        assertEquals(new Stats.PriorityCounts(1, 1), st.priority(3));
+        assertEquals(new Stats.PriorityCounts(0, 0), st.priority(4));
+        assertTrue(st.oldestMessageAge().isPresent());
+        assertFalse(st.oldestMessageAge().get().isNegative());
+        assertTrue(Math.abs(Duration.between(st.now(), queue.now()).toSeconds()) < 60, "now is the queue clock");
+        // The JSON text is there too, with the same keys.
+        assertTrue(queue.statsJson().contains("\"priorities\""));
+    }
+
+    @Test
+    void repair() {
+        queue.publish("g", b("orphan"), 0);
+        try (MongoClient raw = MongoClients.create(uri())) {
+            long deleted = raw.getDatabase(db).getCollection("q_locks").deleteMany(new Document()).getDeletedCount();
+            assertEquals(1, deleted);
+        }
+        assertFalse(queue.claim(VIS, 0).isPresent(), "without its lock the group is invisible");
+        assertEquals(1, queue.repair());
+        assertEquals("orphan", s(must(queue.claim(VIS, 0)).event()));
+    }
+
+    @Test
+    void purgeGroup() {
+        queue.publish("g", b("1"), 0);
+        queue.publish("g", b("2"), 0);
+        queue.publish("other", b("3"), 0);
+        Lease held = must(queue.claim(VIS, 0));
+        assertEquals("g", held.group());
+        queue.purgeGroup("g");
+        assertThrows(LeaseLostException.class, () -> queue.ack(held));
+        assertEquals(1, queue.stats().messages());
+        assertEquals("other", must(queue.claim(VIS, 0)).group());
+    }
+
+    @Test
+    void drop() {
+        for (int i = 0; i < 3; i++) queue.publish("g", b("x"), 0);
+        queue.drop();
+        assertEquals(0, queue.stats().messages());
+        assertFalse(queue.claim(VIS, 0).isPresent());
+        assertEquals(1, queue.publish("g", b("y"), 0));
+    }
+
+    @Test
+    void leaseDeadline() {
+        queue.publish("g", b("x"), 0);
+        Instant before = queue.now();
+        Lease l = must(queue.claim(VIS, 0));
+        Instant after = queue.now();
+        Instant d = l.deadline();
+        assertFalse(d.isBefore(before.plus(VIS).minusMillis(5)), d + " vs claim start " + before);
+        assertFalse(d.isAfter(after.plus(VIS).plusMillis(5)), d + " vs claim end " + after);
+        queue.extend(l, Duration.ofSeconds(90));
+        assertTrue(l.deadline().isAfter(d.plusSeconds(50)), "extend moved the deadline: " + l.deadline());
+    }
+
+    // ---- waiting claims ----------------------------------------------------------------
+
+    @Test
+    void waitWokenByPublish() throws Exception {
+        ExecutorService ex = Executors.newSingleThreadExecutor();
+        try {
+            Future<?> pub = ex.submit(() -> {
+                Thread.sleep(200);
+                return queue.publish("g", b("wake"), 0);
+            });
+            long t0 = System.nanoTime();
+            Lease l = must(queue.claimWait(VIS, 0, Duration.ofSeconds(10)));
+            double took = (System.nanoTime() - t0) / 1e9;
+            assertEquals("wake", s(l.event()));
+            assertTrue(took < 5, "woken by the publish, well before the 10 s timeout: " + took + " s");
+            pub.get();
+        } finally {
+            ex.shutdownNow();
+        }
+    }
+
+    @Test
+    void waitCancelOne() throws Exception {
+        ExecutorService ex = Executors.newFixedThreadPool(2);
+        try {
+            CountDownLatch started = new CountDownLatch(2);
+            Thread[] cancelled = new Thread[1];
+            Future<Boolean> one = ex.submit(() -> {
+                cancelled[0] = Thread.currentThread();
+                started.countDown();
+                long t0 = System.nanoTime();
+                CancelledException e = assertThrows(CancelledException.class,
+                        () -> queue.claimWait(VIS, 0, Duration.ofSeconds(30)));
+                assertEquals(Status.CANCELLED, e.status());
+                double took = (System.nanoTime() - t0) / 1e9;
+                assertTrue(took < 10, "the interrupted claim returned promptly: " + took + " s");
+                return Thread.interrupted(); // the interrupt status stayed set (and is cleared for the pool)
+            });
+            Future<Lease> other = ex.submit(() -> {
+                started.countDown();
+                return must(queue.claimWait(VIS, 0, Duration.ofSeconds(30)));
+            });
+            assertTrue(started.await(10, TimeUnit.SECONDS));
+            Thread.sleep(300); // both are in their waits
+            cancelled[0].interrupt();
+            assertTrue(one.get(10, TimeUnit.SECONDS), "the thread keeps its interrupt status");
+            assertFalse(other.isDone(), "the other waiter is still waiting");
+            queue.publish("g", b("for the other"), 0);
+            assertEquals("for the other", s(other.get(10, TimeUnit.SECONDS).event()));
+            // The queue goes on: a later wait on this thread is not cancelled.
+            queue.publish("g2", b("later"), 0);
+            assertEquals("later", s(must(queue.claimWait(VIS, 0, Duration.ofSeconds(5))).event()));
+        } finally {
+            ex.shutdownNow();
+        }
+    }
+
+    @Test
+    void interruptStopsAll() throws Exception {
+        ExecutorService ex = Executors.newFixedThreadPool(2);
+        try {
+            CountDownLatch started = new CountDownLatch(2);
+            List<Future<MongoMqException>> waiters = new ArrayList<>();
+            for (int i = 0; i < 2; i++) {
+                waiters.add(ex.submit(() -> {
+                    started.countDown();
+                    return assertThrows(QueueInterruptedException.class,
+                            () -> queue.claimWait(VIS, 0, Duration.ofSeconds(30)));
+                }));
+            }
+            assertTrue(started.await(10, TimeUnit.SECONDS));
+            Thread.sleep(300);
+            long t0 = System.nanoTime();
+            queue.interrupt();
+            for (Future<MongoMqException> w : waiters) assertEquals(Status.INTERRUPTED, w.get(10, TimeUnit.SECONDS).status());
+            assertTrue((System.nanoTime() - t0) / 1e9 < 5, "every waiter returned promptly");
+            long t1 = System.nanoTime();
+            assertThrows(QueueInterruptedException.class, () -> queue.claimWait(VIS, 0, Duration.ofSeconds(30)));
+            assertTrue((System.nanoTime() - t1) / 1e9 < 5, "a later wait ends at once");
+            long seq = queue.publish("g", b("still works"), 0);
+            assertTrue(seq > 0);
+            assertEquals(1, queue.stats().messages(), "publish still works");
+            // Another Queue object on the same collections is not interrupted.
+            try (Queue fresh = sameQueue(client)) {
+                assertEquals("still works", s(must(fresh.claimWait(VIS, 0, Duration.ofSeconds(5))).event()));
+            }
+        } finally {
+            ex.shutdownNow();
+        }
+    }
+
+    // ---- errors ------------------------------------------------------------------------
+
+    private static void badArg(String name, Executable call) {
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, call, name);
+        assertTrue(e.getMessage().contains(name), "the message names " + name + ": " + e.getMessage());
+    }
+
+    @Test
+    void errorBadArgument() {
+        badArg("groupId", () -> queue.publish("", b("x"), 0));
+        badArg("groupId", () -> queue.publish((String) null, b("x"), 0));
+        badArg("groupId", () -> queue.publish("a\0b", b("x"), 0));
+        badArg("groupId", () -> queue.publish("x".repeat(1001), b("x"), 0));
+        badArg("event", () -> queue.publish("g", (byte[]) null, 0));
+        badArg("priority", () -> queue.publish("g", b("x"), 5));
+        badArg("priority", () -> queue.publish("g", b("x"), -1));
+        badArg("visibility", () -> queue.claim(Duration.ofSeconds(-1), 0));
+        badArg("visibility", () -> queue.claim(Duration.ZERO, 0));
+        badArg("visibility", () -> queue.claim(null, 0));
+        badArg("minPriority", () -> queue.claim(VIS, -1));
+        badArg("minPriority", () -> queue.claim(VIS, 5));
+        badArg("maxEvents", () -> queue.claim(VIS, 0, 0));
+        badArg("maxEvents", () -> queue.claim(VIS, 0, 10001));
+        badArg("timeout", () -> queue.claimWait(VIS, 0, Duration.ofSeconds(-1)));
+        badArg("notBefore", () -> queue.publishAt("g", b("x"), 0, null));
+        badArg("maxAttempts", () -> queue.setMaxAttempts(-1));
+        badArg("uri", () -> Client.connect(null));
+        badArg("lease", () -> queue.ack(null));
+        badArg("groupId", () -> queue.purgeGroup(""));
+        try (Batch batch = new Batch()) {
+            badArg("priority", () -> batch.add("g", b("x"), 9));
+            badArg("groupId", () -> batch.add("", b("x"), 0));
+        }
+        queue.publish("g", b("x"), 0);
+        Lease l = must(queue.claim(VIS, 0));
+        badArg("delay", () -> queue.nack(l, Duration.ofSeconds(-1)));
+        badArg("visibility", () -> queue.extend(l, Duration.ZERO));
+        // Arguments only the library can judge: its MQ_ERR_ARG is the same exception.
+        badArg("uri", () -> Client.connect("not a mongodb uri"));
+        badArg("db_name", () -> client.queue("bad/db", "q"));
+        badArg("seq", () -> queue.deadRequeue(987654));
+        try (Batch empty = new Batch()) {
+            badArg("batch", () -> queue.publish(empty));
+        }
+    }
+
+    @Test
+    void errorConnect() {
+        try (Client c = Client.connect("mongodb://127.0.0.1:1/?serverSelectionTimeoutMS=200")) {
+            ConnectException e = assertThrows(ConnectException.class, () -> c.queue("mqt_java_connect", "q"));
+            assertEquals(Status.ERR_CONNECT, e.status());
+            assertInstanceOf(MongoMqException.class, e);
+        }
+    }
+
+    @Test
+    void errorLeaseLostType() {
+        queue.publish("g", b("x"), 0);
+        Lease l = must(queue.claim(VIS, 0));
+        queue.purgeGroup("g");
+        MongoMqException e = assertThrows(MongoMqException.class, () -> queue.extend(l, VIS));
+        assertInstanceOf(LeaseLostException.class, e);
+        assertEquals(Status.LEASE_LOST, e.status());
+        assertTrue(e.getMessage().contains("MQ_LEASE_LOST"), e.getMessage());
+    }
+
+    // ---- concurrency -------------------------------------------------------------------
+
+    @Test
+    void concurrency16x2000() throws Exception {
+        final int events = 2000;
+        final int groups = 100;
+        Map<Long, String> groupOf = new ConcurrentHashMap<>();
+        try (Batch batch = new Batch()) {
+            for (int i = 0; i < events; i++) batch.add("g" + (i % groups), b("e" + i), i % 5);
+            long first = queue.publish(batch);
+            for (int i = 0; i < events; i++) groupOf.put(first + i, "g" + (i % groups));
+        }
+        Map<Long, Integer> acked = new ConcurrentHashMap<>();
+        Map<String, List<Long>> ackOrder = new ConcurrentHashMap<>();
+        Set<String> held = ConcurrentHashMap.newKeySet();
+        AtomicInteger heldTwice = new AtomicInteger();
+        AtomicInteger done = new AtomicInteger();
+        ExecutorService ex = Executors.newFixedThreadPool(16);
+        try {
+            List<Future<?>> workers = new ArrayList<>();
+            for (int w = 0; w < 16; w++) {
+                workers.add(ex.submit(() -> {
+                    while (done.get() < events) {
+                        Optional<Lease> got = queue.claimWait(VIS, 0, Duration.ofMillis(500));
+                        if (got.isEmpty()) continue;
+                        Lease l = got.get();
+                        if (!held.add(l.group())) heldTwice.incrementAndGet();
+                        ackOrder.computeIfAbsent(l.group(), k -> java.util.Collections.synchronizedList(new ArrayList<>())).add(l.seq());
+                        held.remove(l.group()); // before the ack: after it the group is another's
+                        queue.ack(l);
+                        acked.merge(l.seq(), 1, Integer::sum);
+                        done.incrementAndGet();
+                    }
+                    return null;
+                }));
+            }
+            for (Future<?> f : workers) f.get(240, TimeUnit.SECONDS);
+        } finally {
+            ex.shutdownNow();
+        }
+        assertEquals(0, heldTwice.get(), "no group held twice at once");
+        assertEquals(events, acked.size(), "every event acked");
+        assertTrue(acked.values().stream().allMatch(n -> n == 1), "each event acked exactly once");
+        assertEquals(groups, ackOrder.size());
+        for (Map.Entry<String, List<Long>> e : ackOrder.entrySet()) {
+            List<Long> seqs = e.getValue();
+            for (int i = 1; i < seqs.size(); i++) {
+                assertTrue(seqs.get(i - 1) < seqs.get(i), "group " + e.getKey() + " acked in publish order: " + seqs);
+            }
+            for (long s : seqs) assertEquals(e.getKey(), groupOf.get(s));
+        }
+        assertEquals(0, queue.stats().messages());
+    }
+}

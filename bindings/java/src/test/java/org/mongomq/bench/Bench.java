@@ -1,0 +1,124 @@
+package org.mongomq.bench;
+
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.atomic.AtomicLong;
+import org.mongomq.Batch;
+import org.mongomq.Client;
+import org.mongomq.Lease;
+import org.mongomq.Queue;
+
+/**
+ * The workload of bench/bench.c through the Java binding: publish N events (`{"i":k}`)
+ * round-robin over G groups (group g at priority g % 5) from one thread, then drain them
+ * with W threads (each with its own Client, as separate machines would) claiming and
+ * acking; once one event per call ("single"), once in batches of B (publish_batch and
+ * batch claims, "batch(B)"). Prints events/s for both phases. Not a test.
+ *
+ * <pre>
+ *   java -cp target/mongomq-0.3.0.jar:target/test-classes org.mongomq.bench.Bench \
+ *        [--uri URI] [--events N] [--groups G] [--workers W] [--batch B]
+ * </pre>
+ */
+public final class Bench {
+    private static final Duration VIS = Duration.ofSeconds(30);
+
+    public static void main(String[] args) throws Exception {
+        String uri = System.getenv().getOrDefault("MONGOMQ_URI", System.getenv("MONGOMQ_TEST_URI"));
+        int events = 2000, groups = 50, workers = 4, batch = 10;
+        for (int i = 0; i < args.length; i++) {
+            String a = args[i];
+            String v = a.contains("=") ? a.substring(a.indexOf('=') + 1) : (i + 1 < args.length ? args[++i] : "");
+            String k = a.contains("=") ? a.substring(0, a.indexOf('=')) : a;
+            switch (k) {
+                case "--uri": uri = v; break;
+                case "--events": events = Integer.parseInt(v); break;
+                case "--groups": groups = Integer.parseInt(v); break;
+                case "--workers": workers = Integer.parseInt(v); break;
+                case "--batch": batch = Integer.parseInt(v); break;
+                default:
+                    System.err.println("usage: Bench [--uri URI] [--events N] [--groups G] [--workers W] [--batch B]");
+                    System.exit(2);
+            }
+        }
+        if (uri == null) {
+            System.err.println("Bench: --uri or MONGOMQ_URI");
+            System.exit(2);
+        }
+        String db = "mongomq_bench_java_" + ProcessHandle.current().pid() + "_" + System.currentTimeMillis() / 1000;
+        System.out.printf("java bench: %d events, %d groups, %d workers, db %s%n", events, groups, workers, db);
+        double[] single = run(uri, db, "bench_single", events, groups, workers, 1);
+        double[] batched = run(uri, db, "bench_batch" + batch, events, groups, workers, batch);
+        System.out.printf("%-10s publish %9.0f events/s   drain %9.0f events/s%n", "single", single[0], single[1]);
+        System.out.printf("%-10s publish %9.0f events/s   drain %9.0f events/s%n", "batch(" + batch + ")", batched[0],
+                batched[1]);
+    }
+
+    private static double[] run(String uri, String db, String prefix, int events, int groups, int workers, int b)
+            throws Exception {
+        List<Client> clients = new ArrayList<>();
+        List<Queue> queues = new ArrayList<>();
+        try {
+            for (int w = 0; w <= workers; w++) {
+                Client c = Client.connect(uri);
+                clients.add(c);
+                queues.add(c.queue(db, prefix)); // index creation before any timing
+            }
+            Queue pub = queues.get(0);
+            long t0 = System.nanoTime();
+            if (b == 1) {
+                for (int i = 0; i < events; i++) {
+                    int g = i % groups;
+                    pub.publish("g" + g, ("{\"i\":" + i + "}").getBytes(StandardCharsets.UTF_8), g % 5);
+                }
+            } else {
+                for (int i = 0; i < events; ) {
+                    try (Batch batch = new Batch()) {
+                        for (int k = 0; k < b && i < events; k++, i++) {
+                            int g = i % groups;
+                            batch.add("g" + g, ("{\"i\":" + i + "}").getBytes(StandardCharsets.UTF_8), g % 5);
+                        }
+                        pub.publish(batch);
+                    }
+                }
+            }
+            double publishEps = events / ((System.nanoTime() - t0) / 1e9);
+
+            AtomicLong acked = new AtomicLong();
+            List<Thread> threads = new ArrayList<>();
+            long t1 = System.nanoTime();
+            for (int w = 1; w <= workers; w++) {
+                Queue q = queues.get(w);
+                Thread t = new Thread(() -> {
+                    while (acked.get() < events) {
+                        Optional<Lease> got = q.claim(VIS, 0, b);
+                        if (got.isEmpty()) {
+                            try {
+                                Thread.sleep(2);
+                            } catch (InterruptedException e) {
+                                return;
+                            }
+                            continue;
+                        }
+                        try (Lease l = got.get()) {
+                            q.ack(l);
+                            acked.addAndGet(l.count());
+                        }
+                    }
+                });
+                threads.add(t);
+                t.start();
+            }
+            for (Thread t : threads) t.join();
+            double drainEps = acked.get() / ((System.nanoTime() - t1) / 1e9);
+            pub.drop();
+            return new double[] {publishEps, drainEps};
+        } finally {
+            for (Queue q : queues) q.close();
+            for (Client c : clients) c.close();
+        }
+    }
+}
