@@ -24,8 +24,6 @@
  *     available_at is 0 or that time.
  *   - events delivered inside a batch lease but not as its head: whether those
  *     deliveries count in the event's attempts (a lease reports only its head's).
- *   - an ack repeated by a lease whose own ack dropped the group's lock: MQ_OK (the
- *     retry heals) or MQ_LEASE_LOST.
  *   - mq_dead_requeue of a seq that is not a dead letter: any failure status.
  *
  * After every step: the messages and dead letters on the server are exactly the
@@ -109,7 +107,6 @@ typedef struct mlease {
     int64_t seqs[4];
     int n;
     int more_after;
-    int drop_sent; /* an ack of this lease dropped the group's lock */
 } mlease;
 
 typedef struct model {
@@ -130,6 +127,7 @@ typedef struct model {
     char trace[TRACE][LINE];
     int ntrace;
     char cur[LINE]; /* the operation running now */
+    struct srv_doc *scratch; /* MAX_EV documents read from the server */
     jmp_buf fail_jmp;
 } model;
 
@@ -480,7 +478,6 @@ static visit_result visit(model *m, int g, const claim_ctx *c) {
         out->n = n;
         for (int i = 0; i < n; i++) out->seqs[i] = members[i]->seq;
         out->more_after = next_in_group(m, members[n - 1]) != NULL;
-        out->drop_sent = 0;
         return V_LEASE;
     }
 }
@@ -546,10 +543,10 @@ static void model_claim(model *m, mq_status st, const mq_error *err, const claim
             if (!(tie & (1 << g))) continue;
             if (visit(m, g, NULL) == V_LEASE) {
                 mev *h = head_of(m, g);
-                mfail(m, "the claim returned %s, but group %s (available_at %s%.3f, priority %d) was due %s and its "
+                mfail(m, "the claim returned %s, but group %s (available_at %s%.3f, priority %d) was due%s and its "
                          "head %lld is deliverable",
                       G >= 0 ? GROUP[G] : "MQ_EMPTY", GROUP[g], best == 0 ? "0 = " : "+", best == 0 ? 0 : best - 1e9,
-                      m->lock[g].priority, G >= 0 ? "first" : "", (long long)h->seq);
+                      m->lock[g].priority, G >= 0 ? " first" : "", (long long)h->seq);
             }
         }
         done |= tie;
@@ -698,13 +695,28 @@ static void op_claim(model *m) {
     int max_events = 1 + below(m, 4);
     double visibility = vis[below(m, 3)];
     const char *worker = WORKER[below(m, 3)];
-    int single = max_events == 1 && below(m, 2);
-    begin_op(m, "%s %s vis %g floor %d max %d ->", single ? "claim" : "claim_batch", worker, visibility, floor,
-             max_events);
+    /* mq_claim is mq_claim_batch with 1 event, and a waiting claim with timeout 0 is
+     * the plain claim: every entry point, one model. */
+    static const char *const call[] = {"claim_batch", "claim", "claim_batch_wait(0)", "claim_wait_cancel(0)"};
+    int variant = below(m, 6);
+    if (variant > 3 || (variant == 1 && max_events != 1)) variant = 0;
+    begin_op(m, "%s %s vis %g floor %d max %d ->", call[variant], worker, visibility, floor, max_events);
     mq_error err;
     mq_lease *lease = NULL;
-    mq_status st = single ? mq_claim(m->t->queue, worker, visibility, floor, &lease, &err)
-                          : mq_claim_batch(m->t->queue, worker, visibility, floor, (size_t)max_events, &lease, &err);
+    mq_status st;
+    switch (variant) {
+    case 1:
+        st = mq_claim(m->t->queue, worker, visibility, floor, &lease, &err);
+        break;
+    case 2:
+        st = mq_claim_batch_wait(m->t->queue, worker, visibility, floor, (size_t)max_events, 0, &lease, &err);
+        break;
+    case 3:
+        st = mq_claim_wait_cancel(m->t->queue, worker, visibility, floor, (size_t)max_events, 0, NULL, &lease, &err);
+        break;
+    default:
+        st = mq_claim_batch(m->t->queue, worker, visibility, floor, (size_t)max_events, &lease, &err);
+    }
     if (st == MQ_OK) {
         say(m, " %s [", mq_lease_group(lease));
         for (size_t i = 0; i < mq_lease_count(lease); i++)
@@ -748,15 +760,12 @@ static void op_ack(model *m) {
         } else {
             /* The group drains: the lock goes; events published since the claim make
              * it again, at the front, with the dropped lock's priority. */
-            l->drop_sent = 1;
             lk->exists = 0;
             if (live_count(m, l->group) > 0) {
                 lock_created(m, l->group, lk->priority, 0);
                 say(m, " (re-created: events published after the claim)");
             }
         }
-    } else if (l->drop_sent && st == MQ_OK) {
-        say(m, " (a retry after its own drop)");
     } else {
         expect_status(m, "mq_ack", st, MQ_LEASE_LOST, &err);
     }
@@ -970,55 +979,72 @@ static void op_repair(model *m) {
 
 /* ---- the invariants, after every step ---- */
 
+/* The _id and group_id of every document of {prefix}_<suffix>, in _id order (read
+ * whole before anything is compared, so that a failure leaves no cursor open). */
+typedef struct srv_doc {
+    int64_t seq;
+    char group[16];
+} srv_doc;
+
+static int read_ids(model *m, const char *suffix, srv_doc *out, int cap) {
+    mongoc_collection_t *coll;
+    bson_t *filter = bson_new();
+    mongoc_cursor_t *cursor = raw_find(m, suffix, filter, 1, &coll);
+    const bson_t *doc;
+    int n = 0, over = 0;
+    while (mongoc_cursor_next(cursor, &doc)) {
+        if (n == cap) {
+            over = 1;
+            continue;
+        }
+        bson_iter_t it;
+        out[n].seq = bson_iter_init_find(&it, doc, "_id") && BSON_ITER_HOLDS_NUMBER(&it) ? bson_iter_as_int64(&it) : -1;
+        snprintf(out[n].group, sizeof out[n].group, "%s",
+                 bson_iter_init_find(&it, doc, "group_id") && BSON_ITER_HOLDS_UTF8(&it) ? bson_iter_utf8(&it, NULL) : "?");
+        n++;
+    }
+    raw_done(m, cursor, coll, filter, suffix);
+    if (over) mfail(m, "%s holds more than %d documents", suffix, cap);
+    return n;
+}
+
 static void missing_event(model *m, const mev *e) {
     int dead = srv_dead(m, e->seq, NULL);
     mfail(m, "event %lld (%s) is in the model's queue but not in the messages collection%s", (long long)e->seq,
           GROUP[e->group], dead ? " (it is a dead letter)" : ": it is in neither the queue nor the dead letters");
 }
 
+/* The messages on the server are exactly the model's live events: every published
+ * event not acked, purged or dead is there, and nothing else. */
 static void check_messages(model *m) {
-    mongoc_collection_t *coll;
-    bson_t *filter = bson_new();
-    mongoc_cursor_t *cursor = raw_find(m, "messages", filter, 1, &coll);
-    const bson_t *doc;
+    int n = read_ids(m, "messages", m->scratch, MAX_EV);
     int i = 0; /* the model's next event, in seq order */
-    while (mongoc_cursor_next(cursor, &doc)) {
-        bson_iter_t it;
-        int64_t seq = bson_iter_init_find(&it, doc, "_id") ? bson_iter_as_int64(&it) : -1;
-        const char *group = bson_iter_init_find(&it, doc, "group_id") && BSON_ITER_HOLDS_UTF8(&it)
-                                ? bson_iter_utf8(&it, NULL)
-                                : "?";
+    for (int k = 0; k < n; k++) {
+        int64_t seq = m->scratch[k].seq;
         for (; i < m->nev && m->ev[i].seq < seq; i++)
             if (m->ev[i].state == EV_LIVE) missing_event(m, &m->ev[i]);
         mev *e = find_ev(m, seq);
         if (e == NULL || e->state != EV_LIVE)
-            mfail(m, "event %lld (%s) is in the messages collection, the model has it %s", (long long)seq, group,
-                  e ? EV_STATE[e->state] : "never published");
-        if (strcmp(group, GROUP[e->group]) != 0)
-            mfail(m, "event %lld is in group %s on the server, %s in the model", (long long)seq, group, GROUP[e->group]);
+            mfail(m, "event %lld (%s) is in the messages collection, the model has it %s", (long long)seq,
+                  m->scratch[k].group, e ? EV_STATE[e->state] : "never published");
+        if (strcmp(m->scratch[k].group, GROUP[e->group]) != 0)
+            mfail(m, "event %lld is in group %s on the server, %s in the model", (long long)seq, m->scratch[k].group,
+                  GROUP[e->group]);
         i = (int)(e - m->ev) + 1;
     }
-    raw_done(m, cursor, coll, filter, "the messages");
     for (; i < m->nev; i++)
         if (m->ev[i].state == EV_LIVE) missing_event(m, &m->ev[i]);
 }
 
+/* The dead letters on the server are exactly the model's. */
 static void check_dead(model *m) {
-    mongoc_collection_t *coll;
-    bson_t *filter = bson_new();
-    mongoc_cursor_t *cursor = raw_find(m, "dead", filter, 1, &coll);
-    const bson_t *doc;
-    int n = 0;
-    while (mongoc_cursor_next(cursor, &doc)) {
-        bson_iter_t it;
-        int64_t seq = bson_iter_init_find(&it, doc, "_id") ? bson_iter_as_int64(&it) : -1;
-        mev *e = find_ev(m, seq);
+    int n = read_ids(m, "dead", m->scratch, MAX_EV);
+    for (int k = 0; k < n; k++) {
+        mev *e = find_ev(m, m->scratch[k].seq);
         if (e == NULL || e->state != EV_DEAD)
-            mfail(m, "event %lld is a dead letter on the server, the model has it %s", (long long)seq,
-                  e ? EV_STATE[e->state] : "never published");
-        n++;
+            mfail(m, "event %lld (%s) is a dead letter on the server, the model has it %s", (long long)m->scratch[k].seq,
+                  m->scratch[k].group, e ? EV_STATE[e->state] : "never published");
     }
-    raw_done(m, cursor, coll, filter, "the dead letters");
     if (n != dead_count_model(m)) {
         for (int i = 0; i < m->nev; i++)
             if (m->ev[i].state == EV_DEAD && !srv_dead(m, m->ev[i].seq, NULL))
@@ -1027,6 +1053,8 @@ static void check_dead(model *m) {
     }
 }
 
+/* The locks on the server are the model's: which groups have one, and its
+ * available_at, token and priority (docs/design.md, "Schema"). */
 static void check_locks(model *m) {
     mongoc_collection_t *coll;
     bson_t *filter = bson_new();
@@ -1059,23 +1087,23 @@ static void check_locks(model *m) {
     }
 }
 
-static long long json_int_at(model *m, json_t *root, const char *path, const char *text) {
+/* An integer at a dotted path of the stats, or -1 with *bad set. */
+static long long json_int_at(json_t *root, const char *path, int *bad) {
     json_t *j = root;
     char buf[64];
-    snprintf(buf, sizeof buf, "%s", path);
-    for (char *part = strtok(buf, "."); part != NULL; part = strtok(NULL, ".")) j = json_object_get(j, part);
-    if (!json_is_integer(j)) mfail(m, "stats: %s is not an integer: %s", path, text);
+    snprintf(buf, sizeof buf, "%.60s", path);
+    char *save = NULL;
+    for (char *part = strtok_r(buf, ".", &save); part != NULL; part = strtok_r(NULL, ".", &save))
+        j = json_object_get(j, part);
+    if (!json_is_integer(j)) {
+        *bad = 1;
+        return -1;
+    }
     return (long long)json_integer_value(j);
 }
 
-static void check_stats(model *m) {
-    mq_error err;
-    char *text = NULL;
-    mq_status st = mq_stats_json(m->t->queue, &text, &err);
-    if (st != MQ_OK) mfail(m, "mq_stats_json returned %s: %s", mq_status_name(st), err.message);
-    json_error_t jerr;
-    json_t *root = json_loads(text, 0, &jerr);
-    if (root == NULL) mfail(m, "mq_stats_json is not JSON (%s): %s", jerr.text, text);
+/* mq_stats_json agrees with the model. The first difference is written to msg. */
+static void compare_stats(model *m, json_t *root, char *msg, size_t size) {
     double now = now_of(m);
     long long want_groups[5] = {0}, want_msgs[5] = {0};
     long long total = 0, ready = 0, leased = 0, parked = 0, messages = 0;
@@ -1099,33 +1127,57 @@ static void check_stats(model *m) {
         want_msgs[m->ev[i].priority]++;
     }
     struct {
-        const char *path;
+        char path[40];
         long long want;
-    } ints[] = {{"messages", messages},        {"dead", dead_count_model(m)}, {"groups.total", total},
-                {"groups.ready", ready},       {"groups.leased", leased},     {"groups.parked", parked}};
-    for (size_t i = 0; i < sizeof ints / sizeof ints[0]; i++) {
-        long long got = json_int_at(m, root, ints[i].path, text);
-        if (got != ints[i].want)
-            mfail(m, "stats: %s is %lld, the model says %lld: %s", ints[i].path, got, ints[i].want, text);
-    }
+    } ints[16] = {{"messages", messages},  {"dead", dead_count_model(m)}, {"groups.total", total},
+                  {"groups.ready", ready}, {"groups.leased", leased},     {"groups.parked", parked}};
+    int n = 6;
     for (int p = 0; p < 5; p++) {
-        char path[64];
-        snprintf(path, sizeof path, "priorities.%d.groups", p);
-        long long got = json_int_at(m, root, path, text);
-        if (got != want_groups[p]) mfail(m, "stats: %s is %lld, the model says %lld: %s", path, got, want_groups[p], text);
-        snprintf(path, sizeof path, "priorities.%d.messages", p);
-        got = json_int_at(m, root, path, text);
-        if (got != want_msgs[p]) mfail(m, "stats: %s is %lld, the model says %lld: %s", path, got, want_msgs[p], text);
+        snprintf(ints[n].path, sizeof ints[n].path, "priorities.%d.groups", p);
+        ints[n++].want = want_groups[p];
+        snprintf(ints[n].path, sizeof ints[n].path, "priorities.%d.messages", p);
+        ints[n++].want = want_msgs[p];
+    }
+    for (int i = 0; i < n; i++) {
+        int bad = 0;
+        long long got = json_int_at(root, ints[i].path, &bad);
+        if (bad || got != ints[i].want) {
+            snprintf(msg, size, "%.39s is %lld, the model says %lld", ints[i].path, got, ints[i].want);
+            return;
+        }
     }
     json_t *jnow = json_object_get(root, "now");
-    if (!json_is_real(jnow) || fabs(json_real_value(jnow) - now) > 1e-6)
-        mfail(m, "stats: now is not the queue clock (+%.3f): %s", now - 1e9, text);
+    if (!json_is_real(jnow) || fabs(json_real_value(jnow) - now) > 1e-6) {
+        snprintf(msg, size, "now is not the queue clock (+%.3f)", now - 1e9);
+        return;
+    }
     json_t *age = json_object_get(root, "oldest_message_age_s");
     if (oldest == NULL ? !json_is_null(age)
                        : !json_is_real(age) || fabs(json_real_value(age) - (now - oldest->published_at)) > 1e-6)
-        mfail(m, "stats: oldest_message_age_s should be %s%.3f: %s", oldest ? "" : "null, not ",
-              oldest ? now - oldest->published_at : 0.0, text);
-    json_decref(root);
+        snprintf(msg, size, "oldest_message_age_s should be %s%.3f", oldest ? "" : "null, not ",
+                 oldest ? now - oldest->published_at : 0.0);
+}
+
+static void check_stats(model *m) {
+    mq_error err;
+    char *text = NULL;
+    mq_status st = mq_stats_json(m->t->queue, &text, &err);
+    if (st != MQ_OK) mfail(m, "mq_stats_json returned %s: %s", mq_status_name(st), err.message);
+    char msg[200] = "";
+    json_error_t jerr;
+    json_t *root = json_loads(text, 0, &jerr);
+    if (root == NULL) {
+        snprintf(msg, sizeof msg, "not JSON (%s)", jerr.text);
+    } else {
+        compare_stats(m, root, msg, sizeof msg);
+        json_decref(root);
+    }
+    if (msg[0] != '\0') {
+        char copy[1200];
+        snprintf(copy, sizeof copy, "%s", text);
+        mq_free(text);
+        mfail(m, "mq_stats_json: %s: %s", msg, copy);
+    }
     mq_free(text);
 }
 
@@ -1186,7 +1238,9 @@ static long env_long(const char *name, long fallback) {
 static int run_sequence(model *m, uint64_t seed, int sequence, int steps) {
     void *state = NULL;
     tq_setup_fake_clock(&state);
+    struct srv_doc *scratch = m->scratch;
     memset(m, 0, sizeof *m);
+    m->scratch = scratch;
     m->t = state;
     m->seed = seed;
     m->rng = seed;
@@ -1227,8 +1281,10 @@ static void random_sequences_agree_with_the_model(void **state) {
            (unsigned long long)base, sequences, steps, (unsigned long long)base);
     fflush(stdout);
 
-    model *m = malloc(sizeof *m);
+    model *m = calloc(1, sizeof *m);
     assert_non_null(m);
+    m->scratch = calloc(MAX_EV, sizeof *m->scratch);
+    assert_non_null(m->scratch);
     char failed_seeds[1024] = "";
     int failures = 0;
     double t0 = tq_monotonic();
@@ -1241,6 +1297,7 @@ static void random_sequences_agree_with_the_model(void **state) {
                 snprintf(failed_seeds + len, sizeof failed_seeds - len, " %llu", (unsigned long long)seed);
         }
     }
+    free(m->scratch);
     free(m);
     printf("[model] %d sequences, %d failed, in %.1f s\n", sequences, failures, tq_monotonic() - t0);
     if (failures > 0) fail_msg("%d of %d sequences disagree with the model; their seeds:%s", failures, sequences, failed_seeds);
