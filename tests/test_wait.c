@@ -639,6 +639,139 @@ static void watcher_retries_after_connection_failure(void **state) {
     printf("[ wait     ] watcher with failing connection: %d attempts in 1.2 s, publish still claimed\n", calls);
 }
 
+/* ---- 8b. cancelling one waiting claim (mq_cancel) ---- */
+
+typedef struct {
+    mq_queue *queue;
+    mq_cancel *cancel;
+    mq_status status;
+    mq_lease *lease;
+    mq_error err;
+    double returned_at;
+    pthread_t thread;
+} cancel_waiter;
+
+static void *cancel_waiter_main(void *p) {
+    cancel_waiter *w = p;
+    w->lease = (mq_lease *)&w->err; /* must come back NULL unless MQ_OK */
+    w->status = mq_claim_wait_cancel(w->queue, "waiter", 30, 0, 1, 30, w->cancel, &w->lease, &w->err);
+    w->returned_at = tq_monotonic();
+    return NULL;
+}
+
+/* Two waiters on one queue; cancelling one ends that one promptly, the other still
+ * gets the next event, and the queue keeps working. */
+static void cancel_ends_one_waiter(tq *t, const char *label) {
+    mq_error err;
+    cancel_waiter a = {.queue = t->queue}, b = {.queue = t->queue};
+    ASSERT_MQ(MQ_OK, mq_cancel_new(&a.cancel, &err), err);
+    ASSERT_MQ(MQ_OK, mq_cancel_new(&b.cancel, &err), err);
+    assert_int_equal(pthread_create(&a.thread, NULL, cancel_waiter_main, &a), 0);
+    assert_int_equal(pthread_create(&b.thread, NULL, cancel_waiter_main, &b), 0);
+    tq_sleep(0.4); /* both asleep */
+    double cancelled_at = tq_monotonic();
+    mq_cancel_trigger(a.cancel);
+    assert_int_equal(mq_cancel_triggered(a.cancel), 1);
+    pthread_join(a.thread, NULL);
+    if (a.status != MQ_CANCELLED) fail_msg("%s: cancelled waiter: %s: %s", label, mq_status_name(a.status), a.err.message);
+    assert_null(a.lease);
+    assert_non_null(strstr(a.err.message, "cancelled"));
+    double took = a.returned_at - cancelled_at;
+    assert_true(took < 5.0); /* promptly (measured below), not at its 30 s timeout */
+
+    int64_t seq = tq_publish(t, "g", "for b", 0);
+    pthread_join(b.thread, NULL);
+    if (b.status != MQ_OK) fail_msg("%s: other waiter: %s: %s", label, mq_status_name(b.status), b.err.message);
+    assert_int_equal(mq_lease_seq(b.lease), seq);
+    tq_ack(t, b.lease);
+    mq_lease_destroy(b.lease);
+    printf("[ wait     ] %s: cancel -> that waiter returned in %.1f ms; the other got the next event\n", label,
+           took * 1e3);
+
+    /* A triggered cancel stays triggered: the next call with it returns at once and
+     * sends nothing; reset re-arms it. */
+    tq_publish(t, "g2", "e", 0);
+    uint64_t before = mq_client_command_count(t->client);
+    mq_lease *lease = (mq_lease *)&err;
+    ASSERT_MQ(MQ_CANCELLED, mq_claim_wait_cancel(t->queue, NULL, 30, 0, 1, 30, a.cancel, &lease, &err), err);
+    assert_null(lease);
+    ASSERT_MQ(MQ_CANCELLED, mq_claim_wait_cancel(t->queue, NULL, 30, 0, 1, 0, a.cancel, &lease, &err), err);
+    assert_int_equal(mq_client_command_count(t->client), before);
+    mq_cancel_reset(a.cancel);
+    assert_int_equal(mq_cancel_triggered(a.cancel), 0);
+    ASSERT_MQ(MQ_OK, mq_claim_wait_cancel(t->queue, NULL, 30, 0, 1, 30, a.cancel, &lease, &err), err);
+    tq_ack(t, lease);
+    mq_lease_destroy(lease);
+    mq_cancel_destroy(a.cancel);
+    mq_cancel_destroy(b.cancel);
+}
+
+static void cancel_one_waiter(void **state) { cancel_ends_one_waiter(*state, mode(*state)); }
+
+static void cancel_one_waiter_fallback(void **state) {
+    fail_watch(40573); /* no change streams: the waiters poll() on the eventfds */
+    cancel_ends_one_waiter(*state, "fallback mode (forced)");
+}
+
+/* From a signal handler: mq_cancel_trigger is async-signal-safe. */
+static mq_cancel *volatile g_signal_cancel;
+
+static void on_sigusr2(int sig) {
+    (void)sig;
+    mq_cancel_trigger(g_signal_cancel);
+}
+
+static void cancel_from_signal_handler(void **state) {
+    tq *t = *state;
+    mq_error err;
+    cancel_waiter w = {.queue = t->queue};
+    ASSERT_MQ(MQ_OK, mq_cancel_new(&w.cancel, &err), err);
+    g_signal_cancel = w.cancel;
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_sigusr2;
+    sigemptyset(&sa.sa_mask);
+    assert_int_equal(sigaction(SIGUSR2, &sa, NULL), 0);
+    assert_int_equal(pthread_create(&w.thread, NULL, cancel_waiter_main, &w), 0);
+    tq_sleep(0.3);
+    pthread_kill(w.thread, SIGUSR2);
+    pthread_join(w.thread, NULL);
+    signal(SIGUSR2, SIG_DFL);
+    ASSERT_MQ(MQ_CANCELLED, w.status, w.err);
+    assert_null(w.lease);
+    /* The queue goes on: a plain waiting claim gets a published event. */
+    tq_publish(t, "g", "e", 0);
+    mq_lease *lease = NULL;
+    ASSERT_MQ(MQ_OK, mq_claim_wait(t->queue, NULL, 30, 0, 5, &lease, &err), err);
+    tq_ack(t, lease);
+    mq_lease_destroy(lease);
+    mq_cancel_destroy(w.cancel);
+}
+
+/* NULL is no cancel; the cancel calls accept NULL; bad arguments are checked as
+ * mq_claim_batch_wait's. */
+static void cancel_null_and_arguments(void **state) {
+    tq *t = *state;
+    mq_error err;
+    mq_cancel_trigger(NULL);
+    mq_cancel_reset(NULL);
+    mq_cancel_destroy(NULL);
+    assert_int_equal(mq_cancel_triggered(NULL), 0);
+    ASSERT_MQ(MQ_ERR_ARG, mq_cancel_new(NULL, &err), err);
+    assert_non_null(strstr(err.message, "out"));
+    mq_lease *lease = (mq_lease *)&err;
+    ASSERT_MQ(MQ_EMPTY, mq_claim_wait_cancel(t->queue, NULL, 30, 0, 1, 0.2, NULL, &lease, &err), err);
+    assert_null(lease);
+    mq_cancel *c;
+    ASSERT_MQ(MQ_OK, mq_cancel_new(&c, &err), err);
+    ASSERT_MQ(MQ_ERR_ARG, mq_claim_wait_cancel(t->queue, NULL, 30, 0, 0, 1, c, &lease, &err), err);
+    assert_non_null(strstr(err.message, "max_events"));
+    assert_non_null(strstr(err.message, "mq_claim_wait_cancel"));
+    ASSERT_MQ(MQ_ERR_ARG, mq_claim_wait_cancel(t->queue, NULL, -1, 0, 1, 1, c, &lease, &err), err);
+    assert_non_null(strstr(err.message, "visibility_s"));
+    mq_cancel_destroy(c);
+}
+
 /* ---- 9. bad arguments ---- */
 
 static void expect_arg(mq_queue *queue, const char *worker, double visibility, int min_priority, double timeout,
@@ -735,6 +868,10 @@ int main(void) {
         cmocka_unit_test_setup_teardown(interrupt_from_signal_on_other_thread, setup, teardown),
         cmocka_unit_test_setup_teardown(fallback_notices_publish, setup, teardown),
         cmocka_unit_test_setup_teardown(watcher_retries_after_connection_failure, setup, teardown),
+        cmocka_unit_test_setup_teardown(cancel_one_waiter, setup, teardown),
+        cmocka_unit_test_setup_teardown(cancel_one_waiter_fallback, setup, teardown),
+        cmocka_unit_test_setup_teardown(cancel_from_signal_handler, setup, teardown),
+        cmocka_unit_test_setup_teardown(cancel_null_and_arguments, setup, teardown),
         cmocka_unit_test_setup_teardown(bad_arguments, setup, teardown),
         cmocka_unit_test_setup_teardown(destroy_with_running_watcher, setup, teardown),
     };
