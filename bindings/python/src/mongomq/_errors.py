@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from typing import Optional
+from typing import Any, Optional, Tuple
 
 # mq_status values (include/mongomq.h); also in mongomq._raw as MQ_*.
 OK = 0
@@ -45,7 +45,7 @@ class Error(Exception):
     def status_name(self) -> str:
         return _STATUS_NAMES.get(self.status, "MQ_UNKNOWN")
 
-    def __reduce__(self):  # picklable with its fields (multiprocessing, logging)
+    def __reduce__(self) -> Tuple[Any, ...]:  # picklable with its fields (multiprocessing, logging)
         return (type(self), (self.message, self.status, self.server_code))
 
 
@@ -63,7 +63,7 @@ class ArgumentError(Error, ValueError):
         super().__init__(message, status, server_code)
         self.argument = argument
 
-    def __reduce__(self):
+    def __reduce__(self) -> Tuple[Any, ...]:
         return (type(self), (self.message, self.status, self.server_code, self.argument))
 
 

@@ -14,7 +14,7 @@ import json
 import math
 import threading
 import time
-from typing import TYPE_CHECKING, Any, Callable, Iterable, List, Optional, Tuple, Union
+from typing import TYPE_CHECKING, Any, Callable, Dict, Iterable, Optional, Tuple, TypeVar, Union
 
 from . import _raw
 from ._errors import Cancelled, ClosedError, Interrupted, _from_c
@@ -31,6 +31,9 @@ Seconds = Union[int, float]
 PRIORITY_MIN = _raw.MQ_PRIORITY_MIN
 PRIORITY_MAX = _raw.MQ_PRIORITY_MAX
 BATCH_MAX = _raw.MQ_BATCH_MAX
+
+_H = TypeVar("_H", bound="_Handle")
+_T = TypeVar("_T")
 
 _main_ident = threading.main_thread().ident
 _get_ident = threading.get_ident
@@ -67,7 +70,7 @@ def _worker_id(value: Any) -> str:
     _text("worker_id", value)
     if value == "":  # the C shim would take "" for "the default"
         raise _from_c(_raw.MQ_ERR_ARG, 0, "worker_id is empty (None is the default: host:pid)")
-    return value
+    return str(value)
 
 
 def _int(name: str, value: Any) -> int:
@@ -80,7 +83,7 @@ def _int(name: str, value: Any) -> int:
 def _seconds(name: str, value: Any) -> float:
     t = type(value)
     if t is float:
-        return value
+        return float(value)
     if t is int:
         return float(value)
     if isinstance(value, bool) or not isinstance(value, (int, float)):
@@ -167,7 +170,7 @@ class _Handle:
         except Exception:
             pass
 
-    def __enter__(self):
+    def __enter__(self: _H) -> _H:
         return self
 
     def __exit__(self, *exc: Any) -> None:
@@ -187,7 +190,7 @@ class CancelToken:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._cancelled = False
-        self._c: dict = {}  # id -> the mq_cancel of a claim waiting on this token
+        self._c: Dict[int, Any] = {}  # id -> the mq_cancel of a claim waiting on this token
 
     def cancel(self) -> None:
         with self._lock:
@@ -566,7 +569,7 @@ class Queue(_Handle):
 
     # -- internals --
 
-    def _call(self, fn: Callable[..., Any], *args: Any) -> Any:
+    def _call(self, fn: Callable[..., _T], *args: Any) -> _T:
         ptr = self._enter()
         try:
             return fn(ptr, *args)

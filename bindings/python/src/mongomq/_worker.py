@@ -10,7 +10,7 @@ import random
 import threading
 import time
 import weakref
-from typing import Any, Callable, Dict, List, Optional
+from typing import Any, Callable, Dict, List, Optional, Set
 
 from ._errors import Cancelled, ClosedError, Error, Interrupted, LeaseLost
 from ._handles import CancelToken, Lease, Queue, _int, _seconds, _worker_id
@@ -121,7 +121,7 @@ class Worker:
         # heartbeat: lease -> next extend (monotonic); leases being extended now
         self._hb_cond = threading.Condition()
         self._hb_due: Dict[Lease, float] = {}
-        self._hb_busy: set = set()
+        self._hb_busy: Set[Lease] = set()
         self._hb_thread: Optional[threading.Thread] = None
         self._hb_stop = False
 
