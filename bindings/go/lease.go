@@ -14,7 +14,8 @@ import (
 // copied into Go memory when it is claimed, so the accessors work at any time,
 // also after the lease is closed or its queue is gone. A Lease is a plain value
 // that may outlive its Queue; it is safe for concurrent use (Extend from a
-// heartbeat goroutine while the handler runs, say).
+// heartbeat goroutine while the handler runs, say). The accessors of a nil *Lease
+// return zero values.
 //
 // Its C handle, which Ack, Nack and Extend need, is released by Ack and Nack (when
 // they reached the server, also with ErrLeaseLost), by Close, and by a finalizer
@@ -54,29 +55,49 @@ func newLease(l raw.Struct_SS_mq_lease) *Lease {
 }
 
 // Seq is the head event's sequence number.
-func (l *Lease) Seq() int64 { return l.seq }
+func (l *Lease) Seq() int64 {
+	if l == nil {
+		return 0
+	}
+	return l.seq
+}
 
 // Group is the group id.
-func (l *Lease) Group() string { return l.group }
+func (l *Lease) Group() string {
+	if l == nil {
+		return ""
+	}
+	return l.group
+}
 
 // Event is the head event's bytes (exactly as published; empty, not nil, for an
 // empty event). The slice is the lease's own: copy it before changing it.
 func (l *Lease) Event() []byte {
-	if len(l.events) == 0 {
+	if l == nil || len(l.events) == 0 {
 		return []byte{}
 	}
 	return l.events[0]
 }
 
 // Attempts is how often the head has been delivered: 1 on its first delivery.
-func (l *Lease) Attempts() int { return l.attempts }
+func (l *Lease) Attempts() int {
+	if l == nil {
+		return 0
+	}
+	return l.attempts
+}
 
 // Count is the number of events in the lease (1 unless claimed with MaxEvents > 1).
-func (l *Lease) Count() int { return len(l.events) }
+func (l *Lease) Count() int {
+	if l == nil {
+		return 0
+	}
+	return len(l.events)
+}
 
 // SeqAt is the sequence number of event i (0 is the head), 0 out of range.
 func (l *Lease) SeqAt(i int) int64 {
-	if i < 0 || i >= len(l.seqs) {
+	if l == nil || i < 0 || i >= len(l.seqs) {
 		return 0
 	}
 	return l.seqs[i]
@@ -84,21 +105,34 @@ func (l *Lease) SeqAt(i int) int64 {
 
 // EventAt is the bytes of event i (0 is the head), nil out of range.
 func (l *Lease) EventAt(i int) []byte {
-	if i < 0 || i >= len(l.events) {
+	if l == nil || i < 0 || i >= len(l.events) {
 		return nil
 	}
 	return l.events[i]
 }
 
 // Seqs is the sequence numbers of the lease's events, in order (a new slice).
-func (l *Lease) Seqs() []int64 { return append([]int64(nil), l.seqs...) }
+func (l *Lease) Seqs() []int64 {
+	if l == nil {
+		return nil
+	}
+	return append([]int64(nil), l.seqs...)
+}
 
 // Events is the lease's events, in order (a new slice of the lease's byte slices).
-func (l *Lease) Events() [][]byte { return append([][]byte(nil), l.events...) }
+func (l *Lease) Events() [][]byte {
+	if l == nil {
+		return nil
+	}
+	return append([][]byte(nil), l.events...)
+}
 
 // Deadline is when the lease runs out, on the queue's clock (server time): the
 // claim's time plus its visibility, moved by Extend and by Nack with a delay.
 func (l *Lease) Deadline() time.Time {
+	if l == nil {
+		return time.Time{}
+	}
 	l.dmu.Lock()
 	d := l.deadline
 	l.dmu.Unlock()

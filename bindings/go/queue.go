@@ -37,7 +37,12 @@ type Queue struct {
 }
 
 // Name is "db.prefix".
-func (q *Queue) Name() string { return q.name }
+func (q *Queue) Name() string {
+	if q == nil {
+		return ""
+	}
+	return q.name
+}
 
 // Close closes the queue: waiting claims on it end (with ErrClosed), Close waits
 // for calls still running on it, then releases it. Closing twice does nothing.

@@ -274,7 +274,11 @@ func (w *worker) backoff(attempts int) time.Duration {
 // the handler is abandoned, or until the lease is lost.
 func (w *worker) heartbeat(lease *Lease, stop <-chan struct{}, done chan<- struct{}) {
 	defer close(done)
-	t := time.NewTicker(w.o.Visibility / 3)
+	every := w.o.Visibility / 3
+	if every < time.Millisecond {
+		every = time.Millisecond
+	}
+	t := time.NewTicker(every)
 	defer t.Stop()
 	for {
 		select {
