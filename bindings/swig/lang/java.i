@@ -32,7 +32,8 @@ static jmethodID mqj_exc_factory = NULL;
 
 static void mqj_throw(JNIEnv *jenv, const mq_error *err) {
     if ((*jenv)->ExceptionCheck(jenv)) return;
-    if (mqj_exc_class == NULL) {
+    jclass cls = __atomic_load_n(&mqj_exc_class, __ATOMIC_ACQUIRE);
+    if (cls == NULL) {
         jclass local = (*jenv)->FindClass(jenv, "org/mongomq/MongoMqException");
         if (local == NULL) return; /* NoClassDefFoundError is pending */
         jmethodID factory = (*jenv)->GetStaticMethodID(jenv, local, "fromNative", "(II[B)Ljava/lang/RuntimeException;");
@@ -40,15 +41,23 @@ static void mqj_throw(JNIEnv *jenv, const mq_error *err) {
         jclass global = (jclass)(*jenv)->NewGlobalRef(jenv, local);
         (*jenv)->DeleteLocalRef(jenv, local);
         if (global == NULL) return;
-        /* Two threads may get here at once: both store the same values. */
-        mqj_exc_factory = factory;
-        mqj_exc_class = global;
+        /* Two threads may get here at once: the first to publish its class wins, the
+         * other drops its reference. The method id is the same for both. */
+        __atomic_store_n(&mqj_exc_factory, factory, __ATOMIC_RELAXED);
+        jclass expected = NULL;
+        if (__atomic_compare_exchange_n(&mqj_exc_class, &expected, global, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+            cls = global;
+        } else {
+            (*jenv)->DeleteGlobalRef(jenv, global);
+            cls = expected;
+        }
     }
+    jmethodID factory = __atomic_load_n(&mqj_exc_factory, __ATOMIC_RELAXED);
     size_t len = strnlen(err->message, sizeof err->message);
     jbyteArray msg = (*jenv)->NewByteArray(jenv, (jsize)len);
     if (msg == NULL) return;
     (*jenv)->SetByteArrayRegion(jenv, msg, 0, (jsize)len, (const jbyte *)err->message);
-    jobject exc = (*jenv)->CallStaticObjectMethod(jenv, mqj_exc_class, mqj_exc_factory, (jint)err->status,
+    jobject exc = (*jenv)->CallStaticObjectMethod(jenv, cls, factory, (jint)err->status,
                                                   (jint)err->server_code, msg);
     (*jenv)->DeleteLocalRef(jenv, msg);
     if (exc == NULL || (*jenv)->ExceptionCheck(jenv)) return;
@@ -56,8 +65,9 @@ static void mqj_throw(JNIEnv *jenv, const mq_error *err) {
     (*jenv)->DeleteLocalRef(jenv, exc);
 }
 
-/* A NUL-terminated copy of a Java byte[] (already UTF-8 with a trailing 0 added by
- * org.mongomq.internal.Utf8.cstr); NULL for null. */
+/* A NUL-terminated copy of a Java byte[] (the UTF-8 that org.mongomq.internal.Utf8.cstr
+ * made of a String; the hand-written layer rejects strings with NUL characters); NULL
+ * for null. */
 static char *mqj_cstr(JNIEnv *jenv, jbyteArray a) {
     if (a == NULL) return NULL;
     jsize n = (*jenv)->GetArrayLength(jenv, a);
