@@ -15,16 +15,9 @@ fn main() {
     let major: u64 = parts.next().and_then(|p| p.parse().ok()).expect("crate major version");
     let minor: u64 = parts.next().and_then(|p| p.parse().ok()).expect("crate minor version");
     let lowest = crate_version.split(['-', '+']).next().unwrap().to_string();
-    let above = if major == 0 {
-        format!("0.{}.0", minor + 1)
-    } else {
-        format!("{}.0.0", major + 1)
-    };
+    let above = if major == 0 { format!("0.{}.0", minor + 1) } else { format!("{}.0.0", major + 1) };
 
-    let lib = match pkg_config::Config::new()
-        .range_version(lowest.as_str()..above.as_str())
-        .probe("mongomq")
-    {
+    let lib = match pkg_config::Config::new().range_version(lowest.as_str()..above.as_str()).probe("mongomq") {
         Ok(lib) => lib,
         Err(e) => panic!(
             "\n\nmongomq-sys {crate_version} needs libmongomq >= {lowest}, < {above}, found \

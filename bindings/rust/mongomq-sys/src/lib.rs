@@ -98,9 +98,8 @@ opaque! {
 }
 
 /// libmongoc's log handler: level (0 error .. 6 trace), domain, message, ctx.
-pub type mq_log_fn = Option<
-    unsafe extern "C" fn(level: c_int, domain: *const c_char, message: *const c_char, ctx: *mut c_void),
->;
+pub type mq_log_fn =
+    Option<unsafe extern "C" fn(level: c_int, domain: *const c_char, message: *const c_char, ctx: *mut c_void)>;
 
 /// The clock of mq_queue_set_clock (the header spells it inline: `double (*clock)(void *ctx)`).
 pub type mq_clock_fn = Option<unsafe extern "C" fn(ctx: *mut c_void) -> f64>;
@@ -245,6 +244,19 @@ extern "C" {
     pub fn mq_repair(queue: *mut mq_queue, fixed: *mut i64, err: *mut mq_error) -> mq_status;
     pub fn mq_purge_group(queue: *mut mq_queue, group_id: *const c_char, err: *mut mq_error) -> mq_status;
     pub fn mq_queue_drop(queue: *mut mq_queue, err: *mut mq_error) -> mq_status;
+    pub fn mq_peek_json(
+        queue: *mut mq_queue,
+        group_id: *const c_char,
+        max_events: usize,
+        json_out: *mut *mut c_char,
+        err: *mut mq_error,
+    ) -> mq_status;
+    pub fn mq_dead_list_json(
+        queue: *mut mq_queue,
+        max_events: usize,
+        json_out: *mut *mut c_char,
+        err: *mut mq_error,
+    ) -> mq_status;
 
     pub fn mq_queue_clock_offset(queue: *const mq_queue) -> f64;
     pub fn mq_queue_now(queue: *mut mq_queue) -> f64;

@@ -71,10 +71,7 @@ fn ident_before(text: &str, end: usize) -> String {
 
 /// Every identifier of `text` that starts with `prefix`.
 fn idents_with_prefix(text: &str, prefix: &str) -> BTreeSet<String> {
-    text.split(|c: char| !is_ident_char(c))
-        .filter(|w| w.starts_with(prefix))
-        .map(str::to_string)
-        .collect()
+    text.split(|c: char| !is_ident_char(c)).filter(|w| w.starts_with(prefix)).map(str::to_string).collect()
 }
 
 /// The header without comments and preprocessor lines.
@@ -95,7 +92,15 @@ fn header_constants() -> BTreeSet<String> {
     let text = header_text();
     let mut names: BTreeSet<String> = text
         .lines()
-        .filter_map(|l| l.trim_start().strip_prefix('#')?.trim_start().strip_prefix("define")?.split_whitespace().next().map(str::to_string))
+        .filter_map(|l| {
+            l.trim_start()
+                .strip_prefix('#')?
+                .trim_start()
+                .strip_prefix("define")?
+                .split_whitespace()
+                .next()
+                .map(str::to_string)
+        })
         .filter(|n| n.starts_with("MQ_") && n != "MQ_API")
         .collect();
     let start = text.find("typedef enum mq_status").expect("enum mq_status");
@@ -213,10 +218,25 @@ fn constant_values() -> Vec<(&'static str, i128)> {
         ($($name:ident),* $(,)?) => { vec![$((stringify!($name), sys::$name as i128)),*] };
     }
     values![
-        MQ_VERSION_MAJOR, MQ_VERSION_MINOR, MQ_VERSION_PATCH, MQ_GROUP_ID_MAX, MQ_WORKER_ID_MAX,
-        MQ_EVENT_MAX, MQ_BATCH_MAX, MQ_PRIORITY_MIN, MQ_PRIORITY_MAX, MQ_OK, MQ_EMPTY,
-        MQ_LEASE_LOST, MQ_INTERRUPTED, MQ_CANCELLED, MQ_ERR_ARG, MQ_ERR_CONNECT, MQ_ERR_SERVER,
-        MQ_ERR_NOMEM, MQ_ERR_INTERNAL,
+        MQ_VERSION_MAJOR,
+        MQ_VERSION_MINOR,
+        MQ_VERSION_PATCH,
+        MQ_GROUP_ID_MAX,
+        MQ_WORKER_ID_MAX,
+        MQ_EVENT_MAX,
+        MQ_BATCH_MAX,
+        MQ_PRIORITY_MIN,
+        MQ_PRIORITY_MAX,
+        MQ_OK,
+        MQ_EMPTY,
+        MQ_LEASE_LOST,
+        MQ_INTERRUPTED,
+        MQ_CANCELLED,
+        MQ_ERR_ARG,
+        MQ_ERR_CONNECT,
+        MQ_ERR_SERVER,
+        MQ_ERR_NOMEM,
+        MQ_ERR_INTERNAL,
     ]
 }
 
@@ -250,10 +270,22 @@ fn header_signatures_and_layout_match_crate() {
     let mut assert = |cond: String, what: &str| c.push_str(&format!("_Static_assert({cond}, \"{what}\");\n"));
     assert(format!("sizeof(mq_error) == {}", size_of::<sys::mq_error>()), "sizeof(mq_error)");
     assert(format!("_Alignof(mq_error) == {}", align_of::<sys::mq_error>()), "alignof(mq_error)");
-    assert(format!("offsetof(mq_error, status) == {}", offset_of!(sys::mq_error, status)), "offsetof(mq_error, status)");
-    assert(format!("offsetof(mq_error, server_code) == {}", offset_of!(sys::mq_error, server_code)), "offsetof(mq_error, server_code)");
-    assert(format!("offsetof(mq_error, message) == {}", offset_of!(sys::mq_error, message)), "offsetof(mq_error, message)");
-    assert(format!("sizeof(((mq_error *)0)->message) == {}", size_of::<[std::ffi::c_char; 504]>()), "sizeof(mq_error.message)");
+    assert(
+        format!("offsetof(mq_error, status) == {}", offset_of!(sys::mq_error, status)),
+        "offsetof(mq_error, status)",
+    );
+    assert(
+        format!("offsetof(mq_error, server_code) == {}", offset_of!(sys::mq_error, server_code)),
+        "offsetof(mq_error, server_code)",
+    );
+    assert(
+        format!("offsetof(mq_error, message) == {}", offset_of!(sys::mq_error, message)),
+        "offsetof(mq_error, message)",
+    );
+    assert(
+        format!("sizeof(((mq_error *)0)->message) == {}", size_of::<[std::ffi::c_char; 504]>()),
+        "sizeof(mq_error.message)",
+    );
     assert(format!("sizeof(mq_status) == {}", size_of::<sys::mq_status>()), "sizeof(mq_status)");
     for (name, value) in constant_values() {
         assert(format!("{name} == {value}"), name);

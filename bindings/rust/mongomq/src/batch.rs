@@ -41,7 +41,8 @@ impl Batch {
         // SAFETY: out and err point to locals.
         let status = unsafe { sys::mq_batch_new(&mut out, &mut err) };
         check(status, &err)?;
-        let ptr = NonNull::new(out).ok_or_else(|| Error::internal("mq_batch_new returned MQ_OK and no batch".into()))?;
+        let ptr =
+            NonNull::new(out).ok_or_else(|| Error::internal("mq_batch_new returned MQ_OK and no batch".into()))?;
         Ok(Batch { ptr })
     }
 

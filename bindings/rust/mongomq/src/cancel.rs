@@ -64,7 +64,8 @@ impl CancelHandle {
         // SAFETY: out and err point to locals.
         let status = unsafe { sys::mq_cancel_new(&mut out, &mut err) };
         check(status, &err)?;
-        let ptr = NonNull::new(out).ok_or_else(|| Error::internal("mq_cancel_new returned MQ_OK and no cancel".into()))?;
+        let ptr =
+            NonNull::new(out).ok_or_else(|| Error::internal("mq_cancel_new returned MQ_OK and no cancel".into()))?;
         Ok(CancelHandle { inner: Arc::new(CancelInner(ptr)) })
     }
 

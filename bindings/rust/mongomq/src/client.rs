@@ -66,7 +66,8 @@ impl Client {
         // SAFETY: uri is a valid C string for the call; out and err point to locals.
         let status = unsafe { sys::mq_client_new(uri.as_ptr(), &mut out, &mut err) };
         check(status, &err)?;
-        let ptr = NonNull::new(out).ok_or_else(|| Error::internal("mq_client_new returned MQ_OK and no client".into()))?;
+        let ptr =
+            NonNull::new(out).ok_or_else(|| Error::internal("mq_client_new returned MQ_OK and no client".into()))?;
         Ok(Client { handle: Arc::new(ClientHandle(ptr)) })
     }
 

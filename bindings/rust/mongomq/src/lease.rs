@@ -24,7 +24,8 @@ unsafe impl Sync for Lease {}
 
 impl Lease {
     pub(crate) fn from_raw(ptr: *mut sys::mq_lease, function: &str) -> Result<Lease> {
-        let ptr = NonNull::new(ptr).ok_or_else(|| Error::internal(format!("{function} returned MQ_OK and no lease")))?;
+        let ptr =
+            NonNull::new(ptr).ok_or_else(|| Error::internal(format!("{function} returned MQ_OK and no lease")))?;
         // SAFETY: a lease from the library always has a group, a NUL-terminated string
         // valid until the lease is destroyed; it is copied here.
         let group = unsafe { CStr::from_ptr(sys::mq_lease_group(ptr.as_ptr())) };

@@ -10,6 +10,7 @@ use crate::cancel::CancelHandle;
 use crate::client::ClientHandle;
 use crate::error::{c_string, check, Error, Result};
 use crate::lease::Lease;
+use crate::peek::PeekedEvent;
 use crate::stats::Stats;
 
 struct QueueHandle {
@@ -129,6 +130,24 @@ fn opt_ptr(s: &Option<CString>) -> *const c_char {
     s.as_ref().map_or(ptr::null(), |s| s.as_ptr())
 }
 
+/// The text a `*_json` call returned: copied, then released with mq_free.
+fn take_text(function: &str, status: sys::mq_status, err: &sys::mq_error, json: *mut c_char) -> Result<String> {
+    check(status, err)?;
+    if json.is_null() {
+        return Err(Error::internal(format!("{function} returned MQ_OK and no text")));
+    }
+    // SAFETY: on MQ_OK json is a NUL-terminated string the library allocated for us;
+    // it is copied here, then released with mq_free, exactly once.
+    let text = unsafe { CStr::from_ptr(json) }.to_string_lossy().into_owned();
+    // SAFETY: json came from the library's *_json call and is not used after this.
+    unsafe { sys::mq_free(json.cast()) };
+    Ok(text)
+}
+
+fn parse_json<T: serde::de::DeserializeOwned>(function: &str, text: &str) -> Result<T> {
+    serde_json::from_str(text).map_err(|e| Error::internal(format!("{function}: cannot parse {text:?}: {e}")))
+}
+
 impl Queue {
     pub(crate) fn open(client: Arc<ClientHandle>, db: &str, prefix: &str) -> Result<Queue> {
         let c_db = c_string("mq_queue_new", "db_name", db)?;
@@ -137,9 +156,11 @@ impl Queue {
         let mut err = sys::mq_error::new();
         // SAFETY: the client is alive (we hold its Arc, and keep it in the handle);
         // db and prefix are C strings valid for the call; out and err point to locals.
-        let status = unsafe { sys::mq_queue_new(client.as_ptr(), c_db.as_ptr(), c_prefix.as_ptr(), &mut out, &mut err) };
+        let status =
+            unsafe { sys::mq_queue_new(client.as_ptr(), c_db.as_ptr(), c_prefix.as_ptr(), &mut out, &mut err) };
         check(status, &err)?;
-        let ptr = NonNull::new(out).ok_or_else(|| Error::internal("mq_queue_new returned MQ_OK and no queue".into()))?;
+        let ptr =
+            NonNull::new(out).ok_or_else(|| Error::internal("mq_queue_new returned MQ_OK and no queue".into()))?;
         Ok(Queue { handle: Arc::new(QueueHandle { ptr, name: format!("{db}.{prefix}"), _client: client }) })
     }
 
@@ -164,7 +185,15 @@ impl Queue {
         // event.len() bytes, both valid for the call (nothing is kept); seq and err
         // point to locals.
         let status = unsafe {
-            sys::mq_publish(self.ptr(), group.as_ptr(), event.as_ptr().cast(), event.len(), priority, &mut seq, &mut err)
+            sys::mq_publish(
+                self.ptr(),
+                group.as_ptr(),
+                event.as_ptr().cast(),
+                event.len(),
+                priority,
+                &mut seq,
+                &mut err,
+            )
         };
         check(status, &err)?;
         Ok(seq)
@@ -347,8 +376,12 @@ impl Queue {
     /// (max_attempts + 1)th time moves it to the dead letters instead. 0: unlimited
     /// (the default). Applies to this queue handle and its clones.
     pub fn set_max_attempts(&self, max_attempts: u32) -> Result<()> {
-        let n = i32::try_from(max_attempts)
-            .map_err(|_| Error::argument("mq_queue_set_max_attempts", format_args!("max_attempts is {max_attempts}, more than {}", i32::MAX)))?;
+        let n = i32::try_from(max_attempts).map_err(|_| {
+            Error::argument(
+                "mq_queue_set_max_attempts",
+                format_args!("max_attempts is {max_attempts}, more than {}", i32::MAX),
+            )
+        })?;
         let mut err = sys::mq_error::new();
         // SAFETY: the queue is alive for &self; err points to a local.
         let status = unsafe { sys::mq_queue_set_max_attempts(self.ptr(), n, &mut err) };
@@ -396,23 +429,46 @@ impl Queue {
         let mut err = sys::mq_error::new();
         // SAFETY: the queue is alive for &self; json and err point to locals.
         let status = unsafe { sys::mq_stats_json(self.ptr(), &mut json, &mut err) };
-        check(status, &err)?;
-        if json.is_null() {
-            return Err(Error::internal("mq_stats_json returned MQ_OK and no text".into()));
-        }
-        // SAFETY: on MQ_OK json is a NUL-terminated string the library allocated for
-        // us; it is copied before being released with mq_free, exactly once.
-        let text = unsafe { CStr::from_ptr(json) }.to_string_lossy().into_owned();
-        // SAFETY: json came from mq_stats_json and is not used after this.
-        unsafe { sys::mq_free(json.cast()) };
-        Ok(text)
+        take_text("mq_stats_json", status, &err, json)
+    }
+
+    /// Up to `max_events` (1..10,000) events, oldest first, of one group (or of the
+    /// whole queue with `None`), as the library's JSON array; nothing is claimed or
+    /// changed. 1 server command: for tooling.
+    pub fn peek_json(&self, group: Option<&str>, max_events: usize) -> Result<String> {
+        let group = group.map(|g| c_string("mq_peek_json", "group_id", g)).transpose()?;
+        let mut json: *mut c_char = ptr::null_mut();
+        let mut err = sys::mq_error::new();
+        // SAFETY: the queue is alive for &self; group is NULL or a C string valid for
+        // the call; json and err point to locals.
+        let status = unsafe { sys::mq_peek_json(self.ptr(), opt_ptr(&group), max_events, &mut json, &mut err) };
+        take_text("mq_peek_json", status, &err, json)
+    }
+
+    /// [`peek_json`](Queue::peek_json), parsed: the events with their bytes.
+    pub fn peek(&self, group: Option<&str>, max_events: usize) -> Result<Vec<PeekedEvent>> {
+        parse_json("mq_peek_json", &self.peek_json(group, max_events)?)
+    }
+
+    /// The dead letters, oldest first, up to `max_events`, as the library's JSON array
+    /// (with `attempts` and `dead_at`). 1 server command.
+    pub fn dead_list_json(&self, max_events: usize) -> Result<String> {
+        let mut json: *mut c_char = ptr::null_mut();
+        let mut err = sys::mq_error::new();
+        // SAFETY: the queue is alive for &self; json and err point to locals.
+        let status = unsafe { sys::mq_dead_list_json(self.ptr(), max_events, &mut json, &mut err) };
+        take_text("mq_dead_list_json", status, &err, json)
+    }
+
+    /// [`dead_list_json`](Queue::dead_list_json), parsed.
+    pub fn dead_list(&self, max_events: usize) -> Result<Vec<PeekedEvent>> {
+        parse_json("mq_dead_list_json", &self.dead_list_json(max_events)?)
     }
 
     /// The queue's state, parsed. 3 server commands that read whole collections: for
     /// monitoring, not for every event.
     pub fn stats(&self) -> Result<Stats> {
-        let text = self.stats_json()?;
-        serde_json::from_str(&text).map_err(|e| Error::internal(format!("mq_stats_json: cannot parse {text:?}: {e}")))
+        parse_json("mq_stats_json", &self.stats_json()?)
     }
 
     /// Re-creates the lock of every group that has events but no lock (a publisher

@@ -334,7 +334,11 @@ impl Queue {
             self.set_max_attempts(opts.max_attempts)?;
         }
         let shared = Arc::new(Shared {
-            state: Mutex::new(State { stopping: false, running: opts.concurrency, waiting: vec![None; opts.concurrency] }),
+            state: Mutex::new(State {
+                stopping: false,
+                running: opts.concurrency,
+                waiting: vec![None; opts.concurrency],
+            }),
             changed: Condvar::new(),
         });
         let handler: Handler = Arc::new(move |lease: &Lease| handler(lease).map_err(Into::into));

@@ -349,13 +349,19 @@ fn test_lease_deadline() {
     let lease = f.queue.claim(&opts(30_000)).unwrap().unwrap();
     let after = f.queue.now();
     let d = lease.deadline();
-    assert!(d >= before + 30.0 - 0.5 && d <= after + 30.0 + 0.5, "deadline {d} not in claim time + 30 s [{before}, {after}]");
+    assert!(
+        d >= before + 30.0 - 0.5 && d <= after + 30.0 + 0.5,
+        "deadline {d} not in claim time + 30 s [{before}, {after}]"
+    );
     let before = f.queue.now();
     f.queue.extend(&lease, Duration::from_secs(120)).unwrap();
     let after = f.queue.now();
     // extend moves the C lease's deadline; the lease value reflects it.
     let d = lease.deadline();
-    assert!(d >= before + 120.0 - 0.5 && d <= after + 120.0 + 0.5, "deadline {d} after extend not in [{before}, {after}] + 120 s");
+    assert!(
+        d >= before + 120.0 - 0.5 && d <= after + 120.0 + 0.5,
+        "deadline {d} after extend not in [{before}, {after}] + 120 s"
+    );
 }
 
 // ---- waiting claims --------------------------------------------------------------
@@ -477,7 +483,10 @@ fn test_error_bad_argument() {
     assert_bad_argument(f.client.queue("a.b", "mq"), "db_name");
     assert_bad_argument(f.client.queue("db", "a\0"), "prefix");
     assert_bad_argument(Client::connect("not a uri"), "uri");
-    assert_bad_argument(q.work(WorkerOptions::new().concurrency(0), |_| Ok::<(), mongomq::BoxError>(())), "concurrency");
+    assert_bad_argument(
+        q.work(WorkerOptions::new().concurrency(0), |_| Ok::<(), mongomq::BoxError>(())),
+        "concurrency",
+    );
     assert_bad_argument(q.work(WorkerOptions::new().batch(0), |_| Ok::<(), mongomq::BoxError>(())), "batch");
 }
 
@@ -570,7 +579,10 @@ fn test_safety_use_after_close() {
     let queue = f.other_handle();
     let lease = claim(&queue);
     queue.close(); // the lease outlives its queue: reads still work
-    assert_eq!((lease.seq(), lease.group(), lease.event(), lease.attempts(), lease.count()), (seq, "g", &b"x"[..], 1, 1));
+    assert_eq!(
+        (lease.seq(), lease.group(), lease.event(), lease.attempts(), lease.count()),
+        (seq, "g", &b"x"[..], 1, 1)
+    );
     assert!(!lease.token().is_empty());
     f.queue.ack(&lease).unwrap(); // acked through another live handle of the same queue
     assert_eq!(f.queue.ack(&lease).unwrap_err().kind(), ErrorKind::LeaseLost, "an acked lease is spent");
@@ -582,7 +594,10 @@ fn test_safety_use_after_close() {
     let cancel = CancelHandle::new().unwrap();
     cancel.cancel();
     let other = f.other_handle();
-    assert_eq!(other.claim_wait(&opts(30_000).cancel_handle(&cancel), Duration::from_secs(5)).unwrap_err().kind(), ErrorKind::Cancelled);
+    assert_eq!(
+        other.claim_wait(&opts(30_000).cancel_handle(&cancel), Duration::from_secs(5)).unwrap_err().kind(),
+        ErrorKind::Cancelled
+    );
     // a published batch can be published again
     let mut batch = Batch::new().unwrap();
     batch.add("b", "1", 0).unwrap();
@@ -653,7 +668,8 @@ fn test_safety_gc_any_order() {
         let client = Client::connect(&common::uri()).unwrap();
         let queue = client.queue(&f.db, &f.prefix).unwrap();
         let lease = claim(&queue);
-        let mut slots: [Option<Box<dyn std::any::Any>>; 3] = [Some(Box::new(client)), Some(Box::new(queue.clone())), None];
+        let mut slots: [Option<Box<dyn std::any::Any>>; 3] =
+            [Some(Box::new(client)), Some(Box::new(queue.clone())), None];
         queue.ack(&lease).unwrap();
         slots[2] = Some(Box::new(lease));
         drop(queue);
@@ -807,7 +823,10 @@ fn test_worker_dead_letters() {
             Err("always fails")
         })
         .unwrap();
-    assert!(eventually(Duration::from_secs(15), || f.queue.dead_count().unwrap() == 1), "the event ends in the dead letters");
+    assert!(
+        eventually(Duration::from_secs(15), || f.queue.dead_count().unwrap() == 1),
+        "the event ends in the dead letters"
+    );
     assert!(worker.shutdown());
     assert_eq!(calls.load(Ordering::SeqCst), 2);
     assert_eq!(f.queue.stats().unwrap().messages, 0);
@@ -882,4 +901,38 @@ fn automatic_repair_on_empty_claims() {
     assert_eq!(f.queue.repair_counts(), (1, 1));
     assert_eq!(f.client.write_concern_errors(), 0);
     assert_bad_argument(f.queue.set_repair_interval(Duration::MAX), "interval");
+}
+
+#[test]
+fn peek_and_dead_list() {
+    let f = Fixture::new();
+    let s1 = f.queue.publish("g", "text ✓", 3).unwrap();
+    let s2 = f.queue.publish("g", b"\x00\xff bin", 3).unwrap();
+    let s3 = f.queue.publish("h", b"", 0).unwrap();
+    let all = f.queue.peek(None, 10).unwrap();
+    let got: Vec<_> = all.iter().map(|e| (e.seq, e.group.as_deref(), e.event.as_deref())).collect();
+    assert_eq!(
+        got,
+        [
+            (Some(s1), Some("g"), Some("text ✓".as_bytes())),
+            (Some(s2), Some("g"), Some(&b"\x00\xff bin"[..])),
+            (Some(s3), Some("h"), Some(&b""[..]))
+        ]
+    );
+    assert_eq!(all[0].priority, Some(3));
+    assert!(all[0].published_at.is_some());
+    assert_eq!(f.queue.peek(Some("h"), 10).unwrap().len(), 1);
+    assert_eq!(f.queue.peek(Some("g"), 1).unwrap()[0].seq, Some(s1));
+    assert_eq!(f.queue.stats().unwrap().messages, 3, "peek changes nothing");
+    assert_bad_argument(f.queue.peek(None, 0), "max_events");
+    f.queue.set_max_attempts(1).unwrap();
+    let lease = claim(&f.queue);
+    f.queue.nack(&lease, Duration::ZERO).unwrap();
+    let next = claim(&f.queue); // g's head goes to the dead letters; the claim goes on
+    assert_ne!(next.seq(), s1);
+    let dead = f.queue.dead_list(10).unwrap();
+    assert_eq!(dead.len(), 1);
+    assert_eq!((dead[0].seq, dead[0].attempts), (Some(s1), Some(1)));
+    assert!(dead[0].dead_at.is_some());
+    assert!(f.queue.dead_list_json(10).unwrap().starts_with('['));
 }

@@ -1,0 +1,111 @@
+#!/usr/bin/env bash
+# Builds and tests the Rust crates (bindings/rust) against the staged libmongomq:
+#   1. rustfmt --check, and clippy on every target with -D warnings;
+#   2. cargo test -p mongomq-sys: the header drift check (tests/header.rs compiles the
+#      crate's declarations against the installed mongomq.h and fails on any
+#      difference: a function, constant or type missing on either side, a changed
+#      signature, mq_error's size or layout);
+#   3. cargo test -p mongomq: every contract scenario (tests/contract.rs,
+#      test_<scenario>) and the doc examples (compile_fail ones included);
+#   4. a crate outside the repository (a temp dir, path dependency on
+#      bindings/rust/mongomq) builds and runs the example of bindings/rust/README.md
+#      and must print what the README says;
+#   5. a short run of the Rust bench (examples/bench.rs) as a smoke test.
+# Crate versions come from the committed Cargo.lock (--locked). Build output goes to
+# build/rust-target. Uses MONGOMQ_TEST_URI when set (scripts/test.sh sets it);
+# otherwise starts a test server of its own and stops it on exit. Exits non-zero on
+# any failure.
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "$0")/.." && pwd)"
+RUSTDIR="$ROOT/bindings/rust"
+
+# Rust: rustup's toolchain (the machine's). Debian 12's rustc (1.63) is too old for
+# the crates (1.77: offset_of! in the drift check).
+if ! command -v cargo >/dev/null && [[ -x "$HOME/.cargo/bin/cargo" ]]; then
+    export PATH="$HOME/.cargo/bin:$PATH"
+fi
+command -v cargo >/dev/null || { echo "test-rust: cargo not found: install Rust 1.77+ with rustup" >&2; exit 1; }
+for component in clippy rustfmt; do
+    if ! cargo "${component/rustfmt/fmt}" --version >/dev/null 2>&1; then
+        echo "test-rust: adding the $component component"
+        rustup component add "$component"
+    fi
+done
+echo "test-rust: $(cargo --version), $(rustc --version)"
+
+PREFIX="$(bash "$ROOT/scripts/stage.sh")"
+export PKG_CONFIG_PATH="$PREFIX/lib/pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}"
+export LD_LIBRARY_PATH="$PREFIX/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+export CARGO_TARGET_DIR="$ROOT/build/rust-target"
+export CARGO_TERM_COLOR=never
+# At most 2 jobs: the machine is shared.
+export CARGO_BUILD_JOBS="${MONGOMQ_JOBS:-2}"
+
+TMP="$(mktemp -d)"
+started_server=0
+cleanup() {
+    rm -rf "$TMP"
+    if [[ $started_server == 1 ]]; then bash "$ROOT/scripts/test-server.sh" stop || true; fi
+}
+trap cleanup EXIT
+if [[ -z "${MONGOMQ_TEST_URI:-}" ]]; then
+    export MONGOMQ_STATE_DIR="${MONGOMQ_STATE_DIR:-$ROOT/build/test-server-rust}"
+    MONGOMQ_TEST_URI="$(bash "$ROOT/scripts/test-server.sh" start --oplog)"
+    started_server=1
+fi
+export MONGOMQ_TEST_URI
+echo "test-rust: server $MONGOMQ_TEST_URI"
+
+cd "$RUSTDIR"
+echo "== rust: rustfmt, clippy =="
+cargo fmt --all -- --check
+cargo clippy --locked --all-targets -- -D warnings
+echo "clippy: clean"
+
+echo "== rust: header drift check (mongomq-sys) =="
+cargo test --locked -p mongomq-sys
+
+echo "== rust: contract scenarios and doc examples (mongomq) =="
+cargo test --locked -p mongomq
+
+echo "== rust: the README example as a crate outside the repository =="
+APP="$TMP/readme-example"
+mkdir -p "$APP/src"
+cat >"$APP/Cargo.toml" <<TOML
+[package]
+name = "readme-example"
+version = "0.1.0"
+edition = "2021"
+publish = false
+
+[dependencies]
+mongomq = { path = "$RUSTDIR/mongomq" }
+
+[workspace]
+TOML
+# The crate versions the bindings were tested with.
+cp "$RUSTDIR/Cargo.lock" "$APP/Cargo.lock"
+# The ```rust block after "<!-- example: src/main.rs -->", and the ```text block
+# after "<!-- example output -->".
+extract() { # extract MARKER
+    awk -v marker="$1" '
+        index($0, marker) { found = 1; next }
+        found && /^```/ { if (inside) exit; inside = 1; next }
+        inside { print }
+    ' "$RUSTDIR/README.md"
+}
+extract "<!-- example: src/main.rs -->" >"$APP/src/main.rs"
+extract "<!-- example output -->" >"$TMP/expected.txt"
+[[ -s "$APP/src/main.rs" && -s "$TMP/expected.txt" ]] || { echo "test-rust: no example in README.md" >&2; exit 1; }
+(cd "$APP" && MONGOMQ_URI="$MONGOMQ_TEST_URI" MONGOMQ_DB="mqt_rust_readme_$$_$RANDOM" cargo run --quiet) >"$TMP/actual.txt"
+if ! diff -u "$TMP/expected.txt" "$TMP/actual.txt"; then
+    echo "test-rust: the README example printed something else than the README says" >&2
+    exit 1
+fi
+echo "README example: ran, output as documented"
+
+echo "== rust: bench smoke run =="
+cargo run --locked --quiet --release --example bench -- --uri "$MONGOMQ_TEST_URI" --events 200 --groups 10 --workers 2
+
+echo "test-rust: all passed"
