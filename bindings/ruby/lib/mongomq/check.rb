@@ -50,12 +50,14 @@ module MongoMQ
       value.to_f
     end
 
-    # A point in time: a Time, or seconds since the epoch.
+    # A point in time: a Time, or seconds since the epoch (finite, >= 0; the shim
+    # takes 0 as "now", so the library never sees a negative one to refuse).
     def epoch(value, name)
-      return value.to_f if value.is_a?(Time)
+      fail!(name, "a Time or seconds since the epoch", value) unless value.is_a?(Time) || (value.is_a?(Numeric) && value.real?)
+      seconds = value.to_f
+      fail!(name, "finite and not before the epoch", value) unless seconds.finite? && seconds >= 0
 
-      fail!(name, "a Time or seconds since the epoch", value) unless value.is_a?(Numeric) && value.real?
-      value.to_f
+      seconds
     end
   end
   private_constant :Check

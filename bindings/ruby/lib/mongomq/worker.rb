@@ -29,8 +29,11 @@ module MongoMQ
 
     # on_error: called as on_error.call(error, lease_or_nil) for errors the worker
     # goes on after (a failed ack, nack or extend, a claim that failed); default: warn.
+    # jitter: the back-off's factor, a callable returning a Float (default: a random
+    # number in [0.5, 1.0]); tests pin it.
     def initialize(queue, concurrency: 1, visibility: 30, min_priority: 0, batch: 1, backoff_base: 1,
-                   backoff_cap: 60, max_attempts: 0, shutdown_timeout: 30, worker_id: nil, on_error: nil, &handler)
+                   backoff_cap: 60, max_attempts: 0, shutdown_timeout: 30, worker_id: nil, on_error: nil,
+                   jitter: nil, &handler)
       raise MongoMQ::ArgumentError, "a worker needs a handler block" unless handler
       raise MongoMQ::ArgumentError, "queue must be a MongoMQ::Queue" unless queue.is_a?(Queue)
 
@@ -49,6 +52,7 @@ module MongoMQ
       @shutdown_timeout = Check.seconds(shutdown_timeout, :shutdown_timeout)
       @worker_id = worker_id.nil? ? queue.worker_id : Check.group(worker_id, :worker_id)
       @on_error = on_error
+      @jitter = jitter || -> { 0.5 + (rand * 0.5) }
       @handler = handler
       @stopping = false
       @started = false
@@ -166,7 +170,7 @@ module MongoMQ
     end
 
     def backoff(attempts)
-      [@backoff_cap, @backoff_base * (2**[attempts - 1, 62].min)].min * (0.5 + (rand * 0.5))
+      [@backoff_cap, @backoff_base * (2**[attempts - 1, 62].min)].min * @jitter.call
     end
 
     def track(lease)

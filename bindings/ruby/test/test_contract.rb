@@ -1,0 +1,662 @@
+# frozen_string_literal: true
+
+# Every scenario of bindings/CONTRACT.md, under its name.
+require_relative "test_helper"
+
+class TestContract < MongoMQTest::Case
+  # ---- the harel cases ---------------------------------------------------------
+
+  def test_fifo_in_group
+    seqs = Array.new(5) { |i| @queue.publish("g", "e#{i}") }
+    got = Array.new(5) do
+      lease = claim!
+      @queue.ack(lease)
+      [lease.seq, lease.event]
+    end
+    assert_equal seqs.zip(Array.new(5) { |i| "e#{i}" }), got
+    assert_nil @queue.claim
+  end
+
+  def test_one_lease_per_group
+    @queue.publish("A", "a1")
+    @queue.publish("A", "a2")
+    @queue.publish("B", "b1")
+    first = claim!
+    second = claim!
+    assert_equal "A", first.group
+    assert_equal "B", second.group
+    assert_nil @queue.claim, "a third claim gets nothing while A and B are leased"
+  end
+
+  def test_every_ready_group_claimed
+    10.times { |i| @queue.publish("g#{i}", "e#{i}") }
+    groups = Array.new(10) { claim!.group }
+    assert_equal Array.new(10) { |i| "g#{i}" }.sort, groups.sort
+    assert_nil @queue.claim
+  end
+
+  def test_round_robin
+    3.times { |i| @queue.publish("A", "a#{i}") }
+    3.times { |i| @queue.publish("B", "b#{i}") }
+    order = Array.new(6) do
+      lease = claim!
+      @queue.ack(lease)
+      lease.event
+    end
+    assert_equal %w[a0 b0 a1 b1 a2 b2], order
+  end
+
+  def test_priority_floor
+    @queue.publish("p0", "zero", priority: 0)
+    @queue.publish("p1", "one", priority: 1)
+    @queue.publish("p2", "two", priority: 2)
+    @queue.publish("p3", "three", priority: 3)
+    lease = claim!(min_priority: 3)
+    assert_equal ["p3", "three"], [lease.group, lease.event]
+    assert_nil @queue.claim(min_priority: 3)
+    assert_equal "p0", claim!(min_priority: 0).group
+  end
+
+  def test_priority_reset_on_drain
+    @queue.publish("g", "first", priority: 4)
+    lease = claim!(min_priority: 4)
+    @queue.ack(lease) # the group drains
+    @queue.publish("g", "second", priority: 1)
+    assert_nil @queue.claim(min_priority: 2), "the group now has the new publish's priority, 1"
+    assert_equal "second", claim!(min_priority: 1).event
+    assert_equal 1, @queue.stats["priorities"][1]["groups"]
+  end
+
+  def test_ack_removes
+    @queue.publish("g", "x")
+    @queue.ack(claim!)
+    assert_equal 0, @queue.stats["messages"]
+    assert_nil @queue.claim
+  end
+
+  def test_nack_now
+    seq = @queue.publish("g", "x")
+    lease = claim!
+    assert_equal 1, lease.attempts
+    @queue.nack(lease, delay: 0)
+    again = claim!
+    assert_equal [seq, 2, "x"], [again.seq, again.attempts, again.event]
+  end
+
+  def test_nack_delay_parks
+    seq = @queue.publish("g", "x")
+    @queue.nack(claim!, delay: 1.0)
+    assert_nil @queue.claim, "nothing is claimable while the nack's delay runs"
+    again = @queue.claim(wait: 10)
+    refute_nil again, "the event comes back once the delay has passed"
+    assert_equal [seq, 2], [again.seq, again.attempts]
+  end
+
+  def test_stale_owner_lease_lost
+    @queue.publish("g", "x")
+    stale = claim!(visibility: 0.3)
+    sleep 0.5
+    fresh = claim!(other_queue, visibility: 30)
+    assert_equal stale.seq, fresh.seq
+    error = assert_raises(MongoMQ::LeaseLost) { @queue.ack(stale) }
+    assert_equal :lease_lost, error.status
+    other_queue.ack(fresh)
+  end
+
+  def test_extend_keeps_lease
+    @queue.publish("g", "x")
+    lease = claim!(visibility: 0.5)
+    @queue.extend_lease(lease, visibility: 10)
+    sleep 0.8
+    assert_nil other_queue.claim, "an extended lease is not claimable past its first visibility"
+    @queue.ack(lease)
+  end
+
+  def test_lease_expiry_redelivers
+    seq = @queue.publish("g", "x")
+    first = claim!(visibility: 0.3)
+    sleep 0.5
+    again = claim!
+    assert_equal [seq, first.attempts + 1], [again.seq, again.attempts]
+  end
+
+  # ---- bytes ---------------------------------------------------------------------
+
+  def round_trip(event, group = "g")
+    @queue.publish(group, event)
+    lease = claim!
+    @queue.ack(lease)
+    lease
+  end
+
+  def test_bytes_text
+    text = "héllo wörld ✓ 日本語 🎉"
+    lease = round_trip(text)
+    assert_equal text.b, lease.event
+    assert_equal Encoding::ASCII_8BIT, lease.event.encoding
+    assert_equal text, lease.text
+  end
+
+  def test_bytes_binary_nul
+    bytes = "\x00abc\x00\xff\xfe\xc3\x28\x00".b
+    assert_equal bytes, round_trip(bytes).event
+  end
+
+  def test_bytes_empty
+    event = round_trip("").event
+    assert_equal "".b, event
+    assert_equal Encoding::ASCII_8BIT, event.encoding
+  end
+
+  def test_bytes_1mib
+    bytes = Random.new(42).bytes(1024 * 1024)
+    assert_equal bytes, round_trip(bytes).event
+  end
+
+  def test_group_utf8
+    group = "grüppe-Ω-日本-🎉"
+    lease = round_trip("x", group)
+    assert_equal group, lease.group
+    assert_equal Encoding::UTF_8, lease.group.encoding
+  end
+
+  # ---- features ------------------------------------------------------------------
+
+  def test_batch_publish_claim
+    batch = track(MongoMQ::Batch.new)
+    5.times { |i| batch.add("g0", "a#{i}") }
+    5.times { |i| batch.add("g1", "b#{i}", priority: 1) }
+    assert_equal 10, batch.size
+    first = @queue.publish_batch(batch)
+    lease = claim!(max_events: 5)
+    assert_equal "g0", lease.group
+    assert_equal 5, lease.count
+    assert_equal (first...first + 5).to_a, lease.seqs
+    assert_equal Array.new(5) { |i| "a#{i}" }, lease.events
+    @queue.ack(lease)
+    assert_equal 5, @queue.stats["messages"]
+    other = claim!(max_events: 10)
+    assert_equal (first + 5...first + 10).to_a, other.seqs
+    # the block form
+    seq = @queue.publish_batch { |b| b.add("g2", "c0").add("g2", "c1") }
+    assert_equal first + 10, seq
+  end
+
+  def test_scheduled_event
+    seq = @queue.publish_at("g", "later", @queue.now + 1.0)
+    assert_nil @queue.claim, "not claimable before its time"
+    lease = @queue.claim(wait: 10)
+    refute_nil lease, "claimable after its time"
+    assert_equal seq, lease.seq
+    # publish(at:) with a Time is the same call
+    @queue.ack(lease)
+    @queue.publish("h", "at", at: Time.at(@queue.now + 600))
+    assert_nil @queue.claim
+  end
+
+  def test_dead_letters
+    @queue.max_attempts = 2
+    seq = @queue.publish("g", "poison")
+    2.times { @queue.nack(claim!, delay: 0) }
+    assert_nil @queue.claim, "the third delivery goes to the dead letters instead"
+    assert_equal 1, @queue.dead_count
+    new_seq = @queue.dead_requeue(seq)
+    assert_operator new_seq, :>, seq
+    assert_equal 0, @queue.dead_count
+    lease = claim!
+    assert_equal [new_seq, "poison"], [lease.seq, lease.event]
+    @queue.nack(lease, delay: 0)
+    @queue.nack(claim!, delay: 0)
+    assert_nil @queue.claim
+    assert_equal 1, @queue.dead_count
+    assert_equal 1, @queue.dead_purge
+    assert_equal 0, @queue.dead_count
+  end
+
+  def test_stats_parsed
+    @queue.publish("g1", "a", priority: 1)
+    @queue.publish("g1", "b", priority: 1)
+    @queue.publish("g2", "c", priority: 3)
+    claim!(min_priority: 3)
+    stats = @queue.stats
+    assert_kind_of Hash, stats
+    assert_equal %w[dead groups messages now oldest_message_age_s priorities queue], stats.keys.sort
+    assert_equal 3, stats["messages"]
+    assert_equal 0, stats["dead"]
+    assert_equal({ "leased" => 1, "parked" => 0, "ready" => 1, "total" => 2 }, stats["groups"])
+    assert_equal [0, 1, 2, 3, 4], stats["priorities"].keys.sort
+    assert_equal({ "groups" => 1, "messages" => 2 }, stats["priorities"][1])
+    assert_equal({ "groups" => 1, "messages" => 1 }, stats["priorities"][3])
+    assert_equal "#{@db}.q", stats["queue"]
+    assert_kind_of Float, stats["now"]
+    assert_kind_of Float, stats["oldest_message_age_s"]
+  end
+
+  def test_repair
+    seq = @queue.publish("g", "orphan")
+    assert_equal 1, MongoMQTest::RawMongo.delete_all(MongoMQTest.uri, @db, "q_locks")
+    assert_nil @queue.claim, "no lock, no claim"
+    assert_equal 1, @queue.repair
+    lease = claim!
+    assert_equal seq, lease.seq
+    @queue.ack(lease)
+    assert_equal 0, @queue.repair
+  end
+
+  def test_purge_group
+    @queue.publish("g", "a")
+    @queue.publish("g", "b")
+    @queue.publish("other", "c")
+    lease = claim!
+    assert_equal "g", lease.group
+    @queue.purge_group("g")
+    assert_raises(MongoMQ::LeaseLost) { @queue.ack(lease) }
+    rest = claim!
+    assert_equal "other", rest.group
+    @queue.ack(rest)
+    assert_nil @queue.claim
+    assert_equal 0, @queue.stats["messages"]
+  end
+
+  def test_drop
+    @queue.publish("g", "a")
+    @queue.publish("g", "b")
+    @queue.drop
+    reopened = other_queue
+    assert_equal 0, reopened.stats["messages"]
+    assert_nil reopened.claim
+    assert_equal 1, reopened.publish("g", "c")
+  end
+
+  def test_lease_deadline
+    @queue.publish("g", "x")
+    before = @queue.now
+    lease = claim!(visibility: 10)
+    after = @queue.now
+    assert_operator lease.deadline, :>=, before + 10 - 0.001
+    assert_operator lease.deadline, :<=, after + 10 + 0.001
+    @queue.extend_lease(lease, visibility: 60)
+    assert_in_delta @queue.now + 60, lease.deadline, 2.0
+    @queue.extend_lease(lease) # the claim's visibility again
+    assert_in_delta @queue.now + 10, lease.deadline, 2.0
+  end
+
+  # ---- waiting claims --------------------------------------------------------------
+
+  def test_wait_woken_by_publish
+    waiter = Thread.new { @queue.claim(wait: 10) }
+    sleep 0.2
+    elapsed = timed do
+      @queue.publish("g", "wake")
+      lease = waiter.value
+      refute_nil lease
+      assert_equal "wake", lease.event
+    end
+    assert_operator elapsed, :<, 5, "the publish woke the claim well before its 10 s"
+  end
+
+  def test_wait_cancel_one
+    killed = Thread.new { @queue.claim(wait: 30) }
+    other = Thread.new { @queue.claim(wait: 30) }
+    sleep 0.3
+    elapsed = timed do
+      killed.kill
+      refute_nil killed.join(10), "Thread#kill ended the waiting claim"
+    end
+    assert_operator elapsed, :<, 5
+    assert other.alive?, "the other waiter still waits"
+    @queue.publish("g", "next")
+    lease = other.value
+    refute_nil lease
+    assert_equal "next", lease.event
+  end
+
+  def test_interrupt_stops_all
+    waiters = Array.new(2) { quiet_thread { @queue.claim(wait: 30) } }
+    sleep 0.3
+    elapsed = timed do
+      @queue.interrupt
+      waiters.each { |t| assert_raises(MongoMQ::Interrupted) { t.join(10) } }
+    end
+    assert_operator elapsed, :<, 5
+    later = timed { assert_raises(MongoMQ::Interrupted) { @queue.claim(wait: 30) } }
+    assert_operator later, :<, 5, "later waits end at once"
+    assert_kind_of Integer, @queue.publish("g", "still works")
+  end
+
+  # ---- errors ------------------------------------------------------------------------
+
+  def test_error_bad_argument
+    @queue.publish("g", "x")
+    lease = claim!
+    cases = {
+      "group" => [-> { @queue.publish("", "x") }, -> { @queue.publish(nil, "x") }, -> { @queue.publish("a\0b", "x") },
+                  -> { @queue.publish("\xff".b, "x") }, -> { @queue.purge_group("") }],
+      "event" => [-> { @queue.publish("g", nil) }, -> { @queue.publish("g", 42) }],
+      "priority" => [-> { @queue.publish("g", "x", priority: 5) }, -> { @queue.publish("g", "x", priority: -1) },
+                     -> { @queue.publish("g", "x", priority: "2") }],
+      "visibility" => [-> { @queue.claim(visibility: -1) }, -> { @queue.claim(visibility: 0) },
+                       -> { @queue.claim(visibility: "30") }, -> { @queue.extend_lease(lease, visibility: 0) }],
+      "min_priority" => [-> { @queue.claim(min_priority: -1) }, -> { @queue.claim(min_priority: 5) }],
+      "wait" => [-> { @queue.claim(wait: -1) }, -> { @queue.claim(wait: Float::NAN) }],
+      "max_events" => [-> { @queue.claim(max_events: 0) }, -> { @queue.claim(max_events: 10_001) }],
+      "delay" => [-> { @queue.nack(lease, delay: -1) }],
+      "at" => [-> { @queue.publish_at("g", "x", -5) }, -> { @queue.publish_at("g", "x", "tomorrow") }],
+      "max_attempts" => [-> { @queue.max_attempts = -1 }],
+      "db_name" => [-> { @client.queue("bad.name", "q") }],
+      "prefix" => [-> { @client.queue(@db, "") }],
+      "lease" => [-> { @queue.ack(nil) }, -> { @queue.nack("lease") }],
+      "uri" => [-> { MongoMQ::Client.new("not a uri") }, -> { MongoMQ::Client.new(nil) }]
+    }
+    cases.each do |name, calls|
+      calls.each_with_index do |call, i|
+        error = assert_raises(::ArgumentError, "#{name} case #{i}") { call.call }
+        assert_kind_of MongoMQ::ArgumentError, error, "#{name} case #{i}"
+        assert_equal :err_arg, error.status
+        assert_match(/\b#{name}\b/, error.message, "#{name} case #{i}: the message names the argument")
+      end
+    end
+    @queue.ack(lease) # nothing above changed the queue
+  end
+
+  def test_error_connect
+    client = track(MongoMQ::Client.new("mongodb://127.0.0.1:1/?serverSelectionTimeoutMS=200"))
+    error = assert_raises(MongoMQ::ConnectError) { client.queue("x", "q") }
+    assert_kind_of MongoMQ::Error, error
+    assert_equal :err_connect, error.status
+    assert_equal "MQ_ERR_CONNECT", error.status_name
+  end
+
+  def test_error_lease_lost_type
+    assert_operator MongoMQ::LeaseLost, :<, MongoMQ::Error
+    assert_operator MongoMQ::Error, :<, StandardError
+    @queue.publish("g", "x")
+    stale = claim!(visibility: 0.2)
+    sleep 0.4
+    claim!(other_queue)
+    error = assert_raises(MongoMQ::LeaseLost) { @queue.nack(stale) }
+    assert_kind_of MongoMQ::Error, error
+    assert_equal [:lease_lost, 0], [error.status, error.server_code]
+    assert_raises(MongoMQ::LeaseLost) { @queue.extend_lease(stale) }
+  end
+
+  # ---- concurrency ---------------------------------------------------------------------
+
+  def test_concurrency_16x2000
+    published = Hash.new { |h, k| h[k] = [] }
+    (0...2000).each_slice(500) do |slice|
+      batch = MongoMQ::Batch.new
+      slice.each { |i| batch.add("g#{i % 100}", i.to_s) }
+      first = @queue.publish_batch(batch)
+      batch.close
+      slice.each_with_index { |i, k| published["g#{i % 100}"] << first + k }
+    end
+    lock = Mutex.new
+    held = {}
+    acked = Hash.new { |h, k| h[k] = [] }
+    violations = []
+    total = 0
+    deadline = monotonic + 120
+    threads = Array.new(16) do
+      Thread.new do
+        queue = @client.queue(@db, "q")
+        loop do
+          break if lock.synchronize { total >= 2000 } || monotonic > deadline
+
+          lease = queue.claim(visibility: 60, wait: 0.2)
+          next unless lease
+
+          group = lease.group
+          lock.synchronize do
+            violations << group if held[group]
+            held[group] = true
+            acked[group] << lease.seq
+            total += 1
+          end
+          lock.synchronize { held.delete(group) } # before the ack, which releases the group
+          queue.ack(lease)
+          lease.close
+        end
+      ensure
+        queue&.close
+      end
+    end
+    threads.each(&:join)
+    assert_empty violations, "no group is held twice at once"
+    assert_equal 2000, acked.values.sum(&:size), "every event acked"
+    assert_equal 2000, acked.values.flatten.uniq.size, "each event acked exactly once"
+    published.each { |group, seqs| assert_equal seqs, acked[group], "group #{group} acked in publish order" }
+    assert_equal 0, @queue.stats["messages"]
+  end
+
+  # ---- safety ------------------------------------------------------------------------------
+
+  def test_safety_use_after_close
+    @queue.publish("g", "x")
+    @queue.publish("h", "y")
+    lease = claim!
+    fresh = claim!
+    batch = MongoMQ::Batch.new.add("g", "y")
+    lease.close
+    batch.close
+    queue = other_queue
+    queue.close
+    client = MongoMQ::Client.new(MongoMQTest.uri)
+    client.close
+
+    lease_calls = %i[seq group attempts event text count events seqs token deadline]
+    lease_calls.each do |m|
+      error = assert_raises(MongoMQ::ClosedError, "lease.#{m}") { lease.public_send(m) }
+      assert_match(/lease/, error.message)
+    end
+    assert_raises(MongoMQ::ClosedError) { @queue.ack(lease) }
+    assert_raises(MongoMQ::ClosedError) { @queue.nack(lease) }
+    assert_raises(MongoMQ::ClosedError) { @queue.extend_lease(lease, visibility: 5) }
+    %i[size].each { |m| assert_raises(MongoMQ::ClosedError) { batch.public_send(m) } }
+    assert_raises(MongoMQ::ClosedError) { batch.add("g", "z") }
+    assert_raises(MongoMQ::ClosedError) { @queue.publish_batch(batch) }
+
+    queue_calls = {
+      publish: -> { queue.publish("g", "x") }, publish_at: -> { queue.publish_at("g", "x", Time.now) },
+      publish_batch: -> { queue.publish_batch { |b| b.add("g", "x") } }, claim: -> { queue.claim },
+      claim_wait: -> { queue.claim(wait: 1) }, ack: -> { queue.ack(fresh) }, nack: -> { queue.nack(fresh) },
+      extend_lease: -> { queue.extend_lease(fresh, visibility: 5) }, max_attempts: -> { queue.max_attempts = 1 },
+      dead_count: -> { queue.dead_count }, dead_requeue: -> { queue.dead_requeue(1) }, dead_purge: -> { queue.dead_purge },
+      stats: -> { queue.stats }, repair: -> { queue.repair }, purge_group: -> { queue.purge_group("g") },
+      drop: -> { queue.drop }, interrupt: -> { queue.interrupt }, now: -> { queue.now },
+      clock_offset: -> { queue.clock_offset }, work: -> { queue.work { nil } }
+    }
+    queue_calls.each do |name, call|
+      error = assert_raises(MongoMQ::ClosedError, "queue.#{name}") { call.call }
+      assert_match(/queue/, error.message)
+    end
+    assert_raises(MongoMQ::ClosedError) { client.queue(@db, "q") }
+    assert_raises(MongoMQ::ClosedError) { client.command_count }
+    assert_kind_of MongoMQ::Error, MongoMQ::ClosedError.new
+    @queue.ack(fresh)
+  end
+
+  def test_safety_close_twice
+    before = MongoMQ.handle_counts
+    client = MongoMQ::Client.new(MongoMQTest.uri)
+    queue = client.queue(@db, "q")
+    queue.publish("g", "x")
+    lease = claim!(queue)
+    batch = MongoMQ::Batch.new
+    [lease, batch, queue, client].each do |obj|
+      assert_nil obj.close
+      assert_nil obj.close
+      assert obj.closed?
+    end
+    after = MongoMQ.handle_counts
+    after.each do |kind, (made, destroyed)|
+      assert_equal made - before[kind][0], destroyed - before[kind][1], "each #{kind} destroyed exactly once"
+    end
+  end
+
+  def test_safety_queue_keeps_client
+    client = MongoMQ::Client.new(MongoMQTest.uri)
+    queue = client.queue(@db, "q")
+    client_destroyed = -> { MongoMQ.handle_counts["client"][1] }
+    before = client_destroyed.call
+    client.close
+    assert_equal before, client_destroyed.call, "the C client stays while its queue is open"
+    seq = queue.publish("g", "after the client closed")
+    lease = claim!(queue)
+    assert_equal seq, lease.seq
+    queue.ack(lease)
+    assert_raises(MongoMQ::ClosedError) { client.queue(@db, "q") }
+    queue.close
+    assert_equal before + 1, client_destroyed.call, "the C client goes with its last queue"
+
+    # the other order
+    client = MongoMQ::Client.new(MongoMQTest.uri)
+    queue = client.queue(@db, "q")
+    queue.close
+    assert_equal before + 1, client_destroyed.call
+    client.close
+    assert_equal before + 2, client_destroyed.call
+  end
+
+  def test_safety_gc_any_order
+    @queue.publish("g", "x") # a lease for each client below to hold
+    collect # what earlier tests left
+    before = live_handles
+    survivors = nil
+    # Made in a thread whose stack is gone when it ends, so that nothing but the
+    # survivors array refers to them.
+    Thread.new do
+      dropped = Array.new(6) do |i|
+        client = MongoMQ::Client.new(MongoMQTest.uri)
+        queues = Array.new(2) { client.queue(@db, "q") }
+        lease = queues[0].claim(visibility: 30)
+        queues[1].nack(lease, delay: 0) if lease
+        batch = MongoMQ::Batch.new.add("g#{i}", "y")
+        [client, queues, lease, batch]
+      end
+      dropped.clear
+      # queues whose client objects are dropped now, the queues themselves later
+      survivors = Array.new(3) { MongoMQ::Client.new(MongoMQTest.uri).queue(@db, "q") }
+      nil
+    end.join
+    collect
+    assert_equal 3, survivors.size
+    survivors.each { |q| assert_kind_of Integer, q.publish("s", "still works after its client was collected") }
+    survivors = nil # rubocop:disable Lint/UselessAssignment
+    collect
+    assert_equal before, live_handles, "every handle the GC collected was destroyed, once"
+    MongoMQ.handle_counts.each do |kind, (made, destroyed)|
+      assert_operator destroyed, :<=, made, "no #{kind} destroyed twice"
+    end
+  end
+
+  # ---- the worker ------------------------------------------------------------------------------
+
+  def run_worker(worker)
+    thread = Thread.new { worker.run }
+    yield
+  ensure
+    worker.stop
+    assert thread.join(30), "the worker's run returned"
+    thread.value
+  end
+
+  def test_worker_acks_success
+    published = Hash.new { |h, k| h[k] = [] }
+    50.times { |i| published["g#{i % 5}"] << @queue.publish("g#{i % 5}", i.to_s) }
+    lock = Mutex.new
+    seen = Hash.new { |h, k| h[k] = [] }
+    worker = @queue.worker(concurrency: 4, visibility: 10) do |lease|
+      lock.synchronize { seen[lease.group] << lease.seq }
+    end
+    run_worker(worker) { eventually(what: "50 events handled") { lock.synchronize { seen.values.sum(&:size) } >= 50 } }
+    assert_equal published, seen, "each event once, each group in publish order"
+    assert_equal 0, @queue.stats["messages"]
+  end
+
+  def test_worker_nacks_failure_backoff
+    seq = @queue.publish("g", "flaky")
+    calls = []
+    errors = []
+    worker = @queue.worker(backoff_base: 0.5, backoff_cap: 10, jitter: -> { 1.0 },
+                           on_error: ->(e, _) { errors << e }) do |lease|
+      calls << [monotonic, lease.attempts, lease.seq]
+      raise "failure #{lease.attempts}" if lease.attempts < 3
+    end
+    run_worker(worker) { eventually(within: 20, what: "3 deliveries") { calls.size >= 3 && @queue.stats["messages"].zero? } }
+    assert_equal [[1, seq], [2, seq], [3, seq]], calls.map { |c| c[1, 2] }
+    gaps = calls.each_cons(2).map { |a, b| b[0] - a[0] }
+    assert_operator gaps[0], :>=, 0.5 - 0.05, "the first nack waited backoff_base"
+    assert_operator gaps[1], :>=, 1.0 - 0.05, "the second waited twice that"
+    assert_operator gaps[1], :>, gaps[0], "growing delays"
+    assert_empty errors
+  end
+
+  def test_worker_extends_lease
+    @queue.publish("g", "slow")
+    errors = []
+    done = false
+    other = other_queue
+    stolen = []
+    worker = @queue.worker(visibility: 0.6, on_error: ->(e, _) { errors << e }) do
+      t_end = monotonic + 2.0
+      while monotonic < t_end
+        lease = other.claim(visibility: 30)
+        stolen << lease.group if lease
+        sleep 0.1
+      end
+      done = true
+    end
+    run_worker(worker) { eventually(within: 20, what: "the slow handler") { done && @queue.stats["messages"].zero? } }
+    assert_empty stolen, "nobody else got the group while its handler ran"
+    assert_empty errors, "the heartbeat kept the lease: the ack was OK"
+  end
+
+  def test_worker_dead_letters
+    @queue.publish("g", "poison")
+    calls = 0
+    worker = @queue.worker(max_attempts: 2, backoff_base: 0.05, on_error: ->(*) {}) do
+      calls += 1
+      raise "always"
+    end
+    run_worker(worker) { eventually(within: 20, what: "the dead letter") { @queue.dead_count == 1 } }
+    assert_equal 2, calls
+    assert_equal 0, @queue.stats["messages"]
+  end
+
+  def test_worker_graceful_shutdown
+    3.times { |i| @queue.publish("g", "e#{i}") }
+    started = Thread::Queue.new
+    handled = []
+    worker = @queue.worker(concurrency: 1, shutdown_timeout: 10) do |lease|
+      started << lease.seq
+      sleep 1.0
+      handled << lease.seq
+    end
+    thread = Thread.new { worker.run }
+    first = started.pop
+    elapsed = timed do
+      worker.stop
+      assert thread.join(15), "run returned"
+    end
+    assert_operator elapsed, :<, 10
+    assert_nil thread.value
+    assert_equal [first], handled, "the running handler finished; no new claims after the stop"
+    assert_equal 2, @queue.stats["messages"], "the handled event was acked, the others left"
+    assert_equal "e1", claim!.event
+  end
+
+  private
+
+  # C handles alive now, per kind.
+  def live_handles
+    MongoMQ.handle_counts.transform_values { |made, destroyed| made - destroyed }
+  end
+
+  def collect
+    4.times do
+      GC.start(full_mark: true, immediate_sweep: true)
+      sleep 0.05
+    end
+  end
+end

@@ -1,0 +1,187 @@
+# frozen_string_literal: true
+
+# What the Ruby gem promises beyond the contract: the GVL is released while calls wait
+# on the server; Thread#kill, Thread#raise, Timeout.timeout and Ctrl-C end a waiting
+# claim and the queue goes on; encodings; the worker's signal traps.
+require_relative "test_helper"
+
+class TestRuby < MongoMQTest::Case
+  FIXTURES = File.join(__dir__, "fixtures")
+
+  # While one thread waits in a claim, another runs Ruby code.
+  def test_gvl_released_while_claim_waits
+    waiter = Thread.new { @queue.claim(wait: 3) }
+    sleep 0.2
+    spins = 0
+    elapsed = timed do
+      t_end = monotonic + 0.3
+      spins += 1 while monotonic < t_end
+    end
+    assert_operator elapsed, :<, 2, "the main thread ran while the claim waited"
+    assert waiter.alive?, "the claim still waits"
+    assert_operator spins, :>, 1000
+    @queue.publish("g", "x")
+    refute_nil waiter.value
+  end
+
+  # Opening a queue on an unreachable server blocks in libmongoc's server selection:
+  # other threads run meanwhile.
+  def test_gvl_released_while_connecting
+    client = track(MongoMQ::Client.new("mongodb://127.0.0.1:1/?serverSelectionTimeoutMS=1500"))
+    opener = quiet_thread { client.queue("x", "q") }
+    sleep 0.1
+    elapsed = timed { sleep 0.2 }
+    assert_operator elapsed, :<, 1.2, "the main thread ran during server selection"
+    assert_raises(MongoMQ::ConnectError) { opener.join }
+  end
+
+  # Publishes from several threads at once run in parallel on the server round trips.
+  def test_threads_publish_together
+    threads = Array.new(4) { |t| Thread.new { Array.new(10) { |i| @queue.publish("g#{t}", i.to_s) } } }
+    seqs = threads.flat_map(&:value)
+    assert_equal 40, seqs.uniq.size
+    assert_equal 40, @queue.stats["messages"]
+  end
+
+  def test_thread_raise_ends_claim
+    waiter = quiet_thread { @queue.claim(wait: 30) }
+    sleep 0.3
+    elapsed = timed do
+      waiter.raise(IOError, "from outside")
+      error = assert_raises(IOError) { waiter.join(10) }
+      assert_equal "from outside", error.message
+    end
+    assert_operator elapsed, :<, 5
+    queue_still_works
+  end
+
+  def test_timeout_ends_claim
+    elapsed = timed do
+      assert_raises(Timeout::Error) { Timeout.timeout(0.3) { @queue.claim(wait: 30) } }
+    end
+    assert_operator elapsed, :<, 5
+    queue_still_works
+  end
+
+  def test_thread_kill_ends_claim
+    waiter = Thread.new { @queue.claim(wait: 30) }
+    sleep 0.3
+    elapsed = timed do
+      waiter.kill
+      refute_nil waiter.join(10)
+    end
+    assert_operator elapsed, :<, 5
+    queue_still_works
+  end
+
+  # Ctrl-C: a child process waiting in a claim gets SIGINT; its claim ends at once
+  # with Interrupt, and its queue works afterwards.
+  def test_sigint_ends_claim
+    spawn_ruby(File.join(FIXTURES, "sigint_claim.rb"), @db) do |out, pid|
+      assert_equal "waiting\n", out.gets
+      sleep 0.3
+      elapsed = timed do
+        Process.kill("INT", pid)
+        Process.wait(pid)
+      end
+      assert_operator elapsed, :<, 5, "the claim ended promptly"
+      assert_equal 0, $?.exitstatus
+      lines = out.read.lines.map(&:chomp)
+      assert_equal ["Interrupt", "after: published and claimed"], lines
+    end
+  end
+
+  # work(trap: true): SIGTERM stops the worker gracefully; the running handler
+  # finishes and is acked; the child exits normally.
+  def test_worker_trap_term
+    3.times { |i| @queue.publish("g", "e#{i}") }
+    spawn_ruby(File.join(FIXTURES, "trap_worker.rb"), @db) do |out, pid|
+      assert_equal "handling e0\n", out.gets
+      Process.kill("TERM", pid)
+      Process.wait(pid)
+      assert_equal 0, $?.exitstatus
+      assert_equal ["handled e0", "stopped"], out.read.lines.map(&:chomp)
+    end
+    assert_equal 2, @queue.stats["messages"]
+    assert_equal "e1", claim!.event
+  end
+
+  def test_close_wakes_waiting_claim
+    queue = @client.queue(@db, "q")
+    waiter = quiet_thread { queue.claim(wait: 30) }
+    sleep 0.3
+    elapsed = timed do
+      queue.close
+      assert_raises(MongoMQ::ClosedError) { waiter.join(10) }
+    end
+    assert_operator elapsed, :<, 5
+    queue_still_works
+  end
+
+  def test_interrupt_stops_worker
+    worker_thread = Thread.new { @queue.work(concurrency: 2) { nil } }
+    sleep 0.3
+    elapsed = timed do
+      @queue.interrupt
+      assert worker_thread.join(10), "work returned"
+    end
+    assert_operator elapsed, :<, 5
+  end
+
+  def test_event_encodings_are_bytes
+    utf16 = "héllo".encode(Encoding::UTF_16LE)
+    @queue.publish("g", utf16)
+    lease = claim!
+    assert_equal utf16.b, lease.event, "the String's bytes, not re-encoded"
+    assert_equal Encoding::ASCII_8BIT, lease.event.encoding
+    latin1 = "grüße".encode(Encoding::ISO_8859_1)
+    @queue.publish(latin1, "x")
+    @queue.ack(lease)
+    assert_equal "grüße", claim!.group, "a group in another encoding goes as UTF-8"
+  end
+
+  def test_frozen_and_shared_strings
+    big = ("x" * 100_000).freeze
+    slice = big[10, 50_000]
+    @queue.publish("g", big)
+    @queue.publish("g", slice)
+    assert_equal big, claim!(max_events: 2).events[0]
+  end
+
+  def test_extend_is_not_overridden
+    assert_equal Kernel, MongoMQ::Queue.instance_method(:extend).owner
+    assert_equal Kernel, MongoMQ::Lease.instance_method(:extend).owner
+    mod = Module.new { def extra = :yes }
+    assert_equal :yes, other_queue.extend(mod).extra
+  end
+
+  def test_raw_module_is_private
+    assert_raises(NameError) { MongoMQ::Raw }
+  end
+
+  def test_block_forms_close
+    queue = nil
+    MongoMQ::Client.open(MongoMQTest.uri) do |client|
+      client.queue(@db, "q") do |q|
+        queue = q
+        q.publish("g", "x")
+      end
+      assert queue.closed?
+      assert_equal 1, @queue.stats["messages"]
+    end
+  end
+
+  def test_versions
+    assert_equal MongoMQ::VERSION, MongoMQ.library_version
+  end
+
+  private
+
+  def queue_still_works
+    seq = @queue.publish("after", "still works")
+    lease = @queue.claim(wait: 5)
+    refute_nil lease
+    assert_equal seq, lease.seq
+    @queue.ack(lease)
+  end
+end
