@@ -11,6 +11,7 @@
 //! newer library returns can never be an invalid enum value in Rust.
 #![allow(non_camel_case_types)]
 #![no_std]
+#![deny(clippy::undocumented_unsafe_blocks)]
 
 use core::ffi::{c_char, c_int, c_void};
 use core::marker::{PhantomData, PhantomPinned};

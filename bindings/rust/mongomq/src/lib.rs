@@ -43,6 +43,7 @@
 //! println!("{event:?}"); // error[E0505]: cannot move out of `lease` because it is borrowed
 //! ```
 #![deny(missing_docs)]
+#![deny(clippy::undocumented_unsafe_blocks)]
 
 mod batch;
 mod cancel;
