@@ -63,6 +63,13 @@
 static const char *const GROUP[NGROUPS] = {"g0", "g1", "g2", "g3", "g4"};
 static const char *const WORKER[3] = {"w0", "w1", "w2"};
 
+/* What the sequences did, summed over the run: printed at the end, so that a run that
+ * never met a case shows it. */
+static struct {
+    long claims_ok, claims_empty, batch_leases, lost, stale_ok, dead, requeued, parks, drops, tie_peeks,
+        orphans, auto_fixed, repaired, relocks, ambiguous_attempts;
+} cover;
+
 /* ---- random numbers: splitmix64, the same sequence on every platform ---- */
 
 static uint64_t rnd_next(uint64_t *s) {
@@ -124,6 +131,9 @@ typedef struct model {
     int lease_ids;
     int event_ids;
     int max_attempts;
+    int auto_repair;        /* the automatic repair runs on every empty claim (interval ~0) */
+    int repair_started;     /* its period started (the first empty claim) */
+    uint64_t repair_runs, repair_fixed;
     char trace[TRACE][LINE];
     int ntrace;
     char cur[LINE]; /* the operation running now */
@@ -357,6 +367,66 @@ static int srv_dead(model *m, int64_t seq, int *attempts) {
     return found;
 }
 
+/* ---- repair: groups with events and no lock (orphans) ---- */
+
+static int is_orphan(model *m, int g) { return !m->lock[g].exists && head_of(m, g) != NULL; }
+
+static int orphan_count(model *m) {
+    int n = 0;
+    for (int g = 0; g < NGROUPS; g++) n += is_orphan(m, g);
+    return n;
+}
+
+static void lock_created(model *m, int g, int priority, double avail);
+static void lock_created_past(model *m, int g, int priority, double not_before);
+
+/* What mq_repair does to the model: a lock for every orphan, as its oldest event's
+ * publish would have made it. `peek`: the server may be read to settle the
+ * available_at of a group whose oldest event was scheduled for a time already past
+ * (not after a claim that may have leased the group since). */
+static int repair_orphans(model *m, int peek) {
+    int fixed = 0;
+    for (int g = 0; g < NGROUPS; g++) {
+        if (!is_orphan(m, g)) continue;
+        mev *h = head_of(m, g);
+        if (h->not_before > now_of(m))
+            lock_created(m, g, h->priority, h->not_before);
+        else if (h->not_before > 0 && peek)
+            lock_created_past(m, g, h->priority, h->not_before);
+        else if (h->not_before > 0)
+            mfail(m, "model limit: orphan %s's oldest event is scheduled in the past", GROUP[g]);
+        else
+            lock_created(m, g, h->priority, 0);
+        say(m, " [%s repaired]", GROUP[g]);
+        fixed++;
+    }
+    return fixed;
+}
+
+/* The automatic repair of a claim whose claim.lease found nothing (at most once per
+ * claim): in this test's mode with an interval of ~0, every such claim but the
+ * handle's first (which starts the period) runs it. True when it made a lock. */
+static int auto_repair_model(model *m) {
+    if (!m->auto_repair) return 0;
+    if (!m->repair_started) {
+        m->repair_started = 1;
+        return 0;
+    }
+    m->repair_runs++;
+    int fixed = repair_orphans(m, 0);
+    m->repair_fixed += (uint64_t)fixed;
+    cover.auto_fixed += fixed;
+    return fixed > 0;
+}
+
+static void check_repair_counts(model *m) {
+    uint64_t runs = 99, fixed = 99;
+    mq_queue_repair_counts(m->t->queue, &runs, &fixed);
+    if (runs != m->repair_runs || fixed != m->repair_fixed)
+        mfail(m, "mq_queue_repair_counts: %llu runs, %llu fixed; the model counts %llu, %llu", (unsigned long long)runs,
+              (unsigned long long)fixed, (unsigned long long)m->repair_runs, (unsigned long long)m->repair_fixed);
+}
+
 /* ---- the claim ---- */
 
 typedef enum { V_LEASE, V_PARK, V_DROP } visit_result;
@@ -413,6 +483,7 @@ static visit_result visit(model *m, int g, const claim_ctx *c) {
         mev *h = head_of(m, g);
         if (h == NULL) {
             m->lock[g].exists = 0;
+            cover.drops++;
             say(m, " [%s: no event, lock dropped]", GROUP[g]);
             return V_DROP;
         }
@@ -433,6 +504,7 @@ static visit_result visit(model *m, int g, const claim_ctx *c) {
                           (long long)h->seq, attempts, m->max_attempts);
                 h->state = EV_DEAD;
                 h->lo = h->hi = attempts;
+                cover.dead++;
                 say(m, " [%s: %lld dead after %d]", GROUP[g], (long long)h->seq, attempts);
                 continue;
             }
@@ -441,6 +513,7 @@ static visit_result visit(model *m, int g, const claim_ctx *c) {
         if (h->not_before > now) {
             m->lock[g].avail = h->not_before;
             m->lock[g].token[0] = '\0';
+            cover.parks++;
             say(m, " [%s: parked until +%.2f]", GROUP[g], h->not_before - 1e9);
             return V_PARK;
         }
@@ -462,8 +535,10 @@ static visit_result visit(model *m, int g, const claim_ctx *c) {
             mfail(m, "lease of %s: attempts %d, the model expects %s (deliveries of seq %lld, this one included)",
                   GROUP[g], attempts, range, (long long)h->seq);
         }
+        if (h->hi > h->lo) cover.ambiguous_attempts++;
         h->lo = h->hi = attempts;
         for (int i = 1; i < n; i++) members[i]->hi++;
+        if (n > 1) cover.batch_leases++;
         double deadline = mq_lease_deadline(c->lease);
         if (fabs(deadline - (now + c->visibility)) > 1e-6)
             mfail(m, "mq_lease_deadline is +%.3f, the claim's time plus its visibility is +%.3f", deadline - 1e9,
@@ -512,17 +587,23 @@ static void model_claim(model *m, mq_status st, const mq_error *err, const claim
     if (st == MQ_OK) {
         G = group_index(mq_lease_group(c->lease));
         if (G < 0) mfail(m, "the claim returned an unknown group '%s'", mq_lease_group(c->lease));
-        if (!due(m, G, floor))
+        if (!due(m, G, floor) && !(m->auto_repair && is_orphan(m, G)))
             mfail(m, "the claim returned group %s, which the model does not hold due at floor %d", GROUP[G], floor);
     } else if (st != MQ_EMPTY) {
         mfail(m, "the claim returned %s: %s", mq_status_name(st), err->message);
     }
-    int done = 0;
+    int done = 0, repaired = 0;
     for (;;) {
         double best = INFINITY;
         for (int g = 0; g < NGROUPS; g++)
             if (!(done & (1 << g)) && due(m, g, floor) && m->lock[g].avail < best) best = m->lock[g].avail;
         if (best == INFINITY) {
+            /* claim.lease finds nothing: the automatic repair may make locks, and the
+             * claim then looks once more. */
+            if (!repaired && auto_repair_model(m)) {
+                repaired = 1;
+                continue;
+            }
             if (G >= 0) mfail(m, "the claim returned group %s, but the model has no due group left", GROUP[G]);
             return; /* MQ_EMPTY, as the model says */
         }
@@ -531,7 +612,9 @@ static void model_claim(model *m, mq_status st, const mq_error *err, const claim
             if (!(done & (1 << g)) && due(m, g, floor) && m->lock[g].avail == best) tie |= 1 << g;
         if (G >= 0 && (tie & (1 << G))) {
             for (int g = 0; g < NGROUPS; g++) {
-                if (g == G || !(tie & (1 << g)) || !visited(m, g)) continue;
+                if (g == G || !(tie & (1 << g))) continue;
+                cover.tie_peeks++;
+                if (!visited(m, g)) continue;
                 if (visit(m, g, NULL) == V_LEASE)
                     mfail(m, "group %s was visited by the claim and has a deliverable head", GROUP[g]);
             }
@@ -543,10 +626,17 @@ static void model_claim(model *m, mq_status st, const mq_error *err, const claim
             if (!(tie & (1 << g))) continue;
             if (visit(m, g, NULL) == V_LEASE) {
                 mev *h = head_of(m, g);
+                int attempts = -1;
+                char where[160] = "";
+                if (srv_dead(m, h->seq, &attempts))
+                    snprintf(where, sizeof where,
+                             " (the server moved it to the dead letters with attempts %d; the model counts %d "
+                             "deliveries, max attempts %d)",
+                             attempts, h->lo, m->max_attempts);
                 mfail(m, "the claim returned %s, but group %s (available_at %s%.3f, priority %d) was due%s and its "
-                         "head %lld is deliverable",
+                         "head %lld is deliverable%s",
                       G >= 0 ? GROUP[G] : "MQ_EMPTY", GROUP[g], best == 0 ? "0 = " : "+", best == 0 ? 0 : best - 1e9,
-                      m->lock[g].priority, G >= 0 ? " first" : "", (long long)h->seq);
+                      m->lock[g].priority, G >= 0 ? " first" : "", (long long)h->seq, where);
             }
         }
         done |= tie;
@@ -734,6 +824,11 @@ static void op_claim(model *m) {
     }
     claim_ctx c = {lease, max_events, visibility, out};
     model_claim(m, st, &err, &c, floor);
+    if (st == MQ_OK)
+        cover.claims_ok++;
+    else
+        cover.claims_empty++;
+    check_repair_counts(m);
     end_op(m);
 }
 
@@ -751,6 +846,8 @@ static void op_ack(model *m) {
         mev *e = find_ev(m, l->seqs[i]);
         if (e->state == EV_LIVE) e->state = EV_ACKED;
     }
+    if (current && l->lease != NULL && mq_lease_deadline(l->lease) < now_of(m)) cover.stale_ok++;
+    if (!current) cover.lost++;
     if (current) {
         expect_status(m, "mq_ack", st, MQ_OK, &err);
         mlock *lk = &m->lock[l->group];
@@ -762,6 +859,7 @@ static void op_ack(model *m) {
              * it again, at the front, with the dropped lock's priority. */
             lk->exists = 0;
             if (live_count(m, l->group) > 0) {
+                cover.relocks++;
                 lock_created(m, l->group, lk->priority, 0);
                 say(m, " (re-created: events published after the claim)");
             }
@@ -878,6 +976,7 @@ static void op_dead_requeue(model *m) {
     say(m, " -> %s new seq %lld", mq_status_name(st), (long long)fresh);
     expect_status(m, "mq_dead_requeue", st, MQ_OK, &err);
     e->state = EV_GONE;
+    cover.requeued++;
     int g = e->group, priority = e->priority;
     unsigned char bytes[16];
     size_t len = e->len;
@@ -917,12 +1016,12 @@ static void op_purge_group(model *m) {
 /* mq_repair, and what it is for: a publisher that died between publish.insert and
  * publish.lock (docs/design.md, "A process that dies between two commands"). The
  * test publishes to a group without a lock and deletes the lock the publish made, so
- * the group has an event and no lock; then mq_repair re-creates it as the publish
- * would have, or the group's next publish does. Without an orphan, repair fixes
- * nothing. */
+ * the group has an event and no lock (an orphan). Then the group's next publish makes
+ * the lock, or mq_repair does, or the orphan stays for later steps: a later publish,
+ * repair, or (when this sequence runs it) the automatic repair of an empty claim. */
 static void op_repair(model *m) {
     int orphan = -1;
-    if (below(m, 2)) {
+    if (below(m, 3)) {
         int start = below(m, NGROUPS);
         for (int i = 0; i < NGROUPS && orphan < 0; i++) {
             int g = (start + i) % NGROUPS;
@@ -950,8 +1049,10 @@ static void op_repair(model *m) {
         bson_destroy(filter);
         mongoc_collection_destroy(coll);
         if (!ok) mfail(m, "deleting a lock: %s", error.message);
+        cover.orphans++;
         end_op(m);
-        if (below(m, 3) == 0) {
+        int next = below(m, 3);
+        if (next == 0) {
             /* The group's next publish makes the lock (its own priority). */
             int p2 = below(m, 5);
             len = make_event(m, bytes);
@@ -963,17 +1064,18 @@ static void op_repair(model *m) {
             add_event(m, seq, g, p2, bytes, len, 0);
             lock_created(m, g, p2, 0);
             end_op(m);
-            orphan = -1;
-        } else {
-            lock_created(m, g, priority, 0); /* what the repair below must make */
+            return;
         }
+        if (next == 1) return; /* the orphan stays */
     }
-    begin_op(m, "repair");
+    begin_op(m, "repair (%d orphans)", orphan_count(m));
     int64_t fixed = -1;
     mq_status st = mq_repair(m->t->queue, &fixed, &err);
     say(m, " -> %s fixed %lld", mq_status_name(st), (long long)fixed);
     expect_status(m, "mq_repair", st, MQ_OK, &err);
-    if (fixed != (orphan >= 0)) mfail(m, "mq_repair fixed %lld groups, the model %d", (long long)fixed, orphan >= 0);
+    int want = repair_orphans(m, 1);
+    cover.repaired += want;
+    if (fixed != want) mfail(m, "mq_repair fixed %lld groups, the model %d", (long long)fixed, want);
     end_op(m);
 }
 
@@ -1182,6 +1284,7 @@ static void check_stats(model *m) {
 }
 
 static void check_all(model *m) {
+    check_repair_counts(m);
     check_messages(m);
     check_dead(m);
     check_locks(m);
@@ -1193,33 +1296,33 @@ static void check_all(model *m) {
 static void step(model *m) {
     /* Weights: publishes and claims most, the rest enough to meet each other. */
     int r = below(m, 100);
-    if (r < 15)
+    if (r < 13)
         op_publish(m);
     else if (r < 21)
         op_publish_at(m);
-    else if (r < 27)
+    else if (r < 26)
         op_batch(m);
     else if (r < 46)
         op_claim(m);
-    else if (r < 58)
+    else if (r < 57)
         op_ack(m);
     else if (r < 66)
         op_nack(m);
-    else if (r < 70)
+    else if (r < 69)
         op_extend(m);
-    else if (r < 78)
+    else if (r < 77)
         op_clock(m, 0);
-    else if (r < 83)
+    else if (r < 82)
         op_clock(m, 1);
-    else if (r < 87)
+    else if (r < 85)
         op_max_attempts(m);
-    else if (r < 89)
+    else if (r < 87)
         op_dead_count(m);
-    else if (r < 92)
+    else if (r < 91)
         op_dead_requeue(m);
-    else if (r < 93)
+    else if (r < 92)
         op_dead_purge(m);
-    else if (r < 96)
+    else if (r < 94)
         op_purge_group(m);
     else
         op_repair(m);
@@ -1248,6 +1351,23 @@ static int run_sequence(model *m, uint64_t seed, int sequence, int steps) {
     m->next_seq = 1;
     int failed = 0;
     if (setjmp(m->fail_jmp) == 0) {
+        /* Half the sequences run the automatic repair on every empty claim (but the
+         * first, which starts its period); the others turn it off. Its default period
+         * (60 s of real time) would make it run at times the model cannot know. */
+        m->auto_repair = below(m, 2);
+        m->max_attempts = below(m, 4); /* 0 (unlimited, the default) or 1..3 */
+        if (m->max_attempts > 0) {
+            mq_error e2;
+            mq_status s2 = mq_queue_set_max_attempts(m->t->queue, m->max_attempts, &e2);
+            begin_op(m, "set_max_attempts %d -> %s", m->max_attempts, mq_status_name(s2));
+            end_op(m);
+            expect_status(m, "mq_queue_set_max_attempts", s2, MQ_OK, &e2);
+        }
+        mq_error err;
+        mq_status st = mq_queue_set_repair_interval(m->t->queue, m->auto_repair ? 1e-6 : 0, &err);
+        begin_op(m, "set_repair_interval %s -> %s", m->auto_repair ? "1e-6" : "0 (off)", mq_status_name(st));
+        end_op(m);
+        expect_status(m, "mq_queue_set_repair_interval", st, MQ_OK, &err);
         for (m->step = 0; m->step < steps; m->step++) {
             step(m);
             check_all(m);
@@ -1300,6 +1420,13 @@ static void random_sequences_agree_with_the_model(void **state) {
     free(m->scratch);
     free(m);
     printf("[model] %d sequences, %d failed, in %.1f s\n", sequences, failures, tq_monotonic() - t0);
+    printf("[model] met: %ld leases (%ld of batches), %ld empty claims, %ld acks of stale leases (MQ_LEASE_LOST), "
+           "%ld acks of expired leases nobody took, %ld dead letters, %ld requeued, %ld parks, %ld stale locks dropped, "
+           "%ld ties settled by reading the server, %ld groups re-created by an ack, %ld orphans (%ld repaired by "
+           "mq_repair, %ld by the automatic repair), %ld attempts of heads first delivered inside a batch\n",
+           cover.claims_ok, cover.batch_leases, cover.claims_empty, cover.lost, cover.stale_ok, cover.dead,
+           cover.requeued, cover.parks, cover.drops, cover.tie_peeks, cover.relocks, cover.orphans, cover.repaired,
+           cover.auto_fixed, cover.ambiguous_attempts);
     if (failures > 0) fail_msg("%d of %d sequences disagree with the model; their seeds:%s", failures, sequences, failed_seeds);
 }
 
