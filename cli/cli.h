@@ -1,0 +1,104 @@
+/* The mongomq command: what the subcommands share (cli/README.md documents it). */
+#ifndef MONGOMQ_CLI_H
+#define MONGOMQ_CLI_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include <mongomq.h>
+
+/* Exit codes (documented in --help and cli/README.md). */
+enum {
+    EXIT_OK = 0,
+    EXIT_FAIL = 1,        /* the command failed (a server error, a declined confirmation, ...) */
+    EXIT_USAGE = 2,       /* bad options or arguments */
+    EXIT_UNREACHABLE = 3  /* the server could not be reached (MQ_ERR_CONNECT) */
+};
+
+/* Options every subcommand accepts (before or after its name). */
+typedef struct cli_ctx {
+    const char *cmd;      /* "publish", ... ("" before a subcommand is known) */
+    const char *uri;      /* --uri, else MONGOMQ_URI, else the default */
+    const char *db;       /* --db, else MONGOMQ_DB, else NULL (the library's "mongomq") */
+    const char *prefix;   /* --prefix, else MONGOMQ_PREFIX, else NULL ("mq") */
+    int verbose;          /* -v: more on stderr (libmongoc's warnings, every event of work) */
+    char *uri_owned;      /* the URI with the default server selection timeout added */
+    mq_client *client;
+    mq_queue *queue;
+} cli_ctx;
+
+#define CLI_DEFAULT_URI "mongodb://localhost:27017"
+#define CLI_DEFAULT_TIMEOUT_MS 5000
+
+/* The common long options, for a subcommand's option table; their codes. */
+enum { OPT_URI = 0x1000, OPT_DB, OPT_PREFIX, OPT_HELP, OPT_FIRST_LOCAL };
+#define CLI_COMMON_OPTIONS                                     \
+    {"uri", required_argument, NULL, OPT_URI},                 \
+    {"db", required_argument, NULL, OPT_DB},                   \
+    {"prefix", required_argument, NULL, OPT_PREFIX},           \
+    {"verbose", no_argument, NULL, 'v'},                       \
+    {"help", no_argument, NULL, 'h'}
+
+/* Handles a common option's code from getopt_long: 1 if it was one (with *exit_code
+ * set to -1 to go on, or to an exit code: --help printed the help), 0 if not. */
+int cli_common_option(cli_ctx *ctx, int code, const char *arg, int *exit_code);
+
+/* "mongomq publish: <message>\n" on stderr. */
+void cli_error(const cli_ctx *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* cli_error, then "Try 'mongomq publish --help'.", and returns EXIT_USAGE. */
+int cli_usage_error(const cli_ctx *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Reports a failed call (what was being done, the status, the library's message) and
+ * returns the exit code for it: 3 for MQ_ERR_CONNECT, 2 for MQ_ERR_ARG, else 1. */
+int cli_fail(const cli_ctx *ctx, const char *what, mq_status st, const mq_error *err);
+int cli_exit_code(mq_status st);
+
+/* Opens the client and the queue: EXIT_OK or the exit code to return. */
+int cli_open(cli_ctx *ctx);
+void cli_close(cli_ctx *ctx);
+/* "db.prefix" of the queue, with the library's defaults filled in. */
+void cli_queue_name(const cli_ctx *ctx, char *buf, size_t size);
+
+/* Parsers for option values: 0 on success, else -1 (nothing is printed). */
+int cli_parse_int(const char *s, long min, long max, long *out);
+int cli_parse_double(const char *s, double min, double max, double *out);
+/* Epoch seconds ("1767225600", "1767225600.5") or ISO 8601 with a zone
+ * ("2026-01-01T00:00:00Z", "2026-01-01T01:00+01:00"). -1 with *why set on error. */
+int cli_parse_time(const char *s, double *epoch_s, const char **why);
+
+/* Formats epoch seconds as "2026-01-01T00:00:00Z" (UTC; tenths when not whole). */
+void cli_format_time(double epoch_s, char *buf, size_t size);
+/* Formats a duration: "850ms", "7.0s", "5m03s", "2h05m", "3d04h". */
+void cli_format_duration(double s, char *buf, size_t size);
+
+/* Asks "<question> [y/N] " on a terminal. EXIT_OK to go on; EXIT_FAIL if the answer
+ * was not yes; EXIT_USAGE (with a message) when stdin is not a terminal. yes: --yes
+ * was given (EXIT_OK without asking). */
+int cli_confirm(const cli_ctx *ctx, int yes, const char *question);
+
+/* Monotonic seconds. */
+double cli_now(void);
+
+/* A table for humans: cells are copied; columns padded to their widest cell, the last
+ * one not padded. */
+typedef struct cli_table cli_table;
+cli_table *cli_table_new(size_t columns);
+int cli_table_add(cli_table *t, const char *const *cells);
+void cli_table_print(const cli_table *t, FILE *out);
+void cli_table_destroy(cli_table *t);
+
+/* Subcommands: argc/argv start at the subcommand's name. Each returns an exit code. */
+int cmd_publish(cli_ctx *ctx, int argc, char **argv);
+int cmd_work(cli_ctx *ctx, int argc, char **argv);
+int cmd_stats(cli_ctx *ctx, int argc, char **argv);
+int cmd_peek(cli_ctx *ctx, int argc, char **argv);
+int cmd_dead(cli_ctx *ctx, int argc, char **argv);
+int cmd_repair(cli_ctx *ctx, int argc, char **argv);
+int cmd_purge_group(cli_ctx *ctx, int argc, char **argv);
+int cmd_drop(cli_ctx *ctx, int argc, char **argv);
+
+/* Help texts (help.c): the usage of one subcommand, or of the whole command. */
+const char *cli_help_text(const char *cmd); /* NULL for an unknown name */
+void cli_print_help(const char *cmd, FILE *out);
+
+#endif
