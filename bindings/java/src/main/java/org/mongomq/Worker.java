@@ -62,7 +62,9 @@ public final class Worker implements AutoCloseable {
         this.workerId = o.workerId();
         this.onError = o.onError();
         if (o.maxAttempts() > 0) queue.setMaxAttempts(o.maxAttempts());
-        this.heartbeat = new ScheduledThreadPoolExecutor(1, r -> {
+        // A few threads, so that one extend stuck on an unreachable server does not
+        // hold up the heartbeats of every other running handler.
+        this.heartbeat = new ScheduledThreadPoolExecutor(Math.min(concurrency, 4), r -> {
             Thread t = new Thread(r, "mongomq-heartbeat");
             t.setDaemon(true);
             return t;
