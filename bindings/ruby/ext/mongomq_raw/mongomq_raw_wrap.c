@@ -2901,14 +2901,16 @@ static mqr_handle *mqr_peek(VALUE obj, mqr_kind kind) {
     return h;
 }
 
+static void mqr_raise_closed_kind(mqr_kind kind) {
+    static const char *const msg[] = {"the client is closed", "the queue is closed", "the lease is closed",
+                                      "the batch is closed"};
+    mqr_raise_closed(msg[kind]);
+}
+
 /* The handle behind a typemap's argument; a closed one raises MongoMQ::ClosedError. */
 static mqr_handle *mqr_get(VALUE obj, mqr_kind kind) {
     mqr_handle *h = mqr_peek(obj, kind);
-    if (h->closed || h->ptr == NULL) {
-        static const char *const msg[] = {"the client is closed", "the queue is closed", "the lease is closed",
-                                          "the batch is closed"};
-        mqr_raise_closed(msg[kind]);
-    }
+    if (h->closed || h->ptr == NULL) mqr_raise_closed_kind(kind);
     return h;
 }
 
@@ -2945,6 +2947,15 @@ static VALUE mqr_check_ints(VALUE unused) {
     (void)unused;
     rb_thread_check_ints();
     return Qnil;
+}
+
+/* The typemaps checked the handles, but converting the later arguments may have run
+ * Ruby code (to_str, to_f) and let another thread close one: check again, with the
+ * GVL held from here to the busy count. */
+static void mqr_check_open(mqr_call *c) {
+    int i;
+    for (i = 0; i < 2; i++)
+        if (c->uses[i] != NULL && (c->uses[i]->closed || c->uses[i]->ptr == NULL)) mqr_raise_closed_kind(c->uses[i]->kind);
 }
 
 static void mqr_begin(mqr_call *c) {
@@ -2987,6 +2998,7 @@ static void mqr_call_simple(void *(*fn)(void *), void *arg, mqr_handle *h0, mqr_
     mqr_call c;
     int state;
     mqr_call_init(&c, fn, arg, h0, h1);
+    mqr_check_open(&c);
     mqr_begin(&c);
     state = mqr_run(&c);
     mqr_end(&c);
@@ -3040,6 +3052,7 @@ static void *mqr_call_making(void *(*fn)(void *), void *arg, void **made, mqr_ki
     mqr_call c;
     int state;
     mqr_call_init(&c, fn, arg, h0, NULL);
+    mqr_check_open(&c);
     mqr_begin(&c);
     state = mqr_run(&c);
     if (state && c.ran && *made != NULL) {
@@ -3063,9 +3076,10 @@ static mq_lease *mqr_claim_call(mqr_handle *hq, mqr_claim_args *a) {
     int state = 0;
     int closed_while_waiting = 0;
     double deadline = mqr_monotonic() + a->timeout;
+    mqr_call_init(&c, mqr_claim_fn, a, hq, NULL);
+    mqr_check_open(&c);
     a->cancel = mqs_cancel_new(&cerr);
     if (a->cancel == NULL) rb_raise(rb_eNoMemError, "mq_cancel_new: %s", cerr.message);
-    mqr_call_init(&c, mqr_claim_fn, a, hq, NULL);
     c.ubf = mqr_ubf_cancel;
     c.ubf_arg = a->cancel;
     mqr_begin(&c);
@@ -4373,6 +4387,7 @@ _wrap_mqs_stats_json(int argc, VALUE *argv, VALUE self) {
     mqr_call c;
     int state;
     mqr_call_init(&c, mqr_stats_json_fn, &a, h1, NULL);
+    mqr_check_open(&c);
     mqr_begin(&c);
     state = mqr_run(&c);
     mqr_end(&c);
