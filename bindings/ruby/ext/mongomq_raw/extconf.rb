@@ -14,10 +14,10 @@ abort "mongomq: mongomq.h not found" unless have_header("mongomq.h")
 abort "mongomq: mq_claim_wait_cancel not found (libmongomq >= 0.3.0 is needed)" unless have_func("mq_claim_wait_cancel", "mongomq.h")
 abort "mongomq: rb_thread_call_without_gvl2 not found" unless have_func("rb_thread_call_without_gvl2", "ruby/thread.h")
 
-# Find libmongomq at run time where pkg-config found it, without LD_LIBRARY_PATH.
-libdir = pkg_config("mongomq", "variable=libdir")
-$LDFLAGS << " -Wl,-rpath,#{libdir}" if libdir && !libdir.empty? && !%w[/usr/lib /lib].include?(libdir)
-
-$CFLAGS << " -std=gnu99 -Wall -Wno-unused-parameter -Wno-unused-function"
+# Find a libmongomq installed outside the system's directories at run time too,
+# without LD_LIBRARY_PATH: its directory goes in the extension's run path.
+libdir = pkg_config("mongomq", "variable=libdir").to_s.strip
+system_dir = %r{\A(/usr)?/lib(64|/[^/]+-linux-gnu[^/]*)?/?\z|\A/usr/local/lib/?\z}
+$LDFLAGS << " -Wl,-rpath,#{libdir}" unless libdir.empty? || libdir.match?(system_dir)
 
 create_makefile("mongomq/mongomq_raw")
