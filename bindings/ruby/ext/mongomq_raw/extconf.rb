@@ -17,6 +17,7 @@ abort "mongomq: rb_thread_call_without_gvl2 not found" unless have_func("rb_thre
 # Find a libmongomq installed outside the system's directories at run time too,
 # without LD_LIBRARY_PATH: its directory goes in the extension's run path.
 libdir = pkg_config("mongomq", "variable=libdir").to_s.strip
+libdir = File.expand_path(libdir) unless libdir.empty?
 system_dir = %r{\A(/usr)?/lib(64|/[^/]+-linux-gnu[^/]*)?/?\z|\A/usr/local/lib/?\z}
 $LDFLAGS << " -Wl,-rpath,#{libdir}" unless libdir.empty? || libdir.match?(system_dir)
 
