@@ -8,6 +8,7 @@
 #include "client.hpp"
 #include "error.hpp"
 #include "queue.hpp"
+#include "store.hpp"
 
 namespace {
 
@@ -59,6 +60,12 @@ extern "C" void mongomq_read_prefs_observer_set(mongomq_read_prefs_fn fn, void *
     std::lock_guard<std::mutex> lock(g_observer_mu);
     g_read_prefs_observer = ReadPrefsObserver{fn, ctx};
     g_observing.store(g_command_observer.fn != nullptr || g_read_prefs_observer.fn != nullptr);
+}
+
+extern "C" int mongomq_non_simple_collation(const bson_t *collection_info, char *buf, size_t size) {
+    std::string collation = mongomq::non_simple_collation(collection_info);
+    if (buf != nullptr && size > 0) bson_strncpy(buf, collation.c_str(), size);
+    return collation.empty() ? 0 : 1;
 }
 
 extern "C" double mongomq_clock_offset(double t0, double t1, int64_t server_ms) {

@@ -47,6 +47,10 @@ void mongomq_read_prefs_observer_set(mongomq_read_prefs_fn fn, void *ctx);
 /* Installs (or with NULL removes) the process-wide hook. */
 void mongomq_fault_set(mongomq_fault_fn hook, void *ctx);
 
+/* lib/store.cpp's collation check on one listCollections entry: 1 (and the collation
+ * as JSON in buf) when mq_queue_new would refuse the collection, else 0. */
+int mongomq_non_simple_collation(const bson_t *collection_info, char *buf, size_t size);
+
 /* lib/queue.cpp's clock-offset formula, for tests (see queue.hpp). */
 double mongomq_clock_offset(double t0, double t1, int64_t server_ms);
 

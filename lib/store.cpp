@@ -221,8 +221,8 @@ BsonPtr read_command(const char *name, const Conn &c, const std::string &db, con
     observe_read_prefs(name, mongoc_read_prefs_get_mode(c.owner()->read_prefs));
     BsonPtr reply = own(bson_new());
     bson_error_t error;
-    if (!mongoc_client_read_command_with_opts(c.client(), db.c_str(), cmd, c.owner()->read_prefs, nullptr,
-                                              reply.get(), &error))
+    // command_simple: no read concern of the URI's is added (hello takes none).
+    if (!mongoc_client_command_simple(c.client(), db.c_str(), cmd, c.owner()->read_prefs, reply.get(), &error))
         fail_mongoc(name, error);
     fault_reply(name);
     return reply;

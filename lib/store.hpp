@@ -90,7 +90,7 @@ std::vector<BsonPtr> find(const char *name, mongoc_collection_t *coll, const bso
 void write_command(const char *name, mongoc_client_t *client, const std::string &db, const bson_t *cmd);
 // The same with the client's write concern (a write-concern error is noted, not thrown).
 void write_command(const char *name, const Conn &c, const std::string &db, const bson_t *cmd);
-// A read command (listCollections, hello) on the primary; the reply.
+// A command that reads (hello) on the primary, without a read concern; the reply.
 BsonPtr read_command(const char *name, const Conn &c, const std::string &db, const bson_t *cmd);
 
 // listCollections on the primary, with a filter (e.g. {name: {$in: [...]}}).
