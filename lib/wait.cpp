@@ -2,9 +2,11 @@
 // claims"). A waiter claims; when nothing is due it asks when the next group will be
 // (queue_next_due) and sleeps until then, the timeout, a hint that the locks changed,
 // or an interrupt, whichever comes first. The hints come from one change stream per
-// queue, watched by a thread of its own (Waiters below); where the server has no
-// change streams, waiters back off instead (5 ms doubling to 50 ms). Sleeping is
-// local: no server command is sent while a waiter sleeps.
+// client and database, watched by a thread of its own (Watcher below) and shared by
+// every waiting queue handle of that client there; each hint wakes one sleeper (Waiters
+// below). Where the server has no change streams, waiters back off instead (5 ms
+// doubling to 50 ms). Sleeping is local: no server command is sent while a waiter
+// sleeps.
 #include "wait.hpp"
 
 #include <poll.h>
@@ -66,8 +68,9 @@ constexpr milliseconds kReopenFirst{100};
 constexpr milliseconds kReopenMax{5000};
 
 // Server error codes that mean "no change streams here": 40573 ($changeStream on a
-// standalone), 115 CommandNotSupported, 20 IllegalOperation.
-bool means_unsupported(int code) { return code == 40573 || code == 115 || code == 20; }
+// standalone), 115 CommandNotSupported, 20 IllegalOperation, 40324 unknown pipeline
+// stage (servers older than 3.6, FerretDB).
+bool means_unsupported(int code) { return code == 40573 || code == 115 || code == 20 || code == 40324; }
 
 Clock::time_point after(Clock::time_point t, double seconds) {
     return t + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
@@ -90,6 +93,7 @@ constexpr int32_t kWatchSocketMs = 5000;                        // any one reply
 void count_watch_command(const mongoc_apm_command_started_t *event) {
     auto *client = static_cast<mq_client *>(mongoc_apm_command_started_get_context(event));
     client->commands.fetch_add(1, std::memory_order_relaxed);
+    observe_command(event);
 }
 
 struct ClientFree {
@@ -114,6 +118,14 @@ Client watch_client(mq_client *owner) {
     // Not "at most": a shorter socket timeout than a getMore's await would fail it.
     mongoc_uri_set_option_as_int32(uri.get(), MONGOC_URI_SOCKETTIMEOUTMS, kWatchSocketMs);
     mongoc_uri_set_option_as_bool(uri.get(), MONGOC_URI_SERVERSELECTIONTRYONCE, true);
+    // The primary, whatever the URI says, and no read concern of the URI's: a change
+    // stream only ever returns majority-committed changes (docs/design.md,
+    // "Deployments").
+    mongoc_uri_set_read_prefs_t(uri.get(), owner->read_prefs);
+    std::unique_ptr<mongoc_read_concern_t, void (*)(mongoc_read_concern_t *)> no_level(mongoc_read_concern_new(),
+                                                                                      mongoc_read_concern_destroy);
+    if (!no_level) throw std::bad_alloc();
+    mongoc_uri_set_read_concern(uri.get(), no_level.get());
     Client client(mongoc_client_new_from_uri(uri.get()));
     if (!client) return client;
     mongoc_client_set_error_api(client.get(), MONGOC_ERROR_API_VERSION_2);
@@ -153,39 +165,27 @@ void sleep_on_interrupt_fd(mq_queue *q, const mq_cancel *cancel, Clock::time_poi
 
 }  // namespace
 
-// One queue's waiting claimers: the change-stream watcher thread and the generation
-// counter it moves on every event, which sleeping waiters wait on.
+// One queue handle's waiting claimers: a generation counter that every hint and every
+// change of mode moves, and the sleepers. A hint (one change event on the queue's
+// locks collection) wakes ONE sleeper, the one with the lowest priority floor (it can
+// claim whatever a higher floor could); a change of mode wakes them all. Waiters that
+// are not asleep when a hint comes see the generation moved and claim again instead of
+// sleeping, so no hint is missed (docs/design.md, "Waiting claims").
 class Waiters {
 public:
     enum class Mode {
-        starting,     // the watcher has not opened its stream yet: back off
+        starting,     // the watcher has not opened a stream for us yet: back off
         live,         // a stream is open: hints come, the 1 s slice is a safety net
         down,         // the stream failed and will be reopened: back off meanwhile
         unsupported,  // no change streams here (or no watcher): back off, for good
     };
 
-    explicit Waiters(mq_queue *q) : q_(q) {
-        try {
-            thread_ = std::thread([this] { run(); });
-        } catch (...) {  // no thread: waiters back off without hints
-            mode_ = Mode::unsupported;
-        }
-    }
-
-    ~Waiters() {
-        try {
-            {
-                std::lock_guard<std::mutex> lock(mu_);
-                stop_ = true;
-            }
-            cv_.notify_all();
-            if (thread_.joinable()) thread_.join();
-        } catch (...) {  // a mutex or join that fails: nothing sane is left to do
-        }
-    }
+    explicit Waiters(mq_queue *q) : q_(q) {}
 
     Waiters(const Waiters &) = delete;
     Waiters &operator=(const Waiters &) = delete;
+
+    mq_queue *queue() const { return q_; }
 
     uint64_t generation() {
         std::lock_guard<std::mutex> lock(mu_);
@@ -197,46 +197,159 @@ public:
         return mode_;
     }
 
-    // Sleeps until `until`, or until the generation moved past `seen` (a hint), or
-    // the queue is interrupted, or `cancel` (may be null) is triggered.
-    void sleep(uint64_t seen, Clock::time_point until, const mq_cancel *cancel) {
+    // Sleeps until `until`, or until a hint or change of mode picks this sleeper, or
+    // the generation moved past `seen` before it fell asleep, or the queue is
+    // interrupted, or `cancel` (may be null) is triggered. `floor` is the claim's
+    // priority floor: hints go to the lowest floors first.
+    void sleep(uint64_t seen, Clock::time_point until, const mq_cancel *cancel, int floor) {
         if (mode() == Mode::unsupported) {  // no hint will ever come
             sleep_on_interrupt_fd(q_, cancel, until);
             return;
         }
         std::unique_lock<std::mutex> lock(mu_);
+        if (gen_ != seen) return;
+        Sleeper me;
+        me.floor = floor;
+        sleepers_.push_back(&me);
         for (;;) {
-            if (gen_ != seen || q_->interrupted.load() || cancelled(cancel)) return;
+            if (me.woken || q_->interrupted.load() || cancelled(cancel)) break;
             Clock::time_point now = Clock::now();
-            if (now >= until) return;
-            cv_.wait_until(lock, std::min(until, now + kTick));
+            if (now >= until) break;
+            me.cv.wait_until(lock, std::min(until, now + kTick));
         }
+        if (!me.woken) {
+            sleepers_.erase(std::find(sleepers_.begin(), sleepers_.end(), &me));
+        } else if (cancelled(cancel) && !q_->interrupted.load()) {
+            wake_one_locked();  // picked, but leaving without a claim: pass the hint on
+        }
+    }
+
+    // The watcher's calls (under its own lock, so none comes after unsubscribe).
+    void hint() {
+        std::lock_guard<std::mutex> lock(mu_);
+        gen_++;
+        wake_one_locked();
+    }
+
+    void set_mode(Mode mode) {
+        std::lock_guard<std::mutex> lock(mu_);
+        gen_++;
+        mode_ = mode;
+        for (Sleeper *s : sleepers_) {
+            s->woken = true;
+            s->cv.notify_one();
+        }
+        sleepers_.clear();
+    }
+
+private:
+    struct Sleeper {
+        int floor = 0;
+        bool woken = false;  // under mu_
+        std::condition_variable cv;
+    };
+
+    void wake_one_locked() {
+        if (sleepers_.empty()) return;
+        auto lowest = std::min_element(sleepers_.begin(), sleepers_.end(),
+                                       [](const Sleeper *a, const Sleeper *b) { return a->floor < b->floor; });
+        Sleeper *s = *lowest;
+        sleepers_.erase(lowest);
+        s->woken = true;
+        s->cv.notify_one();
+    }
+
+    mq_queue *q_;
+    std::mutex mu_;
+    uint64_t gen_ = 0;                // under mu_
+    Mode mode_ = Mode::starting;      // under mu_
+    std::vector<Sleeper *> sleepers_;  // under mu_: asleep and not picked yet, oldest first
+};
+
+// One change stream for every waiting queue handle of one client on one database (a
+// thread and a connection of its own). It follows the locks collection of each: with
+// one collection, a collection stream on it; with several, a database stream whose
+// $match keeps their collections' events. Each event is a hint for the handles of its
+// collection (for all of them when the event names none: mongo-java-server's don't).
+class Watcher {
+public:
+    Watcher(mq_client *client, std::string db) : client_(client), db_(std::move(db)) {
+        try {
+            thread_ = std::thread([this] { run(); });
+        } catch (...) {  // no thread: waiters back off without hints
+            mode_ = Waiters::Mode::unsupported;
+        }
+    }
+
+    ~Watcher() {
+        try {
+            {
+                std::lock_guard<std::mutex> lock(mu_);
+                stop_ = true;
+            }
+            cv_.notify_all();
+            if (thread_.joinable()) thread_.join();
+        } catch (...) {  // a mutex or join that fails: nothing sane is left to do
+        }
+    }
+
+    Watcher(const Watcher &) = delete;
+    Watcher &operator=(const Watcher &) = delete;
+
+    void subscribe(Waiters *w) {
+        std::lock_guard<std::mutex> lock(mu_);
+        const std::string &coll = w->queue()->locks;
+        subs_.push_back(w);
+        // Already followed by the open stream: live at once. Otherwise the stream is
+        // reopened to follow it too, and the reopen makes it live.
+        bool followed = std::find(streamed_.begin(), streamed_.end(), coll) != streamed_.end();
+        if (mode_ == Waiters::Mode::unsupported || (mode_ == Waiters::Mode::live && followed))
+            w->set_mode(mode_);
+        if (!followed) changed_ = true;
+        cv_.notify_all();
+    }
+
+    // True when no handle is left (the caller then destroys the watcher).
+    bool unsubscribe(Waiters *w) {
+        std::lock_guard<std::mutex> lock(mu_);
+        subs_.erase(std::remove(subs_.begin(), subs_.end(), w), subs_.end());
+        return subs_.empty();
     }
 
 private:
     enum class Outcome {
-        stopped,      // waiters_destroy or mq_queue_interrupt: end
+        stopped,      // destroyed: end
+        idle,         // every handle is interrupted: give the connection back, wait
+        changed,      // the collections to follow changed: reopen now
         unsupported,  // the server has no change streams: end
         retry,        // reopen after a pause
     };
 
-    // Every event, and every change of mode, moves the generation and wakes the
-    // sleepers: they claim again (and re-read the mode).
-    void bump(Mode mode) {
-        {
-            std::lock_guard<std::mutex> lock(mu_);
-            gen_++;
-            mode_ = mode;
-        }
-        cv_.notify_all();
+    // Under mu_.
+    void set_mode_locked(Waiters::Mode mode) {
+        mode_ = mode;
+        for (Waiters *w : subs_) w->set_mode(mode);
     }
 
-    // waiters_destroy, or mq_queue_interrupt: after it no waiter sleeps on this queue
-    // again, so the watcher gives its connection back.
+    void set_mode(Waiters::Mode mode) {
+        std::lock_guard<std::mutex> lock(mu_);
+        set_mode_locked(mode);
+    }
+
     bool stopping() {
-        if (q_->interrupted.load()) return true;
         std::lock_guard<std::mutex> lock(mu_);
         return stop_;
+    }
+
+    // The locks collections of the handles not interrupted (interrupted ones never
+    // sleep again), sorted and distinct; clears changed_.
+    std::vector<std::string> wanted_locked() {
+        std::vector<std::string> colls;
+        for (Waiters *w : subs_)
+            if (!w->queue()->interrupted.load()) colls.push_back(w->queue()->locks);
+        std::sort(colls.begin(), colls.end());
+        colls.erase(std::unique(colls.begin(), colls.end()), colls.end());
+        return colls;
     }
 
     // Waits until `until` unless stopped first; false when stopped.
@@ -247,11 +360,6 @@ private:
     }
 
     void run() noexcept {
-        watch_until_done();
-        client_.reset();  // the connection goes as the thread ends (interrupt or destroy)
-    }
-
-    void watch_until_done() noexcept {
         milliseconds pause = kReopenFirst;
         for (;;) {
             Outcome outcome;
@@ -261,76 +369,147 @@ private:
                 outcome = Outcome::retry;
             }
             try {
-                if (outcome == Outcome::stopped) return;
-                if (outcome == Outcome::unsupported) {
-                    bump(Mode::unsupported);
-                    return;
+                switch (outcome) {
+                    case Outcome::stopped:
+                        conn_.reset();
+                        return;
+                    case Outcome::unsupported:
+                        conn_.reset();
+                        set_mode(Waiters::Mode::unsupported);
+                        return;
+                    case Outcome::changed:
+                        break;
+                    case Outcome::idle: {
+                        // No handle will sleep again until a new one subscribes: give
+                        // the connection back and send nothing meanwhile.
+                        conn_.reset();
+                        std::unique_lock<std::mutex> lock(mu_);
+                        streamed_.clear();
+                        cv_.wait(lock, [this] { return stop_ || changed_; });
+                        if (stop_) return;
+                        break;
+                    }
+                    case Outcome::retry: {
+                        std::unique_lock<std::mutex> lock(mu_);
+                        streamed_.clear();
+                        if (mode_ != Waiters::Mode::starting) set_mode_locked(Waiters::Mode::down);
+                        lock.unlock();
+                        if (!pause_until(Clock::now() + pause)) return;
+                        pause = std::min(pause * 2, kReopenMax);
+                        break;
+                    }
                 }
-                if (mode() != Mode::starting) bump(Mode::down);
-                if (!pause_until(Clock::now() + pause)) return;
-                pause = std::min(pause * 2, kReopenMax);
             } catch (...) {
                 return;
             }
         }
     }
 
-    // What a failed open or getMore means. Connection trouble says nothing about the
-    // server's support; any other error before a stream ever opened means there are
-    // no change streams here (mongo-java-server without --oplog answers "Unknown
-    // error"); after one did, the stream is reopened.
-    Outcome failed(bool connection, int code) const {
+    // What a failed open or getMore means. Only the errors that say "no change
+    // streams here" end the watcher: 40573 (a standalone), 115 CommandNotSupported,
+    // 20 IllegalOperation, 40324 (unknown pipeline stage), and a server error reply
+    // with no code at all (mongo-java-server without --oplog: "Unknown error").
+    // Anything else (a step-down, a rolling restart, a network error) is retried with
+    // back-off, before and after a stream ever opened.
+    static Outcome failed(bool connection, int code, bool has_code) {
         if (connection) return Outcome::retry;
-        if (means_unsupported(code) || !opened_) return Outcome::unsupported;
+        if (means_unsupported(code) || !has_code) return Outcome::unsupported;
         return Outcome::retry;
     }
 
-    Outcome failed(const bson_error_t &error) const {
+    static Outcome failed(const bson_error_t &error, const bson_t *reply) {
         bool connection = error.domain == MONGOC_ERROR_SERVER_SELECTION || error.domain == MONGOC_ERROR_STREAM;
-        return failed(connection, static_cast<int>(error.code));
+        bson_iter_t it;
+        bool has_code = reply == nullptr || bson_empty(reply) || (bson_iter_init_find(&it, reply, "code") &&
+                                                                  BSON_ITER_HOLDS_NUMBER(&it));
+        if (error.domain != MONGOC_ERROR_SERVER && error.domain != MONGOC_ERROR_QUERY) has_code = true;
+        return failed(connection, static_cast<int>(error.code), has_code);
     }
 
-    // Opens the change stream on the locks collection and turns its events into
-    // bumps until it fails or the queue is destroyed. Resets `pause` once it opened.
+    // Opens the stream and turns its events into hints until it fails, the handles
+    // change, or the watcher is destroyed. Resets `pause` once it opened.
     Outcome watch(milliseconds &pause) {
-        if (stopping()) return Outcome::stopped;
-        if (!client_) {
-            client_ = watch_client(q_->client);
-            if (!client_) return Outcome::unsupported;
+        std::vector<std::string> colls;
+        {
+            std::lock_guard<std::mutex> lock(mu_);
+            if (stop_) return Outcome::stopped;
+            changed_ = false;
+            colls = wanted_locked();
+        }
+        if (colls.empty()) return Outcome::idle;
+        if (!conn_) {
+            conn_ = watch_client(client_);
+            if (!conn_) return Outcome::unsupported;
         }
         try {
             fault_point("wait.watch");
         } catch (const Failure &f) {
-            return failed(f.status == MQ_ERR_CONNECT, f.server_code);
+            return failed(f.status == MQ_ERR_CONNECT, f.server_code, true);
         }
-        Collection locks(mongoc_client_get_collection(client_.get(), q_->db.c_str(), q_->locks.c_str()));
-        Bson pipeline;  // every event: they are hints, their content is not read
         BsonPtr opts = own(BCON_NEW("maxAwaitTimeMS", BCON_INT64(kMaxAwaitMs)));
-        Stream stream(mongoc_collection_watch(locks.get(), pipeline.get(), opts.get()));
+        Stream stream;
+        if (colls.size() == 1) {
+            Collection locks(mongoc_client_get_collection(conn_.get(), db_.c_str(), colls[0].c_str()));
+            Bson pipeline;  // every event: they are hints, their content is not read
+            stream.reset(mongoc_collection_watch(locks.get(), pipeline.get(), opts.get()));
+        } else {
+            // {pipeline: [{$match: {$or: [{"ns.coll": {$in: colls}}, {operationType:
+            // {$in: ["invalidate", "dropDatabase"]}}]}}]}
+            Bson in;
+            for (size_t i = 0; i < colls.size(); i++) {
+                char key[16];
+                const char *k;
+                bson_uint32_to_string(static_cast<uint32_t>(i), &k, key, sizeof key);
+                BSON_APPEND_UTF8(in.get(), k, colls[i].c_str());
+            }
+            BsonPtr pipeline = own(BCON_NEW("pipeline", "[", "{", "$match", "{", "$or", "[",                        //
+                                            "{", "ns.coll", "{", "$in", BCON_ARRAY(in.get()), "}", "}",              //
+                                            "{", "operationType", "{", "$in", "[", BCON_UTF8("invalidate"),          //
+                                            BCON_UTF8("dropDatabase"), "]", "}", "}", "]", "}", "}", "]"));
+            std::unique_ptr<mongoc_database_t, void (*)(mongoc_database_t *)> database(
+                mongoc_client_get_database(conn_.get(), db_.c_str()), mongoc_database_destroy);
+            if (!database) throw std::bad_alloc();
+            stream.reset(mongoc_database_watch(database.get(), pipeline.get(), opts.get()));
+        }
         if (!stream) throw std::bad_alloc();
         bson_error_t error;
-        if (mongoc_change_stream_error_document(stream.get(), &error, nullptr)) return failed(error);
+        const bson_t *reply = nullptr;
+        if (mongoc_change_stream_error_document(stream.get(), &error, &reply)) return failed(error, reply);
 
-        // Open. Whatever changed before the stream started is not in it: the bump
-        // makes every waiter claim once more.
-        opened_ = true;
+        // Open. Whatever changed before the stream started is not in it: the change
+        // of mode makes every waiter claim once more.
+        {
+            std::lock_guard<std::mutex> lock(mu_);
+            streamed_ = colls;
+            set_mode_locked(Waiters::Mode::live);
+        }
         pause = kReopenFirst;
-        bump(Mode::live);
         for (;;) {
-            if (stopping()) return Outcome::stopped;
+            {
+                std::lock_guard<std::mutex> lock(mu_);
+                if (stop_) return Outcome::stopped;
+                if (changed_) return Outcome::changed;
+                if (wanted_locked().empty()) return Outcome::idle;
+            }
             Clock::time_point asked = Clock::now();
             const bson_t *event = nullptr;
             if (mongoc_change_stream_next(stream.get(), &event)) {
-                // Only "invalidate" is read: on MongoDB it ends the stream (the
-                // collection was dropped or renamed), so open a new one.
+                // "invalidate" ends the stream on MongoDB (the collection or database
+                // was dropped or renamed): open a new one.
                 bson_iter_t it;
                 if (bson_iter_init_find(&it, event, "operationType") && BSON_ITER_HOLDS_UTF8(&it) &&
                     std::strcmp(bson_iter_utf8(&it, nullptr), "invalidate") == 0)
                     return Outcome::retry;
-                bump(Mode::live);
+                const char *coll = nullptr;
+                if (bson_iter_init(&it, event) && bson_iter_find_descendant(&it, "ns.coll", &it) &&
+                    BSON_ITER_HOLDS_UTF8(&it))
+                    coll = bson_iter_utf8(&it, nullptr);
+                std::lock_guard<std::mutex> lock(mu_);
+                for (Waiters *w : subs_)
+                    if (coll == nullptr || w->queue()->locks == coll) w->hint();
                 continue;
             }
-            if (mongoc_change_stream_error_document(stream.get(), &error, nullptr)) return failed(error);
+            if (mongoc_change_stream_error_document(stream.get(), &error, &reply)) return failed(error, reply);
             // An empty batch the server did not hold for maxAwaitTimeMS: pace the
             // getMores ourselves.
             if (Clock::now() - asked < milliseconds(kMaxAwaitMs / 2) && !pause_until(asked + kGetMorePeriod))
@@ -338,23 +517,39 @@ private:
         }
     }
 
-    mq_queue *q_;
+    mq_client *client_;
+    const std::string db_;
     std::mutex mu_;
     std::condition_variable cv_;
-    uint64_t gen_ = 0;                 // under mu_
-    Mode mode_ = Mode::starting;       // under mu_
-    bool stop_ = false;                // under mu_
-    bool opened_ = false;              // the watcher thread's own: a stream opened once
-    Client client_;                    // the watcher thread's own: made by its first watch
-    std::thread thread_;               // last: it starts with every member ready
+    std::vector<Waiters *> subs_;                      // under mu_
+    std::vector<std::string> streamed_;                // under mu_: what the open stream follows
+    Waiters::Mode mode_ = Waiters::Mode::starting;     // under mu_
+    bool changed_ = false;                             // under mu_: a handle needs a reopen
+    bool stop_ = false;                                // under mu_
+    Client conn_;                                      // the watcher thread's own
+    std::thread thread_;                               // last: it starts with every member ready
 };
 
 namespace {
 
-// The queue's Waiters, made by its first waiter.
+// The queue handle's Waiters, made by its first waiting claim, and subscribed to its
+// client's watcher for its database (made by the first such handle).
 Waiters *waiters_of(mq_queue *q) {
     std::lock_guard<std::mutex> lock(q->waiters_mu);
-    if (q->waiters == nullptr) q->waiters = new Waiters(q);
+    if (q->waiters != nullptr) return q->waiters;
+    auto w = std::make_unique<Waiters>(q);
+    mq_client *client = q->client;
+    std::lock_guard<std::mutex> registry(client->watchers_mu);
+    Watcher *watcher = nullptr;
+    for (auto &entry : client->watchers)
+        if (entry.first == q->db) watcher = entry.second;
+    if (watcher == nullptr) {
+        auto made = std::make_unique<Watcher>(client, q->db);
+        client->watchers.emplace_back(q->db, made.get());
+        watcher = made.release();
+    }
+    watcher->subscribe(w.get());
+    q->waiters = w.release();
     return q->waiters;
 }
 
@@ -414,7 +609,7 @@ mq_lease *queue_claim_wait(mq_queue *q, const std::string &worker, double visibi
             // claim refuses it): the slice bounds the rounds, no spinning.
         }
         was_due = due;
-        if (wake > now) w->sleep(seen, wake, cancel);
+        if (wake > now) w->sleep(seen, wake, cancel, min_priority);
     }
 }
 
@@ -429,9 +624,27 @@ void waiters_destroy(mq_queue *q) noexcept {
         w = q->waiters;
         q->waiters = nullptr;
     }
-    // Stops and joins the watcher: at most one getMore's maxAwaitTimeMS, or while the
+    if (w == nullptr) return;
+    // Unsubscribed, the watcher calls it no more. The last handle of the database
+    // stops and joins the watcher: at most one getMore's maxAwaitTimeMS, or while the
     // server is unreachable the watcher client's timeouts (kWatchConnectMs,
     // kWatchSocketMs).
+    Watcher *last = nullptr;
+    try {
+        mq_client *client = q->client;
+        std::lock_guard<std::mutex> registry(client->watchers_mu);
+        for (auto it = client->watchers.begin(); it != client->watchers.end(); ++it) {
+            if (it->first != q->db) continue;
+            if (it->second->unsubscribe(w)) {
+                last = it->second;
+                client->watchers.erase(it);
+            }
+            break;
+        }
+    } catch (...) {  // a mutex that cannot lock: leak rather than free what a thread may use
+        return;
+    }
+    delete last;
     delete w;
 }
 
