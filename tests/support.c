@@ -22,6 +22,18 @@ const char *test_uri(void) {
     return uri;
 }
 
+char *tq_uri_with(const char *options) {
+    const char *uri = test_uri();
+    const char *hosts = strstr(uri, "://");
+    hosts = hosts != NULL ? hosts + 3 : uri;
+    const char *sep = strchr(uri, '?') != NULL ? "&" : strchr(hosts, '/') != NULL ? "?" : "/?";
+    size_t n = strlen(uri) + strlen(sep) + strlen(options) + 1;
+    char *out = malloc(n);
+    assert_non_null(out);
+    snprintf(out, n, "%s%s%s", uri, sep, options);
+    return out;
+}
+
 static double fake_clock(void *ctx) { return ((tq *)ctx)->now; }
 
 static int setup(void **state, int fake) {

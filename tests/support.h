@@ -30,6 +30,10 @@ typedef struct tq {
 /* The test server's URI; fails the current test when MONGOMQ_TEST_URI is unset. */
 const char *test_uri(void);
 
+/* The test server's URI with more options ("w=1&wtimeoutMS=500"), in a buffer the
+ * caller frees. */
+char *tq_uri_with(const char *options);
+
 /* A fresh database per test, dropped by the teardown. */
 int tq_setup(void **state);             /* wall clock */
 int tq_setup_fake_clock(void **state);  /* clock starts at 1e9 s and moves by tq_advance */
