@@ -158,14 +158,20 @@ MQ_API uint64_t mq_client_command_count(const mq_client *client);
 MQ_API uint64_t mq_client_write_concern_errors(const mq_client *client);
 
 /* Opens the queue {db_name}.{prefix}_*. db_name NULL -> "mongomq", prefix NULL ->
- * "mq". A db_name or prefix MongoDB would reject is MQ_ERR_ARG. Creates the indexes
- * (idempotent) and measures the server's clock (3 commands), so this is also where
- * an unreachable server shows up. */
+ * "mq". A db_name or prefix MongoDB would reject is MQ_ERR_ARG. Checks that none of
+ * the queue's collections was created with a non-simple collation (one would merge
+ * groups "A" and "a": MQ_ERR_SERVER naming the collection), creates the indexes
+ * (idempotent; on a large existing queue the first open builds them and may take
+ * long) and measures the server's clock with hello (isMaster where hello is unknown):
+ * 4 commands, 5 without hello, so this is also where an unreachable server shows up.
+ * A server that reports no localTime leaves the queue on this machine's clock, with a
+ * warning in libmongoc's log (domain "mongomq"). */
 MQ_API mq_status mq_queue_new(mq_client *client, const char *db_name, const char *prefix,
                               mq_queue **out, mq_error *err);
-/* No call may be running on the queue. With a change-stream watcher (mq_claim_wait) it
- * waits for the watcher's current read: up to 200 ms, a few seconds if the server is
- * unreachable. */
+/* No call may be running on the queue. When it is the last queue of its client and
+ * database that waited (mq_claim_wait) with a change-stream watcher, it stops the
+ * watcher and waits for its current read: up to 200 ms, a few seconds if the server
+ * is unreachable. */
 MQ_API void      mq_queue_destroy(mq_queue *queue);
 
 /* Appends an event to the tail of group_id. The event is any bytes (event_len may be
@@ -280,12 +286,14 @@ MQ_API const void *mq_lease_event_at(const mq_lease *lease, size_t i, size_t *le
  * MQ_EMPTY at the timeout; MQ_INTERRUPTED once mq_queue_interrupt was called; an
  * error ends the wait (with an unreachable server it can come after the URI's
  * serverSelectionTimeoutMS, even if that is longer than timeout_s). While idle it does
- * not poll the server in a loop: where the server offers change streams, the first
- * waiting call on a queue starts one watcher thread with a connection of its own
- * (kept until the queue is destroyed or interrupted) that follows the locks
- * collection and wakes the waiters; elsewhere they back off (5 ms up to 50 ms). Either
- * way they sleep until the earliest known due time. On a fake clock
- * (mq_queue_set_clock) due times become real sleeps. */
+ * not poll the server in a loop: where the server offers change streams, one watcher
+ * thread per client and database, with a connection of its own, follows the locks
+ * collections of every queue of that client there that has waited (started by the
+ * first waiting call; kept until the last of those queues is destroyed, or while all
+ * are interrupted) and turns each change into a hint that wakes one waiting claim of
+ * its queue (the one with the lowest min_priority); elsewhere waiters back off (5 ms
+ * up to 50 ms). Either way they sleep until the earliest known due time. On a fake
+ * clock (mq_queue_set_clock) due times become real sleeps. */
 MQ_API mq_status mq_claim_wait(mq_queue *queue, const char *worker_id, double visibility_s,
                                int min_priority, double timeout_s,
                                mq_lease **out, mq_error *err);
