@@ -74,9 +74,9 @@ ruby -e 'require "mongomq"; puts "installed: mongomq #{MongoMQ::VERSION} from #{
 
 echo "== ruby: minitest =="
 # (libmongoc's monitor logs its failed connections to the unreachable-server tests'
-# 127.0.0.1:1 at DEBUG level on stderr: those lines are dropped.)
-(cd "$RBDIR" && ruby -w -Itest -e 'Dir["test/test_*.rb"].sort.each { |f| require File.expand_path(f) }') \
-    2> >(grep -v -E '^[0-9/ :.]+: \[ *[0-9]+\]: +DEBUG: ' >&2)
+# 127.0.0.1:1 at DEBUG level, on stdout: those lines are dropped.)
+(cd "$RBDIR" && ruby -w -Itest -e 'Dir["test/test_*.rb"].sort.each { |f| require File.expand_path(f) }') |
+    { grep -v -E '^[0-9/ :.]+: \[ *[0-9]+\]: +DEBUG: ' || true; }
 
 echo "== ruby: the README example, outside the repository =="
 mkdir -p "$TMP/app"

@@ -105,9 +105,9 @@ class TestContract < MongoMQTest::Case
 
   def test_extend_keeps_lease
     @queue.publish("g", "x")
-    lease = claim!(visibility: 0.5)
+    lease = claim!(visibility: 1)
     @queue.extend_lease(lease, visibility: 10)
-    sleep 0.8
+    sleep 1.3
     assert_nil other_queue.claim, "an extended lease is not claimable past its first visibility"
     @queue.ack(lease)
   end
@@ -598,8 +598,8 @@ class TestContract < MongoMQTest::Case
     done = false
     other = other_queue
     stolen = []
-    worker = @queue.worker(visibility: 0.6, on_error: ->(e, _) { errors << e }) do
-      t_end = monotonic + 2.0
+    worker = @queue.worker(visibility: 1, on_error: ->(e, _) { errors << e }) do
+      t_end = monotonic + 3.0 # 3 times the visibility
       while monotonic < t_end
         lease = other.claim(visibility: 30)
         stolen << lease.group if lease
