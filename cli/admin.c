@@ -41,7 +41,7 @@ static int parse_admin(cli_ctx *ctx, int argc, char **argv, const char *allowed,
         }
         const char *name = c == OPT_JSON ? "json" : c == 'y' ? "yes" : c == OPT_ALL ? "all"
                          : c == 'n' ? "limit" : c == 'w' ? "watch" : NULL;
-        if (name == NULL) return cli_usage_error(ctx, "bad option");
+        if (name == NULL) return cli_try(ctx);
         if (strstr(allowed, name) == NULL)
             return cli_usage_error(ctx, "--%s does not apply here", name);
         switch (c) {
@@ -342,7 +342,7 @@ static int requeue_one(cli_ctx *ctx, int64_t seq) {
     int64_t fresh;
     mq_status st = mq_dead_requeue(ctx->queue, seq, &fresh, &err);
     if (st == MQ_ERR_ARG) {
-        cli_error(ctx, "%lld is not a dead letter: %s", (long long)seq, err.message);
+        cli_error(ctx, "%s", err.message);
         return EXIT_FAIL;
     }
     if (st != MQ_OK) {

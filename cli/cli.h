@@ -48,6 +48,8 @@ int cli_common_option(cli_ctx *ctx, int code, const char *arg, int *exit_code);
 void cli_error(const cli_ctx *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* cli_error, then "Try 'mongomq publish --help'.", and returns EXIT_USAGE. */
 int cli_usage_error(const cli_ctx *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* After getopt's own message: "Try 'mongomq publish --help'."; returns EXIT_USAGE. */
+int cli_try(const cli_ctx *ctx);
 /* Reports a failed call (what was being done, the status, the library's message) and
  * returns the exit code for it: 3 for MQ_ERR_CONNECT, 2 for MQ_ERR_ARG, else 1. */
 int cli_fail(const cli_ctx *ctx, const char *what, mq_status st, const mq_error *err);

@@ -269,7 +269,7 @@ int cmd_publish(cli_ctx *ctx, int argc, char **argv) {
                                        optarg);
             batch_given = 1;
             break;
-        default: return cli_usage_error(ctx, "bad option");
+        default: return cli_try(ctx);
         }
     }
     int rest = argc - optind;

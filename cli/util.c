@@ -36,6 +36,11 @@ int cli_usage_error(const cli_ctx *ctx, const char *fmt, ...) {
     return EXIT_USAGE;
 }
 
+int cli_try(const cli_ctx *ctx) {
+    fprintf(stderr, "Try 'mongomq%s%s --help'.\n", ctx->cmd[0] ? " " : "", ctx->cmd);
+    return EXIT_USAGE;
+}
+
 int cli_exit_code(mq_status st) {
     switch (st) {
     case MQ_OK: return EXIT_OK;

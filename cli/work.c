@@ -484,7 +484,7 @@ int cmd_work(cli_ctx *ctx, int argc, char **argv) {
                 return cli_usage_error(ctx, "--worker-id: 1..%d bytes", MQ_WORKER_ID_MAX);
             sh.worker_id = optarg;
             break;
-        default: return cli_usage_error(ctx, "bad option");
+        default: return cli_try(ctx);
         }
     }
     if (optind < argc)

@@ -1,0 +1,89 @@
+#!/usr/bin/env bash
+# mongomq publish: the argument, lines of stdin and --file (batches), --raw bytes,
+# --json, --priority, --at (epoch and ISO 8601 with zones), --delay; the seqs printed.
+source "$(dirname "$0")/lib.sh"
+
+expect_rc 0 "publish an event from the argument" mq publish one '{"n": 1}'
+expect_eq "it prints its seq" "1" "$(cat "$OUT")"
+expect_eq "nothing on stderr" "" "$(cat "$ERR")"
+
+# Lines of stdin: empty lines skipped, \r\n and \n not part of the event.
+expect_rc 0 "publish lines of stdin" mq publish lines < <(printf '{"n": 2}\r\n\n{"n": 3}\n{"n": 4}')
+expect_eq "one seq per event" "2 3 4" "$(tr '\n' ' ' <"$OUT" | sed 's/ $//')"
+run mq peek lines --json
+expect_eq "the events are the lines without their ends" '["{\"n\": 2}", "{\"n\": 3}", "{\"n\": 4}"]' \
+    "$(jl '[e["event"] for e in d]' <"$OUT")"
+expect_eq "they are in group 'lines'" '["lines", "lines", "lines"]' "$(jl '[e["group"] for e in d]' <"$OUT")"
+
+# --file with batches: 250 lines, 100 per batch -> 250 consecutive seqs.
+for i in $(seq 1 250); do echo "{\"i\": $i}"; done >"$TMP/many.jsonl"
+expect_rc 0 "publish --file with --batch 100" mq publish many --file "$TMP/many.jsonl" --batch 100
+expect_eq "250 seqs" "250" "$(wc -l <"$OUT" | tr -d ' ')"
+expect_eq "consecutive, in line order" "$(seq 5 254 | tr '\n' ' ')" "$(tr '\n' ' ' <"$OUT")"
+run mq peek many --json --limit 3
+expect_eq "the first events of the file come first" '["{\"i\": 1}", "{\"i\": 2}", "{\"i\": 3}"]' \
+    "$(jl '[e["event"] for e in d]' <"$OUT")"
+expect_rc 0 "publish --file - reads stdin" mq publish dash --file - <<<'{"dash": true}'
+expect_eq "seq 255" "255" "$(cat "$OUT")"
+
+# --raw: the whole input is one event, bytes kept (NUL, no trailing newline).
+printf 'bin\000\001\377ary\n\n' >"$TMP/blob"
+expect_rc 0 "publish --raw --file" mq publish blob --raw --file "$TMP/blob"
+expect_eq "one seq" "256" "$(cat "$OUT")"
+run mq peek blob --json
+expect_eq "the bytes come back exactly (base64)" "$(base64 -w0 <"$TMP/blob")" "$(jl 'd[0]["event"]["base64"]' <"$OUT")"
+expect_rc 0 "publish --raw of text from stdin" mq publish rawtext --raw < <(printf 'line 1\nline 2\n')
+run mq peek rawtext --json
+expect_eq "the text is one event, newlines and all" '"line 1\nline 2\n"' "$(jl 'json.dumps(d[0]["event"])' <"$OUT")"
+
+# --json refuses what is not JSON, naming the line; nothing of that batch is published.
+run mq stats --json
+before=$(json 'd["messages"]' <"$OUT")
+expect_rc 2 "publish --json with a bad line" mq publish strict --json --batch 10 \
+    < <(printf '{"ok": 1}\n{"ok": 2}\nnot json\n{"ok": 4}\n')
+expect_match "stderr names the line" 'line 3 is not JSON' "$(cat "$ERR")"
+run mq stats --json
+expect_eq "nothing of the bad batch was published" "$before" "$(json 'd["messages"]' <"$OUT")"
+expect_rc 0 "publish --json with good lines" mq publish strict --json < <(printf '{"ok": 1}\n[2]\n"three"\n')
+expect_eq "three seqs" "3" "$(wc -l <"$OUT" | tr -d ' ')"
+
+# --priority: the group's priority.
+expect_rc 0 "publish --priority 3" mq publish urgent '{"p": 3}' --priority 3
+run mq peek urgent --json
+expect_eq "the event has priority 3" "3" "$(jl 'd[0]["priority"]' <"$OUT")"
+run mq stats --json
+expect_eq "stats count one group at priority 3" "1" "$(json 'd["priorities"]["3"]["groups"]' <"$OUT")"
+
+# --at: epoch seconds and ISO 8601 (Z, offsets, fractions) name the same instants.
+# 2030-01-01T00:00:00Z is 1893456000.
+at() { # at GROUP TIME -> not_before of the group's event
+    run mq publish "$1" "at $2" --at "$2"
+    if [[ $RC != 0 ]]; then
+        not_ok "publish --at $2: exit $RC" "$(cat "$ERR")"
+        return
+    fi
+    mq peek "$1" --json | jl 'd[-1]["not_before"]'
+}
+expect_eq "--at epoch seconds" "1893456000.0" "$(at at-epoch 1893456000)"
+expect_eq "--at epoch with a fraction" "1893456000.5" "$(at at-frac 1893456000.5)"
+expect_eq "--at ISO 8601 Z" "1893456000.0" "$(at at-z 2030-01-01T00:00:00Z)"
+expect_eq "--at ISO 8601 +01:00" "1893456000.0" "$(at at-plus 2030-01-01T01:00:00+01:00)"
+expect_eq "--at ISO 8601 -0530" "1893456000.0" "$(at at-minus 2029-12-31T18:30-0530)"
+expect_eq "--at ISO 8601 with milliseconds" "1893456000.25" "$(at at-ms 2030-01-01T00:00:00.250Z)"
+expect_eq "--at a leap day" "1709164800.0" "$(at at-leap 2024-02-29T00:00:00Z)"
+run mq stats --json
+# 2024 is past: that group is ready; the other six wait.
+expect_eq "scheduled groups are parked" "6" "$(json 'd["groups"]["parked"]' <"$OUT")"
+now=$(date +%s)
+expect_rc 0 "publish --delay 3600" mq publish later '{"later": true}' --delay 3600
+nb=$(mq peek later --json | jl 'int(d[0]["not_before"])')
+if ((nb > now + 3000 && nb < now + 4200)); then ok "--delay 3600 is an hour from now"; else not_ok "--delay 3600 gave $nb (now $now)"; fi
+expect_rc 0 "publish lines with --at (one by one)" mq publish at-lines --at 1893456000 < <(printf 'a\nb\n')
+expect_eq "two seqs" "2" "$(wc -l <"$OUT" | tr -d ' ')"
+
+# What the library refuses comes back as a usage error naming the argument.
+long=$(printf 'g%.0s' $(seq 1 1001))
+expect_rc 2 "a group over 1000 bytes" mq publish "$long" e
+expect_match "the library's message names the group" 'group' "$(cat "$ERR")"
+
+finish
