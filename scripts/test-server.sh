@@ -14,6 +14,8 @@
 #                               default <repo>/build/test-server
 #   MONGOMQ_TEST_SERVER_TIMEOUT seconds to wait for the server to answer (60)
 #   JAVA                        java executable (default: java)
+#   MONGOMQ_TEST_SERVER_HEAP    the server's -Xmx (default 1g): the in-memory backend
+#                               otherwise takes a quarter of the machine's memory
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
@@ -28,6 +30,7 @@ BUILD_LOG="$STATE_DIR/build.log"
 LOCK_FILE="$STATE_DIR/lock"
 TIMEOUT="${MONGOMQ_TEST_SERVER_TIMEOUT:-60}"
 JAVA="${JAVA:-java}"
+HEAP="${MONGOMQ_TEST_SERVER_HEAP:-1g}"
 
 die() { echo "test-server: $*" >&2; exit 1; }
 log() { echo "test-server: $*" >&2; }
@@ -250,7 +253,7 @@ do_start() {
                 eval "exec $fd>&-" 2>/dev/null || true
             fi
         done
-        exec nohup "$JAVA" -jar "$JAR" "${args[@]}" </dev/null >"$LOG_FILE" 2>&1
+        exec nohup "$JAVA" "-Xmx$HEAP" -XX:+UseSerialGC -jar "$JAR" "${args[@]}" </dev/null >"$LOG_FILE" 2>&1
     ) 9>&- &
     pid=$!
     echo "$pid" >"$PID_FILE"
