@@ -30,7 +30,7 @@ def test_signal_without_exception_keeps_waiting(db):
     assert p.stdout.readline().strip() == "ready"
     time.sleep(0.5)
     p.send_signal(signal.SIGUSR1)
-    out, err = p.communicate(timeout=60)
+    out, err = p.communicate(timeout=180)
     assert p.returncode == 0, err
     result = json.loads(out.strip().splitlines()[-1])
     assert result["signals"] == [signal.SIGUSR1]
@@ -54,7 +54,41 @@ def test_ctrl_c_ends_program(db):
     time.sleep(0.5)
     t0 = time.monotonic()
     p.send_signal(signal.SIGINT)
-    out, err = p.communicate(timeout=30)
+    out, err = p.communicate(timeout=180)
     assert time.monotonic() - t0 < 5
     assert "KeyboardInterrupt" in err
     assert p.returncode == -signal.SIGINT, err  # Python re-raises SIGINT to die of it (3.8+)
+
+
+_CTRL_C_IN_WORK = r"""
+import json, os, threading, time
+import mongomq
+out = {"handled": []}
+with mongomq.Client(os.environ["MONGOMQ_TEST_URI"]) as c, c.queue(os.environ["DB"], "mq") as q:
+    q.publish("g", b"slow")
+    q.publish("g", b"never")
+    def handler(lease):
+        print("ready", flush=True)
+        time.sleep(1.0)
+        out["handled"].append(lease.event.decode())
+    try:
+        q.work(handler, concurrency=2, shutdown_timeout=10)
+        out["work"] = "returned"
+    except KeyboardInterrupt:
+        out["work"] = "KeyboardInterrupt"
+    out["messages"] = q.stats().messages
+    q.drop()
+print(json.dumps(out), flush=True)
+"""
+
+
+def test_ctrl_c_in_work_shuts_down_gracefully(db):
+    """Ctrl-C while queue.work() runs: no new claims, the running handler finishes
+    and is acked, then KeyboardInterrupt propagates."""
+    p = run_python(_CTRL_C_IN_WORK, env_extra={"DB": db})
+    assert p.stdout.readline().strip() == "ready"  # the handler runs
+    p.send_signal(signal.SIGINT)
+    out, err = p.communicate(timeout=180)
+    assert p.returncode == 0, err
+    result = json.loads(out.strip().splitlines()[-1])
+    assert result == {"handled": ["slow"], "work": "KeyboardInterrupt", "messages": 1}
