@@ -58,6 +58,14 @@ echo "test-ruby: server $MONGOMQ_TEST_URI"
 echo "== ruby: regenerate the SWIG wrapper with the pinned SWIG and compare =="
 bash "$RBDIR/generate.sh" --check
 
+echo "== ruby: every scenario of bindings/CONTRACT.md has its test, by name =="
+missing=0
+for name in $(sed -n 's/^| `\([a-z0-9_]*\)` |.*/\1/p' "$ROOT/bindings/CONTRACT.md"); do
+    grep -q "def test_$name\$" "$RBDIR"/test/test_*.rb || { echo "test-ruby: no test_$name" >&2; missing=1; }
+done
+[[ $missing == 0 ]] || exit 1
+echo "all $(grep -c '^| `[a-z0-9_]*` |' "$ROOT/bindings/CONTRACT.md") scenarios are there"
+
 echo "== ruby: gem build =="
 VERSION="$(ruby -e 'load ARGV[0]; print MongoMQ::VERSION' "$RBDIR/lib/mongomq/version.rb")"
 GEM="$OUT/mongomq-$VERSION.gem"

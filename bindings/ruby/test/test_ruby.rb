@@ -171,11 +171,42 @@ class TestRuby < MongoMQTest::Case
     end
   end
 
+  # Every handle kind made, used and dropped or closed in both orders, with the GC
+  # running at every allocation.
+  def test_gc_stress_handles
+    @queue.publish("g", "x")
+    before = live_handles
+    Thread.new do
+      GC.stress = true
+      begin
+        client = MongoMQ::Client.new(MongoMQTest.uri)
+        queue = client.queue(@db, "q")
+        lease = queue.claim
+        client.close # before its queue
+        lease.event
+        queue.nack(lease, delay: 0)
+        MongoMQ::Batch.new.add("h", "y").close
+        queue.close
+        MongoMQ::Client.new(MongoMQTest.uri).queue(@db, "q").publish("h", "z") # dropped, not closed
+      ensure
+        GC.stress = false
+      end
+      nil
+    end.join
+    4.times { GC.start(full_mark: true, immediate_sweep: true) }
+    assert_equal before, live_handles
+    assert_equal 2, @queue.stats["messages"]
+  end
+
   def test_versions
     assert_equal MongoMQ::VERSION, MongoMQ.library_version
   end
 
   private
+
+  def live_handles
+    MongoMQ.handle_counts.transform_values { |made, destroyed| made - destroyed }
+  end
 
   def queue_still_works
     seq = @queue.publish("after", "still works")
