@@ -144,8 +144,8 @@ MQ_API const char *mq_status_name(mq_status status);
  * out-parameters set (the lease, the seq), and fills err->server_code with the
  * server's code and err->message with a sentence saying the write was applied but
  * not confirmed by the write concern (it may be rolled back if the primary fails
- * before it replicates). A status of MQ_OK with err->server_code != 0 is that case;
- * mq_client_write_concern_errors counts them. */
+ * before it replicates). A status >= 0 (MQ_OK, MQ_EMPTY, ...) with err->server_code
+ * != 0 is that case; mq_client_write_concern_errors counts them. */
 MQ_API mq_status mq_client_new(const char *uri, mq_client **out, mq_error *err);
 MQ_API void      mq_client_destroy(mq_client *client);
 
