@@ -8,6 +8,7 @@
  *
  *   (const void *bytes, size_t len)  <- []byte (the slice's bytes, read during the call)
  *   mqs_bytes                        -> []byte, copied once into Go memory
+ *   const char *                     -> string, copied once in Go
  *   char *mqs_stats_json             -> string (copied; the C text released with mq_free)
  *
  * Linking: `#cgo pkg-config: mongomq` in the generated file's cgo preamble, so the
@@ -38,6 +39,35 @@
 		copied := make([]byte, len($1))
 		copy(copied, $1)
 		$result = copied
+	}
+%}
+
+/* ---- text out. SWIG's own char * typemaps copy twice through a runtime helper that
+ * turns a uintptr into an unsafe.Pointer (go vet's unsafeptr check flags it); these
+ * copy once in Go, so the generated package needs no vet exception.
+ * const char * (a lease's group, a status name, an error's message): borrowed C
+ * memory, copied into a Go string before the call returns. */
+%typemap(out) const char * %{
+  $result.p = (char *)$1;
+  $result.n = $1 ? (intgo)strlen((const char *)$1) : 0;
+%}
+%typemap(goout) const char * %{
+	$result = string([]byte($1))
+%}
+/* The stats text: mongomq.i's newfree releases the library's text (mq_free) before
+ * the wrapper returns, so the wrapper hands Go a malloc'd copy, which Go copies and
+ * frees. */
+%typemap(out) char *mqs_stats_json %{
+  $result.n = $1 ? (intgo)strlen($1) : 0;
+  $result.p = (char *)malloc($result.n > 0 ? (size_t)$result.n : 1);
+  if ($result.p == NULL) $result.n = 0;
+  else if ($result.n > 0) memcpy($result.p, $1, (size_t)$result.n);
+%}
+%typemap(goout) char *mqs_stats_json %{
+	{
+		text := $1
+		$result = string([]byte(text))
+		Swig_free(*(*uintptr)(unsafe.Pointer(&text)))
 	}
 %}
 

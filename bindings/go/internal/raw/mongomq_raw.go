@@ -162,15 +162,6 @@ func getSwigcptr(v interface { Swigcptr() uintptr }) uintptr {
 
 type _ sync.Mutex
 
-
-type swig_gostring struct { p uintptr; n int }
-func swigCopyString(s string) string {
-  p := *(*swig_gostring)(unsafe.Pointer(&s))
-  r := string(unsafe.Slice((*byte)(unsafe.Pointer(p.p)), p.n))
-  Swig_free(p.p)
-  return r
-}
-
 func Swig_free(arg1 uintptr) {
 	_swig_i_0 := arg1
 	C._wrap_Swig_free_raw_c4b2375b085eb22c(C.uintptr_t(_swig_i_0))
@@ -269,7 +260,9 @@ func Mqs_error_message(arg1 Struct_SS_mq_error) (_swig_ret string) {
 	swig_r_p := C._wrap_mqs_error_message_raw_c4b2375b085eb22c(C.uintptr_t(_swig_i_0))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 string
- swig_r_1 = swigCopyString(swig_r) 
+
+	swig_r_1 = string([]byte(swig_r))
+
 	return swig_r_1
 }
 
@@ -369,7 +362,9 @@ func Mqs_version() (_swig_ret string) {
 	swig_r_p := C._wrap_mqs_version_raw_c4b2375b085eb22c()
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 string
- swig_r_1 = swigCopyString(swig_r) 
+
+	swig_r_1 = string([]byte(swig_r))
+
 	return swig_r_1
 }
 
@@ -379,7 +374,9 @@ func Mqs_status_name(arg1 int) (_swig_ret string) {
 	swig_r_p := C._wrap_mqs_status_name_raw_c4b2375b085eb22c(C.swig_intgo(_swig_i_0))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 string
- swig_r_1 = swigCopyString(swig_r) 
+
+	swig_r_1 = string([]byte(swig_r))
+
 	return swig_r_1
 }
 
@@ -567,7 +564,9 @@ func Mqs_lease_group(arg1 Struct_SS_mq_lease) (_swig_ret string) {
 	swig_r_p := C._wrap_mqs_lease_group_raw_c4b2375b085eb22c(C.uintptr_t(_swig_i_0))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 string
- swig_r_1 = swigCopyString(swig_r) 
+
+	swig_r_1 = string([]byte(swig_r))
+
 	return swig_r_1
 }
 
@@ -577,7 +576,9 @@ func Mqs_lease_token(arg1 Struct_SS_mq_lease) (_swig_ret string) {
 	swig_r_p := C._wrap_mqs_lease_token_raw_c4b2375b085eb22c(C.uintptr_t(_swig_i_0))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 string
- swig_r_1 = swigCopyString(swig_r) 
+
+	swig_r_1 = string([]byte(swig_r))
+
 	return swig_r_1
 }
 
@@ -693,7 +694,13 @@ func Mqs_stats_json(arg1 Struct_SS_mq_queue, arg2 Struct_SS_mq_error) (_swig_ret
 	swig_r_p := C._wrap_mqs_stats_json_raw_c4b2375b085eb22c(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 string
- swig_r_1 = swigCopyString(swig_r) 
+
+	{
+		text := swig_r
+		swig_r_1 = string([]byte(text))
+		Swig_free(*(*uintptr)(unsafe.Pointer(&text)))
+	}
+
 	return swig_r_1
 }
 

@@ -200,15 +200,6 @@ typedef struct { void* array; intgo len; intgo cap; } _goslice_;
 
 
 
-static _gostring_ Swig_AllocateString(const char *p, size_t l) {
-  _gostring_ ret;
-  ret.p = (char*)malloc(l);
-  memcpy(ret.p, p, l);
-  ret.n = l;
-  return ret;
-}
-
-
 static void Swig_free(void* p) {
   free(p);
 }
@@ -525,7 +516,10 @@ _gostring_ _wrap_mqs_error_message_raw_c4b2375b085eb22c(struct mq_error *_swig_g
   arg1 = *(mq_error **)&_swig_go_0; 
   
   result = (char *)mqs_error_message((struct mq_error const *)arg1);
-  _swig_go_result = Swig_AllocateString((char*)result, result ? strlen((char*)result) : 0); 
+  
+  _swig_go_result.p = (char *)result;
+  _swig_go_result.n = result ? (intgo)strlen((const char *)result) : 0;
+  
   return _swig_go_result;
 }
 
@@ -679,7 +673,10 @@ _gostring_ _wrap_mqs_version_raw_c4b2375b085eb22c() {
   
   
   result = (char *)mqs_version();
-  _swig_go_result = Swig_AllocateString((char*)result, result ? strlen((char*)result) : 0); 
+  
+  _swig_go_result.p = (char *)result;
+  _swig_go_result.n = result ? (intgo)strlen((const char *)result) : 0;
+  
   return _swig_go_result;
 }
 
@@ -692,7 +689,10 @@ _gostring_ _wrap_mqs_status_name_raw_c4b2375b085eb22c(intgo _swig_go_0) {
   arg1 = (int)_swig_go_0; 
   
   result = (char *)mqs_status_name(arg1);
-  _swig_go_result = Swig_AllocateString((char*)result, result ? strlen((char*)result) : 0); 
+  
+  _swig_go_result.p = (char *)result;
+  _swig_go_result.n = result ? (intgo)strlen((const char *)result) : 0;
+  
   return _swig_go_result;
 }
 
@@ -1052,7 +1052,10 @@ _gostring_ _wrap_mqs_lease_group_raw_c4b2375b085eb22c(struct mq_lease *_swig_go_
   arg1 = *(mq_lease **)&_swig_go_0; 
   
   result = (char *)mqs_lease_group(arg1);
-  _swig_go_result = Swig_AllocateString((char*)result, result ? strlen((char*)result) : 0); 
+  
+  _swig_go_result.p = (char *)result;
+  _swig_go_result.n = result ? (intgo)strlen((const char *)result) : 0;
+  
   return _swig_go_result;
 }
 
@@ -1065,7 +1068,10 @@ _gostring_ _wrap_mqs_lease_token_raw_c4b2375b085eb22c(struct mq_lease *_swig_go_
   arg1 = *(mq_lease **)&_swig_go_0; 
   
   result = (char *)mqs_lease_token(arg1);
-  _swig_go_result = Swig_AllocateString((char*)result, result ? strlen((char*)result) : 0); 
+  
+  _swig_go_result.p = (char *)result;
+  _swig_go_result.n = result ? (intgo)strlen((const char *)result) : 0;
+  
   return _swig_go_result;
 }
 
@@ -1266,7 +1272,12 @@ _gostring_ _wrap_mqs_stats_json_raw_c4b2375b085eb22c(struct mq_queue *_swig_go_0
   arg2 = *(mq_error **)&_swig_go_1; 
   
   result = (char *)mqs_stats_json(arg1,arg2);
-  _swig_go_result = Swig_AllocateString((char*)result, result ? strlen((char*)result) : 0); 
+  
+  _swig_go_result.n = result ? (intgo)strlen(result) : 0;
+  _swig_go_result.p = (char *)malloc(_swig_go_result.n > 0 ? (size_t)_swig_go_result.n : 1);
+  if (_swig_go_result.p == NULL) _swig_go_result.n = 0;
+  else if (_swig_go_result.n > 0) memcpy(_swig_go_result.p, result, (size_t)_swig_go_result.n);
+  
   mq_free(result);
   return _swig_go_result;
 }
