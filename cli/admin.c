@@ -365,8 +365,8 @@ static int requeue_all(cli_ctx *ctx, const admin_opts *o) {
     }
     char name[512], question[700];
     cli_queue_name(ctx, name, sizeof name);
-    snprintf(question, sizeof question, "Requeue all %lld dead letters of %s?", (long long)total,
-             name);
+    snprintf(question, sizeof question, "Requeue %s %lld dead letter%s of %s?",
+             total == 1 ? "the" : "all", (long long)total, total == 1 ? "" : "s", name);
     if ((rc = cli_confirm(ctx, o->yes, question)) != EXIT_OK) return rc;
     /* At most the letters there were: ones that die again meanwhile wait for next time. */
     int64_t left = total;
@@ -489,8 +489,8 @@ int cmd_dead(cli_ctx *ctx, int argc, char **argv) {
     if ((rc = dead_count(ctx, &total)) != EXIT_OK) return rc;
     char name[512], question[700];
     cli_queue_name(ctx, name, sizeof name);
-    snprintf(question, sizeof question, "Delete all %lld dead letters of %s?", (long long)total,
-             name);
+    snprintf(question, sizeof question, "Delete %s %lld dead letter%s of %s?",
+             total == 1 ? "the" : "all", (long long)total, total == 1 ? "" : "s", name);
     if (total > 0 && (rc = cli_confirm(ctx, o.yes, question)) != EXIT_OK) return rc;
     purged = 0;
     if (total > 0) {
@@ -553,9 +553,11 @@ int cmd_drop(cli_ctx *ctx, int argc, char **argv) {
         if (st != MQ_OK) return cli_fail(ctx, "reading the stats", st, &err);
         json_t *root = json_loads(text, 0, NULL);
         mq_free(text);
+        long long events = (long long)jint(root, "messages", NULL);
+        long long dead = (long long)jint(root, "dead", NULL);
         snprintf(question, sizeof question,
-                 "Drop the queue %s (%lld events, %lld dead letters), for every process using it?",
-                 name, (long long)jint(root, "messages", NULL), (long long)jint(root, "dead", NULL));
+                 "Drop the queue %s (%lld event%s, %lld dead letter%s), for every process using it?",
+                 name, events, events == 1 ? "" : "s", dead, dead == 1 ? "" : "s");
         json_decref(root);
         if ((rc = cli_confirm(ctx, o.yes, question)) != EXIT_OK) return rc;
     }

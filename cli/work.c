@@ -60,6 +60,7 @@ static void say(const char *text) {
 
 static void on_signal(int sig) {
     (void)sig;
+    int saved_errno = errno;
     int n = atomic_fetch_add(&g_signals, 1) + 1;
     if (n == 1) {
         mq_cancel_trigger(g_cancel);
@@ -72,6 +73,7 @@ static void on_signal(int sig) {
             if (pgid > 0) kill(-pgid, SIGKILL);
         }
     }
+    errno = saved_errno;
 }
 
 typedef struct worker {
