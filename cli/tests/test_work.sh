@@ -12,7 +12,7 @@ for g in a b c; do
 done
 expect_rc 0 "work --exec on 6 events, --concurrency 3, --idle 1" \
     mq work --exec 'printf "%s %s %s %s\n" "$MQ_GROUP" "$MQ_SEQ" "$MQ_ATTEMPTS" "$(cat)" >> "$TMP/log"' \
-    --concurrency 3 --idle 1
+    --concurrency 3 --idle 0.5
 expect_eq "nothing on stdout but the commands' output" "" "$(cat "$OUT")"
 expect_match "the summary line" '^mongomq work: 6 claimed, 6 acked, 0 failed, 0 killed, 0 leases lost$' "$(cat "$ERR")"
 expect_eq "every event ran once" "1 2 3 4 5 6" "$(cut -d' ' -f2 "$TMP/log" | sort -n | tr '\n' ' ' | sed 's/ $//')"
@@ -29,7 +29,7 @@ mq publish p poison >/dev/null   # seq 7
 mq publish p good >/dev/null     # seq 8: waits behind it (FIFO)
 expect_rc 0 "work with a command failing on one event, --max-attempts 3" \
     mq work --exec 'ev=$(cat); [ "$ev" = poison ] && exit 7; echo "$MQ_SEQ $ev" >> "$TMP/good"' \
-    --max-attempts 3 --backoff 0.05,0.2 --idle 2
+    --max-attempts 3 --backoff 0.05,0.2 --idle 1
 expect_match "summary: 3 failed deliveries, 1 ack" '^mongomq work: 4 claimed, 1 acked, 3 failed, 0 killed, 0 leases lost$' "$(tail -1 "$ERR")"
 expect_match "each failure is reported with its exit status" 'seq 7 \(group p, attempt 2\): exit status 7' "$(cat "$ERR")"
 expect_match "the last one says where it goes" 'attempt 3\): exit status 7 .*to the dead letters' "$(cat "$ERR")"
@@ -51,28 +51,28 @@ run mq peek p --json
 expect_eq "the event is back at the tail of its group" '[9, "poison"]' "$(jl '[d[0]["seq"], d[0]["event"]]' <"$OUT")"
 
 # Dies again (max attempts 1), then requeue --all and purge.
-expect_rc 0 "work --max-attempts 1" mq work --exec 'exit 1' --max-attempts 1 --backoff 0,0 --idle 1
+expect_rc 0 "work --max-attempts 1" mq work --exec 'exit 1' --max-attempts 1 --backoff 0,0 --idle 0.5
 mq publish q other >/dev/null   # seq 10
-expect_rc 0 "a second dead letter" mq work --exec 'exit 1' --max-attempts 1 --backoff 0,0 --idle 1
+expect_rc 0 "a second dead letter" mq work --exec 'exit 1' --max-attempts 1 --backoff 0,0 --idle 0.5
 expect_eq "two dead letters" "2" "$(mq dead count)"
 expect_rc 0 "dead requeue --all --yes" mq dead requeue --all --yes
 expect_eq "prints each SEQ NEW_SEQ" "9 11|10 12" "$(tr '\n' '|' <"$OUT" | sed 's/|$//')"
 expect_eq "no dead letters left" "0" "$(mq dead count)"
-expect_rc 0 "they die again" mq work --exec 'exit 1' --max-attempts 1 --backoff 0,0 --idle 1
+expect_rc 0 "they die again" mq work --exec 'exit 1' --max-attempts 1 --backoff 0,0 --idle 0.5
 expect_rc 0 "dead purge --yes" mq dead purge --yes
 expect_eq "prints how many" "2" "$(cat "$OUT")"
 expect_eq "none left" "0" "$(mq dead count)"
 expect_eq "and the queue is empty" "0" "$(mq stats --json | json 'd["messages"]')"
 
 # ---- the lease is extended while the command runs --------------------------------------
-# Visibility 3 s, a command of 7 s: without extends another worker would take the
+# Visibility 3 s, a command of 5 s: without extends another worker would take the
 # event after 3 s (attempt 2). A second worker waits meanwhile.
 mq publish slow '{"slow": true}' >/dev/null
-"$MQ_BIN" work --exec 'echo "A $MQ_SEQ $MQ_ATTEMPTS" >> "$TMP/slow"; sleep 7' --visibility 3 --limit 1 \
+"$MQ_BIN" work --exec 'echo "A $MQ_SEQ $MQ_ATTEMPTS" >> "$TMP/slow"; sleep 5' --visibility 3 --limit 1 \
     >"$TMP/a.out" 2>"$TMP/a.err" &
 a=$!
 wait_for "the first worker starts the command" 60 test -s "$TMP/slow"
-mq work --exec 'echo "B $MQ_SEQ $MQ_ATTEMPTS" >> "$TMP/slow"' --visibility 3 --idle 9 >"$TMP/b.out" 2>"$TMP/b.err"
+mq work --exec 'echo "B $MQ_SEQ $MQ_ATTEMPTS" >> "$TMP/slow"' --visibility 3 --idle 6 >"$TMP/b.out" 2>"$TMP/b.err"
 wait_exit $a 60
 expect_eq "the first worker ended well" "0" "$RC"
 expect_eq "only the first worker ran it, once" "A 13 1" "$(cat "$TMP/slow")"
@@ -85,7 +85,7 @@ mq publish big2 small >/dev/null
 expect_rc 0 "a command that reads a 300 kB event" mq work --exec 'wc -c >> "$TMP/size"' --limit 1
 expect_eq "it got every byte" "300000" "$(tr -d ' ' <"$TMP/size")"
 head -c 300000 /dev/zero | tr '\0' 'y' | mq publish big --raw >/dev/null
-expect_rc 0 "a command that does not read its stdin" mq work --exec 'true' --idle 1
+expect_rc 0 "a command that does not read its stdin" mq work --exec 'true' --idle 0.5
 expect_match "both acked" '2 claimed, 2 acked' "$(cat "$ERR")"
 
 # ---- --limit, --min-priority -------------------------------------------------------------
@@ -96,13 +96,13 @@ expect_eq "2 left" "2" "$(mq stats --json | json 'd["messages"]')"
 mq purge-group lim1 --yes; mq purge-group lim2 --yes; mq purge-group lim3 --yes; mq purge-group lim4 --yes
 mq publish low l --priority 0 >/dev/null
 mq publish high h --priority 3 >/dev/null
-expect_rc 0 "work --min-priority 3" mq work --exec 'echo "$MQ_GROUP" >> "$TMP/prio"' --min-priority 3 --idle 1
+expect_rc 0 "work --min-priority 3" mq work --exec 'echo "$MQ_GROUP" >> "$TMP/prio"' --min-priority 3 --idle 0.5
 expect_eq "only the high group" "high" "$(cat "$TMP/prio")"
 run mq peek --json
 expect_eq "the low one waits" '["low"]' "$(jl '[e["group"] for e in d]' <"$OUT")"
 
 # ---- -v: one line per event ------------------------------------------------------------
-expect_rc 0 "work -v" mq work --exec 'cat >/dev/null' --idle 1 -v
+expect_rc 0 "work -v" mq work --exec 'cat >/dev/null' --idle 0.5 -v
 expect_match "a line for the acked event" 'seq [0-9]+ \(group low, attempt 1\): done in .*, acked' "$(cat "$ERR")"
 
 finish
