@@ -38,8 +38,20 @@ if ! has_headers || ! has_venv; then
     has_venv || die "$PYTHON cannot make venvs (Debian: apt-get install python3-venv)"
 fi
 
-# ---- 1. the committed wrapper ----
+# ---- 1. the committed wrapper, and a test for every contract scenario ----
 bash "$PKG/tools/generate.sh" --check
+scenarios="$(awk '/^## The scenarios/ {on = 1} on && /^\| `[a-z0-9_]+` \|/ {gsub(/^\| `|` \|.*$/, ""); print}' \
+    bindings/CONTRACT.md)"
+[[ -n "$scenarios" ]] || die "no scenarios found in bindings/CONTRACT.md"
+missing=0
+for name in $scenarios; do
+    if ! grep -q "^def test_${name}(" "$PKG"/tests/test_*.py; then
+        echo "test-python: no test_${name} for the contract scenario ${name}" >&2
+        missing=1
+    fi
+done
+[[ $missing == 0 ]] || die "contract scenarios without a test"
+say "every contract scenario ($(wc -w <<<"$scenarios")) has its test_<name>"
 
 # ---- 2. the library and the wheel ----
 PREFIX="$(bash scripts/stage.sh)"

@@ -101,10 +101,10 @@ def test_worker_extends_lease(queue):
     def handler(lease):
         if lease.event == b"slow":
             started.set()
-            time.sleep(1.8)  # 3x the visibility
+            time.sleep(3.0)  # 3x the visibility
             finished.set()
 
-    with queue.worker(handler, visibility=0.6, on_error=lambda e, l: errors.append(e)):
+    with queue.worker(handler, visibility=1.0, on_error=lambda e, l: errors.append(e)):
         assert started.wait(10)
         # nobody else gets the group while the handler runs
         while not finished.is_set():
