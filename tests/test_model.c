@@ -24,7 +24,6 @@
  *     available_at is 0 or that time.
  *   - events delivered inside a batch lease but not as its head: whether those
  *     deliveries count in the event's attempts (a lease reports only its head's).
- *   - mq_dead_requeue of a seq that is not a dead letter: any failure status.
  *
  * After every step: the messages and dead letters on the server are exactly the
  * model's (every published event that was not acked, purged or dead-purged is in
@@ -131,6 +130,7 @@ typedef struct model {
     int lease_ids;
     int event_ids;
     int max_attempts;
+    int ngroups;            /* this sequence's groups: GROUP[0 .. ngroups-1] */
     int auto_repair;        /* the automatic repair runs on every empty claim (interval ~0) */
     int repair_started;     /* its period started (the first empty claim) */
     uint64_t repair_runs, repair_fixed;
@@ -433,6 +433,7 @@ typedef enum { V_LEASE, V_PARK, V_DROP } visit_result;
 
 typedef struct claim_ctx {
     mq_lease *lease;
+    const char *worker;
     int max_events;
     double visibility;
     mlease *out;
@@ -545,7 +546,9 @@ static visit_result visit(model *m, int g, const claim_ctx *c) {
                   now + c->visibility - 1e9);
         mlock *lk = &m->lock[g];
         snprintf(lk->token, sizeof lk->token, "%s", mq_lease_token(c->lease));
-        if (lk->token[0] == '\0') mfail(m, "the lease has an empty token");
+        size_t wlen = strlen(c->worker);
+        if (strncmp(lk->token, c->worker, wlen) != 0 || lk->token[wlen] != ':' || lk->token[wlen + 1] == '\0')
+            mfail(m, "the lease's token '%s' is not '%s:' and its random part", lk->token, c->worker);
         lk->avail = now + c->visibility;
         mlease *out = c->out;
         out->group = g;
@@ -707,7 +710,7 @@ static void lock_created_past(model *m, int g, int priority, double not_before) 
 }
 
 static void op_publish(model *m) {
-    int g = below(m, NGROUPS), priority = below(m, 5);
+    int g = below(m, m->ngroups), priority = below(m, 5);
     unsigned char bytes[16];
     size_t len = make_event(m, bytes);
     char d[64];
@@ -724,7 +727,7 @@ static void op_publish(model *m) {
 }
 
 static void op_publish_at(model *m) {
-    int g = below(m, NGROUPS), priority = below(m, 5);
+    int g = below(m, m->ngroups), priority = below(m, 5);
     unsigned char bytes[16];
     size_t len = make_event(m, bytes);
     static const double offsets[] = {-30, -4, -0.5, 0, 0.5, 1, 2.5, 4, 7, 12, 20};
@@ -757,7 +760,7 @@ static void op_batch(model *m) {
     begin_op(m, "publish_batch [");
     if (mq_batch_new(&batch, &err) != MQ_OK) mfail(m, "mq_batch_new: %s", err.message);
     for (int i = 0; i < n; i++) {
-        groups[i] = below(m, NGROUPS);
+        groups[i] = below(m, m->ngroups);
         prios[i] = below(m, 5);
         lens[i] = make_event(m, bytes[i]);
         char d[64];
@@ -822,7 +825,7 @@ static void op_claim(model *m) {
         out->lease = lease;
         say(m, " = lease #%d", out->id);
     }
-    claim_ctx c = {lease, max_events, visibility, out};
+    claim_ctx c = {lease, worker, max_events, visibility, out};
     model_claim(m, st, &err, &c, floor);
     if (st == MQ_OK)
         cover.claims_ok++;
@@ -959,14 +962,13 @@ static void op_dead_requeue(model *m) {
     int64_t fresh = -1;
     if (n == 0 || below(m, 8) == 0) {
         /* A seq that is no dead letter: a live event's, or one never used. */
-        mev *live = head_of(m, below(m, NGROUPS));
+        mev *live = head_of(m, below(m, m->ngroups));
         int64_t seq = live != NULL ? live->seq : m->next_seq + 1000;
         begin_op(m, "dead_requeue %lld (not a dead letter)", (long long)seq);
         mq_status st = mq_dead_requeue(m->t->queue, seq, &fresh, &err);
         say(m, " -> %s", mq_status_name(st));
-        if (st == MQ_OK || st == MQ_ERR_CONNECT || st == MQ_ERR_INTERNAL || st == MQ_ERR_NOMEM)
-            mfail(m, "mq_dead_requeue of a seq that is no dead letter returned %s (%s)", mq_status_name(st),
-                  err.message);
+        expect_status(m, "mq_dead_requeue (a seq that is no dead letter)", st, MQ_ERR_ARG, &err);
+        if (fresh != 0) mfail(m, "mq_dead_requeue failed and set *new_seq to %lld, not 0", (long long)fresh);
         end_op(m);
         return;
     }
@@ -1001,7 +1003,7 @@ static void op_dead_purge(model *m) {
 }
 
 static void op_purge_group(model *m) {
-    int g = below(m, NGROUPS);
+    int g = below(m, m->ngroups);
     begin_op(m, "purge_group %s (%d events)", GROUP[g], live_count(m, g));
     mq_error err;
     mq_status st = mq_purge_group(m->t->queue, GROUP[g], &err);
@@ -1022,9 +1024,9 @@ static void op_purge_group(model *m) {
 static void op_repair(model *m) {
     int orphan = -1;
     if (below(m, 3)) {
-        int start = below(m, NGROUPS);
-        for (int i = 0; i < NGROUPS && orphan < 0; i++) {
-            int g = (start + i) % NGROUPS;
+        int start = below(m, m->ngroups);
+        for (int i = 0; i < m->ngroups && orphan < 0; i++) {
+            int g = (start + i) % m->ngroups;
             if (!m->lock[g].exists && live_count(m, g) == 0) orphan = g;
         }
     }
@@ -1284,6 +1286,8 @@ static void check_stats(model *m) {
 }
 
 static void check_all(model *m) {
+    if (mq_queue_now(m->t->queue) != now_of(m))
+        mfail(m, "mq_queue_now is +%.3f, the fake clock +%.3f", mq_queue_now(m->t->queue) - 1e9, now_of(m) - 1e9);
     check_repair_counts(m);
     check_messages(m);
     check_dead(m);
@@ -1354,6 +1358,7 @@ static int run_sequence(model *m, uint64_t seed, int sequence, int steps) {
         /* Half the sequences run the automatic repair on every empty claim (but the
          * first, which starts its period); the others turn it off. Its default period
          * (60 s of real time) would make it run at times the model cannot know. */
+        m->ngroups = 2 + below(m, NGROUPS - 1); /* few groups: more meet each other */
         m->auto_repair = below(m, 2);
         m->max_attempts = below(m, 4); /* 0 (unlimited, the default) or 1..3 */
         if (m->max_attempts > 0) {
