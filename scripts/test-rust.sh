@@ -5,8 +5,9 @@
 #      crate's declarations against the installed mongomq.h and fails on any
 #      difference: a function, constant or type missing on either side, a changed
 #      signature, mq_error's size or layout);
-#   3. cargo test -p mongomq: every contract scenario (tests/contract.rs,
-#      test_<scenario>) and the doc examples (compile_fail ones included);
+#   3. cargo test -p mongomq --all-features: every contract scenario
+#      (tests/contract.rs, test_<scenario>), the async API (feature tokio,
+#      tests/async_tokio.rs) and the doc examples (compile_fail ones included);
 #   4. a crate outside the repository (a temp dir, path dependency on
 #      bindings/rust/mongomq) builds and runs the example of bindings/rust/README.md
 #      and must print what the README says;
@@ -60,14 +61,14 @@ echo "test-rust: server $MONGOMQ_TEST_URI"
 cd "$RUSTDIR"
 echo "== rust: rustfmt, clippy =="
 cargo fmt --all -- --check
-cargo clippy --locked --all-targets -- -D warnings
+cargo clippy --locked --all-targets --all-features -- -D warnings
 echo "clippy: clean"
 
 echo "== rust: header drift check (mongomq-sys) =="
 cargo test --locked -p mongomq-sys
 
-echo "== rust: contract scenarios and doc examples (mongomq) =="
-cargo test --locked -p mongomq
+echo "== rust: contract scenarios, async API and doc examples (mongomq) =="
+cargo test --locked -p mongomq --all-features
 
 echo "== rust: the README example as a crate outside the repository =="
 APP="$TMP/readme-example"
@@ -106,6 +107,6 @@ fi
 echo "README example: ran, output as documented"
 
 echo "== rust: bench smoke run =="
-cargo run --locked --quiet --release --example bench -- --uri "$MONGOMQ_TEST_URI" --events 200 --groups 10 --workers 2
+cargo run --locked --quiet --example bench -- --uri "$MONGOMQ_TEST_URI" --events 200 --groups 10 --workers 2
 
 echo "test-rust: all passed"

@@ -1,5 +1,6 @@
 use std::ffi::CStr;
 use std::ptr::NonNull;
+use std::sync::Arc;
 
 use mongomq_sys as sys;
 
@@ -11,16 +12,30 @@ use crate::error::{Error, Result};
 /// [`Queue`](crate::Queue) of the same queue (`queue.ack(&lease)`), so a lease can
 /// never be acked through a dropped queue. `Send + Sync`.
 pub struct Lease {
+    inner: Arc<LeaseInner>,
+}
+
+/// The C lease, shared only inside the crate (the async calls hand it to a blocking
+/// thread); destroyed with the last reference.
+struct LeaseInner {
     ptr: NonNull<sys::mq_lease>,
     group: String,
 }
 
 // SAFETY: the header: "A single mq_lease may be read from several threads but must
 // not be destroyed while another thread uses it". Every method takes &self and only
-// reads; the lease is destroyed in Drop, when no borrow of it is left.
-unsafe impl Send for Lease {}
+// reads; the lease is destroyed in Drop, when no reference to it is left.
+unsafe impl Send for LeaseInner {}
 // SAFETY: as above: shared access only reads.
-unsafe impl Sync for Lease {}
+unsafe impl Sync for LeaseInner {}
+
+impl Drop for LeaseInner {
+    fn drop(&mut self) {
+        // SAFETY: the lease came from a claim and is destroyed exactly once, here; no
+        // reference to it is left.
+        unsafe { sys::mq_lease_destroy(self.ptr.as_ptr()) }
+    }
+}
 
 impl Lease {
     pub(crate) fn from_raw(ptr: *mut sys::mq_lease, function: &str) -> Result<Lease> {
@@ -30,11 +45,17 @@ impl Lease {
         // valid until the lease is destroyed; it is copied here.
         let group = unsafe { CStr::from_ptr(sys::mq_lease_group(ptr.as_ptr())) };
         let group = group.to_string_lossy().into_owned();
-        Ok(Lease { ptr, group })
+        Ok(Lease { inner: Arc::new(LeaseInner { ptr, group }) })
+    }
+
+    /// Another reference to the same C lease (for a call on another thread).
+    #[cfg_attr(not(feature = "tokio"), allow(dead_code))]
+    pub(crate) fn share(&self) -> Lease {
+        Lease { inner: Arc::clone(&self.inner) }
     }
 
     pub(crate) fn as_ptr(&self) -> *const sys::mq_lease {
-        self.ptr.as_ptr()
+        self.inner.ptr.as_ptr()
     }
 
     /// The head event's sequence number.
@@ -45,7 +66,7 @@ impl Lease {
 
     /// The group id (UTF-8).
     pub fn group(&self) -> &str {
-        &self.group
+        &self.inner.group
     }
 
     /// The head event, exactly the bytes that were published. Borrowed from the
@@ -113,18 +134,10 @@ impl Lease {
     }
 }
 
-impl Drop for Lease {
-    fn drop(&mut self) {
-        // SAFETY: the lease came from a claim and is destroyed exactly once, here; no
-        // borrow of it is left.
-        unsafe { sys::mq_lease_destroy(self.ptr.as_ptr()) }
-    }
-}
-
 impl std::fmt::Debug for Lease {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Lease")
-            .field("group", &self.group)
+            .field("group", &self.inner.group)
             .field("seq", &self.seq())
             .field("count", &self.count())
             .field("attempts", &self.attempts())

@@ -34,6 +34,10 @@
 //! outlive its queue; it is acked through a live queue, `queue.ack(&lease)`), and
 //! nothing can be used after it is dropped:
 //!
+//! With the `tokio` feature, the queue's calls also come as futures
+//! (`claim_async`, `publish_async`, `ack_async`, ...); dropping a claim's future cancels
+//! that claim.
+//!
 //! ```compile_fail,E0505
 //! # let uri = std::env::var("MONGOMQ_TEST_URI").unwrap();
 //! let queue = mongomq::Client::connect(&uri).unwrap().queue("db", "q").unwrap();
@@ -45,6 +49,8 @@
 #![deny(missing_docs)]
 #![deny(clippy::undocumented_unsafe_blocks)]
 
+#[cfg(feature = "tokio")]
+mod asynchronous;
 mod batch;
 mod cancel;
 mod client;

@@ -1,0 +1,132 @@
+//! The async API (feature `tokio`): the queue's calls as futures that run the blocking
+//! C call on tokio's blocking pool. A waiting claim's future owns a cancel handle:
+//! dropping the future (a `select!` that took another branch, a timeout, an aborted
+//! task) cancels that claim only, as [`CancelHandle::cancel`] would.
+
+use std::time::Duration;
+
+use tokio::sync::oneshot;
+
+use crate::batch::Batch;
+use crate::cancel::CancelHandle;
+use crate::error::{Error, Result};
+use crate::lease::Lease;
+use crate::queue::{ClaimOptions, Queue};
+
+type Claimed = Result<Option<Lease>>;
+
+/// The state a claim's future owns. Dropped before the claim's result was taken (the
+/// future was dropped), it cancels the claim and gives back a lease the claim may have
+/// taken in the meantime: the blocking side nacks a lease it cannot hand over, and
+/// this drop nacks one that was handed over but never read.
+struct PendingClaim {
+    queue: Queue,
+    cancel: CancelHandle,
+    rx: oneshot::Receiver<Claimed>,
+    done: bool,
+}
+
+impl Drop for PendingClaim {
+    fn drop(&mut self) {
+        if self.done {
+            return;
+        }
+        self.cancel.cancel();
+        self.rx.close();
+        if let Ok(Ok(Some(lease))) = self.rx.try_recv() {
+            give_back(self.queue.clone(), lease);
+        }
+    }
+}
+
+/// nack(0) of a lease nobody will read, off the async thread when there is a runtime.
+fn give_back(queue: Queue, lease: Lease) {
+    let nack = move || {
+        let _ = queue.nack(&lease, Duration::ZERO);
+    };
+    match tokio::runtime::Handle::try_current() {
+        Ok(runtime) => drop(runtime.spawn_blocking(nack)),
+        Err(_) => nack(),
+    }
+}
+
+async fn blocking<T: Send + 'static>(f: impl FnOnce() -> Result<T> + Send + 'static) -> Result<T> {
+    tokio::task::spawn_blocking(f).await.map_err(|e| Error::internal(format!("the blocking call failed: {e}")))?
+}
+
+impl Queue {
+    /// [`claim_wait`](Queue::claim_wait) as a future. Dropping the future cancels the
+    /// claim (that call only: other waiters and later claims are not touched). If the
+    /// claim had already taken a lease when the future was dropped, the lease is given
+    /// back at once (`nack` with no delay: the head is redelivered with attempts + 1),
+    /// so nothing stays held until its visibility runs out. The options' own cancel
+    /// handle, if any, is replaced by the future's.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// # let uri = std::env::var("MONGOMQ_TEST_URI")?;
+    /// # let queue = mongomq::Client::connect(&uri)?.queue("mqt_rust_doc_async", "q")?;
+    /// use std::time::Duration;
+    /// let opts = mongomq::ClaimOptions::new();
+    /// tokio::select! {
+    ///     lease = queue.claim_async(&opts, Duration::from_secs(30)) => { let _ = lease?; }
+    ///     _ = tokio::time::sleep(Duration::from_millis(100)) => {} // the claim is cancelled
+    /// }
+    /// queue.publish_async("g", b"x".to_vec(), 0).await?;
+    /// let lease = queue.claim_async(&opts, Duration::from_secs(5)).await?.expect("a lease");
+    /// queue.ack_async(&lease).await?;
+    /// # queue.drop_queue()?;
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub async fn claim_async(&self, opts: &ClaimOptions, timeout: Duration) -> Result<Option<Lease>> {
+        let cancel = CancelHandle::new()?;
+        let opts = opts.clone().cancel_handle(&cancel);
+        let (tx, rx) = oneshot::channel::<Claimed>();
+        let mut pending = PendingClaim { queue: self.clone(), cancel, rx, done: false };
+        let queue = self.clone();
+        tokio::task::spawn_blocking(move || {
+            let claimed = queue.claim_wait(&opts, timeout);
+            if let Err(Ok(Some(lease))) = tx.send(claimed) {
+                // The future is gone: give the lease back now.
+                let _ = queue.nack(&lease, Duration::ZERO);
+            }
+        });
+        let claimed = (&mut pending.rx).await;
+        pending.done = true;
+        claimed.map_err(|_| Error::internal("the blocking claim ended without a result".into()))?
+    }
+
+    /// [`publish`](Queue::publish) as a future (the event is moved to the blocking
+    /// pool).
+    pub async fn publish_async(&self, group: &str, event: impl Into<Vec<u8>>, priority: i32) -> Result<i64> {
+        let (queue, group, event) = (self.clone(), group.to_string(), event.into());
+        blocking(move || queue.publish(&group, event, priority)).await
+    }
+
+    /// [`publish_batch`](Queue::publish_batch) as a future; takes the batch and hands
+    /// it back with the first seq.
+    pub async fn publish_batch_async(&self, batch: Batch) -> Result<(i64, Batch)> {
+        let queue = self.clone();
+        blocking(move || queue.publish_batch(&batch).map(|seq| (seq, batch))).await
+    }
+
+    /// [`ack`](Queue::ack) as a future. Dropping it does not stop the ack.
+    pub async fn ack_async(&self, lease: &Lease) -> Result<()> {
+        let (queue, lease) = (self.clone(), lease.share());
+        blocking(move || queue.ack(&lease)).await
+    }
+
+    /// [`nack`](Queue::nack) as a future. Dropping it does not stop the nack.
+    pub async fn nack_async(&self, lease: &Lease, delay: Duration) -> Result<()> {
+        let (queue, lease) = (self.clone(), lease.share());
+        blocking(move || queue.nack(&lease, delay)).await
+    }
+
+    /// [`extend`](Queue::extend) as a future. Dropping it does not stop the extend.
+    pub async fn extend_async(&self, lease: &Lease, visibility: Duration) -> Result<()> {
+        let (queue, lease) = (self.clone(), lease.share());
+        blocking(move || queue.extend(&lease, visibility)).await
+    }
+}
