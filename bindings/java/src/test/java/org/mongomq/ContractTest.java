@@ -328,7 +328,10 @@ class ContractTest extends QueueTestBase {
     void drop() {
         for (int i = 0; i < 3; i++) queue.publish("g", b("x"), 0);
         queue.drop();
-        assertEquals(0, queue.stats().messages());
+        Stats st = queue.stats();
+        assertEquals(0, st.messages());
+        assertEquals(0, st.groups().total());
+        assertTrue(st.oldestMessageAge().isEmpty(), "no events: no oldest age (JSON null)");
         assertFalse(queue.claim(VIS, 0).isPresent());
         assertEquals(1, queue.publish("g", b("y"), 0));
     }
@@ -401,6 +404,19 @@ class ContractTest extends QueueTestBase {
         } finally {
             ex.shutdownNow();
         }
+    }
+
+    @Test
+    void claimWaitOnInterruptedThread() {
+        queue.publish("g", b("x"), 0);
+        Thread.currentThread().interrupt();
+        try {
+            assertThrows(CancelledException.class, () -> queue.claimWait(VIS, 0, Duration.ofSeconds(5)));
+            assertTrue(Thread.currentThread().isInterrupted(), "the interrupt status stays set");
+        } finally {
+            Thread.interrupted();
+        }
+        assertEquals("x", s(must(queue.claimWait(VIS, 0, Duration.ofSeconds(5))).event()), "nothing was taken");
     }
 
     @Test

@@ -89,11 +89,11 @@ class WorkerTest extends QueueTestBase {
         CountDownLatch started = new CountDownLatch(1);
         CountDownLatch finished = new CountDownLatch(1);
         AtomicInteger stolen = new AtomicInteger();
-        WorkerOptions opts = new WorkerOptions().visibility(Duration.ofMillis(1500)).onError(errors::add);
+        WorkerOptions opts = new WorkerOptions().visibility(Duration.ofSeconds(2)).onError(errors::add);
         try (Client other = Client.connect(uri()); Queue rival = sameQueue(other);
              Worker w = queue.work(opts, lease -> {
                  started.countDown();
-                 Thread.sleep(4500); // 3x the visibility
+                 Thread.sleep(6000); // 3x the visibility
                  finished.countDown();
              })) {
             assertTrue(started.await(20, TimeUnit.SECONDS));
