@@ -729,9 +729,9 @@ def test_safety_gc_any_order(db):
     assert out.strip().splitlines()[-1] == "ok"
 
 
-def test_close_waits_for_a_waiting_claim(queue):
-    """close() while another thread waits in a claim: the wait ends (ClosedError), the
-    close returns, nothing crashes."""
+def test_close_during_a_waiting_claim(queue):
+    """close() while another thread waits in a claim: close returns, the wait ends
+    with ClosedError, the handle is freed after it, nothing crashes."""
     result = []
 
     def waiter():

@@ -92,3 +92,34 @@ def test_ctrl_c_in_work_shuts_down_gracefully(db):
     assert p.returncode == 0, err
     result = json.loads(out.strip().splitlines()[-1])
     assert result == {"handled": ["slow"], "work": "KeyboardInterrupt", "messages": 1}
+
+
+_CLOSE_IN_SIGNAL_HANDLER = r"""
+import os, signal
+import mongomq
+c = mongomq.Client(os.environ["MONGOMQ_TEST_URI"])
+q = c.queue(os.environ["DB"], "mq")
+signal.signal(signal.SIGUSR1, lambda n, f: q.close())
+print("ready", flush=True)
+try:
+    q.claim(wait=30.0)
+    print("returned", flush=True)
+except mongomq.ClosedError:
+    print("closed", flush=True)
+print(q.closed, flush=True)
+c.close()
+"""
+
+
+def test_close_in_signal_handler_during_claim(db):
+    """A signal handler that closes the queue its main thread waits on: the claim
+    ends with ClosedError (no deadlock: close never waits)."""
+    p = run_python(_CLOSE_IN_SIGNAL_HANDLER, env_extra={"DB": db})
+    assert p.stdout.readline().strip() == "ready"
+    time.sleep(0.5)
+    t0 = time.monotonic()
+    p.send_signal(signal.SIGUSR1)
+    out, err = p.communicate(timeout=180)
+    assert time.monotonic() - t0 < 10
+    assert p.returncode == 0, err
+    assert out.split() == ["closed", "True"]

@@ -104,15 +104,17 @@ def _check_seconds(name: str, value: float, zero_ok: bool) -> None:
 
 class _Handle:
     """One C handle: `_enter` returns it and counts the call, `_leave` ends the count,
-    `close` stops new calls, waits for the running ones and frees the handle once."""
+    `close` stops new calls and frees the handle once: at once when no call is
+    running on it, else when the last running call leaves. close() never blocks, so
+    it is safe anywhere, even in a signal handler that runs during a call."""
 
-    __slots__ = ("_ptr", "_busy", "_lock", "_idle", "__weakref__")
+    __slots__ = ("_ptr", "_busy", "_lock", "_closing", "__weakref__")
     _what = "object"
 
     def __init__(self, ptr: Any) -> None:
         self._lock = threading.Lock()
         self._busy = 0
-        self._idle: Optional[threading.Event] = None
+        self._closing: Any = None  # the handle close() left to the last running call
         self._ptr = ptr
 
     def _enter(self) -> Any:
@@ -126,16 +128,19 @@ class _Handle:
     def _leave(self) -> None:
         with self._lock:
             self._busy -= 1
-            if self._busy == 0 and self._idle is not None:
-                self._idle.set()
+            if self._busy or self._closing is None:
+                return
+            ptr, self._closing = self._closing, None
+        self._free(ptr)
 
     @property
     def closed(self) -> bool:
         return self._ptr is None
 
     def close(self) -> None:
-        """Frees the C handle (after any call running on it in another thread).
-        Closing again does nothing."""
+        """Frees the C handle, now or, if calls are running on it in other threads,
+        when the last of them returns (a queue's waiting claims are interrupted and
+        raise ClosedError). Closing again does nothing."""
         try:
             lock = self._lock
         except AttributeError:  # __init__ failed before the handle existed
@@ -145,13 +150,19 @@ class _Handle:
             if ptr is None:
                 return
             self._ptr = None
-            busy = self._busy
-            if busy:
-                self._idle = threading.Event()
+            if self._busy:
+                self._closing = ptr
+                self._busy += 1  # ours: the handle stays valid for _wake
+                busy = True
+            else:
+                busy = False
         if busy:
-            self._wake(ptr)
-            self._idle.wait()  # type: ignore[union-attr]
-        self._free(ptr)
+            try:
+                self._wake(ptr)
+            finally:
+                self._leave()
+        else:
+            self._free(ptr)
 
     def _wake(self, ptr: Any) -> None:
         pass
