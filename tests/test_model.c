@@ -12,7 +12,14 @@
  * nack delays that keep the group held; leases fenced by token, not by time (an
  * expired lease that nobody took over still acks, nacks and extends); an ack by a
  * stale lease removes its events all the same and says MQ_LEASE_LOST; purge of a
- * group; repair; dead letters counted, requeued and purged; the stats.
+ * group; groups left with events and no lock (a publisher that died between its
+ * insert and its lock: the test deletes the lock its publish made) and what heals
+ * them: the group's next publish, mq_repair, or the automatic repair of an empty
+ * claim (half the sequences run it on every empty claim, with an interval of ~0,
+ * and check mq_queue_repair_counts; the others turn it off); dead letters counted,
+ * requeued and purged; the stats. Each sequence uses 2 to 5 groups, a random max
+ * attempts to start with, and every claim entry point (mq_claim, mq_claim_batch, and
+ * the waiting claims with timeout 0, which are the plain claim).
  *
  * Where the documents allow more than one outcome the model accepts any of them and
  * then follows what the library did:
