@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds libmongomq (build/, RelWithDebInfo) and installs it into a staging prefix
+# Builds libmongomq and the mongomq command (build/, RelWithDebInfo) and installs them into a staging prefix
 # (build/stage) that the language bindings build and test against, as a user's
 # machine with libmongomq installed would. Prints the prefix. Safe to run from
 # several scripts at once (one builds, the others wait).
@@ -16,7 +16,7 @@ exec 9>"$BUILD/.stage.lock"
 flock 9
 {
     cmake -S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo
-    cmake --build "$BUILD" -j "${MONGOMQ_JOBS:-$(nproc)}" --target mongomq
+    cmake --build "$BUILD" -j "${MONGOMQ_JOBS:-$(nproc)}" --target mongomq mongomq_cli
     cmake --install "$BUILD" --prefix "$PREFIX" --component Unspecified
 } >"$BUILD/stage.log" 2>&1 || { cat "$BUILD/stage.log" >&2; exit 1; }
 echo "$PREFIX"
