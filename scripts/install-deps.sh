@@ -18,7 +18,8 @@ PACKAGES=(
     abigail-tools
     python3
     python3-venv
-    ruby-dev           # the Ruby gem (bindings/ruby): Ruby 3.1 and its headers
+    ruby               # the Ruby gem (bindings/ruby): Ruby 3.1, mkmf, minitest
+    ruby-dev           # and its headers
     clang              # libFuzzer harnesses (fuzz/)
     libclang-rt-14-dev # libFuzzer's and the sanitizers' runtime for clang
 )
