@@ -71,7 +71,7 @@ WHEEL="$(ls "$WORK"/wheels/mongomq-*.whl)"
 say "built $(basename "$WHEEL")"
 
 # ---- 3. a fresh venv with the wheel ----
-"$PY" -m pip install -q "$WHEEL[test]"
+"$PY" -m pip install -q -c "$PKG/tests/constraints.txt" "$WHEEL[test]"
 
 # ---- the server ----
 started_server=0
