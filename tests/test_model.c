@@ -17,7 +17,7 @@
  * them: the group's next publish, mq_repair, or the automatic repair of an empty
  * claim (half the sequences run it on every empty claim, with an interval of ~0,
  * and check mq_queue_repair_counts; the others turn it off); dead letters counted,
- * requeued and purged; the stats. Each sequence uses 2 to 5 groups, a random max
+ * requeued and purged; the stats; mq_peek_json and mq_dead_list_json. Each sequence uses 2 to 5 groups, a random max
  * attempts to start with, and every claim entry point (mq_claim, mq_claim_batch, and
  * the waiting claims with timeout 0, which are the plain claim).
  *
@@ -73,7 +73,7 @@ static const char *const WORKER[3] = {"w0", "w1", "w2"};
  * never met a case shows it. */
 static struct {
     long claims_ok, claims_empty, batch_leases, lost, stale_ok, dead, requeued, parks, drops, tie_peeks,
-        orphans, auto_fixed, repaired, relocks, ambiguous_attempts;
+        orphans, auto_fixed, repaired, relocks, ambiguous_attempts, listed;
 } cover;
 
 /* ---- random numbers: splitmix64, the same sequence on every platform ---- */
@@ -103,6 +103,7 @@ typedef struct mev {
      * are equal once the event was delivered as head. */
     int lo, hi;
     int state;
+    double dead_at; /* the queue clock of the claim that moved it to the dead letters */
 } mev;
 
 typedef struct mlock {
@@ -511,6 +512,7 @@ static visit_result visit(model *m, int g, const claim_ctx *c) {
                     mfail(m, "dead letter %lld was delivered %d times, fewer than max attempts %d",
                           (long long)h->seq, attempts, m->max_attempts);
                 h->state = EV_DEAD;
+                h->dead_at = now;
                 h->lo = h->hi = attempts;
                 cover.dead++;
                 say(m, " [%s: %lld dead after %d]", GROUP[g], (long long)h->seq, attempts);
@@ -1022,6 +1024,135 @@ static void op_purge_group(model *m) {
     end_op(m);
 }
 
+/* ---- looking without claiming: mq_peek_json, mq_dead_list_json ---- */
+
+static void base64_of(const unsigned char *in, size_t len, char *out) {
+    static const char *const abc = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    size_t o = 0;
+    for (size_t i = 0; i < len; i += 3) {
+        unsigned v = (unsigned)in[i] << 16 | (i + 1 < len ? (unsigned)in[i + 1] << 8 : 0) | (i + 2 < len ? in[i + 2] : 0);
+        out[o++] = abc[(v >> 18) & 63];
+        out[o++] = abc[(v >> 12) & 63];
+        out[o++] = i + 1 < len ? abc[(v >> 6) & 63] : '=';
+        out[o++] = i + 2 < len ? abc[v & 63] : '=';
+    }
+    out[o] = '\0';
+}
+
+/* One element of mq_peek_json / mq_dead_list_json against the model's event; the
+ * first difference goes to msg. */
+static void compare_listed(const mev *e, json_t *el, int dead, char *msg, size_t size) {
+    json_t *v;
+    if (!json_is_object(el)) {
+        snprintf(msg, size, "an element is not an object");
+        return;
+    }
+    v = json_object_get(el, "seq");
+    if (!json_is_integer(v) || json_integer_value(v) != e->seq) {
+        snprintf(msg, size, "seq %lld expected", (long long)e->seq);
+        return;
+    }
+    v = json_object_get(el, "group");
+    if (!json_is_string(v) || strcmp(json_string_value(v), GROUP[e->group]) != 0) {
+        snprintf(msg, size, "seq %lld: group %s expected", (long long)e->seq, GROUP[e->group]);
+        return;
+    }
+    v = json_object_get(el, "priority");
+    if (!json_is_integer(v) || json_integer_value(v) != e->priority) {
+        snprintf(msg, size, "seq %lld: priority %d expected", (long long)e->seq, e->priority);
+        return;
+    }
+    v = json_object_get(el, "published_at");
+    if (!json_is_number(v) || fabs(json_number_value(v) - e->published_at) > 1e-6) {
+        snprintf(msg, size, "seq %lld: published_at +%.3f expected", (long long)e->seq, e->published_at - 1e9);
+        return;
+    }
+    v = json_object_get(el, "event");
+    int text = e->len == 0 || e->bytes[0] != 0; /* the test's binary events start with a NUL */
+    if (text) {
+        if (!json_is_string(v) || json_string_length(v) != e->len ||
+            memcmp(json_string_value(v), e->bytes, e->len) != 0) {
+            snprintf(msg, size, "seq %lld: the event should be the text '%.*s'", (long long)e->seq, (int)e->len,
+                     (const char *)e->bytes);
+            return;
+        }
+    } else {
+        char b64[32];
+        base64_of(e->bytes, e->len, b64);
+        json_t *b = json_object_get(v, "base64");
+        if (!json_is_string(b) || strcmp(json_string_value(b), b64) != 0) {
+            snprintf(msg, size, "seq %lld: the event should be {\"base64\": \"%s\"}", (long long)e->seq, b64);
+            return;
+        }
+    }
+    if (dead) {
+        v = json_object_get(el, "attempts");
+        if (!json_is_integer(v) || json_integer_value(v) != e->lo) {
+            snprintf(msg, size, "dead letter %lld: attempts %d expected", (long long)e->seq, e->lo);
+            return;
+        }
+        v = json_object_get(el, "dead_at");
+        if (!json_is_number(v) || fabs(json_number_value(v) - e->dead_at) > 1e-6) {
+            snprintf(msg, size, "dead letter %lld: dead_at +%.3f expected", (long long)e->seq, e->dead_at - 1e9);
+            return;
+        }
+    } else {
+        v = json_object_get(el, "not_before");
+        if (e->not_before > 0 ? !json_is_number(v) || fabs(json_number_value(v) - e->not_before) > 1e-6 : v != NULL) {
+            snprintf(msg, size, "seq %lld: not_before should be %s", (long long)e->seq,
+                     e->not_before > 0 ? "the scheduled time" : "absent");
+            return;
+        }
+    }
+}
+
+/* mq_peek_json of one group or of the whole queue, or mq_dead_list_json: the model's
+ * events (live, or dead), oldest seq first, up to max_events. */
+static void op_peek(model *m) {
+    int dead = below(m, 3) == 0;
+    int g = dead || below(m, 3) == 0 ? -1 : below(m, m->ngroups);
+    size_t max_events = (size_t)(1 + below(m, 6));
+    mq_error err;
+    char *text = NULL;
+    mq_status st;
+    if (dead) {
+        begin_op(m, "dead_list_json max %zu", max_events);
+        st = mq_dead_list_json(m->t->queue, max_events, &text, &err);
+    } else {
+        begin_op(m, "peek_json %s max %zu", g >= 0 ? GROUP[g] : "(all)", max_events);
+        st = mq_peek_json(m->t->queue, g >= 0 ? GROUP[g] : NULL, max_events, &text, &err);
+    }
+    say(m, " -> %s", mq_status_name(st));
+    expect_status(m, dead ? "mq_dead_list_json" : "mq_peek_json", st, MQ_OK, &err);
+    const mev *want[MAX_EV];
+    size_t n = 0;
+    for (int i = 0; i < m->nev && n < max_events; i++) {
+        const mev *e = &m->ev[i];
+        if (dead ? e->state == EV_DEAD : e->state == EV_LIVE && (g < 0 || e->group == g)) want[n++] = e;
+    }
+    char msg[300] = "";
+    json_error_t jerr;
+    json_t *root = json_loads(text, 0, &jerr);
+    if (root == NULL || !json_is_array(root)) {
+        snprintf(msg, sizeof msg, "not a JSON array");
+    } else if (json_array_size(root) != n) {
+        snprintf(msg, sizeof msg, "%zu elements, the model has %zu", json_array_size(root), n);
+    } else {
+        for (size_t i = 0; i < n && msg[0] == '\0'; i++) compare_listed(want[i], json_array_get(root, i), dead, msg, sizeof msg);
+    }
+    json_decref(root);
+    if (msg[0] != '\0') {
+        char copy[900];
+        snprintf(copy, sizeof copy, "%s", text);
+        mq_free(text);
+        mfail(m, "%s: %s: %s", dead ? "mq_dead_list_json" : "mq_peek_json", msg, copy);
+    }
+    mq_free(text);
+    cover.listed += (long)n;
+    say(m, " %zu events", n);
+    end_op(m);
+}
+
 /* mq_repair, and what it is for: a publisher that died between publish.insert and
  * publish.lock (docs/design.md, "A process that dies between two commands"). The
  * test publishes to a group without a lock and deletes the lock the publish made, so
@@ -1327,8 +1458,10 @@ static void step(model *m) {
         op_clock(m, 1);
     else if (r < 85)
         op_max_attempts(m);
-    else if (r < 87)
+    else if (r < 86)
         op_dead_count(m);
+    else if (r < 87)
+        op_peek(m);
     else if (r < 91)
         op_dead_requeue(m);
     else if (r < 92)
@@ -1435,10 +1568,11 @@ static void random_sequences_agree_with_the_model(void **state) {
     printf("[model] met: %ld leases (%ld of batches), %ld empty claims, %ld acks of stale leases (MQ_LEASE_LOST), "
            "%ld acks of expired leases nobody took, %ld dead letters, %ld requeued, %ld parks, %ld stale locks dropped, "
            "%ld ties settled by reading the server, %ld groups re-created by an ack, %ld orphans (%ld repaired by "
-           "mq_repair, %ld by the automatic repair), %ld attempts of heads first delivered inside a batch\n",
+           "mq_repair, %ld by the automatic repair), %ld attempts of heads first delivered inside a batch, %ld events "
+           "listed by peek and dead list\n",
            cover.claims_ok, cover.batch_leases, cover.claims_empty, cover.lost, cover.stale_ok, cover.dead,
            cover.requeued, cover.parks, cover.drops, cover.tie_peeks, cover.relocks, cover.orphans, cover.repaired,
-           cover.auto_fixed, cover.ambiguous_attempts);
+           cover.auto_fixed, cover.ambiguous_attempts, cover.listed);
     if (failures > 0) fail_msg("%d of %d sequences disagree with the model; their seeds:%s", failures, sequences, failed_seeds);
 }
 
