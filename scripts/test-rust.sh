@@ -12,7 +12,9 @@
 #      bindings/rust/mongomq) builds and runs the example of bindings/rust/README.md
 #      and must print what the README says;
 #   5. a short run of the Rust bench (examples/bench.rs) as a smoke test.
-# Crate versions come from the committed Cargo.lock (--locked). Build output goes to
+# Crate versions come from bindings/rust/crate-versions.txt: the Cargo.lock is made
+# from it (a Cargo.lock names its registry's host, which the project's files do not),
+# and every build is --locked. Build output goes to
 # build/rust-target. Uses MONGOMQ_TEST_URI when set (scripts/test.sh sets it);
 # otherwise starts a test server of its own and stops it on exit. Exits non-zero on
 # any failure.
@@ -34,6 +36,27 @@ for component in clippy rustfmt; do
     fi
 done
 echo "test-rust: $(cargo --version), $(rustc --version)"
+
+# Cargo.lock from the pinned list: resolve, then set each crate to its pinned version.
+(
+    cd "$RUSTDIR"
+    rm -f Cargo.lock
+    cargo generate-lockfile --quiet
+    while read -r name version; do
+        [[ -z "$name" || "$name" == \#* ]] && continue
+        if ! cargo update --quiet -p "$name" --precise "$version" 2>/dev/null; then
+            # Absent from this resolution or ambiguous: pin by its exact spec if present.
+            if grep -q "^name = \"$name\"$" Cargo.lock; then
+                cargo update --quiet -p "$name@$(awk -v n="$name" '$0=="name = \""n"\"" {getline; gsub(/version = |"/,""); print; exit}' Cargo.lock)" --precise "$version"
+            fi
+        fi
+    done <crate-versions.txt
+    while read -r name version; do
+        [[ -z "$name" || "$name" == \#* ]] && continue
+        grep -A1 "^name = \"$name\"$" Cargo.lock | grep -q "^version = \"$version\"$" ||
+            { echo "test-rust: could not pin $name to $version" >&2; exit 1; }
+    done <crate-versions.txt
+)
 
 PREFIX="$(bash "$ROOT/scripts/stage.sh")"
 export PKG_CONFIG_PATH="$PREFIX/lib/pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}"
