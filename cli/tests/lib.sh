@@ -103,6 +103,9 @@ wait_for() {
     return 1
 }
 
+# summary FILE: the worker's summary line in FILE (its stderr).
+summary() { grep -E '^mongomq work: [0-9]+ claimed' "$1" | tail -1; }
+
 # wait_exit PID SECONDS: waits for a background process; its exit status in $RC. One
 # still running after SECONDS (a loose bound) is killed, reported, and RC is 124.
 wait_exit() {

@@ -23,7 +23,7 @@ done_=$(sort -n "$TMP/done" | tr '\n' ' ')
 expect_eq "every command that started finished" "$started" "$done_"
 expect_match "it said it was stopping" 'stopping: no more claims' "$(cat "$TMP/w.err")"
 n=$(wc -l <"$TMP/done" | tr -d ' ')
-expect_match "the summary: what finished was acked" "^mongomq work: $n claimed, $n acked, 0 failed, 0 killed, 0 leases lost\$" "$(tail -1 "$TMP/w.err")"
+expect_match "the summary: what finished was acked" "^mongomq work: $n claimed, $n acked, 0 failed, 0 killed, 0 leases lost\$" "$(summary "$TMP/w.err")"
 run mq stats --json
 expect_eq "the others are still in the queue" "$((6 - n))" "$(json 'd["messages"]' <"$OUT")"
 expect_eq "and none is held" "0" "$(json 'd["groups"]["leased"]' <"$OUT")"
@@ -59,7 +59,7 @@ expect_eq "the worker exits 1 when it had to kill a command" "1" "$RC"
 if ((SECONDS - start < 20)); then ok "it stopped promptly"; else not_ok "it took $((SECONDS - start)) s to stop"; fi
 if kill -0 "$(cat "$TMP/pid")" 2>/dev/null; then not_ok "the command still runs"; else ok "the command is gone"; fi
 expect_match "it says so" 'killing the running commands' "$(cat "$TMP/f.err")"
-expect_match "summary: 1 killed" '1 claimed, 0 acked, 0 failed, 1 killed' "$(tail -1 "$TMP/f.err")"
+expect_match "summary: 1 killed" '1 claimed, 0 acked, 0 failed, 1 killed' "$(summary "$TMP/f.err")"
 run mq stats --json
 expect_eq "the event is still in the queue" "1" "$(json 'd["messages"]' <"$OUT")"
 expect_eq "and claimable at once (not held)" "1" "$(json 'd["groups"]["ready"]' <"$OUT")"
@@ -75,6 +75,6 @@ start=$SECONDS
 wait_exit $w 60
 expect_eq "idle worker: exit 0" "0" "$RC"
 if ((SECONDS - start < 10)); then ok "idle worker stopped promptly"; else not_ok "idle worker took $((SECONDS - start)) s"; fi
-expect_match "idle worker: summary" '^mongomq work: 0 claimed' "$(tail -1 "$TMP/idle.err")"
+expect_match "idle worker: summary" '^mongomq work: 0 claimed' "$(summary "$TMP/idle.err")"
 
 finish

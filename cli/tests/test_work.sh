@@ -30,7 +30,7 @@ mq publish p good >/dev/null     # seq 8: waits behind it (FIFO)
 expect_rc 0 "work with a command failing on one event, --max-attempts 3" \
     mq work --exec 'ev=$(cat); [ "$ev" = poison ] && exit 7; echo "$MQ_SEQ $ev" >> "$TMP/good"' \
     --max-attempts 3 --backoff 0.05,0.2 --idle 1
-expect_match "summary: 3 failed deliveries, 1 ack" '^mongomq work: 4 claimed, 1 acked, 3 failed, 0 killed, 0 leases lost$' "$(tail -1 "$ERR")"
+expect_match "summary: 3 failed deliveries, 1 ack" '^mongomq work: 4 claimed, 1 acked, 3 failed, 0 killed, 0 leases lost$' "$(summary "$ERR")"
 expect_match "each failure is reported with its exit status" 'seq 7 \(group p, attempt 2\): exit status 7' "$(cat "$ERR")"
 expect_match "the last one says where it goes" 'attempt 3\): exit status 7 .*to the dead letters' "$(cat "$ERR")"
 expect_eq "the event behind it ran after it died" "8 good" "$(cat "$TMP/good")"
