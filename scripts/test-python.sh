@@ -76,7 +76,8 @@ say "built $(basename "$WHEEL")"
 # ---- the server ----
 started_server=0
 if [[ -z "${MONGOMQ_TEST_URI:-}" ]]; then
-    export MONGOMQ_STATE_DIR="${MONGOMQ_STATE_DIR:-$ROOT/build/test-server}"
+    # A server of our own (its own state dir), so the stop below stops only it.
+    export MONGOMQ_STATE_DIR="$WORK/test-server"
     MONGOMQ_TEST_URI="$(bash scripts/test-server.sh start --oplog)"
     started_server=1
 fi
