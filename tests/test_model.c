@@ -137,11 +137,16 @@ typedef struct model {
     int npool;
     int lease_ids;
     int event_ids;
-    int max_attempts;
+    /* Two handles on the queue, as two processes would have: each call goes through
+     * one of them. max attempts and the automatic repair are per handle. */
+    mq_queue *q[2];
+    int h;                  /* the handle of the running operation */
+    int hmax[2];            /* each handle's max attempts */
+    int max_attempts;       /* the claiming handle's, while a claim is modelled */
     int ngroups;            /* this sequence's groups: GROUP[0 .. ngroups-1] */
     int auto_repair;        /* the automatic repair runs on every empty claim (interval ~0) */
-    int repair_started;     /* its period started (the first empty claim) */
-    uint64_t repair_runs, repair_fixed;
+    int repair_started[2];  /* its period started (the handle's first empty claim) */
+    uint64_t repair_runs[2], repair_fixed[2];
     char trace[TRACE][LINE];
     int ntrace;
     char cur[LINE]; /* the operation running now */
@@ -170,7 +175,8 @@ static void say(model *m, const char *fmt, ...) {
 }
 
 static void begin_op(model *m, const char *fmt, ...) {
-    int n = snprintf(m->cur, LINE, "step %d t=+%.2f: ", m->step, now_of(m) - 1e9);
+    m->h = below(m, 2);
+    int n = snprintf(m->cur, LINE, "step %d t=+%.2f h%d: ", m->step, now_of(m) - 1e9, m->h);
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(m->cur + n, LINE - (size_t)n, fmt, ap);
@@ -183,7 +189,8 @@ static void end_op(model *m) {
 }
 
 static void dump_model(model *m) {
-    printf("  model state (t=+%.3f, max_attempts %d):\n", now_of(m) - 1e9, m->max_attempts);
+    printf("  model state (t=+%.3f, max attempts: handle 0 %d, handle 1 %d):\n", now_of(m) - 1e9, m->hmax[0],
+           m->hmax[1]);
     for (int g = 0; g < NGROUPS; g++) {
         const mlock *l = &m->lock[g];
         printf("    %s: ", GROUP[g]);
@@ -416,23 +423,26 @@ static int repair_orphans(model *m, int peek) {
  * handle's first (which starts the period) runs it. True when it made a lock. */
 static int auto_repair_model(model *m) {
     if (!m->auto_repair) return 0;
-    if (!m->repair_started) {
-        m->repair_started = 1;
+    if (!m->repair_started[m->h]) {
+        m->repair_started[m->h] = 1;
         return 0;
     }
-    m->repair_runs++;
+    m->repair_runs[m->h]++;
     int fixed = repair_orphans(m, 0);
-    m->repair_fixed += (uint64_t)fixed;
+    m->repair_fixed[m->h] += (uint64_t)fixed;
     cover.auto_fixed += fixed;
     return fixed > 0;
 }
 
 static void check_repair_counts(model *m) {
-    uint64_t runs = 99, fixed = 99;
-    mq_queue_repair_counts(m->t->queue, &runs, &fixed);
-    if (runs != m->repair_runs || fixed != m->repair_fixed)
-        mfail(m, "mq_queue_repair_counts: %llu runs, %llu fixed; the model counts %llu, %llu", (unsigned long long)runs,
-              (unsigned long long)fixed, (unsigned long long)m->repair_runs, (unsigned long long)m->repair_fixed);
+    for (int h = 0; h < 2; h++) {
+        uint64_t runs = 99, fixed = 99;
+        mq_queue_repair_counts(m->q[h], &runs, &fixed);
+        if (runs != m->repair_runs[h] || fixed != m->repair_fixed[h])
+            mfail(m, "mq_queue_repair_counts of handle %d: %llu runs, %llu fixed; the model counts %llu, %llu", h,
+                  (unsigned long long)runs, (unsigned long long)fixed, (unsigned long long)m->repair_runs[h],
+                  (unsigned long long)m->repair_fixed[h]);
+    }
 }
 
 /* ---- the claim ---- */
@@ -726,7 +736,7 @@ static void op_publish(model *m) {
     begin_op(m, "publish %s prio %d %s", GROUP[g], priority, describe_bytes(bytes, len, d, sizeof d));
     mq_error err;
     int64_t seq = 0;
-    mq_status st = mq_publish(m->t->queue, GROUP[g], len == 0 && below(m, 2) ? NULL : (const void *)bytes, len,
+    mq_status st = mq_publish(m->q[m->h], GROUP[g], len == 0 && below(m, 2) ? NULL : (const void *)bytes, len,
                               priority, &seq, &err);
     say(m, " -> %s seq %lld", mq_status_name(st), (long long)seq);
     expect_status(m, "mq_publish", st, MQ_OK, &err);
@@ -746,7 +756,7 @@ static void op_publish_at(model *m) {
              describe_bytes(bytes, len, d, sizeof d), nb - 1e9, nb > now_of(m) ? "future" : "past");
     mq_error err;
     int64_t seq = 0;
-    mq_status st = mq_publish_at(m->t->queue, GROUP[g], bytes, len, priority, nb, &seq, &err);
+    mq_status st = mq_publish_at(m->q[m->h], GROUP[g], bytes, len, priority, nb, &seq, &err);
     say(m, " -> %s seq %lld", mq_status_name(st), (long long)seq);
     expect_status(m, "mq_publish_at", st, MQ_OK, &err);
     add_event(m, seq, g, priority, bytes, len, nb);
@@ -780,7 +790,7 @@ static void op_batch(model *m) {
         }
     }
     int64_t first = 0;
-    mq_status st = mq_publish_batch(m->t->queue, batch, &first, &err);
+    mq_status st = mq_publish_batch(m->q[m->h], batch, &first, &err);
     mq_batch_destroy(batch);
     say(m, "] -> %s first seq %lld", mq_status_name(st), (long long)first);
     expect_status(m, "mq_publish_batch", st, MQ_OK, &err);
@@ -803,21 +813,22 @@ static void op_claim(model *m) {
     int variant = below(m, 6);
     if (variant > 3 || (variant == 1 && max_events != 1)) variant = 0;
     begin_op(m, "%s %s vis %g floor %d max %d ->", call[variant], worker, visibility, floor, max_events);
+    m->max_attempts = m->hmax[m->h];
     mq_error err;
     mq_lease *lease = NULL;
     mq_status st;
     switch (variant) {
     case 1:
-        st = mq_claim(m->t->queue, worker, visibility, floor, &lease, &err);
+        st = mq_claim(m->q[m->h], worker, visibility, floor, &lease, &err);
         break;
     case 2:
-        st = mq_claim_batch_wait(m->t->queue, worker, visibility, floor, (size_t)max_events, 0, &lease, &err);
+        st = mq_claim_batch_wait(m->q[m->h], worker, visibility, floor, (size_t)max_events, 0, &lease, &err);
         break;
     case 3:
-        st = mq_claim_wait_cancel(m->t->queue, worker, visibility, floor, (size_t)max_events, 0, NULL, &lease, &err);
+        st = mq_claim_wait_cancel(m->q[m->h], worker, visibility, floor, (size_t)max_events, 0, NULL, &lease, &err);
         break;
     default:
-        st = mq_claim_batch(m->t->queue, worker, visibility, floor, (size_t)max_events, &lease, &err);
+        st = mq_claim_batch(m->q[m->h], worker, visibility, floor, (size_t)max_events, &lease, &err);
     }
     if (st == MQ_OK) {
         say(m, " %s [", mq_lease_group(lease));
@@ -851,7 +862,7 @@ static void op_ack(model *m) {
     describe_lease(m, l);
     int current = lease_is_current(m, l);
     mq_error err;
-    mq_status st = mq_ack(m->t->queue, l->lease, &err);
+    mq_status st = mq_ack(m->q[m->h], l->lease, &err);
     say(m, " -> %s", mq_status_name(st));
     /* The events go, fenced or not (at-least-once). */
     for (int i = 0; i < l->n; i++) {
@@ -890,7 +901,7 @@ static void op_nack(model *m) {
     begin_op(m, "nack(%g) ", delay);
     describe_lease(m, l);
     mq_error err;
-    mq_status st = mq_nack(m->t->queue, l->lease, delay, &err);
+    mq_status st = mq_nack(m->q[m->h], l->lease, delay, &err);
     say(m, " -> %s", mq_status_name(st));
     if (lease_is_current(m, l)) {
         expect_status(m, "mq_nack", st, MQ_OK, &err);
@@ -918,7 +929,7 @@ static void op_extend(model *m) {
     begin_op(m, "extend(%g) ", visibility);
     describe_lease(m, l);
     mq_error err;
-    mq_status st = mq_extend(m->t->queue, l->lease, visibility, &err);
+    mq_status st = mq_extend(m->q[m->h], l->lease, visibility, &err);
     say(m, " -> %s", mq_status_name(st));
     if (lease_is_current(m, l)) {
         expect_status(m, "mq_extend", st, MQ_OK, &err);
@@ -942,12 +953,13 @@ static void op_clock(model *m, int big) {
 
 static void op_max_attempts(model *m) {
     int n = below(m, 4);
-    begin_op(m, "set_max_attempts %d (was %d)", n, m->max_attempts);
+    begin_op(m, "set_max_attempts %d", n);
+    say(m, " (was %d)", m->hmax[m->h]);
     mq_error err;
-    mq_status st = mq_queue_set_max_attempts(m->t->queue, n, &err);
+    mq_status st = mq_queue_set_max_attempts(m->q[m->h], n, &err);
     say(m, " -> %s", mq_status_name(st));
     expect_status(m, "mq_queue_set_max_attempts", st, MQ_OK, &err);
-    m->max_attempts = n;
+    m->hmax[m->h] = n;
     end_op(m);
 }
 
@@ -955,7 +967,7 @@ static void op_dead_count(model *m) {
     begin_op(m, "dead_count");
     mq_error err;
     int64_t n = -1;
-    mq_status st = mq_dead_count(m->t->queue, &n, &err);
+    mq_status st = mq_dead_count(m->q[m->h], &n, &err);
     say(m, " -> %s %lld", mq_status_name(st), (long long)n);
     expect_status(m, "mq_dead_count", st, MQ_OK, &err);
     if (n != dead_count_model(m)) mfail(m, "mq_dead_count says %lld, the model %d", (long long)n, dead_count_model(m));
@@ -974,7 +986,7 @@ static void op_dead_requeue(model *m) {
         mev *live = head_of(m, below(m, m->ngroups));
         int64_t seq = live != NULL ? live->seq : m->next_seq + 1000;
         begin_op(m, "dead_requeue %lld (not a dead letter)", (long long)seq);
-        mq_status st = mq_dead_requeue(m->t->queue, seq, &fresh, &err);
+        mq_status st = mq_dead_requeue(m->q[m->h], seq, &fresh, &err);
         say(m, " -> %s", mq_status_name(st));
         expect_status(m, "mq_dead_requeue (a seq that is no dead letter)", st, MQ_ERR_ARG, &err);
         if (fresh != 0) mfail(m, "mq_dead_requeue failed and set *new_seq to %lld, not 0", (long long)fresh);
@@ -983,7 +995,7 @@ static void op_dead_requeue(model *m) {
     }
     mev *e = dead[below(m, n)];
     begin_op(m, "dead_requeue %lld (%s)", (long long)e->seq, GROUP[e->group]);
-    mq_status st = mq_dead_requeue(m->t->queue, e->seq, &fresh, &err);
+    mq_status st = mq_dead_requeue(m->q[m->h], e->seq, &fresh, &err);
     say(m, " -> %s new seq %lld", mq_status_name(st), (long long)fresh);
     expect_status(m, "mq_dead_requeue", st, MQ_OK, &err);
     e->state = EV_GONE;
@@ -1001,7 +1013,7 @@ static void op_dead_purge(model *m) {
     begin_op(m, "dead_purge");
     mq_error err;
     int64_t purged = -1;
-    mq_status st = mq_dead_purge(m->t->queue, &purged, &err);
+    mq_status st = mq_dead_purge(m->q[m->h], &purged, &err);
     say(m, " -> %s %lld", mq_status_name(st), (long long)purged);
     expect_status(m, "mq_dead_purge", st, MQ_OK, &err);
     if (purged != dead_count_model(m))
@@ -1015,7 +1027,7 @@ static void op_purge_group(model *m) {
     int g = below(m, m->ngroups);
     begin_op(m, "purge_group %s (%d events)", GROUP[g], live_count(m, g));
     mq_error err;
-    mq_status st = mq_purge_group(m->t->queue, GROUP[g], &err);
+    mq_status st = mq_purge_group(m->q[m->h], GROUP[g], &err);
     say(m, " -> %s", mq_status_name(st));
     expect_status(m, "mq_purge_group", st, MQ_OK, &err);
     for (int i = 0; i < m->nev; i++)
@@ -1117,10 +1129,10 @@ static void op_peek(model *m) {
     mq_status st;
     if (dead) {
         begin_op(m, "dead_list_json max %zu", max_events);
-        st = mq_dead_list_json(m->t->queue, max_events, &text, &err);
+        st = mq_dead_list_json(m->q[m->h], max_events, &text, &err);
     } else {
         begin_op(m, "peek_json %s max %zu", g >= 0 ? GROUP[g] : "(all)", max_events);
-        st = mq_peek_json(m->t->queue, g >= 0 ? GROUP[g] : NULL, max_events, &text, &err);
+        st = mq_peek_json(m->q[m->h], g >= 0 ? GROUP[g] : NULL, max_events, &text, &err);
     }
     say(m, " -> %s", mq_status_name(st));
     expect_status(m, dead ? "mq_dead_list_json" : "mq_peek_json", st, MQ_OK, &err);
@@ -1178,7 +1190,7 @@ static void op_repair(model *m) {
                     "publish.lock)",
                  GROUP[g], priority, describe_bytes(bytes, len, d, sizeof d));
         int64_t seq = 0;
-        mq_status st = mq_publish(m->t->queue, GROUP[g], bytes, len, priority, &seq, &err);
+        mq_status st = mq_publish(m->q[m->h], GROUP[g], bytes, len, priority, &seq, &err);
         say(m, " -> %s seq %lld", mq_status_name(st), (long long)seq);
         expect_status(m, "mq_publish", st, MQ_OK, &err);
         add_event(m, seq, g, priority, bytes, len, 0);
@@ -1198,7 +1210,7 @@ static void op_repair(model *m) {
             len = make_event(m, bytes);
             begin_op(m, "publish %s prio %d %s (the orphan's next publish)", GROUP[g], p2,
                      describe_bytes(bytes, len, d, sizeof d));
-            st = mq_publish(m->t->queue, GROUP[g], bytes, len, p2, &seq, &err);
+            st = mq_publish(m->q[m->h], GROUP[g], bytes, len, p2, &seq, &err);
             say(m, " -> %s seq %lld", mq_status_name(st), (long long)seq);
             expect_status(m, "mq_publish", st, MQ_OK, &err);
             add_event(m, seq, g, p2, bytes, len, 0);
@@ -1206,11 +1218,20 @@ static void op_repair(model *m) {
             end_op(m);
             return;
         }
-        if (next == 1) return; /* the orphan stays */
+        if (next == 1) {
+            /* The orphan stays. With the automatic repair on, idle workers' claims are
+             * what heals it: claim twice (each handle's first empty claim only starts
+             * its period). */
+            if (m->auto_repair) {
+                op_claim(m);
+                op_claim(m);
+            }
+            return;
+        }
     }
     begin_op(m, "repair (%d orphans)", orphan_count(m));
     int64_t fixed = -1;
-    mq_status st = mq_repair(m->t->queue, &fixed, &err);
+    mq_status st = mq_repair(m->q[m->h], &fixed, &err);
     say(m, " -> %s fixed %lld", mq_status_name(st), (long long)fixed);
     expect_status(m, "mq_repair", st, MQ_OK, &err);
     int want = repair_orphans(m, 1);
@@ -1403,7 +1424,7 @@ static void compare_stats(model *m, json_t *root, char *msg, size_t size) {
 static void check_stats(model *m) {
     mq_error err;
     char *text = NULL;
-    mq_status st = mq_stats_json(m->t->queue, &text, &err);
+    mq_status st = mq_stats_json(m->q[m->h], &text, &err);
     if (st != MQ_OK) mfail(m, "mq_stats_json returned %s: %s", mq_status_name(st), err.message);
     char msg[200] = "";
     json_error_t jerr;
@@ -1424,8 +1445,10 @@ static void check_stats(model *m) {
 }
 
 static void check_all(model *m) {
-    if (mq_queue_now(m->t->queue) != now_of(m))
-        mfail(m, "mq_queue_now is +%.3f, the fake clock +%.3f", mq_queue_now(m->t->queue) - 1e9, now_of(m) - 1e9);
+    for (int h = 0; h < 2; h++)
+        if (mq_queue_now(m->q[h]) != now_of(m))
+            mfail(m, "mq_queue_now of handle %d is +%.3f, the fake clock +%.3f", h, mq_queue_now(m->q[h]) - 1e9,
+                  now_of(m) - 1e9);
     check_repair_counts(m);
     check_messages(m);
     check_dead(m);
@@ -1482,6 +1505,8 @@ static long env_long(const char *name, long fallback) {
 }
 
 /* One sequence on a fresh queue; 0 if it agreed with the model, 1 if it failed. */
+static double model_clock(void *ctx) { return ((tq *)ctx)->now; }
+
 static int run_sequence(model *m, uint64_t seed, int sequence, int steps) {
     void *state = NULL;
     tq_setup_fake_clock(&state);
@@ -1489,6 +1514,11 @@ static int run_sequence(model *m, uint64_t seed, int sequence, int steps) {
     memset(m, 0, sizeof *m);
     m->scratch = scratch;
     m->t = state;
+    m->q[0] = m->t->queue;
+    mq_error open_err;
+    if (mq_queue_new(m->t->client, m->t->db, m->t->prefix, &m->q[1], &open_err) != MQ_OK)
+        fail_msg("a second handle on the queue: %s", open_err.message);
+    mq_queue_set_clock(m->q[1], model_clock, m->t);
     m->seed = seed;
     m->rng = seed;
     m->sequence = sequence;
@@ -1500,19 +1530,22 @@ static int run_sequence(model *m, uint64_t seed, int sequence, int steps) {
          * (60 s of real time) would make it run at times the model cannot know. */
         m->ngroups = 2 + below(m, NGROUPS - 1); /* few groups: more meet each other */
         m->auto_repair = below(m, 2);
-        m->max_attempts = below(m, 4); /* 0 (unlimited, the default) or 1..3 */
-        if (m->max_attempts > 0) {
+        /* max attempts 0 (unlimited, the default) or 1..3; the second handle's often
+         * the same, as one configuration shared by two processes. */
+        m->hmax[0] = below(m, 4);
+        m->hmax[1] = below(m, 2) ? m->hmax[0] : below(m, 4);
+        for (int h = 0; h < 2; h++) {
             mq_error e2;
-            mq_status s2 = mq_queue_set_max_attempts(m->t->queue, m->max_attempts, &e2);
-            begin_op(m, "set_max_attempts %d -> %s", m->max_attempts, mq_status_name(s2));
+            mq_status s2 = mq_queue_set_max_attempts(m->q[h], m->hmax[h], &e2);
+            snprintf(m->cur, LINE, "handle %d: set_max_attempts %d -> %s", h, m->hmax[h], mq_status_name(s2));
             end_op(m);
             expect_status(m, "mq_queue_set_max_attempts", s2, MQ_OK, &e2);
+            s2 = mq_queue_set_repair_interval(m->q[h], m->auto_repair ? 1e-6 : 0, &e2);
+            snprintf(m->cur, LINE, "handle %d: set_repair_interval %s -> %s", h, m->auto_repair ? "1e-6" : "0 (off)",
+                     mq_status_name(s2));
+            end_op(m);
+            expect_status(m, "mq_queue_set_repair_interval", s2, MQ_OK, &e2);
         }
-        mq_error err;
-        mq_status st = mq_queue_set_repair_interval(m->t->queue, m->auto_repair ? 1e-6 : 0, &err);
-        begin_op(m, "set_repair_interval %s -> %s", m->auto_repair ? "1e-6" : "0 (off)", mq_status_name(st));
-        end_op(m);
-        expect_status(m, "mq_queue_set_repair_interval", st, MQ_OK, &err);
         for (m->step = 0; m->step < steps; m->step++) {
             step(m);
             check_all(m);
@@ -1521,6 +1554,7 @@ static int run_sequence(model *m, uint64_t seed, int sequence, int steps) {
         failed = 1;
     }
     pool_clear(m);
+    mq_queue_destroy(m->q[1]);
     tq_teardown(&state);
     return failed;
 }
