@@ -18,6 +18,7 @@ PACKAGES=(
     abigail-tools
     python3
     python3-venv
+    python3-dev        # the Python package (bindings/python): Python.h
     ruby               # the Ruby gem (bindings/ruby): Ruby 3.1, mkmf, minitest
     ruby-dev           # and its headers
     clang              # libFuzzer harnesses (fuzz/)
