@@ -1,10 +1,17 @@
 #!/usr/bin/env bash
 # Runs every test: installs what is missing, builds, starts the local test server
 # (unless MONGOMQ_TEST_URI names one), then
-#   1. the whole CTest suite on a RelWithDebInfo build, and the ABI check;
-#   2. the whole suite again on an ASan+UBSan build (-fno-sanitize-recover);
-#   3. every suite but the harel interop (python cannot load a TSan library) on a
-#      TSan build.
+#   1. the whole CTest suite on a RelWithDebInfo build (the C library, the mongomq
+#      command, the harel interop), and the ABI check;
+#   2. each language binding's own suite (scripts/test-<language>.sh: its package
+#      built the way its users build it, against the library installed in
+#      build/stage, and its contract scenarios in its own test runner);
+#   3. the whole CTest suite again on an ASan+UBSan build (-fno-sanitize-recover);
+#   4. every CTest suite but the harel interop (python cannot load a TSan library) on
+#      a TSan build.
+# The bindings run once, on the plain build: the sanitizer builds check the C library
+# itself, which every binding calls. MONGOMQ_BINDINGS (a space-separated list) picks
+# which bindings run; default: all of them.
 # The local server runs with its oplog, so waiting claims use change streams;
 # tests/test_wait.c also forces the polling fallback.
 # Exits non-zero on the first failure. Build trees: build/, build-asan/, build-tsan/.
@@ -13,6 +20,7 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$ROOT"
 JOBS="${MONGOMQ_JOBS:-$(nproc)}"
+BINDINGS="java go rust ruby python"
 
 bash scripts/install-deps.sh
 
@@ -39,6 +47,11 @@ echo "== tests =="
 (cd build && ctest --output-on-failure)
 echo "== ABI against abi/libmongomq.so.0.abi =="
 bash scripts/abi-check.sh build
+
+for lang in ${MONGOMQ_BINDINGS-$BINDINGS}; do
+    echo "== bindings: $lang =="
+    bash "scripts/test-$lang.sh"
+done
 
 echo "== build (ASan+UBSan) =="
 build build-asan -DMONGOMQ_SANITIZE=address,undefined
