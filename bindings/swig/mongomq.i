@@ -79,7 +79,11 @@ typedef struct mq_cancel mq_cancel;
 %constant int MQ_BATCH_MAX = MQ_BATCH_MAX;
 
 %newobject mqs_stats_json;
+%newobject mqs_peek_json;
+%newobject mqs_dead_list_json;
 %typemap(newfree) char *mqs_stats_json "mq_free($1);"
+%typemap(newfree) char *mqs_peek_json "mq_free($1);"
+%typemap(newfree) char *mqs_dead_list_json "mq_free($1);"
 
 %inline %{
 static const char *mqs_version(void) { return mq_version(); }
@@ -93,6 +97,7 @@ static mq_client *mqs_client_new(const char *uri, mq_error *err) {
 }
 static void mqs_client_destroy(mq_client *client) { mq_client_destroy(client); }
 static uint64_t mqs_client_command_count(mq_client *client) { return mq_client_command_count(client); }
+static uint64_t mqs_client_write_concern_errors(mq_client *client) { return mq_client_write_concern_errors(client); }
 
 /* ---- queue ---- */
 static mq_queue *mqs_queue_new(mq_client *client, const char *db_name, const char *prefix, mq_error *err) {
@@ -107,6 +112,19 @@ static void mqs_queue_set_max_attempts(mq_queue *queue, int max_attempts, mq_err
 }
 static double mqs_queue_now(mq_queue *queue) { return mq_queue_now(queue); }
 static double mqs_queue_clock_offset(mq_queue *queue) { return mq_queue_clock_offset(queue); }
+static void mqs_queue_set_repair_interval(mq_queue *queue, double interval_s, mq_error *err) {
+    mq_queue_set_repair_interval(queue, interval_s, err);
+}
+static uint64_t mqs_queue_repair_runs(mq_queue *queue) {
+    uint64_t runs = 0;
+    mq_queue_repair_counts(queue, &runs, NULL);
+    return runs;
+}
+static uint64_t mqs_queue_repair_fixed(mq_queue *queue) {
+    uint64_t fixed = 0;
+    mq_queue_repair_counts(queue, NULL, &fixed);
+    return fixed;
+}
 
 /* ---- publish: not_before_epoch_s 0 is "now" (mq_publish) ---- */
 static int64_t mqs_publish(mq_queue *queue, const char *group_id, const void *bytes, size_t len, int priority,
@@ -137,13 +155,18 @@ static int64_t mqs_publish_batch(mq_queue *queue, mq_batch *batch, mq_error *err
     return first;
 }
 
-/* ---- claims: NULL (and err->status MQ_EMPTY) when nothing is due. timeout_s 0 is a
- * plain claim; cancel may be NULL. worker_id NULL or "" is the library's default. ---- */
+/* ---- claims: NULL (and err->status MQ_EMPTY) when nothing is due. timeout_s 0 with
+ * cancel NULL is a plain claim; cancel may be NULL. worker_id NULL or "" is the library's default. ---- */
 static mq_lease *mqs_claim(mq_queue *queue, const char *worker_id, double visibility_s, int min_priority,
                            size_t max_events, double timeout_s, mq_cancel *cancel, mq_error *err) {
     mq_lease *lease = NULL;
     if (worker_id != NULL && worker_id[0] == '\0') worker_id = NULL;
-    mq_claim_wait_cancel(queue, worker_id, visibility_s, min_priority, max_events, timeout_s, cancel, &lease, err);
+    /* A plain claim is mq_claim_batch: a waiting claim (even with timeout 0) returns
+     * MQ_INTERRUPTED once mq_queue_interrupt was called, a plain claim keeps working. */
+    if (timeout_s == 0 && cancel == NULL)
+        mq_claim_batch(queue, worker_id, visibility_s, min_priority, max_events, &lease, err);
+    else
+        mq_claim_wait_cancel(queue, worker_id, visibility_s, min_priority, max_events, timeout_s, cancel, &lease, err);
     return lease;
 }
 static void mqs_ack(mq_queue *queue, mq_lease *lease, mq_error *err) { mq_ack(queue, lease, err); }
@@ -206,6 +229,19 @@ static int64_t mqs_repair(mq_queue *queue, mq_error *err) {
     int64_t n = 0;
     mq_repair(queue, &n, err);
     return n;
+}
+/* Read-only looks (JSON arrays, released with mq_free by the typemap). group_id NULL
+ * or "" is the whole queue. */
+static char *mqs_peek_json(mq_queue *queue, const char *group_id, size_t max_events, mq_error *err) {
+    char *json = NULL;
+    if (group_id != NULL && group_id[0] == '\0') group_id = NULL;
+    mq_peek_json(queue, group_id, max_events, &json, err);
+    return json;
+}
+static char *mqs_dead_list_json(mq_queue *queue, size_t max_events, mq_error *err) {
+    char *json = NULL;
+    mq_dead_list_json(queue, max_events, &json, err);
+    return json;
 }
 static void mqs_purge_group(mq_queue *queue, const char *group_id, mq_error *err) {
     mq_purge_group(queue, group_id, err);

@@ -3822,6 +3822,7 @@ static mq_client *mqs_client_new(const char *uri, mq_error *err) {
 }
 static void mqs_client_destroy(mq_client *client) { mq_client_destroy(client); }
 static uint64_t mqs_client_command_count(mq_client *client) { return mq_client_command_count(client); }
+static uint64_t mqs_client_write_concern_errors(mq_client *client) { return mq_client_write_concern_errors(client); }
 
 /* ---- queue ---- */
 static mq_queue *mqs_queue_new(mq_client *client, const char *db_name, const char *prefix, mq_error *err) {
@@ -3836,6 +3837,19 @@ static void mqs_queue_set_max_attempts(mq_queue *queue, int max_attempts, mq_err
 }
 static double mqs_queue_now(mq_queue *queue) { return mq_queue_now(queue); }
 static double mqs_queue_clock_offset(mq_queue *queue) { return mq_queue_clock_offset(queue); }
+static void mqs_queue_set_repair_interval(mq_queue *queue, double interval_s, mq_error *err) {
+    mq_queue_set_repair_interval(queue, interval_s, err);
+}
+static uint64_t mqs_queue_repair_runs(mq_queue *queue) {
+    uint64_t runs = 0;
+    mq_queue_repair_counts(queue, &runs, NULL);
+    return runs;
+}
+static uint64_t mqs_queue_repair_fixed(mq_queue *queue) {
+    uint64_t fixed = 0;
+    mq_queue_repair_counts(queue, NULL, &fixed);
+    return fixed;
+}
 
 /* ---- publish: not_before_epoch_s 0 is "now" (mq_publish) ---- */
 static int64_t mqs_publish(mq_queue *queue, const char *group_id, const void *bytes, size_t len, int priority,
@@ -3866,13 +3880,18 @@ static int64_t mqs_publish_batch(mq_queue *queue, mq_batch *batch, mq_error *err
     return first;
 }
 
-/* ---- claims: NULL (and err->status MQ_EMPTY) when nothing is due. timeout_s 0 is a
- * plain claim; cancel may be NULL. worker_id NULL or "" is the library's default. ---- */
+/* ---- claims: NULL (and err->status MQ_EMPTY) when nothing is due. timeout_s 0 with
+ * cancel NULL is a plain claim; cancel may be NULL. worker_id NULL or "" is the library's default. ---- */
 static mq_lease *mqs_claim(mq_queue *queue, const char *worker_id, double visibility_s, int min_priority,
                            size_t max_events, double timeout_s, mq_cancel *cancel, mq_error *err) {
     mq_lease *lease = NULL;
     if (worker_id != NULL && worker_id[0] == '\0') worker_id = NULL;
-    mq_claim_wait_cancel(queue, worker_id, visibility_s, min_priority, max_events, timeout_s, cancel, &lease, err);
+    /* A plain claim is mq_claim_batch: a waiting claim (even with timeout 0) returns
+     * MQ_INTERRUPTED once mq_queue_interrupt was called, a plain claim keeps working. */
+    if (timeout_s == 0 && cancel == NULL)
+        mq_claim_batch(queue, worker_id, visibility_s, min_priority, max_events, &lease, err);
+    else
+        mq_claim_wait_cancel(queue, worker_id, visibility_s, min_priority, max_events, timeout_s, cancel, &lease, err);
     return lease;
 }
 static void mqs_ack(mq_queue *queue, mq_lease *lease, mq_error *err) { mq_ack(queue, lease, err); }
@@ -3935,6 +3954,19 @@ static int64_t mqs_repair(mq_queue *queue, mq_error *err) {
     int64_t n = 0;
     mq_repair(queue, &n, err);
     return n;
+}
+/* Read-only looks (JSON arrays, released with mq_free by the typemap). group_id NULL
+ * or "" is the whole queue. */
+static char *mqs_peek_json(mq_queue *queue, const char *group_id, size_t max_events, mq_error *err) {
+    char *json = NULL;
+    if (group_id != NULL && group_id[0] == '\0') group_id = NULL;
+    mq_peek_json(queue, group_id, max_events, &json, err);
+    return json;
+}
+static char *mqs_dead_list_json(mq_queue *queue, size_t max_events, mq_error *err) {
+    char *json = NULL;
+    mq_dead_list_json(queue, max_events, &json, err);
+    return json;
 }
 static void mqs_purge_group(mq_queue *queue, const char *group_id, mq_error *err) {
     mq_purge_group(queue, group_id, err);
@@ -4448,6 +4480,34 @@ fail:
 }
 
 
+SWIGINTERN PyObject *_wrap_mqs_client_write_concern_errors(PyObject *self, PyObject *args) {
+  PyObject *resultobj = 0;
+  mq_client *arg1 = 0 ;
+  void *argp1 = 0 ;
+  int res1 = 0 ;
+  PyObject *swig_obj[1] ;
+  uint64_t result;
+  
+  (void)self;
+  if (!args) SWIG_fail;
+  swig_obj[0] = args;
+  res1 = SWIG_ConvertPtr(swig_obj[0], &argp1,SWIGTYPE_p_mq_client, 0 |  0 );
+  if (!SWIG_IsOK(res1)) {
+    SWIG_exception_fail(SWIG_ArgError(res1), "in method '" "mqs_client_write_concern_errors" "', argument " "1"" of type '" "mq_client *""'"); 
+  }
+  arg1 = (mq_client *)(argp1);
+  {
+    SWIG_PYTHON_THREAD_BEGIN_ALLOW;
+    result = (uint64_t)mqs_client_write_concern_errors(arg1);
+    SWIG_PYTHON_THREAD_END_ALLOW;
+  }
+  resultobj = SWIG_From_unsigned_SS_long_SS_long((unsigned long long)(result));
+  return resultobj;
+fail:
+  return NULL;
+}
+
+
 SWIGINTERN PyObject *_wrap_mqs_queue_new(PyObject *self, PyObject *args) {
   PyObject *resultobj = 0;
   mq_client *arg1 = 0 ;
@@ -4655,6 +4715,112 @@ SWIGINTERN PyObject *_wrap_mqs_queue_clock_offset(PyObject *self, PyObject *args
   arg1 = (mq_queue *)(argp1);
   result = (double)mqs_queue_clock_offset(arg1);
   resultobj = SWIG_From_double((double)(result));
+  return resultobj;
+fail:
+  return NULL;
+}
+
+
+SWIGINTERN PyObject *_wrap_mqs_queue_set_repair_interval(PyObject *self, PyObject *args) {
+  PyObject *resultobj = 0;
+  mq_queue *arg1 = 0 ;
+  double arg2 ;
+  mq_error *arg3 = 0 ;
+  void *argp1 = 0 ;
+  int res1 = 0 ;
+  double val2 ;
+  int ecode2 = 0 ;
+  mq_error temp3 ;
+  PyObject *swig_obj[2] ;
+  
+  {
+    temp3.status = MQ_OK;
+    temp3.server_code = 0;
+    temp3.message[0] = '\0';
+    arg3 = &temp3;
+  }
+  (void)self;
+  if (!SWIG_Python_UnpackTuple(args, "mqs_queue_set_repair_interval", 2, 2, swig_obj)) SWIG_fail;
+  res1 = SWIG_ConvertPtr(swig_obj[0], &argp1,SWIGTYPE_p_mq_queue, 0 |  0 );
+  if (!SWIG_IsOK(res1)) {
+    SWIG_exception_fail(SWIG_ArgError(res1), "in method '" "mqs_queue_set_repair_interval" "', argument " "1"" of type '" "mq_queue *""'"); 
+  }
+  arg1 = (mq_queue *)(argp1);
+  ecode2 = SWIG_AsVal_double(swig_obj[1], &val2);
+  if (!SWIG_IsOK(ecode2)) {
+    SWIG_exception_fail(SWIG_ArgError(ecode2), "in method '" "mqs_queue_set_repair_interval" "', argument " "2"" of type '" "double""'");
+  } 
+  arg2 = (double)(val2);
+  {
+    SWIG_PYTHON_THREAD_BEGIN_ALLOW;
+    mqs_queue_set_repair_interval(arg1,arg2,arg3);
+    SWIG_PYTHON_THREAD_END_ALLOW;
+  }
+  resultobj = SWIG_Py_Void();
+  {
+    if (arg3->status != MQ_OK && arg3->status != MQ_EMPTY) {
+      Py_XDECREF(resultobj);
+      resultobj = NULL;
+      mqs_py_raise(arg3);
+      SWIG_fail;
+    }
+  }
+  return resultobj;
+fail:
+  return NULL;
+}
+
+
+SWIGINTERN PyObject *_wrap_mqs_queue_repair_runs(PyObject *self, PyObject *args) {
+  PyObject *resultobj = 0;
+  mq_queue *arg1 = 0 ;
+  void *argp1 = 0 ;
+  int res1 = 0 ;
+  PyObject *swig_obj[1] ;
+  uint64_t result;
+  
+  (void)self;
+  if (!args) SWIG_fail;
+  swig_obj[0] = args;
+  res1 = SWIG_ConvertPtr(swig_obj[0], &argp1,SWIGTYPE_p_mq_queue, 0 |  0 );
+  if (!SWIG_IsOK(res1)) {
+    SWIG_exception_fail(SWIG_ArgError(res1), "in method '" "mqs_queue_repair_runs" "', argument " "1"" of type '" "mq_queue *""'"); 
+  }
+  arg1 = (mq_queue *)(argp1);
+  {
+    SWIG_PYTHON_THREAD_BEGIN_ALLOW;
+    result = (uint64_t)mqs_queue_repair_runs(arg1);
+    SWIG_PYTHON_THREAD_END_ALLOW;
+  }
+  resultobj = SWIG_From_unsigned_SS_long_SS_long((unsigned long long)(result));
+  return resultobj;
+fail:
+  return NULL;
+}
+
+
+SWIGINTERN PyObject *_wrap_mqs_queue_repair_fixed(PyObject *self, PyObject *args) {
+  PyObject *resultobj = 0;
+  mq_queue *arg1 = 0 ;
+  void *argp1 = 0 ;
+  int res1 = 0 ;
+  PyObject *swig_obj[1] ;
+  uint64_t result;
+  
+  (void)self;
+  if (!args) SWIG_fail;
+  swig_obj[0] = args;
+  res1 = SWIG_ConvertPtr(swig_obj[0], &argp1,SWIGTYPE_p_mq_queue, 0 |  0 );
+  if (!SWIG_IsOK(res1)) {
+    SWIG_exception_fail(SWIG_ArgError(res1), "in method '" "mqs_queue_repair_fixed" "', argument " "1"" of type '" "mq_queue *""'"); 
+  }
+  arg1 = (mq_queue *)(argp1);
+  {
+    SWIG_PYTHON_THREAD_BEGIN_ALLOW;
+    result = (uint64_t)mqs_queue_repair_fixed(arg1);
+    SWIG_PYTHON_THREAD_END_ALLOW;
+  }
+  resultobj = SWIG_From_unsigned_SS_long_SS_long((unsigned long long)(result));
   return resultobj;
 fail:
   return NULL;
@@ -5800,6 +5966,121 @@ fail:
 }
 
 
+SWIGINTERN PyObject *_wrap_mqs_peek_json(PyObject *self, PyObject *args) {
+  PyObject *resultobj = 0;
+  mq_queue *arg1 = 0 ;
+  char *arg2 = 0 ;
+  size_t arg3 ;
+  mq_error *arg4 = 0 ;
+  void *argp1 = 0 ;
+  int res1 = 0 ;
+  int res2 ;
+  char *buf2 = 0 ;
+  int alloc2 = 0 ;
+  size_t val3 ;
+  int ecode3 = 0 ;
+  mq_error temp4 ;
+  PyObject *swig_obj[3] ;
+  char *result = 0 ;
+  
+  {
+    temp4.status = MQ_OK;
+    temp4.server_code = 0;
+    temp4.message[0] = '\0';
+    arg4 = &temp4;
+  }
+  (void)self;
+  if (!SWIG_Python_UnpackTuple(args, "mqs_peek_json", 3, 3, swig_obj)) SWIG_fail;
+  res1 = SWIG_ConvertPtr(swig_obj[0], &argp1,SWIGTYPE_p_mq_queue, 0 |  0 );
+  if (!SWIG_IsOK(res1)) {
+    SWIG_exception_fail(SWIG_ArgError(res1), "in method '" "mqs_peek_json" "', argument " "1"" of type '" "mq_queue *""'"); 
+  }
+  arg1 = (mq_queue *)(argp1);
+  res2 = SWIG_AsCharPtrAndSize(swig_obj[1], &buf2, NULL, &alloc2);
+  if (!SWIG_IsOK(res2)) {
+    SWIG_exception_fail(SWIG_ArgError(res2), "in method '" "mqs_peek_json" "', argument " "2"" of type '" "char const *""'");
+  }
+  arg2 = (char *)(buf2);
+  ecode3 = SWIG_AsVal_size_t(swig_obj[2], &val3);
+  if (!SWIG_IsOK(ecode3)) {
+    SWIG_exception_fail(SWIG_ArgError(ecode3), "in method '" "mqs_peek_json" "', argument " "3"" of type '" "size_t""'");
+  } 
+  arg3 = (size_t)(val3);
+  {
+    SWIG_PYTHON_THREAD_BEGIN_ALLOW;
+    result = (char *)mqs_peek_json(arg1,(char const *)arg2,arg3,arg4);
+    SWIG_PYTHON_THREAD_END_ALLOW;
+  }
+  resultobj = SWIG_FromCharPtr((const char *)result);
+  {
+    if (arg4->status != MQ_OK && arg4->status != MQ_EMPTY) {
+      Py_XDECREF(resultobj);
+      resultobj = NULL;
+      mqs_py_raise(arg4);
+      SWIG_fail;
+    }
+  }
+  if (alloc2 == SWIG_NEWOBJ) free((char*)buf2);
+  mq_free(result);
+  return resultobj;
+fail:
+  if (alloc2 == SWIG_NEWOBJ) free((char*)buf2);
+  return NULL;
+}
+
+
+SWIGINTERN PyObject *_wrap_mqs_dead_list_json(PyObject *self, PyObject *args) {
+  PyObject *resultobj = 0;
+  mq_queue *arg1 = 0 ;
+  size_t arg2 ;
+  mq_error *arg3 = 0 ;
+  void *argp1 = 0 ;
+  int res1 = 0 ;
+  size_t val2 ;
+  int ecode2 = 0 ;
+  mq_error temp3 ;
+  PyObject *swig_obj[2] ;
+  char *result = 0 ;
+  
+  {
+    temp3.status = MQ_OK;
+    temp3.server_code = 0;
+    temp3.message[0] = '\0';
+    arg3 = &temp3;
+  }
+  (void)self;
+  if (!SWIG_Python_UnpackTuple(args, "mqs_dead_list_json", 2, 2, swig_obj)) SWIG_fail;
+  res1 = SWIG_ConvertPtr(swig_obj[0], &argp1,SWIGTYPE_p_mq_queue, 0 |  0 );
+  if (!SWIG_IsOK(res1)) {
+    SWIG_exception_fail(SWIG_ArgError(res1), "in method '" "mqs_dead_list_json" "', argument " "1"" of type '" "mq_queue *""'"); 
+  }
+  arg1 = (mq_queue *)(argp1);
+  ecode2 = SWIG_AsVal_size_t(swig_obj[1], &val2);
+  if (!SWIG_IsOK(ecode2)) {
+    SWIG_exception_fail(SWIG_ArgError(ecode2), "in method '" "mqs_dead_list_json" "', argument " "2"" of type '" "size_t""'");
+  } 
+  arg2 = (size_t)(val2);
+  {
+    SWIG_PYTHON_THREAD_BEGIN_ALLOW;
+    result = (char *)mqs_dead_list_json(arg1,arg2,arg3);
+    SWIG_PYTHON_THREAD_END_ALLOW;
+  }
+  resultobj = SWIG_FromCharPtr((const char *)result);
+  {
+    if (arg3->status != MQ_OK && arg3->status != MQ_EMPTY) {
+      Py_XDECREF(resultobj);
+      resultobj = NULL;
+      mqs_py_raise(arg3);
+      SWIG_fail;
+    }
+  }
+  mq_free(result);
+  return resultobj;
+fail:
+  return NULL;
+}
+
+
 SWIGINTERN PyObject *_wrap_mqs_purge_group(PyObject *self, PyObject *args) {
   PyObject *resultobj = 0;
   mq_queue *arg1 = 0 ;
@@ -5910,12 +6191,16 @@ static PyMethodDef SwigMethods[] = {
 	 { "mqs_client_new", _wrap_mqs_client_new, METH_O, NULL},
 	 { "mqs_client_destroy", _wrap_mqs_client_destroy, METH_O, NULL},
 	 { "mqs_client_command_count", _wrap_mqs_client_command_count, METH_O, NULL},
+	 { "mqs_client_write_concern_errors", _wrap_mqs_client_write_concern_errors, METH_O, NULL},
 	 { "mqs_queue_new", _wrap_mqs_queue_new, METH_VARARGS, NULL},
 	 { "mqs_queue_destroy", _wrap_mqs_queue_destroy, METH_O, NULL},
 	 { "mqs_queue_interrupt", _wrap_mqs_queue_interrupt, METH_O, NULL},
 	 { "mqs_queue_set_max_attempts", _wrap_mqs_queue_set_max_attempts, METH_VARARGS, NULL},
 	 { "mqs_queue_now", _wrap_mqs_queue_now, METH_O, NULL},
 	 { "mqs_queue_clock_offset", _wrap_mqs_queue_clock_offset, METH_O, NULL},
+	 { "mqs_queue_set_repair_interval", _wrap_mqs_queue_set_repair_interval, METH_VARARGS, NULL},
+	 { "mqs_queue_repair_runs", _wrap_mqs_queue_repair_runs, METH_O, NULL},
+	 { "mqs_queue_repair_fixed", _wrap_mqs_queue_repair_fixed, METH_O, NULL},
 	 { "mqs_publish", _wrap_mqs_publish, METH_VARARGS, NULL},
 	 { "mqs_batch_new", _wrap_mqs_batch_new, METH_NOARGS, NULL},
 	 { "mqs_batch_add", _wrap_mqs_batch_add, METH_VARARGS, NULL},
@@ -5945,6 +6230,8 @@ static PyMethodDef SwigMethods[] = {
 	 { "mqs_dead_purge", _wrap_mqs_dead_purge, METH_O, NULL},
 	 { "mqs_stats_json", _wrap_mqs_stats_json, METH_O, NULL},
 	 { "mqs_repair", _wrap_mqs_repair, METH_O, NULL},
+	 { "mqs_peek_json", _wrap_mqs_peek_json, METH_VARARGS, NULL},
+	 { "mqs_dead_list_json", _wrap_mqs_dead_list_json, METH_VARARGS, NULL},
 	 { "mqs_purge_group", _wrap_mqs_purge_group, METH_VARARGS, NULL},
 	 { "mqs_queue_drop", _wrap_mqs_queue_drop, METH_O, NULL},
 	 { NULL, NULL, 0, NULL }

@@ -70,6 +70,8 @@
 		Swig_free(*(*uintptr)(unsafe.Pointer(&text)))
 	}
 %}
+%apply char *mqs_stats_json { char *mqs_peek_json, char *mqs_dead_list_json };
+
 
 /* ---- mq_error: allocated in C memory (no Go pointer crosses into C), one per call ---- */
 typedef struct mq_error mq_error;

@@ -354,6 +354,10 @@ MQR_NOGVL(mqr_dead_requeue, int64_t, mq_queue *queue; int64_t seq; mq_error *err
 MQR_NOGVL(mqr_dead_purge, int64_t, mq_queue *queue; mq_error *err;, (mqs_dead_purge(a->queue, a->err)))
 MQR_NOGVL(mqr_stats_json, char *, mq_queue *queue; mq_error *err;, (mqs_stats_json(a->queue, a->err)))
 MQR_NOGVL(mqr_repair, int64_t, mq_queue *queue; mq_error *err;, (mqs_repair(a->queue, a->err)))
+MQR_NOGVL(mqr_peek_json, char *, mq_queue *queue; const char *group; size_t n; mq_error *err;,
+          (mqs_peek_json(a->queue, a->group, a->n, a->err)))
+MQR_NOGVL(mqr_dead_list_json, char *, mq_queue *queue; size_t n; mq_error *err;,
+          (mqs_dead_list_json(a->queue, a->n, a->err)))
 MQR_NOGVL(mqr_purge_group, int, mq_queue *queue; const char *group; mq_error *err;,
           (mqs_purge_group(a->queue, a->group, a->err), 0))
 MQR_NOGVL(mqr_queue_drop, int, mq_queue *queue; mq_error *err;, (mqs_queue_drop(a->queue, a->err), 0))
@@ -552,6 +556,8 @@ static VALUE mqr_counts(void) {
 /* Text out: UTF-8. */
 %typemap(out) const char * "$result = $1 == NULL ? Qnil : rb_utf8_str_new_cstr($1);"
 %typemap(out) char *mqs_stats_json "$result = $1 == NULL ? Qnil : rb_utf8_str_new_cstr($1);"
+%typemap(out) char *mqs_peek_json "$result = $1 == NULL ? Qnil : rb_utf8_str_new_cstr($1);"
+%typemap(out) char *mqs_dead_list_json "$result = $1 == NULL ? Qnil : rb_utf8_str_new_cstr($1);"
 
 /* ---- the calls without the GVL ----------------------------------------------------- */
 
@@ -641,6 +647,40 @@ static VALUE mqr_counts(void) {
     mqr_call c;
     int state;
     mqr_call_init(&c, mqr_stats_json_fn, &a, h1, NULL);
+    mqr_check_open(&c);
+    mqr_begin(&c);
+    state = mqr_run(&c);
+    mqr_end(&c);
+    if (state) {
+      mq_free(a.result);
+      rb_jump_tag(state);
+    }
+    result = a.result;
+  }
+%}
+%feature("action") mqs_peek_json %{
+  {
+    mqr_peek_json_args a = {arg1, arg2, arg3, arg4, NULL};
+    mqr_call c;
+    int state;
+    mqr_call_init(&c, mqr_peek_json_fn, &a, h1, NULL);
+    mqr_check_open(&c);
+    mqr_begin(&c);
+    state = mqr_run(&c);
+    mqr_end(&c);
+    if (state) {
+      mq_free(a.result);
+      rb_jump_tag(state);
+    }
+    result = a.result;
+  }
+%}
+%feature("action") mqs_dead_list_json %{
+  {
+    mqr_dead_list_json_args a = {arg1, arg2, arg3, NULL};
+    mqr_call c;
+    int state;
+    mqr_call_init(&c, mqr_dead_list_json_fn, &a, h1, NULL);
     mqr_check_open(&c);
     mqr_begin(&c);
     state = mqr_run(&c);

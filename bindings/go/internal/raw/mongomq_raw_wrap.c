@@ -244,6 +244,7 @@ static mq_client *mqs_client_new(const char *uri, mq_error *err) {
 }
 static void mqs_client_destroy(mq_client *client) { mq_client_destroy(client); }
 static uint64_t mqs_client_command_count(mq_client *client) { return mq_client_command_count(client); }
+static uint64_t mqs_client_write_concern_errors(mq_client *client) { return mq_client_write_concern_errors(client); }
 
 /* ---- queue ---- */
 static mq_queue *mqs_queue_new(mq_client *client, const char *db_name, const char *prefix, mq_error *err) {
@@ -258,6 +259,19 @@ static void mqs_queue_set_max_attempts(mq_queue *queue, int max_attempts, mq_err
 }
 static double mqs_queue_now(mq_queue *queue) { return mq_queue_now(queue); }
 static double mqs_queue_clock_offset(mq_queue *queue) { return mq_queue_clock_offset(queue); }
+static void mqs_queue_set_repair_interval(mq_queue *queue, double interval_s, mq_error *err) {
+    mq_queue_set_repair_interval(queue, interval_s, err);
+}
+static uint64_t mqs_queue_repair_runs(mq_queue *queue) {
+    uint64_t runs = 0;
+    mq_queue_repair_counts(queue, &runs, NULL);
+    return runs;
+}
+static uint64_t mqs_queue_repair_fixed(mq_queue *queue) {
+    uint64_t fixed = 0;
+    mq_queue_repair_counts(queue, NULL, &fixed);
+    return fixed;
+}
 
 /* ---- publish: not_before_epoch_s 0 is "now" (mq_publish) ---- */
 static int64_t mqs_publish(mq_queue *queue, const char *group_id, const void *bytes, size_t len, int priority,
@@ -288,13 +302,18 @@ static int64_t mqs_publish_batch(mq_queue *queue, mq_batch *batch, mq_error *err
     return first;
 }
 
-/* ---- claims: NULL (and err->status MQ_EMPTY) when nothing is due. timeout_s 0 is a
- * plain claim; cancel may be NULL. worker_id NULL or "" is the library's default. ---- */
+/* ---- claims: NULL (and err->status MQ_EMPTY) when nothing is due. timeout_s 0 with
+ * cancel NULL is a plain claim; cancel may be NULL. worker_id NULL or "" is the library's default. ---- */
 static mq_lease *mqs_claim(mq_queue *queue, const char *worker_id, double visibility_s, int min_priority,
                            size_t max_events, double timeout_s, mq_cancel *cancel, mq_error *err) {
     mq_lease *lease = NULL;
     if (worker_id != NULL && worker_id[0] == '\0') worker_id = NULL;
-    mq_claim_wait_cancel(queue, worker_id, visibility_s, min_priority, max_events, timeout_s, cancel, &lease, err);
+    /* A plain claim is mq_claim_batch: a waiting claim (even with timeout 0) returns
+     * MQ_INTERRUPTED once mq_queue_interrupt was called, a plain claim keeps working. */
+    if (timeout_s == 0 && cancel == NULL)
+        mq_claim_batch(queue, worker_id, visibility_s, min_priority, max_events, &lease, err);
+    else
+        mq_claim_wait_cancel(queue, worker_id, visibility_s, min_priority, max_events, timeout_s, cancel, &lease, err);
     return lease;
 }
 static void mqs_ack(mq_queue *queue, mq_lease *lease, mq_error *err) { mq_ack(queue, lease, err); }
@@ -358,6 +377,19 @@ static int64_t mqs_repair(mq_queue *queue, mq_error *err) {
     mq_repair(queue, &n, err);
     return n;
 }
+/* Read-only looks (JSON arrays, released with mq_free by the typemap). group_id NULL
+ * or "" is the whole queue. */
+static char *mqs_peek_json(mq_queue *queue, const char *group_id, size_t max_events, mq_error *err) {
+    char *json = NULL;
+    if (group_id != NULL && group_id[0] == '\0') group_id = NULL;
+    mq_peek_json(queue, group_id, max_events, &json, err);
+    return json;
+}
+static char *mqs_dead_list_json(mq_queue *queue, size_t max_events, mq_error *err) {
+    char *json = NULL;
+    mq_dead_list_json(queue, max_events, &json, err);
+    return json;
+}
 static void mqs_purge_group(mq_queue *queue, const char *group_id, mq_error *err) {
     mq_purge_group(queue, group_id, err);
 }
@@ -367,7 +399,7 @@ static void mqs_queue_drop(mq_queue *queue, mq_error *err) { mq_queue_drop(queue
 extern "C" {
 #endif
 
-void _wrap_Swig_free_raw_c4b2375b085eb22c(void *_swig_go_0) {
+void _wrap_Swig_free_raw_f767ccd2f34a102f(void *_swig_go_0) {
   void *arg1 = 0 ;
   
   arg1 = *(void **)&_swig_go_0; 
@@ -377,7 +409,7 @@ void _wrap_Swig_free_raw_c4b2375b085eb22c(void *_swig_go_0) {
 }
 
 
-void *_wrap_Swig_malloc_raw_c4b2375b085eb22c(intgo _swig_go_0) {
+void *_wrap_Swig_malloc_raw_f767ccd2f34a102f(intgo _swig_go_0) {
   int arg1 ;
   void *result = 0 ;
   void *_swig_go_result;
@@ -390,7 +422,7 @@ void *_wrap_Swig_malloc_raw_c4b2375b085eb22c(intgo _swig_go_0) {
 }
 
 
-void _wrap_mqs_bytes_data_set_raw_c4b2375b085eb22c(struct mqs_bytes *_swig_go_0, void *_swig_go_1) {
+void _wrap_mqs_bytes_data_set_raw_f767ccd2f34a102f(struct mqs_bytes *_swig_go_0, void *_swig_go_1) {
   struct mqs_bytes *arg1 = 0 ;
   void *arg2 = 0 ;
   
@@ -402,7 +434,7 @@ void _wrap_mqs_bytes_data_set_raw_c4b2375b085eb22c(struct mqs_bytes *_swig_go_0,
 }
 
 
-void *_wrap_mqs_bytes_data_get_raw_c4b2375b085eb22c(struct mqs_bytes *_swig_go_0) {
+void *_wrap_mqs_bytes_data_get_raw_f767ccd2f34a102f(struct mqs_bytes *_swig_go_0) {
   struct mqs_bytes *arg1 = 0 ;
   void *result = 0 ;
   void *_swig_go_result;
@@ -415,7 +447,7 @@ void *_wrap_mqs_bytes_data_get_raw_c4b2375b085eb22c(struct mqs_bytes *_swig_go_0
 }
 
 
-void _wrap_mqs_bytes_len_set_raw_c4b2375b085eb22c(struct mqs_bytes *_swig_go_0, long long _swig_go_1) {
+void _wrap_mqs_bytes_len_set_raw_f767ccd2f34a102f(struct mqs_bytes *_swig_go_0, long long _swig_go_1) {
   struct mqs_bytes *arg1 = 0 ;
   size_t arg2 ;
   
@@ -427,7 +459,7 @@ void _wrap_mqs_bytes_len_set_raw_c4b2375b085eb22c(struct mqs_bytes *_swig_go_0, 
 }
 
 
-long long _wrap_mqs_bytes_len_get_raw_c4b2375b085eb22c(struct mqs_bytes *_swig_go_0) {
+long long _wrap_mqs_bytes_len_get_raw_f767ccd2f34a102f(struct mqs_bytes *_swig_go_0) {
   struct mqs_bytes *arg1 = 0 ;
   size_t result;
   long long _swig_go_result;
@@ -440,7 +472,7 @@ long long _wrap_mqs_bytes_len_get_raw_c4b2375b085eb22c(struct mqs_bytes *_swig_g
 }
 
 
-struct mqs_bytes *_wrap_new_mqs_bytes_raw_c4b2375b085eb22c() {
+struct mqs_bytes *_wrap_new_mqs_bytes_raw_f767ccd2f34a102f() {
   struct mqs_bytes *result = 0 ;
   struct mqs_bytes *_swig_go_result;
   
@@ -451,7 +483,7 @@ struct mqs_bytes *_wrap_new_mqs_bytes_raw_c4b2375b085eb22c() {
 }
 
 
-void _wrap_delete_mqs_bytes_raw_c4b2375b085eb22c(struct mqs_bytes *_swig_go_0) {
+void _wrap_delete_mqs_bytes_raw_f767ccd2f34a102f(struct mqs_bytes *_swig_go_0) {
   struct mqs_bytes *arg1 = 0 ;
   
   arg1 = *(struct mqs_bytes **)&_swig_go_0; 
@@ -461,7 +493,7 @@ void _wrap_delete_mqs_bytes_raw_c4b2375b085eb22c(struct mqs_bytes *_swig_go_0) {
 }
 
 
-struct mq_error *_wrap_mqs_error_new_raw_c4b2375b085eb22c() {
+struct mq_error *_wrap_mqs_error_new_raw_f767ccd2f34a102f() {
   mq_error *result = 0 ;
   struct mq_error *_swig_go_result;
   
@@ -472,7 +504,7 @@ struct mq_error *_wrap_mqs_error_new_raw_c4b2375b085eb22c() {
 }
 
 
-void _wrap_mqs_error_free_raw_c4b2375b085eb22c(struct mq_error *_swig_go_0) {
+void _wrap_mqs_error_free_raw_f767ccd2f34a102f(struct mq_error *_swig_go_0) {
   mq_error *arg1 = 0 ;
   
   arg1 = *(mq_error **)&_swig_go_0; 
@@ -482,7 +514,7 @@ void _wrap_mqs_error_free_raw_c4b2375b085eb22c(struct mq_error *_swig_go_0) {
 }
 
 
-intgo _wrap_mqs_error_status_raw_c4b2375b085eb22c(struct mq_error *_swig_go_0) {
+intgo _wrap_mqs_error_status_raw_f767ccd2f34a102f(struct mq_error *_swig_go_0) {
   mq_error *arg1 = 0 ;
   int result;
   intgo _swig_go_result;
@@ -495,7 +527,7 @@ intgo _wrap_mqs_error_status_raw_c4b2375b085eb22c(struct mq_error *_swig_go_0) {
 }
 
 
-intgo _wrap_mqs_error_server_code_raw_c4b2375b085eb22c(struct mq_error *_swig_go_0) {
+intgo _wrap_mqs_error_server_code_raw_f767ccd2f34a102f(struct mq_error *_swig_go_0) {
   mq_error *arg1 = 0 ;
   int result;
   intgo _swig_go_result;
@@ -508,7 +540,7 @@ intgo _wrap_mqs_error_server_code_raw_c4b2375b085eb22c(struct mq_error *_swig_go
 }
 
 
-_gostring_ _wrap_mqs_error_message_raw_c4b2375b085eb22c(struct mq_error *_swig_go_0) {
+_gostring_ _wrap_mqs_error_message_raw_f767ccd2f34a102f(struct mq_error *_swig_go_0) {
   mq_error *arg1 = 0 ;
   char *result = 0 ;
   _gostring_ _swig_go_result;
@@ -524,7 +556,7 @@ _gostring_ _wrap_mqs_error_message_raw_c4b2375b085eb22c(struct mq_error *_swig_g
 }
 
 
-intgo _wrap_MQ_OK_raw_c4b2375b085eb22c() {
+intgo _wrap_MQ_OK_raw_f767ccd2f34a102f() {
   int result;
   intgo _swig_go_result;
   
@@ -535,7 +567,7 @@ intgo _wrap_MQ_OK_raw_c4b2375b085eb22c() {
 }
 
 
-intgo _wrap_MQ_EMPTY_raw_c4b2375b085eb22c() {
+intgo _wrap_MQ_EMPTY_raw_f767ccd2f34a102f() {
   int result;
   intgo _swig_go_result;
   
@@ -546,7 +578,7 @@ intgo _wrap_MQ_EMPTY_raw_c4b2375b085eb22c() {
 }
 
 
-intgo _wrap_MQ_LEASE_LOST_raw_c4b2375b085eb22c() {
+intgo _wrap_MQ_LEASE_LOST_raw_f767ccd2f34a102f() {
   int result;
   intgo _swig_go_result;
   
@@ -557,7 +589,7 @@ intgo _wrap_MQ_LEASE_LOST_raw_c4b2375b085eb22c() {
 }
 
 
-intgo _wrap_MQ_INTERRUPTED_raw_c4b2375b085eb22c() {
+intgo _wrap_MQ_INTERRUPTED_raw_f767ccd2f34a102f() {
   int result;
   intgo _swig_go_result;
   
@@ -568,7 +600,7 @@ intgo _wrap_MQ_INTERRUPTED_raw_c4b2375b085eb22c() {
 }
 
 
-intgo _wrap_MQ_CANCELLED_raw_c4b2375b085eb22c() {
+intgo _wrap_MQ_CANCELLED_raw_f767ccd2f34a102f() {
   int result;
   intgo _swig_go_result;
   
@@ -579,7 +611,7 @@ intgo _wrap_MQ_CANCELLED_raw_c4b2375b085eb22c() {
 }
 
 
-intgo _wrap_MQ_ERR_ARG_raw_c4b2375b085eb22c() {
+intgo _wrap_MQ_ERR_ARG_raw_f767ccd2f34a102f() {
   int result;
   intgo _swig_go_result;
   
@@ -590,7 +622,7 @@ intgo _wrap_MQ_ERR_ARG_raw_c4b2375b085eb22c() {
 }
 
 
-intgo _wrap_MQ_ERR_CONNECT_raw_c4b2375b085eb22c() {
+intgo _wrap_MQ_ERR_CONNECT_raw_f767ccd2f34a102f() {
   int result;
   intgo _swig_go_result;
   
@@ -601,7 +633,7 @@ intgo _wrap_MQ_ERR_CONNECT_raw_c4b2375b085eb22c() {
 }
 
 
-intgo _wrap_MQ_ERR_SERVER_raw_c4b2375b085eb22c() {
+intgo _wrap_MQ_ERR_SERVER_raw_f767ccd2f34a102f() {
   int result;
   intgo _swig_go_result;
   
@@ -612,7 +644,7 @@ intgo _wrap_MQ_ERR_SERVER_raw_c4b2375b085eb22c() {
 }
 
 
-intgo _wrap_MQ_ERR_NOMEM_raw_c4b2375b085eb22c() {
+intgo _wrap_MQ_ERR_NOMEM_raw_f767ccd2f34a102f() {
   int result;
   intgo _swig_go_result;
   
@@ -623,7 +655,7 @@ intgo _wrap_MQ_ERR_NOMEM_raw_c4b2375b085eb22c() {
 }
 
 
-intgo _wrap_MQ_ERR_INTERNAL_raw_c4b2375b085eb22c() {
+intgo _wrap_MQ_ERR_INTERNAL_raw_f767ccd2f34a102f() {
   int result;
   intgo _swig_go_result;
   
@@ -634,7 +666,7 @@ intgo _wrap_MQ_ERR_INTERNAL_raw_c4b2375b085eb22c() {
 }
 
 
-intgo _wrap_MQ_PRIORITY_MIN_raw_c4b2375b085eb22c() {
+intgo _wrap_MQ_PRIORITY_MIN_raw_f767ccd2f34a102f() {
   int result;
   intgo _swig_go_result;
   
@@ -645,7 +677,7 @@ intgo _wrap_MQ_PRIORITY_MIN_raw_c4b2375b085eb22c() {
 }
 
 
-intgo _wrap_MQ_PRIORITY_MAX_raw_c4b2375b085eb22c() {
+intgo _wrap_MQ_PRIORITY_MAX_raw_f767ccd2f34a102f() {
   int result;
   intgo _swig_go_result;
   
@@ -656,7 +688,7 @@ intgo _wrap_MQ_PRIORITY_MAX_raw_c4b2375b085eb22c() {
 }
 
 
-intgo _wrap_MQ_BATCH_MAX_raw_c4b2375b085eb22c() {
+intgo _wrap_MQ_BATCH_MAX_raw_f767ccd2f34a102f() {
   int result;
   intgo _swig_go_result;
   
@@ -667,7 +699,7 @@ intgo _wrap_MQ_BATCH_MAX_raw_c4b2375b085eb22c() {
 }
 
 
-_gostring_ _wrap_mqs_version_raw_c4b2375b085eb22c() {
+_gostring_ _wrap_mqs_version_raw_f767ccd2f34a102f() {
   char *result = 0 ;
   _gostring_ _swig_go_result;
   
@@ -681,7 +713,7 @@ _gostring_ _wrap_mqs_version_raw_c4b2375b085eb22c() {
 }
 
 
-_gostring_ _wrap_mqs_status_name_raw_c4b2375b085eb22c(intgo _swig_go_0) {
+_gostring_ _wrap_mqs_status_name_raw_f767ccd2f34a102f(intgo _swig_go_0) {
   int arg1 ;
   char *result = 0 ;
   _gostring_ _swig_go_result;
@@ -697,7 +729,7 @@ _gostring_ _wrap_mqs_status_name_raw_c4b2375b085eb22c(intgo _swig_go_0) {
 }
 
 
-struct mq_client *_wrap_mqs_client_new_raw_c4b2375b085eb22c(_gostring_ _swig_go_0, struct mq_error *_swig_go_1) {
+struct mq_client *_wrap_mqs_client_new_raw_f767ccd2f34a102f(_gostring_ _swig_go_0, struct mq_error *_swig_go_1) {
   char *arg1 = 0 ;
   mq_error *arg2 = 0 ;
   char *temp1 ;
@@ -719,7 +751,7 @@ struct mq_client *_wrap_mqs_client_new_raw_c4b2375b085eb22c(_gostring_ _swig_go_
 }
 
 
-void _wrap_mqs_client_destroy_raw_c4b2375b085eb22c(struct mq_client *_swig_go_0) {
+void _wrap_mqs_client_destroy_raw_f767ccd2f34a102f(struct mq_client *_swig_go_0) {
   mq_client *arg1 = 0 ;
   
   arg1 = *(mq_client **)&_swig_go_0; 
@@ -729,7 +761,7 @@ void _wrap_mqs_client_destroy_raw_c4b2375b085eb22c(struct mq_client *_swig_go_0)
 }
 
 
-long long _wrap_mqs_client_command_count_raw_c4b2375b085eb22c(struct mq_client *_swig_go_0) {
+long long _wrap_mqs_client_command_count_raw_f767ccd2f34a102f(struct mq_client *_swig_go_0) {
   mq_client *arg1 = 0 ;
   uint64_t result;
   long long _swig_go_result;
@@ -742,7 +774,20 @@ long long _wrap_mqs_client_command_count_raw_c4b2375b085eb22c(struct mq_client *
 }
 
 
-struct mq_queue *_wrap_mqs_queue_new_raw_c4b2375b085eb22c(struct mq_client *_swig_go_0, _gostring_ _swig_go_1, _gostring_ _swig_go_2, struct mq_error *_swig_go_3) {
+long long _wrap_mqs_client_write_concern_errors_raw_f767ccd2f34a102f(struct mq_client *_swig_go_0) {
+  mq_client *arg1 = 0 ;
+  uint64_t result;
+  long long _swig_go_result;
+  
+  arg1 = *(mq_client **)&_swig_go_0; 
+  
+  result = (uint64_t)mqs_client_write_concern_errors(arg1);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+struct mq_queue *_wrap_mqs_queue_new_raw_f767ccd2f34a102f(struct mq_client *_swig_go_0, _gostring_ _swig_go_1, _gostring_ _swig_go_2, struct mq_error *_swig_go_3) {
   mq_client *arg1 = 0 ;
   char *arg2 = 0 ;
   char *arg3 = 0 ;
@@ -775,7 +820,7 @@ struct mq_queue *_wrap_mqs_queue_new_raw_c4b2375b085eb22c(struct mq_client *_swi
 }
 
 
-void _wrap_mqs_queue_destroy_raw_c4b2375b085eb22c(struct mq_queue *_swig_go_0) {
+void _wrap_mqs_queue_destroy_raw_f767ccd2f34a102f(struct mq_queue *_swig_go_0) {
   mq_queue *arg1 = 0 ;
   
   arg1 = *(mq_queue **)&_swig_go_0; 
@@ -785,7 +830,7 @@ void _wrap_mqs_queue_destroy_raw_c4b2375b085eb22c(struct mq_queue *_swig_go_0) {
 }
 
 
-void _wrap_mqs_queue_interrupt_raw_c4b2375b085eb22c(struct mq_queue *_swig_go_0) {
+void _wrap_mqs_queue_interrupt_raw_f767ccd2f34a102f(struct mq_queue *_swig_go_0) {
   mq_queue *arg1 = 0 ;
   
   arg1 = *(mq_queue **)&_swig_go_0; 
@@ -795,7 +840,7 @@ void _wrap_mqs_queue_interrupt_raw_c4b2375b085eb22c(struct mq_queue *_swig_go_0)
 }
 
 
-void _wrap_mqs_queue_set_max_attempts_raw_c4b2375b085eb22c(struct mq_queue *_swig_go_0, intgo _swig_go_1, struct mq_error *_swig_go_2) {
+void _wrap_mqs_queue_set_max_attempts_raw_f767ccd2f34a102f(struct mq_queue *_swig_go_0, intgo _swig_go_1, struct mq_error *_swig_go_2) {
   mq_queue *arg1 = 0 ;
   int arg2 ;
   mq_error *arg3 = 0 ;
@@ -809,7 +854,7 @@ void _wrap_mqs_queue_set_max_attempts_raw_c4b2375b085eb22c(struct mq_queue *_swi
 }
 
 
-double _wrap_mqs_queue_now_raw_c4b2375b085eb22c(struct mq_queue *_swig_go_0) {
+double _wrap_mqs_queue_now_raw_f767ccd2f34a102f(struct mq_queue *_swig_go_0) {
   mq_queue *arg1 = 0 ;
   double result;
   double _swig_go_result;
@@ -822,7 +867,7 @@ double _wrap_mqs_queue_now_raw_c4b2375b085eb22c(struct mq_queue *_swig_go_0) {
 }
 
 
-double _wrap_mqs_queue_clock_offset_raw_c4b2375b085eb22c(struct mq_queue *_swig_go_0) {
+double _wrap_mqs_queue_clock_offset_raw_f767ccd2f34a102f(struct mq_queue *_swig_go_0) {
   mq_queue *arg1 = 0 ;
   double result;
   double _swig_go_result;
@@ -835,7 +880,47 @@ double _wrap_mqs_queue_clock_offset_raw_c4b2375b085eb22c(struct mq_queue *_swig_
 }
 
 
-long long _wrap_mqs_publish_raw_c4b2375b085eb22c(struct mq_queue *_swig_go_0, _gostring_ _swig_go_1, _goslice_ _swig_go_2, intgo _swig_go_3, double _swig_go_4, struct mq_error *_swig_go_5) {
+void _wrap_mqs_queue_set_repair_interval_raw_f767ccd2f34a102f(struct mq_queue *_swig_go_0, double _swig_go_1, struct mq_error *_swig_go_2) {
+  mq_queue *arg1 = 0 ;
+  double arg2 ;
+  mq_error *arg3 = 0 ;
+  
+  arg1 = *(mq_queue **)&_swig_go_0; 
+  arg2 = (double)_swig_go_1; 
+  arg3 = *(mq_error **)&_swig_go_2; 
+  
+  mqs_queue_set_repair_interval(arg1,arg2,arg3);
+  
+}
+
+
+long long _wrap_mqs_queue_repair_runs_raw_f767ccd2f34a102f(struct mq_queue *_swig_go_0) {
+  mq_queue *arg1 = 0 ;
+  uint64_t result;
+  long long _swig_go_result;
+  
+  arg1 = *(mq_queue **)&_swig_go_0; 
+  
+  result = (uint64_t)mqs_queue_repair_runs(arg1);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+long long _wrap_mqs_queue_repair_fixed_raw_f767ccd2f34a102f(struct mq_queue *_swig_go_0) {
+  mq_queue *arg1 = 0 ;
+  uint64_t result;
+  long long _swig_go_result;
+  
+  arg1 = *(mq_queue **)&_swig_go_0; 
+  
+  result = (uint64_t)mqs_queue_repair_fixed(arg1);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+long long _wrap_mqs_publish_raw_f767ccd2f34a102f(struct mq_queue *_swig_go_0, _gostring_ _swig_go_1, _goslice_ _swig_go_2, intgo _swig_go_3, double _swig_go_4, struct mq_error *_swig_go_5) {
   mq_queue *arg1 = 0 ;
   char *arg2 = 0 ;
   void *arg3 = 0 ;
@@ -869,7 +954,7 @@ long long _wrap_mqs_publish_raw_c4b2375b085eb22c(struct mq_queue *_swig_go_0, _g
 }
 
 
-struct mq_batch *_wrap_mqs_batch_new_raw_c4b2375b085eb22c(struct mq_error *_swig_go_0) {
+struct mq_batch *_wrap_mqs_batch_new_raw_f767ccd2f34a102f(struct mq_error *_swig_go_0) {
   mq_error *arg1 = 0 ;
   mq_batch *result = 0 ;
   struct mq_batch *_swig_go_result;
@@ -882,7 +967,7 @@ struct mq_batch *_wrap_mqs_batch_new_raw_c4b2375b085eb22c(struct mq_error *_swig
 }
 
 
-void _wrap_mqs_batch_add_raw_c4b2375b085eb22c(struct mq_batch *_swig_go_0, _gostring_ _swig_go_1, _goslice_ _swig_go_2, intgo _swig_go_3, struct mq_error *_swig_go_4) {
+void _wrap_mqs_batch_add_raw_f767ccd2f34a102f(struct mq_batch *_swig_go_0, _gostring_ _swig_go_1, _goslice_ _swig_go_2, intgo _swig_go_3, struct mq_error *_swig_go_4) {
   mq_batch *arg1 = 0 ;
   char *arg2 = 0 ;
   void *arg3 = 0 ;
@@ -911,7 +996,7 @@ void _wrap_mqs_batch_add_raw_c4b2375b085eb22c(struct mq_batch *_swig_go_0, _gost
 }
 
 
-long long _wrap_mqs_batch_count_raw_c4b2375b085eb22c(struct mq_batch *_swig_go_0) {
+long long _wrap_mqs_batch_count_raw_f767ccd2f34a102f(struct mq_batch *_swig_go_0) {
   mq_batch *arg1 = 0 ;
   size_t result;
   long long _swig_go_result;
@@ -924,7 +1009,7 @@ long long _wrap_mqs_batch_count_raw_c4b2375b085eb22c(struct mq_batch *_swig_go_0
 }
 
 
-void _wrap_mqs_batch_destroy_raw_c4b2375b085eb22c(struct mq_batch *_swig_go_0) {
+void _wrap_mqs_batch_destroy_raw_f767ccd2f34a102f(struct mq_batch *_swig_go_0) {
   mq_batch *arg1 = 0 ;
   
   arg1 = *(mq_batch **)&_swig_go_0; 
@@ -934,7 +1019,7 @@ void _wrap_mqs_batch_destroy_raw_c4b2375b085eb22c(struct mq_batch *_swig_go_0) {
 }
 
 
-long long _wrap_mqs_publish_batch_raw_c4b2375b085eb22c(struct mq_queue *_swig_go_0, struct mq_batch *_swig_go_1, struct mq_error *_swig_go_2) {
+long long _wrap_mqs_publish_batch_raw_f767ccd2f34a102f(struct mq_queue *_swig_go_0, struct mq_batch *_swig_go_1, struct mq_error *_swig_go_2) {
   mq_queue *arg1 = 0 ;
   mq_batch *arg2 = 0 ;
   mq_error *arg3 = 0 ;
@@ -951,7 +1036,7 @@ long long _wrap_mqs_publish_batch_raw_c4b2375b085eb22c(struct mq_queue *_swig_go
 }
 
 
-struct mq_lease *_wrap_mqs_claim_raw_c4b2375b085eb22c(struct mq_queue *_swig_go_0, _gostring_ _swig_go_1, double _swig_go_2, intgo _swig_go_3, long long _swig_go_4, double _swig_go_5, struct mq_cancel *_swig_go_6, struct mq_error *_swig_go_7) {
+struct mq_lease *_wrap_mqs_claim_raw_f767ccd2f34a102f(struct mq_queue *_swig_go_0, _gostring_ _swig_go_1, double _swig_go_2, intgo _swig_go_3, long long _swig_go_4, double _swig_go_5, struct mq_cancel *_swig_go_6, struct mq_error *_swig_go_7) {
   mq_queue *arg1 = 0 ;
   char *arg2 = 0 ;
   double arg3 ;
@@ -985,7 +1070,7 @@ struct mq_lease *_wrap_mqs_claim_raw_c4b2375b085eb22c(struct mq_queue *_swig_go_
 }
 
 
-void _wrap_mqs_ack_raw_c4b2375b085eb22c(struct mq_queue *_swig_go_0, struct mq_lease *_swig_go_1, struct mq_error *_swig_go_2) {
+void _wrap_mqs_ack_raw_f767ccd2f34a102f(struct mq_queue *_swig_go_0, struct mq_lease *_swig_go_1, struct mq_error *_swig_go_2) {
   mq_queue *arg1 = 0 ;
   mq_lease *arg2 = 0 ;
   mq_error *arg3 = 0 ;
@@ -999,7 +1084,7 @@ void _wrap_mqs_ack_raw_c4b2375b085eb22c(struct mq_queue *_swig_go_0, struct mq_l
 }
 
 
-void _wrap_mqs_nack_raw_c4b2375b085eb22c(struct mq_queue *_swig_go_0, struct mq_lease *_swig_go_1, double _swig_go_2, struct mq_error *_swig_go_3) {
+void _wrap_mqs_nack_raw_f767ccd2f34a102f(struct mq_queue *_swig_go_0, struct mq_lease *_swig_go_1, double _swig_go_2, struct mq_error *_swig_go_3) {
   mq_queue *arg1 = 0 ;
   mq_lease *arg2 = 0 ;
   double arg3 ;
@@ -1015,7 +1100,7 @@ void _wrap_mqs_nack_raw_c4b2375b085eb22c(struct mq_queue *_swig_go_0, struct mq_
 }
 
 
-void _wrap_mqs_extend_raw_c4b2375b085eb22c(struct mq_queue *_swig_go_0, struct mq_lease *_swig_go_1, double _swig_go_2, struct mq_error *_swig_go_3) {
+void _wrap_mqs_extend_raw_f767ccd2f34a102f(struct mq_queue *_swig_go_0, struct mq_lease *_swig_go_1, double _swig_go_2, struct mq_error *_swig_go_3) {
   mq_queue *arg1 = 0 ;
   mq_lease *arg2 = 0 ;
   double arg3 ;
@@ -1031,7 +1116,7 @@ void _wrap_mqs_extend_raw_c4b2375b085eb22c(struct mq_queue *_swig_go_0, struct m
 }
 
 
-long long _wrap_mqs_lease_seq_raw_c4b2375b085eb22c(struct mq_lease *_swig_go_0) {
+long long _wrap_mqs_lease_seq_raw_f767ccd2f34a102f(struct mq_lease *_swig_go_0) {
   mq_lease *arg1 = 0 ;
   int64_t result;
   long long _swig_go_result;
@@ -1044,7 +1129,7 @@ long long _wrap_mqs_lease_seq_raw_c4b2375b085eb22c(struct mq_lease *_swig_go_0) 
 }
 
 
-_gostring_ _wrap_mqs_lease_group_raw_c4b2375b085eb22c(struct mq_lease *_swig_go_0) {
+_gostring_ _wrap_mqs_lease_group_raw_f767ccd2f34a102f(struct mq_lease *_swig_go_0) {
   mq_lease *arg1 = 0 ;
   char *result = 0 ;
   _gostring_ _swig_go_result;
@@ -1060,7 +1145,7 @@ _gostring_ _wrap_mqs_lease_group_raw_c4b2375b085eb22c(struct mq_lease *_swig_go_
 }
 
 
-_gostring_ _wrap_mqs_lease_token_raw_c4b2375b085eb22c(struct mq_lease *_swig_go_0) {
+_gostring_ _wrap_mqs_lease_token_raw_f767ccd2f34a102f(struct mq_lease *_swig_go_0) {
   mq_lease *arg1 = 0 ;
   char *result = 0 ;
   _gostring_ _swig_go_result;
@@ -1076,7 +1161,7 @@ _gostring_ _wrap_mqs_lease_token_raw_c4b2375b085eb22c(struct mq_lease *_swig_go_
 }
 
 
-intgo _wrap_mqs_lease_attempts_raw_c4b2375b085eb22c(struct mq_lease *_swig_go_0) {
+intgo _wrap_mqs_lease_attempts_raw_f767ccd2f34a102f(struct mq_lease *_swig_go_0) {
   mq_lease *arg1 = 0 ;
   int result;
   intgo _swig_go_result;
@@ -1089,7 +1174,7 @@ intgo _wrap_mqs_lease_attempts_raw_c4b2375b085eb22c(struct mq_lease *_swig_go_0)
 }
 
 
-double _wrap_mqs_lease_deadline_raw_c4b2375b085eb22c(struct mq_lease *_swig_go_0) {
+double _wrap_mqs_lease_deadline_raw_f767ccd2f34a102f(struct mq_lease *_swig_go_0) {
   mq_lease *arg1 = 0 ;
   double result;
   double _swig_go_result;
@@ -1102,7 +1187,7 @@ double _wrap_mqs_lease_deadline_raw_c4b2375b085eb22c(struct mq_lease *_swig_go_0
 }
 
 
-long long _wrap_mqs_lease_count_raw_c4b2375b085eb22c(struct mq_lease *_swig_go_0) {
+long long _wrap_mqs_lease_count_raw_f767ccd2f34a102f(struct mq_lease *_swig_go_0) {
   mq_lease *arg1 = 0 ;
   size_t result;
   long long _swig_go_result;
@@ -1115,7 +1200,7 @@ long long _wrap_mqs_lease_count_raw_c4b2375b085eb22c(struct mq_lease *_swig_go_0
 }
 
 
-long long _wrap_mqs_lease_seq_at_raw_c4b2375b085eb22c(struct mq_lease *_swig_go_0, long long _swig_go_1) {
+long long _wrap_mqs_lease_seq_at_raw_f767ccd2f34a102f(struct mq_lease *_swig_go_0, long long _swig_go_1) {
   mq_lease *arg1 = 0 ;
   size_t arg2 ;
   int64_t result;
@@ -1130,7 +1215,7 @@ long long _wrap_mqs_lease_seq_at_raw_c4b2375b085eb22c(struct mq_lease *_swig_go_
 }
 
 
-_goslice_ _wrap_mqs_lease_event_at_raw_c4b2375b085eb22c(struct mq_lease *_swig_go_0, long long _swig_go_1) {
+_goslice_ _wrap_mqs_lease_event_at_raw_f767ccd2f34a102f(struct mq_lease *_swig_go_0, long long _swig_go_1) {
   mq_lease *arg1 = 0 ;
   size_t arg2 ;
   mqs_bytes result;
@@ -1149,7 +1234,7 @@ _goslice_ _wrap_mqs_lease_event_at_raw_c4b2375b085eb22c(struct mq_lease *_swig_g
 }
 
 
-void _wrap_mqs_lease_destroy_raw_c4b2375b085eb22c(struct mq_lease *_swig_go_0) {
+void _wrap_mqs_lease_destroy_raw_f767ccd2f34a102f(struct mq_lease *_swig_go_0) {
   mq_lease *arg1 = 0 ;
   
   arg1 = *(mq_lease **)&_swig_go_0; 
@@ -1159,7 +1244,7 @@ void _wrap_mqs_lease_destroy_raw_c4b2375b085eb22c(struct mq_lease *_swig_go_0) {
 }
 
 
-struct mq_cancel *_wrap_mqs_cancel_new_raw_c4b2375b085eb22c(struct mq_error *_swig_go_0) {
+struct mq_cancel *_wrap_mqs_cancel_new_raw_f767ccd2f34a102f(struct mq_error *_swig_go_0) {
   mq_error *arg1 = 0 ;
   mq_cancel *result = 0 ;
   struct mq_cancel *_swig_go_result;
@@ -1172,7 +1257,7 @@ struct mq_cancel *_wrap_mqs_cancel_new_raw_c4b2375b085eb22c(struct mq_error *_sw
 }
 
 
-void _wrap_mqs_cancel_trigger_raw_c4b2375b085eb22c(struct mq_cancel *_swig_go_0) {
+void _wrap_mqs_cancel_trigger_raw_f767ccd2f34a102f(struct mq_cancel *_swig_go_0) {
   mq_cancel *arg1 = 0 ;
   
   arg1 = *(mq_cancel **)&_swig_go_0; 
@@ -1182,7 +1267,7 @@ void _wrap_mqs_cancel_trigger_raw_c4b2375b085eb22c(struct mq_cancel *_swig_go_0)
 }
 
 
-intgo _wrap_mqs_cancel_triggered_raw_c4b2375b085eb22c(struct mq_cancel *_swig_go_0) {
+intgo _wrap_mqs_cancel_triggered_raw_f767ccd2f34a102f(struct mq_cancel *_swig_go_0) {
   mq_cancel *arg1 = 0 ;
   int result;
   intgo _swig_go_result;
@@ -1195,7 +1280,7 @@ intgo _wrap_mqs_cancel_triggered_raw_c4b2375b085eb22c(struct mq_cancel *_swig_go
 }
 
 
-void _wrap_mqs_cancel_reset_raw_c4b2375b085eb22c(struct mq_cancel *_swig_go_0) {
+void _wrap_mqs_cancel_reset_raw_f767ccd2f34a102f(struct mq_cancel *_swig_go_0) {
   mq_cancel *arg1 = 0 ;
   
   arg1 = *(mq_cancel **)&_swig_go_0; 
@@ -1205,7 +1290,7 @@ void _wrap_mqs_cancel_reset_raw_c4b2375b085eb22c(struct mq_cancel *_swig_go_0) {
 }
 
 
-void _wrap_mqs_cancel_destroy_raw_c4b2375b085eb22c(struct mq_cancel *_swig_go_0) {
+void _wrap_mqs_cancel_destroy_raw_f767ccd2f34a102f(struct mq_cancel *_swig_go_0) {
   mq_cancel *arg1 = 0 ;
   
   arg1 = *(mq_cancel **)&_swig_go_0; 
@@ -1215,7 +1300,7 @@ void _wrap_mqs_cancel_destroy_raw_c4b2375b085eb22c(struct mq_cancel *_swig_go_0)
 }
 
 
-long long _wrap_mqs_dead_count_raw_c4b2375b085eb22c(struct mq_queue *_swig_go_0, struct mq_error *_swig_go_1) {
+long long _wrap_mqs_dead_count_raw_f767ccd2f34a102f(struct mq_queue *_swig_go_0, struct mq_error *_swig_go_1) {
   mq_queue *arg1 = 0 ;
   mq_error *arg2 = 0 ;
   int64_t result;
@@ -1230,7 +1315,7 @@ long long _wrap_mqs_dead_count_raw_c4b2375b085eb22c(struct mq_queue *_swig_go_0,
 }
 
 
-long long _wrap_mqs_dead_requeue_raw_c4b2375b085eb22c(struct mq_queue *_swig_go_0, long long _swig_go_1, struct mq_error *_swig_go_2) {
+long long _wrap_mqs_dead_requeue_raw_f767ccd2f34a102f(struct mq_queue *_swig_go_0, long long _swig_go_1, struct mq_error *_swig_go_2) {
   mq_queue *arg1 = 0 ;
   int64_t arg2 ;
   mq_error *arg3 = 0 ;
@@ -1247,7 +1332,7 @@ long long _wrap_mqs_dead_requeue_raw_c4b2375b085eb22c(struct mq_queue *_swig_go_
 }
 
 
-long long _wrap_mqs_dead_purge_raw_c4b2375b085eb22c(struct mq_queue *_swig_go_0, struct mq_error *_swig_go_1) {
+long long _wrap_mqs_dead_purge_raw_f767ccd2f34a102f(struct mq_queue *_swig_go_0, struct mq_error *_swig_go_1) {
   mq_queue *arg1 = 0 ;
   mq_error *arg2 = 0 ;
   int64_t result;
@@ -1262,7 +1347,7 @@ long long _wrap_mqs_dead_purge_raw_c4b2375b085eb22c(struct mq_queue *_swig_go_0,
 }
 
 
-_gostring_ _wrap_mqs_stats_json_raw_c4b2375b085eb22c(struct mq_queue *_swig_go_0, struct mq_error *_swig_go_1) {
+_gostring_ _wrap_mqs_stats_json_raw_f767ccd2f34a102f(struct mq_queue *_swig_go_0, struct mq_error *_swig_go_1) {
   mq_queue *arg1 = 0 ;
   mq_error *arg2 = 0 ;
   char *result = 0 ;
@@ -1283,7 +1368,7 @@ _gostring_ _wrap_mqs_stats_json_raw_c4b2375b085eb22c(struct mq_queue *_swig_go_0
 }
 
 
-long long _wrap_mqs_repair_raw_c4b2375b085eb22c(struct mq_queue *_swig_go_0, struct mq_error *_swig_go_1) {
+long long _wrap_mqs_repair_raw_f767ccd2f34a102f(struct mq_queue *_swig_go_0, struct mq_error *_swig_go_1) {
   mq_queue *arg1 = 0 ;
   mq_error *arg2 = 0 ;
   int64_t result;
@@ -1298,7 +1383,62 @@ long long _wrap_mqs_repair_raw_c4b2375b085eb22c(struct mq_queue *_swig_go_0, str
 }
 
 
-void _wrap_mqs_purge_group_raw_c4b2375b085eb22c(struct mq_queue *_swig_go_0, _gostring_ _swig_go_1, struct mq_error *_swig_go_2) {
+_gostring_ _wrap_mqs_peek_json_raw_f767ccd2f34a102f(struct mq_queue *_swig_go_0, _gostring_ _swig_go_1, long long _swig_go_2, struct mq_error *_swig_go_3) {
+  mq_queue *arg1 = 0 ;
+  char *arg2 = 0 ;
+  size_t arg3 ;
+  mq_error *arg4 = 0 ;
+  char *temp2 ;
+  char *result = 0 ;
+  _gostring_ _swig_go_result;
+  
+  arg1 = *(mq_queue **)&_swig_go_0; 
+  
+  temp2 = (char *)malloc(_swig_go_1.n + 1);
+  memcpy(temp2, _swig_go_1.p, _swig_go_1.n);
+  temp2[_swig_go_1.n] = '\0';
+  arg2 = (char *)temp2;
+  
+  arg3 = (size_t)_swig_go_2; 
+  arg4 = *(mq_error **)&_swig_go_3; 
+  
+  result = (char *)mqs_peek_json(arg1,(char const *)arg2,arg3,arg4);
+  
+  _swig_go_result.n = result ? (intgo)strlen(result) : 0;
+  _swig_go_result.p = (char *)malloc(_swig_go_result.n > 0 ? (size_t)_swig_go_result.n : 1);
+  if (_swig_go_result.p == NULL) _swig_go_result.n = 0;
+  else if (_swig_go_result.n > 0) memcpy(_swig_go_result.p, result, (size_t)_swig_go_result.n);
+  
+  free((char *)arg2); 
+  mq_free(result);
+  return _swig_go_result;
+}
+
+
+_gostring_ _wrap_mqs_dead_list_json_raw_f767ccd2f34a102f(struct mq_queue *_swig_go_0, long long _swig_go_1, struct mq_error *_swig_go_2) {
+  mq_queue *arg1 = 0 ;
+  size_t arg2 ;
+  mq_error *arg3 = 0 ;
+  char *result = 0 ;
+  _gostring_ _swig_go_result;
+  
+  arg1 = *(mq_queue **)&_swig_go_0; 
+  arg2 = (size_t)_swig_go_1; 
+  arg3 = *(mq_error **)&_swig_go_2; 
+  
+  result = (char *)mqs_dead_list_json(arg1,arg2,arg3);
+  
+  _swig_go_result.n = result ? (intgo)strlen(result) : 0;
+  _swig_go_result.p = (char *)malloc(_swig_go_result.n > 0 ? (size_t)_swig_go_result.n : 1);
+  if (_swig_go_result.p == NULL) _swig_go_result.n = 0;
+  else if (_swig_go_result.n > 0) memcpy(_swig_go_result.p, result, (size_t)_swig_go_result.n);
+  
+  mq_free(result);
+  return _swig_go_result;
+}
+
+
+void _wrap_mqs_purge_group_raw_f767ccd2f34a102f(struct mq_queue *_swig_go_0, _gostring_ _swig_go_1, struct mq_error *_swig_go_2) {
   mq_queue *arg1 = 0 ;
   char *arg2 = 0 ;
   mq_error *arg3 = 0 ;
@@ -1319,7 +1459,7 @@ void _wrap_mqs_purge_group_raw_c4b2375b085eb22c(struct mq_queue *_swig_go_0, _go
 }
 
 
-void _wrap_mqs_queue_drop_raw_c4b2375b085eb22c(struct mq_queue *_swig_go_0, struct mq_error *_swig_go_1) {
+void _wrap_mqs_queue_drop_raw_f767ccd2f34a102f(struct mq_queue *_swig_go_0, struct mq_error *_swig_go_1) {
   mq_queue *arg1 = 0 ;
   mq_error *arg2 = 0 ;
   

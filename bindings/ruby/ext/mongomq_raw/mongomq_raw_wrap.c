@@ -2393,6 +2393,7 @@ static mq_client *mqs_client_new(const char *uri, mq_error *err) {
 }
 static void mqs_client_destroy(mq_client *client) { mq_client_destroy(client); }
 static uint64_t mqs_client_command_count(mq_client *client) { return mq_client_command_count(client); }
+static uint64_t mqs_client_write_concern_errors(mq_client *client) { return mq_client_write_concern_errors(client); }
 
 /* ---- queue ---- */
 static mq_queue *mqs_queue_new(mq_client *client, const char *db_name, const char *prefix, mq_error *err) {
@@ -2407,6 +2408,19 @@ static void mqs_queue_set_max_attempts(mq_queue *queue, int max_attempts, mq_err
 }
 static double mqs_queue_now(mq_queue *queue) { return mq_queue_now(queue); }
 static double mqs_queue_clock_offset(mq_queue *queue) { return mq_queue_clock_offset(queue); }
+static void mqs_queue_set_repair_interval(mq_queue *queue, double interval_s, mq_error *err) {
+    mq_queue_set_repair_interval(queue, interval_s, err);
+}
+static uint64_t mqs_queue_repair_runs(mq_queue *queue) {
+    uint64_t runs = 0;
+    mq_queue_repair_counts(queue, &runs, NULL);
+    return runs;
+}
+static uint64_t mqs_queue_repair_fixed(mq_queue *queue) {
+    uint64_t fixed = 0;
+    mq_queue_repair_counts(queue, NULL, &fixed);
+    return fixed;
+}
 
 /* ---- publish: not_before_epoch_s 0 is "now" (mq_publish) ---- */
 static int64_t mqs_publish(mq_queue *queue, const char *group_id, const void *bytes, size_t len, int priority,
@@ -2437,13 +2451,18 @@ static int64_t mqs_publish_batch(mq_queue *queue, mq_batch *batch, mq_error *err
     return first;
 }
 
-/* ---- claims: NULL (and err->status MQ_EMPTY) when nothing is due. timeout_s 0 is a
- * plain claim; cancel may be NULL. worker_id NULL or "" is the library's default. ---- */
+/* ---- claims: NULL (and err->status MQ_EMPTY) when nothing is due. timeout_s 0 with
+ * cancel NULL is a plain claim; cancel may be NULL. worker_id NULL or "" is the library's default. ---- */
 static mq_lease *mqs_claim(mq_queue *queue, const char *worker_id, double visibility_s, int min_priority,
                            size_t max_events, double timeout_s, mq_cancel *cancel, mq_error *err) {
     mq_lease *lease = NULL;
     if (worker_id != NULL && worker_id[0] == '\0') worker_id = NULL;
-    mq_claim_wait_cancel(queue, worker_id, visibility_s, min_priority, max_events, timeout_s, cancel, &lease, err);
+    /* A plain claim is mq_claim_batch: a waiting claim (even with timeout 0) returns
+     * MQ_INTERRUPTED once mq_queue_interrupt was called, a plain claim keeps working. */
+    if (timeout_s == 0 && cancel == NULL)
+        mq_claim_batch(queue, worker_id, visibility_s, min_priority, max_events, &lease, err);
+    else
+        mq_claim_wait_cancel(queue, worker_id, visibility_s, min_priority, max_events, timeout_s, cancel, &lease, err);
     return lease;
 }
 static void mqs_ack(mq_queue *queue, mq_lease *lease, mq_error *err) { mq_ack(queue, lease, err); }
@@ -2506,6 +2525,19 @@ static int64_t mqs_repair(mq_queue *queue, mq_error *err) {
     int64_t n = 0;
     mq_repair(queue, &n, err);
     return n;
+}
+/* Read-only looks (JSON arrays, released with mq_free by the typemap). group_id NULL
+ * or "" is the whole queue. */
+static char *mqs_peek_json(mq_queue *queue, const char *group_id, size_t max_events, mq_error *err) {
+    char *json = NULL;
+    if (group_id != NULL && group_id[0] == '\0') group_id = NULL;
+    mq_peek_json(queue, group_id, max_events, &json, err);
+    return json;
+}
+static char *mqs_dead_list_json(mq_queue *queue, size_t max_events, mq_error *err) {
+    char *json = NULL;
+    mq_dead_list_json(queue, max_events, &json, err);
+    return json;
 }
 static void mqs_purge_group(mq_queue *queue, const char *group_id, mq_error *err) {
     mq_purge_group(queue, group_id, err);
@@ -3037,6 +3069,10 @@ MQR_NOGVL(mqr_dead_requeue, int64_t, mq_queue *queue; int64_t seq; mq_error *err
 MQR_NOGVL(mqr_dead_purge, int64_t, mq_queue *queue; mq_error *err;, (mqs_dead_purge(a->queue, a->err)))
 MQR_NOGVL(mqr_stats_json, char *, mq_queue *queue; mq_error *err;, (mqs_stats_json(a->queue, a->err)))
 MQR_NOGVL(mqr_repair, int64_t, mq_queue *queue; mq_error *err;, (mqs_repair(a->queue, a->err)))
+MQR_NOGVL(mqr_peek_json, char *, mq_queue *queue; const char *group; size_t n; mq_error *err;,
+          (mqs_peek_json(a->queue, a->group, a->n, a->err)))
+MQR_NOGVL(mqr_dead_list_json, char *, mq_queue *queue; size_t n; mq_error *err;,
+          (mqs_dead_list_json(a->queue, a->n, a->err)))
 MQR_NOGVL(mqr_purge_group, int, mq_queue *queue; const char *group; mq_error *err;,
           (mqs_purge_group(a->queue, a->group, a->err), 0))
 MQR_NOGVL(mqr_queue_drop, int, mq_queue *queue; mq_error *err;, (mqs_queue_drop(a->queue, a->err), 0))
@@ -3393,6 +3429,28 @@ fail:
 
 
 SWIGINTERN VALUE
+_wrap_mqs_client_write_concern_errors(int argc, VALUE *argv, VALUE self) {
+  mq_client *arg1 = 0 ;
+  mqr_handle *h1 = NULL ;
+  uint64_t result;
+  VALUE vresult = Qnil;
+  
+  if ((argc < 1) || (argc > 1)) {
+    rb_raise(rb_eArgError, "wrong # of arguments(%d for 1)",argc); SWIG_fail;
+  }
+  {
+    h1 = mqr_get(argv[0], MQR_CLIENT);
+    arg1 = (mq_client *)h1->ptr;
+  }
+  result = (uint64_t)mqs_client_write_concern_errors(arg1);
+  vresult = SWIG_From_unsigned_SS_long_SS_long((unsigned long long)(result));
+  return vresult;
+fail:
+  return Qnil;
+}
+
+
+SWIGINTERN VALUE
 _wrap_mqs_queue_new(int argc, VALUE *argv, VALUE self) {
   mq_client *arg1 = 0 ;
   char *arg2 = 0 ;
@@ -3558,6 +3616,87 @@ _wrap_mqs_queue_clock_offset(int argc, VALUE *argv, VALUE self) {
   }
   result = (double)mqs_queue_clock_offset(arg1);
   vresult = SWIG_From_double((double)(result));
+  return vresult;
+fail:
+  return Qnil;
+}
+
+
+SWIGINTERN VALUE
+_wrap_mqs_queue_set_repair_interval(int argc, VALUE *argv, VALUE self) {
+  mq_queue *arg1 = 0 ;
+  double arg2 ;
+  mq_error *arg3 = 0 ;
+  mqr_handle *h1 = NULL ;
+  double val2 ;
+  int ecode2 = 0 ;
+  mq_error e3 ;
+  VALUE vresult = Qnil;
+  
+  {
+    memset(&e3, 0, sizeof e3);
+    arg3 = &e3;
+  }
+  if ((argc < 2) || (argc > 2)) {
+    rb_raise(rb_eArgError, "wrong # of arguments(%d for 2)",argc); SWIG_fail;
+  }
+  {
+    h1 = mqr_get(argv[0], MQR_QUEUE);
+    arg1 = (mq_queue *)h1->ptr;
+  }
+  ecode2 = SWIG_AsVal_double(argv[1], &val2);
+  if (!SWIG_IsOK(ecode2)) {
+    SWIG_exception_fail(SWIG_ArgError(ecode2), Ruby_Format_TypeError( "", "double","mqs_queue_set_repair_interval", 2, argv[1] ));
+  } 
+  arg2 = (double)(val2);
+  mqs_queue_set_repair_interval(arg1,arg2,arg3);
+  {
+    if (arg3->status != MQ_OK && arg3->status != MQ_EMPTY) mqr_raise(arg3);
+  }
+  return vresult;
+fail:
+  return Qnil;
+}
+
+
+SWIGINTERN VALUE
+_wrap_mqs_queue_repair_runs(int argc, VALUE *argv, VALUE self) {
+  mq_queue *arg1 = 0 ;
+  mqr_handle *h1 = NULL ;
+  uint64_t result;
+  VALUE vresult = Qnil;
+  
+  if ((argc < 1) || (argc > 1)) {
+    rb_raise(rb_eArgError, "wrong # of arguments(%d for 1)",argc); SWIG_fail;
+  }
+  {
+    h1 = mqr_get(argv[0], MQR_QUEUE);
+    arg1 = (mq_queue *)h1->ptr;
+  }
+  result = (uint64_t)mqs_queue_repair_runs(arg1);
+  vresult = SWIG_From_unsigned_SS_long_SS_long((unsigned long long)(result));
+  return vresult;
+fail:
+  return Qnil;
+}
+
+
+SWIGINTERN VALUE
+_wrap_mqs_queue_repair_fixed(int argc, VALUE *argv, VALUE self) {
+  mq_queue *arg1 = 0 ;
+  mqr_handle *h1 = NULL ;
+  uint64_t result;
+  VALUE vresult = Qnil;
+  
+  if ((argc < 1) || (argc > 1)) {
+    rb_raise(rb_eArgError, "wrong # of arguments(%d for 1)",argc); SWIG_fail;
+  }
+  {
+    h1 = mqr_get(argv[0], MQR_QUEUE);
+    arg1 = (mq_queue *)h1->ptr;
+  }
+  result = (uint64_t)mqs_queue_repair_fixed(arg1);
+  vresult = SWIG_From_unsigned_SS_long_SS_long((unsigned long long)(result));
   return vresult;
 fail:
   return Qnil;
@@ -4449,6 +4588,139 @@ fail:
 
 
 SWIGINTERN VALUE
+_wrap_mqs_peek_json(int argc, VALUE *argv, VALUE self) {
+  mq_queue *arg1 = 0 ;
+  char *arg2 = 0 ;
+  size_t arg3 ;
+  mq_error *arg4 = 0 ;
+  mqr_handle *h1 = NULL ;
+  VALUE copy2 = Qnil ;
+  size_t val3 ;
+  int ecode3 = 0 ;
+  mq_error e4 ;
+  char *result = 0 ;
+  VALUE vresult = Qnil;
+  
+  {
+    memset(&e4, 0, sizeof e4);
+    arg4 = &e4;
+  }
+  if ((argc < 3) || (argc > 3)) {
+    rb_raise(rb_eArgError, "wrong # of arguments(%d for 3)",argc); SWIG_fail;
+  }
+  {
+    h1 = mqr_get(argv[0], MQR_QUEUE);
+    arg1 = (mq_queue *)h1->ptr;
+  }
+  {
+    if (NIL_P(argv[1])) {
+      arg2 = NULL;
+    } else {
+      VALUE s = argv[1];
+      StringValue(s);
+      if (memchr(RSTRING_PTR(s), '\0', (size_t)RSTRING_LEN(s)) != NULL)
+      rb_exc_raise(rb_funcall(rb_path2class("MongoMQ::Error"), rb_intern("from_c"), 3, INT2NUM(MQ_ERR_ARG),
+          INT2NUM(0), rb_utf8_str_new_cstr("group_id contains a NUL byte")));
+      copy2 = rb_str_new(RSTRING_PTR(s), RSTRING_LEN(s));
+      arg2 = RSTRING_PTR(copy2);
+    }
+  }
+  ecode3 = SWIG_AsVal_size_t(argv[2], &val3);
+  if (!SWIG_IsOK(ecode3)) {
+    SWIG_exception_fail(SWIG_ArgError(ecode3), Ruby_Format_TypeError( "", "size_t","mqs_peek_json", 3, argv[2] ));
+  } 
+  arg3 = (size_t)(val3);
+  
+  {
+    mqr_peek_json_args a = {
+      arg1, arg2, arg3, arg4, NULL
+    };
+    mqr_call c;
+    int state;
+    mqr_call_init(&c, mqr_peek_json_fn, &a, h1, NULL);
+    mqr_check_open(&c);
+    mqr_begin(&c);
+    state = mqr_run(&c);
+    mqr_end(&c);
+    if (state) {
+      mq_free(a.result);
+      rb_jump_tag(state);
+    }
+    result = a.result;
+  }
+  
+  vresult = result == NULL ? Qnil : rb_utf8_str_new_cstr(result);
+  {
+    if (arg4->status != MQ_OK && arg4->status != MQ_EMPTY) mqr_raise(arg4);
+  }
+  RB_GC_GUARD(copy2);
+  mq_free(result);
+  return vresult;
+fail:
+  RB_GC_GUARD(copy2);
+  return Qnil;
+}
+
+
+SWIGINTERN VALUE
+_wrap_mqs_dead_list_json(int argc, VALUE *argv, VALUE self) {
+  mq_queue *arg1 = 0 ;
+  size_t arg2 ;
+  mq_error *arg3 = 0 ;
+  mqr_handle *h1 = NULL ;
+  size_t val2 ;
+  int ecode2 = 0 ;
+  mq_error e3 ;
+  char *result = 0 ;
+  VALUE vresult = Qnil;
+  
+  {
+    memset(&e3, 0, sizeof e3);
+    arg3 = &e3;
+  }
+  if ((argc < 2) || (argc > 2)) {
+    rb_raise(rb_eArgError, "wrong # of arguments(%d for 2)",argc); SWIG_fail;
+  }
+  {
+    h1 = mqr_get(argv[0], MQR_QUEUE);
+    arg1 = (mq_queue *)h1->ptr;
+  }
+  ecode2 = SWIG_AsVal_size_t(argv[1], &val2);
+  if (!SWIG_IsOK(ecode2)) {
+    SWIG_exception_fail(SWIG_ArgError(ecode2), Ruby_Format_TypeError( "", "size_t","mqs_dead_list_json", 2, argv[1] ));
+  } 
+  arg2 = (size_t)(val2);
+  
+  {
+    mqr_dead_list_json_args a = {
+      arg1, arg2, arg3, NULL
+    };
+    mqr_call c;
+    int state;
+    mqr_call_init(&c, mqr_dead_list_json_fn, &a, h1, NULL);
+    mqr_check_open(&c);
+    mqr_begin(&c);
+    state = mqr_run(&c);
+    mqr_end(&c);
+    if (state) {
+      mq_free(a.result);
+      rb_jump_tag(state);
+    }
+    result = a.result;
+  }
+  
+  vresult = result == NULL ? Qnil : rb_utf8_str_new_cstr(result);
+  {
+    if (arg3->status != MQ_OK && arg3->status != MQ_EMPTY) mqr_raise(arg3);
+  }
+  mq_free(result);
+  return vresult;
+fail:
+  return Qnil;
+}
+
+
+SWIGINTERN VALUE
 _wrap_mqs_purge_group(int argc, VALUE *argv, VALUE self) {
   mq_queue *arg1 = 0 ;
   char *arg2 = 0 ;
@@ -5099,11 +5371,15 @@ SWIGEXPORT void Init_mongomq_raw(void) {
   rb_define_module_function(mRaw, "mqs_status_name", _wrap_mqs_status_name, -1);
   rb_define_module_function(mRaw, "mqs_client_new", _wrap_mqs_client_new, -1);
   rb_define_module_function(mRaw, "mqs_client_command_count", _wrap_mqs_client_command_count, -1);
+  rb_define_module_function(mRaw, "mqs_client_write_concern_errors", _wrap_mqs_client_write_concern_errors, -1);
   rb_define_module_function(mRaw, "mqs_queue_new", _wrap_mqs_queue_new, -1);
   rb_define_module_function(mRaw, "mqs_queue_interrupt", _wrap_mqs_queue_interrupt, -1);
   rb_define_module_function(mRaw, "mqs_queue_set_max_attempts", _wrap_mqs_queue_set_max_attempts, -1);
   rb_define_module_function(mRaw, "mqs_queue_now", _wrap_mqs_queue_now, -1);
   rb_define_module_function(mRaw, "mqs_queue_clock_offset", _wrap_mqs_queue_clock_offset, -1);
+  rb_define_module_function(mRaw, "mqs_queue_set_repair_interval", _wrap_mqs_queue_set_repair_interval, -1);
+  rb_define_module_function(mRaw, "mqs_queue_repair_runs", _wrap_mqs_queue_repair_runs, -1);
+  rb_define_module_function(mRaw, "mqs_queue_repair_fixed", _wrap_mqs_queue_repair_fixed, -1);
   rb_define_module_function(mRaw, "mqs_publish", _wrap_mqs_publish, -1);
   rb_define_module_function(mRaw, "mqs_batch_new", _wrap_mqs_batch_new, -1);
   rb_define_module_function(mRaw, "mqs_batch_add", _wrap_mqs_batch_add, -1);
@@ -5126,6 +5402,8 @@ SWIGEXPORT void Init_mongomq_raw(void) {
   rb_define_module_function(mRaw, "mqs_dead_purge", _wrap_mqs_dead_purge, -1);
   rb_define_module_function(mRaw, "mqs_stats_json", _wrap_mqs_stats_json, -1);
   rb_define_module_function(mRaw, "mqs_repair", _wrap_mqs_repair, -1);
+  rb_define_module_function(mRaw, "mqs_peek_json", _wrap_mqs_peek_json, -1);
+  rb_define_module_function(mRaw, "mqs_dead_list_json", _wrap_mqs_dead_list_json, -1);
   rb_define_module_function(mRaw, "mqs_purge_group", _wrap_mqs_purge_group, -1);
   rb_define_module_function(mRaw, "mqs_queue_drop", _wrap_mqs_queue_drop, -1);
 }
