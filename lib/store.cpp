@@ -219,13 +219,18 @@ void write_command(const char *name, const Conn &c, const std::string &db, const
 BsonPtr read_command(const char *name, const Conn &c, const std::string &db, const bson_t *cmd) {
     fault_point(name);
     observe_read_prefs(name, mongoc_read_prefs_get_mode(c.owner()->read_prefs));
-    BsonPtr reply = own(bson_new());
+    // command_simple initializes the reply itself (a bson_new() given to it would
+    // leak its struct): a stack reply, copied out.
+    bson_t reply;
     bson_error_t error;
     // command_simple: no read concern of the URI's is added (hello takes none).
-    if (!mongoc_client_command_simple(c.client(), db.c_str(), cmd, c.owner()->read_prefs, reply.get(), &error))
-        fail_mongoc(name, error);
+    bool ok = mongoc_client_command_simple(c.client(), db.c_str(), cmd, c.owner()->read_prefs, &reply, &error);
+    BsonPtr copy = ok ? BsonPtr(bson_copy(&reply)) : BsonPtr();
+    bson_destroy(&reply);
+    if (!ok) fail_mongoc(name, error);
+    if (!copy) throw std::bad_alloc();
     fault_reply(name);
-    return reply;
+    return copy;
 }
 
 std::vector<BsonPtr> list_collections(const char *name, const Conn &c, const std::string &db, const bson_t *filter) {
