@@ -102,5 +102,8 @@ int cmd_drop(cli_ctx *ctx, int argc, char **argv);
 /* Help texts (help.c): the usage of one subcommand, or of the whole command. */
 const char *cli_help_text(const char *cmd); /* NULL for an unknown name */
 void cli_print_help(const char *cmd, FILE *out);
+/* The same texts as a man page (roff): `mongomq help-man`, hidden; the build makes
+ * mongomq.1 with it. */
+void cli_print_man(FILE *out, const char *version);
 
 #endif

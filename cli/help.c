@@ -239,3 +239,30 @@ void cli_print_help(const char *cmd, FILE *out) {
     const char *text = cli_help_text(cmd);
     fputs(text != NULL ? text : main_help, out);
 }
+
+/* A line of help text as roff: backslashes escaped, a leading '.' or '\'' made plain. */
+static void roff_text(const char *text, FILE *out) {
+    int line_start = 1;
+    for (const char *p = text; *p; p++) {
+        if (line_start && (*p == '.' || *p == '\'')) fputs("\\&", out);
+        if (*p == '\\') fputs("\\e", out);
+        else if (*p == '-') fputs("\\-", out);
+        else fputc(*p, out);
+        line_start = *p == '\n';
+    }
+}
+
+void cli_print_man(FILE *out, const char *version) {
+    fprintf(out, ".TH MONGOMQ 1 \"\" \"mongomq %s\" \"User Commands\"\n", version);
+    fputs(".SH NAME\nmongomq \\- publish, work, watch and repair a mongomq queue from the shell\n",
+          out);
+    fputs(".SH DESCRIPTION\n.nf\n", out);
+    roff_text(main_help, out);
+    fputs(".fi\n", out);
+    for (size_t i = 0; i < sizeof helps / sizeof helps[0]; i++) {
+        fprintf(out, ".SH \"mongomq %s\"\n.nf\n", helps[i].name);
+        roff_text(helps[i].text, out);
+        fputs(".fi\n", out);
+    }
+    fputs(".SH SEE ALSO\nThe library's README.md and docs/design.md; cli/README.md.\n", out);
+}

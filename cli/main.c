@@ -51,6 +51,10 @@ int main(int argc, char **argv) {
         return EXIT_USAGE;
     }
     const char *name = argv[optind];
+    if (strcmp(name, "help-man") == 0) {
+        cli_print_man(stdout, MONGOMQ_CLI_VERSION);
+        return fflush(stdout) == 0 ? EXIT_OK : EXIT_FAIL;
+    }
     if (strcmp(name, "help") == 0) {
         const char *topic = optind + 1 < argc ? argv[optind + 1] : NULL;
         if (topic != NULL && cli_help_text(topic) == NULL) {
