@@ -24,7 +24,7 @@ expect_match "--version names both versions" '^mongomq [0-9.]+ \(libmongomq [0-9
 expect_rc 0 "mongomq help-man" mq help-man
 expect_match "it is a man page" '^\.TH MONGOMQ 1 ' "$(head -1 "$OUT")"
 for cmd in publish work stats peek dead repair purge-group drop; do
-    expect_match "the man page has $cmd's help" "^Usage: mongomq $cmd" "$(cat "$OUT")"
+    expect_match "the man page has $cmd's help" "^Usage: mongomq ${cmd//-/'\\-'}" "$(cat "$OUT")"
 done
 
 # ---- bad options: exit 2, stdout empty, stderr names the problem ---------------------
