@@ -1,0 +1,175 @@
+// The matrix's Java agent: the line protocol of tests/matrix/README.md over the Java
+// binding (bindings/java), with only its jar on the classpath.
+import java.io.BufferedReader;
+import java.io.InputStreamReader;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import org.mongomq.Client;
+import org.mongomq.Lease;
+import org.mongomq.LeaseLostException;
+import org.mongomq.Queue;
+
+public class Agent {
+    static Client client;
+    static final Map<String, Queue> queues = new HashMap<>();
+    static Queue heldQ;
+    static Lease held;
+
+    static String fnv(byte[] b) {
+        long h = 0xcbf29ce484222325L;
+        for (byte c : b) {
+            h ^= (c & 0xff);
+            h *= 0x100000001b3L;
+        }
+        return String.format("%016x", h);
+    }
+
+    static String hex(byte[] b) {
+        StringBuilder s = new StringBuilder();
+        for (byte c : b) s.append(String.format("%02x", c & 0xff));
+        return s.toString();
+    }
+
+    static byte[] unhex(String s) {
+        byte[] b = new byte[s.length() / 2];
+        for (int i = 0; i < b.length; i++) b[i] = (byte) Integer.parseInt(s.substring(2 * i, 2 * i + 2), 16);
+        return b;
+    }
+
+    static byte[] specBytes(String s) {
+        if (s.equals("-")) return new byte[0];
+        if (s.startsWith("big:")) {
+            byte[] b = new byte[Integer.parseInt(s.substring(4))];
+            for (int i = 0; i < b.length; i++) b[i] = (byte) (i % 251);
+            return b;
+        }
+        return unhex(s);
+    }
+
+    static double epoch(Instant t) {
+        return t.getEpochSecond() + t.getNano() / 1e9;
+    }
+
+    static double wall() {
+        return epoch(Instant.now());
+    }
+
+    static Duration secs(String s) {
+        return Duration.ofNanos((long) (Double.parseDouble(s) * 1e9));
+    }
+
+    static String record(Queue q, Lease l) {
+        byte[] ev = l.event();
+        return String.format("%d,%s,%d,%d,%s,%.6f", l.seq(), hex(l.group().getBytes(StandardCharsets.UTF_8)),
+                l.attempts(), ev.length, fnv(ev), epoch(q.now()));
+    }
+
+    static Lease claim(Queue q, String wait, String vis) {
+        Optional<Lease> l = q.claimWait(secs(vis), 0, secs(wait));
+        return l.orElse(null);
+    }
+
+    static String ack(Queue q, Lease l) {
+        try {
+            q.ack(l);
+            return "acked";
+        } catch (LeaseLostException e) {
+            return "lease_lost";
+        } finally {
+            l.close();
+        }
+    }
+
+    static String handle(String[] w) {
+        if (w[0].equals("ack_held")) {
+            String st = ack(heldQ, held);
+            held = null;
+            return "ok " + st;
+        }
+        Queue q = queues.computeIfAbsent(w[1] + " " + w[2], k -> client.queue(w[1], w[2]));
+        switch (w[0]) {
+            case "publish": {
+                String group = new String(unhex(w[3]), StandardCharsets.UTF_8);
+                byte[] data = specBytes(w[6]);
+                int prio = Integer.parseInt(w[4]);
+                double delay = Double.parseDouble(w[5]);
+                if (delay > 0) {
+                    Instant at = q.now().plusNanos((long) (delay * 1e9));
+                    long seq = q.publishAt(group, data, prio, at);
+                    return String.format("ok %d %.6f", seq, epoch(at));
+                }
+                return "ok " + q.publish(group, data, prio) + " 0";
+            }
+            case "claim": {
+                List<String> out = new ArrayList<>(List.of("ok"));
+                int n = Integer.parseInt(w[3]);
+                for (int i = 0; i < n; i++) {
+                    Lease l = claim(q, w[4], w[5]);
+                    if (l == null) break;
+                    out.add(record(q, l));
+                    String st = ack(q, l);
+                    if (!st.equals("acked")) return "err ack: " + st;
+                }
+                return String.join(" ", out);
+            }
+            case "drain": {
+                long holdNanos = (long) (Double.parseDouble(w[5]) * 1e6);
+                List<String> out = new ArrayList<>(List.of("ok"));
+                for (Lease l; (l = claim(q, w[3], w[4])) != null; ) {
+                    double t1 = wall();
+                    try {
+                        Thread.sleep(holdNanos / 1_000_000, (int) (holdNanos % 1_000_000));
+                    } catch (InterruptedException e) {
+                        throw new RuntimeException(e);
+                    }
+                    double t2 = wall();
+                    out.add(String.format("%d,%s,%.6f,%.6f,%s", l.seq(),
+                            hex(l.group().getBytes(StandardCharsets.UTF_8)), t1, t2, fnv(l.event())));
+                    String st = ack(q, l);
+                    if (!st.equals("acked")) return "err ack: " + st;
+                }
+                return String.join(" ", out);
+            }
+            case "hold": {
+                Lease l = claim(q, w[3], w[4]);
+                if (l == null) return "ok none";
+                held = l;
+                heldQ = q;
+                return "ok " + record(q, l);
+            }
+            case "drop":
+                q.drop();
+                return "ok";
+            default:
+                return "err unknown op " + w[0];
+        }
+    }
+
+    public static void main(String[] args) throws Exception {
+        client = Client.connect(args[0]);
+        BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
+        PrintStream out = new PrintStream(System.out, false, StandardCharsets.UTF_8);
+        for (String line; (line = in.readLine()) != null; ) {
+            String[] w = line.trim().split("\\s+");
+            if (w[0].isEmpty()) continue;
+            if (w[0].equals("quit")) break;
+            String reply;
+            try {
+                reply = handle(w);
+            } catch (RuntimeException e) {
+                reply = "err " + e.getClass().getSimpleName() + ": " + String.valueOf(e.getMessage()).replace('\n', ' ');
+            }
+            out.println(reply);
+            out.flush();
+        }
+        for (Queue q : queues.values()) q.close();
+        client.close();
+    }
+}

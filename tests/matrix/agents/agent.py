@@ -1,0 +1,177 @@
+#!/usr/bin/env python3
+"""The matrix's Python agent: the line protocol of tests/matrix/README.md over the
+Python package (bindings/python), or over harel's MongoTransport with --harel."""
+import sys
+import time
+
+HAREL = "--harel" in sys.argv
+URI = sys.argv[1]
+queues = {}
+held = None
+
+
+def fnv(data: bytes) -> str:
+    h = 0xCBF29CE484222325
+    for b in data:
+        h = ((h ^ b) * 0x100000001B3) & 0xFFFFFFFFFFFFFFFF
+    return "%016x" % h
+
+
+def spec_bytes(spec: str) -> bytes:
+    if spec == "-":
+        return b""
+    if spec.startswith("big:"):
+        return bytes(i % 251 for i in range(int(spec[4:])))
+    return bytes.fromhex(spec)
+
+
+if HAREL:
+    import pymongo
+    from harel.engine.transport.mongo import MongoTransport
+    from harel.spec.states import Event
+    mongo = pymongo.MongoClient(URI)
+
+    def queue(db, prefix):
+        if (db, prefix) not in queues:
+            # harel's prefix P keeps its queue in P_transport_*: ours is "P_transport".
+            assert prefix.endswith("_transport"), prefix
+            queues[db, prefix] = MongoTransport(mongo, db, prefix=prefix[: -len("_transport")])
+        return queues[db, prefix]
+
+    def now(q):
+        return time.time()
+
+    def publish(q, group, data, prio, delay):
+        if delay > 0:
+            raise RuntimeError("harel has no scheduled publish")
+        q.publish(group, Event.model_validate_json(data), priority=prio)
+        return 0, 0.0  # harel's publish does not return the seq
+
+    def claim(q, wait, vis):
+        end = time.monotonic() + wait
+        while True:
+            lease = q.claim("harel-agent", vis)
+            if lease is not None or time.monotonic() >= end:
+                return lease
+            time.sleep(0.02)
+
+    def fields(lease):
+        return lease.seq, lease.group_id, 0, lease.event.model_dump_json().encode("utf-8")
+
+    def ack(q, lease):
+        q.ack(lease)  # harel's ack is silent when fenced off
+        return "acked"
+
+    def drop(q):
+        pass  # the driver drops the whole database at the end
+else:
+    import mongomq
+    client = mongomq.Client(URI)
+
+    def queue(db, prefix):
+        if (db, prefix) not in queues:
+            queues[db, prefix] = client.queue(db, prefix)
+        return queues[db, prefix]
+
+    def now(q):
+        return q.now()
+
+    def publish(q, group, data, prio, delay):
+        if delay > 0:
+            at = q.now() + delay
+            return q.publish(group, data, prio, at=at), at
+        return q.publish(group, data, prio), 0.0
+
+    def claim(q, wait, vis):
+        return q.claim(visibility=vis, wait=wait)
+
+    def fields(lease):
+        return lease.seq, lease.group, lease.attempts, lease.event
+
+    def ack(q, lease):
+        try:
+            q.ack(lease)
+            return "acked"
+        except mongomq.LeaseLost:
+            return "lease_lost"
+
+    def drop(q):
+        q.drop()
+
+
+def record(lease, t):
+    seq, group, attempts, data = fields(lease)
+    return "%d,%s,%d,%d,%s,%.6f" % (seq, group.encode("utf-8").hex(), attempts, len(data), fnv(data), t)
+
+
+def handle(words):
+    global held
+    op = words[0]
+    if op == "quit":
+        return None
+    if op == "ack_held":
+        q, lease = held
+        held = None
+        return "ok " + ack(q, lease)
+    q = queue(words[1], words[2])
+    args = words[3:]
+    if op == "publish":
+        seq, at = publish(q, bytes.fromhex(args[0]).decode("utf-8"), spec_bytes(args[3]), int(args[1]), float(args[2]))
+        return "ok %d %.6f" % (seq, at)
+    if op == "claim":
+        n, wait, vis = int(args[0]), float(args[1]), float(args[2])
+        out = []
+        for _ in range(n):
+            lease = claim(q, wait, vis)
+            if lease is None:
+                break
+            out.append(record(lease, now(q)))
+            st = ack(q, lease)
+            if st != "acked":
+                return "err ack: " + st
+        return " ".join(["ok"] + out)
+    if op == "drain":
+        idle, vis, hold = float(args[0]), float(args[1]), float(args[2]) / 1000.0
+        out = []
+        while True:
+            lease = claim(q, idle, vis)
+            if lease is None:
+                break
+            t1 = time.time()
+            seq, group, _, data = fields(lease)
+            time.sleep(hold)
+            t2 = time.time()
+            st = ack(q, lease)
+            if st != "acked":
+                return "err ack: " + st
+            out.append("%d,%s,%.6f,%.6f,%s" % (seq, group.encode("utf-8").hex(), t1, t2, fnv(data)))
+        return " ".join(["ok"] + out)
+    if op == "hold":
+        lease = claim(q, float(args[0]), float(args[1]))
+        if lease is None:
+            return "ok none"
+        held = (q, lease)
+        return "ok " + record(lease, now(q))
+    if op == "drop":
+        drop(q)
+        return "ok"
+    return "err unknown op " + op
+
+
+def main():
+    for line in sys.stdin:
+        words = line.split()
+        if not words:
+            continue
+        try:
+            reply = handle(words)
+        except Exception as e:  # reported to the driver, which fails the check
+            reply = "err %s: %s" % (type(e).__name__, str(e).replace("\n", " "))
+        if reply is None:
+            break
+        sys.stdout.write(reply + "\n")
+        sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    main()
