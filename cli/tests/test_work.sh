@@ -105,4 +105,12 @@ expect_eq "the low one waits" '["low"]' "$(jl '[e["group"] for e in d]' <"$OUT")
 expect_rc 0 "work -v" mq work --exec 'cat >/dev/null' --idle 0.5 -v
 expect_match "a line for the acked event" 'seq [0-9]+ \(group low, attempt 1\): done in .*, acked' "$(cat "$ERR")"
 
+# ---- --backoff: a failed event's group waits (held by the nack's delay) -----------------
+mq publish backoff b >/dev/null
+expect_rc 0 "a failure with --backoff 600,600" mq work --exec 'exit 1' --backoff 600,600 --limit 1
+expect_match "it says when it comes again" 'exit status 1 .*; again in [0-9]+m[0-9]+s' "$(cat "$ERR")"
+run mq stats --json
+expect_eq "the group is held, not ready" "[1, 0]" "$(json '[d["groups"]["leased"], d["groups"]["ready"]]' <"$OUT")"
+mq purge-group backoff --yes
+
 finish
