@@ -103,6 +103,14 @@ wait_for() {
     return 1
 }
 
+# catches PID SIGNUM: true once PID has a handler for SIGNUM (/proc/PID/status SigCgt),
+# so a signal sent then is not the default action's.
+catches() {
+    local mask
+    mask=$(awk '/^SigCgt:/ {print $2}' "/proc/$1/status" 2>/dev/null) || return 1
+    [[ -n $mask ]] && (((0x$mask >> ($2 - 1)) & 1))
+}
+
 # summary FILE: the worker's summary line in FILE (its stderr).
 summary() { grep -E '^mongomq work: [0-9]+ claimed' "$1" | tail -1; }
 

@@ -27,6 +27,7 @@ expect_eq "the library's object" "[\"$MONGOMQ_DB.mq\", 4, 2, 1]" \
 w=$!
 lines() { [[ $(wc -l <"$TMP/watch") -ge 3 ]]; }
 wait_for "stats --watch prints again" 60 lines
+wait_for "stats --watch handles SIGINT" 30 catches $w 2
 kill -INT $w
 wait_exit $w 30
 expect_eq "stats --watch ends with exit 0 on SIGINT" "0" "$RC"
@@ -36,6 +37,7 @@ expect_eq "every line is the stats object" "ok" \
 w=$!
 tables() { [[ $(grep -c '^queue ' "$TMP/watch2") -ge 2 ]]; }
 wait_for "stats --watch prints tables again" 60 tables
+wait_for "stats --watch handles SIGTERM" 30 catches $w 15
 kill -TERM $w
 wait_exit $w 30
 expect_eq "stats --watch (table) ends with exit 0 on SIGTERM" "0" "$RC"

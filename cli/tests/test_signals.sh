@@ -13,6 +13,7 @@ for i in 1 2 3 4 5 6; do mq publish "g$i" "e$i" >/dev/null; done
 w=$!
 two_started() { [[ $(ls "$TMP" | grep -c '^started\.') -ge 2 ]]; }
 wait_for "two commands start" 60 two_started
+wait_for "the worker handles SIGTERM" 30 catches $w 15
 kill -TERM $w
 start=$SECONDS
 wait_exit $w 60
@@ -39,6 +40,7 @@ mq publish int one >/dev/null
     >"$TMP/i.out" 2>"$TMP/i.err" &
 w=$!
 wait_for "the command starts" 60 test -e "$TMP/int.started"
+wait_for "the worker handles SIGINT" 30 catches $w 2
 kill -INT $w
 wait_exit $w 60
 expect_eq "SIGINT: exit 0" "0" "$RC"
@@ -50,8 +52,10 @@ mq publish forced stuck >/dev/null   # seq 8
 "$MQ_BIN" work --exec 'echo $$ > "$TMP/pid"; exec sleep 60' >"$TMP/f.out" 2>"$TMP/f.err" &
 w=$!
 wait_for "the long command starts" 60 test -s "$TMP/pid"
+wait_for "the worker handles SIGINT" 30 catches $w 2
 kill -INT $w
-sleep 0.5
+# Two signals sent at once may arrive as one: the second goes after the first is seen.
+wait_for "the worker says it is stopping" 30 grep -q 'stopping' "$TMP/f.err"
 kill -INT $w
 start=$SECONDS
 wait_exit $w 60
@@ -69,7 +73,8 @@ expect_eq "seq 8, its second delivery" "8 2 stuck" "$(cat "$TMP/again")"
 # ---- a signal while idle: the waiting claim is cancelled at once ---------------------
 "$MQ_BIN" work --exec true >"$TMP/idle.out" 2>"$TMP/idle.err" &
 w=$!
-sleep 1
+wait_for "the idle worker handles SIGTERM" 30 catches $w 15
+sleep 0.5   # (not needed for correctness: lets it reach its waiting claim, usually)
 kill -TERM $w
 start=$SECONDS
 wait_exit $w 60
