@@ -384,6 +384,7 @@ mq_lease *queue_claim(mq_queue *q, const std::string &worker, double visibility,
                       size_t max_events) {
     Conn c(q);
     bool repaired = false;  // at most one automatic repair per call
+    int attempts_fixed = 0;  // foreign locks whose attempts was no number, reset here
     for (;;) {
         double now = q->now();
         std::string token = worker + ":" + random_hex128();
@@ -434,6 +435,19 @@ mq_lease *queue_claim(mq_queue *q, const std::string &worker, double visibility,
             // A lost reply: the lease may have been taken, under a token only we know.
             // Look for it; found, it is ours (its attempts already counted this
             // delivery); not found, nothing was leased.
+            if (f.status == MQ_ERR_SERVER && f.server_code == 14 && attempts_fixed < 8) {
+                // TypeMismatch: a lock mongomq did not write has an attempts that is
+                // no number, so the $inc fails for every claim and would block the
+                // whole queue. Reset one such field (claim.fix_attempts) and look
+                // again (issue 14, tests/test_hostile.c).
+                BsonPtr bad = own(BCON_NEW("attempts", "{", "$exists", BCON_BOOL(true), "$not", "{", "$type",
+                                           BCON_UTF8("number"), "}", "}"));
+                BsonPtr reset = own(BCON_NEW("$set", "{", "attempts", BCON_INT32(0), "}"));
+                if (update_one("claim.fix_attempts", c.locks(), bad.get(), reset.get(), false) > 0) {
+                    attempts_fixed++;
+                    continue;
+                }
+            }
             if (f.status != MQ_ERR_CONNECT) throw;
             BsonPtr mine = own(BCON_NEW("token", BCON_UTF8(token.c_str())));
             BsonPtr one = own(BCON_NEW("limit", BCON_INT64(1)));

@@ -276,6 +276,14 @@ int64_t get_int64(const bson_t *doc, const char *field, const char *where) {
     bson_iter_t it;
     if (!bson_iter_init_find(&it, doc, field) || !BSON_ITER_HOLDS_NUMBER(&it))
         fail(MQ_ERR_SERVER, std::string(where) + ": document has no numeric '" + field + "'");
+    // A double must be a whole number in range: 1000001.5 read as 1000001 would be
+    // acked by a delete that matches nothing, and the group redelivered forever at
+    // the front (issue 14, tests/test_hostile.c).
+    if (BSON_ITER_HOLDS_DOUBLE(&it)) {
+        double d = bson_iter_double(&it);
+        if (!(d >= -9.2e18 && d <= 9.2e18) || d != static_cast<double>(static_cast<int64_t>(d)))
+            fail(MQ_ERR_SERVER, std::string(where) + ": document's '" + field + "' is not a whole number");
+    }
     return bson_iter_as_int64(&it);
 }
 

@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Faults from outside (issue 14): the toxiproxy suite, the server crash-and-restart
+# suite and a short fuzzing run. Everything on loopback, bounded in time.
+#   scripts/test-faults.sh            (MONGOMQ_FUZZ_SECONDS: per harness, default 20)
+# Uses MONGOMQ_TEST_URI when set; else starts a test server and stops it on exit.
+# Needs: go (toxiproxy is built from the Go module proxy the first time), clang and
+# libclang-rt-14-dev (the fuzzers), cmake, ninja, cmocka, libmongoc, a JDK + Maven.
+set -euo pipefail
+ROOT="$(cd "$(dirname "$0")/.." && pwd)"
+BUILD="$ROOT/build-faults"
+FAIL=0
+
+echo "== building toxiproxy and the fault tests"
+TOXI="$(bash "$ROOT/tests/faults/build-toxiproxy.sh" "$ROOT/build")"
+cmake -S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Debug >/dev/null
+ninja -C "$BUILD" -j2 test_proxy test_restart >/dev/null
+
+STARTED=""
+if [ -z "${MONGOMQ_TEST_URI:-}" ]; then
+    export MONGOMQ_STATE_DIR="$ROOT/build/test-server-faults"
+    MONGOMQ_TEST_URI="$(bash "$ROOT/scripts/test-server.sh" start --oplog)"
+    export MONGOMQ_TEST_URI
+    STARTED=1
+fi
+cleanup() {
+    if [ -n "$STARTED" ]; then MONGOMQ_STATE_DIR="$ROOT/build/test-server-faults" bash "$ROOT/scripts/test-server.sh" stop || true; fi
+}
+trap cleanup EXIT
+
+echo "== fault proxy suite (tests/faults/test_proxy.c)"
+bash "$ROOT/tests/faults/run.sh" "$TOXI" "$BUILD/tests/faults/test_proxy" || FAIL=1
+
+echo "== server crash and restart (tests/faults/restart.sh)"
+bash "$ROOT/tests/faults/restart.sh" "$BUILD/tests/faults/test_restart" || FAIL=1
+
+echo "== fuzzing, ${MONGOMQ_FUZZ_SECONDS:-20} s per harness (scripts/fuzz.sh)"
+bash "$ROOT/scripts/fuzz.sh" "${MONGOMQ_FUZZ_SECONDS:-20}" || FAIL=1
+
+if [ "$FAIL" != 0 ]; then echo "test-faults: FAILED" >&2; exit 1; fi
+echo "test-faults: all passed"
