@@ -36,6 +36,7 @@ module MongoMQ
 end
 
 require "mongomq/lease"
+require "mongomq/stored_event"
 require "mongomq/batch"
 require "mongomq/worker"
 require "mongomq/queue"

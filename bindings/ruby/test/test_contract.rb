@@ -243,6 +243,106 @@ class TestContract < MongoMQTest::Case
     assert_equal 0, @queue.repair
   end
 
+  def test_automatic_repair
+    @queue.set_repair_interval(0.2)
+    assert_equal({ runs: 0, fixed: 0 }, @queue.repair_counts)
+    seq = @queue.publish("g", "orphan")
+    assert_equal 1, MongoMQTest::RawMongo.delete_all(MongoMQTest.uri, @db, "q_locks")
+    assert_nil @queue.claim, "the first empty claim only starts the period"
+    lease = nil
+    eventually(within: 10, what: "the automatic repair") do
+      sleep 0.1
+      lease = @queue.claim
+    end
+    assert_equal seq, lease.seq
+    @queue.ack(lease)
+    counts = @queue.repair_counts
+    assert_operator counts[:runs], :>=, 1
+    assert_equal 1, counts[:fixed]
+  end
+
+  def test_automatic_repair_off
+    @queue.repair_interval = 0
+    @queue.publish("g", "orphan")
+    assert_equal 1, MongoMQTest::RawMongo.delete_all(MongoMQTest.uri, @db, "q_locks")
+    5.times do
+      assert_nil @queue.claim
+      sleep 0.05
+    end
+    assert_equal({ runs: 0, fixed: 0 }, @queue.repair_counts)
+    assert_equal 1, @queue.repair, "the orphan was still there"
+    [-1, Float::NAN, Float::INFINITY, "5", nil].each do |bad|
+      e = assert_raises(MongoMQ::ArgumentError) { @queue.repair_interval = bad }
+      assert_match(/repair_interval/, e.message)
+    end
+  end
+
+  def test_peek
+    t0 = @queue.now
+    s1 = @queue.publish("g1", "héllo", priority: 2)
+    s2 = @queue.publish("g2", "\xff\x00bin".b)
+    later = @queue.now + 3600
+    s3 = @queue.publish("g1", "later", at: later)
+    all = @queue.peek
+    assert_equal [s1, s2, s3], all.map(&:seq)
+    assert(all.all? { |e| e.is_a?(MongoMQ::StoredEvent) && e.frozen? })
+    first = all[0]
+    assert_equal ["g1", 2, "héllo".b], [first.group, first.priority, first.event]
+    assert_equal Encoding::ASCII_8BIT, first.event.encoding
+    assert_equal "héllo", first.text
+    assert_kind_of Float, first.published_at
+    assert_in_delta t0, first.published_at, 60
+    assert_nil first.not_before
+    assert_nil first.dead_at
+    assert_equal "\xff\x00bin".b, all[1].event
+    assert_in_delta later, all[2].not_before, 0.01
+    assert_equal [s1, s3], @queue.peek(group: "g1").map(&:seq)
+    assert_equal [s1], @queue.peek(limit: 1).map(&:seq)
+    assert_equal [], @queue.peek(group: "nobody")
+    lease = claim!
+    assert_equal [s1, 1], [lease.seq, lease.attempts], "peek claimed nothing"
+    assert_equal [s1, s3], @queue.peek(group: "g1").map(&:seq), "a leased event is still there until acked"
+    @queue.ack(lease)
+    assert_equal [s2, s3], @queue.peek.map(&:seq)
+    [0, -1, "2", nil].each { |bad| assert_raises(MongoMQ::ArgumentError) { @queue.peek(limit: bad) } }
+    e = assert_raises(MongoMQ::ArgumentError) { @queue.peek(limit: 1_000_000) }
+    assert_match(/limit/, e.message)
+    assert_raises(MongoMQ::ArgumentError) { @queue.peek(group: "") }
+    assert_raises(MongoMQ::ArgumentError) { @queue.peek(group: 42) }
+  end
+
+  def test_dead_list
+    assert_equal [], @queue.dead_list
+    @queue.max_attempts = 1
+    seq = @queue.publish("g", "poison\0".b)
+    @queue.nack(claim!, delay: 0)
+    assert_nil @queue.claim, "the second delivery goes to the dead letters"
+    dead = @queue.dead_list
+    assert_equal 1, dead.size
+    d = dead.first
+    assert_equal [seq, "g", "poison\0".b], [d.seq, d.group, d.event]
+    assert_operator d.attempts, :>=, 1
+    assert_kind_of Float, d.dead_at
+    assert_operator d.dead_at, :>=, d.published_at
+    assert_equal [], @queue.peek, "the dead letter is not in the queue"
+    @queue.publish("g", "poison 2")
+    @queue.nack(claim!, delay: 0)
+    assert_nil @queue.claim
+    assert_equal [seq], @queue.dead_list(limit: 1).map(&:seq)
+    assert_equal 2, @queue.dead_list(limit: 10).size
+    assert_raises(MongoMQ::ArgumentError) { @queue.dead_list(limit: 0) }
+  end
+
+  def test_write_concern_errors
+    @queue.publish("g", "x")
+    @queue.ack(claim!)
+    count = @client.write_concern_errors
+    assert_kind_of Integer, count
+    assert_equal 0, count, "the test server confirms every write"
+    @client.close
+    assert_raises(MongoMQ::ClosedError) { @client.write_concern_errors }
+  end
+
   def test_purge_group
     @queue.publish("g", "a")
     @queue.publish("g", "b")
@@ -322,7 +422,12 @@ class TestContract < MongoMQTest::Case
     assert_operator elapsed, :<, 5
     later = timed { assert_raises(MongoMQ::Interrupted) { @queue.claim(wait: 30) } }
     assert_operator later, :<, 5, "later waits end at once"
-    assert_kind_of Integer, @queue.publish("g", "still works")
+    seq = @queue.publish("g", "still works")
+    assert_kind_of Integer, seq
+    lease = claim!
+    assert_equal [seq, "still works"], [lease.seq, lease.event], "a plain claim (no wait) still works"
+    @queue.ack(lease)
+    assert_nil @queue.claim, "and finds nothing when nothing is due"
   end
 
   # ---- errors ------------------------------------------------------------------------

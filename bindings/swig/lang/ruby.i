@@ -31,14 +31,14 @@
  * publish_batch, claim, ack, nack, extend, the dead letters, stats, repair, purge
  * group, drop), and the destroys of explicit closes, run without the GVL
  * (rb_thread_call_without_gvl2) on arguments copied first, so other Ruby threads run
- * meanwhile. A claim gets an mq_cancel of its own and an unblocking function that
+ * meanwhile. A waiting claim gets an mq_cancel of its own and an unblocking function that
  * triggers it: Thread#kill, Thread#raise, Timeout.timeout and signals (Ctrl-C) end that
  * one claim within milliseconds, the interrupt is then processed as Ruby does, and the
  * queue goes on working. A claim that had just taken a lease when the interrupt raised
  * gives the lease back (nack, delay 0) before the exception goes on, so the group is
  * not held until the visibility runs out. An interrupt that raises nothing (a trap
- * handler that returns) lets the claim wait on for the rest of its time. The other
- * calls have no unblocking function: each is a few server commands, bounded by the
+ * handler that returns) lets the claim wait on for the rest of its time. A plain claim
+ * (no wait) and the other calls have no unblocking function: each is a few server commands, bounded by the
  * URI's timeouts; it finishes, then the interrupt is processed.
  */
 
@@ -399,10 +399,16 @@ static mq_lease *mqr_claim_call(mqr_handle *hq, mqr_claim_args *a) {
     double deadline = mqr_monotonic() + a->timeout;
     mqr_call_init(&c, mqr_claim_fn, a, hq, NULL);
     mqr_check_open(&c);
-    a->cancel = mqs_cancel_new(&cerr);
-    if (a->cancel == NULL) rb_raise(rb_eNoMemError, "mq_cancel_new: %s", cerr.message);
-    c.ubf = mqr_ubf_cancel;
-    c.ubf_arg = a->cancel;
+    a->cancel = NULL;
+    if (a->timeout > 0) {
+        /* A plain claim (timeout 0) gets no mq_cancel: mqs_claim makes it with
+         * mq_claim_batch, which keeps working after mq_queue_interrupt. Like the other
+         * short calls, it finishes, then the interrupt is processed. */
+        a->cancel = mqs_cancel_new(&cerr);
+        if (a->cancel == NULL) rb_raise(rb_eNoMemError, "mq_cancel_new: %s", cerr.message);
+        c.ubf = mqr_ubf_cancel;
+        c.ubf_arg = a->cancel;
+    }
     mqr_begin(&c);
     for (;;) {
         a->result = NULL;
@@ -438,7 +444,7 @@ static mq_lease *mqr_claim_call(mqr_handle *hq, mqr_claim_args *a) {
         break;
     }
     mqr_end(&c);
-    mqs_cancel_destroy(a->cancel);
+    if (a->cancel != NULL) mqs_cancel_destroy(a->cancel);
     a->cancel = NULL;
     if (state) rb_jump_tag(state);
     if (closed_while_waiting) mqr_raise_closed("the queue was closed while the claim waited");

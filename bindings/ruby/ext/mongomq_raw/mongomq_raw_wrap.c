@@ -3114,10 +3114,16 @@ static mq_lease *mqr_claim_call(mqr_handle *hq, mqr_claim_args *a) {
     double deadline = mqr_monotonic() + a->timeout;
     mqr_call_init(&c, mqr_claim_fn, a, hq, NULL);
     mqr_check_open(&c);
-    a->cancel = mqs_cancel_new(&cerr);
-    if (a->cancel == NULL) rb_raise(rb_eNoMemError, "mq_cancel_new: %s", cerr.message);
-    c.ubf = mqr_ubf_cancel;
-    c.ubf_arg = a->cancel;
+    a->cancel = NULL;
+    if (a->timeout > 0) {
+        /* A plain claim (timeout 0) gets no mq_cancel: mqs_claim makes it with
+         * mq_claim_batch, which keeps working after mq_queue_interrupt. Like the other
+         * short calls, it finishes, then the interrupt is processed. */
+        a->cancel = mqs_cancel_new(&cerr);
+        if (a->cancel == NULL) rb_raise(rb_eNoMemError, "mq_cancel_new: %s", cerr.message);
+        c.ubf = mqr_ubf_cancel;
+        c.ubf_arg = a->cancel;
+    }
     mqr_begin(&c);
     for (;;) {
         a->result = NULL;
@@ -3153,7 +3159,7 @@ static mq_lease *mqr_claim_call(mqr_handle *hq, mqr_claim_args *a) {
         break;
     }
     mqr_end(&c);
-    mqs_cancel_destroy(a->cancel);
+    if (a->cancel != NULL) mqs_cancel_destroy(a->cancel);
     a->cancel = NULL;
     if (state) rb_jump_tag(state);
     if (closed_while_waiting) mqr_raise_closed("the queue was closed while the claim waited");

@@ -36,6 +36,12 @@ module MongoMQ
       Raw.mqs_client_command_count(@raw)
     end
 
+    # Writes this client sent that the server applied but whose write concern it
+    # could not confirm (they may be rolled back if the primary fails). Monotonic.
+    def write_concern_errors
+      Raw.mqs_client_write_concern_errors(@raw)
+    end
+
     # Closes the client: no new queues. Queues already open keep working; the
     # connection pool goes when the last of them is closed. Closing twice does nothing.
     def close

@@ -123,6 +123,44 @@ module MongoMQ
       Raw.mqs_queue_set_max_attempts(@raw, Check.integer(n, :max_attempts))
     end
 
+    # Up to `limit` (1..10000, the C library's MQ_BATCH_MAX) events, oldest first, of
+    # one group (group: nil: of the whole queue), as StoredEvent values; nothing is
+    # claimed or changed. 1 server command: for tooling, not for every event.
+    def peek(group: nil, limit: 10)
+      unless group.nil?
+        group = Check.group(group)
+        Check.fail!(:group, "a non-empty String (nil: the whole queue)", group) if group.empty?
+      end
+      StoredEvent.list(Raw.mqs_peek_json(@raw, group, list_limit(limit)))
+    end
+
+    # The dead letters, oldest seq first, up to `limit`, as StoredEvent values (with
+    # attempts and dead_at). 1 server command.
+    def dead_list(limit: 10)
+      StoredEvent.list(Raw.mqs_dead_list_json(@raw, list_limit(limit)))
+    end
+
+    # Automatic repair: a claim that finds nothing due runs #repair first when this
+    # many seconds passed since this queue object's last automatic repair (default 60;
+    # 0 turns it off; negative is an ArgumentError).
+    def repair_interval=(seconds)
+      interval = Check.seconds(seconds, :repair_interval)
+      Check.fail!(:repair_interval, "finite and >= 0", seconds) unless interval.finite? && interval >= 0
+      Raw.mqs_queue_set_repair_interval(@raw, interval)
+    end
+
+    # repair_interval= as a method call; returns the queue.
+    def set_repair_interval(seconds)
+      self.repair_interval = seconds
+      self
+    end
+
+    # The automatic repairs of this queue object: {runs: repairs run, fixed: locks
+    # they re-created}.
+    def repair_counts
+      { runs: Raw.mqs_queue_repair_runs(@raw), fixed: Raw.mqs_queue_repair_fixed(@raw) }
+    end
+
     # Events in the dead letters.
     def dead_count
       Raw.mqs_dead_count(@raw)
@@ -171,8 +209,8 @@ module MongoMQ
     end
 
     # Ends every waiting claim on this queue object with MongoMQ::Interrupted, and
-    # every later one at once; stops the workers running on it (gracefully). Other
-    # calls keep working. Safe in a signal trap.
+    # every later waiting one at once; stops the workers running on it (gracefully).
+    # Other calls, plain claims (no wait) included, keep working. Safe in a signal trap.
     def interrupt
       Raw.mqs_queue_interrupt(@raw)
       @workers.dup.each(&:stop)
@@ -237,6 +275,12 @@ module MongoMQ
     end
 
     private
+
+    def list_limit(limit)
+      Check.count(limit, :limit)
+      Check.fail!(:limit, "at most #{Raw::MQ_BATCH_MAX}", limit) if limit > Raw::MQ_BATCH_MAX
+      limit
+    end
 
     def lease_handle(lease)
       raise MongoMQ::ArgumentError, "lease must be a MongoMQ::Lease (got #{lease.inspect[0, 60]})" unless lease.is_a?(Lease)

@@ -1,0 +1,37 @@
+# frozen_string_literal: true
+
+module MongoMQ
+  # One event as stored, from Queue#peek or Queue#dead_list: nothing claimed. A plain
+  # value (a Struct, frozen).
+  #
+  # seq, group (UTF-8 String), priority (the group's at publish), attempts
+  # (deliveries so far; nil when none was recorded), published_at, not_before (nil
+  # unless scheduled), dead_at (dead letters only; else nil): times are Float epoch
+  # seconds on the queue clock. event: a binary String (Encoding::ASCII_8BIT) of the
+  # published bytes.
+  StoredEvent = Struct.new(:seq, :group, :priority, :attempts, :published_at, :not_before, :dead_at, :event,
+                           keyword_init: true) do
+    # The event as a UTF-8 String (the same bytes).
+    def text
+      event.dup.force_encoding(Encoding::UTF_8)
+    end
+
+    # @api private: one element of the C library's peek / dead list JSON.
+    def self.from_json(obj)
+      event = obj["event"]
+      bytes = if event.is_a?(Hash)
+                event.fetch("base64").unpack1("m0") # strict base64
+              else
+                event.to_s.b
+              end
+      new(seq: obj["seq"], group: obj["group"], priority: obj["priority"], attempts: obj["attempts"],
+          published_at: obj["published_at"], not_before: obj["not_before"], dead_at: obj["dead_at"],
+          event: bytes.b.freeze).freeze
+    end
+
+    # @api private
+    def self.list(json)
+      JSON.parse(json).map { |obj| from_json(obj) }
+    end
+  end
+end
