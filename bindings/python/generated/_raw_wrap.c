@@ -3614,7 +3614,8 @@ static void mqs_py_set_error_factory(PyObject *factory) {
     Py_XDECREF(old);
 }
 
-/* mq_claim_wait_cancel with the GIL released (timeout_s 0 is a plain claim). With
+/* mq_claim_wait_cancel with the GIL released; timeout_s 0 with cancel NULL is a plain
+ * claim (mq_claim_batch, which keeps working after mq_queue_interrupt). With
  * watch_signals (the main thread, a waiting claim, `cancel` this call's own), signals
  * with a Python handler cancel the wait; their handlers then run here: an exception
  * they raise (KeyboardInterrupt) ends the call with a lease taken meanwhile given
@@ -3637,7 +3638,10 @@ static mq_lease *mqs_py_claim(mq_queue *queue, const char *worker_id, double vis
         }
     }
     Py_BEGIN_ALLOW_THREADS
-    mq_claim_wait_cancel(queue, worker_id, visibility_s, min_priority, max_events, timeout_s, cancel, &lease, err);
+    if (timeout_s == 0 && cancel == NULL)
+        mq_claim_batch(queue, worker_id, visibility_s, min_priority, max_events, &lease, err);
+    else
+        mq_claim_wait_cancel(queue, worker_id, visibility_s, min_priority, max_events, timeout_s, cancel, &lease, err);
     Py_END_ALLOW_THREADS
     if (chained) {
         int fired = mqs_py_sig_fired;

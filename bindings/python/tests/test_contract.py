@@ -284,6 +284,115 @@ def test_repair(queue, db, uri):
     assert queue.repair() == 0
 
 
+def test_automatic_repair(queue, db, uri):
+    import pymongo
+
+    queue.set_repair_interval(0.2)
+    assert queue.repair_counts() == (0, 0)
+    seq = queue.publish("g", b"orphan")
+    with pymongo.MongoClient(uri) as mc:
+        assert mc[db]["mq_locks"].delete_one({"_id": "g"}).deleted_count == 1
+    assert queue.claim() is None  # the first empty claim only starts the period
+    deadline = time.monotonic() + 10
+    lease = None
+    while lease is None:
+        assert time.monotonic() < deadline, "the automatic repair did not run within 10 s"
+        time.sleep(0.1)
+        lease = queue.claim()
+    assert lease.seq == seq
+    queue.ack(lease)
+    counts = queue.repair_counts()
+    assert isinstance(counts, mongomq.RepairCounts)
+    assert counts.runs >= 1 and counts.fixed == 1
+
+
+def test_automatic_repair_off(queue, db, uri):
+    import pymongo
+
+    queue.set_repair_interval(0)
+    queue.publish("g", b"orphan")
+    with pymongo.MongoClient(uri) as mc:
+        assert mc[db]["mq_locks"].delete_one({"_id": "g"}).deleted_count == 1
+    for _ in range(5):
+        assert queue.claim() is None
+        time.sleep(0.05)
+    assert queue.repair_counts() == (0, 0)
+    assert queue.repair() == 1  # the orphan was still there
+    for bad in (-1.0, math.nan, math.inf):
+        with pytest.raises(mongomq.ArgumentError, match="seconds"):
+            queue.set_repair_interval(bad)
+    with pytest.raises(TypeError):
+        queue.set_repair_interval("5")  # type: ignore[arg-type]
+
+
+def test_peek(queue):
+    t0 = queue.now()
+    s1 = queue.publish("g1", "héllo", priority=2)
+    s2 = queue.publish("g2", b"\xff\x00bin")
+    later = queue.now() + 3600
+    s3 = queue.publish("g1", b"later", at=later)
+    peeked = queue.peek()
+    assert [e.seq for e in peeked] == [s1, s2, s3]
+    assert all(isinstance(e, mongomq.StoredEvent) for e in peeked)
+    first = peeked[0]
+    assert (first.group, first.priority, first.event) == ("g1", 2, "héllo".encode())
+    assert first.text == "héllo"
+    assert isinstance(first.published_at, float) and abs(first.published_at - t0) < 60
+    assert first.not_before is None and first.dead_at is None
+    assert peeked[1].event == b"\xff\x00bin"
+    assert peeked[2].not_before is not None and abs(peeked[2].not_before - later) < 0.01
+    with pytest.raises(AttributeError):
+        first.seq = 0  # type: ignore[misc]  # frozen
+    assert [e.seq for e in queue.peek("g1")] == [s1, s3]
+    assert [e.seq for e in queue.peek(limit=1)] == [s1]
+    assert queue.peek(group="nobody") == []
+    lease = claim_ok(queue)
+    assert (lease.seq, lease.attempts) == (s1, 1)  # peek claimed nothing
+    assert [e.seq for e in queue.peek("g1")] == [s1, s3]  # a leased event stays until acked
+    queue.ack(lease)
+    assert [e.seq for e in queue.peek()] == [s2, s3]
+    for bad in (0, -1, 1_000_000):
+        with pytest.raises(mongomq.ArgumentError, match="limit"):
+            queue.peek(limit=bad)
+    with pytest.raises(TypeError):
+        queue.peek(limit="2")  # type: ignore[arg-type]
+    with pytest.raises(mongomq.ArgumentError):
+        queue.peek(group="")
+
+
+def test_dead_list(queue):
+    assert queue.dead_list() == []
+    queue.set_max_attempts(1)
+    seq = queue.publish("g", b"poison\0")
+    queue.nack(claim_ok(queue), delay=0)
+    assert queue.claim() is None  # the second delivery goes to the dead letters
+    dead = queue.dead_list()
+    assert len(dead) == 1
+    d = dead[0]
+    assert (d.seq, d.group, d.event) == (seq, "g", b"poison\0")
+    assert d.attempts is not None and d.attempts >= 1
+    assert d.dead_at is not None and d.published_at is not None and d.dead_at >= d.published_at
+    assert queue.peek() == []  # the dead letter is not in the queue
+    queue.publish("g", b"poison 2")
+    queue.nack(claim_ok(queue), delay=0)
+    assert queue.claim() is None
+    assert [e.seq for e in queue.dead_list(limit=1)] == [seq]
+    assert len(queue.dead_list(limit=10)) == 2
+    with pytest.raises(mongomq.ArgumentError):
+        queue.dead_list(limit=0)
+
+
+def test_write_concern_errors(client, queue):
+    queue.publish("g", b"x")
+    queue.ack(claim_ok(queue))
+    count = client.write_concern_errors
+    assert isinstance(count, int)
+    assert count == 0  # the test server confirms every write
+    client.close()
+    with pytest.raises(mongomq.ClosedError):
+        client.write_concern_errors
+
+
 def test_purge_group(queue):
     queue.publish("g", b"1")
     queue.publish("g", b"2")
@@ -444,7 +553,12 @@ def test_interrupt_stops_all(queue):
     with pytest.raises(mongomq.Interrupted):
         queue.claim(wait=5.0)
     assert time.monotonic() - t0 < 2
-    assert queue.publish("g", b"still works") >= 1
+    seq = queue.publish("g", b"still works")
+    assert seq >= 1
+    lease = claim_ok(queue)  # a plain claim (no wait) still works after interrupt
+    assert (lease.seq, lease.event) == (seq, b"still works")
+    queue.ack(lease)
+    assert queue.claim() is None
 
 
 # ---- errors ----------------------------------------------------------------------------

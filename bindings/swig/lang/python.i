@@ -11,7 +11,8 @@
  *   (const void *bytes, size_t len)  <- any object with the buffer protocol (bytes,
  *                                    bytearray, memoryview...), held for the call
  *   mqs_bytes                        -> bytes, copied once (None for an index out of range)
- *   char *mqs_stats_json             -> str (the C text released with mq_free)
+ *   char *mqs_stats_json, mqs_peek_json, mqs_dead_list_json
+ *                                    -> str (the C text released with mq_free)
  *
  * The GIL: -threads releases it around every call; the pure accessors below (lease
  * fields, cancel flags, names) keep it, since they touch no server and take
@@ -202,7 +203,8 @@ static void mqs_py_set_error_factory(PyObject *factory) {
     Py_XDECREF(old);
 }
 
-/* mq_claim_wait_cancel with the GIL released (timeout_s 0 is a plain claim). With
+/* mq_claim_wait_cancel with the GIL released; timeout_s 0 with cancel NULL is a plain
+ * claim (mq_claim_batch, which keeps working after mq_queue_interrupt). With
  * watch_signals (the main thread, a waiting claim, `cancel` this call's own), signals
  * with a Python handler cancel the wait; their handlers then run here: an exception
  * they raise (KeyboardInterrupt) ends the call with a lease taken meanwhile given
@@ -225,7 +227,10 @@ static mq_lease *mqs_py_claim(mq_queue *queue, const char *worker_id, double vis
         }
     }
     Py_BEGIN_ALLOW_THREADS
-    mq_claim_wait_cancel(queue, worker_id, visibility_s, min_priority, max_events, timeout_s, cancel, &lease, err);
+    if (timeout_s == 0 && cancel == NULL)
+        mq_claim_batch(queue, worker_id, visibility_s, min_priority, max_events, &lease, err);
+    else
+        mq_claim_wait_cancel(queue, worker_id, visibility_s, min_priority, max_events, timeout_s, cancel, &lease, err);
     Py_END_ALLOW_THREADS
     if (chained) {
         int fired = mqs_py_sig_fired;

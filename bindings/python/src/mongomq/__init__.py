@@ -25,7 +25,8 @@ from ._errors import (
     LeaseLost,
 )
 from ._handles import BATCH_MAX, PRIORITY_MAX, PRIORITY_MIN, Batch, CancelToken, Client, Lease, Queue
-from ._stats import GroupStats, PriorityStats, Stats
+from ._stats import GroupStats, PriorityStats, RepairCounts, Stats
+from ._stored import StoredEvent
 from ._worker import Worker, backoff_delay
 
 __version__ = "0.3.0"
@@ -54,7 +55,9 @@ __all__ = [
     "PRIORITY_MIN",
     "PriorityStats",
     "Queue",
+    "RepairCounts",
     "Stats",
+    "StoredEvent",
     "Worker",
     "backoff_delay",
     "library_version",

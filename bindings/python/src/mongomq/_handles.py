@@ -14,11 +14,13 @@ import json
 import math
 import threading
 import time
-from typing import TYPE_CHECKING, Any, Callable, Dict, Iterable, Optional, Tuple, TypeVar, Union
+from typing import TYPE_CHECKING, Any, Callable, Dict, Iterable, List, Optional, Tuple, TypeVar, Union
 
 from . import _raw
 from ._errors import Cancelled, ClosedError, Interrupted, _from_c
-from ._stats import Stats
+from ._stats import RepairCounts, Stats
+from ._stored import StoredEvent
+from ._stored import _parse as _parse_stored
 
 if TYPE_CHECKING:
     from ._worker import Worker
@@ -91,6 +93,15 @@ def _seconds(name: str, value: Any) -> float:
             return value.total_seconds()
         raise TypeError("%s must be seconds as a float, not %s" % (name, type(value).__name__))
     return float(value)
+
+
+def _limit(value: Any) -> int:
+    _int("limit", value)
+    if value < 1:  # size_t in C: a negative one would not reach the library's check
+        raise _from_c(_raw.MQ_ERR_ARG, 0, "limit is %d; it must be at least 1" % value)
+    if value > _raw.MQ_BATCH_MAX:
+        raise _from_c(_raw.MQ_ERR_ARG, 0, "limit is %d; it must be at most %d" % (value, _raw.MQ_BATCH_MAX))
+    return int(value)
 
 
 def _check_seconds(name: str, value: float, zero_ok: bool) -> None:
@@ -278,6 +289,16 @@ class Client(_Handle):
         ptr = self._enter()
         try:
             return _raw.mqs_client_command_count(ptr)
+        finally:
+            self._leave()
+
+    @property
+    def write_concern_errors(self) -> int:
+        """Writes this client sent that the server applied but whose write concern it
+        could not confirm (they may be rolled back if the primary fails). Monotonic."""
+        ptr = self._enter()
+        try:
+            return _raw.mqs_client_write_concern_errors(ptr)
         finally:
             self._leave()
 
@@ -516,6 +537,44 @@ class Queue(_Handle):
         """Removes every dead letter; returns how many."""
         return self._call(_raw.mqs_dead_purge)
 
+    def dead_list(self, limit: int = 10) -> List[StoredEvent]:
+        """The dead letters, oldest seq first, up to limit (1..BATCH_MAX), with
+        attempts and dead_at. 1 server command."""
+        _limit(limit)
+        return _parse_stored(self._call(_raw.mqs_dead_list_json, limit))
+
+    # -- looking without claiming --
+
+    def peek(self, group: Optional[str] = None, limit: int = 10) -> List[StoredEvent]:
+        """Up to limit (1..BATCH_MAX) events, oldest first, of one group (None: of the
+        whole queue). Nothing is claimed or changed; 1 server command (for tooling,
+        not for every event)."""
+        if group is not None:
+            _text("group", group)
+            if group == "":  # the C shim would take "" for "the whole queue"
+                raise _from_c(_raw.MQ_ERR_ARG, 0, "group is empty (None is the whole queue)")
+        _limit(limit)
+        return _parse_stored(self._call(_raw.mqs_peek_json, group, limit))
+
+    # -- automatic repair --
+
+    def set_repair_interval(self, seconds: Seconds) -> None:
+        """A claim that finds nothing due runs repair() first when this many seconds
+        passed since this Queue object's last automatic repair (default 60; 0 turns it
+        off). The period starts at the first empty claim."""
+        value = _seconds("seconds", seconds)
+        _check_seconds("seconds", value, True)
+        self._call(_raw.mqs_queue_set_repair_interval, value)
+
+    def repair_counts(self) -> RepairCounts:
+        """RepairCounts(runs, fixed): the automatic repairs this Queue object ran, and
+        the locks they re-created."""
+        ptr = self._enter()
+        try:
+            return RepairCounts(_raw.mqs_queue_repair_runs(ptr), _raw.mqs_queue_repair_fixed(ptr))
+        finally:
+            self._leave()
+
     # -- admin --
 
     def stats(self) -> Stats:
@@ -539,7 +598,8 @@ class Queue(_Handle):
 
     def interrupt(self) -> None:
         """Ends every waiting claim on this queue with Interrupted, now and for good
-        (shutdown). Other calls keep working. Also safe from a signal handler."""
+        (shutdown). Other calls keep working, plain claims (wait=0, no cancel)
+        included. Also safe from a signal handler."""
         self._call(_raw.mqs_queue_interrupt)
 
     def now(self) -> float:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from typing import Any, Dict, Optional
+from typing import Any, Dict, NamedTuple, Optional
 
 
 @dataclass(frozen=True)
@@ -56,3 +56,12 @@ class Stats:
     def to_dict(self) -> Dict[str, Any]:
         """As the library's JSON object (priority keys as ints)."""
         return dataclasses.asdict(self)
+
+
+class RepairCounts(NamedTuple):
+    """Queue.repair_counts(): the automatic repairs of one Queue object."""
+
+    runs: int
+    """repairs run"""
+    fixed: int
+    """locks they re-created"""

@@ -1,0 +1,68 @@
+"""Queue.peek() and Queue.dead_list(): mq_peek_json / mq_dead_list_json parsed into
+StoredEvent values (fields as include/mongomq.h, "Looking without claiming")."""
+
+from __future__ import annotations
+
+import base64
+import json
+from dataclasses import dataclass
+from typing import Any, Dict, List, Optional
+
+
+@dataclass(frozen=True)
+class StoredEvent:
+    """One event as stored: nothing was claimed to read it. Times are epoch seconds
+    on the queue clock."""
+
+    seq: int
+    group: str
+    priority: int
+    """the group's priority when the event was published"""
+    attempts: Optional[int]
+    """deliveries recorded with the event (dead letters); None when none was"""
+    published_at: Optional[float]
+    not_before: Optional[float]
+    """None unless the event was scheduled"""
+    dead_at: Optional[float]
+    """dead letters only; None otherwise"""
+    event: bytes
+    """the published bytes (text events as their UTF-8 bytes)"""
+
+    @property
+    def text(self) -> str:
+        """The event decoded as UTF-8 (errors replaced)."""
+        return self.event.decode("utf-8", "replace")
+
+    @classmethod
+    def _from_json(cls, d: Dict[str, Any]) -> "StoredEvent":
+        ev = d.get("event")
+        if isinstance(ev, dict):
+            data = base64.b64decode(ev["base64"], validate=True)
+        elif isinstance(ev, str):
+            # surrogatepass: a text event is UTF-8 the library checked; keep it exact.
+            data = ev.encode("utf-8", "surrogatepass")
+        else:
+            data = b""
+
+        def num(key: str) -> Optional[float]:
+            v = d.get(key)
+            return None if v is None else float(v)
+
+        def count(key: str) -> Optional[int]:
+            v = d.get(key)
+            return None if v is None else int(v)
+
+        return cls(
+            seq=int(d["seq"]),
+            group=str(d.get("group", "")),
+            priority=int(d.get("priority", 0)),
+            attempts=count("attempts"),
+            published_at=num("published_at"),
+            not_before=num("not_before"),
+            dead_at=num("dead_at"),
+            event=data,
+        )
+
+
+def _parse(text: str) -> List[StoredEvent]:
+    return [StoredEvent._from_json(d) for d in json.loads(text)]
