@@ -66,7 +66,7 @@ module MongoMQ
   class ServerError < Error; end
 
   # The queue was interrupted (Queue#interrupt): every waiting claim ends, and later
-  # ones end at once.
+  # waiting ones end at once (a plain claim, without wait:, still works).
   class Interrupted < Error; end
 
   # A call on a closed client, queue, lease or batch.
