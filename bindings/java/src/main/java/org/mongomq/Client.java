@@ -62,6 +62,20 @@ public final class Client implements AutoCloseable {
         }
     }
 
+    /**
+     * Writes this client sent that the server applied but whose write concern it could
+     * not confirm (they may be rolled back if the primary fails before they replicate).
+     * Monotonic; 0 on a healthy deployment.
+     */
+    public long writeConcernErrors() {
+        long c = handle.acquire();
+        try {
+            return mongomq_raw.mqs_client_write_concern_errors(c);
+        } finally {
+            handle.release();
+        }
+    }
+
     /** The native library's version ("0.3.0"). */
     public static String libraryVersion() {
         return mongomq_raw.mqs_version();

@@ -6,7 +6,8 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * A small JSON reader for the one JSON text the library returns (mq_stats_json): objects
+ * A small JSON reader for the JSON texts the library returns (mq_stats_json,
+ * mq_peek_json, mq_dead_list_json): objects
  * become Map, arrays List, integers Long, other numbers Double, plus String, Boolean and
  * null. Written here rather than taken from Jackson so that the jar needs nothing else
  * on the classpath. Strict: anything that is not JSON is an IllegalStateException.

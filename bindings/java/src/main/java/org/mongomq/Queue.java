@@ -4,6 +4,7 @@ import java.lang.ref.Cleaner;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.List;
 import java.util.Optional;
 import org.mongomq.internal.mongomq_raw;
 
@@ -251,8 +252,9 @@ public final class Queue implements AutoCloseable {
     // ---- waiting, time ---------------------------------------------------------------
 
     /**
-     * Ends every waiting claim on this queue with {@link QueueInterruptedException}, and
-     * every later one at once: for shutdown. Other calls keep working.
+     * Ends every waiting claim ({@link #claimWait}) on this queue with
+     * {@link QueueInterruptedException}, and every later one at once: for shutdown. A
+     * plain {@link #claim} (no wait) and the other calls keep working.
      */
     public void interrupt() {
         long q = acquire();
@@ -349,6 +351,69 @@ public final class Queue implements AutoCloseable {
         long q = acquire();
         try {
             return mongomq_raw.mqs_repair(q);
+        } finally {
+            release();
+        }
+    }
+
+    /** How often this Queue object's claims repaired by themselves ({@link #setRepairInterval}). */
+    public record RepairCounts(long runs, long fixed) {}
+
+    /**
+     * The automatic repair: a claim that finds nothing due runs {@link #repair()} first
+     * when {@code interval} has passed since this Queue object's last automatic repair
+     * (the period starts at its first empty claim), and claims again if that made a
+     * group claimable. Default 60 s; zero turns it off. Per Queue object.
+     */
+    public void setRepairInterval(Duration interval) {
+        double s = Native.nonNegative("interval", interval);
+        long q = acquire();
+        try {
+            mongomq_raw.mqs_queue_set_repair_interval(q, s);
+        } finally {
+            release();
+        }
+    }
+
+    /** The automatic repairs this Queue object ran, and the locks they re-created. */
+    public RepairCounts repairCounts() {
+        long q = acquire();
+        try {
+            return new RepairCounts(mongomq_raw.mqs_queue_repair_runs(q), mongomq_raw.mqs_queue_repair_fixed(q));
+        } finally {
+            release();
+        }
+    }
+
+    /**
+     * Up to {@code maxEvents} (1..10000) events of the whole queue, oldest (lowest seq)
+     * first, without claiming or changing anything (1 server command; for tooling).
+     */
+    public List<StoredEvent> peek(int maxEvents) {
+        return peek(null, maxEvents);
+    }
+
+    /** As {@link #peek(int)}, for one group ({@code groupId} null: the whole queue). */
+    public List<StoredEvent> peek(String groupId, int maxEvents) {
+        if (groupId != null) Native.group(groupId);
+        Native.maxEvents(maxEvents);
+        long q = acquire();
+        try {
+            return StoredEvent.parseList(mongomq_raw.mqs_peek_json(q, groupId, maxEvents));
+        } finally {
+            release();
+        }
+    }
+
+    /**
+     * Up to {@code maxEvents} (1..10000) dead letters, oldest seq first, with their
+     * attempts and {@code deadAt} (1 server command).
+     */
+    public List<StoredEvent> deadList(int maxEvents) {
+        Native.maxEvents(maxEvents);
+        long q = acquire();
+        try {
+            return StoredEvent.parseList(mongomq_raw.mqs_dead_list_json(q, maxEvents));
         } finally {
             release();
         }

@@ -312,6 +312,129 @@ class ContractTest extends QueueTestBase {
     }
 
     @Test
+    void repairAutomatic() throws InterruptedException {
+        badArg("interval", () -> queue.setRepairInterval(Duration.ofSeconds(-1)));
+        badArg("interval", () -> queue.setRepairInterval(null));
+        assertEquals(new Queue.RepairCounts(0, 0), queue.repairCounts());
+        queue.setRepairInterval(Duration.ofMillis(200));
+        queue.publish("g", b("orphan"), 0);
+        try (MongoClient raw = MongoClients.create(uri())) {
+            assertEquals(1, raw.getDatabase(db).getCollection("q_locks").deleteMany(new Document()).getDeletedCount());
+        }
+        // The first empty claim starts the period; a claim after it repairs and claims.
+        Lease got = null;
+        long end = System.nanoTime() + 10_000_000_000L;
+        while (got == null && System.nanoTime() < end) {
+            got = queue.claim(VIS, 0).orElse(null);
+            if (got == null) Thread.sleep(100);
+        }
+        assertNotNull(got, "a claim repaired the orphan by itself");
+        assertEquals("orphan", s(got.event()));
+        queue.ack(got);
+        Queue.RepairCounts rc = queue.repairCounts();
+        assertTrue(rc.runs() >= 1, "runs: " + rc);
+        assertEquals(1, rc.fixed(), "one lock re-created: " + rc);
+
+        // Zero turns it off: an orphan stays invisible.
+        queue.setRepairInterval(Duration.ZERO);
+        long runs = queue.repairCounts().runs();
+        queue.publish("h", b("orphan 2"), 0);
+        try (MongoClient raw = MongoClients.create(uri())) {
+            assertEquals(1, raw.getDatabase(db).getCollection("q_locks").deleteMany(new Document()).getDeletedCount());
+        }
+        for (int i = 0; i < 4; i++) {
+            assertFalse(queue.claim(VIS, 0).isPresent(), "no automatic repair when it is off");
+            Thread.sleep(100);
+        }
+        assertEquals(new Queue.RepairCounts(runs, 1), queue.repairCounts());
+        assertEquals(1, queue.repair());
+    }
+
+    @Test
+    void peek() {
+        long a1 = queue.publish("A", b("a1"), 2);
+        byte[] bin = {0, (byte) 0xff, 1, (byte) 0xfe, 0};
+        long a2 = queue.publish("A", bin, 0);
+        Instant later = queue.now().plusSeconds(3600);
+        long s1 = queue.publishAt("S", b("scheduled \u00e9"), 1, later);
+        long e1 = queue.publish("E", new byte[0], 0);
+
+        List<StoredEvent> all = queue.peek(10);
+        assertEquals(List.of(a1, a2, s1, e1), all.stream().map(StoredEvent::seq).toList());
+        StoredEvent first = all.get(0);
+        assertEquals("A", first.group());
+        assertEquals(2, first.priority());
+        assertEquals(0, first.attempts());
+        assertEquals("a1", s(first.event()));
+        assertNotNull(first.publishedAt());
+        assertTrue(Math.abs(Duration.between(first.publishedAt(), queue.now()).toSeconds()) < 60, "published on the queue clock");
+        assertTrue(first.notBefore().isEmpty());
+        assertTrue(first.deadAt().isEmpty());
+        assertArrayEquals(bin, all.get(1).event(), "binary bytes (NUL, 0xff) come back exactly");
+        assertEquals("scheduled \u00e9", s(all.get(2).event()), "non-ASCII text comes back as its UTF-8");
+        assertEquals(1, all.get(2).priority());
+        assertTrue(all.get(2).notBefore().isPresent(), "a scheduled event has notBefore");
+        assertTrue(Math.abs(Duration.between(all.get(2).notBefore().get(), later).toMillis()) < 5);
+        assertArrayEquals(new byte[0], all.get(3).event(), "an empty event");
+
+        // One group, the limit, nothing claimed.
+        assertEquals(List.of(a1, a2), queue.peek("A", 10).stream().map(StoredEvent::seq).toList());
+        assertEquals(List.of(a1), queue.peek("A", 1).stream().map(StoredEvent::seq).toList());
+        assertEquals(2, queue.peek(2).size());
+        assertTrue(queue.peek("nobody", 5).isEmpty());
+        Lease l = must(queue.claim(VIS, 0));
+        assertEquals(a1, l.seq(), "peek claimed nothing");
+        queue.nack(l);
+        StoredEvent head = queue.peek("A", 1).get(0);
+        assertEquals(a1, head.seq(), "the nacked head is still the head");
+        assertEquals(0, head.attempts(), "a live event's deliveries are counted on its group's lock");
+        assertEquals(4, queue.stats().messages());
+
+        // A copy: changing the returned array changes nothing.
+        byte[] ev = first.event();
+        ev[0] = 'X';
+        assertEquals("a1", s(first.event()));
+
+        badArg("maxEvents", () -> queue.peek(0));
+        badArg("maxEvents", () -> queue.peek("A", 10001));
+        badArg("groupId", () -> queue.peek("", 5));
+    }
+
+    @Test
+    void deadList() {
+        queue.setMaxAttempts(1);
+        long seq = queue.publish("g", new byte[] {1, 0, 2}, 3);
+        queue.publish("g", b("next"), 3);
+        queue.nack(must(queue.claim(VIS, 0)));
+        Lease next = must(queue.claim(VIS, 0)); // the head goes to the dead letters, "next" is claimed
+        assertEquals("next", s(next.event()));
+        queue.ack(next);
+        List<StoredEvent> dead = queue.deadList(10);
+        assertEquals(1, dead.size());
+        StoredEvent d = dead.get(0);
+        assertEquals(seq, d.seq());
+        assertEquals("g", d.group());
+        assertEquals(3, d.priority());
+        assertEquals(1, d.attempts());
+        assertArrayEquals(new byte[] {1, 0, 2}, d.event());
+        assertTrue(d.deadAt().isPresent(), "a dead letter has deadAt");
+        assertFalse(d.deadAt().get().isBefore(d.publishedAt()), d.toString());
+        assertEquals(1, queue.deadCount(), "listing changes nothing");
+        queue.deadPurge();
+        assertTrue(queue.deadList(10).isEmpty());
+        badArg("maxEvents", () -> queue.deadList(0));
+    }
+
+    @Test
+    void writeConcernErrors() {
+        queue.publish("g", b("x"), 0);
+        queue.ack(must(queue.claim(VIS, 0)));
+        // The test server confirms every write: none unconfirmed.
+        assertEquals(0, client.writeConcernErrors());
+        assertTrue(client.commandCount() > 0);
+    }
+
+    @Test
     void purgeGroup() {
         queue.publish("g", b("1"), 0);
         queue.publish("g", b("2"), 0);
@@ -441,12 +564,22 @@ class ContractTest extends QueueTestBase {
             long t1 = System.nanoTime();
             assertThrows(QueueInterruptedException.class, () -> queue.claimWait(VIS, 0, Duration.ofSeconds(30)));
             assertTrue((System.nanoTime() - t1) / 1e9 < 5, "a later wait ends at once");
+            // A zero timeout is still a waiting claim: interrupted too.
+            assertThrows(QueueInterruptedException.class, () -> queue.claimWait(VIS, 0, Duration.ZERO));
             long seq = queue.publish("g", b("still works"), 0);
             assertTrue(seq > 0);
             assertEquals(1, queue.stats().messages(), "publish still works");
+            // A plain claim (no wait) through the interrupted Queue still works, and so do ack ...
+            Lease l = must(queue.claim(VIS, 0));
+            assertEquals("still works", s(l.event()));
+            queue.ack(l);
+            assertFalse(queue.claim(VIS, 0).isPresent(), "a plain claim on an empty queue is empty, not interrupted");
+            // ... while waiting claims stay interrupted.
+            assertThrows(QueueInterruptedException.class, () -> queue.claimWait(VIS, 0, Duration.ofSeconds(30)));
             // Another Queue object on the same collections is not interrupted.
+            queue.publish("g", b("fresh"), 0);
             try (Queue fresh = sameQueue(client)) {
-                assertEquals("still works", s(must(fresh.claimWait(VIS, 0, Duration.ofSeconds(5))).event()));
+                assertEquals("fresh", s(must(fresh.claimWait(VIS, 0, Duration.ofSeconds(5))).event()));
             }
         } finally {
             ex.shutdownNow();

@@ -59,6 +59,10 @@ class SafetyTest extends QueueTestBase {
         closedError("queue", q2::now);
         closedError("queue", () -> q2.purgeGroup("g"));
         closedError("queue", () -> q2.setMaxAttempts(1));
+        closedError("queue", () -> q2.peek(1));
+        closedError("queue", () -> q2.deadList(1));
+        closedError("queue", () -> q2.setRepairInterval(VIS));
+        closedError("queue", q2::repairCounts);
         try (Batch batch = new Batch().add("g", b("x"))) {
             closedError("queue", () -> q2.publish(batch));
         }
@@ -68,6 +72,7 @@ class SafetyTest extends QueueTestBase {
 
         c2.close();
         closedError("client", () -> c2.queue(db, "q"));
+        closedError("client", c2::writeConcernErrors);
         closedError("client", c2::commandCount);
 
         Batch batch = new Batch();
