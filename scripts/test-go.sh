@@ -34,20 +34,9 @@ PREFIX="$(bash "$ROOT/scripts/stage.sh")"
 export PKG_CONFIG_PATH="$PREFIX/lib/pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}"
 export LD_LIBRARY_PATH="$PREFIX/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 
-TMP="$(mktemp -d)"
-started_server=0
-cleanup() {
-    rm -rf "$TMP"
-    if [[ $started_server == 1 ]]; then bash "$ROOT/scripts/test-server.sh" stop || true; fi
-}
-trap cleanup EXIT
-if [[ -z "${MONGOMQ_TEST_URI:-}" ]]; then
-    export MONGOMQ_STATE_DIR="${MONGOMQ_STATE_DIR:-$ROOT/build/test-server-go}"
-    MONGOMQ_TEST_URI="$(bash "$ROOT/scripts/test-server.sh" start --oplog)"
-    started_server=1
-fi
-export MONGOMQ_TEST_URI
-echo "test-go: server $MONGOMQ_TEST_URI"
+NAME=go
+# shellcheck source=scripts/with-server.sh
+source "$ROOT/scripts/with-server.sh"
 
 echo "== go: regenerate internal/raw with the pinned SWIG and compare =="
 # The command is the package's //go:generate line, with the output sent to $TMP.

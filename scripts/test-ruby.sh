@@ -40,20 +40,9 @@ echo "test-ruby: $(ruby -v)"
 PREFIX="$(bash "$ROOT/scripts/stage.sh")"
 export PKG_CONFIG_PATH="$PREFIX/lib/pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}"
 
-TMP="$(mktemp -d)"
-started_server=0
-cleanup() {
-    rm -rf "$TMP"
-    if [[ $started_server == 1 ]]; then bash "$ROOT/scripts/test-server.sh" stop || true; fi
-}
-trap cleanup EXIT
-if [[ -z "${MONGOMQ_TEST_URI:-}" ]]; then
-    export MONGOMQ_STATE_DIR="${MONGOMQ_STATE_DIR:-$ROOT/build/test-server-ruby}"
-    MONGOMQ_TEST_URI="$(bash "$ROOT/scripts/test-server.sh" start --oplog)"
-    started_server=1
-fi
-export MONGOMQ_TEST_URI
-echo "test-ruby: server $MONGOMQ_TEST_URI"
+NAME=ruby
+# shellcheck source=scripts/with-server.sh
+source "$ROOT/scripts/with-server.sh"
 
 echo "== ruby: regenerate the SWIG wrapper with the pinned SWIG and compare =="
 bash "$RBDIR/generate.sh" --check

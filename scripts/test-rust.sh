@@ -66,20 +66,9 @@ export CARGO_TERM_COLOR=never
 # At most 2 jobs: the machine is shared.
 export CARGO_BUILD_JOBS="${MONGOMQ_JOBS:-2}"
 
-TMP="$(mktemp -d)"
-started_server=0
-cleanup() {
-    rm -rf "$TMP"
-    if [[ $started_server == 1 ]]; then bash "$ROOT/scripts/test-server.sh" stop || true; fi
-}
-trap cleanup EXIT
-if [[ -z "${MONGOMQ_TEST_URI:-}" ]]; then
-    export MONGOMQ_STATE_DIR="${MONGOMQ_STATE_DIR:-$ROOT/build/test-server-rust}"
-    MONGOMQ_TEST_URI="$(bash "$ROOT/scripts/test-server.sh" start --oplog)"
-    started_server=1
-fi
-export MONGOMQ_TEST_URI
-echo "test-rust: server $MONGOMQ_TEST_URI"
+NAME=rust
+# shellcheck source=scripts/with-server.sh
+source "$ROOT/scripts/with-server.sh"
 
 cd "$RUSTDIR"
 echo "== rust: rustfmt, clippy =="
