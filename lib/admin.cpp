@@ -3,6 +3,7 @@
 // arguments before anything is sent, then runs the named commands of store.hpp.
 #include <jansson.h>
 
+#include <cmath>
 #include <cstdint>
 #include <cstdlib>
 #include <memory>
@@ -18,6 +19,7 @@
 #include "mongomq.h"
 #include "queue.hpp"
 #include "store.hpp"
+#include "read.hpp"
 #include "validate.hpp"
 
 using mongomq::fail_arg;
@@ -137,7 +139,7 @@ MessageStats message_stats(const Conn &c) {
         s.any = true;
         s.oldest_id = id;
         s.oldest_has_published_at = bson_iter_init_find(&it, doc.get(), "first_published_at") &&
-                                    BSON_ITER_HOLDS_NUMBER(&it);
+                                    BSON_ITER_HOLDS_NUMBER(&it) && std::isfinite(bson_iter_as_double(&it));
         s.oldest_published_at = s.oldest_has_published_at ? bson_iter_as_double(&it) : 0;
     }
     return s;
@@ -312,6 +314,10 @@ void drop_queue(mq_queue *q) {
 }
 
 }  // namespace
+
+// lib/read.hpp: the readers above, for the fuzzers.
+int64_t read_int_or(const bson_t *doc, const char *field, int64_t fallback) { return int_or(doc, field, fallback); }
+int read_priority_of(const bson_t *doc, const char *field) { return priority_of(doc, field); }
 }  // namespace mongomq
 
 extern "C" {

@@ -4,6 +4,7 @@
 // every event.
 #include <jansson.h>
 
+#include <cmath>
 #include <cstdint>
 #include <cstdlib>
 #include <memory>
@@ -16,6 +17,7 @@
 #include "handles.hpp"
 #include "mongomq.h"
 #include "store.hpp"
+#include "read.hpp"
 #include "validate.hpp"
 
 namespace mongomq {
@@ -62,14 +64,17 @@ Json event_json(const bson_t *doc) {
     if (bson_iter_init_find(&it, doc, "group_id") && BSON_ITER_HOLDS_UTF8(&it)) {
         uint32_t len;
         const char *g = bson_iter_utf8(&it, &len);
-        put(o.get(), "group", json_stringn(g, len));
+        json_t *gs = json_stringn(g, len);  // NULL for invalid UTF-8: left out
+        if (gs != nullptr) put(o.get(), "group", gs);
     }
     for (const char *field : {"priority", "attempts"}) {
         if (bson_iter_init_find(&it, doc, field) && BSON_ITER_HOLDS_NUMBER(&it))
             put(o.get(), field, json_integer(bson_iter_as_int64(&it)));
     }
     for (const char *field : {"published_at", "not_before", "dead_at"}) {
-        if (bson_iter_init_find(&it, doc, field) && BSON_ITER_HOLDS_NUMBER(&it))
+        // NaN and infinities (JSON has none; json_real refuses them) are left out
+        if (bson_iter_init_find(&it, doc, field) && BSON_ITER_HOLDS_NUMBER(&it) &&
+            std::isfinite(bson_iter_as_double(&it)))
             put(o.get(), field, json_real(bson_iter_as_double(&it)));
     }
     if (bson_iter_init_find(&it, doc, "event")) {
@@ -116,6 +121,9 @@ void check_max(const char *fn, size_t max_events) {
 }
 
 }  // namespace
+
+// lib/read.hpp: peek's JSON of one event, for the fuzzers.
+json_t *read_event_json(const bson_t *doc) { return event_json(doc).release(); }
 }  // namespace mongomq
 
 using mongomq::fail_arg;
