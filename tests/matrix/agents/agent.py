@@ -5,7 +5,7 @@ import sys
 import time
 
 HAREL = "--harel" in sys.argv
-URI = sys.argv[1]
+URI = sys.argv[-1]
 queues = {}
 held = None
 

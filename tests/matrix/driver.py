@@ -1,0 +1,353 @@
+#!/usr/bin/env python3
+"""The matrix: C, Go, Java, Ruby, Rust, Python and harel on one queue, one server.
+
+    driver.py --uri URI --agent NAME=COMMAND ... [--agent harel=COMMAND]
+
+Each agent (agents/) is a program of one language that speaks the line protocol of
+README.md on stdin/stdout; COMMAND is how to start it (the URI is appended). The
+agent named "harel" is harel's MongoTransport (no attempts, no scheduled events, no
+lease-lost report, text events that parse as a harel Event only). Three parts:
+
+  1. fixed set: every agent publishes the same events (text, binary with NUL bytes,
+     empty, 1 MiB, non-ASCII group ids, priorities 0..4, one scheduled a second
+     ahead) into a queue of its own for each other agent, which claims and acks
+     them: seqs, groups, bytes (length + FNV-1a 64), order and attempts must be
+     those published, and the same for every pair;
+  2. shared backlog: the agents publish 700 events over 35 groups (5 groups each),
+     then all of them drain the one queue at once: every event acked exactly once,
+     each group in publish order, no two leases of a group overlapping in time;
+  3. lease expiry: in a ring of the agents with leases (all but harel), each holds
+     a lease of 1 s and lets it run out; the next one claims the event (attempts
+     + 1, same seq and bytes) and acks it; the first one's ack is lease-lost.
+
+Runs in a venv with harel and pymongo (scripts/interop-venv.sh): it makes harel's
+events and drops the test database at the end. Last line: "matrix: N passed, M failed".
+"""
+import argparse
+import os
+import queue
+import shlex
+import subprocess
+import sys
+import threading
+import time
+import uuid
+
+import pymongo
+from harel.spec.states import Event
+
+REPLY_TIMEOUT = 90.0
+passed = 0
+failed = 0
+
+
+def check(name, ok, detail=""):
+    global passed, failed
+    if ok:
+        passed += 1
+        print(f"  ok    {name}")
+    else:
+        failed += 1
+        print(f"  FAIL  {name}" + (f": {detail}" if detail else ""))
+    sys.stdout.flush()
+    return ok
+
+
+def fnv(data: bytes) -> str:
+    h = 0xCBF29CE484222325
+    for b in data:
+        h = ((h ^ b) * 0x100000001B3) & 0xFFFFFFFFFFFFFFFF
+    return "%016x" % h
+
+
+class Agent:
+    def __init__(self, name, command, uri):
+        self.name = name
+        self.proc = subprocess.Popen(shlex.split(command) + [uri], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                     text=True, encoding="ascii", bufsize=1)
+        self.replies = queue.Queue()
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self):
+        for line in self.proc.stdout:
+            self.replies.put(line.rstrip("\n"))
+        self.replies.put(None)
+
+    def send(self, line):
+        self.proc.stdin.write(line + "\n")
+        self.proc.stdin.flush()
+
+    def recv(self):
+        try:
+            reply = self.replies.get(timeout=REPLY_TIMEOUT)
+        except queue.Empty:
+            reply = None
+        if reply is None:
+            raise RuntimeError(f"agent {self.name}: no reply (exit status {self.proc.poll()})")
+        return reply
+
+    def close(self):
+        try:
+            self.send("quit")
+            self.proc.stdin.close()
+            self.proc.wait(timeout=30)
+        except Exception:
+            self.proc.kill()
+
+
+def fields(reply, agent, what):
+    """'ok a b c' -> ['a', 'b', 'c']; an 'err' reply is a failed check (and [])."""
+    if not reply.startswith("ok"):
+        check(f"{what}: {agent} answers", False, reply[:300])
+        return None
+    return reply.split()[1:]
+
+
+def claim_records(words):
+    out = []
+    for w in words:
+        seq, group, attempts, length, h, t = w.split(",")
+        out.append((int(seq), bytes.fromhex(group).decode("utf-8"), int(attempts), int(length), h, float(t)))
+    return out
+
+
+def hx(s):
+    return s.encode("utf-8").hex()
+
+
+def harel_text(kind, **data):
+    return Event(kind=kind, data=data).model_dump_json().encode("utf-8")
+
+
+# ---- part 1 ---------------------------------------------------------------------------
+
+
+def fixed_set():
+    """(group, priority, delay_s, spec, harel_can_read, bytes)."""
+    text = "héllo ✓ 日本語 🎉"
+    t = [harel_text(f"matrix-{i}", i=i, text=text) for i in range(6)]
+    binary = b"\x00\x01\xfe\xff\x00nul\x00"
+    tail = b"tail \xc3 not utf-8"
+    big = bytes(i % 251 for i in range(1 << 20))
+    rows = [
+        ("text-a", 0, 0, t[0].hex(), True, t[0]),
+        ("grüppe-日本-🎉", 3, 0, t[1].hex(), True, t[1]),
+        ("bin-ü", 1, 0, binary.hex(), False, binary),
+        ("text-a", 0, 0, "-", False, b""),
+        ("big", 2, 0, "big:%d" % len(big), False, big),
+        ("text-a", 0, 0, t[2].hex(), True, t[2]),
+        ("grüppe-日本-🎉", 0, 0, t[3].hex(), True, t[3]),
+        ("prio-4-жж", 4, 0, t[4].hex(), True, t[4]),
+        ("sched-⏰", 1, 1.0, t[5].hex(), False, t[5]),
+        ("bin-ü", 1, 0, tail.hex(), False, tail),
+    ]
+    return rows
+
+
+def part1(agents, db):
+    print("== 1. every agent publishes the fixed set, every other one claims it ==")
+    rows = fixed_set()
+    names = list(agents)
+    pub = {}  # (P, C) -> (rows published, [(seq, at)])
+    for p in names:
+        for c in names:
+            if p == c:
+                continue
+            sub = [r for r in rows if r[4]] if "harel" in (p, c) else rows
+            for g, prio, delay, spec, _, _ in sub:
+                agents[p].send(f"publish {db} m1_{p}_{c}_transport {hx(g)} {prio} {delay} {spec}")
+            pub[p, c] = (sub, None)
+    for (p, c), (sub, _) in pub.items():
+        res = []
+        for _ in sub:
+            w = fields(agents[p].recv(), p, f"publish {p}->{c}")
+            res.append((int(w[0]), float(w[1])) if w else (0, 0.0))
+        pub[p, c] = (sub, res)
+        if p != "harel":
+            check(f"{p} publishes for {c}: seqs 1..{len(sub)}", [s for s, _ in res] == list(range(1, len(sub) + 1)),
+                  str([s for s, _ in res]))
+
+    for c in names:
+        for p in names:
+            if p != c:
+                agents[c].send(f"claim {db} m1_{p}_{c}_transport {len(pub[p, c][0])} 5 30")
+    got = {}
+    for c in names:
+        for p in names:
+            if p != c:
+                w = fields(agents[c].recv(), c, f"claim {p}->{c}")
+                got[p, c] = claim_records(w) if w is not None else []
+
+    reference = {}  # the order of the first pair with each set, to compare the others with
+    for (p, c), (sub, res) in pub.items():
+        recs = got[p, c]
+        pair = f"{p} -> {c}"
+        want_by_group = {}
+        for i, (g, _, _, _, _, data) in enumerate(sub):
+            want_by_group.setdefault(g, []).append((i + 1, len(data), fnv(data)))
+        got_by_group = {}
+        for seq, g, att, length, h, _ in recs:
+            got_by_group.setdefault(g, []).append((seq, length, h))
+        check(f"{pair}: {len(sub)} events claimed", len(recs) == len(sub), f"got {len(recs)}")
+        check(f"{pair}: groups, seqs, bytes and FIFO order as published", got_by_group == want_by_group,
+              f"got {got_by_group if len(str(got_by_group)) < 400 else '...'}")
+        if c != "harel":
+            check(f"{pair}: attempts 1 on every first delivery", all(r[2] == 1 for r in recs),
+                  str([r[2] for r in recs]))
+        for i, (g, _, delay, _, _, _) in enumerate(sub):
+            if delay > 0:
+                at = res[i][1]
+                t = [r[5] for r in recs if r[1] == g]
+                check(f"{pair}: the scheduled event comes no earlier than its time",
+                      len(t) == 1 and t[0] >= at - 0.005, f"claimed at {t}, not before {at:.6f}")
+        order = [(r[0], r[1]) for r in recs if not r[1].startswith("sched-")]
+        key = len(sub)
+        if key not in reference:
+            reference[key] = (pair, order)
+        else:
+            check(f"{pair}: the claim order across groups is {reference[key][0]}'s",
+                  order == reference[key][1], f"{order} vs {reference[key][1]}")
+
+
+# ---- part 2 ---------------------------------------------------------------------------
+
+
+def part2(agents, db, groups=35, per_group=20):
+    print(f"== 2. every agent drains one shared backlog ({groups * per_group} events, {groups} groups) at once ==")
+    names = list(agents)
+    prefix = "m2_transport"
+    published = {}  # group -> [(fnv, seq or 0)]
+    owner = {}
+    plan = {n: [] for n in names}
+    for gi in range(groups):
+        g = f"d{gi:02d}-ü"
+        owner[g] = names[gi % len(names)]
+        published[g] = []
+    for k in range(per_group):  # interleaved: the groups' seqs mix
+        for g in published:
+            data = harel_text("drain", group=g, n=k)
+            plan[owner[g]].append((g, data))
+    for n in names:
+        for g, data in plan[n]:
+            agents[n].send(f"publish {db} {prefix} {hx(g)} {int(g[1:3]) % 5} 0 {data.hex()}")
+    for n in names:
+        for g, data in plan[n]:
+            w = fields(agents[n].recv(), n, "drain backlog publish")
+            published[g].append((fnv(data), int(w[0]) if w else -1))
+    t0 = time.monotonic()
+    for n in names:
+        agents[n].send(f"drain {db} {prefix} 2 30 2")
+    recs = []
+    per_agent = {}
+    for n in names:
+        w = fields(agents[n].recv(), n, "drain")
+        per_agent[n] = 0
+        for item in w or []:
+            seq, g, t1, t2, h = item.split(",")
+            recs.append((n, int(seq), bytes.fromhex(g).decode("utf-8"), float(t1), float(t2), h))
+            per_agent[n] += 1
+    print(f"  drained in {time.monotonic() - t0:.1f} s: " + ", ".join(f"{n} {c}" for n, c in per_agent.items()))
+    total = groups * per_group
+    check(f"{total} events acked in all", len(recs) == total, f"got {len(recs)}")
+    acked = {}
+    for r in recs:
+        acked[r[2], r[5]] = acked.get((r[2], r[5]), 0) + 1
+    want = {(g, h): 1 for g, evs in published.items() for h, _ in evs}
+    check("every event acked exactly once", acked == want,
+          f"{sum(1 for k in want if k not in acked)} missing, {sum(1 for v in acked.values() if v > 1)} twice")
+    check("every agent drained some of the backlog", all(c > 0 for c in per_agent.values()), str(per_agent))
+    fifo_bad, overlap_bad = [], []
+    for g, evs in published.items():
+        mine = sorted((r for r in recs if r[2] == g), key=lambda r: r[3])
+        if [r[5] for r in mine] != [h for h, _ in evs]:
+            fifo_bad.append(g)
+        elif any(s and s != r[1] for (_, s), r in zip(evs, mine)):
+            fifo_bad.append(g + " (seqs)")
+        for a, b in zip(mine, mine[1:]):
+            # [claim returned, ack sent] lies inside the real hold: these must not meet.
+            if b[3] < a[4]:
+                overlap_bad.append(f"{g}: {a[0]} seq {a[1]} [{a[3]:.6f}, {a[4]:.6f}] and {b[0]} seq {b[1]} at {b[3]:.6f}")
+    check("each group in publish order (seqs and bytes)", not fifo_bad, ", ".join(fifo_bad[:5]))
+    check("no group held by two agents at once (lease intervals per group)", not overlap_bad,
+          "; ".join(overlap_bad[:3]))
+    handoffs = sum(1 for g in published for a, b in zip(*(lambda m: (m, m[1:]))(
+        sorted((r for r in recs if r[2] == g), key=lambda r: r[3]))) if a[0] != b[0])
+    print(f"  {handoffs} hand-offs of a group from one language to another")
+
+
+# ---- part 3 ---------------------------------------------------------------------------
+
+
+def part3(agents, db):
+    names = [n for n in agents if n != "harel"]
+    print("== 3. a lease left to expire in one language is redelivered to the next one ==")
+    ring = list(zip(names, names[1:] + names[:1]))
+    data = "expire-me-ü ✓".encode("utf-8")
+    for a, _ in ring:
+        agents[a].send(f"publish {db} m3_{a} {hx('exp-ü')} 2 0 {data.hex()}")
+    seqs = {a: fields(agents[a].recv(), a, "expiry publish") for a, _ in ring}
+    for a, _ in ring:
+        agents[a].send(f"hold {db} m3_{a} 5 1")
+    first = {}
+    for a, _ in ring:
+        w = fields(agents[a].recv(), a, "hold")
+        first[a] = claim_records(w)[0] if w and w[0] != "none" else None
+    for a, b in ring:
+        agents[b].send(f"claim {db} m3_{a} 1 6 30")
+    second = {}
+    for a, b in ring:
+        w = fields(agents[b].recv(), b, "claim after expiry")
+        second[a] = claim_records(w) if w else []
+    for a, _ in ring:
+        agents[a].send("ack_held")
+    late = {a: agents[a].recv() for a, _ in ring}
+    for a, b in ring:
+        f, s = first[a], second[a]
+        ok = f is not None and len(s) == 1
+        check(f"{a} holds, {b} gets the event after expiry", ok, f"first {f}, second {s}")
+        if not ok:
+            continue
+        s = s[0]
+        check(f"{a} -> {b}: same seq, group and bytes; attempts {f[2]} -> {s[2]}",
+              f[2] == 1 and s[2] == 2 and s[:2] == f[:2] and s[3:5] == f[3:5] == (len(data), fnv(data))
+              and seqs[a] and int(seqs[a][0]) == f[0], f"{f} vs {s}")
+        check(f"{a}'s late ack is lease-lost", late[a] == "ok lease_lost", late[a])
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--uri", default=os.environ.get("MONGOMQ_TEST_URI"))
+    ap.add_argument("--agent", action="append", default=[], help="NAME=COMMAND")
+    args = ap.parse_args()
+    db = "mqt_matrix_" + uuid.uuid4().hex[:8]
+    agents = {}
+    t0 = time.monotonic()
+    try:
+        for spec in args.agent:
+            name, cmd = spec.split("=", 1)
+            agents[name] = Agent(name, cmd, args.uri)
+        print(f"matrix: agents {', '.join(agents)} on {args.uri}, database {db}")
+        for part in (part1, part2, part3):
+            t = time.monotonic()
+            try:
+                part(agents, db)
+            except Exception as e:  # an agent died or hung: the part fails, the rest goes on
+                check(f"{part.__name__} ran to its end", False, f"{type(e).__name__}: {e}")
+            print(f"  ({time.monotonic() - t:.1f} s)")
+        mongo = pymongo.MongoClient(args.uri)
+        left = {c: mongo[db][c].count_documents({}) for c in mongo[db].list_collection_names()
+                if c.endswith("_messages") or c.endswith("_locks")}
+        check("every queue is empty at the end (messages and locks)", not any(left.values()),
+              str({c: n for c, n in left.items() if n}))
+        if failed == 0:
+            mongo.drop_database(db)
+    finally:
+        for a in agents.values():
+            a.close()
+    print(f"matrix: {time.monotonic() - t0:.1f} s")
+    print(f"matrix: {passed} passed, {failed} failed")
+    return 0 if failed == 0 and passed > 0 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
