@@ -72,6 +72,7 @@ typedef struct {
     int wait;
     int json;
     long waiters; /* --waiters N: the wake-up measurement instead of the modes */
+    double soak;  /* --soak MINUTES: publish/claim/ack for that long, a line a minute */
 } bench_opts;
 
 typedef struct {
@@ -625,6 +626,7 @@ static void usage(FILE *f)
             "usage: bench [--uri URI] [--events N] [--groups G] [--workers W]\n"
             "             [--visibility S] [--batch B] [--wait] [--json]\n"
             "       bench [--uri URI] --waiters N [--events E] [--json]\n"
+            "       bench [--uri URI] --soak MINUTES [--groups G]\n"
             "  --uri URI        MongoDB URI (default: env MONGOMQ_URI)\n"
             "  --events N       events to publish and drain per mode (default 2000)\n"
             "  --groups G       groups, events spread round-robin (default 50)\n"
@@ -636,6 +638,8 @@ static void usage(FILE *f)
             "                   sleeping after MQ_EMPTY\n"
             "  --waiters N      measure wake-ups per event: N threads wait on one queue,\n"
             "                   E events are published one at a time (use --events 100)\n"
+            "  --soak MINUTES   publish, claim and ack for MINUTES (faults off), printing\n"
+            "                   events/s and the process RSS each minute\n"
             "  --json           print one JSON object instead of the tables\n",
             BENCH_DEFAULT_BATCH, BENCH_WAIT_S);
 }
@@ -697,6 +701,7 @@ static void parse_args(int argc, char **argv, bench_opts *o)
     o->wait = 0;
     o->json = 0;
     o->waiters = 0;
+    o->soak = 0;
     for (i = 1; i < argc; i++) {
         const char *v;
         if (strcmp(argv[i], "--json") == 0)
@@ -720,6 +725,8 @@ static void parse_args(int argc, char **argv, bench_opts *o)
             o->batch = parse_long("--batch", v, 1, MQ_BATCH_MAX);
         else if ((v = opt_value(argc, argv, &i, "--waiters")) != NULL)
             o->waiters = parse_long("--waiters", v, 1, 1024);
+        else if ((v = opt_value(argc, argv, &i, "--soak")) != NULL)
+            o->soak = parse_double("--soak", v);
         else {
             fprintf(stderr, "bench: unknown argument: %s\n", argv[i]);
             usage(stderr);
@@ -989,6 +996,97 @@ out:
     return rc;
 }
 
+/* ---- --soak: a long steady run, a line a minute (issue 14) ---- */
+
+/* The process's resident set in KiB (from /proc/self/statm), or -1. */
+static long rss_kib(void)
+{
+    long pages_total = 0, pages_rss = -1;
+    FILE *f = fopen("/proc/self/statm", "r");
+    if (f == NULL) return -1;
+    if (fscanf(f, "%ld %ld", &pages_total, &pages_rss) != 2) pages_rss = -1;
+    fclose(f);
+    return pages_rss < 0 ? -1 : pages_rss * (sysconf(_SC_PAGESIZE) / 1024);
+}
+
+/* Publishes 100 events over the groups, claims and acks until the queue is empty,
+ * and again, for opt->soak minutes. Every event must be delivered once with its
+ * text; a failed call ends the run (exit 1). */
+static int run_soak(const bench_opts *opt, const char *db)
+{
+    mq_client *client = NULL;
+    mq_queue *queue = NULL;
+    mq_error err;
+    mq_status st;
+    double t0 = now_mono(), minute_start = t0, end = t0 + opt->soak * 60.0;
+    long total = 0, minute_events = 0, minute = 0, first_rss = -1, max_rss = 0;
+    long round = 0;
+
+    if ((st = mq_client_new(opt->uri, &client, &err)) != MQ_OK ||
+        (st = mq_queue_new(client, db, "soak", &queue, &err)) != MQ_OK) {
+        report_error("open", st, &err);
+        if (client) mq_client_destroy(client);
+        return 1;
+    }
+    printf("libmongomq %s  database %s  soak %.1f min\n", mq_version(), db, opt->soak);
+    printf("%-7s %12s %12s %10s\n", "minute", "events", "events/s", "RSS MiB");
+    fflush(stdout);
+    while (now_mono() < end) {
+        long i, n = 100, got = 0;
+        for (i = 0; i < n; i++) {
+            char group[32], ev[48];
+            snprintf(group, sizeof group, "g%ld", i % opt->groups);
+            snprintf(ev, sizeof ev, "%ld:%ld", round, i);
+            if ((st = mq_publish(queue, group, ev, strlen(ev), 0, NULL, &err)) != MQ_OK) {
+                report_error("publish", st, &err);
+                goto fail;
+            }
+        }
+        while (got < n) {
+            mq_lease *lease = NULL;
+            st = mq_claim(queue, "soak", opt->visibility, 0, &lease, &err);
+            if (st == MQ_EMPTY) {
+                fprintf(stderr, "bench: soak: MQ_EMPTY with %ld of %ld events still unclaimed\n", n - got, n);
+                goto fail;
+            }
+            if (st != MQ_OK) {
+                report_error("claim", st, &err);
+                goto fail;
+            }
+            if ((st = mq_ack(queue, lease, &err)) != MQ_OK) {
+                report_error("ack", st, &err);
+                mq_lease_destroy(lease);
+                goto fail;
+            }
+            mq_lease_destroy(lease);
+            got++;
+        }
+        total += n;
+        minute_events += n;
+        round++;
+        if (now_mono() - minute_start >= 60.0 || now_mono() >= end) {
+            double secs = now_mono() - minute_start;
+            long rss = rss_kib();
+            if (first_rss < 0) first_rss = rss;
+            if (rss > max_rss) max_rss = rss;
+            printf("%-7ld %12ld %12.0f %10.1f\n", ++minute, minute_events, minute_events / secs, rss / 1024.0);
+            fflush(stdout);
+            minute_events = 0;
+            minute_start = now_mono();
+        }
+    }
+    printf("soak: %ld events in %.1f s (%.0f/s); RSS first minute %.1f MiB, max %.1f MiB, last %.1f MiB\n", total,
+           now_mono() - t0, total / (now_mono() - t0), first_rss / 1024.0, max_rss / 1024.0, rss_kib() / 1024.0);
+    mq_queue_drop(queue, &err);
+    mq_queue_destroy(queue);
+    mq_client_destroy(client);
+    return 0;
+fail:
+    mq_queue_destroy(queue);
+    mq_client_destroy(client);
+    return 1;
+}
+
 int main(int argc, char **argv)
 {
     bench_opts opt;
@@ -1003,6 +1101,10 @@ int main(int argc, char **argv)
     if (opt.waiters > 0) {
         snprintf(db, sizeof db, "mongomq_bench_%ld_%ld", (long)getpid(), (long)time(NULL));
         return run_waiters(&opt, db);
+    }
+    if (opt.soak > 0) {
+        snprintf(db, sizeof db, "mongomq_bench_%ld_%ld", (long)getpid(), (long)time(NULL));
+        return run_soak(&opt, db);
     }
 
     if (opt.batch == 0) {
