@@ -95,6 +95,22 @@ func (c *Client) CommandCount() uint64 {
 	return raw.Mqs_client_command_count(c.c)
 }
 
+// WriteConcernErrors is the number of writes this client sent that the server
+// applied but whose write concern it could not confirm (they may be rolled back if
+// the primary fails before they replicate). Monotonic; 0 on a healthy deployment,
+// and 0 once the client is closed.
+func (c *Client) WriteConcernErrors() uint64 {
+	if c == nil {
+		return 0
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.c == nil {
+		return 0
+	}
+	return raw.Mqs_client_write_concern_errors(c.c)
+}
+
 // Queue opens the queue {db}.{prefix}_*: db "" is "mongomq", prefix "" is "mq". It
 // creates the indexes and measures the server's clock, so this is where an
 // unreachable server is reported (ErrConnect). The Queue keeps the Client alive

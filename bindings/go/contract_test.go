@@ -627,6 +627,17 @@ func interruptStopsAll(t *testing.T) {
 		t.Fatalf("later wait: %v, want ErrInterrupted", r.err)
 	}
 	publish(t, q, "g", "still works", 0)
+	// A claim without Wait on the interrupted queue still works, and so does Ack ...
+	l := claim(t, q, ClaimOptions{})
+	if string(l.Event()) != "still works" {
+		t.Fatalf("plain claim after Interrupt: %q", l.Event())
+	}
+	ack(t, q, l)
+	claimEmpty(t, q, ClaimOptions{}) // empty, not interrupted
+	// ... while waiting claims stay interrupted.
+	if _, err := q.Claim(context.Background(), ClaimOptions{Wait: time.Second}); !errors.Is(err, ErrInterrupted) {
+		t.Fatalf("wait after the plain claims: %v, want ErrInterrupted", err)
+	}
 }
 
 // ---- errors --------------------------------------------------------------------------
@@ -829,24 +840,28 @@ func safetyUseAfterClose(t *testing.T) {
 	q.Close()
 	ctx := context.Background()
 	calls := map[string]func() error{
-		"Publish":        func() error { _, err := q.Publish("g", nil, 0); return err },
-		"PublishAt":      func() error { _, err := q.PublishAt("g", nil, 0, time.Now()); return err },
-		"PublishBatch":   func() error { _, err := q.PublishBatch([]Message{{Group: "g"}}); return err },
-		"Claim":          func() error { _, err := q.Claim(ctx, ClaimOptions{}); return err },
-		"Claim(wait)":    func() error { _, err := q.Claim(ctx, ClaimOptions{Wait: time.Second}); return err },
-		"Ack":            func() error { return q.Ack(l) },
-		"Nack":           func() error { return q.Nack(l, 0) },
-		"Extend":         func() error { return q.Extend(l, time.Second) },
-		"Interrupt":      func() error { return q.Interrupt() },
-		"SetMaxAttempts": func() error { return q.SetMaxAttempts(3) },
-		"Now":            func() error { _, err := q.Now(); return err },
-		"DeadCount":      func() error { _, err := q.DeadCount(); return err },
-		"DeadRequeue":    func() error { _, err := q.DeadRequeue(1); return err },
-		"DeadPurge":      func() error { _, err := q.DeadPurge(); return err },
-		"Stats":          func() error { _, err := q.Stats(); return err },
-		"Repair":         func() error { _, err := q.Repair(); return err },
-		"PurgeGroup":     func() error { return q.PurgeGroup("g") },
-		"Drop":           func() error { return q.Drop() },
+		"Publish":           func() error { _, err := q.Publish("g", nil, 0); return err },
+		"PublishAt":         func() error { _, err := q.PublishAt("g", nil, 0, time.Now()); return err },
+		"PublishBatch":      func() error { _, err := q.PublishBatch([]Message{{Group: "g"}}); return err },
+		"Claim":             func() error { _, err := q.Claim(ctx, ClaimOptions{}); return err },
+		"Claim(wait)":       func() error { _, err := q.Claim(ctx, ClaimOptions{Wait: time.Second}); return err },
+		"Ack":               func() error { return q.Ack(l) },
+		"Nack":              func() error { return q.Nack(l, 0) },
+		"Extend":            func() error { return q.Extend(l, time.Second) },
+		"Interrupt":         func() error { return q.Interrupt() },
+		"SetMaxAttempts":    func() error { return q.SetMaxAttempts(3) },
+		"Now":               func() error { _, err := q.Now(); return err },
+		"DeadCount":         func() error { _, err := q.DeadCount(); return err },
+		"DeadRequeue":       func() error { _, err := q.DeadRequeue(1); return err },
+		"DeadPurge":         func() error { _, err := q.DeadPurge(); return err },
+		"Stats":             func() error { _, err := q.Stats(); return err },
+		"Repair":            func() error { _, err := q.Repair(); return err },
+		"PurgeGroup":        func() error { return q.PurgeGroup("g") },
+		"Drop":              func() error { return q.Drop() },
+		"Peek":              func() error { _, err := q.Peek("", 1); return err },
+		"DeadList":          func() error { _, err := q.DeadList(1); return err },
+		"SetRepairInterval": func() error { return q.SetRepairInterval(time.Second) },
+		"RepairCounts":      func() error { _, err := q.RepairCounts(); return err },
 		"Work": func() error {
 			return q.Work(ctx, WorkOptions{}, func(context.Context, *Lease) error { return nil })
 		},
@@ -1240,4 +1255,236 @@ func workerGracefulShutdown(t *testing.T) {
 		t.Fatalf("left %q", l.Event())
 	}
 	ack(t, q, l)
+}
+
+// TestExtras covers the calls of C API 0.3.0 that bindings/CONTRACT.md has no
+// scenario for: Peek, DeadList, the automatic repair, WriteConcernErrors.
+func TestExtras(t *testing.T) {
+	t.Run("peek", peekEvents)
+	t.Run("dead_list", deadList)
+	t.Run("repair_automatic", repairAutomatic)
+	t.Run("write_concern_errors", writeConcernErrors)
+}
+
+func seqsOf(evs []StoredEvent) []int64 {
+	out := []int64{}
+	for _, e := range evs {
+		out = append(out, e.Seq)
+	}
+	return out
+}
+
+func equalSeqs(a, b []int64) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func peekEvents(t *testing.T) {
+	_, q := newQueue(t)
+	a1 := publish(t, q, "A", "a1", 2)
+	bin := []byte{0, 0xff, 1, 0xfe, 0}
+	a2, err := q.Publish("A", bin, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	now, err := q.Now()
+	if err != nil {
+		t.Fatal(err)
+	}
+	later := now.Add(time.Hour)
+	s1, err := q.PublishAt("S", []byte("scheduled \u00e9\u20ac"), 1, later)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e1 := publish(t, q, "E", "", 0)
+
+	all, err := q.Peek("", 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := seqsOf(all), []int64{a1, a2, s1, e1}; !equalSeqs(got, want) {
+		t.Fatalf("Peek seqs %v, want %v", got, want)
+	}
+	f := all[0]
+	if f.Group != "A" || f.Priority != 2 || f.Attempts != 0 || string(f.Event) != "a1" {
+		t.Fatalf("first: %+v", f)
+	}
+	if d := f.PublishedAt.Sub(now); d < -time.Minute || d > time.Minute {
+		t.Fatalf("PublishedAt %v, queue clock %v", f.PublishedAt, now)
+	}
+	if !f.NotBefore.IsZero() || !f.DeadAt.IsZero() {
+		t.Fatalf("a live unscheduled event has NotBefore %v DeadAt %v", f.NotBefore, f.DeadAt)
+	}
+	if !bytes.Equal(all[1].Event, bin) {
+		t.Fatalf("binary event %x, want %x", all[1].Event, bin)
+	}
+	if string(all[2].Event) != "scheduled \u00e9\u20ac" || all[2].Priority != 1 {
+		t.Fatalf("scheduled: %+v", all[2])
+	}
+	if d := all[2].NotBefore.Sub(later); d < -5*time.Millisecond || d > 5*time.Millisecond {
+		t.Fatalf("NotBefore %v, want %v", all[2].NotBefore, later)
+	}
+	if all[3].Event == nil || len(all[3].Event) != 0 {
+		t.Fatalf("empty event: %#v", all[3].Event)
+	}
+
+	// One group, the limit, nothing claimed.
+	for _, c := range []struct {
+		group string
+		max   int
+		want  []int64
+	}{{"A", 10, []int64{a1, a2}}, {"A", 1, []int64{a1}}, {"", 2, []int64{a1, a2}}, {"nobody", 5, []int64{}}} {
+		got, err := q.Peek(c.group, c.max)
+		if err != nil || !equalSeqs(seqsOf(got), c.want) {
+			t.Fatalf("Peek(%q, %d) = %v, %v; want %v", c.group, c.max, seqsOf(got), err, c.want)
+		}
+	}
+	l := claim(t, q, ClaimOptions{})
+	if l.Seq() != a1 {
+		t.Fatalf("after Peek the claim got seq %d, want %d", l.Seq(), a1)
+	}
+	if err := q.Nack(l, 0); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := q.Peek("A", 1); err != nil || len(got) != 1 || got[0].Seq != a1 || got[0].Attempts != 0 {
+		t.Fatalf("Peek after a delivery: %+v, %v; want seq %d, attempts 0 (counted on the lock)", got, err, a1)
+	}
+	if st := stats(t, q); st.Messages != 4 {
+		t.Fatalf("messages %d, want 4", st.Messages)
+	}
+	for _, bad := range []func() error{
+		func() error { _, err := q.Peek("", 0); return err },
+		func() error { _, err := q.Peek("A", BatchMax+1); return err },
+		func() error { _, err := q.Peek("a\x00b", 1); return err },
+	} {
+		if err := bad(); !errors.Is(err, ErrInvalidArgument) {
+			t.Fatalf("bad Peek: %v, want ErrInvalidArgument", err)
+		}
+	}
+}
+
+func deadList(t *testing.T) {
+	_, q := newQueue(t)
+	if err := q.SetMaxAttempts(1); err != nil {
+		t.Fatal(err)
+	}
+	seq, err := q.Publish("g", []byte{1, 0, 2}, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	publish(t, q, "g", "next", 3)
+	if err := q.Nack(claim(t, q, ClaimOptions{}), 0); err != nil {
+		t.Fatal(err)
+	}
+	next := claim(t, q, ClaimOptions{}) // the head goes to the dead letters
+	if string(next.Event()) != "next" {
+		t.Fatalf("claimed %q, want next", next.Event())
+	}
+	ack(t, q, next)
+	dead, err := q.DeadList(10)
+	if err != nil || len(dead) != 1 {
+		t.Fatalf("DeadList = %+v, %v; want one", dead, err)
+	}
+	d := dead[0]
+	if d.Seq != seq || d.Group != "g" || d.Priority != 3 || d.Attempts != 1 || !bytes.Equal(d.Event, []byte{1, 0, 2}) {
+		t.Fatalf("dead letter %+v", d)
+	}
+	if d.DeadAt.IsZero() || d.DeadAt.Before(d.PublishedAt) {
+		t.Fatalf("DeadAt %v, PublishedAt %v", d.DeadAt, d.PublishedAt)
+	}
+	if n, _ := q.DeadCount(); n != 1 {
+		t.Fatalf("DeadCount %d after DeadList, want 1", n)
+	}
+	if _, err := q.DeadPurge(); err != nil {
+		t.Fatal(err)
+	}
+	if dead, err := q.DeadList(10); err != nil || len(dead) != 0 {
+		t.Fatalf("DeadList after purge = %+v, %v", dead, err)
+	}
+	if _, err := q.DeadList(0); !errors.Is(err, ErrInvalidArgument) {
+		t.Fatalf("DeadList(0): %v, want ErrInvalidArgument", err)
+	}
+}
+
+func repairAutomatic(t *testing.T) {
+	_, q := newQueue(t)
+	if err := q.SetRepairInterval(-time.Second); !errors.Is(err, ErrInvalidArgument) {
+		t.Fatalf("SetRepairInterval(-1s): %v, want ErrInvalidArgument", err)
+	}
+	if rc, err := q.RepairCounts(); err != nil || rc != (RepairCounts{}) {
+		t.Fatalf("RepairCounts at start = %+v, %v", rc, err)
+	}
+	if err := q.SetRepairInterval(200 * time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	db, prefix := splitName(q.Name())
+	deleteLock := func() {
+		t.Helper()
+		if n, err := testmongo.DeleteAll(testURI(t), db, prefix+"_locks"); err != nil || n != 1 {
+			t.Fatalf("deleting the lock: %d, %v", n, err)
+		}
+	}
+	seq := publish(t, q, "g", "orphan", 0)
+	deleteLock()
+	// The first empty claim starts the period; a claim after it repairs and claims.
+	var got *Lease
+	eventually(t, 10*time.Second, "a claim repairs the orphan by itself", func() bool {
+		l, err := q.Claim(context.Background(), ClaimOptions{})
+		if err != nil && !errors.Is(err, ErrEmpty) {
+			t.Fatal(err)
+		}
+		got = l
+		if l == nil {
+			time.Sleep(80 * time.Millisecond)
+		}
+		return l != nil
+	})
+	if got.Seq() != seq {
+		t.Fatalf("claimed seq %d, want %d", got.Seq(), seq)
+	}
+	ack(t, q, got)
+	rc, err := q.RepairCounts()
+	if err != nil || rc.Runs < 1 || rc.Fixed != 1 {
+		t.Fatalf("RepairCounts = %+v, %v; want runs >= 1, fixed 1", rc, err)
+	}
+
+	// 0 turns it off: an orphan stays invisible.
+	if err := q.SetRepairInterval(0); err != nil {
+		t.Fatal(err)
+	}
+	publish(t, q, "h", "orphan 2", 0)
+	deleteLock()
+	for i := 0; i < 4; i++ {
+		claimEmpty(t, q, ClaimOptions{})
+		time.Sleep(100 * time.Millisecond)
+	}
+	if rc2, err := q.RepairCounts(); err != nil || rc2 != rc {
+		t.Fatalf("RepairCounts with the repair off = %+v, %v; want %+v", rc2, err, rc)
+	}
+	if n, err := q.Repair(); err != nil || n != 1 {
+		t.Fatalf("Repair = %d, %v; want 1", n, err)
+	}
+}
+
+func writeConcernErrors(t *testing.T) {
+	c, q := newQueue(t)
+	ack(t, q, func() *Lease { publish(t, q, "g", "x", 0); return claim(t, q, ClaimOptions{}) }())
+	// The test server confirms every write.
+	if n := c.WriteConcernErrors(); n != 0 {
+		t.Fatalf("WriteConcernErrors = %d, want 0", n)
+	}
+	if c.CommandCount() == 0 {
+		t.Fatal("no commands counted")
+	}
+	var nilClient *Client
+	if n := nilClient.WriteConcernErrors(); n != 0 {
+		t.Fatalf("nil client: %d", n)
+	}
 }

@@ -208,8 +208,8 @@ type ClaimOptions struct {
 // that errors.Is ErrEmpty when no group was due by the end of the wait. A cancelled
 // or expired ctx ends the wait within a few milliseconds with ctx.Err(); it ends
 // this call only: other claims on the queue go on. A lease already taken when ctx
-// is done is returned, never lost. Queue.Interrupt ends it with ErrInterrupted,
-// Queue.Close with ErrClosed.
+// is done is returned, never lost. Queue.Interrupt ends a waiting claim with
+// ErrInterrupted (a claim without Wait still works), Queue.Close any with ErrClosed.
 func (q *Queue) Claim(ctx context.Context, opts ClaimOptions) (*Lease, error) {
 	const op = "Claim"
 	if ctx == nil {
@@ -352,10 +352,10 @@ func (q *Queue) settle(op string, lease *Lease, f func(raw.Struct_SS_mq_queue, r
 	return err
 }
 
-// Interrupt ends every waiting claim on this queue with ErrInterrupted and makes
-// every later one return ErrInterrupted at once: for shutdown. There is no reset
-// (open a new Queue to wait again); other calls keep working. To end one claim,
-// cancel its context instead.
+// Interrupt ends every waiting claim (Wait > 0) on this queue with ErrInterrupted
+// and makes every later one return ErrInterrupted at once: for shutdown. There is
+// no reset (open a new Queue to wait again); a claim without Wait and the other
+// calls keep working. To end one claim, cancel its context instead.
 func (q *Queue) Interrupt() error {
 	return q.use("Interrupt", func(h raw.Struct_SS_mq_queue) { raw.Mqs_queue_interrupt(h) })
 }
