@@ -16,7 +16,7 @@ exec 9>"$BUILD/.stage.lock"
 flock 9
 {
     cmake -S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo
-    cmake --build "$BUILD" -j "${MONGOMQ_JOBS:-$(nproc)}" --target mongomq mongomq_cli
+    cmake --build "$BUILD" -j "${MONGOMQ_JOBS:-$(nproc)}"  # everything install() names
     cmake --install "$BUILD" --prefix "$PREFIX" --component Unspecified
 } >"$BUILD/stage.log" 2>&1 || { cat "$BUILD/stage.log" >&2; exit 1; }
 echo "$PREFIX"
