@@ -304,11 +304,37 @@ int64_t queue_publish(mq_queue *q, const std::vector<Outgoing> &events) {
     return first;
 }
 
+namespace {
+
+// {priority: {$in: [floor..4]}, available_at: {<op>: t}}: the shape the claim index
+// {priority: 1, available_at: 1} serves with one short scan per allowed priority,
+// merged on available_at (docs/design.md, "Deployments"); a $gte on priority would
+// walk every due lower-priority lock first.
+BsonPtr floor_filter(int min_priority, const char *op, double t) {
+    BsonPtr query = own(bson_new());
+    bson_t prio, in, due;
+    BSON_APPEND_DOCUMENT_BEGIN(query.get(), "priority", &prio);
+    BSON_APPEND_ARRAY_BEGIN(&prio, "$in", &in);
+    for (int p = min_priority, i = 0; p <= MQ_PRIORITY_MAX; p++, i++) {
+        char key[16];
+        const char *k;
+        bson_uint32_to_string(static_cast<uint32_t>(i), &k, key, sizeof key);
+        BSON_APPEND_INT32(&in, k, p);
+    }
+    bson_append_array_end(&prio, &in);
+    bson_append_document_end(query.get(), &prio);
+    BSON_APPEND_DOCUMENT_BEGIN(query.get(), "available_at", &due);
+    BSON_APPEND_DOUBLE(&due, op, t);
+    bson_append_document_end(query.get(), &due);
+    return query;
+}
+
+}  // namespace
+
 // When the next group at this floor becomes due: next.due (find, sort, limit 1).
 double queue_next_due(mq_queue *q, int min_priority) {
     Conn c(q);
-    BsonPtr filter = own(BCON_NEW("available_at", "{", "$gt", BCON_DOUBLE(q->now()), "}",  //
-                                  "priority", "{", "$gte", BCON_INT32(min_priority), "}"));
+    BsonPtr filter = floor_filter(min_priority, "$gt", q->now());
     BsonPtr opts = own(BCON_NEW("sort", "{", "available_at", BCON_INT32(1), "}", "limit", BCON_INT64(1),
                                 "projection", "{", "available_at", BCON_INT32(1), "}"));
     std::vector<BsonPtr> next = find("next.due", c.locks(), filter.get(), opts.get());
@@ -343,6 +369,8 @@ void move_to_dead(mq_queue *q, const Conn &c, const bson_t *head, int64_t seq, i
         if (!is_duplicate_key(f)) throw;  // already moved by a claim that died after its insert
     }
     BsonPtr id = own(BCON_NEW("_id", BCON_INT64(seq)));
+    bson_iter_t group;
+    if (bson_iter_init_find(&group, head, "group_id")) bson_append_iter(id.get(), "group_id", -1, &group);
     delete_one("claim.dead_delete", c.messages(), id.get());
 }
 
@@ -399,24 +427,7 @@ mq_lease *queue_claim(mq_queue *q, const std::string &worker, double visibility,
         //    index {priority: 1, available_at: 1} the server merges one short scan per
         //    priority, sorted on available_at (SORT_MERGE), instead of walking every
         //    due lower-priority lock (docs/design.md, "Deployments").
-        BsonPtr query = own(bson_new());
-        {
-            bson_t prio, in;
-            BSON_APPEND_DOCUMENT_BEGIN(query.get(), "priority", &prio);
-            BSON_APPEND_ARRAY_BEGIN(&prio, "$in", &in);
-            for (int p = min_priority, i = 0; p <= MQ_PRIORITY_MAX; p++, i++) {
-                char key[16];
-                const char *k;
-                bson_uint32_to_string(static_cast<uint32_t>(i), &k, key, sizeof key);
-                BSON_APPEND_INT32(&in, k, p);
-            }
-            bson_append_array_end(&prio, &in);
-            bson_append_document_end(query.get(), &prio);
-            bson_t due;
-            BSON_APPEND_DOCUMENT_BEGIN(query.get(), "available_at", &due);
-            BSON_APPEND_DOUBLE(&due, "$lte", now);
-            bson_append_document_end(query.get(), &due);
-        }
+        BsonPtr query = floor_filter(min_priority, "$lte", now);
         BsonPtr sort = own(BCON_NEW("available_at", BCON_INT32(1)));
         BsonPtr update = own(BCON_NEW("$set", "{", "token", BCON_UTF8(token.c_str()),               //
                                       "available_at", BCON_DOUBLE(now + visibility), "}",           //
@@ -554,6 +565,9 @@ mq_status queue_ack(mq_queue *q, const mq_lease *lease) {
     }
     bson_append_array_end(&in, &list);
     bson_append_document_end(ids.get(), &in);
+    // group_id too: on a messages collection sharded on {group_id, _id} the delete goes
+    // to one shard (docs/design.md, "Deployments").
+    BSON_APPEND_UTF8(ids.get(), "group_id", lease->group.c_str());
     delete_many("ack.delete", c.messages(), ids.get());
 
     // 2. Release the group, fenced by the token (matching nothing = we lost it, or an
