@@ -4,6 +4,8 @@
 #
 #   scripts/test-server.sh start [--oplog]  build if needed, start (or reuse),
 #                                           print the URI
+#        [--h2 FILE] [--port P]             keep the data in an H2 file (reopened
+#                                           by the next start), listen on port P
 #   scripts/test-server.sh stop             stop the server (exit 0 if none)
 #   scripts/test-server.sh uri              print the URI of the running server,
 #                                           exit 1 if none is running
@@ -36,7 +38,7 @@ die() { echo "test-server: $*" >&2; exit 1; }
 log() { echo "test-server: $*" >&2; }
 
 usage() {
-    sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//' >&2
+    sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//' >&2
     exit 2
 }
 
@@ -211,15 +213,18 @@ with_lock() {
 }
 
 do_start() {
-    local oplog=0 mode uri pid deadline line
+    local oplog=0 mode uri pid deadline line h2="" port=0
     while (($#)); do
         case "$1" in
             --oplog) oplog=1 ;;
+            --h2) [[ $# -ge 2 ]] || die "start: --h2 needs a file"; h2="$2"; shift ;;
+            --port) [[ $# -ge 2 ]] || die "start: --port needs a number"; port="$2"; shift ;;
             *) die "start: unknown argument: $1" ;;
         esac
         shift
     done
     mode="plain"; ((oplog)) && mode="oplog"
+    [[ -n "$h2" ]] && mode="$mode+h2"
 
     if uri="$(running_uri)"; then
         if [[ -f "$MODE_FILE" && "$(cat "$MODE_FILE")" != "$mode" ]]; then
@@ -241,8 +246,9 @@ do_start() {
     command -v python3 >/dev/null || die "python3 not found (run scripts/install-deps.sh)"
     build_jar
 
-    local args=(--host 127.0.0.1 --port 0)
+    local args=(--host 127.0.0.1 --port "$port")
     ((oplog)) && args+=(--oplog)
+    [[ -n "$h2" ]] && args+=(--h2 "$h2")
     # Detached: no stdin, output to the log, SIGHUP ignored, and no inherited
     # descriptors (lock fd, make jobserver, callers' pipes) kept open by the
     # long-lived server. The subshell execs java, so $! is the server's pid.

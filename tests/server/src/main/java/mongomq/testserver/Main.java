@@ -4,13 +4,21 @@ import java.net.InetSocketAddress;
 import java.util.concurrent.CountDownLatch;
 
 import de.bwaldvogel.mongo.MongoServer;
+import de.bwaldvogel.mongo.backend.AbstractMongoBackend;
+import de.bwaldvogel.mongo.backend.h2.H2Backend;
 import de.bwaldvogel.mongo.backend.memory.MemoryBackend;
+import de.bwaldvogel.mongo.bson.Document;
+import de.bwaldvogel.mongo.wire.message.MongoMessage;
 
 /**
  * Local MongoDB-wire test server for mongomq: mongo-java-server with the
  * in-memory backend.
  *
- * Usage: java -jar mongomq-test-server.jar [--host 127.0.0.1] [--port N] [--oplog]
+ * Usage: java -jar mongomq-test-server.jar [--host 127.0.0.1] [--port N] [--oplog] [--h2 FILE]
+ *
+ * --h2 FILE keeps the data in an H2 MVStore file instead of memory, committed after
+ * every command (so a SIGKILL loses no answered write), and reopens it on the next
+ * start: the crash-and-restart tests (tests/faults/restart.sh).
  *
  * --port 0 (the default) lets the OS pick a free port. Once listening, exactly
  * one line "mongodb://HOST:PORT" is printed to stdout; then the process blocks
@@ -21,11 +29,30 @@ public final class Main {
     private Main() {
     }
 
+    /**
+     * H2 with a commit after every OP_MSG (every command libmongoc sends): an answered
+     * write survives SIGKILL.
+     */
+    static final class DurableH2Backend extends H2Backend {
+        DurableH2Backend(String file) {
+            super(file);
+        }
+
+        @Override
+        public Document handleMessage(MongoMessage message) {
+            try {
+                return super.handleMessage(message);
+            } finally {
+                commit();
+            }
+        }
+    }
+
     private static void usage(String error) {
         if (error != null) {
             System.err.println("mongomq-test-server: " + error);
         }
-        System.err.println("usage: java -jar mongomq-test-server.jar [--host HOST] [--port N] [--oplog]");
+        System.err.println("usage: java -jar mongomq-test-server.jar [--host HOST] [--port N] [--oplog] [--h2 FILE]");
         System.exit(2);
     }
 
@@ -33,6 +60,7 @@ public final class Main {
         String host = "127.0.0.1";
         int port = 0;
         boolean oplog = false;
+        String h2File = null;
 
         for (int i = 0; i < args.length; i++) {
             String a = args[i];
@@ -53,6 +81,10 @@ public final class Main {
                 case "--oplog":
                     oplog = true;
                     break;
+                case "--h2":
+                    if (++i >= args.length) usage("--h2 needs a file");
+                    h2File = args[i];
+                    break;
                 case "-h":
                 case "--help":
                     usage(null);
@@ -62,7 +94,7 @@ public final class Main {
             }
         }
 
-        MemoryBackend backend = new MemoryBackend();
+        AbstractMongoBackend backend = h2File != null ? new DurableH2Backend(h2File) : new MemoryBackend();
         if (oplog) {
             backend.enableOplog();
         }
