@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Faults from outside (issue 14): the toxiproxy suite, the server crash-and-restart
-# suite and a short fuzzing run. Everything on loopback, bounded in time.
+# suite, the TLS test and a short fuzzing run. Everything on loopback, bounded in time.
 #   scripts/test-faults.sh            (MONGOMQ_FUZZ_SECONDS: per harness, default 20)
 # Uses MONGOMQ_TEST_URI when set; else starts a test server and stops it on exit.
 # Needs: go (toxiproxy is built from the Go module proxy the first time), clang and
-# libclang-rt-14-dev (the fuzzers), cmake, ninja, cmocka, libmongoc, a JDK + Maven.
+# libclang-rt-14-dev (the fuzzers), openssl, cmake, ninja, cmocka, libmongoc, a JDK
+# + Maven.
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 BUILD="$ROOT/build-faults"
@@ -13,7 +14,7 @@ FAIL=0
 echo "== building toxiproxy and the fault tests"
 TOXI="$(bash "$ROOT/tests/faults/build-toxiproxy.sh" "$ROOT/build")"
 cmake -S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Debug >/dev/null
-ninja -C "$BUILD" -j2 test_proxy test_restart >/dev/null
+ninja -C "$BUILD" -j2 test_proxy test_restart test_tls >/dev/null
 
 STARTED=""
 if [ -z "${MONGOMQ_TEST_URI:-}" ]; then
@@ -32,6 +33,9 @@ bash "$ROOT/tests/faults/run.sh" "$TOXI" "$BUILD/tests/faults/test_proxy" || FAI
 
 echo "== server crash and restart (tests/faults/restart.sh)"
 bash "$ROOT/tests/faults/restart.sh" "$BUILD/tests/faults/test_restart" || FAIL=1
+
+echo "== TLS (tests/faults/tls.sh)"
+bash "$ROOT/tests/faults/tls.sh" "$BUILD/tests/faults/test_tls" || FAIL=1
 
 echo "== fuzzing, ${MONGOMQ_FUZZ_SECONDS:-20} s per harness (scripts/fuzz.sh)"
 bash "$ROOT/scripts/fuzz.sh" "${MONGOMQ_FUZZ_SECONDS:-20}" || FAIL=1

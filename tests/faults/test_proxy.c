@@ -90,7 +90,7 @@ static void proxy_enabled(int on) {
 
 /* ---- setup: the queue goes through the proxy, the checks go straight to the server ---- */
 
-#define PROXY_OPTS "socketTimeoutMS=800&connectTimeoutMS=500&serverSelectionTimeoutMS=1000&heartbeatFrequencyMS=500"
+#define PROXY_OPTS "socketTimeoutMS=2000&connectTimeoutMS=1000&serverSelectionTimeoutMS=2000&heartbeatFrequencyMS=500"
 
 static int group_setup(void **state) {
     (void)state;
@@ -190,12 +190,17 @@ static void expect_connect_error(mq_status st, const mq_error *err, const char *
  * `maybe` payloads shows up, and that the queue ends empty. Bounded: 20 s. */
 static void drain_and_check(tq *t, const char **must, int n, const char **maybe, int nmaybe) {
     int *seen = calloc((size_t)(n + 1), sizeof(int));
-    double until = tq_monotonic() + 20;
+    double until = tq_monotonic() + 40;
     int empties = 0;
     while (tq_monotonic() < until) {
         mq_error err;
         mq_lease *lease = NULL;
         mq_status st = mq_claim(t->queue, "drainer", 1.0, 0, &lease, &err);
+        if (st == MQ_ERR_CONNECT) { /* a slow server (a loaded CI machine): try again */
+            fprintf(stderr, "    (drain: %s; again)\n", err.message);
+            tq_sleep(0.2);
+            continue;
+        }
         if (st == MQ_EMPTY) {
             if (tq_count(t, "messages", "{}") == 0 && ++empties >= 2) break;
             tq_sleep(0.1);
@@ -210,7 +215,9 @@ static void drain_and_check(tq *t, const char **must, int n, const char **maybe,
         for (int i = 0; i < nmaybe; i++)
             if (strcmp(text, maybe[i]) == 0) known = 1;
         if (!known) fail_msg("delivered an event never published: %s", text);
-        ASSERT_MQ(MQ_OK, mq_ack(t->queue, lease, &err), err);
+        mq_status ack = MQ_ERR_CONNECT;
+        for (int k = 0; k < 20 && ack == MQ_ERR_CONNECT; k++) ack = mq_ack(t->queue, lease, &err);
+        if (ack != MQ_OK && ack != MQ_LEASE_LOST) ASSERT_MQ(MQ_OK, ack, err);
         mq_lease_destroy(lease);
     }
     for (int i = 0; i < n; i++)
@@ -225,7 +232,7 @@ static mq_lease *claim_ok(tq *t, double visibility) {
     mq_error err;
     mq_lease *lease = NULL;
     mq_status st = MQ_ERR_CONNECT;
-    for (int i = 0; i < 40 && st != MQ_OK; i++) {
+    for (int i = 0; i < 100 && st != MQ_OK; i++) {
         st = mq_claim(t->queue, "w", visibility, 0, &lease, &err);
         if (st != MQ_OK) tq_sleep(0.1);
     }
@@ -402,7 +409,7 @@ static void waiting_claim_cut(void **state) {
         ASSERT_MQ(MQ_OK, mq_publish(dq, "G", text, 2, 0, NULL, &w.err), w.err);
         pthread_join(th, NULL);
         toxic_remove("cut");
-        if (w.took > 10) fail_msg("the waiting claim took %.1f s under a fault (timeout 3 s)", w.took);
+        if (w.took > 20) fail_msg("the waiting claim took %.1f s under a fault (timeout 3 s)", w.took);
         printf("    waiting claim under a fault: %s after %.2f s (%s)\n", mq_status_name(w.st), w.took,
                w.st == MQ_OK ? "-" : w.err.message);
         if (w.st == MQ_OK) {
@@ -435,17 +442,17 @@ static void timed_publish_fails(tq *t, const char *what) {
     mq_status st = mq_publish(t->queue, "G", "maybe", 5, 0, NULL, &err);
     double took = tq_monotonic() - t0;
     expect_connect_error(st, &err, what);
-    if (took > 8) fail_msg("%s: the call took %.1f s (socketTimeoutMS 800)", what, took);
+    if (took > 15) fail_msg("%s: the call took %.1f s (socketTimeoutMS 2000)", what, took);
 }
 
 static void latency_above_socket_timeout(void **state) {
     tq *t = *state;
     publish_ok(t, "G", "l0");
-    toxic_add("slow", "latency", "downstream", "{\"latency\":2000,\"jitter\":0}");
-    timed_publish_fails(t, "publish with 2 s latency");
+    toxic_add("slow", "latency", "downstream", "{\"latency\":5000,\"jitter\":0}");
+    timed_publish_fails(t, "publish with 5 s latency");
     mq_lease *lease = NULL;
     mq_error err;
-    expect_connect_error(mq_claim(t->queue, "w", 1, 0, &lease, &err), &err, "claim with 2 s latency");
+    expect_connect_error(mq_claim(t->queue, "w", 1, 0, &lease, &err), &err, "claim with 5 s latency");
     toxic_remove("slow");
     publish_ok(t, "G", "l1");
     const char *must[] = {"l0", "l1"}, *maybe[] = {"maybe"};
@@ -616,7 +623,7 @@ static void fault_main(chaos *c) {
     static const char *types[][3] = {
         {"reset_peer", "downstream", "{\"timeout\":0}"},
         {"limit_data", "downstream", "{\"bytes\":1}"},
-        {"latency", "downstream", "{\"latency\":1200}"},
+        {"latency", "downstream", "{\"latency\":2500}"},
         {"timeout", "upstream", "{\"timeout\":0}"},
         {"reset_peer", "upstream", "{\"timeout\":20}"},
         {"slow_close", "downstream", "{\"delay\":800}"},

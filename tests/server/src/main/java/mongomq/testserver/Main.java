@@ -1,6 +1,15 @@
 package mongomq.testserver;
 
 import java.net.InetSocketAddress;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Paths;
+import java.security.KeyFactory;
+import java.security.PrivateKey;
+import java.security.cert.CertificateFactory;
+import java.security.cert.X509Certificate;
+import java.security.spec.PKCS8EncodedKeySpec;
+import java.util.Base64;
 import java.util.concurrent.CountDownLatch;
 
 import de.bwaldvogel.mongo.MongoServer;
@@ -19,6 +28,9 @@ import de.bwaldvogel.mongo.wire.message.MongoMessage;
  * --h2 FILE keeps the data in an H2 MVStore file instead of memory, committed after
  * every command (so a SIGKILL loses no answered write), and reopens it on the next
  * start: the crash-and-restart tests (tests/faults/restart.sh).
+ *
+ * --tls-key KEY --tls-cert CERT serves TLS only (PEM files: an unencrypted PKCS#8 RSA
+ * or EC key, the certificate): tests/faults/tls.sh.
  *
  * --port 0 (the default) lets the OS pick a free port. Once listening, exactly
  * one line "mongodb://HOST:PORT" is printed to stdout; then the process blocks
@@ -56,11 +68,37 @@ public final class Main {
         System.exit(2);
     }
 
+    private static byte[] pemBody(String file, String kind) throws Exception {
+        String text = new String(Files.readAllBytes(Paths.get(file)), StandardCharsets.US_ASCII);
+        int begin = text.indexOf("-----BEGIN " + kind + "-----");
+        int end = text.indexOf("-----END " + kind + "-----");
+        if (begin < 0 || end < 0) throw new IllegalArgumentException(file + ": no " + kind + " block");
+        String body = text.substring(begin + kind.length() + 16, end).replaceAll("\\s", "");
+        return Base64.getDecoder().decode(body);
+    }
+
+    private static PrivateKey readKey(String file) throws Exception {
+        PKCS8EncodedKeySpec spec = new PKCS8EncodedKeySpec(pemBody(file, "PRIVATE KEY"));
+        try {
+            return KeyFactory.getInstance("RSA").generatePrivate(spec);
+        } catch (Exception e) {
+            return KeyFactory.getInstance("EC").generatePrivate(spec);
+        }
+    }
+
+    private static X509Certificate readCert(String file) throws Exception {
+        try (java.io.InputStream in = Files.newInputStream(Paths.get(file))) {
+            return (X509Certificate) CertificateFactory.getInstance("X.509").generateCertificate(in);
+        }
+    }
+
     public static void main(String[] args) throws InterruptedException {
         String host = "127.0.0.1";
         int port = 0;
         boolean oplog = false;
         String h2File = null;
+        String tlsKey = null;
+        String tlsCert = null;
 
         for (int i = 0; i < args.length; i++) {
             String a = args[i];
@@ -81,6 +119,14 @@ public final class Main {
                 case "--oplog":
                     oplog = true;
                     break;
+                case "--tls-key":
+                    if (++i >= args.length) usage("--tls-key needs a file");
+                    tlsKey = args[i];
+                    break;
+                case "--tls-cert":
+                    if (++i >= args.length) usage("--tls-cert needs a file");
+                    tlsCert = args[i];
+                    break;
                 case "--h2":
                     if (++i >= args.length) usage("--h2 needs a file");
                     h2File = args[i];
@@ -99,6 +145,14 @@ public final class Main {
             backend.enableOplog();
         }
         MongoServer server = new MongoServer(backend);
+        if ((tlsKey == null) != (tlsCert == null)) usage("--tls-key and --tls-cert go together");
+        if (tlsKey != null) {
+            try {
+                server.enableSsl(readKey(tlsKey), null, readCert(tlsCert));
+            } catch (Exception e) {
+                usage("cannot read the TLS key or certificate: " + e);
+            }
+        }
         server.bind(host, port);
 
         Runtime.getRuntime().addShutdownHook(new Thread(server::shutdownNow, "mongomq-test-server-shutdown"));
