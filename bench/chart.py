@@ -30,7 +30,8 @@ def main(src, dst):
     ax.set_xticks(range(len(names)), names)
     ax.set_ylabel("events/s")
     w = data["workload"]
-    ax.set_title(f"mongomq bindings beside C ({w['events']} events, {w['groups']} groups, {w['workers']} workers)",
+    rounds = f", best of {w['rounds']}" if w.get("rounds", 1) > 1 else ""
+    ax.set_title(f"mongomq bindings beside C ({w['events']} events, {w['groups']} groups, {w['workers']} workers{rounds})",
                  fontsize=10)
     ax.legend(fontsize=8, ncol=2)
     ax.grid(axis="y", alpha=0.3)
