@@ -11,6 +11,22 @@ ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 BUILD="$ROOT/build-faults"
 FAIL=0
 
+# What install-deps.sh may not have installed: Go (toxiproxy), clang with its
+# libFuzzer runtime, openssl (the TLS test's certificates).
+export GOTOOLCHAIN=local
+if ! command -v go >/dev/null && [ -x /usr/local/go/bin/go ]; then export PATH="/usr/local/go/bin:$PATH"; fi
+need=()
+command -v go >/dev/null || need+=(golang-go)
+command -v clang >/dev/null || need+=(clang)
+ls /usr/lib/llvm-*/lib/clang/*/lib/linux/libclang_rt.fuzzer-x86_64.a >/dev/null 2>&1 || need+=(libclang-rt-14-dev)
+command -v openssl >/dev/null || need+=(openssl)
+if [ "${#need[@]}" -gt 0 ]; then
+    echo "test-faults: installing ${need[*]}"
+    SUDO=(); [ "$(id -u)" = 0 ] || SUDO=(sudo)
+    "${SUDO[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${need[@]}" </dev/null ||
+        { "${SUDO[@]}" apt-get update -q && "${SUDO[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${need[@]}" </dev/null; }
+fi
+
 echo "== building toxiproxy and the fault tests"
 TOXI="$(bash "$ROOT/tests/faults/build-toxiproxy.sh" "$ROOT/build")"
 cmake -S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Debug >/dev/null
