@@ -1264,6 +1264,33 @@ func TestExtras(t *testing.T) {
 	t.Run("dead_list", deadList)
 	t.Run("repair_automatic", repairAutomatic)
 	t.Run("write_concern_errors", writeConcernErrors)
+	t.Run("token_and_clock_offset", tokenAndClockOffset)
+}
+
+func tokenAndClockOffset(t *testing.T) {
+	_, q := newQueue(t)
+	publish(t, q, "A", "a1", 0)
+	l, err := q.Claim(context.Background(), ClaimOptions{Visibility: 30 * time.Second, WorkerID: "w-token"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(l.Token(), "w-token:") || len(l.Token()) <= len("w-token:") {
+		t.Fatalf("token %q: want w-token:<random>", l.Token())
+	}
+	if err := q.Ack(l); err != nil {
+		t.Fatal(err)
+	}
+	off, err := q.ClockOffset()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if off > time.Hour || off < -time.Hour {
+		t.Fatalf("clock offset %v: the test server runs on this machine", off)
+	}
+	q.Close()
+	if _, err := q.ClockOffset(); !errors.Is(err, ErrClosed) {
+		t.Fatalf("ClockOffset on a closed queue: %v, want ErrClosed", err)
+	}
 }
 
 func seqsOf(evs []StoredEvent) []int64 {

@@ -26,6 +26,7 @@ type Lease struct {
 
 	seq      int64
 	group    string
+	token    string
 	attempts int
 	seqs     []int64
 	events   [][]byte
@@ -40,6 +41,7 @@ func newLease(l raw.Struct_SS_mq_lease) *Lease {
 		l:        l,
 		seq:      raw.Mqs_lease_seq(l),
 		group:    raw.Mqs_lease_group(l),
+		token:    raw.Mqs_lease_token(l),
 		attempts: raw.Mqs_lease_attempts(l),
 		deadline: raw.Mqs_lease_deadline(l),
 		seqs:     make([]int64, n),
@@ -68,6 +70,15 @@ func (l *Lease) Group() string {
 		return ""
 	}
 	return l.group
+}
+
+// Token is the lease's fencing token ("worker:random"): the lock carries it while
+// this lease holds the group. For logs and diagnostics.
+func (l *Lease) Token() string {
+	if l == nil {
+		return ""
+	}
+	return l.token
 }
 
 // Event is the head event's bytes (exactly as published; empty, not nil, for an

@@ -380,6 +380,14 @@ func (q *Queue) Now() (time.Time, error) {
 	return epochToTime(s), err
 }
 
+// ClockOffset is the server clock's offset to this machine's, measured when the
+// queue was opened (the queue runs on server time: see Now).
+func (q *Queue) ClockOffset() (time.Duration, error) {
+	var s float64
+	err := q.use("ClockOffset", func(h raw.Struct_SS_mq_queue) { s = raw.Mqs_queue_clock_offset(h) })
+	return time.Duration(s * float64(time.Second)), err
+}
+
 // DeadCount is the number of dead letters.
 func (q *Queue) DeadCount() (int64, error) {
 	var n int64
