@@ -79,8 +79,13 @@ if ! { [[ -x "$PY" ]] && "$PY" -c 'import mongomq' 2>/dev/null; }; then
         say "installing the Python package into build/matrix/py-venv"
         rm -rf "$OUT/py-venv"
         python3 -m venv "$OUT/py-venv"
-        PIP_DISABLE_PIP_VERSION_CHECK=1 "$PY" -m pip install -q bindings/python
-        rm -rf bindings/python/build bindings/python/src/mongomq.egg-info
+        WHEEL="$(ls "$ROOT"/build/python/wheels/mongomq-*.whl 2>/dev/null | head -n 1 || true)"
+        if [[ -n "$WHEEL" ]]; then
+            PIP_DISABLE_PIP_VERSION_CHECK=1 "$PY" -m pip install -q "$WHEEL"
+        else
+            PIP_DISABLE_PIP_VERSION_CHECK=1 "$PY" -m pip install -q bindings/python
+            rm -rf bindings/python/build bindings/python/src/mongomq.egg-info
+        fi
     fi
 fi
 
