@@ -5,7 +5,9 @@
 #      command, the harel interop), and the ABI check;
 #   2. each language binding's own suite (scripts/test-<language>.sh: its package
 #      built the way its users build it, against the library installed in
-#      build/stage, and its contract scenarios in its own test runner);
+#      build/stage, and its contract scenarios in its own test runner), then the
+#      matrix (scripts/test-matrix.sh: every language and harel on one queue;
+#      MONGOMQ_MATRIX=0 skips it);
 #   3. the whole CTest suite again on an ASan+UBSan build (-fno-sanitize-recover);
 #   4. every CTest suite but the harel interop (python cannot load a TSan library) on
 #      a TSan build.
@@ -52,6 +54,11 @@ for lang in ${MONGOMQ_BINDINGS-$BINDINGS}; do
     echo "== bindings: $lang =="
     bash "scripts/test-$lang.sh"
 done
+
+if [[ "${MONGOMQ_MATRIX:-1}" == 1 ]]; then
+    echo "== matrix: C, Go, Java, Ruby, Rust, Python and harel on one queue =="
+    bash scripts/test-matrix.sh
+fi
 
 echo "== build (ASan+UBSan) =="
 build build-asan -DMONGOMQ_SANITIZE=address,undefined
