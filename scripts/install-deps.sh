@@ -23,6 +23,7 @@ PACKAGES=(
     ruby-dev           # and its headers
     clang              # libFuzzer harnesses (fuzz/)
     libclang-rt-14-dev # libFuzzer's and the sanitizers' runtime for clang
+    openssl            # the TLS test's CA and certificate (tests/faults)
 )
 
 export DEBIAN_FRONTEND=noninteractive

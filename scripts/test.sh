@@ -7,7 +7,9 @@
 #      built the way its users build it, against the library installed in
 #      build/stage, and its contract scenarios in its own test runner), then the
 #      matrix (scripts/test-matrix.sh: every language and harel on one queue;
-#      MONGOMQ_MATRIX=0 skips it);
+#      MONGOMQ_MATRIX=0 skips it), and the faults from outside
+#      (scripts/test-faults.sh: toxiproxy between the library and the server, a
+#      server killed and restarted on its H2 file, TLS, 20 s of each fuzz harness);
 #   3. the whole CTest suite again on an ASan+UBSan build (-fno-sanitize-recover);
 #   4. every CTest suite but the harel interop (python cannot load a TSan library) on
 #      a TSan build.
@@ -54,6 +56,9 @@ for lang in ${MONGOMQ_BINDINGS-$BINDINGS}; do
     echo "== bindings: $lang =="
     bash "scripts/test-$lang.sh"
 done
+
+echo "== faults from outside: fault proxy, server crash and restart, TLS, short fuzz runs =="
+bash scripts/test-faults.sh
 
 if [[ "${MONGOMQ_MATRIX:-1}" == 1 ]]; then
     echo "== matrix: C, Go, Java, Ruby, Rust, Python and harel on one queue =="
