@@ -282,8 +282,9 @@ MQ_API const void *mq_lease_event_at(const mq_lease *lease, size_t i, size_t *le
 
 /* As mq_claim, but waits up to timeout_s (>= 0, finite) for a group to become due
  * (0 claims once without waiting, as mq_claim, but unlike mq_claim it too returns
- * MQ_INTERRUPTED after mq_queue_interrupt). Returns as soon as one is: after a publish (noticed within 50 ms), an
- * ack or nack that releases a group, or a lease, park or schedule running out.
+ * MQ_INTERRUPTED after mq_queue_interrupt). Returns as soon as one is: after a
+ * publish (noticed within 50 ms), an ack or nack that releases a group, or a lease,
+ * park or schedule running out.
  * MQ_EMPTY at the timeout; MQ_INTERRUPTED once mq_queue_interrupt was called; an
  * error ends the wait (with an unreachable server it can come after the URI's
  * serverSelectionTimeoutMS, even if that is longer than timeout_s). While idle it does
