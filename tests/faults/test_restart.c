@@ -346,7 +346,10 @@ static void sigkill_mid_drain_and_restart(void **state) {
     if (k->other_errors) fail_msg("an error other than MQ_ERR_CONNECT: %s", k->other);
     assert_int_equal(tq_count(t, "messages", "{}"), 0);
     assert_int_equal(tq_count(t, "locks", "{}"), 0);
-    assert_true(k->connect_errors > 0); /* the kill was seen */
+    /* No assertion on connect_errors: the kill is proven by the restart command's exit
+     * status (kill -9 of the recorded pid, then a new server on the same file), and
+     * the workers may ride through it without an error, since server selection waits
+     * up to serverSelectionTimeoutMS and idempotent commands are retried in the call. */
     pthread_mutex_destroy(&k->mu);
     free(k);
 }
