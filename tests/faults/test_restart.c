@@ -354,6 +354,101 @@ static void sigkill_mid_drain_and_restart(void **state) {
     free(k);
 }
 
+/* ---- 3. a waiting claim across a restart ---- */
+
+typedef struct {
+    tq *t;
+    mq_queue *queue;
+    volatile int waiting;
+    mq_status last;
+    int got, connect_errors, empties;
+    char text[32], other[600];
+} wait_ctx;
+
+/* A worker's loop around one waiting claim: MQ_ERR_CONNECT means wait again (what the
+ * header tells a worker to do); anything else ends it. */
+static void *waiter_thread(void *arg) {
+    wait_ctx *w = arg;
+    double until = tq_monotonic() + 60;
+    while (tq_monotonic() < until) {
+        mq_error err;
+        mq_lease *lease = NULL;
+        w->waiting = 1;
+        mq_status st = mq_claim_wait(w->queue, "waiter", 5.0, 0, 20.0, &lease, &err);
+        w->last = st;
+        if (st == MQ_ERR_CONNECT) {
+            w->connect_errors++;
+            tq_sleep(0.1);
+            continue;
+        }
+        if (st == MQ_EMPTY) {
+            w->empties++;
+            continue;
+        }
+        if (st == MQ_OK) {
+            w->got++;
+            tq_event_text(lease, w->text, sizeof w->text);
+            mq_status ack = mq_ack(w->queue, lease, &err);
+            if (ack != MQ_OK) snprintf(w->other, sizeof w->other, "ack: %s: %s", mq_status_name(ack), err.message);
+            mq_lease_destroy(lease);
+        } else {
+            snprintf(w->other, sizeof w->other, "claim_wait: %s: %s", mq_status_name(st), err.message);
+        }
+        break;
+    }
+    return NULL;
+}
+
+/* Documents in a collection after the restart, straight from the server: the test's
+ * own client may first meet a connection of the killed server, so retried. */
+static int64_t count_after_restart(tq *t, const char *suffix) {
+    for (int attempt = 0;; attempt++) {
+        mongoc_collection_t *coll = tq_collection(t, suffix);
+        bson_t all = BSON_INITIALIZER;
+        bson_error_t error;
+        int64_t n = mongoc_collection_count_documents(coll, &all, NULL, NULL, NULL, &error);
+        mongoc_collection_destroy(coll);
+        if (n >= 0) return n;
+        if (attempt > 100) fail_msg("counting %s after the restart: %s", suffix, error.message);
+        tq_sleep(0.1);
+    }
+}
+
+static void waiting_claim_across_restart(void **state) {
+    tq *t = *state;
+    const char *restart = getenv("MONGOMQ_RESTART_CMD");
+    if (restart == NULL) fail_msg("MONGOMQ_RESTART_CMD is not set (tests/faults/restart.sh sets it)");
+    wait_ctx *w = calloc(1, sizeof *w);
+    w->t = t;
+    mq_error err;
+    ASSERT_MQ(MQ_OK, mq_queue_new(t->client, t->db, t->prefix, &w->queue, &err), err);
+    pthread_t waiter;
+    pthread_create(&waiter, NULL, waiter_thread, w);
+    while (!w->waiting) tq_sleep(0.01);
+    tq_sleep(0.5); /* inside mq_claim_wait, on an empty queue */
+    if (system(restart) != 0) fail_msg("the restart command failed: %s", restart);
+
+    /* publish after the restart from a client made now: its insert cannot meet a
+     * connection of the killed server, so MQ_OK is certain and the event is there */
+    mq_client *fresh = NULL;
+    mq_queue *pub = NULL;
+    ASSERT_MQ(MQ_OK, mq_client_new(test_uri(), &fresh, &err), err);
+    ASSERT_MQ(MQ_OK, mq_queue_new(fresh, t->db, t->prefix, &pub, &err), err);
+    ASSERT_MQ(MQ_OK, mq_publish(pub, "after-restart", "e1", 2, 0, NULL, &err), err);
+    pthread_join(waiter, NULL);
+    printf("    the waiter: %s, %d MQ_ERR_CONNECT, %d timeouts, then \"%s\"\n", mq_status_name(w->last),
+           w->connect_errors, w->empties, w->text);
+    if (w->other[0]) fail_msg("%s", w->other);
+    assert_int_equal(w->got, 1);
+    assert_string_equal(w->text, "e1");
+    assert_int_equal(count_after_restart(t, "messages"), 0);
+    assert_int_equal(count_after_restart(t, "locks"), 0);
+    mq_queue_destroy(pub);
+    mq_client_destroy(fresh);
+    mq_queue_destroy(w->queue);
+    free(w);
+}
+
 static int setup(void **state) {
     int rc = tq_setup(state);
     return rc;
@@ -363,6 +458,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(h2_find_and_modify_is_atomic, setup, tq_teardown),
         cmocka_unit_test_setup_teardown(sigkill_mid_drain_and_restart, setup, tq_teardown),
+        cmocka_unit_test_setup_teardown(waiting_claim_across_restart, setup, tq_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
