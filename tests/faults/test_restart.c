@@ -272,11 +272,6 @@ static void sigkill_mid_drain_and_restart(void **state) {
     }
     ASSERT_MQ(MQ_OK, mq_publish_batch(t->queue, batch, NULL, &err), err);
     mq_batch_destroy(batch);
-    /* a lease held by a worker that dies with the server: never acked */
-    mq_lease *orphan = tq_claim(t, 3.0, 0);
-    char orphan_text[16];
-    int orphan_ev = atoi(tq_event_text(orphan, orphan_text, sizeof orphan_text));
-    mq_lease_destroy(orphan);
     for (int w = 0; w < KWORKERS; w++) {
         ASSERT_MQ(MQ_OK, mq_queue_new(t->client, t->db, t->prefix, &k->queues[w], &err), err);
         ASSERT_MQ(MQ_OK, mq_queue_set_repair_interval(k->queues[w], 1.0, &err), err);
@@ -292,8 +287,17 @@ static void sigkill_mid_drain_and_restart(void **state) {
         if (n >= EVENTS / 3) break;
         tq_sleep(0.01);
     }
-    printf("    SIGKILL with %d of %d events acked\n", k->acked_total, EVENTS);
+    /* a lease held by a worker that dies with the server, taken just before the kill
+     * so that it is still running when the server dies: never acked */
+    mq_lease *orphan = tq_claim(t, 5.0, 0);
+    char orphan_text[16];
+    int orphan_ev = atoi(tq_event_text(orphan, orphan_text, sizeof orphan_text));
+    double orphan_left = mq_lease_deadline(orphan) - mq_queue_now(t->queue);
+    mq_lease_destroy(orphan);
+    printf("    SIGKILL with %d of %d events acked, a lease on event %d running for %.1f s more\n", k->acked_total,
+           EVENTS, orphan_ev, orphan_left);
     fflush(stdout);
+    if (orphan_left <= 0) fail_msg("the orphan lease ran out before the kill (%.2f s)", orphan_left);
     if (system(restart) != 0) fail_msg("the restart command failed: %s", restart);
 
     /* the server is back: stop the workers between calls and look */
