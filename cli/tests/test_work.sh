@@ -113,4 +113,28 @@ run mq stats --json
 expect_eq "the group is held, not ready" "[1, 0]" "$(json '[d["groups"]["leased"], d["groups"]["ready"]]' <"$OUT")"
 mq purge-group backoff --yes
 
+# ---- --backoff doubles per attempt: BASE * 2^(attempts-1), times 0.5..1 ---------------
+mq publish exp e >/dev/null
+expect_rc 0 "three failures with --backoff 1,600 (--limit 3)" \
+    timeout 60 "$MQ_BIN" work --exec 'exit 1' --backoff 1,600 --limit 3
+delays=$(sed -n 's/.*attempt \([0-9]\)): exit status 1 .*; again in \([0-9.]*\)\(ms\|s\)$/\1 \2 \3/p' "$ERR")
+# in seconds, one line per attempt: "1 0.73"
+secs=$(echo "$delays" | awk '{ v = $3 == "ms" ? $2 / 1000 : $2; print $1, v }')
+expect_eq "three failures, attempts 1 2 3" "1 2 3" "$(echo "$secs" | cut -d' ' -f1 | tr '\n' ' ' | sed 's/ $//')"
+expect_eq "attempt 1 waits 0.5..1 s, attempt 2 1..2 s, attempt 3 2..4 s" "ok ok ok" \
+    "$(echo "$secs" | awk '{ lo = 2 ^ ($1 - 1) / 2; hi = 2 ^ ($1 - 1);
+        printf "%s%s", (NR > 1 ? " " : ""), (($2 >= lo - 0.05 && $2 <= hi + 0.05) ? "ok" : "no(" $2 "s)") }')"
+mq purge-group exp --yes
+
+# ---- --concurrency runs commands at the same time ---------------------------------------
+# Each command marks itself and waits (up to 30 s) until both are marked: with one
+# worker the first would wait alone and fail.
+mq publish par1 x >/dev/null
+mq publish par2 y >/dev/null
+expect_rc 0 "two commands that need each other, --concurrency 2 --limit 2" \
+    mq work --exec 'touch "$TMP/par.$MQ_GROUP"; i=0
+        while [ "$(ls "$TMP"/par.* | wc -l)" -lt 2 ] && [ $i -lt 300 ]; do sleep 0.1; i=$((i + 1)); done
+        [ "$(ls "$TMP"/par.* | wc -l)" -ge 2 ]' --concurrency 2 --limit 2
+expect_match "both acked" '^mongomq work: 2 claimed, 2 acked, 0 failed, 0 killed, 0 leases lost$' "$(cat "$ERR")"
+
 finish
