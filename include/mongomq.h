@@ -37,9 +37,13 @@
  *     is sent to the server. One exception: mq_dead_requeue's seq, which only the
  *     server can check (one read; nothing is changed).
  *   - MQ_ERR_CONNECT (server unreachable, or the reply was lost) means the outcome is
- *     unknown: the command may have been applied. Each call says below what a retry
- *     does; in short, retrying with the same arguments (and the same lease) is always
- *     safe: nothing is lost or held for good. Commands whose repetition is harmless
+ *     unknown: the command may have been applied. Retrying with the same arguments
+ *     (and the same lease) is always safe: nothing is lost or held for good. Publish
+ *     (mq_publish, _batch, _at), claim, ack, nack, extend and mq_dead_requeue say
+ *     below what a retry does (a retried publish or requeue may add the event twice);
+ *     every other call is a read or idempotent (mq_purge_group, mq_dead_purge,
+ *     mq_repair, mq_queue_drop, mq_queue_new): its retry does what the first try
+ *     would have done. Commands whose repetition is harmless
  *     (reads, $setOnInsert upserts) are retried inside the call a few times (~350 ms
  *     of pauses) before it reports MQ_ERR_CONNECT. What outlasts that is healed by the
  *     automatic repair (mq_queue_set_repair_interval). On replica sets and mongos
@@ -95,7 +99,9 @@ extern "C" {
 typedef enum mq_status {
     MQ_OK = 0,
     MQ_EMPTY = 1,        /* mq_claim: no group is due at this priority floor */
-    MQ_LEASE_LOST = 2,   /* ack/nack/extend: the lease expired and the group moved on */
+    MQ_LEASE_LOST = 2,   /* ack/nack/extend: the lease is no longer this group's (it expired
+                          * and another claim took the group, or the group was purged or
+                          * drained and dropped); the call changed nothing */
     MQ_INTERRUPTED = 3,  /* mq_claim_wait: mq_queue_interrupt was called on the queue */
     MQ_CANCELLED = 4,    /* mq_claim_wait_cancel: its mq_cancel was triggered (0.3.0) */
     MQ_ERR_ARG = -1,     /* bad argument: NULL, out of range, not UTF-8, too large */
@@ -261,7 +267,10 @@ MQ_API void      mq_batch_destroy(mq_batch *batch);
 /* Publishes every event of the batch, whatever its size, in 3 server commands: one
  * $inc of the counter by the batch's size, one insertMany, one unordered bulk of
  * lock upserts. Seqs follow add order: *first_seq, first_seq + 1, ... An empty batch
- * is MQ_ERR_ARG. A batch may be published again (new seqs) or destroyed. */
+ * is MQ_ERR_ARG. A batch may be published again (new seqs) or destroyed.
+ * MQ_ERR_CONNECT: as mq_publish, for the batch as a whole (its insertMany is one
+ * command: all of the batch is in the queue, or none of it, or, on a server that
+ * stops inside the insertMany, a prefix of it). */
 MQ_API mq_status mq_publish_batch(mq_queue *queue, const mq_batch *batch,
                                   int64_t *first_seq /* may be NULL */, mq_error *err);
 
@@ -287,7 +296,8 @@ MQ_API const void *mq_lease_event_at(const mq_lease *lease, size_t i, size_t *le
  * park or schedule running out.
  * MQ_EMPTY at the timeout; MQ_INTERRUPTED once mq_queue_interrupt was called; an
  * error ends the wait (with an unreachable server it can come after the URI's
- * serverSelectionTimeoutMS, even if that is longer than timeout_s). While idle it does
+ * serverSelectionTimeoutMS, even if that is longer than timeout_s; MQ_ERR_CONNECT is
+ * as mq_claim's, and calling it again goes on waiting). While idle it does
  * not poll the server in a loop: where the server offers change streams, one watcher
  * thread per client and database, with a connection of its own, follows the locks
  * collections of every queue of that client there that has waited (started by the
@@ -366,7 +376,10 @@ MQ_API double mq_lease_deadline(const mq_lease *lease);
  * collection) and claims again if it made a group claimable. The period starts at the
  * handle's first empty claim. Default 60 s; 0 turns it off; negative or not finite is
  * MQ_ERR_ARG. Per handle: a process with several handles on a queue repairs once per
- * handle and period. */
+ * handle and period. It runs on empty claims only, because it reads the whole
+ * messages collection: a queue that is never empty when its claims come (a backlog
+ * that never drains) is not repaired by itself; run mq_repair on a schedule there
+ * (`mongomq repair`, from cron, say). */
 MQ_API mq_status mq_queue_set_repair_interval(mq_queue *queue, double interval_s, mq_error *err);
 
 /* Automatic repairs this handle ran, and locks they re-created (either may be NULL). */
@@ -378,7 +391,8 @@ MQ_API void mq_queue_repair_counts(const mq_queue *queue, uint64_t *runs, uint64
  * since the epoch, on the queue's clock; finite, >= 0). FIFO stays strict: while a
  * scheduled event is its group's head, the group waits for it (the claim that finds
  * it parks the group until then); a group it creates starts parked until then (a
- * time already past makes a ready group, as mq_publish). 3 commands. */
+ * time already past makes a group that is due at once, as with mq_publish). 3
+ * commands. MQ_ERR_CONNECT: as mq_publish. */
 MQ_API mq_status mq_publish_at(mq_queue *queue, const char *group_id, const void *event,
                                size_t event_len, int priority, double not_before_epoch_s,
                                int64_t *seq_out, mq_error *err);
@@ -394,7 +408,10 @@ MQ_API mq_status mq_queue_set_max_attempts(mq_queue *queue, int max_attempts, mq
 
 /* Dead letters: count them; publish one (by its seq) again at the tail of its group
  * with a new seq (*new_seq); remove them all (*purged = how many). A seq that is not
- * in {prefix}_dead is MQ_ERR_ARG, found by a read (nothing is changed). */
+ * in {prefix}_dead is MQ_ERR_ARG, found by a read (nothing is changed). After
+ * MQ_ERR_CONNECT from mq_dead_requeue the letter was moved or not: a retry that finds
+ * it gone says MQ_ERR_ARG, and one that finds it still there (its publish landed,
+ * its delete did not) publishes it a second time. */
 MQ_API mq_status mq_dead_count(mq_queue *queue, int64_t *count, mq_error *err);
 MQ_API mq_status mq_dead_requeue(mq_queue *queue, int64_t seq, int64_t *new_seq /* may be NULL */,
                                  mq_error *err);
