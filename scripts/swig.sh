@@ -3,10 +3,13 @@
 #
 # SWIG is pinned here and nowhere else: PyPI's `swig` package at SWIG_VERSION, in a
 # venv under build/tools/ (made on first use). Why PyPI's and not Debian 12's 4.1.0:
-# 4.1's Ruby output uses the untyped Data_* API that Ruby 3.4+ drop, and the same
-# version is then had on any distribution with a Python, not only Debian 12. The
-# generated sources that packages ship (Go, Ruby, Java, Python) are made by this
-# version; scripts/check-swig.sh regenerates them and fails on any difference.
+# 4.1's Ruby output uses the untyped Data_* API, which newer Rubies deprecate and then
+# remove (bindings/ruby/README.md, "Rubies"), and the same version is then had on any
+# distribution with a Python, not only Debian 12. The generated sources that packages
+# ship are made by this version: Go's, Ruby's and Python's are committed, and
+# scripts/test-go.sh, bindings/ruby/generate.sh --check and
+# bindings/python/tools/generate.sh --check regenerate them and fail on any
+# difference; Java's is generated at build time.
 #
 #   swig.sh --path    print the swig executable's path (installing it if needed)
 set -euo pipefail
