@@ -1033,6 +1033,7 @@ static int run_soak(const bench_opts *opt, const char *db)
     fflush(stdout);
     while (now_mono() < end) {
         long i, n = 100, got = 0;
+        char seen[100] = {0};
         for (i = 0; i < n; i++) {
             char group[32], ev[48];
             snprintf(group, sizeof group, "g%ld", i % opt->groups);
@@ -1053,6 +1054,20 @@ static int run_soak(const bench_opts *opt, const char *db)
                 report_error("claim", st, &err);
                 goto fail;
             }
+            /* its text must be this round's "round:i", for an i not delivered yet */
+            size_t len = 0;
+            const char *text = mq_lease_event(lease, &len);
+            char want[48], buf[48];
+            long r = -1, k = -1;
+            snprintf(buf, sizeof buf, "%.*s", (int)(len < sizeof buf - 1 ? len : sizeof buf - 1), text ? text : "");
+            if (sscanf(buf, "%ld:%ld", &r, &k) != 2 || r != round || k < 0 || k >= n || seen[k] ||
+                (snprintf(want, sizeof want, "%ld:%ld", r, k), strlen(want) != len || memcmp(want, text, len) != 0)) {
+                fprintf(stderr, "bench: soak: round %ld delivered \"%s\" (%zu bytes): not an undelivered event of it\n",
+                        round, buf, len);
+                mq_lease_destroy(lease);
+                goto fail;
+            }
+            seen[k] = 1;
             if ((st = mq_ack(queue, lease, &err)) != MQ_OK) {
                 report_error("ack", st, &err);
                 mq_lease_destroy(lease);
