@@ -16,6 +16,13 @@ Events: harel publishes Event.model_dump_json() (a JSON text, a BSON string) and
 claim parses the stored event with Event.model_validate_json, so what we publish for
 a harel consumer must be the JSON of a harel Event.
 
+Why ctypes and not the Python package (bindings/python): this test is a CTest suite
+of the C library. It runs in scripts/test.sh's first stage and again under ASan, on
+the libmongomq.so just built, before any binding is built; the package would put a
+SWIG wrapper and an install step between the library under test and harel. harel
+beside the Python package is covered by the matrix (tests/matrix/, stage 2c), whose
+Python agent uses the package.
+
 Exit status 0 when every check passed. The last line is
 "harel_interop: N passed, M failed".
 """
