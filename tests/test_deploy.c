@@ -447,6 +447,80 @@ static void write_concern_error_is_an_applied_write(void **state) {
     assert_int_equal(mq_client_write_concern_errors(t->client), 5);
 }
 
+/* The same through the server's own reply: the test server answers a write whose
+ * writeConcern is {w: "mongomq-test-wcerror"} with a writeConcernError (64) after
+ * applying it, as a replica set does for a write that timed out waiting for its
+ * majority (on a real replica set the unknown tag gives 79, UnknownReplWriteConcern).
+ * This goes through libmongoc's parsing of the reply and the library's
+ * applied_or_fail, which the fault hook above skips. */
+static void expect_server_applied(const mq_error *err, const char *what) {
+    if (err->status != MQ_OK || (err->server_code != 64 && err->server_code != 79) ||
+        strstr(err->message, "applied but not confirmed by the write concern") == NULL)
+        fail_msg("%s: status %d, server code %d, message \"%s\": expected an applied write with a write-concern "
+                 "error",
+                 what, err->status, err->server_code, err->message);
+}
+
+static void server_write_concern_error_is_an_applied_write(void **state) {
+    tq *t = *state;
+    char *uri = tq_uri_with("w=mongomq-test-wcerror");
+    mq_client *client = NULL;
+    mq_queue *q = NULL;
+    mq_error err;
+    ASSERT_MQ(MQ_OK, mq_client_new(uri, &client, &err), err);
+    free(uri);
+    ASSERT_MQ(MQ_OK, mq_queue_new(client, t->db, t->prefix, &q, &err), err);
+
+    uint64_t before = mq_client_write_concern_errors(client);
+    int64_t seq = 0;
+    ASSERT_MQ(MQ_OK, mq_publish(q, "g", "e1", 2, 0, &seq, &err), err);
+    expect_server_applied(&err, "publish");
+    assert_true(mq_client_write_concern_errors(client) >= before + 3); /* seq, insert, lock */
+    assert_int_equal(tq_count(t, "messages", "{}"), 1);
+    assert_int_equal(tq_count(t, "locks", "{}"), 1);
+
+    /* the claim's findAndModify: the lease is handed out, and it is real */
+    mq_lease *lease = NULL;
+    ASSERT_MQ(MQ_OK, mq_claim(q, "w", 30, 0, &lease, &err), err);
+    assert_non_null(lease);
+    assert_int_equal(mq_lease_seq(lease), seq);
+    expect_server_applied(&err, "claim");
+    tq_expect_empty(t, 0);
+    ASSERT_MQ(MQ_OK, mq_extend(q, lease, 30, &err), err);
+    expect_server_applied(&err, "extend");
+    ASSERT_MQ(MQ_OK, mq_ack(q, lease, &err), err);
+    expect_server_applied(&err, "ack");
+    mq_lease_destroy(lease);
+    assert_int_equal(tq_count(t, "messages", "{}"), 0);
+    assert_int_equal(tq_count(t, "locks", "{}"), 0);
+
+    /* a batch (insertMany and a bulk of upserts), then a nack that releases its group */
+    mq_batch *batch = NULL;
+    ASSERT_MQ(MQ_OK, mq_batch_new(&batch, &err), err);
+    ASSERT_MQ(MQ_OK, mq_batch_add(batch, "x", "1", 1, 0, &err), err);
+    ASSERT_MQ(MQ_OK, mq_batch_add(batch, "y", "2", 1, 0, &err), err);
+    ASSERT_MQ(MQ_OK, mq_publish_batch(q, batch, NULL, &err), err);
+    mq_batch_destroy(batch);
+    expect_server_applied(&err, "publish_batch");
+    assert_int_equal(tq_count(t, "messages", "{}"), 2);
+    assert_int_equal(tq_count(t, "locks", "{}"), 2);
+    ASSERT_MQ(MQ_OK, mq_claim(q, "w", 30, 0, &lease, &err), err);
+    int64_t nacked = mq_lease_seq(lease);
+    ASSERT_MQ(MQ_OK, mq_nack(q, lease, 0, &err), err);
+    expect_server_applied(&err, "nack");
+    mq_lease_destroy(lease);
+    /* released: the plain client gets that group first (a nack puts it in front) */
+    mq_lease *again = tq_claim(t, 30, 0);
+    assert_int_equal(mq_lease_seq(again), nacked);
+    tq_ack(t, again);
+    mq_lease_destroy(again);
+
+    /* a command the server refuses is still an error, never "applied" */
+    ASSERT_MQ(MQ_ERR_ARG, mq_publish(q, "", "e", 1, 0, NULL, &err), err);
+    mq_queue_destroy(q);
+    mq_client_destroy(client);
+}
+
 /* ---- 4. the watcher retries a transient error ---- */
 
 typedef struct {
@@ -884,6 +958,7 @@ int main(void) {
         cmocka_unit_test_setup_teardown(uri_write_concern_is_kept, tq_setup, teardown),
         cmocka_unit_test_setup_teardown(unacknowledged_writes_are_refused, tq_setup, teardown),
         cmocka_unit_test_setup_teardown(write_concern_error_is_an_applied_write, tq_setup, teardown),
+        cmocka_unit_test_setup_teardown(server_write_concern_error_is_an_applied_write, tq_setup, teardown),
         cmocka_unit_test_setup_teardown(watcher_retries_transient_errors, tq_setup, teardown),
         cmocka_unit_test_setup_teardown(one_watcher_per_client_and_database, tq_setup, teardown),
         cmocka_unit_test_setup_teardown(single_queue_uses_a_collection_stream, tq_setup, teardown),

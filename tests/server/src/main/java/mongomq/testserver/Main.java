@@ -32,6 +32,13 @@ import de.bwaldvogel.mongo.wire.message.MongoMessage;
  * --tls-key KEY --tls-cert CERT serves TLS only (PEM files: an unencrypted PKCS#8 RSA
  * or EC key, the certificate): tests/faults/tls.sh.
  *
+ * A write whose writeConcern is {w: "mongomq-test-wcerror"} (a tag no server defines)
+ * is applied and answered with a writeConcernError (64, WriteConcernFailed), as a
+ * replica set answers a write that timed out waiting for its majority: the library's
+ * handling of that reply is tested against the server's own answer
+ * (tests/test_deploy.c). On a real replica set the unknown tag gives a
+ * writeConcernError too (79, UnknownReplWriteConcern), so the same test holds there.
+ *
  * --port 0 (the default) lets the OS pick a free port. Once listening, exactly
  * one line "mongodb://HOST:PORT" is printed to stdout; then the process blocks
  * until it is killed.
@@ -39,6 +46,32 @@ import de.bwaldvogel.mongo.wire.message.MongoMessage;
 public final class Main {
 
     private Main() {
+    }
+
+    static final String WCERROR_TAG = "mongomq-test-wcerror";
+
+    /** The reply to a command, with a writeConcernError when it asked for WCERROR_TAG. */
+    static Document withWriteConcernError(MongoMessage message, Document reply) {
+        Object wc = message.getDocument().get("writeConcern");
+        if (!(wc instanceof Document) || !WCERROR_TAG.equals(((Document) wc).get("w")) || reply == null) {
+            return reply;
+        }
+        Object ok = reply.get("ok");
+        if (!(ok instanceof Number) || ((Number) ok).doubleValue() != 1.0) {
+            return reply;
+        }
+        reply.put("writeConcernError", new Document("code", 64)
+                .append("codeName", "WriteConcernFailed")
+                .append("errmsg", "waiting for replication timed out (test server, w: \"" + WCERROR_TAG + "\")"));
+        return reply;
+    }
+
+    /** The in-memory backend, answering WCERROR_TAG writes with a writeConcernError. */
+    static final class TestMemoryBackend extends MemoryBackend {
+        @Override
+        public Document handleMessage(MongoMessage message) {
+            return withWriteConcernError(message, super.handleMessage(message));
+        }
     }
 
     /**
@@ -53,7 +86,7 @@ public final class Main {
         @Override
         public Document handleMessage(MongoMessage message) {
             try {
-                return super.handleMessage(message);
+                return withWriteConcernError(message, super.handleMessage(message));
             } finally {
                 commit();
             }
@@ -140,7 +173,7 @@ public final class Main {
             }
         }
 
-        AbstractMongoBackend backend = h2File != null ? new DurableH2Backend(h2File) : new MemoryBackend();
+        AbstractMongoBackend backend = h2File != null ? new DurableH2Backend(h2File) : new TestMemoryBackend();
         if (oplog) {
             backend.enableOplog();
         }
