@@ -15,6 +15,11 @@
  *     `mqs_bytes` (a pointer and a length into a lease) is a byte string out, copied
  *     once by the typemap.
  *   - Strings the library allocates (the stats JSON) are released with mq_free.
+ *   - The two C calls that take a function pointer are reshaped so that the library
+ *     never calls into a language's runtime: mq_queue_set_clock gets a manual clock
+ *     kept here (mqs_clock: the language sets and advances it), and mq_log_set_handler
+ *     gets a handler kept here that buffers libmongoc's lines (mqs_log_*), which each
+ *     binding drains on a thread of its own and hands to the user's function.
  *
  * Per-language typemaps live in lang/<language>.i, included below; nothing else here
  * is language-specific. The generated module is private to each package: users see
@@ -23,10 +28,15 @@
 %module mongomq_raw
 
 %{
+#include <pthread.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include "mongomq.h"
+/* defined with the manual clock, below: it also lets go of the queue's clocks */
+static void mqs_queue_destroy(mq_queue *queue);
 %}
 
 %include <stdint.i>
@@ -84,6 +94,8 @@ typedef struct mq_cancel mq_cancel;
 %typemap(newfree) char *mqs_stats_json "mq_free($1);"
 %typemap(newfree) char *mqs_peek_json "mq_free($1);"
 %typemap(newfree) char *mqs_dead_list_json "mq_free($1);"
+%newobject mqs_log_next;
+%typemap(newfree) char *mqs_log_next "free($1);"
 
 %inline %{
 static const char *mqs_version(void) { return mq_version(); }
@@ -105,7 +117,6 @@ static mq_queue *mqs_queue_new(mq_client *client, const char *db_name, const cha
     mq_queue_new(client, db_name, prefix, &q, err);
     return q;
 }
-static void mqs_queue_destroy(mq_queue *queue) { mq_queue_destroy(queue); }
 static void mqs_queue_interrupt(mq_queue *queue) { mq_queue_interrupt(queue); }
 static void mqs_queue_set_max_attempts(mq_queue *queue, int max_attempts, mq_error *err) {
     mq_queue_set_max_attempts(queue, max_attempts, err);
@@ -247,4 +258,206 @@ static void mqs_purge_group(mq_queue *queue, const char *group_id, mq_error *err
     mq_purge_group(queue, group_id, err);
 }
 static void mqs_queue_drop(mq_queue *queue, mq_error *err) { mq_queue_drop(queue, err); }
+
+/* ---- a manual clock for a queue (mq_queue_set_clock) ----
+ * The language sets and advances it; the library reads it, from any thread. A clock is
+ * freed when its last reference goes: the language's handle (mqs_clock_release) and
+ * each queue it was ever given to. A queue keeps every clock it was given until
+ * mqs_queue_destroy (a call in flight may still read a replaced one). */
+typedef struct mqs_clock mqs_clock;
+%}
+
+%{
+struct mqs_clock {
+    pthread_mutex_t mu;
+    double now;
+    int refs;
+};
+
+/* queue -> the clocks it was given: a short list, looked up by the queue's address */
+typedef struct mqs_clock_link {
+    const mq_queue *queue;
+    mqs_clock *clock;
+    struct mqs_clock_link *next;
+} mqs_clock_link;
+static pthread_mutex_t mqs_clock_links_mu = PTHREAD_MUTEX_INITIALIZER;
+static mqs_clock_link *mqs_clock_links = NULL;
+
+static void mqs_clock_unref(mqs_clock *clock) {
+    pthread_mutex_lock(&clock->mu);
+    int left = --clock->refs;
+    pthread_mutex_unlock(&clock->mu);
+    if (left == 0) {
+        pthread_mutex_destroy(&clock->mu);
+        free(clock);
+    }
+}
+
+static double mqs_clock_read(void *ctx) {
+    mqs_clock *clock = (mqs_clock *)ctx;
+    pthread_mutex_lock(&clock->mu);
+    double now = clock->now;
+    pthread_mutex_unlock(&clock->mu);
+    return now;
+}
+%}
+
+%inline %{
+/* A clock reading start (seconds since the epoch). NULL when out of memory. */
+static mqs_clock *mqs_clock_new(double start) {
+    mqs_clock *clock = (mqs_clock *)calloc(1, sizeof *clock);
+    if (clock == NULL) return NULL;
+    pthread_mutex_init(&clock->mu, NULL);
+    clock->now = start;
+    clock->refs = 1;
+    return clock;
+}
+static double mqs_clock_now(mqs_clock *clock) { return mqs_clock_read(clock); }
+static void mqs_clock_set(mqs_clock *clock, double now) {
+    pthread_mutex_lock(&clock->mu);
+    clock->now = now;
+    pthread_mutex_unlock(&clock->mu);
+}
+static void mqs_clock_advance(mqs_clock *clock, double seconds) {
+    pthread_mutex_lock(&clock->mu);
+    clock->now += seconds;
+    pthread_mutex_unlock(&clock->mu);
+}
+/* The language's handle is gone (the clock lives on while a queue holds it). */
+static void mqs_clock_release(mqs_clock *clock) {
+    if (clock != NULL) mqs_clock_unref(clock);
+}
+/* The queue runs on clock from now on; clock NULL: back to server time. */
+static void mqs_queue_set_clock(mq_queue *queue, mqs_clock *clock) {
+    if (queue == NULL) return;
+    if (clock != NULL) {
+        mqs_clock_link *link = (mqs_clock_link *)malloc(sizeof *link);
+        if (link == NULL) return; /* out of memory: the queue keeps its clock */
+        pthread_mutex_lock(&clock->mu);
+        clock->refs++;
+        pthread_mutex_unlock(&clock->mu);
+        link->queue = queue;
+        link->clock = clock;
+        pthread_mutex_lock(&mqs_clock_links_mu);
+        link->next = mqs_clock_links;
+        mqs_clock_links = link;
+        pthread_mutex_unlock(&mqs_clock_links_mu);
+        mq_queue_set_clock(queue, mqs_clock_read, clock);
+    } else {
+        mq_queue_set_clock(queue, NULL, NULL);
+    }
+}
+/* mq_queue_destroy, then the queue's references to the clocks it was given go. */
+static void mqs_queue_destroy(mq_queue *queue) {
+    if (queue == NULL) return;
+    mq_queue_destroy(queue);
+    mqs_clock_link *mine = NULL;
+    pthread_mutex_lock(&mqs_clock_links_mu);
+    for (mqs_clock_link **at = &mqs_clock_links; *at != NULL;) {
+        mqs_clock_link *link = *at;
+        if (link->queue == queue) {
+            *at = link->next;
+            link->next = mine;
+            mine = link;
+        } else {
+            at = &link->next;
+        }
+    }
+    pthread_mutex_unlock(&mqs_clock_links_mu);
+    while (mine != NULL) {
+        mqs_clock_link *next = mine->next;
+        mqs_clock_unref(mine->clock);
+        free(mine);
+        mine = next;
+    }
+}
+%}
+
+%{
+/* ---- libmongoc's log, buffered for the language (mq_log_set_handler) ---- */
+#define MQS_LOG_MAX 1024
+static pthread_mutex_t mqs_log_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t mqs_log_cv = PTHREAD_COND_INITIALIZER;
+static char *mqs_log_ring[MQS_LOG_MAX];
+static size_t mqs_log_head = 0, mqs_log_count = 0;
+static uint64_t mqs_log_lost = 0;
+
+static void mqs_log_clear_locked(void) {
+    while (mqs_log_count > 0) {
+        free(mqs_log_ring[mqs_log_head]);
+        mqs_log_ring[mqs_log_head] = NULL;
+        mqs_log_head = (mqs_log_head + 1) % MQS_LOG_MAX;
+        mqs_log_count--;
+    }
+}
+
+/* The handler given to mq_log_set_handler: "LEVEL\tDOMAIN\tMESSAGE", oldest dropped
+ * (and counted) when the buffer is full. Called from any thread. */
+static void mqs_log_push(int level, const char *domain, const char *message, void *ctx) {
+    (void)ctx;
+    if (domain == NULL) domain = "";
+    if (message == NULL) message = "";
+    size_t n = strlen(domain) + strlen(message) + 16;
+    char *line = (char *)malloc(n);
+    if (line == NULL) return;
+    snprintf(line, n, "%d\t%s\t%s", level, domain, message);
+    pthread_mutex_lock(&mqs_log_mu);
+    if (mqs_log_count == MQS_LOG_MAX) {
+        free(mqs_log_ring[mqs_log_head]);
+        mqs_log_ring[mqs_log_head] = NULL;
+        mqs_log_head = (mqs_log_head + 1) % MQS_LOG_MAX;
+        mqs_log_count--;
+        mqs_log_lost++;
+    }
+    mqs_log_ring[(mqs_log_head + mqs_log_count) % MQS_LOG_MAX] = line;
+    mqs_log_count++;
+    pthread_cond_signal(&mqs_log_cv);
+    pthread_mutex_unlock(&mqs_log_mu);
+}
+%}
+
+%inline %{
+/* From now on libmongoc's lines are buffered here (up to 1024; beyond, the oldest
+ * go and are counted by mqs_log_dropped) for mqs_log_next. */
+static void mqs_log_capture(void) { mq_log_set_handler(mqs_log_push, NULL); }
+/* libmongoc is silenced (mq_log_set_handler(NULL)); what was buffered is dropped. */
+static void mqs_log_silence(void) {
+    mq_log_set_handler(NULL, NULL);
+    pthread_mutex_lock(&mqs_log_mu);
+    mqs_log_clear_locked();
+    pthread_cond_broadcast(&mqs_log_cv);
+    pthread_mutex_unlock(&mqs_log_mu);
+}
+/* The oldest buffered line, "LEVEL\tDOMAIN\tMESSAGE" (freed by the typemap), waiting up
+ * to timeout_s seconds for one; NULL when none came. */
+static char *mqs_log_next(double timeout_s) {
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    if (timeout_s > 0) {
+        if (timeout_s > 3600) timeout_s = 3600;
+        long long ns = until.tv_nsec + (long long)(timeout_s * 1e9);
+        until.tv_sec += (time_t)(ns / 1000000000LL);
+        until.tv_nsec = (long)(ns % 1000000000LL);
+    }
+    char *line = NULL;
+    pthread_mutex_lock(&mqs_log_mu);
+    while (mqs_log_count == 0 && timeout_s > 0) {
+        if (pthread_cond_timedwait(&mqs_log_cv, &mqs_log_mu, &until) != 0) break;
+    }
+    if (mqs_log_count > 0) {
+        line = mqs_log_ring[mqs_log_head];
+        mqs_log_ring[mqs_log_head] = NULL;
+        mqs_log_head = (mqs_log_head + 1) % MQS_LOG_MAX;
+        mqs_log_count--;
+    }
+    pthread_mutex_unlock(&mqs_log_mu);
+    return line;
+}
+/* Lines dropped because the buffer was full, since the process started. */
+static uint64_t mqs_log_dropped(void) {
+    pthread_mutex_lock(&mqs_log_mu);
+    uint64_t n = mqs_log_lost;
+    pthread_mutex_unlock(&mqs_log_mu);
+    return n;
+}
 %}

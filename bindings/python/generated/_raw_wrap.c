@@ -3219,15 +3219,16 @@ SWIG_Python_NonDynamicSetAttr(PyObject *obj, PyObject *name, PyObject *value) {
 #define SWIGTYPE_p_mq_lease swig_types[7]
 #define SWIGTYPE_p_mq_queue swig_types[8]
 #define SWIGTYPE_p_mqs_bytes swig_types[9]
-#define SWIGTYPE_p_short swig_types[10]
-#define SWIGTYPE_p_signed_char swig_types[11]
-#define SWIGTYPE_p_unsigned_char swig_types[12]
-#define SWIGTYPE_p_unsigned_int swig_types[13]
-#define SWIGTYPE_p_unsigned_long_long swig_types[14]
-#define SWIGTYPE_p_unsigned_short swig_types[15]
-#define SWIGTYPE_p_void swig_types[16]
-static swig_type_info *swig_types[18];
-static swig_module_info swig_module = {swig_types, 17, 0, 0, 0, 0};
+#define SWIGTYPE_p_mqs_clock swig_types[10]
+#define SWIGTYPE_p_short swig_types[11]
+#define SWIGTYPE_p_signed_char swig_types[12]
+#define SWIGTYPE_p_unsigned_char swig_types[13]
+#define SWIGTYPE_p_unsigned_int swig_types[14]
+#define SWIGTYPE_p_unsigned_long_long swig_types[15]
+#define SWIGTYPE_p_unsigned_short swig_types[16]
+#define SWIGTYPE_p_void swig_types[17]
+static swig_type_info *swig_types[19];
+static swig_module_info swig_module = {swig_types, 18, 0, 0, 0, 0};
 #define SWIG_TypeQuery(name) SWIG_TypeQueryModule(&swig_module, &swig_module, name)
 #define SWIG_MangledTypeQuery(name) SWIG_MangledTypeQueryModule(&swig_module, &swig_module, name)
 
@@ -3248,10 +3249,15 @@ static swig_module_info swig_module = {swig_types, 17, 0, 0, 0, 0};
 #define SWIG_as_voidptrptr(a) ((void)SWIG_as_voidptr(*a),(void**)(a)) 
 
 
+#include <pthread.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include "mongomq.h"
+/* defined with the manual clock, below: it also lets go of the queue's clocks */
+static void mqs_queue_destroy(mq_queue *queue);
 
 
 #include <stdint.h>		// Use the C99 official header
@@ -3834,7 +3840,6 @@ static mq_queue *mqs_queue_new(mq_client *client, const char *db_name, const cha
     mq_queue_new(client, db_name, prefix, &q, err);
     return q;
 }
-static void mqs_queue_destroy(mq_queue *queue) { mq_queue_destroy(queue); }
 static void mqs_queue_interrupt(mq_queue *queue) { mq_queue_interrupt(queue); }
 static void mqs_queue_set_max_attempts(mq_queue *queue, int max_attempts, mq_error *err) {
     mq_queue_set_max_attempts(queue, max_attempts, err);
@@ -3977,6 +3982,13 @@ static void mqs_purge_group(mq_queue *queue, const char *group_id, mq_error *err
 }
 static void mqs_queue_drop(mq_queue *queue, mq_error *err) { mq_queue_drop(queue, err); }
 
+/* ---- a manual clock for a queue (mq_queue_set_clock) ----
+ * The language sets and advances it; the library reads it, from any thread. A clock is
+ * freed when its last reference goes: the language's handle (mqs_clock_release) and
+ * each queue it was ever given to. A queue keeps every clock it was given until
+ * mqs_queue_destroy (a call in flight may still read a replaced one). */
+typedef struct mqs_clock mqs_clock;
+
 
 #define SWIG_FromCharPtrAndSize(carray, size) SWIG_FromBinaryCharPtrAndSize(carray, size, 0)
 SWIGINTERNINLINE PyObject *
@@ -4062,6 +4074,197 @@ SWIG_AsVal_long_SS_long (PyObject *obj, long long *val)
   return res;
 }
 #endif
+
+
+struct mqs_clock {
+    pthread_mutex_t mu;
+    double now;
+    int refs;
+};
+
+/* queue -> the clocks it was given: a short list, looked up by the queue's address */
+typedef struct mqs_clock_link {
+    const mq_queue *queue;
+    mqs_clock *clock;
+    struct mqs_clock_link *next;
+} mqs_clock_link;
+static pthread_mutex_t mqs_clock_links_mu = PTHREAD_MUTEX_INITIALIZER;
+static mqs_clock_link *mqs_clock_links = NULL;
+
+static void mqs_clock_unref(mqs_clock *clock) {
+    pthread_mutex_lock(&clock->mu);
+    int left = --clock->refs;
+    pthread_mutex_unlock(&clock->mu);
+    if (left == 0) {
+        pthread_mutex_destroy(&clock->mu);
+        free(clock);
+    }
+}
+
+static double mqs_clock_read(void *ctx) {
+    mqs_clock *clock = (mqs_clock *)ctx;
+    pthread_mutex_lock(&clock->mu);
+    double now = clock->now;
+    pthread_mutex_unlock(&clock->mu);
+    return now;
+}
+
+
+/* A clock reading start (seconds since the epoch). NULL when out of memory. */
+static mqs_clock *mqs_clock_new(double start) {
+    mqs_clock *clock = (mqs_clock *)calloc(1, sizeof *clock);
+    if (clock == NULL) return NULL;
+    pthread_mutex_init(&clock->mu, NULL);
+    clock->now = start;
+    clock->refs = 1;
+    return clock;
+}
+static double mqs_clock_now(mqs_clock *clock) { return mqs_clock_read(clock); }
+static void mqs_clock_set(mqs_clock *clock, double now) {
+    pthread_mutex_lock(&clock->mu);
+    clock->now = now;
+    pthread_mutex_unlock(&clock->mu);
+}
+static void mqs_clock_advance(mqs_clock *clock, double seconds) {
+    pthread_mutex_lock(&clock->mu);
+    clock->now += seconds;
+    pthread_mutex_unlock(&clock->mu);
+}
+/* The language's handle is gone (the clock lives on while a queue holds it). */
+static void mqs_clock_release(mqs_clock *clock) {
+    if (clock != NULL) mqs_clock_unref(clock);
+}
+/* The queue runs on clock from now on; clock NULL: back to server time. */
+static void mqs_queue_set_clock(mq_queue *queue, mqs_clock *clock) {
+    if (queue == NULL) return;
+    if (clock != NULL) {
+        mqs_clock_link *link = (mqs_clock_link *)malloc(sizeof *link);
+        if (link == NULL) return; /* out of memory: the queue keeps its clock */
+        pthread_mutex_lock(&clock->mu);
+        clock->refs++;
+        pthread_mutex_unlock(&clock->mu);
+        link->queue = queue;
+        link->clock = clock;
+        pthread_mutex_lock(&mqs_clock_links_mu);
+        link->next = mqs_clock_links;
+        mqs_clock_links = link;
+        pthread_mutex_unlock(&mqs_clock_links_mu);
+        mq_queue_set_clock(queue, mqs_clock_read, clock);
+    } else {
+        mq_queue_set_clock(queue, NULL, NULL);
+    }
+}
+/* mq_queue_destroy, then the queue's references to the clocks it was given go. */
+static void mqs_queue_destroy(mq_queue *queue) {
+    if (queue == NULL) return;
+    mq_queue_destroy(queue);
+    mqs_clock_link *mine = NULL;
+    pthread_mutex_lock(&mqs_clock_links_mu);
+    for (mqs_clock_link **at = &mqs_clock_links; *at != NULL;) {
+        mqs_clock_link *link = *at;
+        if (link->queue == queue) {
+            *at = link->next;
+            link->next = mine;
+            mine = link;
+        } else {
+            at = &link->next;
+        }
+    }
+    pthread_mutex_unlock(&mqs_clock_links_mu);
+    while (mine != NULL) {
+        mqs_clock_link *next = mine->next;
+        mqs_clock_unref(mine->clock);
+        free(mine);
+        mine = next;
+    }
+}
+
+
+/* ---- libmongoc's log, buffered for the language (mq_log_set_handler) ---- */
+#define MQS_LOG_MAX 1024
+static pthread_mutex_t mqs_log_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t mqs_log_cv = PTHREAD_COND_INITIALIZER;
+static char *mqs_log_ring[MQS_LOG_MAX];
+static size_t mqs_log_head = 0, mqs_log_count = 0;
+static uint64_t mqs_log_lost = 0;
+
+static void mqs_log_clear_locked(void) {
+    while (mqs_log_count > 0) {
+        free(mqs_log_ring[mqs_log_head]);
+        mqs_log_ring[mqs_log_head] = NULL;
+        mqs_log_head = (mqs_log_head + 1) % MQS_LOG_MAX;
+        mqs_log_count--;
+    }
+}
+
+/* The handler given to mq_log_set_handler: "LEVEL\tDOMAIN\tMESSAGE", oldest dropped
+ * (and counted) when the buffer is full. Called from any thread. */
+static void mqs_log_push(int level, const char *domain, const char *message, void *ctx) {
+    (void)ctx;
+    if (domain == NULL) domain = "";
+    if (message == NULL) message = "";
+    size_t n = strlen(domain) + strlen(message) + 16;
+    char *line = (char *)malloc(n);
+    if (line == NULL) return;
+    snprintf(line, n, "%d\t%s\t%s", level, domain, message);
+    pthread_mutex_lock(&mqs_log_mu);
+    if (mqs_log_count == MQS_LOG_MAX) {
+        free(mqs_log_ring[mqs_log_head]);
+        mqs_log_ring[mqs_log_head] = NULL;
+        mqs_log_head = (mqs_log_head + 1) % MQS_LOG_MAX;
+        mqs_log_count--;
+        mqs_log_lost++;
+    }
+    mqs_log_ring[(mqs_log_head + mqs_log_count) % MQS_LOG_MAX] = line;
+    mqs_log_count++;
+    pthread_cond_signal(&mqs_log_cv);
+    pthread_mutex_unlock(&mqs_log_mu);
+}
+
+
+/* From now on libmongoc's lines are buffered here (up to 1024; beyond, the oldest
+ * go and are counted by mqs_log_dropped) for mqs_log_next. */
+static void mqs_log_capture(void) { mq_log_set_handler(mqs_log_push, NULL); }
+/* libmongoc is silenced (mq_log_set_handler(NULL)); what was buffered is dropped. */
+static void mqs_log_silence(void) {
+    mq_log_set_handler(NULL, NULL);
+    pthread_mutex_lock(&mqs_log_mu);
+    mqs_log_clear_locked();
+    pthread_cond_broadcast(&mqs_log_cv);
+    pthread_mutex_unlock(&mqs_log_mu);
+}
+/* The oldest buffered line, "LEVEL\tDOMAIN\tMESSAGE" (freed by the typemap), waiting up
+ * to timeout_s seconds for one; NULL when none came. */
+static char *mqs_log_next(double timeout_s) {
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    if (timeout_s > 0) {
+        if (timeout_s > 3600) timeout_s = 3600;
+        long long ns = until.tv_nsec + (long long)(timeout_s * 1e9);
+        until.tv_sec += (time_t)(ns / 1000000000LL);
+        until.tv_nsec = (long)(ns % 1000000000LL);
+    }
+    char *line = NULL;
+    pthread_mutex_lock(&mqs_log_mu);
+    while (mqs_log_count == 0 && timeout_s > 0) {
+        if (pthread_cond_timedwait(&mqs_log_cv, &mqs_log_mu, &until) != 0) break;
+    }
+    if (mqs_log_count > 0) {
+        line = mqs_log_ring[mqs_log_head];
+        mqs_log_ring[mqs_log_head] = NULL;
+        mqs_log_head = (mqs_log_head + 1) % MQS_LOG_MAX;
+        mqs_log_count--;
+    }
+    pthread_mutex_unlock(&mqs_log_mu);
+    return line;
+}
+/* Lines dropped because the buffer was full, since the process started. */
+static uint64_t mqs_log_dropped(void) {
+    pthread_mutex_lock(&mqs_log_mu);
+    uint64_t n = mqs_log_lost;
+    pthread_mutex_unlock(&mqs_log_mu);
+    return n;
+}
 
 #ifdef __cplusplus
 extern "C" {
@@ -4573,33 +4776,6 @@ SWIGINTERN PyObject *_wrap_mqs_queue_new(PyObject *self, PyObject *args) {
 fail:
   if (alloc2 == SWIG_NEWOBJ) free((char*)buf2);
   if (alloc3 == SWIG_NEWOBJ) free((char*)buf3);
-  return NULL;
-}
-
-
-SWIGINTERN PyObject *_wrap_mqs_queue_destroy(PyObject *self, PyObject *args) {
-  PyObject *resultobj = 0;
-  mq_queue *arg1 = 0 ;
-  void *argp1 = 0 ;
-  int res1 = 0 ;
-  PyObject *swig_obj[1] ;
-  
-  (void)self;
-  if (!args) SWIG_fail;
-  swig_obj[0] = args;
-  res1 = SWIG_ConvertPtr(swig_obj[0], &argp1,SWIGTYPE_p_mq_queue, 0 |  0 );
-  if (!SWIG_IsOK(res1)) {
-    SWIG_exception_fail(SWIG_ArgError(res1), "in method '" "mqs_queue_destroy" "', argument " "1"" of type '" "mq_queue *""'"); 
-  }
-  arg1 = (mq_queue *)(argp1);
-  {
-    SWIG_PYTHON_THREAD_BEGIN_ALLOW;
-    mqs_queue_destroy(arg1);
-    SWIG_PYTHON_THREAD_END_ALLOW;
-  }
-  resultobj = SWIG_Py_Void();
-  return resultobj;
-fail:
   return NULL;
 }
 
@@ -6181,6 +6357,299 @@ fail:
 }
 
 
+SWIGINTERN PyObject *_wrap_mqs_clock_new(PyObject *self, PyObject *args) {
+  PyObject *resultobj = 0;
+  double arg1 ;
+  double val1 ;
+  int ecode1 = 0 ;
+  PyObject *swig_obj[1] ;
+  mqs_clock *result = 0 ;
+  
+  (void)self;
+  if (!args) SWIG_fail;
+  swig_obj[0] = args;
+  ecode1 = SWIG_AsVal_double(swig_obj[0], &val1);
+  if (!SWIG_IsOK(ecode1)) {
+    SWIG_exception_fail(SWIG_ArgError(ecode1), "in method '" "mqs_clock_new" "', argument " "1"" of type '" "double""'");
+  } 
+  arg1 = (double)(val1);
+  {
+    SWIG_PYTHON_THREAD_BEGIN_ALLOW;
+    result = (mqs_clock *)mqs_clock_new(arg1);
+    SWIG_PYTHON_THREAD_END_ALLOW;
+  }
+  resultobj = SWIG_NewPointerObj(SWIG_as_voidptr(result), SWIGTYPE_p_mqs_clock, 0 |  0 );
+  return resultobj;
+fail:
+  return NULL;
+}
+
+
+SWIGINTERN PyObject *_wrap_mqs_clock_now(PyObject *self, PyObject *args) {
+  PyObject *resultobj = 0;
+  mqs_clock *arg1 = 0 ;
+  void *argp1 = 0 ;
+  int res1 = 0 ;
+  PyObject *swig_obj[1] ;
+  double result;
+  
+  (void)self;
+  if (!args) SWIG_fail;
+  swig_obj[0] = args;
+  res1 = SWIG_ConvertPtr(swig_obj[0], &argp1,SWIGTYPE_p_mqs_clock, 0 |  0 );
+  if (!SWIG_IsOK(res1)) {
+    SWIG_exception_fail(SWIG_ArgError(res1), "in method '" "mqs_clock_now" "', argument " "1"" of type '" "mqs_clock *""'"); 
+  }
+  arg1 = (mqs_clock *)(argp1);
+  {
+    SWIG_PYTHON_THREAD_BEGIN_ALLOW;
+    result = (double)mqs_clock_now(arg1);
+    SWIG_PYTHON_THREAD_END_ALLOW;
+  }
+  resultobj = SWIG_From_double((double)(result));
+  return resultobj;
+fail:
+  return NULL;
+}
+
+
+SWIGINTERN PyObject *_wrap_mqs_clock_set(PyObject *self, PyObject *args) {
+  PyObject *resultobj = 0;
+  mqs_clock *arg1 = 0 ;
+  double arg2 ;
+  void *argp1 = 0 ;
+  int res1 = 0 ;
+  double val2 ;
+  int ecode2 = 0 ;
+  PyObject *swig_obj[2] ;
+  
+  (void)self;
+  if (!SWIG_Python_UnpackTuple(args, "mqs_clock_set", 2, 2, swig_obj)) SWIG_fail;
+  res1 = SWIG_ConvertPtr(swig_obj[0], &argp1,SWIGTYPE_p_mqs_clock, 0 |  0 );
+  if (!SWIG_IsOK(res1)) {
+    SWIG_exception_fail(SWIG_ArgError(res1), "in method '" "mqs_clock_set" "', argument " "1"" of type '" "mqs_clock *""'"); 
+  }
+  arg1 = (mqs_clock *)(argp1);
+  ecode2 = SWIG_AsVal_double(swig_obj[1], &val2);
+  if (!SWIG_IsOK(ecode2)) {
+    SWIG_exception_fail(SWIG_ArgError(ecode2), "in method '" "mqs_clock_set" "', argument " "2"" of type '" "double""'");
+  } 
+  arg2 = (double)(val2);
+  {
+    SWIG_PYTHON_THREAD_BEGIN_ALLOW;
+    mqs_clock_set(arg1,arg2);
+    SWIG_PYTHON_THREAD_END_ALLOW;
+  }
+  resultobj = SWIG_Py_Void();
+  return resultobj;
+fail:
+  return NULL;
+}
+
+
+SWIGINTERN PyObject *_wrap_mqs_clock_advance(PyObject *self, PyObject *args) {
+  PyObject *resultobj = 0;
+  mqs_clock *arg1 = 0 ;
+  double arg2 ;
+  void *argp1 = 0 ;
+  int res1 = 0 ;
+  double val2 ;
+  int ecode2 = 0 ;
+  PyObject *swig_obj[2] ;
+  
+  (void)self;
+  if (!SWIG_Python_UnpackTuple(args, "mqs_clock_advance", 2, 2, swig_obj)) SWIG_fail;
+  res1 = SWIG_ConvertPtr(swig_obj[0], &argp1,SWIGTYPE_p_mqs_clock, 0 |  0 );
+  if (!SWIG_IsOK(res1)) {
+    SWIG_exception_fail(SWIG_ArgError(res1), "in method '" "mqs_clock_advance" "', argument " "1"" of type '" "mqs_clock *""'"); 
+  }
+  arg1 = (mqs_clock *)(argp1);
+  ecode2 = SWIG_AsVal_double(swig_obj[1], &val2);
+  if (!SWIG_IsOK(ecode2)) {
+    SWIG_exception_fail(SWIG_ArgError(ecode2), "in method '" "mqs_clock_advance" "', argument " "2"" of type '" "double""'");
+  } 
+  arg2 = (double)(val2);
+  {
+    SWIG_PYTHON_THREAD_BEGIN_ALLOW;
+    mqs_clock_advance(arg1,arg2);
+    SWIG_PYTHON_THREAD_END_ALLOW;
+  }
+  resultobj = SWIG_Py_Void();
+  return resultobj;
+fail:
+  return NULL;
+}
+
+
+SWIGINTERN PyObject *_wrap_mqs_clock_release(PyObject *self, PyObject *args) {
+  PyObject *resultobj = 0;
+  mqs_clock *arg1 = 0 ;
+  void *argp1 = 0 ;
+  int res1 = 0 ;
+  PyObject *swig_obj[1] ;
+  
+  (void)self;
+  if (!args) SWIG_fail;
+  swig_obj[0] = args;
+  res1 = SWIG_ConvertPtr(swig_obj[0], &argp1,SWIGTYPE_p_mqs_clock, 0 |  0 );
+  if (!SWIG_IsOK(res1)) {
+    SWIG_exception_fail(SWIG_ArgError(res1), "in method '" "mqs_clock_release" "', argument " "1"" of type '" "mqs_clock *""'"); 
+  }
+  arg1 = (mqs_clock *)(argp1);
+  {
+    SWIG_PYTHON_THREAD_BEGIN_ALLOW;
+    mqs_clock_release(arg1);
+    SWIG_PYTHON_THREAD_END_ALLOW;
+  }
+  resultobj = SWIG_Py_Void();
+  return resultobj;
+fail:
+  return NULL;
+}
+
+
+SWIGINTERN PyObject *_wrap_mqs_queue_set_clock(PyObject *self, PyObject *args) {
+  PyObject *resultobj = 0;
+  mq_queue *arg1 = 0 ;
+  mqs_clock *arg2 = 0 ;
+  void *argp1 = 0 ;
+  int res1 = 0 ;
+  void *argp2 = 0 ;
+  int res2 = 0 ;
+  PyObject *swig_obj[2] ;
+  
+  (void)self;
+  if (!SWIG_Python_UnpackTuple(args, "mqs_queue_set_clock", 2, 2, swig_obj)) SWIG_fail;
+  res1 = SWIG_ConvertPtr(swig_obj[0], &argp1,SWIGTYPE_p_mq_queue, 0 |  0 );
+  if (!SWIG_IsOK(res1)) {
+    SWIG_exception_fail(SWIG_ArgError(res1), "in method '" "mqs_queue_set_clock" "', argument " "1"" of type '" "mq_queue *""'"); 
+  }
+  arg1 = (mq_queue *)(argp1);
+  res2 = SWIG_ConvertPtr(swig_obj[1], &argp2,SWIGTYPE_p_mqs_clock, 0 |  0 );
+  if (!SWIG_IsOK(res2)) {
+    SWIG_exception_fail(SWIG_ArgError(res2), "in method '" "mqs_queue_set_clock" "', argument " "2"" of type '" "mqs_clock *""'"); 
+  }
+  arg2 = (mqs_clock *)(argp2);
+  {
+    SWIG_PYTHON_THREAD_BEGIN_ALLOW;
+    mqs_queue_set_clock(arg1,arg2);
+    SWIG_PYTHON_THREAD_END_ALLOW;
+  }
+  resultobj = SWIG_Py_Void();
+  return resultobj;
+fail:
+  return NULL;
+}
+
+
+SWIGINTERN PyObject *_wrap_mqs_queue_destroy(PyObject *self, PyObject *args) {
+  PyObject *resultobj = 0;
+  mq_queue *arg1 = 0 ;
+  void *argp1 = 0 ;
+  int res1 = 0 ;
+  PyObject *swig_obj[1] ;
+  
+  (void)self;
+  if (!args) SWIG_fail;
+  swig_obj[0] = args;
+  res1 = SWIG_ConvertPtr(swig_obj[0], &argp1,SWIGTYPE_p_mq_queue, 0 |  0 );
+  if (!SWIG_IsOK(res1)) {
+    SWIG_exception_fail(SWIG_ArgError(res1), "in method '" "mqs_queue_destroy" "', argument " "1"" of type '" "mq_queue *""'"); 
+  }
+  arg1 = (mq_queue *)(argp1);
+  {
+    SWIG_PYTHON_THREAD_BEGIN_ALLOW;
+    mqs_queue_destroy(arg1);
+    SWIG_PYTHON_THREAD_END_ALLOW;
+  }
+  resultobj = SWIG_Py_Void();
+  return resultobj;
+fail:
+  return NULL;
+}
+
+
+SWIGINTERN PyObject *_wrap_mqs_log_capture(PyObject *self, PyObject *args) {
+  PyObject *resultobj = 0;
+  
+  (void)self;
+  if (!SWIG_Python_UnpackTuple(args, "mqs_log_capture", 0, 0, 0)) SWIG_fail;
+  {
+    SWIG_PYTHON_THREAD_BEGIN_ALLOW;
+    mqs_log_capture();
+    SWIG_PYTHON_THREAD_END_ALLOW;
+  }
+  resultobj = SWIG_Py_Void();
+  return resultobj;
+fail:
+  return NULL;
+}
+
+
+SWIGINTERN PyObject *_wrap_mqs_log_silence(PyObject *self, PyObject *args) {
+  PyObject *resultobj = 0;
+  
+  (void)self;
+  if (!SWIG_Python_UnpackTuple(args, "mqs_log_silence", 0, 0, 0)) SWIG_fail;
+  {
+    SWIG_PYTHON_THREAD_BEGIN_ALLOW;
+    mqs_log_silence();
+    SWIG_PYTHON_THREAD_END_ALLOW;
+  }
+  resultobj = SWIG_Py_Void();
+  return resultobj;
+fail:
+  return NULL;
+}
+
+
+SWIGINTERN PyObject *_wrap_mqs_log_next(PyObject *self, PyObject *args) {
+  PyObject *resultobj = 0;
+  double arg1 ;
+  double val1 ;
+  int ecode1 = 0 ;
+  PyObject *swig_obj[1] ;
+  char *result = 0 ;
+  
+  (void)self;
+  if (!args) SWIG_fail;
+  swig_obj[0] = args;
+  ecode1 = SWIG_AsVal_double(swig_obj[0], &val1);
+  if (!SWIG_IsOK(ecode1)) {
+    SWIG_exception_fail(SWIG_ArgError(ecode1), "in method '" "mqs_log_next" "', argument " "1"" of type '" "double""'");
+  } 
+  arg1 = (double)(val1);
+  {
+    SWIG_PYTHON_THREAD_BEGIN_ALLOW;
+    result = (char *)mqs_log_next(arg1);
+    SWIG_PYTHON_THREAD_END_ALLOW;
+  }
+  resultobj = SWIG_FromCharPtr((const char *)result);
+  free(result);
+  return resultobj;
+fail:
+  return NULL;
+}
+
+
+SWIGINTERN PyObject *_wrap_mqs_log_dropped(PyObject *self, PyObject *args) {
+  PyObject *resultobj = 0;
+  uint64_t result;
+  
+  (void)self;
+  if (!SWIG_Python_UnpackTuple(args, "mqs_log_dropped", 0, 0, 0)) SWIG_fail;
+  {
+    SWIG_PYTHON_THREAD_BEGIN_ALLOW;
+    result = (uint64_t)mqs_log_dropped();
+    SWIG_PYTHON_THREAD_END_ALLOW;
+  }
+  resultobj = SWIG_From_unsigned_SS_long_SS_long((unsigned long long)(result));
+  return resultobj;
+fail:
+  return NULL;
+}
+
+
 static PyMethodDef SwigMethods[] = {
 	 { "mqs_bytes_data_set", _wrap_mqs_bytes_data_set, METH_VARARGS, NULL},
 	 { "mqs_bytes_data_get", _wrap_mqs_bytes_data_get, METH_O, NULL},
@@ -6197,7 +6666,6 @@ static PyMethodDef SwigMethods[] = {
 	 { "mqs_client_command_count", _wrap_mqs_client_command_count, METH_O, NULL},
 	 { "mqs_client_write_concern_errors", _wrap_mqs_client_write_concern_errors, METH_O, NULL},
 	 { "mqs_queue_new", _wrap_mqs_queue_new, METH_VARARGS, NULL},
-	 { "mqs_queue_destroy", _wrap_mqs_queue_destroy, METH_O, NULL},
 	 { "mqs_queue_interrupt", _wrap_mqs_queue_interrupt, METH_O, NULL},
 	 { "mqs_queue_set_max_attempts", _wrap_mqs_queue_set_max_attempts, METH_VARARGS, NULL},
 	 { "mqs_queue_now", _wrap_mqs_queue_now, METH_O, NULL},
@@ -6238,6 +6706,17 @@ static PyMethodDef SwigMethods[] = {
 	 { "mqs_dead_list_json", _wrap_mqs_dead_list_json, METH_VARARGS, NULL},
 	 { "mqs_purge_group", _wrap_mqs_purge_group, METH_VARARGS, NULL},
 	 { "mqs_queue_drop", _wrap_mqs_queue_drop, METH_O, NULL},
+	 { "mqs_clock_new", _wrap_mqs_clock_new, METH_O, NULL},
+	 { "mqs_clock_now", _wrap_mqs_clock_now, METH_O, NULL},
+	 { "mqs_clock_set", _wrap_mqs_clock_set, METH_VARARGS, NULL},
+	 { "mqs_clock_advance", _wrap_mqs_clock_advance, METH_VARARGS, NULL},
+	 { "mqs_clock_release", _wrap_mqs_clock_release, METH_O, NULL},
+	 { "mqs_queue_set_clock", _wrap_mqs_queue_set_clock, METH_VARARGS, NULL},
+	 { "mqs_queue_destroy", _wrap_mqs_queue_destroy, METH_O, NULL},
+	 { "mqs_log_capture", _wrap_mqs_log_capture, METH_NOARGS, NULL},
+	 { "mqs_log_silence", _wrap_mqs_log_silence, METH_NOARGS, NULL},
+	 { "mqs_log_next", _wrap_mqs_log_next, METH_O, NULL},
+	 { "mqs_log_dropped", _wrap_mqs_log_dropped, METH_NOARGS, NULL},
 	 { NULL, NULL, 0, NULL }
 };
 
@@ -6254,6 +6733,7 @@ static swig_type_info _swigt__p_mq_error = {"_p_mq_error", "mq_error *", 0, 0, (
 static swig_type_info _swigt__p_mq_lease = {"_p_mq_lease", "mq_lease *|struct mq_lease *", 0, 0, (void*)0, 0};
 static swig_type_info _swigt__p_mq_queue = {"_p_mq_queue", "mq_queue *|struct mq_queue *", 0, 0, (void*)0, 0};
 static swig_type_info _swigt__p_mqs_bytes = {"_p_mqs_bytes", "mqs_bytes *|struct mqs_bytes *", 0, 0, (void*)0, 0};
+static swig_type_info _swigt__p_mqs_clock = {"_p_mqs_clock", "mqs_clock *|struct mqs_clock *", 0, 0, (void*)0, 0};
 static swig_type_info _swigt__p_short = {"_p_short", "int16_t *|int_least16_t *|short *", 0, 0, (void*)0, 0};
 static swig_type_info _swigt__p_signed_char = {"_p_signed_char", "int8_t *|int_fast8_t *|int_least8_t *|signed char *", 0, 0, (void*)0, 0};
 static swig_type_info _swigt__p_unsigned_char = {"_p_unsigned_char", "uint8_t *|uint_fast8_t *|uint_least8_t *|unsigned char *", 0, 0, (void*)0, 0};
@@ -6273,6 +6753,7 @@ static swig_type_info *swig_type_initial[] = {
   &_swigt__p_mq_lease,
   &_swigt__p_mq_queue,
   &_swigt__p_mqs_bytes,
+  &_swigt__p_mqs_clock,
   &_swigt__p_short,
   &_swigt__p_signed_char,
   &_swigt__p_unsigned_char,
@@ -6292,6 +6773,7 @@ static swig_cast_info _swigc__p_mq_error[] = {  {&_swigt__p_mq_error, 0, 0, 0},{
 static swig_cast_info _swigc__p_mq_lease[] = {  {&_swigt__p_mq_lease, 0, 0, 0},{0, 0, 0, 0}};
 static swig_cast_info _swigc__p_mq_queue[] = {  {&_swigt__p_mq_queue, 0, 0, 0},{0, 0, 0, 0}};
 static swig_cast_info _swigc__p_mqs_bytes[] = {  {&_swigt__p_mqs_bytes, 0, 0, 0},{0, 0, 0, 0}};
+static swig_cast_info _swigc__p_mqs_clock[] = {  {&_swigt__p_mqs_clock, 0, 0, 0},{0, 0, 0, 0}};
 static swig_cast_info _swigc__p_short[] = {  {&_swigt__p_short, 0, 0, 0},{0, 0, 0, 0}};
 static swig_cast_info _swigc__p_signed_char[] = {  {&_swigt__p_signed_char, 0, 0, 0},{0, 0, 0, 0}};
 static swig_cast_info _swigc__p_unsigned_char[] = {  {&_swigt__p_unsigned_char, 0, 0, 0},{0, 0, 0, 0}};
@@ -6311,6 +6793,7 @@ static swig_cast_info *swig_cast_initial[] = {
   _swigc__p_mq_lease,
   _swigc__p_mq_queue,
   _swigc__p_mqs_bytes,
+  _swigc__p_mqs_clock,
   _swigc__p_short,
   _swigc__p_signed_char,
   _swigc__p_unsigned_char,
