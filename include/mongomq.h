@@ -276,7 +276,9 @@ MQ_API mq_status mq_publish_batch(mq_queue *queue, const mq_batch *batch,
 
 /* As mq_claim, but the lease holds up to max_events (>= 1) consecutive events of one
  * group, in FIFO order: 2 server commands. mq_ack removes them all (2 commands, 3 if
- * the group drains), mq_nack gives them all back. mq_claim is this with max_events 1. */
+ * the group drains), mq_nack gives them all back. mq_claim is this with max_events 1.
+ * mq_lease_attempts counts the head's deliveries only: the events behind it start
+ * their own count when they become the head (docs/design.md, "Attempts"). */
 MQ_API mq_status mq_claim_batch(mq_queue *queue, const char *worker_id, double visibility_s,
                                 int min_priority, size_t max_events,
                                 mq_lease **out, mq_error *err);
