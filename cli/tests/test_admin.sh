@@ -61,6 +61,23 @@ expect_eq "peek claimed nothing" "2" "$(json 'd["groups"]["ready"]' <"$OUT")"
 # ---- repair ----------------------------------------------------------------------------
 expect_rc 0 "repair" mq repair
 expect_eq "a healthy queue needs no lock" "0" "$(cat "$OUT")"
+# a lock deleted behind the library's back (as a publisher that died between its insert
+# and its lock leaves it): the event is there, no claim can get it, repair makes its lock
+groups_before=$(mq stats --json | json 'd["groups"]["total"]')
+mq publish stranded s1 >/dev/null
+expect_rc 0 "the lock of group stranded deleted over the wire" \
+    python3 "$(dirname "$0")/wire.py" "$MONGOMQ_URI" "$MONGOMQ_DB" \
+    '{"delete": "mq_locks", "deletes": [{"q": {"_id": "stranded"}, "limit": 1}]}'
+expect_eq "one lock deleted" "ok=1.0 n=1" "$(cat "$OUT")"
+run mq peek stranded --json
+expect_eq "the event is still there" '["s1"]' "$(jl '[e["event"] for e in d]' <"$OUT")"
+expect_eq "but its group has no lock (no claim can get it)" "$groups_before" "$(mq stats --json | json 'd["groups"]["total"]')"
+expect_rc 0 "repair a stranded event" mq repair
+expect_eq "one lock made" "1" "$(cat "$OUT")"
+expect_eq "the group is back" "$((groups_before + 1))" "$(mq stats --json | json 'd["groups"]["total"]')"
+expect_rc 0 "repair again" mq repair
+expect_eq "nothing more to make" "0" "$(cat "$OUT")"
+mq purge-group stranded --yes >/dev/null
 
 # ---- --prefix: another queue in the same database ------------------------------------
 expect_rc 0 "publish with --prefix other" mq --prefix other publish x y
