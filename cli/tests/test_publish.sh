@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # mongomq publish: the argument, lines of stdin and --file (batches), --raw bytes,
-# --json, --priority, --at (epoch and ISO 8601 with zones), --delay; the seqs printed.
+# --json, --priority, --at (epoch and ISO 8601 with zones), --delay; the seqs printed;
+# the progress line on a terminal.
 source "$(dirname "$0")/lib.sh"
 
 expect_rc 0 "publish an event from the argument" mq publish one '{"n": 1}'
@@ -85,5 +86,18 @@ expect_eq "two seqs" "2" "$(wc -l <"$OUT" | tr -d ' ')"
 long=$(printf 'g%.0s' $(seq 1 1001))
 expect_rc 2 "a group over 1000 bytes" mq publish "$long" e
 expect_match "the library's message names the group" 'group' "$(cat "$ERR")"
+
+# ---- a progress line on a terminal -----------------------------------------------------
+# stdin a pipe that feeds 20 lines over 2 s, stderr a pseudo-terminal (util-linux
+# `script`), stdout a file: after 1 s the progress line shows, and it is wiped at the end.
+printf '%s\n' 'for i in $(seq 1 20); do echo "{\"slow\": $i}"; sleep 0.1; done | "$1" publish slow >"$2"' \
+    >"$TMP/slow.sh"
+script -qec "bash $TMP/slow.sh $MQ_BIN $TMP/slow.seqs" /dev/null >"$OUT" 2>"$ERR"
+expect_eq "20 events published, their seqs in the file (not on the terminal)" "20" \
+    "$(wc -l <"$TMP/slow.seqs" | tr -d ' ')"
+expect_match "a progress line on the terminal" 'mongomq publish: [0-9]+ events published' "$(tr '\r' '\n' <"$OUT")"
+expect_match "wiped at the end" $'\r\033\\[K' "$(cat "$OUT")"
+run mq publish quiet < <(for i in 1 2 3; do echo "{\"q\": $i}"; sleep 0.5; done)
+expect_eq "no terminal, no progress line" "" "$(cat "$ERR")"
 
 finish
