@@ -76,6 +76,38 @@ public final class Client implements AutoCloseable {
         }
     }
 
+    /**
+     * Routes libmongoc's log (the driver's lines: connection trouble, URI warnings, ...)
+     * to {@code handler}, or silences it ({@code null}). Process-wide: this
+     * <b>replaces libmongoc's process-wide log handler</b> (by default libmongoc prints
+     * to stderr), for every user of libmongoc in the process, so a program that sets
+     * libmongoc's handler itself should not call this. mongomq never calls it on its
+     * own; {@code null} silences libmongoc (it does not bring back the stderr default).
+     *
+     * <p>libmongoc's lines are buffered in C (up to 1024; beyond that the oldest are
+     * dropped) and handed to {@code handler} on one daemon thread of the binding's,
+     * "mongomq-log", started by the first non-null handler; the library never calls into
+     * the JVM from its own threads. Levels are libmongoc's: 0 error, 1 critical,
+     * 2 warning, 3 message, 4 info, 5 debug, 6 trace. An exception thrown by the handler
+     * is printed to stderr and the thread goes on.
+     *
+     * <p>When this returns, the handler it replaced (or silenced) is not called again: a
+     * call of it in progress on the log thread has returned (a handler may call this
+     * method itself). Lines buffered and not yet delivered when the handler is set to
+     * {@code null} are dropped.
+     *
+     * <pre>{@code
+     * Client.setLogHandler((level, domain, message) -> {
+     *     if (level <= 2) System.err.println("mongoc " + domain + ": " + message);
+     * });
+     * }</pre>
+     *
+     * @param handler the new handler; null silences libmongoc
+     */
+    public static void setLogHandler(LogHandler handler) {
+        LogPump.set(handler);
+    }
+
     /** The native library's version ("0.3.0"). */
     public static String libraryVersion() {
         return mongomq_raw.mqs_version();

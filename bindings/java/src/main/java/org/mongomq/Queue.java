@@ -7,6 +7,7 @@ import java.time.Instant;
 import java.util.List;
 import java.util.Optional;
 import org.mongomq.internal.mongomq_raw;
+import org.mongomq.internal.mongomq_rawJNI;
 
 /**
  * One queue ({@code mq_queue}: the collections {@code db.prefix_*}); thread-safe: any
@@ -265,11 +266,44 @@ public final class Queue implements AutoCloseable {
         }
     }
 
-    /** The queue's clock: the server's time (measured when the queue was opened). */
+    /**
+     * The queue's clock: the server's time (its offset measured when the queue was
+     * opened), or the {@link ManualClock} given to {@link #setClock}.
+     */
     public Instant now() {
         long q = acquire();
         try {
             return Native.instant(mongomq_raw.mqs_queue_now(q));
+        } finally {
+            release();
+        }
+    }
+
+    /**
+     * Runs this queue (this Queue object: other handles on the same collections keep
+     * their own clocks) on a {@link ManualClock}, for tests and simulations:
+     * {@link #now()}, scheduled publishes, nack delays, visibility and lease deadlines
+     * read it instead of server time. {@code null} puts the queue back on server time.
+     *
+     * <p>The queue keeps every clock it was given until it is closed, so closing the
+     * clock (or dropping it) while the queue still runs on it is safe.
+     *
+     * @throws MongoMqException {@link Status#CLOSED} when the queue or the clock is closed
+     */
+    public void setClock(ManualClock clock) {
+        long q = acquire();
+        try {
+            if (clock == null) {
+                mongomq_rawJNI.mqs_queue_set_clock(q, 0);
+                return;
+            }
+            Handle ch = clock.handle();
+            long c = ch.acquire();
+            try {
+                mongomq_rawJNI.mqs_queue_set_clock(q, c);
+            } finally {
+                ch.release();
+            }
         } finally {
             release();
         }

@@ -652,6 +652,96 @@ class ContractTest extends QueueTestBase {
         assertTrue(e.getMessage().contains("MQ_LEASE_LOST"), e.getMessage());
     }
 
+    // ---- clock and log -----------------------------------------------------------------
+
+    @Test
+    void manualClock() throws Exception {
+        Instant t = Instant.parse("2030-01-01T00:00:00Z");
+        ManualClock clock = new ManualClock(t);
+        queue.setClock(clock);
+        assertEquals(t, clock.now());
+        assertEquals(t, queue.now(), "the queue reads the manual clock");
+        long seq = queue.publishAt("g", b("later"), 0, t.plusSeconds(60));
+        assertFalse(queue.claim(VIS, 0).isPresent(), "not due before T + 60 s");
+        clock.advance(Duration.ofSeconds(61));
+        assertEquals(t.plusSeconds(61), queue.now());
+        Lease l = must(queue.claim(VIS, 0));
+        assertEquals(seq, l.seq());
+        assertEquals(t.plusSeconds(61).plus(VIS), l.deadline(), "deadline: T + 61 + visibility");
+
+        // Closing the clock handle while the queue runs on it: the queue keeps the clock.
+        clock.set(t.plusSeconds(100));
+        clock.close();
+        assertTrue(clock.handle().isFreed(), "the Java handle is gone");
+        assertEquals(t.plusSeconds(100), queue.now(), "the queue still reads the closed clock");
+        queue.extend(l, VIS);
+        assertEquals(t.plusSeconds(100).plus(VIS), l.deadline());
+        queue.ack(l);
+
+        // Dropping it (the garbage collector): the same.
+        Handle dropped = giveDroppedClock(t.plusSeconds(500));
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        while (!dropped.isFreed() && System.nanoTime() < deadline) {
+            System.gc();
+            Thread.sleep(20);
+        }
+        assertTrue(dropped.isFreed(), "the Cleaner released the clock handle");
+        assertEquals(t.plusSeconds(500), queue.now(), "the queue still reads the collected clock");
+
+        // No clock: back on server time.
+        queue.setClock(null);
+        Duration off = Duration.between(Instant.now(), queue.now()).abs();
+        assertTrue(off.compareTo(Duration.ofMinutes(1)) < 0, "server time again, off by " + off);
+        queue.publish("g", b("now"), 0);
+        assertEquals("now", s(must(queue.claim(VIS, 0)).event()));
+    }
+
+    /** A clock given to the queue and left unreachable; its handle, for the test to watch. */
+    private Handle giveDroppedClock(Instant at) {
+        ManualClock c = new ManualClock(at);
+        queue.setClock(c);
+        return c.handle();
+    }
+
+    @Test
+    void logHandler() throws Exception {
+        final String uri = "mongodb://127.0.0.1:1/?mongomqNoSuchOption=1";
+        java.util.concurrent.BlockingQueue<Object[]> got = new java.util.concurrent.LinkedBlockingQueue<>();
+        try {
+            Client.setLogHandler((level, domain, message) ->
+                    got.add(new Object[] {level, domain, message, Thread.currentThread()}));
+            try (Client c = Client.connect(uri)) {
+                assertNotNull(c);
+            }
+            Object[] line = null;
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+            while (line == null) {
+                long left = deadline - System.nanoTime();
+                assertTrue(left > 0, "no libmongoc line naming mongomqnosuchoption within 10 s");
+                Object[] next = got.poll(left, TimeUnit.NANOSECONDS);
+                if (next != null && ((String) next[2]).toLowerCase(java.util.Locale.ROOT).contains("mongomqnosuchoption")) line = next;
+            }
+            assertEquals(2, line[0], "a warning");
+            assertEquals("mongoc", line[1]);
+            Thread t = (Thread) line[3];
+            assertEquals("mongomq-log", t.getName(), "on the binding's thread");
+            assertTrue(t.isDaemon());
+            assertEquals(LogPump.thread(), t);
+
+            // Silenced: a second such client brings nothing.
+            Client.setLogHandler(null);
+            got.clear();
+            try (Client c = Client.connect(uri)) {
+                assertNotNull(c);
+            }
+            // (Stricter than the contract: once setLogHandler(null) returned, nothing at all.)
+            Object[] after = got.poll(1, TimeUnit.SECONDS);
+            assertTrue(after == null, () -> "a line after silence: " + java.util.Arrays.toString(after));
+        } finally {
+            Client.setLogHandler(null);
+        }
+    }
+
     // ---- concurrency -------------------------------------------------------------------
 
     @Test
