@@ -158,4 +158,4 @@ func (c *Client) Queue(db, prefix string) (*Queue, error) {
 }
 
 // C handles alive now, for the tests of the finalizers (each is freed exactly once).
-var liveClients, liveQueues, liveLeases atomic.Int64
+var liveClients, liveQueues, liveLeases, liveClocks atomic.Int64

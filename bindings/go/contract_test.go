@@ -67,6 +67,9 @@ func TestContract(t *testing.T) {
 		{"safety_queue_keeps_client", safetyQueueKeepsClient},
 		{"safety_gc_any_order", safetyGCAnyOrder},
 
+		{"manual_clock", manualClock},
+		{"log_handler", logHandler},
+
 		{"worker_acks_success", workerAcksSuccess},
 		{"worker_nacks_failure_backoff", workerNacksFailureBackoff},
 		{"worker_extends_lease", workerExtendsLease},

@@ -14,6 +14,10 @@
 // ErrEmpty, ErrLeaseLost, ErrInvalidArgument, ErrConnect, ErrInterrupted,
 // ErrClosed and ErrServer; a Claim ended by its context returns ctx.Err().
 //
+// For tests and simulations a queue can run on a ManualClock (Queue.SetClock)
+// instead of server time; SetLogHandler routes libmongoc's log (process-wide) to a
+// Go function.
+//
 // The package links the installed C library through pkg-config (mongomq.pc); no
 // SWIG is needed to build it. See README.md for every call and Work, the worker
 // helper.

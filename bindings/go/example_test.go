@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"log"
 	"os"
 	"sync"
 	"time"
@@ -128,4 +129,46 @@ func ExampleQueue_Stats() {
 	}
 	fmt.Println(s.Messages, s.Groups.Total, s.Groups.Ready, s.Priorities[3].Messages)
 	// Output: 3 2 2 2
+}
+
+// Run a queue on a manual clock: a scheduled event becomes due when the clock is
+// advanced past its time.
+func ExampleManualClock() {
+	queue, done := exampleQueue()
+	defer done()
+	ctx := context.Background()
+
+	start := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
+	clock := mongomq.NewManualClock(start)
+	defer clock.Close()
+	if err := queue.SetClock(clock); err != nil {
+		panic(err)
+	}
+	if _, err := queue.PublishAt("g", []byte("in a minute"), 0, start.Add(time.Minute)); err != nil {
+		panic(err)
+	}
+	_, err := queue.Claim(ctx, mongomq.ClaimOptions{})
+	fmt.Println("at start:", errors.Is(err, mongomq.ErrEmpty))
+
+	clock.Advance(61 * time.Second)
+	lease, err := queue.Claim(ctx, mongomq.ClaimOptions{Visibility: 10 * time.Second})
+	if err != nil {
+		panic(err)
+	}
+	fmt.Printf("61 s later: %s, deadline %s\n", lease.Event(), lease.Deadline().UTC().Format("15:04:05"))
+	_ = queue.Ack(lease)
+	_ = queue.SetClock(nil) // back on server time
+	// Output:
+	// at start: true
+	// 61 s later: in a minute, deadline 00:01:11
+}
+
+// Route libmongoc's warnings and errors to the standard logger, then silence it.
+func ExampleSetLogHandler() {
+	mongomq.SetLogHandler(func(level int, domain, message string) {
+		if level <= mongomq.LogWarning {
+			log.Printf("libmongoc %s: %s", domain, message)
+		}
+	})
+	defer mongomq.SetLogHandler(nil) // silence libmongoc
 }

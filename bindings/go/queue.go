@@ -373,7 +373,8 @@ func (q *Queue) SetMaxAttempts(n int) error {
 }
 
 // Now is the queue's clock: server time (this machine's clock plus the measured
-// offset). PublishAt and Lease.Deadline use it.
+// offset), or the ManualClock given with SetClock. PublishAt and Lease.Deadline
+// use it.
 func (q *Queue) Now() (time.Time, error) {
 	var s float64
 	err := q.use("Now", func(h raw.Struct_SS_mq_queue) { s = raw.Mqs_queue_now(h) })

@@ -209,10 +209,15 @@ static void* Swig_malloc(int c) {
 }
 
 
+#include <pthread.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include "mongomq.h"
+/* defined with the manual clock, below: it also lets go of the queue's clocks */
+static void mqs_queue_destroy(mq_queue *queue);
 
 
 #include <stdint.h>		// Use the C99 official header
@@ -252,7 +257,6 @@ static mq_queue *mqs_queue_new(mq_client *client, const char *db_name, const cha
     mq_queue_new(client, db_name, prefix, &q, err);
     return q;
 }
-static void mqs_queue_destroy(mq_queue *queue) { mq_queue_destroy(queue); }
 static void mqs_queue_interrupt(mq_queue *queue) { mq_queue_interrupt(queue); }
 static void mqs_queue_set_max_attempts(mq_queue *queue, int max_attempts, mq_error *err) {
     mq_queue_set_max_attempts(queue, max_attempts, err);
@@ -395,11 +399,209 @@ static void mqs_purge_group(mq_queue *queue, const char *group_id, mq_error *err
 }
 static void mqs_queue_drop(mq_queue *queue, mq_error *err) { mq_queue_drop(queue, err); }
 
+/* ---- a manual clock for a queue (mq_queue_set_clock) ----
+ * The language sets and advances it; the library reads it, from any thread. A clock is
+ * freed when its last reference goes: the language's handle (mqs_clock_release) and
+ * each queue it was ever given to. A queue keeps every clock it was given until
+ * mqs_queue_destroy (a call in flight may still read a replaced one). */
+typedef struct mqs_clock mqs_clock;
+
+
+struct mqs_clock {
+    pthread_mutex_t mu;
+    double now;
+    int refs;
+};
+
+/* queue -> the clocks it was given: a short list, looked up by the queue's address */
+typedef struct mqs_clock_link {
+    const mq_queue *queue;
+    mqs_clock *clock;
+    struct mqs_clock_link *next;
+} mqs_clock_link;
+static pthread_mutex_t mqs_clock_links_mu = PTHREAD_MUTEX_INITIALIZER;
+static mqs_clock_link *mqs_clock_links = NULL;
+
+static void mqs_clock_unref(mqs_clock *clock) {
+    pthread_mutex_lock(&clock->mu);
+    int left = --clock->refs;
+    pthread_mutex_unlock(&clock->mu);
+    if (left == 0) {
+        pthread_mutex_destroy(&clock->mu);
+        free(clock);
+    }
+}
+
+static double mqs_clock_read(void *ctx) {
+    mqs_clock *clock = (mqs_clock *)ctx;
+    pthread_mutex_lock(&clock->mu);
+    double now = clock->now;
+    pthread_mutex_unlock(&clock->mu);
+    return now;
+}
+
+
+/* A clock reading start (seconds since the epoch). NULL when out of memory. */
+static mqs_clock *mqs_clock_new(double start) {
+    mqs_clock *clock = (mqs_clock *)calloc(1, sizeof *clock);
+    if (clock == NULL) return NULL;
+    pthread_mutex_init(&clock->mu, NULL);
+    clock->now = start;
+    clock->refs = 1;
+    return clock;
+}
+static double mqs_clock_now(mqs_clock *clock) { return mqs_clock_read(clock); }
+static void mqs_clock_set(mqs_clock *clock, double now) {
+    pthread_mutex_lock(&clock->mu);
+    clock->now = now;
+    pthread_mutex_unlock(&clock->mu);
+}
+static void mqs_clock_advance(mqs_clock *clock, double seconds) {
+    pthread_mutex_lock(&clock->mu);
+    clock->now += seconds;
+    pthread_mutex_unlock(&clock->mu);
+}
+/* The language's handle is gone (the clock lives on while a queue holds it). */
+static void mqs_clock_release(mqs_clock *clock) {
+    if (clock != NULL) mqs_clock_unref(clock);
+}
+/* The queue runs on clock from now on; clock NULL: back to server time. */
+static void mqs_queue_set_clock(mq_queue *queue, mqs_clock *clock) {
+    if (queue == NULL) return;
+    if (clock != NULL) {
+        mqs_clock_link *link = (mqs_clock_link *)malloc(sizeof *link);
+        if (link == NULL) return; /* out of memory: the queue keeps its clock */
+        pthread_mutex_lock(&clock->mu);
+        clock->refs++;
+        pthread_mutex_unlock(&clock->mu);
+        link->queue = queue;
+        link->clock = clock;
+        pthread_mutex_lock(&mqs_clock_links_mu);
+        link->next = mqs_clock_links;
+        mqs_clock_links = link;
+        pthread_mutex_unlock(&mqs_clock_links_mu);
+        mq_queue_set_clock(queue, mqs_clock_read, clock);
+    } else {
+        mq_queue_set_clock(queue, NULL, NULL);
+    }
+}
+/* mq_queue_destroy, then the queue's references to the clocks it was given go. */
+static void mqs_queue_destroy(mq_queue *queue) {
+    if (queue == NULL) return;
+    mq_queue_destroy(queue);
+    mqs_clock_link *mine = NULL;
+    pthread_mutex_lock(&mqs_clock_links_mu);
+    for (mqs_clock_link **at = &mqs_clock_links; *at != NULL;) {
+        mqs_clock_link *link = *at;
+        if (link->queue == queue) {
+            *at = link->next;
+            link->next = mine;
+            mine = link;
+        } else {
+            at = &link->next;
+        }
+    }
+    pthread_mutex_unlock(&mqs_clock_links_mu);
+    while (mine != NULL) {
+        mqs_clock_link *next = mine->next;
+        mqs_clock_unref(mine->clock);
+        free(mine);
+        mine = next;
+    }
+}
+
+
+/* ---- libmongoc's log, buffered for the language (mq_log_set_handler) ---- */
+#define MQS_LOG_MAX 1024
+static pthread_mutex_t mqs_log_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t mqs_log_cv = PTHREAD_COND_INITIALIZER;
+static char *mqs_log_ring[MQS_LOG_MAX];
+static size_t mqs_log_head = 0, mqs_log_count = 0;
+static uint64_t mqs_log_lost = 0;
+
+static void mqs_log_clear_locked(void) {
+    while (mqs_log_count > 0) {
+        free(mqs_log_ring[mqs_log_head]);
+        mqs_log_ring[mqs_log_head] = NULL;
+        mqs_log_head = (mqs_log_head + 1) % MQS_LOG_MAX;
+        mqs_log_count--;
+    }
+}
+
+/* The handler given to mq_log_set_handler: "LEVEL\tDOMAIN\tMESSAGE", oldest dropped
+ * (and counted) when the buffer is full. Called from any thread. */
+static void mqs_log_push(int level, const char *domain, const char *message, void *ctx) {
+    (void)ctx;
+    if (domain == NULL) domain = "";
+    if (message == NULL) message = "";
+    size_t n = strlen(domain) + strlen(message) + 16;
+    char *line = (char *)malloc(n);
+    if (line == NULL) return;
+    snprintf(line, n, "%d\t%s\t%s", level, domain, message);
+    pthread_mutex_lock(&mqs_log_mu);
+    if (mqs_log_count == MQS_LOG_MAX) {
+        free(mqs_log_ring[mqs_log_head]);
+        mqs_log_ring[mqs_log_head] = NULL;
+        mqs_log_head = (mqs_log_head + 1) % MQS_LOG_MAX;
+        mqs_log_count--;
+        mqs_log_lost++;
+    }
+    mqs_log_ring[(mqs_log_head + mqs_log_count) % MQS_LOG_MAX] = line;
+    mqs_log_count++;
+    pthread_cond_signal(&mqs_log_cv);
+    pthread_mutex_unlock(&mqs_log_mu);
+}
+
+
+/* From now on libmongoc's lines are buffered here (up to 1024; beyond, the oldest
+ * go and are counted by mqs_log_dropped) for mqs_log_next. */
+static void mqs_log_capture(void) { mq_log_set_handler(mqs_log_push, NULL); }
+/* libmongoc is silenced (mq_log_set_handler(NULL)); what was buffered is dropped. */
+static void mqs_log_silence(void) {
+    mq_log_set_handler(NULL, NULL);
+    pthread_mutex_lock(&mqs_log_mu);
+    mqs_log_clear_locked();
+    pthread_cond_broadcast(&mqs_log_cv);
+    pthread_mutex_unlock(&mqs_log_mu);
+}
+/* The oldest buffered line, "LEVEL\tDOMAIN\tMESSAGE" (freed by the typemap), waiting up
+ * to timeout_s seconds for one; NULL when none came. */
+static char *mqs_log_next(double timeout_s) {
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    if (timeout_s > 0) {
+        if (timeout_s > 3600) timeout_s = 3600;
+        long long ns = until.tv_nsec + (long long)(timeout_s * 1e9);
+        until.tv_sec += (time_t)(ns / 1000000000LL);
+        until.tv_nsec = (long)(ns % 1000000000LL);
+    }
+    char *line = NULL;
+    pthread_mutex_lock(&mqs_log_mu);
+    while (mqs_log_count == 0 && timeout_s > 0) {
+        if (pthread_cond_timedwait(&mqs_log_cv, &mqs_log_mu, &until) != 0) break;
+    }
+    if (mqs_log_count > 0) {
+        line = mqs_log_ring[mqs_log_head];
+        mqs_log_ring[mqs_log_head] = NULL;
+        mqs_log_head = (mqs_log_head + 1) % MQS_LOG_MAX;
+        mqs_log_count--;
+    }
+    pthread_mutex_unlock(&mqs_log_mu);
+    return line;
+}
+/* Lines dropped because the buffer was full, since the process started. */
+static uint64_t mqs_log_dropped(void) {
+    pthread_mutex_lock(&mqs_log_mu);
+    uint64_t n = mqs_log_lost;
+    pthread_mutex_unlock(&mqs_log_mu);
+    return n;
+}
+
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-void _wrap_Swig_free_raw_f767ccd2f34a102f(void *_swig_go_0) {
+void _wrap_Swig_free_raw_fa09efc234e7d17e(void *_swig_go_0) {
   void *arg1 = 0 ;
   
   arg1 = *(void **)&_swig_go_0; 
@@ -409,7 +611,7 @@ void _wrap_Swig_free_raw_f767ccd2f34a102f(void *_swig_go_0) {
 }
 
 
-void *_wrap_Swig_malloc_raw_f767ccd2f34a102f(intgo _swig_go_0) {
+void *_wrap_Swig_malloc_raw_fa09efc234e7d17e(intgo _swig_go_0) {
   int arg1 ;
   void *result = 0 ;
   void *_swig_go_result;
@@ -422,7 +624,7 @@ void *_wrap_Swig_malloc_raw_f767ccd2f34a102f(intgo _swig_go_0) {
 }
 
 
-void _wrap_mqs_bytes_data_set_raw_f767ccd2f34a102f(struct mqs_bytes *_swig_go_0, void *_swig_go_1) {
+void _wrap_mqs_bytes_data_set_raw_fa09efc234e7d17e(struct mqs_bytes *_swig_go_0, void *_swig_go_1) {
   struct mqs_bytes *arg1 = 0 ;
   void *arg2 = 0 ;
   
@@ -434,7 +636,7 @@ void _wrap_mqs_bytes_data_set_raw_f767ccd2f34a102f(struct mqs_bytes *_swig_go_0,
 }
 
 
-void *_wrap_mqs_bytes_data_get_raw_f767ccd2f34a102f(struct mqs_bytes *_swig_go_0) {
+void *_wrap_mqs_bytes_data_get_raw_fa09efc234e7d17e(struct mqs_bytes *_swig_go_0) {
   struct mqs_bytes *arg1 = 0 ;
   void *result = 0 ;
   void *_swig_go_result;
@@ -447,7 +649,7 @@ void *_wrap_mqs_bytes_data_get_raw_f767ccd2f34a102f(struct mqs_bytes *_swig_go_0
 }
 
 
-void _wrap_mqs_bytes_len_set_raw_f767ccd2f34a102f(struct mqs_bytes *_swig_go_0, long long _swig_go_1) {
+void _wrap_mqs_bytes_len_set_raw_fa09efc234e7d17e(struct mqs_bytes *_swig_go_0, long long _swig_go_1) {
   struct mqs_bytes *arg1 = 0 ;
   size_t arg2 ;
   
@@ -459,7 +661,7 @@ void _wrap_mqs_bytes_len_set_raw_f767ccd2f34a102f(struct mqs_bytes *_swig_go_0, 
 }
 
 
-long long _wrap_mqs_bytes_len_get_raw_f767ccd2f34a102f(struct mqs_bytes *_swig_go_0) {
+long long _wrap_mqs_bytes_len_get_raw_fa09efc234e7d17e(struct mqs_bytes *_swig_go_0) {
   struct mqs_bytes *arg1 = 0 ;
   size_t result;
   long long _swig_go_result;
@@ -472,7 +674,7 @@ long long _wrap_mqs_bytes_len_get_raw_f767ccd2f34a102f(struct mqs_bytes *_swig_g
 }
 
 
-struct mqs_bytes *_wrap_new_mqs_bytes_raw_f767ccd2f34a102f() {
+struct mqs_bytes *_wrap_new_mqs_bytes_raw_fa09efc234e7d17e() {
   struct mqs_bytes *result = 0 ;
   struct mqs_bytes *_swig_go_result;
   
@@ -483,7 +685,7 @@ struct mqs_bytes *_wrap_new_mqs_bytes_raw_f767ccd2f34a102f() {
 }
 
 
-void _wrap_delete_mqs_bytes_raw_f767ccd2f34a102f(struct mqs_bytes *_swig_go_0) {
+void _wrap_delete_mqs_bytes_raw_fa09efc234e7d17e(struct mqs_bytes *_swig_go_0) {
   struct mqs_bytes *arg1 = 0 ;
   
   arg1 = *(struct mqs_bytes **)&_swig_go_0; 
@@ -493,7 +695,7 @@ void _wrap_delete_mqs_bytes_raw_f767ccd2f34a102f(struct mqs_bytes *_swig_go_0) {
 }
 
 
-struct mq_error *_wrap_mqs_error_new_raw_f767ccd2f34a102f() {
+struct mq_error *_wrap_mqs_error_new_raw_fa09efc234e7d17e() {
   mq_error *result = 0 ;
   struct mq_error *_swig_go_result;
   
@@ -504,7 +706,7 @@ struct mq_error *_wrap_mqs_error_new_raw_f767ccd2f34a102f() {
 }
 
 
-void _wrap_mqs_error_free_raw_f767ccd2f34a102f(struct mq_error *_swig_go_0) {
+void _wrap_mqs_error_free_raw_fa09efc234e7d17e(struct mq_error *_swig_go_0) {
   mq_error *arg1 = 0 ;
   
   arg1 = *(mq_error **)&_swig_go_0; 
@@ -514,7 +716,7 @@ void _wrap_mqs_error_free_raw_f767ccd2f34a102f(struct mq_error *_swig_go_0) {
 }
 
 
-intgo _wrap_mqs_error_status_raw_f767ccd2f34a102f(struct mq_error *_swig_go_0) {
+intgo _wrap_mqs_error_status_raw_fa09efc234e7d17e(struct mq_error *_swig_go_0) {
   mq_error *arg1 = 0 ;
   int result;
   intgo _swig_go_result;
@@ -527,7 +729,7 @@ intgo _wrap_mqs_error_status_raw_f767ccd2f34a102f(struct mq_error *_swig_go_0) {
 }
 
 
-intgo _wrap_mqs_error_server_code_raw_f767ccd2f34a102f(struct mq_error *_swig_go_0) {
+intgo _wrap_mqs_error_server_code_raw_fa09efc234e7d17e(struct mq_error *_swig_go_0) {
   mq_error *arg1 = 0 ;
   int result;
   intgo _swig_go_result;
@@ -540,7 +742,7 @@ intgo _wrap_mqs_error_server_code_raw_f767ccd2f34a102f(struct mq_error *_swig_go
 }
 
 
-_gostring_ _wrap_mqs_error_message_raw_f767ccd2f34a102f(struct mq_error *_swig_go_0) {
+_gostring_ _wrap_mqs_error_message_raw_fa09efc234e7d17e(struct mq_error *_swig_go_0) {
   mq_error *arg1 = 0 ;
   char *result = 0 ;
   _gostring_ _swig_go_result;
@@ -556,7 +758,7 @@ _gostring_ _wrap_mqs_error_message_raw_f767ccd2f34a102f(struct mq_error *_swig_g
 }
 
 
-intgo _wrap_MQ_OK_raw_f767ccd2f34a102f() {
+intgo _wrap_MQ_OK_raw_fa09efc234e7d17e() {
   int result;
   intgo _swig_go_result;
   
@@ -567,7 +769,7 @@ intgo _wrap_MQ_OK_raw_f767ccd2f34a102f() {
 }
 
 
-intgo _wrap_MQ_EMPTY_raw_f767ccd2f34a102f() {
+intgo _wrap_MQ_EMPTY_raw_fa09efc234e7d17e() {
   int result;
   intgo _swig_go_result;
   
@@ -578,7 +780,7 @@ intgo _wrap_MQ_EMPTY_raw_f767ccd2f34a102f() {
 }
 
 
-intgo _wrap_MQ_LEASE_LOST_raw_f767ccd2f34a102f() {
+intgo _wrap_MQ_LEASE_LOST_raw_fa09efc234e7d17e() {
   int result;
   intgo _swig_go_result;
   
@@ -589,7 +791,7 @@ intgo _wrap_MQ_LEASE_LOST_raw_f767ccd2f34a102f() {
 }
 
 
-intgo _wrap_MQ_INTERRUPTED_raw_f767ccd2f34a102f() {
+intgo _wrap_MQ_INTERRUPTED_raw_fa09efc234e7d17e() {
   int result;
   intgo _swig_go_result;
   
@@ -600,7 +802,7 @@ intgo _wrap_MQ_INTERRUPTED_raw_f767ccd2f34a102f() {
 }
 
 
-intgo _wrap_MQ_CANCELLED_raw_f767ccd2f34a102f() {
+intgo _wrap_MQ_CANCELLED_raw_fa09efc234e7d17e() {
   int result;
   intgo _swig_go_result;
   
@@ -611,7 +813,7 @@ intgo _wrap_MQ_CANCELLED_raw_f767ccd2f34a102f() {
 }
 
 
-intgo _wrap_MQ_ERR_ARG_raw_f767ccd2f34a102f() {
+intgo _wrap_MQ_ERR_ARG_raw_fa09efc234e7d17e() {
   int result;
   intgo _swig_go_result;
   
@@ -622,7 +824,7 @@ intgo _wrap_MQ_ERR_ARG_raw_f767ccd2f34a102f() {
 }
 
 
-intgo _wrap_MQ_ERR_CONNECT_raw_f767ccd2f34a102f() {
+intgo _wrap_MQ_ERR_CONNECT_raw_fa09efc234e7d17e() {
   int result;
   intgo _swig_go_result;
   
@@ -633,7 +835,7 @@ intgo _wrap_MQ_ERR_CONNECT_raw_f767ccd2f34a102f() {
 }
 
 
-intgo _wrap_MQ_ERR_SERVER_raw_f767ccd2f34a102f() {
+intgo _wrap_MQ_ERR_SERVER_raw_fa09efc234e7d17e() {
   int result;
   intgo _swig_go_result;
   
@@ -644,7 +846,7 @@ intgo _wrap_MQ_ERR_SERVER_raw_f767ccd2f34a102f() {
 }
 
 
-intgo _wrap_MQ_ERR_NOMEM_raw_f767ccd2f34a102f() {
+intgo _wrap_MQ_ERR_NOMEM_raw_fa09efc234e7d17e() {
   int result;
   intgo _swig_go_result;
   
@@ -655,7 +857,7 @@ intgo _wrap_MQ_ERR_NOMEM_raw_f767ccd2f34a102f() {
 }
 
 
-intgo _wrap_MQ_ERR_INTERNAL_raw_f767ccd2f34a102f() {
+intgo _wrap_MQ_ERR_INTERNAL_raw_fa09efc234e7d17e() {
   int result;
   intgo _swig_go_result;
   
@@ -666,7 +868,7 @@ intgo _wrap_MQ_ERR_INTERNAL_raw_f767ccd2f34a102f() {
 }
 
 
-intgo _wrap_MQ_PRIORITY_MIN_raw_f767ccd2f34a102f() {
+intgo _wrap_MQ_PRIORITY_MIN_raw_fa09efc234e7d17e() {
   int result;
   intgo _swig_go_result;
   
@@ -677,7 +879,7 @@ intgo _wrap_MQ_PRIORITY_MIN_raw_f767ccd2f34a102f() {
 }
 
 
-intgo _wrap_MQ_PRIORITY_MAX_raw_f767ccd2f34a102f() {
+intgo _wrap_MQ_PRIORITY_MAX_raw_fa09efc234e7d17e() {
   int result;
   intgo _swig_go_result;
   
@@ -688,7 +890,7 @@ intgo _wrap_MQ_PRIORITY_MAX_raw_f767ccd2f34a102f() {
 }
 
 
-intgo _wrap_MQ_BATCH_MAX_raw_f767ccd2f34a102f() {
+intgo _wrap_MQ_BATCH_MAX_raw_fa09efc234e7d17e() {
   int result;
   intgo _swig_go_result;
   
@@ -699,7 +901,7 @@ intgo _wrap_MQ_BATCH_MAX_raw_f767ccd2f34a102f() {
 }
 
 
-_gostring_ _wrap_mqs_version_raw_f767ccd2f34a102f() {
+_gostring_ _wrap_mqs_version_raw_fa09efc234e7d17e() {
   char *result = 0 ;
   _gostring_ _swig_go_result;
   
@@ -713,7 +915,7 @@ _gostring_ _wrap_mqs_version_raw_f767ccd2f34a102f() {
 }
 
 
-_gostring_ _wrap_mqs_status_name_raw_f767ccd2f34a102f(intgo _swig_go_0) {
+_gostring_ _wrap_mqs_status_name_raw_fa09efc234e7d17e(intgo _swig_go_0) {
   int arg1 ;
   char *result = 0 ;
   _gostring_ _swig_go_result;
@@ -729,7 +931,7 @@ _gostring_ _wrap_mqs_status_name_raw_f767ccd2f34a102f(intgo _swig_go_0) {
 }
 
 
-struct mq_client *_wrap_mqs_client_new_raw_f767ccd2f34a102f(_gostring_ _swig_go_0, struct mq_error *_swig_go_1) {
+struct mq_client *_wrap_mqs_client_new_raw_fa09efc234e7d17e(_gostring_ _swig_go_0, struct mq_error *_swig_go_1) {
   char *arg1 = 0 ;
   mq_error *arg2 = 0 ;
   char *temp1 ;
@@ -751,7 +953,7 @@ struct mq_client *_wrap_mqs_client_new_raw_f767ccd2f34a102f(_gostring_ _swig_go_
 }
 
 
-void _wrap_mqs_client_destroy_raw_f767ccd2f34a102f(struct mq_client *_swig_go_0) {
+void _wrap_mqs_client_destroy_raw_fa09efc234e7d17e(struct mq_client *_swig_go_0) {
   mq_client *arg1 = 0 ;
   
   arg1 = *(mq_client **)&_swig_go_0; 
@@ -761,7 +963,7 @@ void _wrap_mqs_client_destroy_raw_f767ccd2f34a102f(struct mq_client *_swig_go_0)
 }
 
 
-long long _wrap_mqs_client_command_count_raw_f767ccd2f34a102f(struct mq_client *_swig_go_0) {
+long long _wrap_mqs_client_command_count_raw_fa09efc234e7d17e(struct mq_client *_swig_go_0) {
   mq_client *arg1 = 0 ;
   uint64_t result;
   long long _swig_go_result;
@@ -774,7 +976,7 @@ long long _wrap_mqs_client_command_count_raw_f767ccd2f34a102f(struct mq_client *
 }
 
 
-long long _wrap_mqs_client_write_concern_errors_raw_f767ccd2f34a102f(struct mq_client *_swig_go_0) {
+long long _wrap_mqs_client_write_concern_errors_raw_fa09efc234e7d17e(struct mq_client *_swig_go_0) {
   mq_client *arg1 = 0 ;
   uint64_t result;
   long long _swig_go_result;
@@ -787,7 +989,7 @@ long long _wrap_mqs_client_write_concern_errors_raw_f767ccd2f34a102f(struct mq_c
 }
 
 
-struct mq_queue *_wrap_mqs_queue_new_raw_f767ccd2f34a102f(struct mq_client *_swig_go_0, _gostring_ _swig_go_1, _gostring_ _swig_go_2, struct mq_error *_swig_go_3) {
+struct mq_queue *_wrap_mqs_queue_new_raw_fa09efc234e7d17e(struct mq_client *_swig_go_0, _gostring_ _swig_go_1, _gostring_ _swig_go_2, struct mq_error *_swig_go_3) {
   mq_client *arg1 = 0 ;
   char *arg2 = 0 ;
   char *arg3 = 0 ;
@@ -820,17 +1022,7 @@ struct mq_queue *_wrap_mqs_queue_new_raw_f767ccd2f34a102f(struct mq_client *_swi
 }
 
 
-void _wrap_mqs_queue_destroy_raw_f767ccd2f34a102f(struct mq_queue *_swig_go_0) {
-  mq_queue *arg1 = 0 ;
-  
-  arg1 = *(mq_queue **)&_swig_go_0; 
-  
-  mqs_queue_destroy(arg1);
-  
-}
-
-
-void _wrap_mqs_queue_interrupt_raw_f767ccd2f34a102f(struct mq_queue *_swig_go_0) {
+void _wrap_mqs_queue_interrupt_raw_fa09efc234e7d17e(struct mq_queue *_swig_go_0) {
   mq_queue *arg1 = 0 ;
   
   arg1 = *(mq_queue **)&_swig_go_0; 
@@ -840,7 +1032,7 @@ void _wrap_mqs_queue_interrupt_raw_f767ccd2f34a102f(struct mq_queue *_swig_go_0)
 }
 
 
-void _wrap_mqs_queue_set_max_attempts_raw_f767ccd2f34a102f(struct mq_queue *_swig_go_0, intgo _swig_go_1, struct mq_error *_swig_go_2) {
+void _wrap_mqs_queue_set_max_attempts_raw_fa09efc234e7d17e(struct mq_queue *_swig_go_0, intgo _swig_go_1, struct mq_error *_swig_go_2) {
   mq_queue *arg1 = 0 ;
   int arg2 ;
   mq_error *arg3 = 0 ;
@@ -854,7 +1046,7 @@ void _wrap_mqs_queue_set_max_attempts_raw_f767ccd2f34a102f(struct mq_queue *_swi
 }
 
 
-double _wrap_mqs_queue_now_raw_f767ccd2f34a102f(struct mq_queue *_swig_go_0) {
+double _wrap_mqs_queue_now_raw_fa09efc234e7d17e(struct mq_queue *_swig_go_0) {
   mq_queue *arg1 = 0 ;
   double result;
   double _swig_go_result;
@@ -867,7 +1059,7 @@ double _wrap_mqs_queue_now_raw_f767ccd2f34a102f(struct mq_queue *_swig_go_0) {
 }
 
 
-double _wrap_mqs_queue_clock_offset_raw_f767ccd2f34a102f(struct mq_queue *_swig_go_0) {
+double _wrap_mqs_queue_clock_offset_raw_fa09efc234e7d17e(struct mq_queue *_swig_go_0) {
   mq_queue *arg1 = 0 ;
   double result;
   double _swig_go_result;
@@ -880,7 +1072,7 @@ double _wrap_mqs_queue_clock_offset_raw_f767ccd2f34a102f(struct mq_queue *_swig_
 }
 
 
-void _wrap_mqs_queue_set_repair_interval_raw_f767ccd2f34a102f(struct mq_queue *_swig_go_0, double _swig_go_1, struct mq_error *_swig_go_2) {
+void _wrap_mqs_queue_set_repair_interval_raw_fa09efc234e7d17e(struct mq_queue *_swig_go_0, double _swig_go_1, struct mq_error *_swig_go_2) {
   mq_queue *arg1 = 0 ;
   double arg2 ;
   mq_error *arg3 = 0 ;
@@ -894,7 +1086,7 @@ void _wrap_mqs_queue_set_repair_interval_raw_f767ccd2f34a102f(struct mq_queue *_
 }
 
 
-long long _wrap_mqs_queue_repair_runs_raw_f767ccd2f34a102f(struct mq_queue *_swig_go_0) {
+long long _wrap_mqs_queue_repair_runs_raw_fa09efc234e7d17e(struct mq_queue *_swig_go_0) {
   mq_queue *arg1 = 0 ;
   uint64_t result;
   long long _swig_go_result;
@@ -907,7 +1099,7 @@ long long _wrap_mqs_queue_repair_runs_raw_f767ccd2f34a102f(struct mq_queue *_swi
 }
 
 
-long long _wrap_mqs_queue_repair_fixed_raw_f767ccd2f34a102f(struct mq_queue *_swig_go_0) {
+long long _wrap_mqs_queue_repair_fixed_raw_fa09efc234e7d17e(struct mq_queue *_swig_go_0) {
   mq_queue *arg1 = 0 ;
   uint64_t result;
   long long _swig_go_result;
@@ -920,7 +1112,7 @@ long long _wrap_mqs_queue_repair_fixed_raw_f767ccd2f34a102f(struct mq_queue *_sw
 }
 
 
-long long _wrap_mqs_publish_raw_f767ccd2f34a102f(struct mq_queue *_swig_go_0, _gostring_ _swig_go_1, _goslice_ _swig_go_2, intgo _swig_go_3, double _swig_go_4, struct mq_error *_swig_go_5) {
+long long _wrap_mqs_publish_raw_fa09efc234e7d17e(struct mq_queue *_swig_go_0, _gostring_ _swig_go_1, _goslice_ _swig_go_2, intgo _swig_go_3, double _swig_go_4, struct mq_error *_swig_go_5) {
   mq_queue *arg1 = 0 ;
   char *arg2 = 0 ;
   void *arg3 = 0 ;
@@ -954,7 +1146,7 @@ long long _wrap_mqs_publish_raw_f767ccd2f34a102f(struct mq_queue *_swig_go_0, _g
 }
 
 
-struct mq_batch *_wrap_mqs_batch_new_raw_f767ccd2f34a102f(struct mq_error *_swig_go_0) {
+struct mq_batch *_wrap_mqs_batch_new_raw_fa09efc234e7d17e(struct mq_error *_swig_go_0) {
   mq_error *arg1 = 0 ;
   mq_batch *result = 0 ;
   struct mq_batch *_swig_go_result;
@@ -967,7 +1159,7 @@ struct mq_batch *_wrap_mqs_batch_new_raw_f767ccd2f34a102f(struct mq_error *_swig
 }
 
 
-void _wrap_mqs_batch_add_raw_f767ccd2f34a102f(struct mq_batch *_swig_go_0, _gostring_ _swig_go_1, _goslice_ _swig_go_2, intgo _swig_go_3, struct mq_error *_swig_go_4) {
+void _wrap_mqs_batch_add_raw_fa09efc234e7d17e(struct mq_batch *_swig_go_0, _gostring_ _swig_go_1, _goslice_ _swig_go_2, intgo _swig_go_3, struct mq_error *_swig_go_4) {
   mq_batch *arg1 = 0 ;
   char *arg2 = 0 ;
   void *arg3 = 0 ;
@@ -996,7 +1188,7 @@ void _wrap_mqs_batch_add_raw_f767ccd2f34a102f(struct mq_batch *_swig_go_0, _gost
 }
 
 
-long long _wrap_mqs_batch_count_raw_f767ccd2f34a102f(struct mq_batch *_swig_go_0) {
+long long _wrap_mqs_batch_count_raw_fa09efc234e7d17e(struct mq_batch *_swig_go_0) {
   mq_batch *arg1 = 0 ;
   size_t result;
   long long _swig_go_result;
@@ -1009,7 +1201,7 @@ long long _wrap_mqs_batch_count_raw_f767ccd2f34a102f(struct mq_batch *_swig_go_0
 }
 
 
-void _wrap_mqs_batch_destroy_raw_f767ccd2f34a102f(struct mq_batch *_swig_go_0) {
+void _wrap_mqs_batch_destroy_raw_fa09efc234e7d17e(struct mq_batch *_swig_go_0) {
   mq_batch *arg1 = 0 ;
   
   arg1 = *(mq_batch **)&_swig_go_0; 
@@ -1019,7 +1211,7 @@ void _wrap_mqs_batch_destroy_raw_f767ccd2f34a102f(struct mq_batch *_swig_go_0) {
 }
 
 
-long long _wrap_mqs_publish_batch_raw_f767ccd2f34a102f(struct mq_queue *_swig_go_0, struct mq_batch *_swig_go_1, struct mq_error *_swig_go_2) {
+long long _wrap_mqs_publish_batch_raw_fa09efc234e7d17e(struct mq_queue *_swig_go_0, struct mq_batch *_swig_go_1, struct mq_error *_swig_go_2) {
   mq_queue *arg1 = 0 ;
   mq_batch *arg2 = 0 ;
   mq_error *arg3 = 0 ;
@@ -1036,7 +1228,7 @@ long long _wrap_mqs_publish_batch_raw_f767ccd2f34a102f(struct mq_queue *_swig_go
 }
 
 
-struct mq_lease *_wrap_mqs_claim_raw_f767ccd2f34a102f(struct mq_queue *_swig_go_0, _gostring_ _swig_go_1, double _swig_go_2, intgo _swig_go_3, long long _swig_go_4, double _swig_go_5, struct mq_cancel *_swig_go_6, struct mq_error *_swig_go_7) {
+struct mq_lease *_wrap_mqs_claim_raw_fa09efc234e7d17e(struct mq_queue *_swig_go_0, _gostring_ _swig_go_1, double _swig_go_2, intgo _swig_go_3, long long _swig_go_4, double _swig_go_5, struct mq_cancel *_swig_go_6, struct mq_error *_swig_go_7) {
   mq_queue *arg1 = 0 ;
   char *arg2 = 0 ;
   double arg3 ;
@@ -1070,7 +1262,7 @@ struct mq_lease *_wrap_mqs_claim_raw_f767ccd2f34a102f(struct mq_queue *_swig_go_
 }
 
 
-void _wrap_mqs_ack_raw_f767ccd2f34a102f(struct mq_queue *_swig_go_0, struct mq_lease *_swig_go_1, struct mq_error *_swig_go_2) {
+void _wrap_mqs_ack_raw_fa09efc234e7d17e(struct mq_queue *_swig_go_0, struct mq_lease *_swig_go_1, struct mq_error *_swig_go_2) {
   mq_queue *arg1 = 0 ;
   mq_lease *arg2 = 0 ;
   mq_error *arg3 = 0 ;
@@ -1084,7 +1276,7 @@ void _wrap_mqs_ack_raw_f767ccd2f34a102f(struct mq_queue *_swig_go_0, struct mq_l
 }
 
 
-void _wrap_mqs_nack_raw_f767ccd2f34a102f(struct mq_queue *_swig_go_0, struct mq_lease *_swig_go_1, double _swig_go_2, struct mq_error *_swig_go_3) {
+void _wrap_mqs_nack_raw_fa09efc234e7d17e(struct mq_queue *_swig_go_0, struct mq_lease *_swig_go_1, double _swig_go_2, struct mq_error *_swig_go_3) {
   mq_queue *arg1 = 0 ;
   mq_lease *arg2 = 0 ;
   double arg3 ;
@@ -1100,7 +1292,7 @@ void _wrap_mqs_nack_raw_f767ccd2f34a102f(struct mq_queue *_swig_go_0, struct mq_
 }
 
 
-void _wrap_mqs_extend_raw_f767ccd2f34a102f(struct mq_queue *_swig_go_0, struct mq_lease *_swig_go_1, double _swig_go_2, struct mq_error *_swig_go_3) {
+void _wrap_mqs_extend_raw_fa09efc234e7d17e(struct mq_queue *_swig_go_0, struct mq_lease *_swig_go_1, double _swig_go_2, struct mq_error *_swig_go_3) {
   mq_queue *arg1 = 0 ;
   mq_lease *arg2 = 0 ;
   double arg3 ;
@@ -1116,7 +1308,7 @@ void _wrap_mqs_extend_raw_f767ccd2f34a102f(struct mq_queue *_swig_go_0, struct m
 }
 
 
-long long _wrap_mqs_lease_seq_raw_f767ccd2f34a102f(struct mq_lease *_swig_go_0) {
+long long _wrap_mqs_lease_seq_raw_fa09efc234e7d17e(struct mq_lease *_swig_go_0) {
   mq_lease *arg1 = 0 ;
   int64_t result;
   long long _swig_go_result;
@@ -1129,7 +1321,7 @@ long long _wrap_mqs_lease_seq_raw_f767ccd2f34a102f(struct mq_lease *_swig_go_0) 
 }
 
 
-_gostring_ _wrap_mqs_lease_group_raw_f767ccd2f34a102f(struct mq_lease *_swig_go_0) {
+_gostring_ _wrap_mqs_lease_group_raw_fa09efc234e7d17e(struct mq_lease *_swig_go_0) {
   mq_lease *arg1 = 0 ;
   char *result = 0 ;
   _gostring_ _swig_go_result;
@@ -1145,7 +1337,7 @@ _gostring_ _wrap_mqs_lease_group_raw_f767ccd2f34a102f(struct mq_lease *_swig_go_
 }
 
 
-_gostring_ _wrap_mqs_lease_token_raw_f767ccd2f34a102f(struct mq_lease *_swig_go_0) {
+_gostring_ _wrap_mqs_lease_token_raw_fa09efc234e7d17e(struct mq_lease *_swig_go_0) {
   mq_lease *arg1 = 0 ;
   char *result = 0 ;
   _gostring_ _swig_go_result;
@@ -1161,7 +1353,7 @@ _gostring_ _wrap_mqs_lease_token_raw_f767ccd2f34a102f(struct mq_lease *_swig_go_
 }
 
 
-intgo _wrap_mqs_lease_attempts_raw_f767ccd2f34a102f(struct mq_lease *_swig_go_0) {
+intgo _wrap_mqs_lease_attempts_raw_fa09efc234e7d17e(struct mq_lease *_swig_go_0) {
   mq_lease *arg1 = 0 ;
   int result;
   intgo _swig_go_result;
@@ -1174,7 +1366,7 @@ intgo _wrap_mqs_lease_attempts_raw_f767ccd2f34a102f(struct mq_lease *_swig_go_0)
 }
 
 
-double _wrap_mqs_lease_deadline_raw_f767ccd2f34a102f(struct mq_lease *_swig_go_0) {
+double _wrap_mqs_lease_deadline_raw_fa09efc234e7d17e(struct mq_lease *_swig_go_0) {
   mq_lease *arg1 = 0 ;
   double result;
   double _swig_go_result;
@@ -1187,7 +1379,7 @@ double _wrap_mqs_lease_deadline_raw_f767ccd2f34a102f(struct mq_lease *_swig_go_0
 }
 
 
-long long _wrap_mqs_lease_count_raw_f767ccd2f34a102f(struct mq_lease *_swig_go_0) {
+long long _wrap_mqs_lease_count_raw_fa09efc234e7d17e(struct mq_lease *_swig_go_0) {
   mq_lease *arg1 = 0 ;
   size_t result;
   long long _swig_go_result;
@@ -1200,7 +1392,7 @@ long long _wrap_mqs_lease_count_raw_f767ccd2f34a102f(struct mq_lease *_swig_go_0
 }
 
 
-long long _wrap_mqs_lease_seq_at_raw_f767ccd2f34a102f(struct mq_lease *_swig_go_0, long long _swig_go_1) {
+long long _wrap_mqs_lease_seq_at_raw_fa09efc234e7d17e(struct mq_lease *_swig_go_0, long long _swig_go_1) {
   mq_lease *arg1 = 0 ;
   size_t arg2 ;
   int64_t result;
@@ -1215,7 +1407,7 @@ long long _wrap_mqs_lease_seq_at_raw_f767ccd2f34a102f(struct mq_lease *_swig_go_
 }
 
 
-_goslice_ _wrap_mqs_lease_event_at_raw_f767ccd2f34a102f(struct mq_lease *_swig_go_0, long long _swig_go_1) {
+_goslice_ _wrap_mqs_lease_event_at_raw_fa09efc234e7d17e(struct mq_lease *_swig_go_0, long long _swig_go_1) {
   mq_lease *arg1 = 0 ;
   size_t arg2 ;
   mqs_bytes result;
@@ -1234,7 +1426,7 @@ _goslice_ _wrap_mqs_lease_event_at_raw_f767ccd2f34a102f(struct mq_lease *_swig_g
 }
 
 
-void _wrap_mqs_lease_destroy_raw_f767ccd2f34a102f(struct mq_lease *_swig_go_0) {
+void _wrap_mqs_lease_destroy_raw_fa09efc234e7d17e(struct mq_lease *_swig_go_0) {
   mq_lease *arg1 = 0 ;
   
   arg1 = *(mq_lease **)&_swig_go_0; 
@@ -1244,7 +1436,7 @@ void _wrap_mqs_lease_destroy_raw_f767ccd2f34a102f(struct mq_lease *_swig_go_0) {
 }
 
 
-struct mq_cancel *_wrap_mqs_cancel_new_raw_f767ccd2f34a102f(struct mq_error *_swig_go_0) {
+struct mq_cancel *_wrap_mqs_cancel_new_raw_fa09efc234e7d17e(struct mq_error *_swig_go_0) {
   mq_error *arg1 = 0 ;
   mq_cancel *result = 0 ;
   struct mq_cancel *_swig_go_result;
@@ -1257,7 +1449,7 @@ struct mq_cancel *_wrap_mqs_cancel_new_raw_f767ccd2f34a102f(struct mq_error *_sw
 }
 
 
-void _wrap_mqs_cancel_trigger_raw_f767ccd2f34a102f(struct mq_cancel *_swig_go_0) {
+void _wrap_mqs_cancel_trigger_raw_fa09efc234e7d17e(struct mq_cancel *_swig_go_0) {
   mq_cancel *arg1 = 0 ;
   
   arg1 = *(mq_cancel **)&_swig_go_0; 
@@ -1267,7 +1459,7 @@ void _wrap_mqs_cancel_trigger_raw_f767ccd2f34a102f(struct mq_cancel *_swig_go_0)
 }
 
 
-intgo _wrap_mqs_cancel_triggered_raw_f767ccd2f34a102f(struct mq_cancel *_swig_go_0) {
+intgo _wrap_mqs_cancel_triggered_raw_fa09efc234e7d17e(struct mq_cancel *_swig_go_0) {
   mq_cancel *arg1 = 0 ;
   int result;
   intgo _swig_go_result;
@@ -1280,7 +1472,7 @@ intgo _wrap_mqs_cancel_triggered_raw_f767ccd2f34a102f(struct mq_cancel *_swig_go
 }
 
 
-void _wrap_mqs_cancel_reset_raw_f767ccd2f34a102f(struct mq_cancel *_swig_go_0) {
+void _wrap_mqs_cancel_reset_raw_fa09efc234e7d17e(struct mq_cancel *_swig_go_0) {
   mq_cancel *arg1 = 0 ;
   
   arg1 = *(mq_cancel **)&_swig_go_0; 
@@ -1290,7 +1482,7 @@ void _wrap_mqs_cancel_reset_raw_f767ccd2f34a102f(struct mq_cancel *_swig_go_0) {
 }
 
 
-void _wrap_mqs_cancel_destroy_raw_f767ccd2f34a102f(struct mq_cancel *_swig_go_0) {
+void _wrap_mqs_cancel_destroy_raw_fa09efc234e7d17e(struct mq_cancel *_swig_go_0) {
   mq_cancel *arg1 = 0 ;
   
   arg1 = *(mq_cancel **)&_swig_go_0; 
@@ -1300,7 +1492,7 @@ void _wrap_mqs_cancel_destroy_raw_f767ccd2f34a102f(struct mq_cancel *_swig_go_0)
 }
 
 
-long long _wrap_mqs_dead_count_raw_f767ccd2f34a102f(struct mq_queue *_swig_go_0, struct mq_error *_swig_go_1) {
+long long _wrap_mqs_dead_count_raw_fa09efc234e7d17e(struct mq_queue *_swig_go_0, struct mq_error *_swig_go_1) {
   mq_queue *arg1 = 0 ;
   mq_error *arg2 = 0 ;
   int64_t result;
@@ -1315,7 +1507,7 @@ long long _wrap_mqs_dead_count_raw_f767ccd2f34a102f(struct mq_queue *_swig_go_0,
 }
 
 
-long long _wrap_mqs_dead_requeue_raw_f767ccd2f34a102f(struct mq_queue *_swig_go_0, long long _swig_go_1, struct mq_error *_swig_go_2) {
+long long _wrap_mqs_dead_requeue_raw_fa09efc234e7d17e(struct mq_queue *_swig_go_0, long long _swig_go_1, struct mq_error *_swig_go_2) {
   mq_queue *arg1 = 0 ;
   int64_t arg2 ;
   mq_error *arg3 = 0 ;
@@ -1332,7 +1524,7 @@ long long _wrap_mqs_dead_requeue_raw_f767ccd2f34a102f(struct mq_queue *_swig_go_
 }
 
 
-long long _wrap_mqs_dead_purge_raw_f767ccd2f34a102f(struct mq_queue *_swig_go_0, struct mq_error *_swig_go_1) {
+long long _wrap_mqs_dead_purge_raw_fa09efc234e7d17e(struct mq_queue *_swig_go_0, struct mq_error *_swig_go_1) {
   mq_queue *arg1 = 0 ;
   mq_error *arg2 = 0 ;
   int64_t result;
@@ -1347,7 +1539,7 @@ long long _wrap_mqs_dead_purge_raw_f767ccd2f34a102f(struct mq_queue *_swig_go_0,
 }
 
 
-_gostring_ _wrap_mqs_stats_json_raw_f767ccd2f34a102f(struct mq_queue *_swig_go_0, struct mq_error *_swig_go_1) {
+_gostring_ _wrap_mqs_stats_json_raw_fa09efc234e7d17e(struct mq_queue *_swig_go_0, struct mq_error *_swig_go_1) {
   mq_queue *arg1 = 0 ;
   mq_error *arg2 = 0 ;
   char *result = 0 ;
@@ -1368,7 +1560,7 @@ _gostring_ _wrap_mqs_stats_json_raw_f767ccd2f34a102f(struct mq_queue *_swig_go_0
 }
 
 
-long long _wrap_mqs_repair_raw_f767ccd2f34a102f(struct mq_queue *_swig_go_0, struct mq_error *_swig_go_1) {
+long long _wrap_mqs_repair_raw_fa09efc234e7d17e(struct mq_queue *_swig_go_0, struct mq_error *_swig_go_1) {
   mq_queue *arg1 = 0 ;
   mq_error *arg2 = 0 ;
   int64_t result;
@@ -1383,7 +1575,7 @@ long long _wrap_mqs_repair_raw_f767ccd2f34a102f(struct mq_queue *_swig_go_0, str
 }
 
 
-_gostring_ _wrap_mqs_peek_json_raw_f767ccd2f34a102f(struct mq_queue *_swig_go_0, _gostring_ _swig_go_1, long long _swig_go_2, struct mq_error *_swig_go_3) {
+_gostring_ _wrap_mqs_peek_json_raw_fa09efc234e7d17e(struct mq_queue *_swig_go_0, _gostring_ _swig_go_1, long long _swig_go_2, struct mq_error *_swig_go_3) {
   mq_queue *arg1 = 0 ;
   char *arg2 = 0 ;
   size_t arg3 ;
@@ -1415,7 +1607,7 @@ _gostring_ _wrap_mqs_peek_json_raw_f767ccd2f34a102f(struct mq_queue *_swig_go_0,
 }
 
 
-_gostring_ _wrap_mqs_dead_list_json_raw_f767ccd2f34a102f(struct mq_queue *_swig_go_0, long long _swig_go_1, struct mq_error *_swig_go_2) {
+_gostring_ _wrap_mqs_dead_list_json_raw_fa09efc234e7d17e(struct mq_queue *_swig_go_0, long long _swig_go_1, struct mq_error *_swig_go_2) {
   mq_queue *arg1 = 0 ;
   size_t arg2 ;
   mq_error *arg3 = 0 ;
@@ -1438,7 +1630,7 @@ _gostring_ _wrap_mqs_dead_list_json_raw_f767ccd2f34a102f(struct mq_queue *_swig_
 }
 
 
-void _wrap_mqs_purge_group_raw_f767ccd2f34a102f(struct mq_queue *_swig_go_0, _gostring_ _swig_go_1, struct mq_error *_swig_go_2) {
+void _wrap_mqs_purge_group_raw_fa09efc234e7d17e(struct mq_queue *_swig_go_0, _gostring_ _swig_go_1, struct mq_error *_swig_go_2) {
   mq_queue *arg1 = 0 ;
   char *arg2 = 0 ;
   mq_error *arg3 = 0 ;
@@ -1459,7 +1651,7 @@ void _wrap_mqs_purge_group_raw_f767ccd2f34a102f(struct mq_queue *_swig_go_0, _go
 }
 
 
-void _wrap_mqs_queue_drop_raw_f767ccd2f34a102f(struct mq_queue *_swig_go_0, struct mq_error *_swig_go_1) {
+void _wrap_mqs_queue_drop_raw_fa09efc234e7d17e(struct mq_queue *_swig_go_0, struct mq_error *_swig_go_1) {
   mq_queue *arg1 = 0 ;
   mq_error *arg2 = 0 ;
   
@@ -1468,6 +1660,130 @@ void _wrap_mqs_queue_drop_raw_f767ccd2f34a102f(struct mq_queue *_swig_go_0, stru
   
   mqs_queue_drop(arg1,arg2);
   
+}
+
+
+struct mqs_clock *_wrap_mqs_clock_new_raw_fa09efc234e7d17e(double _swig_go_0) {
+  double arg1 ;
+  mqs_clock *result = 0 ;
+  struct mqs_clock *_swig_go_result;
+  
+  arg1 = (double)_swig_go_0; 
+  
+  result = (mqs_clock *)mqs_clock_new(arg1);
+  *(mqs_clock **)&_swig_go_result = (mqs_clock *)result; 
+  return _swig_go_result;
+}
+
+
+double _wrap_mqs_clock_now_raw_fa09efc234e7d17e(struct mqs_clock *_swig_go_0) {
+  mqs_clock *arg1 = 0 ;
+  double result;
+  double _swig_go_result;
+  
+  arg1 = *(mqs_clock **)&_swig_go_0; 
+  
+  result = (double)mqs_clock_now(arg1);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+void _wrap_mqs_clock_set_raw_fa09efc234e7d17e(struct mqs_clock *_swig_go_0, double _swig_go_1) {
+  mqs_clock *arg1 = 0 ;
+  double arg2 ;
+  
+  arg1 = *(mqs_clock **)&_swig_go_0; 
+  arg2 = (double)_swig_go_1; 
+  
+  mqs_clock_set(arg1,arg2);
+  
+}
+
+
+void _wrap_mqs_clock_advance_raw_fa09efc234e7d17e(struct mqs_clock *_swig_go_0, double _swig_go_1) {
+  mqs_clock *arg1 = 0 ;
+  double arg2 ;
+  
+  arg1 = *(mqs_clock **)&_swig_go_0; 
+  arg2 = (double)_swig_go_1; 
+  
+  mqs_clock_advance(arg1,arg2);
+  
+}
+
+
+void _wrap_mqs_clock_release_raw_fa09efc234e7d17e(struct mqs_clock *_swig_go_0) {
+  mqs_clock *arg1 = 0 ;
+  
+  arg1 = *(mqs_clock **)&_swig_go_0; 
+  
+  mqs_clock_release(arg1);
+  
+}
+
+
+void _wrap_mqs_queue_set_clock_raw_fa09efc234e7d17e(struct mq_queue *_swig_go_0, struct mqs_clock *_swig_go_1) {
+  mq_queue *arg1 = 0 ;
+  mqs_clock *arg2 = 0 ;
+  
+  arg1 = *(mq_queue **)&_swig_go_0; 
+  arg2 = *(mqs_clock **)&_swig_go_1; 
+  
+  mqs_queue_set_clock(arg1,arg2);
+  
+}
+
+
+void _wrap_mqs_queue_destroy_raw_fa09efc234e7d17e(struct mq_queue *_swig_go_0) {
+  mq_queue *arg1 = 0 ;
+  
+  arg1 = *(mq_queue **)&_swig_go_0; 
+  
+  mqs_queue_destroy(arg1);
+  
+}
+
+
+void _wrap_mqs_log_capture_raw_fa09efc234e7d17e() {
+  mqs_log_capture();
+  
+}
+
+
+void _wrap_mqs_log_silence_raw_fa09efc234e7d17e() {
+  mqs_log_silence();
+  
+}
+
+
+_gostring_ _wrap_mqs_log_next_raw_fa09efc234e7d17e(double _swig_go_0) {
+  double arg1 ;
+  char *result = 0 ;
+  _gostring_ _swig_go_result;
+  
+  arg1 = (double)_swig_go_0; 
+  
+  result = (char *)mqs_log_next(arg1);
+  
+  _swig_go_result.n = result ? (intgo)strlen(result) : 0;
+  _swig_go_result.p = (char *)malloc(_swig_go_result.n > 0 ? (size_t)_swig_go_result.n : 1);
+  if (_swig_go_result.p == NULL) _swig_go_result.n = 0;
+  else if (_swig_go_result.n > 0) memcpy(_swig_go_result.p, result, (size_t)_swig_go_result.n);
+  
+  free(result);
+  return _swig_go_result;
+}
+
+
+long long _wrap_mqs_log_dropped_raw_fa09efc234e7d17e() {
+  uint64_t result;
+  long long _swig_go_result;
+  
+  
+  result = (uint64_t)mqs_log_dropped();
+  _swig_go_result = result; 
+  return _swig_go_result;
 }
 
 
