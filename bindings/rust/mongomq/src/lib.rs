@@ -46,6 +46,10 @@
 //! drop(lease);
 //! println!("{event:?}"); // error[E0505]: cannot move out of `lease` because it is borrowed
 //! ```
+//!
+//! For tests and simulations, a queue runs on a [`ManualClock`] given to
+//! [`Queue::set_clock`]; [`set_log_handler`] routes (or silences) libmongoc's
+//! process-wide log.
 #![deny(missing_docs)]
 #![deny(clippy::undocumented_unsafe_blocks)]
 
@@ -54,8 +58,10 @@ mod asynchronous;
 mod batch;
 mod cancel;
 mod client;
+mod clock;
 mod error;
 mod lease;
+mod log;
 mod peek;
 mod queue;
 mod stats;
@@ -64,8 +70,10 @@ mod worker;
 pub use batch::Batch;
 pub use cancel::CancelHandle;
 pub use client::Client;
+pub use clock::ManualClock;
 pub use error::{status_name, Error, ErrorKind, Result};
 pub use lease::Lease;
+pub use log::{set_log_handler, LogHandler};
 pub use peek::PeekedEvent;
 pub use queue::{ClaimOptions, Queue};
 pub use stats::{GroupStats, PriorityStats, Stats};

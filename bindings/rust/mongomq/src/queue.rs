@@ -1,6 +1,6 @@
 use std::ffi::{c_char, CStr, CString};
 use std::ptr::{self, NonNull};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use mongomq_sys as sys;
@@ -8,6 +8,7 @@ use mongomq_sys as sys;
 use crate::batch::Batch;
 use crate::cancel::CancelHandle;
 use crate::client::ClientHandle;
+use crate::clock::{manual_clock_now, ClockCell, ManualClock};
 use crate::error::{c_string, check, Error, Result};
 use crate::lease::Lease;
 use crate::peek::PeekedEvent;
@@ -16,6 +17,10 @@ use crate::stats::Stats;
 struct QueueHandle {
     ptr: NonNull<sys::mq_queue>,
     name: String,
+    // Every clock given to set_clock, kept until the queue is dropped: fields are
+    // dropped after Drop::drop, so after mq_queue_destroy, when no call of the queue
+    // can read one any more (a call in flight may read a clock that was replaced).
+    clocks: Mutex<Vec<Arc<ClockCell>>>,
     // Declared after ptr, dropped after the queue is destroyed: the header wants the
     // client to outlive its queues.
     _client: Arc<ClientHandle>,
@@ -31,8 +36,9 @@ unsafe impl Sync for QueueHandle {}
 impl Drop for QueueHandle {
     fn drop(&mut self) {
         // SAFETY: created by mq_queue_new and destroyed exactly once, here, when no
-        // Queue clone (and so no call through one) is left; the client is still alive
-        // (self._client is dropped after this).
+        // Queue clone (and so no call through one) is left; the client and every clock
+        // the queue was given are still alive (self._client and self.clocks are dropped
+        // after this).
         unsafe { sys::mq_queue_destroy(self.ptr.as_ptr()) }
     }
 }
@@ -161,7 +167,14 @@ impl Queue {
         check(status, &err)?;
         let ptr =
             NonNull::new(out).ok_or_else(|| Error::internal("mq_queue_new returned MQ_OK and no queue".into()))?;
-        Ok(Queue { handle: Arc::new(QueueHandle { ptr, name: format!("{db}.{prefix}"), _client: client }) })
+        Ok(Queue {
+            handle: Arc::new(QueueHandle {
+                ptr,
+                name: format!("{db}.{prefix}"),
+                clocks: Mutex::new(Vec::new()),
+                _client: client,
+            }),
+        })
     }
 
     fn ptr(&self) -> *mut sys::mq_queue {
@@ -524,11 +537,65 @@ impl Queue {
         unsafe { sys::mq_queue_clock_offset(self.ptr()) }
     }
 
-    /// The queue's clock now: server time in seconds since the epoch. What
+    /// The queue's clock now: server time in seconds since the epoch (or the
+    /// [`ManualClock`] given to [`set_clock`](Queue::set_clock)). What
     /// [`publish_at`](Queue::publish_at) and [`Lease::deadline`] are on.
     pub fn now(&self) -> f64 {
         // SAFETY: the queue is alive for &self; the call reads the clock.
         unsafe { sys::mq_queue_now(self.ptr()) }
+    }
+
+    /// Runs the queue on `clock` (tests and simulations): [`now`](Queue::now), due
+    /// times and lease deadlines then come from it, without the server's offset.
+    /// `None` puts the queue back on server time. Applies to this queue and its clones
+    /// (they share one C handle).
+    ///
+    /// The library reads the clock from any thread (a waiting claim's watcher thread
+    /// too), and a call in flight may still read a clock just replaced, so the queue
+    /// keeps (a clone of the `Arc` of) every clock it was ever given until it is
+    /// dropped: dropping the caller's `ManualClock` while the queue runs on it is safe.
+    /// A queue given many distinct clocks keeps them all (a few bytes each); giving the
+    /// same clock again keeps nothing more.
+    ///
+    /// ```
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// # let uri = std::env::var("MONGOMQ_TEST_URI")?;
+    /// # let queue = mongomq::Client::connect(&uri)?.queue("mqt_rust_doc_clock", "q")?;
+    /// use std::time::Duration;
+    /// let clock = mongomq::ManualClock::new(1_000_000_000.0);
+    /// queue.set_clock(Some(&clock));
+    /// assert_eq!(queue.now(), 1_000_000_000.0);
+    /// queue.publish_after("g", b"later", 0, Duration::from_secs(60))?;
+    /// assert!(queue.claim(&mongomq::ClaimOptions::new())?.is_none()); // not due yet
+    /// clock.advance(Duration::from_secs(61));
+    /// assert!(queue.claim(&mongomq::ClaimOptions::new())?.is_some());
+    /// queue.set_clock(None); // server time again
+    /// # queue.drop_queue()?;
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn set_clock(&self, clock: Option<&ManualClock>) {
+        match clock {
+            Some(clock) => {
+                let ctx = Arc::as_ptr(&clock.cell).cast_mut().cast::<std::ffi::c_void>();
+                {
+                    // Kept before the library can see it (a poisoned lock only means a
+                    // panic elsewhere while pushing: the Vec is still sound).
+                    let mut clocks = self.handle.clocks.lock().unwrap_or_else(PoisonError::into_inner);
+                    if !clocks.iter().any(|c| Arc::ptr_eq(c, &clock.cell)) {
+                        clocks.push(Arc::clone(&clock.cell));
+                    }
+                }
+                // SAFETY: the queue is alive for &self. ctx points to the ClockCell whose
+                // Arc the queue now holds in self.handle.clocks, which is only dropped
+                // after mq_queue_destroy (QueueHandle's fields outlive its Drop::drop),
+                // so manual_clock_now's contract holds for every call the library makes,
+                // from any thread, even after this clock is replaced. ClockCell is Sync.
+                unsafe { sys::mq_queue_set_clock(self.ptr(), Some(manual_clock_now), ctx) }
+            }
+            // SAFETY: the queue is alive for &self; a NULL clock restores server time.
+            None => unsafe { sys::mq_queue_set_clock(self.ptr(), None, ptr::null_mut()) },
+        }
     }
 
     /// Drops this handle; the C queue is destroyed when no clone is left (and the

@@ -8,10 +8,12 @@ use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Barrier, Mutex};
 use std::thread;
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use common::{claim, eventually, opts, Fixture};
-use mongomq::{Batch, CancelHandle, ClaimOptions, Client, ErrorKind, Lease, Queue, WorkerError, WorkerOptions};
+use mongomq::{
+    Batch, CancelHandle, ClaimOptions, Client, ErrorKind, Lease, ManualClock, Queue, WorkerError, WorkerOptions,
+};
 
 const PROMPTLY: Duration = Duration::from_secs(5);
 
@@ -702,6 +704,95 @@ fn test_safety_gc_any_order() {
     }
 }
 
+// ---- clock and log ---------------------------------------------------------------
+
+#[test]
+fn test_manual_clock() {
+    const T: f64 = 1_000_000_000.0;
+    let f = Fixture::new();
+    let clock = ManualClock::new(T);
+    f.queue.set_clock(Some(&clock));
+    assert_eq!(f.queue.now(), T);
+    let seq = f.queue.publish_at("g", "later", 0, T + 60.0).unwrap();
+    assert!(f.queue.claim(&opts(30_000)).unwrap().is_none(), "claimable before T + 60");
+    clock.advance(Duration::from_secs(61));
+    assert_eq!(f.queue.now(), T + 61.0);
+    let lease = f.queue.claim(&opts(30_000)).unwrap().expect("due once the clock is past T + 60");
+    assert_eq!(lease.seq(), seq);
+    assert!((lease.deadline() - (T + 61.0 + 30.0)).abs() < 1e-3, "deadline {} is not T + 61 + 30", lease.deadline());
+    f.queue.ack(&lease).unwrap();
+
+    // The clock handle dropped while the queue runs on it: the queue keeps it, and reads
+    // it from other threads too (a waiting claim, a publish).
+    drop(clock);
+    assert_eq!(f.queue.now(), T + 61.0);
+    let waiter = {
+        let q = f.queue.clone();
+        thread::spawn(move || q.claim_wait(&opts(30_000), Duration::from_secs(10)))
+    };
+    thread::sleep(Duration::from_millis(200));
+    let publisher = {
+        let q = f.queue.clone();
+        thread::spawn(move || q.publish("h", "now", 0))
+    };
+    let seq = publisher.join().unwrap().unwrap();
+    let lease = waiter.join().unwrap().unwrap().expect("the waiting claim got the publish");
+    assert_eq!(lease.seq(), seq);
+    assert!((lease.deadline() - (T + 61.0 + 30.0)).abs() < 1e-3, "deadline {} on the dropped clock", lease.deadline());
+    f.queue.ack(&lease).unwrap();
+
+    // A replaced clock, itself dropped: the queue reads the new one.
+    let second = ManualClock::new(T + 1000.0);
+    f.queue.set_clock(Some(&second));
+    f.queue.set_clock(Some(&second.clone())); // the same clock again
+    drop(second);
+    assert_eq!(f.queue.clone().now(), T + 1000.0, "clones share the clock");
+
+    // No clock: server time again.
+    f.queue.set_clock(None);
+    let wall = SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_secs_f64();
+    let now = f.queue.now();
+    assert!((now - wall).abs() < 60.0, "now {now} is not within a minute of the machine's clock {wall}");
+}
+
+/// Serializes the tests that set the process-wide log handler (tests run in parallel).
+static LOG_TESTS: Mutex<()> = Mutex::new(());
+
+/// A client whose URI makes libmongoc warn about an unknown option.
+const UNKNOWN_OPTION_URI: &str = "mongodb://127.0.0.1:1/?mongomqNoSuchOption=1";
+
+type LogLines = Arc<Mutex<Vec<(i32, String, String, thread::ThreadId)>>>;
+
+/// A handler that records only the lines about the unknown option (other tests' clients
+/// log too, at the same time, in this process).
+fn record_unknown_option(lines: &LogLines) -> mongomq::LogHandler {
+    let sink = Arc::clone(lines);
+    Box::new(move |level, domain, message| {
+        if message.to_lowercase().contains("mongomqnosuchoption") {
+            sink.lock().unwrap().push((level, domain.to_owned(), message.to_owned(), thread::current().id()));
+        }
+    })
+}
+
+#[test]
+fn test_log_handler() {
+    let _serial = LOG_TESTS.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    let lines = LogLines::default();
+    mongomq::set_log_handler(Some(record_unknown_option(&lines)));
+    let _client = Client::connect(UNKNOWN_OPTION_URI).expect("contacts no server");
+    assert!(eventually(Duration::from_secs(10), || !lines.lock().unwrap().is_empty()), "no line about the option");
+    let (level, domain, message, _thread) = lines.lock().unwrap()[0].clone();
+    assert_eq!((level, domain.as_str()), (2, "mongoc"), "{message}");
+    assert!(message.contains("mongomqnosuchoption"), "{message}");
+
+    // Silenced: a second such client brings no line.
+    mongomq::set_log_handler(None);
+    let before = lines.lock().unwrap().len();
+    let _client = Client::connect(UNKNOWN_OPTION_URI).expect("contacts no server");
+    thread::sleep(Duration::from_secs(1));
+    assert_eq!(lines.lock().unwrap().len(), before, "a line came after set_log_handler(None)");
+}
+
 // ---- the worker ------------------------------------------------------------------
 
 #[test]
@@ -935,4 +1026,55 @@ fn peek_and_dead_list() {
     assert_eq!((dead[0].seq, dead[0].attempts), (Some(s1), Some(1)));
     assert!(dead[0].dead_at.is_some());
     assert!(f.queue.dead_list_json(10).unwrap().starts_with('['));
+}
+
+#[test]
+fn log_handler_panic_is_caught_and_replaced_handler_called_from_any_thread() {
+    let _serial = LOG_TESTS.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    // A panicking handler: caught in the trampoline (written to stderr), never unwinds
+    // into C; this process goes on.
+    let panics = Arc::new(AtomicUsize::new(0));
+    let count = Arc::clone(&panics);
+    mongomq::set_log_handler(Some(Box::new(move |_, _, message| {
+        if message.to_lowercase().contains("mongomqnosuchoption") {
+            count.fetch_add(1, Ordering::SeqCst);
+            panic!("a handler that panics (expected by this test)");
+        }
+    })));
+    drop(Client::connect(UNKNOWN_OPTION_URI).unwrap());
+    assert!(eventually(PROMPTLY, || panics.load(Ordering::SeqCst) > 0));
+    let n = panics.load(Ordering::SeqCst);
+    // Replaced: the new handler gets the lines, on the threads that log.
+    let lines = LogLines::default();
+    mongomq::set_log_handler(Some(record_unknown_option(&lines)));
+    let threads: Vec<_> = (0..4)
+        .map(|_| {
+            thread::spawn(|| {
+                drop(Client::connect(UNKNOWN_OPTION_URI).unwrap());
+                thread::current().id()
+            })
+        })
+        .collect();
+    let ids: HashSet<thread::ThreadId> = threads.into_iter().map(|t| t.join().unwrap()).collect();
+    assert!(eventually(PROMPTLY, || lines.lock().unwrap().len() >= 4));
+    let seen: HashSet<thread::ThreadId> = lines.lock().unwrap().iter().map(|l| l.3).collect();
+    assert_eq!(seen, ids, "called on each connecting thread");
+    assert_eq!(panics.load(Ordering::SeqCst), n, "the replaced handler is not called any more");
+    mongomq::set_log_handler(None);
+}
+
+#[test]
+fn every_contract_scenario_has_its_test() {
+    let contract_path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../CONTRACT.md");
+    let contract = std::fs::read_to_string(contract_path).expect("bindings/CONTRACT.md");
+    let this_file = include_str!("contract.rs");
+    let scenarios: Vec<&str> = contract
+        .lines()
+        .filter_map(|l| l.strip_prefix("| `")?.split_once("` |").map(|(name, _)| name))
+        .filter(|name| name.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_'))
+        .collect();
+    assert!(scenarios.len() > 40, "scenarios of CONTRACT.md: {scenarios:?}");
+    let missing: Vec<&&str> =
+        scenarios.iter().filter(|name| !this_file.contains(&format!("fn test_{name}() {{"))).collect();
+    assert!(missing.is_empty(), "CONTRACT.md scenarios without their test_<name> here: {missing:?}");
 }
