@@ -72,6 +72,13 @@ set -e
 [[ $status == 0 ]] || { echo "test-go: go test failed" >&2; exit "$status"; }
 passed=$(grep -c -- '--- PASS: TestContract/' "$TMP/test.log" || true)
 echo "test-go: $passed contract scenarios passed"
+missing=0
+for name in $(sed -n 's/^| `\([a-z0-9_]*\)` |.*/\1/p' "$ROOT/bindings/CONTRACT.md"); do
+    grep -q -- "--- PASS: TestContract/$name " "$TMP/test.log" ||
+        { echo "test-go: the contract scenario $name did not pass as TestContract/$name" >&2; missing=1; }
+done
+[[ $missing == 0 ]] || exit 1
+echo "every scenario of bindings/CONTRACT.md passed under its name"
 
 echo "== go: the README example, from a module outside the repository =="
 APP="$TMP/readme-app"

@@ -80,7 +80,15 @@ echo "== rust: header drift check (mongomq-sys) =="
 cargo test --locked -p mongomq-sys
 
 echo "== rust: contract scenarios, async API and doc examples (mongomq) =="
-cargo test --locked -p mongomq --all-features
+cargo test --locked -p mongomq --all-features 2>&1 | tee "$TMP/cargo-test.log"
+[[ ${PIPESTATUS[0]} == 0 ]] || { echo "test-rust: cargo test failed" >&2; exit 1; }
+missing=0
+for name in $(sed -n 's/^| `\([a-z0-9_]*\)` |.*/\1/p' "$ROOT/bindings/CONTRACT.md"); do
+    grep -q "^test test_$name \.\.\. ok\$" "$TMP/cargo-test.log" ||
+        { echo "test-rust: the contract scenario $name did not pass as test_$name" >&2; missing=1; }
+done
+[[ $missing == 0 ]] || exit 1
+echo "every scenario of bindings/CONTRACT.md passed under its name"
 
 echo "== rust: the README example as a crate outside the repository =="
 APP="$TMP/readme-example"

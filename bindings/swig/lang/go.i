@@ -70,7 +70,7 @@
 		Swig_free(*(*uintptr)(unsafe.Pointer(&text)))
 	}
 %}
-%apply char *mqs_stats_json { char *mqs_peek_json, char *mqs_dead_list_json };
+%apply char *mqs_stats_json { char *mqs_peek_json, char *mqs_dead_list_json, char *mqs_log_next };
 
 
 /* ---- mq_error: allocated in C memory (no Go pointer crosses into C), one per call ---- */
