@@ -28,7 +28,8 @@ module MongoMQ
   end
 
   # C handles made and destroyed so far in this process, per kind:
-  # {"client" => [made, destroyed], "queue" => [...], "lease" => [...], "batch" => [...]}.
+  # {"client" => [made, destroyed], "queue" => [...], "lease" => [...], "batch" => [...],
+  # "clock" => [...]} (a clock's "destroyed" is its handle's release).
   # For leak checks: a handle is destroyed once, by #close or by the GC.
   def self.handle_counts
     Raw.mqr_counts
@@ -38,6 +39,8 @@ end
 require "mongomq/lease"
 require "mongomq/stored_event"
 require "mongomq/batch"
+require "mongomq/manual_clock"
+require "mongomq/log"
 require "mongomq/worker"
 require "mongomq/queue"
 require "mongomq/client"

@@ -656,6 +656,59 @@ class TestContract < MongoMQTest::Case
     end
   end
 
+  # ---- clock and log ---------------------------------------------------------------------------
+
+  def test_manual_clock
+    t = 2_000_000_000.0 # 2033-05-18: far from the machine's time
+    clock = MongoMQ::ManualClock.new(t)
+    assert_equal t, clock.now
+    @queue.clock = clock
+    assert_equal t, @queue.now
+    seq = @queue.publish_at("g", "later", t + 60)
+    assert_nil @queue.claim, "not claimable before T + 60"
+    clock.advance(61)
+    assert_equal t + 61, @queue.now
+    lease = claim!(visibility: 30)
+    assert_equal [seq, "later"], [lease.seq, lease.event]
+    assert_in_delta t + 61 + 30, lease.deadline, 1e-3
+    # closing the clock handle while the queue runs on it: the queue keeps it
+    clock.close
+    assert clock.closed?
+    assert_equal t + 61, @queue.now
+    @queue.extend_lease(lease, visibility: 5)
+    assert_in_delta t + 61 + 5, lease.deadline, 1e-3
+    @queue.ack(lease)
+    # no clock: server time again
+    @queue.clock = nil
+    assert_in_delta Time.now.to_f, @queue.now, 60
+    @queue.publish("g", "now")
+    assert_equal "now", claim!.event
+  end
+
+  def test_log_handler
+    got = []
+    lock = Mutex.new
+    warning = ->(line) { line[2].match?(/mongomqnosuchoption/i) }
+    MongoMQ.log_handler = ->(level, domain, message) { lock.synchronize { got << [level, domain, message, Thread.current] } }
+    begin
+      track(MongoMQ::Client.new("mongodb://127.0.0.1:1/?mongomqNoSuchOption=1"))
+      eventually(within: 10, what: "libmongoc's warning about mongomqNoSuchOption") { lock.synchronize { got.any?(&warning) } }
+      level, domain, message, thread = lock.synchronize { got.find(&warning) }
+      assert_equal 2, level
+      assert_equal "mongoc", domain
+      assert_match(/mongomqnosuchoption/i, message)
+      refute_same Thread.current, thread
+      assert_equal "mongomq log", thread.name, "called on the gem's log thread"
+    ensure
+      MongoMQ.log_handler = nil
+    end
+    assert_nil MongoMQ.log_handler
+    lock.synchronize { got.clear }
+    track(MongoMQ::Client.new("mongodb://127.0.0.1:1/?mongomqNoSuchOption=1"))
+    sleep 1
+    assert_empty lock.synchronize { got.select(&warning) }, "silenced: no line reaches the old handler"
+  end
+
   # ---- the worker ------------------------------------------------------------------------------
 
   def run_worker(worker)

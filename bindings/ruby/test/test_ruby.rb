@@ -2,8 +2,11 @@
 
 # What the Ruby gem promises beyond the contract: the GVL is released while calls wait
 # on the server; Thread#kill, Thread#raise, Timeout.timeout and Ctrl-C end a waiting
-# claim and the queue goes on; encodings; the worker's signal traps.
+# claim and the queue goes on; encodings; the worker's signal traps; manual clocks'
+# arguments and handles (closed, collected, carried to a worker's queue); the log
+# thread going on after a handler raised.
 require_relative "test_helper"
+require "stringio"
 
 class TestRuby < MongoMQTest::Case
   FIXTURES = File.join(__dir__, "fixtures")
@@ -187,6 +190,8 @@ class TestRuby < MongoMQTest::Case
         lease.event
         queue.nack(lease, delay: 0)
         MongoMQ::Batch.new.add("h", "y").close
+        queue.clock = MongoMQ::ManualClock.new(2_000_000_000) # dropped while the queue holds it
+        MongoMQ::ManualClock.new(0).advance(1).close
         queue.close
         MongoMQ::Client.new(MongoMQTest.uri).queue(@db, "q").publish("h", "z") # dropped, not closed
       ensure
@@ -197,6 +202,123 @@ class TestRuby < MongoMQTest::Case
     collect
     assert_equal before, live_handles
     assert_equal 2, @queue.stats["messages"]
+  end
+
+  # ManualClock's arguments, its closed state, and a handle released exactly once.
+  def test_manual_clock_calls
+    before = MongoMQ.handle_counts["clock"]
+    start = Time.utc(2031, 1, 2, 3, 4, 5)
+    clock = MongoMQ::ManualClock.new(start)
+    assert_equal start.to_f, clock.now
+    assert_same clock, clock.advance(Rational(3, 2))
+    assert_equal start.to_f + 1.5, clock.now
+    clock.now = 1_900_000_000
+    assert_equal 1_900_000_000.0, clock.now
+    assert_same clock, clock.set(Time.at(1_900_000_010))
+    clock.advance(-10)
+    assert_equal 1_900_000_000.0, clock.now
+    {
+      "start" => [-> { MongoMQ::ManualClock.new("now") }, -> { MongoMQ::ManualClock.new(-1) },
+                  -> { MongoMQ::ManualClock.new(Float::NAN) }],
+      "time" => [-> { clock.set(nil) }, -> { clock.now = Float::INFINITY }],
+      "seconds" => [-> { clock.advance("1") }, -> { clock.advance(Float::NAN) }],
+      "clock" => [-> { @queue.clock = 12 }, -> { @queue.clock = Time.now }]
+    }.each do |name, calls|
+      calls.each_with_index do |call, i|
+        error = assert_raises(MongoMQ::ArgumentError, "#{name} case #{i}") { call.call }
+        assert_match(/\b#{name}\b/, error.message)
+      end
+    end
+    assert_nil clock.close
+    assert_nil clock.close
+    assert clock.closed?
+    [-> { clock.now }, -> { clock.set(1) }, -> { clock.now = 1 }, -> { clock.advance(1) },
+     -> { @queue.clock = clock }].each do |call|
+      error = assert_raises(MongoMQ::ClosedError) { call.call }
+      assert_match(/clock/, error.message)
+    end
+    assert_match(/closed/, clock.inspect)
+    after = MongoMQ.handle_counts["clock"]
+    assert_equal [before[0] + 1, before[1] + 1], after, "one clock made, its handle released once"
+    @queue.close
+    assert_raises(MongoMQ::ClosedError) { @queue.clock = MongoMQ::ManualClock.new(0).tap { |c| track(c) } }
+  end
+
+  # A clock dropped to the GC while queues run on it: they keep reading it; a queue
+  # reopened from one (a worker's own) runs on it too, and a worker works on it.
+  def test_manual_clock_gc_and_worker
+    t = 2_100_000_000.0
+    other = other_queue
+    collect # what earlier tests left
+    released = MongoMQ.handle_counts["clock"][1]
+    Thread.new do
+      clock = MongoMQ::ManualClock.new(t)
+      @queue.clock = clock
+      other.clock = clock
+      clock.advance(5)
+      nil
+    end.join
+    collect
+    assert_equal t + 5, @queue.now
+    assert_equal t + 5, other.now
+    assert_equal released + 1, MongoMQ.handle_counts["clock"][1], "the GC released the dropped clock's handle"
+    reopened = track(@queue.reopen)
+    assert_equal t + 5, reopened.now, "a reopened queue runs on the same clock"
+    @queue.clock = nil
+    assert_equal t + 5, reopened.now, "setting the first queue's clock changes nothing of the reopened one's"
+    assert_equal t + 5, other.now
+    assert_in_delta Time.now.to_f, track(@queue.reopen).now, 60
+
+    clock = track(MongoMQ::ManualClock.new(t))
+    other.clock = clock
+    other.publish_at("g", "due", t + 30)
+    other.publish("g", "after")
+    seen = Thread::Queue.new
+    worker = other.worker(concurrency: 1, visibility: 10) { |lease| seen << [lease.text, lease.deadline] }
+    runner = Thread.new { worker.run }
+    sleep 0.3
+    assert seen.empty?, "nothing due on the worker's clock yet"
+    clock.advance(30)
+    text, deadline = seen.pop
+    assert_equal "due", text
+    assert_in_delta t + 30 + 10, deadline, 1e-3, "the worker's leases are on the clock"
+    assert_equal "after", seen.pop[0]
+    worker.stop
+    runner.join(10)
+    other.close # the last queue holding the first clock: it goes now
+  end
+
+  # A handler that raises is warned about and the log thread goes on; on_log takes a
+  # block; only callables (or nil) are handlers.
+  def test_log_handler_raises_and_on_log
+    assert_raises(MongoMQ::ArgumentError) { MongoMQ.log_handler = 42 }
+    assert_raises(MongoMQ::ArgumentError) { MongoMQ.on_log }
+    seen = Thread::Queue.new
+    calls = 0
+    errors = StringIO.new
+    old_stderr = $stderr
+    $stderr = errors
+    begin
+      block = MongoMQ.on_log do |level, domain, message|
+        next unless message.match?(/mongomqnosuchoption/i)
+
+        calls += 1
+        raise "handler failure #{calls}" if calls == 1
+
+        seen << [level, domain]
+      end
+      assert_same block, MongoMQ.log_handler
+      track(MongoMQ::Client.new("mongodb://127.0.0.1:1/?mongomqNoSuchOption=1"))
+      eventually(within: 10, what: "the warning about the failed handler") { errors.string.include?("handler failure 1") }
+      track(MongoMQ::Client.new("mongodb://127.0.0.1:1/?mongomqNoSuchOption=2"))
+      eventually(within: 10, what: "the next line") { !seen.empty? }
+      assert_equal [2, "mongoc"], seen.pop
+      assert_match(/mongomq log handler: RuntimeError: handler failure 1/, errors.string)
+      assert_kind_of Integer, MongoMQ.log_dropped
+    ensure
+      $stderr = old_stderr
+      MongoMQ.log_handler = nil
+    end
   end
 
   def test_versions

@@ -15,7 +15,7 @@
  *   const char * out      -> a UTF-8 String (group ids, tokens, names); the stats JSON
  *                         too, its C text released with mq_free.
  *
- * Handles. The four C handles (client, queue, lease, batch) reach Ruby as one class,
+ * Handles. The five C handles (client, queue, lease, batch, manual clock) reach Ruby as one class,
  * MongoMQ::Raw::Handle, wrapping an mqr_handle that owns the C handle. The GC (the
  * %freefunc) and an explicit close (Raw.mqr_close) both come down to mqr_settle, which
  * destroys the C handle exactly once, when nothing needs it any more:
@@ -26,6 +26,11 @@
  *     the handle closed (new calls raise MongoMQ::ClosedError), wakes a queue's waiting
  *     claims (mq_queue_interrupt) and leaves the destroy to the last call out.
  * These fields are only touched with the GVL held; only the C calls run without it.
+ * A manual clock (mqs_clock) is such a handle too: its destroy is mqs_clock_release,
+ * the handle's reference; every queue it was given keeps one of its own until the
+ * queue is destroyed, so the clock handle may be closed or collected first. Its calls
+ * (now, set, advance) and giving it to a queue (Raw.mqr_queue_set_clock) are a mutex
+ * each and run with the GVL held.
  *
  * The GVL. Every shim call that talks to the server (client and queue new, publish,
  * publish_batch, claim, ack, nack, extend, the dead letters, stats, repair, purge
@@ -40,6 +45,10 @@
  * handler that returns) lets the claim wait on for the rest of its time. A plain claim
  * (no wait) and the other calls have no unblocking function: each is a few server commands, bounded by the
  * URI's timeouts; it finishes, then the interrupt is processed.
+ *
+ * The log. mqs_log_next (up to its timeout; the gem's log thread asks for 0.25 s) runs
+ * without the GVL and without an unblocking function: Thread#kill of the log thread
+ * takes effect when it returns. A line it took when an interrupt raised is freed.
  */
 
 %{
@@ -62,11 +71,16 @@
 %ignore mqs_cancel_triggered;
 %ignore mqs_cancel_reset;
 %ignore mqs_cancel_destroy;
+/* A clock's handle is released by mqr_close (or the GC); a queue is given one with
+ * mqr_queue_set_clock (nil: server time), which keeps track of it for Queue#reopen. */
+%ignore mqs_clock_release;
+%ignore mqs_queue_set_clock;
 
 /* ---- the handle ------------------------------------------------------------------ */
 
 %{
-typedef enum mqr_kind { MQR_CLIENT = 0, MQR_QUEUE = 1, MQR_LEASE = 2, MQR_BATCH = 3 } mqr_kind;
+typedef enum mqr_kind { MQR_CLIENT = 0, MQR_QUEUE = 1, MQR_LEASE = 2, MQR_BATCH = 3, MQR_CLOCK = 4 } mqr_kind;
+#define MQR_KINDS 5
 
 typedef struct mqr_handle {
     mqr_kind kind;
@@ -76,6 +90,8 @@ typedef struct mqr_handle {
     int closed;                /* closed from Ruby, or collected: no new calls */
     int collected;             /* the GC freed the Ruby object: free this once ptr is gone */
     struct mqr_handle *parent; /* a queue's client: the queue is one of its owners */
+    void *clock;               /* a queue's manual clock (mqs_clock *; NULL: server time), held by the
+                                * C queue itself: valid while ptr is (for Queue#reopen) */
 } mqr_handle;
 %}
 
@@ -88,12 +104,12 @@ struct mqr_handle {};
 /* The code below calls the shim, so it goes to the wrapper section, which SWIG emits
  * after the header section that holds mongomq.i's %inline shim. */
 %wrapper %{
-static const char *const mqr_kind_name[] = {"client", "queue", "lease", "batch"};
+static const char *const mqr_kind_name[] = {"client", "queue", "lease", "batch", "clock"};
 
 /* C handles made and destroyed, per kind (Raw.mqr_counts): the tests check that the
  * GC destroys each exactly once. */
-static long mqr_made[4];
-static long mqr_destroyed[4];
+static long mqr_made[MQR_KINDS];
+static long mqr_destroyed[MQR_KINDS];
 
 static double mqr_monotonic(void) {
     struct timespec ts;
@@ -148,6 +164,7 @@ static void *mqr_destroy_run(void *p) {
     case MQR_QUEUE: mqs_queue_destroy((mq_queue *)a->ptr); break;
     case MQR_LEASE: mqs_lease_destroy((mq_lease *)a->ptr); break;
     case MQR_BATCH: mqs_batch_destroy((mq_batch *)a->ptr); break;
+    case MQR_CLOCK: mqs_clock_release((mqs_clock *)a->ptr); break;
     }
     return NULL;
 }
@@ -202,6 +219,7 @@ static VALUE mqr_wrap(mqr_kind kind, void *ptr, mqr_handle *parent) {
     h->closed = 0;
     h->collected = 0;
     h->parent = parent;
+    h->clock = NULL;
     if (parent != NULL) parent->owners++;
     mqr_made[kind]++;
     return SWIG_NewPointerObj(h, SWIGTYPE_p_mqr_handle, SWIG_POINTER_OWN);
@@ -220,7 +238,7 @@ static mqr_handle *mqr_peek(VALUE obj, mqr_kind kind) {
 
 static void mqr_raise_closed_kind(mqr_kind kind) {
     static const char *const msg[] = {"the client is closed", "the queue is closed", "the lease is closed",
-                                      "the batch is closed"};
+                                      "the batch is closed", "the clock is closed"};
     mqr_raise_closed(msg[kind]);
 }
 
@@ -361,6 +379,7 @@ MQR_NOGVL(mqr_dead_list_json, char *, mq_queue *queue; size_t n; mq_error *err;,
 MQR_NOGVL(mqr_purge_group, int, mq_queue *queue; const char *group; mq_error *err;,
           (mqs_purge_group(a->queue, a->group, a->err), 0))
 MQR_NOGVL(mqr_queue_drop, int, mq_queue *queue; mq_error *err;, (mqs_queue_drop(a->queue, a->err), 0))
+MQR_NOGVL(mqr_log_next, char *, double timeout;, (mqs_log_next(a->timeout)))
 MQR_NOGVL(mqr_claim, mq_lease *,
           mq_queue *queue; const char *worker_id; double visibility; int min_priority; size_t max_events;
           double timeout; mq_cancel *cancel; mq_error *err;,
@@ -476,11 +495,31 @@ static void mqr_close(VALUE handle) {
 
 static VALUE mqr_closed(VALUE handle) { return (NIL_P(handle) || mqr_peek_any(handle)->closed) ? Qtrue : Qfalse; }
 
-/* {"client" => [made, destroyed], "queue" => ..., "lease" => ..., "batch" => ...} */
+/* The queue runs on `clock` (a clock handle) from now on; nil: on server time again.
+ * The C queue keeps the clock until it is destroyed; the handle notes it for reopen. */
+static void mqr_queue_set_clock(VALUE queue, VALUE clock) {
+    mqr_handle *hq = mqr_get(queue, MQR_QUEUE);
+    mqr_handle *hc = NIL_P(clock) ? NULL : mqr_get(clock, MQR_CLOCK);
+    mqs_queue_set_clock((mq_queue *)hq->ptr, hc == NULL ? NULL : (mqs_clock *)hc->ptr);
+    hq->clock = hc == NULL ? NULL : hc->ptr;
+}
+
+/* `queue` (reopened from `from`) runs on from's clock: the manual clock from was
+ * given last, if any, whether or not its handle was closed since (from's C queue
+ * holds it). */
+static void mqr_queue_clock_from(VALUE queue, VALUE from) {
+    mqr_handle *hq = mqr_get(queue, MQR_QUEUE);
+    mqr_handle *hf = mqr_get(from, MQR_QUEUE);
+    mqs_queue_set_clock((mq_queue *)hq->ptr, (mqs_clock *)hf->clock);
+    hq->clock = hf->clock;
+}
+
+/* {"client" => [made, destroyed], "queue" => ..., "lease" => ..., "batch" => ...,
+ * "clock" => ...} */
 static VALUE mqr_counts(void) {
     VALUE counts = rb_hash_new();
     int k;
-    for (k = 0; k < 4; k++)
+    for (k = 0; k < MQR_KINDS; k++)
         rb_hash_aset(counts, rb_str_new_cstr(mqr_kind_name[k]),
                      rb_ary_new_from_args(2, LONG2NUM(mqr_made[k]), LONG2NUM(mqr_destroyed[k])));
     return counts;
@@ -520,12 +559,20 @@ static VALUE mqr_counts(void) {
   h = mqr_get($input, MQR_BATCH);
   $1 = (mq_batch *)h->ptr;
 }
+%typemap(in) mqs_clock * (mqr_handle *h = NULL) {
+  h = mqr_get($input, MQR_CLOCK);
+  $1 = (mqs_clock *)h->ptr;
+}
 
 /* Handles out. */
 %typemap(out) mq_client *mqs_client_new "$result = mqr_wrap(MQR_CLIENT, $1, NULL);"
 %typemap(out) mq_queue *mqs_queue_new "$result = mqr_wrap(MQR_QUEUE, $1, h1);"
 %typemap(out) mq_lease *mqs_claim "$result = mqr_wrap(MQR_LEASE, $1, NULL);"
 %typemap(out) mq_batch *mqs_batch_new "$result = mqr_wrap(MQR_BATCH, $1, NULL);"
+%typemap(out) mqs_clock *mqs_clock_new {
+  if ($1 == NULL) rb_raise(rb_eNoMemError, "mqs_clock_new: out of memory");
+  $result = mqr_wrap(MQR_CLOCK, $1, NULL);
+}
 
 /* Strings in: a fresh copy that no other thread can change while the GVL is released,
  * kept alive on the stack until the wrapper returns. */
@@ -564,6 +611,9 @@ static VALUE mqr_counts(void) {
 %typemap(out) char *mqs_stats_json "$result = $1 == NULL ? Qnil : rb_utf8_str_new_cstr($1);"
 %typemap(out) char *mqs_peek_json "$result = $1 == NULL ? Qnil : rb_utf8_str_new_cstr($1);"
 %typemap(out) char *mqs_dead_list_json "$result = $1 == NULL ? Qnil : rb_utf8_str_new_cstr($1);"
+/* "LEVEL\tDOMAIN\tMESSAGE" (UTF-8 as libmongoc writes it), or nil after the timeout;
+ * the C text is freed with free() (mongomq.i's newfree). */
+%typemap(out) char *mqs_log_next "$result = $1 == NULL ? Qnil : rb_utf8_str_new_cstr($1);"
 
 /* ---- the calls without the GVL ----------------------------------------------------- */
 
@@ -717,6 +767,20 @@ static VALUE mqr_counts(void) {
     mqr_call_simple(mqr_queue_drop_fn, &a, h1, NULL);
   }
 %}
+%feature("action") mqs_log_next %{
+  {
+    mqr_log_next_args a = {arg1, NULL};
+    mqr_call c;
+    int state;
+    mqr_call_init(&c, mqr_log_next_fn, &a, NULL, NULL);
+    state = mqr_run(&c);
+    if (state) {
+      free(a.result);
+      rb_jump_tag(state);
+    }
+    result = a.result;
+  }
+%}
 
 /* ---- Ruby-only functions ---------------------------------------------------------- */
 
@@ -726,5 +790,7 @@ static VALUE mqr_counts(void) {
  * its action (above) is the whole call. */
 mq_queue *mqr_queue_reopen(mq_queue *queue, const char *db_name, const char *prefix, mq_error *err);
 void mqr_close(VALUE handle);
+void mqr_queue_set_clock(VALUE queue, VALUE clock);
+void mqr_queue_clock_from(VALUE queue, VALUE from);
 VALUE mqr_closed(VALUE handle);
 VALUE mqr_counts(void);

@@ -2120,15 +2120,16 @@ int SWIG_Ruby_arity( VALUE proc, int minimal )
 #define SWIGTYPE_p_mq_queue swig_types[8]
 #define SWIGTYPE_p_mqr_handle swig_types[9]
 #define SWIGTYPE_p_mqs_bytes swig_types[10]
-#define SWIGTYPE_p_short swig_types[11]
-#define SWIGTYPE_p_signed_char swig_types[12]
-#define SWIGTYPE_p_unsigned_char swig_types[13]
-#define SWIGTYPE_p_unsigned_int swig_types[14]
-#define SWIGTYPE_p_unsigned_long_long swig_types[15]
-#define SWIGTYPE_p_unsigned_short swig_types[16]
-#define SWIGTYPE_p_void swig_types[17]
-static swig_type_info *swig_types[19];
-static swig_module_info swig_module = {swig_types, 18, 0, 0, 0, 0};
+#define SWIGTYPE_p_mqs_clock swig_types[11]
+#define SWIGTYPE_p_short swig_types[12]
+#define SWIGTYPE_p_signed_char swig_types[13]
+#define SWIGTYPE_p_unsigned_char swig_types[14]
+#define SWIGTYPE_p_unsigned_int swig_types[15]
+#define SWIGTYPE_p_unsigned_long_long swig_types[16]
+#define SWIGTYPE_p_unsigned_short swig_types[17]
+#define SWIGTYPE_p_void swig_types[18]
+static swig_type_info *swig_types[20];
+static swig_module_info swig_module = {swig_types, 19, 0, 0, 0, 0};
 #define SWIG_TypeQuery(name) SWIG_TypeQueryModule(&swig_module, &swig_module, name)
 #define SWIG_MangledTypeQuery(name) SWIG_MangledTypeQueryModule(&swig_module, &swig_module, name)
 
@@ -2147,10 +2148,15 @@ static VALUE mRaw;
 #define SWIG_as_voidptrptr(a) ((void)SWIG_as_voidptr(*a),(void**)(a)) 
 
 
+#include <pthread.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include "mongomq.h"
+/* defined with the manual clock, below: it also lets go of the queue's clocks */
+static void mqs_queue_destroy(mq_queue *queue);
 
 
 #include <stdint.h>		// Use the C99 official header
@@ -2308,7 +2314,8 @@ SWIG_From_size_t  (size_t value)
 #include <time.h>
 
 
-typedef enum mqr_kind { MQR_CLIENT = 0, MQR_QUEUE = 1, MQR_LEASE = 2, MQR_BATCH = 3 } mqr_kind;
+typedef enum mqr_kind { MQR_CLIENT = 0, MQR_QUEUE = 1, MQR_LEASE = 2, MQR_BATCH = 3, MQR_CLOCK = 4 } mqr_kind;
+#define MQR_KINDS 5
 
 typedef struct mqr_handle {
     mqr_kind kind;
@@ -2318,6 +2325,8 @@ typedef struct mqr_handle {
     int closed;                /* closed from Ruby, or collected: no new calls */
     int collected;             /* the GC freed the Ruby object: free this once ptr is gone */
     struct mqr_handle *parent; /* a queue's client: the queue is one of its owners */
+    void *clock;               /* a queue's manual clock (mqs_clock *; NULL: server time), held by the
+                                * C queue itself: valid while ptr is (for Queue#reopen) */
 } mqr_handle;
 
 
@@ -2401,7 +2410,6 @@ static mq_queue *mqs_queue_new(mq_client *client, const char *db_name, const cha
     mq_queue_new(client, db_name, prefix, &q, err);
     return q;
 }
-static void mqs_queue_destroy(mq_queue *queue) { mq_queue_destroy(queue); }
 static void mqs_queue_interrupt(mq_queue *queue) { mq_queue_interrupt(queue); }
 static void mqs_queue_set_max_attempts(mq_queue *queue, int max_attempts, mq_error *err) {
     mq_queue_set_max_attempts(queue, max_attempts, err);
@@ -2544,6 +2552,13 @@ static void mqs_purge_group(mq_queue *queue, const char *group_id, mq_error *err
 }
 static void mqs_queue_drop(mq_queue *queue, mq_error *err) { mq_queue_drop(queue, err); }
 
+/* ---- a manual clock for a queue (mq_queue_set_clock) ----
+ * The language sets and advances it; the library reads it, from any thread. A clock is
+ * freed when its last reference goes: the language's handle (mqs_clock_release) and
+ * each queue it was ever given to. A queue keeps every clock it was given until
+ * mqs_queue_destroy (a call in flight may still read a replaced one). */
+typedef struct mqs_clock mqs_clock;
+
 
 SWIGINTERN VALUE SWIG_AUX_NUM2LONG(VALUE arg)
 {
@@ -2657,6 +2672,197 @@ SWIG_AsVal_long_SS_long (VALUE obj, long long *val)
   return SWIG_TypeError;
 }
 #endif
+
+
+struct mqs_clock {
+    pthread_mutex_t mu;
+    double now;
+    int refs;
+};
+
+/* queue -> the clocks it was given: a short list, looked up by the queue's address */
+typedef struct mqs_clock_link {
+    const mq_queue *queue;
+    mqs_clock *clock;
+    struct mqs_clock_link *next;
+} mqs_clock_link;
+static pthread_mutex_t mqs_clock_links_mu = PTHREAD_MUTEX_INITIALIZER;
+static mqs_clock_link *mqs_clock_links = NULL;
+
+static void mqs_clock_unref(mqs_clock *clock) {
+    pthread_mutex_lock(&clock->mu);
+    int left = --clock->refs;
+    pthread_mutex_unlock(&clock->mu);
+    if (left == 0) {
+        pthread_mutex_destroy(&clock->mu);
+        free(clock);
+    }
+}
+
+static double mqs_clock_read(void *ctx) {
+    mqs_clock *clock = (mqs_clock *)ctx;
+    pthread_mutex_lock(&clock->mu);
+    double now = clock->now;
+    pthread_mutex_unlock(&clock->mu);
+    return now;
+}
+
+
+/* A clock reading start (seconds since the epoch). NULL when out of memory. */
+static mqs_clock *mqs_clock_new(double start) {
+    mqs_clock *clock = (mqs_clock *)calloc(1, sizeof *clock);
+    if (clock == NULL) return NULL;
+    pthread_mutex_init(&clock->mu, NULL);
+    clock->now = start;
+    clock->refs = 1;
+    return clock;
+}
+static double mqs_clock_now(mqs_clock *clock) { return mqs_clock_read(clock); }
+static void mqs_clock_set(mqs_clock *clock, double now) {
+    pthread_mutex_lock(&clock->mu);
+    clock->now = now;
+    pthread_mutex_unlock(&clock->mu);
+}
+static void mqs_clock_advance(mqs_clock *clock, double seconds) {
+    pthread_mutex_lock(&clock->mu);
+    clock->now += seconds;
+    pthread_mutex_unlock(&clock->mu);
+}
+/* The language's handle is gone (the clock lives on while a queue holds it). */
+static void mqs_clock_release(mqs_clock *clock) {
+    if (clock != NULL) mqs_clock_unref(clock);
+}
+/* The queue runs on clock from now on; clock NULL: back to server time. */
+static void mqs_queue_set_clock(mq_queue *queue, mqs_clock *clock) {
+    if (queue == NULL) return;
+    if (clock != NULL) {
+        mqs_clock_link *link = (mqs_clock_link *)malloc(sizeof *link);
+        if (link == NULL) return; /* out of memory: the queue keeps its clock */
+        pthread_mutex_lock(&clock->mu);
+        clock->refs++;
+        pthread_mutex_unlock(&clock->mu);
+        link->queue = queue;
+        link->clock = clock;
+        pthread_mutex_lock(&mqs_clock_links_mu);
+        link->next = mqs_clock_links;
+        mqs_clock_links = link;
+        pthread_mutex_unlock(&mqs_clock_links_mu);
+        mq_queue_set_clock(queue, mqs_clock_read, clock);
+    } else {
+        mq_queue_set_clock(queue, NULL, NULL);
+    }
+}
+/* mq_queue_destroy, then the queue's references to the clocks it was given go. */
+static void mqs_queue_destroy(mq_queue *queue) {
+    if (queue == NULL) return;
+    mq_queue_destroy(queue);
+    mqs_clock_link *mine = NULL;
+    pthread_mutex_lock(&mqs_clock_links_mu);
+    for (mqs_clock_link **at = &mqs_clock_links; *at != NULL;) {
+        mqs_clock_link *link = *at;
+        if (link->queue == queue) {
+            *at = link->next;
+            link->next = mine;
+            mine = link;
+        } else {
+            at = &link->next;
+        }
+    }
+    pthread_mutex_unlock(&mqs_clock_links_mu);
+    while (mine != NULL) {
+        mqs_clock_link *next = mine->next;
+        mqs_clock_unref(mine->clock);
+        free(mine);
+        mine = next;
+    }
+}
+
+
+/* ---- libmongoc's log, buffered for the language (mq_log_set_handler) ---- */
+#define MQS_LOG_MAX 1024
+static pthread_mutex_t mqs_log_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t mqs_log_cv = PTHREAD_COND_INITIALIZER;
+static char *mqs_log_ring[MQS_LOG_MAX];
+static size_t mqs_log_head = 0, mqs_log_count = 0;
+static uint64_t mqs_log_lost = 0;
+
+static void mqs_log_clear_locked(void) {
+    while (mqs_log_count > 0) {
+        free(mqs_log_ring[mqs_log_head]);
+        mqs_log_ring[mqs_log_head] = NULL;
+        mqs_log_head = (mqs_log_head + 1) % MQS_LOG_MAX;
+        mqs_log_count--;
+    }
+}
+
+/* The handler given to mq_log_set_handler: "LEVEL\tDOMAIN\tMESSAGE", oldest dropped
+ * (and counted) when the buffer is full. Called from any thread. */
+static void mqs_log_push(int level, const char *domain, const char *message, void *ctx) {
+    (void)ctx;
+    if (domain == NULL) domain = "";
+    if (message == NULL) message = "";
+    size_t n = strlen(domain) + strlen(message) + 16;
+    char *line = (char *)malloc(n);
+    if (line == NULL) return;
+    snprintf(line, n, "%d\t%s\t%s", level, domain, message);
+    pthread_mutex_lock(&mqs_log_mu);
+    if (mqs_log_count == MQS_LOG_MAX) {
+        free(mqs_log_ring[mqs_log_head]);
+        mqs_log_ring[mqs_log_head] = NULL;
+        mqs_log_head = (mqs_log_head + 1) % MQS_LOG_MAX;
+        mqs_log_count--;
+        mqs_log_lost++;
+    }
+    mqs_log_ring[(mqs_log_head + mqs_log_count) % MQS_LOG_MAX] = line;
+    mqs_log_count++;
+    pthread_cond_signal(&mqs_log_cv);
+    pthread_mutex_unlock(&mqs_log_mu);
+}
+
+
+/* From now on libmongoc's lines are buffered here (up to 1024; beyond, the oldest
+ * go and are counted by mqs_log_dropped) for mqs_log_next. */
+static void mqs_log_capture(void) { mq_log_set_handler(mqs_log_push, NULL); }
+/* libmongoc is silenced (mq_log_set_handler(NULL)); what was buffered is dropped. */
+static void mqs_log_silence(void) {
+    mq_log_set_handler(NULL, NULL);
+    pthread_mutex_lock(&mqs_log_mu);
+    mqs_log_clear_locked();
+    pthread_cond_broadcast(&mqs_log_cv);
+    pthread_mutex_unlock(&mqs_log_mu);
+}
+/* The oldest buffered line, "LEVEL\tDOMAIN\tMESSAGE" (freed by the typemap), waiting up
+ * to timeout_s seconds for one; NULL when none came. */
+static char *mqs_log_next(double timeout_s) {
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    if (timeout_s > 0) {
+        if (timeout_s > 3600) timeout_s = 3600;
+        long long ns = until.tv_nsec + (long long)(timeout_s * 1e9);
+        until.tv_sec += (time_t)(ns / 1000000000LL);
+        until.tv_nsec = (long)(ns % 1000000000LL);
+    }
+    char *line = NULL;
+    pthread_mutex_lock(&mqs_log_mu);
+    while (mqs_log_count == 0 && timeout_s > 0) {
+        if (pthread_cond_timedwait(&mqs_log_cv, &mqs_log_mu, &until) != 0) break;
+    }
+    if (mqs_log_count > 0) {
+        line = mqs_log_ring[mqs_log_head];
+        mqs_log_ring[mqs_log_head] = NULL;
+        mqs_log_head = (mqs_log_head + 1) % MQS_LOG_MAX;
+        mqs_log_count--;
+    }
+    pthread_mutex_unlock(&mqs_log_mu);
+    return line;
+}
+/* Lines dropped because the buffer was full, since the process started. */
+static uint64_t mqs_log_dropped(void) {
+    pthread_mutex_lock(&mqs_log_mu);
+    uint64_t n = mqs_log_lost;
+    pthread_mutex_unlock(&mqs_log_mu);
+    return n;
+}
 
 static swig_class SwigClassMqs_bytes;
 
@@ -2803,12 +3009,12 @@ free_mqs_bytes(void *self) {
 static swig_class SwigClassHandle;
 
 
-static const char *const mqr_kind_name[] = {"client", "queue", "lease", "batch"};
+static const char *const mqr_kind_name[] = {"client", "queue", "lease", "batch", "clock"};
 
 /* C handles made and destroyed, per kind (Raw.mqr_counts): the tests check that the
  * GC destroys each exactly once. */
-static long mqr_made[4];
-static long mqr_destroyed[4];
+static long mqr_made[MQR_KINDS];
+static long mqr_destroyed[MQR_KINDS];
 
 static double mqr_monotonic(void) {
     struct timespec ts;
@@ -2863,6 +3069,7 @@ static void *mqr_destroy_run(void *p) {
     case MQR_QUEUE: mqs_queue_destroy((mq_queue *)a->ptr); break;
     case MQR_LEASE: mqs_lease_destroy((mq_lease *)a->ptr); break;
     case MQR_BATCH: mqs_batch_destroy((mq_batch *)a->ptr); break;
+    case MQR_CLOCK: mqs_clock_release((mqs_clock *)a->ptr); break;
     }
     return NULL;
 }
@@ -2917,6 +3124,7 @@ static VALUE mqr_wrap(mqr_kind kind, void *ptr, mqr_handle *parent) {
     h->closed = 0;
     h->collected = 0;
     h->parent = parent;
+    h->clock = NULL;
     if (parent != NULL) parent->owners++;
     mqr_made[kind]++;
     return SWIG_NewPointerObj(h, SWIGTYPE_p_mqr_handle, SWIG_POINTER_OWN);
@@ -2935,7 +3143,7 @@ static mqr_handle *mqr_peek(VALUE obj, mqr_kind kind) {
 
 static void mqr_raise_closed_kind(mqr_kind kind) {
     static const char *const msg[] = {"the client is closed", "the queue is closed", "the lease is closed",
-                                      "the batch is closed"};
+                                      "the batch is closed", "the clock is closed"};
     mqr_raise_closed(msg[kind]);
 }
 
@@ -3076,6 +3284,7 @@ MQR_NOGVL(mqr_dead_list_json, char *, mq_queue *queue; size_t n; mq_error *err;,
 MQR_NOGVL(mqr_purge_group, int, mq_queue *queue; const char *group; mq_error *err;,
           (mqs_purge_group(a->queue, a->group, a->err), 0))
 MQR_NOGVL(mqr_queue_drop, int, mq_queue *queue; mq_error *err;, (mqs_queue_drop(a->queue, a->err), 0))
+MQR_NOGVL(mqr_log_next, char *, double timeout;, (mqs_log_next(a->timeout)))
 MQR_NOGVL(mqr_claim, mq_lease *,
           mq_queue *queue; const char *worker_id; double visibility; int min_priority; size_t max_events;
           double timeout; mq_cancel *cancel; mq_error *err;,
@@ -3191,11 +3400,31 @@ static void mqr_close(VALUE handle) {
 
 static VALUE mqr_closed(VALUE handle) { return (NIL_P(handle) || mqr_peek_any(handle)->closed) ? Qtrue : Qfalse; }
 
-/* {"client" => [made, destroyed], "queue" => ..., "lease" => ..., "batch" => ...} */
+/* The queue runs on `clock` (a clock handle) from now on; nil: on server time again.
+ * The C queue keeps the clock until it is destroyed; the handle notes it for reopen. */
+static void mqr_queue_set_clock(VALUE queue, VALUE clock) {
+    mqr_handle *hq = mqr_get(queue, MQR_QUEUE);
+    mqr_handle *hc = NIL_P(clock) ? NULL : mqr_get(clock, MQR_CLOCK);
+    mqs_queue_set_clock((mq_queue *)hq->ptr, hc == NULL ? NULL : (mqs_clock *)hc->ptr);
+    hq->clock = hc == NULL ? NULL : hc->ptr;
+}
+
+/* `queue` (reopened from `from`) runs on from's clock: the manual clock from was
+ * given last, if any, whether or not its handle was closed since (from's C queue
+ * holds it). */
+static void mqr_queue_clock_from(VALUE queue, VALUE from) {
+    mqr_handle *hq = mqr_get(queue, MQR_QUEUE);
+    mqr_handle *hf = mqr_get(from, MQR_QUEUE);
+    mqs_queue_set_clock((mq_queue *)hq->ptr, (mqs_clock *)hf->clock);
+    hq->clock = hf->clock;
+}
+
+/* {"client" => [made, destroyed], "queue" => ..., "lease" => ..., "batch" => ...,
+ * "clock" => ...} */
 static VALUE mqr_counts(void) {
     VALUE counts = rb_hash_new();
     int k;
-    for (k = 0; k < 4; k++)
+    for (k = 0; k < MQR_KINDS; k++)
         rb_hash_aset(counts, rb_str_new_cstr(mqr_kind_name[k]),
                      rb_ary_new_from_args(2, LONG2NUM(mqr_made[k]), LONG2NUM(mqr_destroyed[k])));
     return counts;
@@ -3283,6 +3512,40 @@ _wrap_mqr_close(int argc, VALUE *argv, VALUE self) {
   }
   arg1 = argv[0];
   mqr_close(arg1);
+  return Qnil;
+fail:
+  return Qnil;
+}
+
+
+SWIGINTERN VALUE
+_wrap_mqr_queue_set_clock(int argc, VALUE *argv, VALUE self) {
+  VALUE arg1 = 0 ;
+  VALUE arg2 = 0 ;
+  
+  if ((argc < 2) || (argc > 2)) {
+    rb_raise(rb_eArgError, "wrong # of arguments(%d for 2)",argc); SWIG_fail;
+  }
+  arg1 = argv[0];
+  arg2 = argv[1];
+  mqr_queue_set_clock(arg1,arg2);
+  return Qnil;
+fail:
+  return Qnil;
+}
+
+
+SWIGINTERN VALUE
+_wrap_mqr_queue_clock_from(int argc, VALUE *argv, VALUE self) {
+  VALUE arg1 = 0 ;
+  VALUE arg2 = 0 ;
+  
+  if ((argc < 2) || (argc > 2)) {
+    rb_raise(rb_eArgError, "wrong # of arguments(%d for 2)",argc); SWIG_fail;
+  }
+  arg1 = argv[0];
+  arg2 = argv[1];
+  mqr_queue_clock_from(arg1,arg2);
   return Qnil;
 fail:
   return Qnil;
@@ -4815,6 +5078,189 @@ fail:
 }
 
 
+SWIGINTERN VALUE
+_wrap_mqs_clock_new(int argc, VALUE *argv, VALUE self) {
+  double arg1 ;
+  double val1 ;
+  int ecode1 = 0 ;
+  mqs_clock *result = 0 ;
+  VALUE vresult = Qnil;
+  
+  if ((argc < 1) || (argc > 1)) {
+    rb_raise(rb_eArgError, "wrong # of arguments(%d for 1)",argc); SWIG_fail;
+  }
+  ecode1 = SWIG_AsVal_double(argv[0], &val1);
+  if (!SWIG_IsOK(ecode1)) {
+    SWIG_exception_fail(SWIG_ArgError(ecode1), Ruby_Format_TypeError( "", "double","mqs_clock_new", 1, argv[0] ));
+  } 
+  arg1 = (double)(val1);
+  result = (mqs_clock *)mqs_clock_new(arg1);
+  {
+    if (result == NULL) rb_raise(rb_eNoMemError, "mqs_clock_new: out of memory");
+    vresult = mqr_wrap(MQR_CLOCK, result, NULL);
+  }
+  return vresult;
+fail:
+  return Qnil;
+}
+
+
+SWIGINTERN VALUE
+_wrap_mqs_clock_now(int argc, VALUE *argv, VALUE self) {
+  mqs_clock *arg1 = 0 ;
+  mqr_handle *h1 = NULL ;
+  double result;
+  VALUE vresult = Qnil;
+  
+  if ((argc < 1) || (argc > 1)) {
+    rb_raise(rb_eArgError, "wrong # of arguments(%d for 1)",argc); SWIG_fail;
+  }
+  {
+    h1 = mqr_get(argv[0], MQR_CLOCK);
+    arg1 = (mqs_clock *)h1->ptr;
+  }
+  result = (double)mqs_clock_now(arg1);
+  vresult = SWIG_From_double((double)(result));
+  return vresult;
+fail:
+  return Qnil;
+}
+
+
+SWIGINTERN VALUE
+_wrap_mqs_clock_set(int argc, VALUE *argv, VALUE self) {
+  mqs_clock *arg1 = 0 ;
+  double arg2 ;
+  mqr_handle *h1 = NULL ;
+  double val2 ;
+  int ecode2 = 0 ;
+  
+  if ((argc < 2) || (argc > 2)) {
+    rb_raise(rb_eArgError, "wrong # of arguments(%d for 2)",argc); SWIG_fail;
+  }
+  {
+    h1 = mqr_get(argv[0], MQR_CLOCK);
+    arg1 = (mqs_clock *)h1->ptr;
+  }
+  ecode2 = SWIG_AsVal_double(argv[1], &val2);
+  if (!SWIG_IsOK(ecode2)) {
+    SWIG_exception_fail(SWIG_ArgError(ecode2), Ruby_Format_TypeError( "", "double","mqs_clock_set", 2, argv[1] ));
+  } 
+  arg2 = (double)(val2);
+  mqs_clock_set(arg1,arg2);
+  return Qnil;
+fail:
+  return Qnil;
+}
+
+
+SWIGINTERN VALUE
+_wrap_mqs_clock_advance(int argc, VALUE *argv, VALUE self) {
+  mqs_clock *arg1 = 0 ;
+  double arg2 ;
+  mqr_handle *h1 = NULL ;
+  double val2 ;
+  int ecode2 = 0 ;
+  
+  if ((argc < 2) || (argc > 2)) {
+    rb_raise(rb_eArgError, "wrong # of arguments(%d for 2)",argc); SWIG_fail;
+  }
+  {
+    h1 = mqr_get(argv[0], MQR_CLOCK);
+    arg1 = (mqs_clock *)h1->ptr;
+  }
+  ecode2 = SWIG_AsVal_double(argv[1], &val2);
+  if (!SWIG_IsOK(ecode2)) {
+    SWIG_exception_fail(SWIG_ArgError(ecode2), Ruby_Format_TypeError( "", "double","mqs_clock_advance", 2, argv[1] ));
+  } 
+  arg2 = (double)(val2);
+  mqs_clock_advance(arg1,arg2);
+  return Qnil;
+fail:
+  return Qnil;
+}
+
+
+SWIGINTERN VALUE
+_wrap_mqs_log_capture(int argc, VALUE *argv, VALUE self) {
+  if ((argc < 0) || (argc > 0)) {
+    rb_raise(rb_eArgError, "wrong # of arguments(%d for 0)",argc); SWIG_fail;
+  }
+  mqs_log_capture();
+  return Qnil;
+fail:
+  return Qnil;
+}
+
+
+SWIGINTERN VALUE
+_wrap_mqs_log_silence(int argc, VALUE *argv, VALUE self) {
+  if ((argc < 0) || (argc > 0)) {
+    rb_raise(rb_eArgError, "wrong # of arguments(%d for 0)",argc); SWIG_fail;
+  }
+  mqs_log_silence();
+  return Qnil;
+fail:
+  return Qnil;
+}
+
+
+SWIGINTERN VALUE
+_wrap_mqs_log_next(int argc, VALUE *argv, VALUE self) {
+  double arg1 ;
+  double val1 ;
+  int ecode1 = 0 ;
+  char *result = 0 ;
+  VALUE vresult = Qnil;
+  
+  if ((argc < 1) || (argc > 1)) {
+    rb_raise(rb_eArgError, "wrong # of arguments(%d for 1)",argc); SWIG_fail;
+  }
+  ecode1 = SWIG_AsVal_double(argv[0], &val1);
+  if (!SWIG_IsOK(ecode1)) {
+    SWIG_exception_fail(SWIG_ArgError(ecode1), Ruby_Format_TypeError( "", "double","mqs_log_next", 1, argv[0] ));
+  } 
+  arg1 = (double)(val1);
+  
+  {
+    mqr_log_next_args a = {
+      arg1, NULL
+    };
+    mqr_call c;
+    int state;
+    mqr_call_init(&c, mqr_log_next_fn, &a, NULL, NULL);
+    state = mqr_run(&c);
+    if (state) {
+      free(a.result);
+      rb_jump_tag(state);
+    }
+    result = a.result;
+  }
+  
+  vresult = result == NULL ? Qnil : rb_utf8_str_new_cstr(result);
+  free(result);
+  return vresult;
+fail:
+  return Qnil;
+}
+
+
+SWIGINTERN VALUE
+_wrap_mqs_log_dropped(int argc, VALUE *argv, VALUE self) {
+  uint64_t result;
+  VALUE vresult = Qnil;
+  
+  if ((argc < 0) || (argc > 0)) {
+    rb_raise(rb_eArgError, "wrong # of arguments(%d for 0)",argc); SWIG_fail;
+  }
+  result = (uint64_t)mqs_log_dropped();
+  vresult = SWIG_From_unsigned_SS_long_SS_long((unsigned long long)(result));
+  return vresult;
+fail:
+  return Qnil;
+}
+
+
 
 /* -------- TYPE CONVERSION AND EQUIVALENCE RULES (BEGIN) -------- */
 
@@ -4829,6 +5275,7 @@ static swig_type_info _swigt__p_mq_lease = {"_p_mq_lease", "mq_lease *|struct mq
 static swig_type_info _swigt__p_mq_queue = {"_p_mq_queue", "mq_queue *|struct mq_queue *", 0, 0, (void*)0, 0};
 static swig_type_info _swigt__p_mqr_handle = {"_p_mqr_handle", "mqr_handle *", 0, 0, (void*)0, 0};
 static swig_type_info _swigt__p_mqs_bytes = {"_p_mqs_bytes", "mqs_bytes *|struct mqs_bytes *", 0, 0, (void*)0, 0};
+static swig_type_info _swigt__p_mqs_clock = {"_p_mqs_clock", "mqs_clock *|struct mqs_clock *", 0, 0, (void*)0, 0};
 static swig_type_info _swigt__p_short = {"_p_short", "int16_t *|int_least16_t *|short *", 0, 0, (void*)0, 0};
 static swig_type_info _swigt__p_signed_char = {"_p_signed_char", "int8_t *|int_fast8_t *|int_least8_t *|signed char *", 0, 0, (void*)0, 0};
 static swig_type_info _swigt__p_unsigned_char = {"_p_unsigned_char", "uint8_t *|uint_fast8_t *|uint_least8_t *|unsigned char *", 0, 0, (void*)0, 0};
@@ -4849,6 +5296,7 @@ static swig_type_info *swig_type_initial[] = {
   &_swigt__p_mq_queue,
   &_swigt__p_mqr_handle,
   &_swigt__p_mqs_bytes,
+  &_swigt__p_mqs_clock,
   &_swigt__p_short,
   &_swigt__p_signed_char,
   &_swigt__p_unsigned_char,
@@ -4869,6 +5317,7 @@ static swig_cast_info _swigc__p_mq_lease[] = {  {&_swigt__p_mq_lease, 0, 0, 0},{
 static swig_cast_info _swigc__p_mq_queue[] = {  {&_swigt__p_mq_queue, 0, 0, 0},{0, 0, 0, 0}};
 static swig_cast_info _swigc__p_mqr_handle[] = {  {&_swigt__p_mqr_handle, 0, 0, 0},{0, 0, 0, 0}};
 static swig_cast_info _swigc__p_mqs_bytes[] = {  {&_swigt__p_mqs_bytes, 0, 0, 0},{0, 0, 0, 0}};
+static swig_cast_info _swigc__p_mqs_clock[] = {  {&_swigt__p_mqs_clock, 0, 0, 0},{0, 0, 0, 0}};
 static swig_cast_info _swigc__p_short[] = {  {&_swigt__p_short, 0, 0, 0},{0, 0, 0, 0}};
 static swig_cast_info _swigc__p_signed_char[] = {  {&_swigt__p_signed_char, 0, 0, 0},{0, 0, 0, 0}};
 static swig_cast_info _swigc__p_unsigned_char[] = {  {&_swigt__p_unsigned_char, 0, 0, 0},{0, 0, 0, 0}};
@@ -4889,6 +5338,7 @@ static swig_cast_info *swig_cast_initial[] = {
   _swigc__p_mq_queue,
   _swigc__p_mqr_handle,
   _swigc__p_mqs_bytes,
+  _swigc__p_mqs_clock,
   _swigc__p_short,
   _swigc__p_signed_char,
   _swigc__p_unsigned_char,
@@ -5358,6 +5808,8 @@ SWIGEXPORT void Init_mongomq_raw(void) {
   SwigClassHandle.trackObjects = 0;
   rb_define_module_function(mRaw, "mqr_queue_reopen", _wrap_mqr_queue_reopen, -1);
   rb_define_module_function(mRaw, "mqr_close", _wrap_mqr_close, -1);
+  rb_define_module_function(mRaw, "mqr_queue_set_clock", _wrap_mqr_queue_set_clock, -1);
+  rb_define_module_function(mRaw, "mqr_queue_clock_from", _wrap_mqr_queue_clock_from, -1);
   rb_define_module_function(mRaw, "mqr_closed", _wrap_mqr_closed, -1);
   rb_define_module_function(mRaw, "mqr_counts", _wrap_mqr_counts, -1);
   rb_define_const(mRaw, "MQ_OK", SWIG_From_int((int)(MQ_OK)));
@@ -5412,5 +5864,13 @@ SWIGEXPORT void Init_mongomq_raw(void) {
   rb_define_module_function(mRaw, "mqs_dead_list_json", _wrap_mqs_dead_list_json, -1);
   rb_define_module_function(mRaw, "mqs_purge_group", _wrap_mqs_purge_group, -1);
   rb_define_module_function(mRaw, "mqs_queue_drop", _wrap_mqs_queue_drop, -1);
+  rb_define_module_function(mRaw, "mqs_clock_new", _wrap_mqs_clock_new, -1);
+  rb_define_module_function(mRaw, "mqs_clock_now", _wrap_mqs_clock_now, -1);
+  rb_define_module_function(mRaw, "mqs_clock_set", _wrap_mqs_clock_set, -1);
+  rb_define_module_function(mRaw, "mqs_clock_advance", _wrap_mqs_clock_advance, -1);
+  rb_define_module_function(mRaw, "mqs_log_capture", _wrap_mqs_log_capture, -1);
+  rb_define_module_function(mRaw, "mqs_log_silence", _wrap_mqs_log_silence, -1);
+  rb_define_module_function(mRaw, "mqs_log_next", _wrap_mqs_log_next, -1);
+  rb_define_module_function(mRaw, "mqs_log_dropped", _wrap_mqs_log_dropped, -1);
 }
 

@@ -217,9 +217,22 @@ module MongoMQ
       nil
     end
 
-    # The queue's clock: the server's time, in seconds since the epoch (Float).
+    # The queue's clock: the server's time (or the ManualClock's, see #clock=), in
+    # seconds since the epoch (Float).
     def now
       Raw.mqs_queue_now(@raw)
+    end
+
+    # Runs the queue on a ManualClock (tests and simulations): publish_at, claims,
+    # lease deadlines and #now read it instead of the server's time. nil: back to the
+    # server's time. For this queue object (and the workers started on it after); the
+    # queue keeps the clock until it is closed, so the clock may be closed first.
+    def clock=(clock)
+      unless clock.nil? || clock.is_a?(ManualClock)
+        raise MongoMQ::ArgumentError, "clock must be a MongoMQ::ManualClock or nil (got #{clock.inspect[0, 60]})"
+      end
+
+      Raw.mqr_queue_set_clock(@raw, clock&.raw_handle)
     end
 
     # Seconds the server's clock is ahead of this machine's.
@@ -261,6 +274,12 @@ module MongoMQ
     # worker's own, so that stopping it interrupts nothing of this one's).
     def reopen(worker_id: @worker_id)
       raw = Raw.mqr_queue_reopen(@raw, @db_name, @prefix)
+      begin
+        Raw.mqr_queue_clock_from(raw, @raw) # this queue's manual clock, if any
+      rescue Exception # rubocop:disable Lint/RescueException
+        Raw.mqr_close(raw)
+        raise
+      end
       Queue.new(@client, @db_name, @prefix, worker_id: worker_id, raw: raw)
     end
 

@@ -1,0 +1,69 @@
+# frozen_string_literal: true
+
+module MongoMQ
+  # A clock for tests and simulations, set and advanced by hand: a queue given one
+  # (Queue#clock=) reads its time from it (publish_at, claims, lease deadlines,
+  # Queue#now) instead of the server's. The time lives in C: the library reads it from
+  # any thread without calling into Ruby. Thread-safe.
+  #
+  #   clock = MongoMQ::ManualClock.new(Time.utc(2030, 1, 1))
+  #   queue.clock = clock
+  #   queue.publish_at("g", "later", clock.now + 60)
+  #   clock.advance(61)   # now it is due
+  #   queue.clock = nil   # back to the server's time
+  #
+  # A queue keeps every clock it was given until the queue is closed, so closing the
+  # clock (or dropping it to the GC) while a queue still runs on it is safe: the queue
+  # keeps reading its last time (which can then no longer be changed).
+  class ManualClock
+    # start: a Time or seconds since the epoch (Integer, Float, Rational; >= 0).
+    def initialize(start)
+      @raw = Raw.mqs_clock_new(Check.epoch(start, :start))
+    end
+
+    # The clock's time, seconds since the epoch (Float).
+    def now
+      Raw.mqs_clock_now(@raw)
+    end
+
+    # Sets the time (a Time or epoch seconds). Returns the clock.
+    def set(time)
+      Raw.mqs_clock_set(@raw, Check.epoch(time, :time))
+      self
+    end
+
+    # Sets the time (a Time or epoch seconds).
+    def now=(time)
+      set(time)
+    end
+
+    # Moves the time by `seconds` (Integer, Float or Rational; negative goes back).
+    # Returns the clock.
+    def advance(seconds)
+      delta = Check.seconds(seconds, :seconds)
+      Check.fail!(:seconds, "finite", seconds) unless delta.finite?
+      Raw.mqs_clock_advance(@raw, delta)
+      self
+    end
+
+    # Lets go of this handle; queues given the clock keep it. Closing twice does
+    # nothing; other calls raise ClosedError after it.
+    def close
+      Raw.mqr_close(@raw)
+      nil
+    end
+
+    def closed?
+      Raw.mqr_closed(@raw)
+    end
+
+    def inspect
+      closed? ? "#<#{self.class.name} (closed)>" : "#<#{self.class.name} #{now}>"
+    end
+
+    # @api private
+    def raw_handle
+      @raw
+    end
+  end
+end
