@@ -3,14 +3,17 @@
 #   1. checks that the committed SWIG wrapper is what the pinned SWIG makes;
 #   2. builds libmongomq into the staging prefix (scripts/stage.sh) and, against it
 #      (pkg-config), the package's wheel with `pip wheel`;
-#   3. installs the wheel (and its "test" extra) in a fresh venv under build/;
+#   3. `pip install`s the wheel (and its "test" extra) in a fresh venv in a temp dir
+#      outside the repository (scripts/with-server.sh's $TMP, removed on exit), as a
+#      user would, and checks that mongomq is imported from that venv;
 #   4. runs pytest (every bindings/CONTRACT.md scenario) with that venv, against
 #      MONGOMQ_TEST_URI (or a server of its own, started here and stopped on exit);
-#   5. runs the README's example from a directory outside the repository.
+#   5. runs the README's example with that venv's python, from a directory outside
+#      the repository.
 # Exits non-zero on any failure.
 #
 # Environment: PYTHON (default python3), MONGOMQ_TEST_URI, MONGOMQ_PY_DIR (default
-# build/python: the wheel, the venv).
+# build/python: the wheel and the venv that builds it).
 # Needs (Debian): python3, python3-venv, python3-dev, pkg-config, a C compiler.
 set -euo pipefail
 
@@ -62,43 +65,48 @@ export PIP_DISABLE_PIP_VERSION_CHECK=1
 rm -rf "$WORK/venv" "$WORK/wheels" "$PKG/build" "$PKG/src/mongomq.egg-info"
 mkdir -p "$WORK"
 "$PYTHON" -m venv "$WORK/venv"
-PY="$WORK/venv/bin/python"
 say "building the wheel (pip wheel bindings/python)"
 # pip builds in an isolated environment with the build deps pyproject.toml pins.
-"$PY" -m pip wheel -q --no-deps -w "$WORK/wheels" "$PKG"
+"$WORK/venv/bin/python" -m pip wheel -q --no-deps -w "$WORK/wheels" "$PKG"
 rm -rf "$PKG/build" "$PKG/src/mongomq.egg-info"
 WHEEL="$(ls "$WORK"/wheels/mongomq-*.whl)"
 say "built $(basename "$WHEEL")"
 
-# ---- 3. a fresh venv with the wheel ----
-"$PY" -m pip install -q -c "$PKG/tests/constraints.txt" "$WHEEL[test]"
+# ---- the temp dir ($TMP, removed on exit) and the server ----
+# A server of our own has its own state dir (build/test-server-python), so the stop on
+# exit stops only it.
+NAME=python
+# shellcheck source=scripts/with-server.sh
+source "$ROOT/scripts/with-server.sh"
+case "$(cd "$TMP" && pwd -P)/" in
+"$(cd "$ROOT" && pwd -P)"/*) die "the temp dir $TMP is inside the repository (set TMPDIR elsewhere)" ;;
+esac
 
-# ---- the server ----
-started_server=0
-if [[ -z "${MONGOMQ_TEST_URI:-}" ]]; then
-    # A server of our own (its own state dir), so the stop below stops only it.
-    export MONGOMQ_STATE_DIR="$WORK/test-server"
-    MONGOMQ_TEST_URI="$(bash scripts/test-server.sh start --oplog)"
-    started_server=1
-fi
-export MONGOMQ_TEST_URI
-EXAMPLE_DIR="$(mktemp -d)"
-cleanup() {
-    rm -rf "$EXAMPLE_DIR"
-    if [[ $started_server == 1 ]]; then bash scripts/test-server.sh stop || true; fi
-}
-trap cleanup EXIT
+# ---- 3. pip install of the wheel in a fresh venv outside the repository ----
+VENV="$TMP/venv"
+"$PYTHON" -m venv "$VENV"
+PY="$VENV/bin/python"
+say "installing $(basename "$WHEEL") in a fresh venv in $VENV"
+"$PY" -m pip install -q -c "$PKG/tests/constraints.txt" "$WHEEL[test]"
+# The package must come from that venv (its site-packages), not from the source tree.
+installed="$(cd "$TMP" && "$PY" -c 'import mongomq, os; print(os.path.realpath(mongomq.__file__))')"
+case "$installed" in
+"$(cd "$VENV" && pwd -P)"/*) say "mongomq imported from $installed" ;;
+*) die "mongomq was imported from $installed, not from the venv $VENV" ;;
+esac
 
 # ---- 4. the suite, on the installed package (not the source tree) ----
 say "pytest against $MONGOMQ_TEST_URI"
 (cd "$PKG" && "$PY" -m pytest -p no:cacheprovider -ra tests)
 
-# ---- 5. the README's example, from outside the repository ----
+# ---- 5. the README's example, with the venv's python, from outside the repository ----
+EXAMPLE_DIR="$TMP/example"
+mkdir -p "$EXAMPLE_DIR"
 awk '/<!-- scripts\/test-python.sh runs this block/ {armed = 1; next}
      armed && /^```python$/ {inside = 1; next}
      inside && /^```$/ {exit}
      inside {print}' "$PKG/README.md" >"$EXAMPLE_DIR/example.py"
 [[ -s "$EXAMPLE_DIR/example.py" ]] || die "no example found in bindings/python/README.md"
-say "running the README example in $EXAMPLE_DIR"
+say "running the README example in $EXAMPLE_DIR with $PY"
 (cd "$EXAMPLE_DIR" && MONGOMQ_URI="$MONGOMQ_TEST_URI" timeout 120 "$PY" example.py)
 say "README example: ok"

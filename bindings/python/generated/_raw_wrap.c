@@ -6373,11 +6373,7 @@ SWIGINTERN PyObject *_wrap_mqs_clock_new(PyObject *self, PyObject *args) {
     SWIG_exception_fail(SWIG_ArgError(ecode1), "in method '" "mqs_clock_new" "', argument " "1"" of type '" "double""'");
   } 
   arg1 = (double)(val1);
-  {
-    SWIG_PYTHON_THREAD_BEGIN_ALLOW;
-    result = (mqs_clock *)mqs_clock_new(arg1);
-    SWIG_PYTHON_THREAD_END_ALLOW;
-  }
+  result = (mqs_clock *)mqs_clock_new(arg1);
   resultobj = SWIG_NewPointerObj(SWIG_as_voidptr(result), SWIGTYPE_p_mqs_clock, 0 |  0 );
   return resultobj;
 fail:
@@ -6401,11 +6397,7 @@ SWIGINTERN PyObject *_wrap_mqs_clock_now(PyObject *self, PyObject *args) {
     SWIG_exception_fail(SWIG_ArgError(res1), "in method '" "mqs_clock_now" "', argument " "1"" of type '" "mqs_clock *""'"); 
   }
   arg1 = (mqs_clock *)(argp1);
-  {
-    SWIG_PYTHON_THREAD_BEGIN_ALLOW;
-    result = (double)mqs_clock_now(arg1);
-    SWIG_PYTHON_THREAD_END_ALLOW;
-  }
+  result = (double)mqs_clock_now(arg1);
   resultobj = SWIG_From_double((double)(result));
   return resultobj;
 fail:
@@ -6435,11 +6427,7 @@ SWIGINTERN PyObject *_wrap_mqs_clock_set(PyObject *self, PyObject *args) {
     SWIG_exception_fail(SWIG_ArgError(ecode2), "in method '" "mqs_clock_set" "', argument " "2"" of type '" "double""'");
   } 
   arg2 = (double)(val2);
-  {
-    SWIG_PYTHON_THREAD_BEGIN_ALLOW;
-    mqs_clock_set(arg1,arg2);
-    SWIG_PYTHON_THREAD_END_ALLOW;
-  }
+  mqs_clock_set(arg1,arg2);
   resultobj = SWIG_Py_Void();
   return resultobj;
 fail:
@@ -6469,11 +6457,7 @@ SWIGINTERN PyObject *_wrap_mqs_clock_advance(PyObject *self, PyObject *args) {
     SWIG_exception_fail(SWIG_ArgError(ecode2), "in method '" "mqs_clock_advance" "', argument " "2"" of type '" "double""'");
   } 
   arg2 = (double)(val2);
-  {
-    SWIG_PYTHON_THREAD_BEGIN_ALLOW;
-    mqs_clock_advance(arg1,arg2);
-    SWIG_PYTHON_THREAD_END_ALLOW;
-  }
+  mqs_clock_advance(arg1,arg2);
   resultobj = SWIG_Py_Void();
   return resultobj;
 fail:
@@ -6496,11 +6480,7 @@ SWIGINTERN PyObject *_wrap_mqs_clock_release(PyObject *self, PyObject *args) {
     SWIG_exception_fail(SWIG_ArgError(res1), "in method '" "mqs_clock_release" "', argument " "1"" of type '" "mqs_clock *""'"); 
   }
   arg1 = (mqs_clock *)(argp1);
-  {
-    SWIG_PYTHON_THREAD_BEGIN_ALLOW;
-    mqs_clock_release(arg1);
-    SWIG_PYTHON_THREAD_END_ALLOW;
-  }
+  mqs_clock_release(arg1);
   resultobj = SWIG_Py_Void();
   return resultobj;
 fail:
@@ -6638,11 +6618,7 @@ SWIGINTERN PyObject *_wrap_mqs_log_dropped(PyObject *self, PyObject *args) {
   
   (void)self;
   if (!SWIG_Python_UnpackTuple(args, "mqs_log_dropped", 0, 0, 0)) SWIG_fail;
-  {
-    SWIG_PYTHON_THREAD_BEGIN_ALLOW;
-    result = (uint64_t)mqs_log_dropped();
-    SWIG_PYTHON_THREAD_END_ALLOW;
-  }
+  result = (uint64_t)mqs_log_dropped();
   resultobj = SWIG_From_unsigned_SS_long_SS_long((unsigned long long)(result));
   return resultobj;
 fail:

@@ -4,6 +4,7 @@ worker's are in test_worker.py."""
 
 from __future__ import annotations
 
+import datetime
 import gc
 import json
 import math
@@ -716,6 +717,259 @@ def test_gil_released_while_waiting(queue):
     stop.set()
     t.join()
     assert n1 - n0 >= 5
+
+
+# ---- clock and log ----------------------------------------------------------------------
+
+def test_manual_clock(queue):
+    T = 1_900_000_000.0
+    clock = mongomq.ManualClock(T)
+    assert clock.now == T
+    queue.set_clock(clock)
+    assert queue.now() == T
+    queue.publish("g", b"at T+60", at=T + 60)
+    assert queue.claim() is None
+    clock.advance(61)
+    assert clock.now == T + 61
+    assert queue.now() == T + 61
+    lease = claim_ok(queue, visibility=30)
+    assert lease.event == b"at T+60"
+    assert lease.deadline == pytest.approx(T + 61 + 30, abs=1e-3)
+    # closing the clock's handle while the queue runs on it: the queue keeps the clock
+    clock.close()
+    clock.close()
+    assert clock.closed
+    assert queue.now() == T + 61
+    queue.extend(lease, 10)
+    assert lease.deadline == pytest.approx(T + 61 + 10, abs=1e-3)
+    queue.ack(lease)
+    for call in [lambda: clock.now, lambda: clock.set(T), lambda: clock.advance(1.0),
+                 lambda: queue.set_clock(clock)]:
+        with pytest.raises(mongomq.ClosedError, match="clock is closed"):
+            call()
+    # dropping the handle (the garbage collector closes it): the same
+    other = mongomq.ManualClock(T + 1000)
+    queue.set_clock(other)
+    del other
+    gc.collect()
+    assert queue.now() == T + 1000
+    queue.publish("h", b"now")
+    assert claim_ok(queue, visibility=5).deadline == pytest.approx(T + 1005, abs=1e-3)
+    # no clock: server time again
+    queue.set_clock(None)
+    assert abs(queue.now() - time.time()) < 60
+
+
+def test_manual_clock_handle(queue, client):
+    T = 1_800_000_000.0
+    with mongomq.ManualClock(T) as clock:
+        clock.set(T + 5)
+        assert clock.now == T + 5
+        clock.advance(-2.5)
+        assert clock.now == T + 2.5
+        clock.advance(datetime.timedelta(seconds=1))
+        assert clock.now == T + 3.5
+        clock.set(datetime.datetime.fromtimestamp(T, datetime.timezone.utc))
+        assert clock.now == T
+        assert "ManualClock" in repr(clock)
+        # one clock, two queues; closing one queue leaves the other on it
+        with client.queue(queue.db, queue.prefix) as second:
+            second.set_clock(clock)
+            queue.set_clock(clock)
+        clock.advance(1)
+        assert queue.now() == T + 1
+    assert clock.closed and "closed" in repr(clock)
+    assert queue.now() == T + 1
+    for name, call in [("start", lambda: mongomq.ManualClock(math.nan)),
+                       ("start", lambda: mongomq.ManualClock(-1.0)),
+                       ("t", lambda: mongomq.ManualClock(T).set(math.inf)),
+                       ("seconds", lambda: mongomq.ManualClock(T).advance(math.nan))]:
+        with pytest.raises(mongomq.ArgumentError) as info:
+            call()
+        assert info.value.argument == name, (name, str(info.value))
+    for name, call in [("start", lambda: mongomq.ManualClock("1")),
+                       ("seconds", lambda: mongomq.ManualClock(T).advance(None)),
+                       ("clock", lambda: queue.set_clock(T))]:
+        with pytest.raises(TypeError, match=name):
+            call()
+    closed = client.queue(queue.db, queue.prefix)
+    closed.close()
+    with mongomq.ManualClock(T) as clock:
+        with pytest.raises(mongomq.ClosedError, match="queue is closed"):
+            closed.set_clock(clock)
+    with pytest.raises(mongomq.ClosedError, match="queue is closed"):
+        closed.set_clock(None)
+
+
+_CLOCK_GC_CHILD = r"""
+import gc, os, random, sys
+import mongomq
+uri = os.environ["MONGOMQ_TEST_URI"]
+db = os.environ["DB"]
+random.seed(11)
+T = 1_900_000_000.0
+for round_ in range(4):
+    c = mongomq.Client(uri)
+    clocks = [mongomq.ManualClock(T + i) for i in range(3)]
+    qs = [c.queue(db, "mq") for _ in range(3)]
+    for q in qs:
+        for k in clocks:
+            q.set_clock(k)
+        assert q.now() == T + 2
+    clocks[round_ % 3].close()
+    qs[round_ % 3].close()
+    objs = [c] + clocks + qs
+    holder = {"objs": objs}
+    holder["self"] = holder  # a cycle: the collector frees them in its own order
+    random.shuffle(objs)
+    del c, clocks, qs, objs, holder, q, k
+    gc.collect()
+# a queue outlives its clock's handle and runs on it
+c = mongomq.Client(uri)
+q = c.queue(db, "mq")
+k = mongomq.ManualClock(T)
+q.set_clock(k)
+del k
+gc.collect()
+q.publish("g", b"x")
+assert q.now() == T
+lease = q.claim(visibility=5)
+assert lease is not None and lease.deadline == T + 5
+q.drop()
+q.close()
+c.close()
+# and whatever is left at interpreter exit
+k2 = mongomq.ManualClock(T)
+q2 = mongomq.Client(uri).queue(db, "mq2")
+q2.set_clock(k2)
+q2.drop()
+print("ok", flush=True)
+"""
+
+
+def test_safety_clock_gc_any_order(db):
+    p = run_python(_CLOCK_GC_CHILD, env_extra={"DB": db, "MALLOC_PERTURB_": "165"})
+    out, err = p.communicate(timeout=300)
+    assert p.returncode == 0, (p.returncode, err[-2000:])
+    assert out.strip().splitlines()[-1] == "ok"
+
+
+_UNKNOWN_OPTION_URI = "mongodb://127.0.0.1:1/?mongomqNoSuchOption=1"
+
+
+def _unknown_option_lines(got, start=0):
+    return [g for g in got[start:] if "mongomqnosuchoption" in g[2].lower()]
+
+
+def _wait_for(predicate, timeout):
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.01)
+    return True
+
+
+def test_log_handler():
+    got = []
+
+    def handler(level, domain, message):
+        got.append((level, domain, message, threading.current_thread()))
+
+    mongomq.set_log_handler(handler)
+    try:
+        mongomq.Client(_UNKNOWN_OPTION_URI).close()  # libmongoc warns while parsing the URI
+        assert _wait_for(lambda: _unknown_option_lines(got), 10), got
+        level, domain, message, thread = _unknown_option_lines(got)[0]
+        assert (level, domain) == (2, "mongoc"), (level, domain, message)
+        assert isinstance(message, str)
+        assert thread is not threading.main_thread()
+        assert thread.name == "mongomq-log" and thread.daemon
+        # silence: nothing more reaches the handler
+        mongomq.set_log_handler(None)
+        seen = len(got)
+        mongomq.Client(_UNKNOWN_OPTION_URI).close()
+        time.sleep(1.0)
+        assert _unknown_option_lines(got, seen) == []
+        # and a handler set again gets the lines again, on the same thread
+        mongomq.set_log_handler(handler)
+        mongomq.Client(_UNKNOWN_OPTION_URI).close()
+        assert _wait_for(lambda: _unknown_option_lines(got, seen), 10)
+        assert _unknown_option_lines(got, seen)[0][3] is thread
+    finally:
+        mongomq.set_log_handler(None)
+    with pytest.raises(TypeError, match="handler"):
+        mongomq.set_log_handler("not callable")
+
+
+def test_log_handler_exception_goes_on(monkeypatch):
+    """An exception in the handler goes to sys.unraisablehook; delivery goes on."""
+    reported = []
+    monkeypatch.setattr(sys, "unraisablehook", reported.append)
+    got = []
+
+    def handler(level, domain, message):
+        got.append((level, domain, message))
+        if len(_unknown_option_lines(got)) == 1 and "mongomqnosuchoption" in message.lower():
+            raise RuntimeError("the handler failed on purpose")
+
+    mongomq.set_log_handler(handler)
+    try:
+        mongomq.Client(_UNKNOWN_OPTION_URI).close()
+        assert _wait_for(lambda: reported, 10), got
+        seen = len(got)
+        mongomq.Client(_UNKNOWN_OPTION_URI).close()
+        assert _wait_for(lambda: _unknown_option_lines(got, seen), 10), got
+    finally:
+        mongomq.set_log_handler(None)
+    assert len(reported) == 1
+    assert isinstance(reported[0].exc_value, RuntimeError)
+    assert reported[0].exc_type is RuntimeError
+    assert reported[0].exc_traceback is not None
+    assert "mongomq log handler" in reported[0].err_msg
+    assert reported[0].object is handler
+
+
+_LOG_DEFAULT_HOOK_CHILD = r"""
+import time
+import mongomq
+got = []
+def handler(level, domain, message):
+    if "mongomqnosuchoption" in message.lower():
+        got.append(message)
+        if len(got) == 1:
+            raise RuntimeError("the handler failed on purpose")
+mongomq.set_log_handler(handler)
+for i in range(2):
+    mongomq.Client("mongodb://127.0.0.1:1/?mongomqNoSuchOption=1").close()
+    deadline = time.monotonic() + 10
+    while len(got) < i + 1 and time.monotonic() < deadline:
+        time.sleep(0.01)
+print(len(got), flush=True)
+"""
+
+
+def test_log_handler_exception_printed():
+    """With Python's own unraisablehook, the exception is printed with its traceback."""
+    p = run_python(_LOG_DEFAULT_HOOK_CHILD)
+    out, err = p.communicate(timeout=60)
+    assert p.returncode == 0, err[-2000:]
+    assert out.strip() == "2", (out, err[-2000:])
+    assert "Exception ignored in mongomq log handler" in err
+    assert "Traceback" in err and "RuntimeError: the handler failed on purpose" in err
+
+
+def test_log_thread_releases_gil():
+    """The log thread waits for lines without the GIL: the main thread runs freely."""
+    mongomq.set_log_handler(lambda level, domain, message: None)
+    try:
+        time.sleep(0.3)  # the thread is in its wait
+        started = time.monotonic()
+        for _ in range(50):
+            time.sleep(0.005)
+        assert time.monotonic() - started < 1.5
+    finally:
+        mongomq.set_log_handler(None)
 
 
 # ---- safety -------------------------------------------------------------------------

@@ -118,6 +118,17 @@ static void mqs_py_raise(const mq_error *e) {
 %nothread mqs_cancel_destroy;
 %nothread mqs_py_set_error_factory;
 %nothread mqs_py_claim;
+/* the manual clock: a short mutex shared only with C readers (which never take the GIL) */
+%nothread mqs_clock_new;
+%nothread mqs_clock_now;
+%nothread mqs_clock_set;
+%nothread mqs_clock_advance;
+%nothread mqs_clock_release;
+%nothread mqs_log_dropped;
+/* And the calls that must release it (the default of -threads, named here so that no
+ * one adds them above): mqs_log_next blocks up to its timeout on the package's log
+ * thread; mqs_queue_set_clock, mqs_log_capture and mqs_log_silence take the library's
+ * and libmongoc's locks, which threads logging or claiming may hold. */
 
 /* ---- Python-only helpers ---------------------------------------------------------- */
 

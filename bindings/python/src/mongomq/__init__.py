@@ -24,7 +24,8 @@ from ._errors import (
     Interrupted,
     LeaseLost,
 )
-from ._handles import BATCH_MAX, PRIORITY_MAX, PRIORITY_MIN, Batch, CancelToken, Client, Lease, Queue
+from ._handles import BATCH_MAX, PRIORITY_MAX, PRIORITY_MIN, Batch, CancelToken, Client, Lease, ManualClock, Queue
+from ._log import LogHandler, set_log_handler
 from ._stats import GroupStats, PriorityStats, RepairCounts, Stats
 from ._stored import StoredEvent
 from ._worker import Worker, backoff_delay
@@ -51,6 +52,8 @@ __all__ = [
     "Interrupted",
     "Lease",
     "LeaseLost",
+    "LogHandler",
+    "ManualClock",
     "PRIORITY_MAX",
     "PRIORITY_MIN",
     "PriorityStats",
@@ -61,4 +64,5 @@ __all__ = [
     "Worker",
     "backoff_delay",
     "library_version",
+    "set_log_handler",
 ]

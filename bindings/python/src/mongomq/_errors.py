@@ -80,7 +80,7 @@ class Cancelled(Error):
 
 
 class ClosedError(Error, ValueError):
-    """A call on a closed Client, Queue, Lease or Batch (as a closed file is a
+    """A call on a closed Client, Queue, Lease, Batch or ManualClock (as a closed file is a
     ValueError in Python, this is one too)."""
 
     def __init__(self, message: str, status: int = ERR_ARG, server_code: int = 0) -> None:
@@ -108,7 +108,7 @@ _C_TO_PY = {
     "batch": "batch",
 }
 # Messages the package itself writes already use the Python names.
-_C_TO_PY.update({name: name for name in list(_C_TO_PY.values()) + ["at", "wait", "delay", "visibility"]})
+_C_TO_PY.update({name: name for name in list(_C_TO_PY.values()) + ["at", "wait", "delay", "visibility", "start", "t", "seconds"]})
 _ARG_RE = re.compile(r"^(?:(mq_\w+): )?(\w+)\b")
 
 

@@ -1,4 +1,5 @@
-"""Client, Queue, Lease, Batch and CancelToken: the C handles behind Python objects.
+"""Client, Queue, Lease, Batch, ManualClock and CancelToken: the C handles behind Python
+objects.
 
 Every object owns one C handle and frees it exactly once: in close(), or when the
 garbage collector reclaims it (whatever the order). A call on a closed object raises
@@ -603,8 +604,25 @@ class Queue(_Handle):
         self._call(_raw.mqs_queue_interrupt)
 
     def now(self) -> float:
-        """The queue clock (server time, epoch seconds): what `at` is compared with."""
+        """The queue clock (server time, or the ManualClock given to set_clock; epoch
+        seconds): what `at` is compared with."""
         return self._call(_raw.mqs_queue_now)
+
+    def set_clock(self, clock: Optional["ManualClock"]) -> None:
+        """Runs this Queue object on a ManualClock from now on (tests and simulations:
+        scheduled events, nack delays, lease deadlines and expiry all follow it), or,
+        with None, on server time again. The queue keeps every clock it was given
+        until it is closed, so closing the clock first is safe."""
+        if clock is None:
+            self._call(_raw.mqs_queue_set_clock, None)
+            return
+        if not isinstance(clock, ManualClock):
+            raise TypeError("clock must be a mongomq.ManualClock or None, not %s" % type(clock).__name__)
+        cptr = clock._enter()
+        try:
+            self._call(_raw.mqs_queue_set_clock, cptr)
+        finally:
+            clock._leave()
 
     @property
     def clock_offset(self) -> float:
@@ -813,3 +831,77 @@ class Batch(_Handle):
 
     def _free(self, ptr: Any) -> None:
         self._destroy(ptr)
+
+
+# ---- manual clock ---------------------------------------------------------------------
+
+def _clock_time(name: str, value: Any) -> float:
+    if isinstance(value, _dt.datetime):
+        t = value.timestamp()
+    else:
+        t = _seconds(name, value)
+    _check_seconds(name, t, zero_ok=True)
+    return t
+
+
+class ManualClock(_Handle):
+    """A clock that moves only when told to (tests and simulations): give it to
+    queues with ``queue.set_clock(clock)``; they read it from any thread.
+
+    ``now`` is its time (epoch seconds), ``set(t)`` puts it at t, ``advance(seconds)``
+    moves it on. The value lives in C: a queue keeps every clock it was given until
+    the queue is closed, so closing this handle (or losing it to the garbage
+    collector) while queues still run on it is safe; only this object's own calls
+    then raise ClosedError. A context manager; closing twice does nothing."""
+
+    __slots__ = ()
+    _what = "clock"
+    _destroy = staticmethod(_raw.mqs_clock_release)
+
+    def __init__(self, start: Union[float, _dt.datetime]) -> None:
+        """start: epoch seconds (finite, >= 0) or an aware datetime."""
+        t = _clock_time("start", start)
+        ptr = _raw.mqs_clock_new(t)
+        if ptr is None:
+            raise MemoryError("mongomq: no memory for a clock")
+        super().__init__(ptr)
+
+    @property
+    def now(self) -> float:
+        """The clock's time, epoch seconds."""
+        ptr = self._enter()
+        try:
+            return _raw.mqs_clock_now(ptr)
+        finally:
+            self._leave()
+
+    def set(self, t: Union[float, _dt.datetime]) -> None:
+        """Puts the clock at t (epoch seconds, finite and >= 0, or an aware datetime);
+        back in time is allowed."""
+        value = _clock_time("t", t)
+        ptr = self._enter()
+        try:
+            _raw.mqs_clock_set(ptr, value)
+        finally:
+            self._leave()
+
+    def advance(self, seconds: Seconds) -> None:
+        """Moves the clock on by seconds (a float, int or timedelta; finite; a
+        negative one moves it back)."""
+        value = _seconds("seconds", seconds)
+        if math.isnan(value) or math.isinf(value):
+            raise _from_c(_raw.MQ_ERR_ARG, 0, "seconds is %r; it must be finite" % value)
+        ptr = self._enter()
+        try:
+            _raw.mqs_clock_advance(ptr, value)
+        finally:
+            self._leave()
+
+    def _free(self, ptr: Any) -> None:
+        self._destroy(ptr)
+
+    def __repr__(self) -> str:
+        try:
+            return "<mongomq.ManualClock now=%r>" % self.now
+        except ClosedError:
+            return "<mongomq.ManualClock closed>"
