@@ -136,6 +136,7 @@ MQJ_HANDLE(mq_queue)
 MQJ_HANDLE(mq_lease)
 MQJ_HANDLE(mq_batch)
 MQJ_HANDLE(mq_cancel)
+MQJ_HANDLE(mqs_clock)
 
 /* ---- strings as UTF-8 byte arrays ----------------------------------------------------- */
 %typemap(jni) char * "jbyteArray"

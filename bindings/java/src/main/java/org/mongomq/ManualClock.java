@@ -3,7 +3,7 @@ package org.mongomq;
 import java.lang.ref.Cleaner;
 import java.time.Duration;
 import java.time.Instant;
-import org.mongomq.internal.mongomq_rawJNI;
+import org.mongomq.internal.mongomq_raw;
 
 /**
  * A clock for tests and simulations, set and advanced by the program: a queue given one
@@ -40,12 +40,9 @@ public final class ManualClock implements AutoCloseable {
      */
     public ManualClock(Instant start) {
         if (start == null) throw new IllegalArgumentException("start must not be null");
-        // bindings/swig/lang/java.i has no long typemap for mqs_clock * (the generated
-        // mongomq_raw methods take an opaque SWIGTYPE_p_mqs_clock): the JNI class's
-        // methods take the pointer as a long, as every other handle of this package.
-        long ptr = mongomq_rawJNI.mqs_clock_new(Native.epochSeconds(start));
+        long ptr = mongomq_raw.mqs_clock_new(Native.epochSeconds(start));
         if (ptr == 0) throw new OutOfMemoryError("mongomq: manual clock");
-        this.handle = new Handle("clock", ptr, mongomq_rawJNI::mqs_clock_release);
+        this.handle = new Handle("clock", ptr, mongomq_raw::mqs_clock_release);
         this.cleanable = Native.CLEANER.register(this, handle);
     }
 
@@ -53,7 +50,7 @@ public final class ManualClock implements AutoCloseable {
     public Instant now() {
         long c = handle.acquire();
         try {
-            return Native.instant(mongomq_rawJNI.mqs_clock_now(c));
+            return Native.instant(mongomq_raw.mqs_clock_now(c));
         } finally {
             handle.release();
         }
@@ -69,7 +66,7 @@ public final class ManualClock implements AutoCloseable {
         double s = Native.epochSeconds(t);
         long c = handle.acquire();
         try {
-            mongomq_rawJNI.mqs_clock_set(c, s);
+            mongomq_raw.mqs_clock_set(c, s);
         } finally {
             handle.release();
         }
@@ -85,7 +82,7 @@ public final class ManualClock implements AutoCloseable {
         double s = Native.seconds(d);
         long c = handle.acquire();
         try {
-            mongomq_rawJNI.mqs_clock_advance(c, s);
+            mongomq_raw.mqs_clock_advance(c, s);
         } finally {
             handle.release();
         }

@@ -7,7 +7,6 @@ import java.time.Instant;
 import java.util.List;
 import java.util.Optional;
 import org.mongomq.internal.mongomq_raw;
-import org.mongomq.internal.mongomq_rawJNI;
 
 /**
  * One queue ({@code mq_queue}: the collections {@code db.prefix_*}); thread-safe: any
@@ -294,13 +293,13 @@ public final class Queue implements AutoCloseable {
         long q = acquire();
         try {
             if (clock == null) {
-                mongomq_rawJNI.mqs_queue_set_clock(q, 0);
+                mongomq_raw.mqs_queue_set_clock(q, 0);
                 return;
             }
             Handle ch = clock.handle();
             long c = ch.acquire();
             try {
-                mongomq_rawJNI.mqs_queue_set_clock(q, c);
+                mongomq_raw.mqs_queue_set_clock(q, c);
             } finally {
                 ch.release();
             }
