@@ -94,15 +94,23 @@ class TestRuby < MongoMQTest::Case
     end
   end
 
-  # work(trap: true): SIGTERM stops the worker gracefully; the running handler
-  # finishes and is acked; the child exits normally.
+  # work(trap: true): SIGTERM, and SIGINT (Ctrl-C), stop the worker gracefully; the
+  # running handler finishes and is acked; the child exits normally.
   def test_worker_trap_term
+    worker_stops_gracefully_on("TERM")
+  end
+
+  def test_worker_trap_int
+    worker_stops_gracefully_on("INT")
+  end
+
+  def worker_stops_gracefully_on(signal)
     3.times { |i| @queue.publish("g", "e#{i}") }
     spawn_ruby(File.join(FIXTURES, "trap_worker.rb"), @db) do |out, pid|
       assert_equal "handling e0\n", out.gets
-      Process.kill("TERM", pid)
+      Process.kill(signal, pid)
       Process.wait(pid)
-      assert_equal 0, $?.exitstatus
+      assert_equal 0, $?.exitstatus, "SIG#{signal}: the child exits normally"
       assert_equal ["handled e0", "stopped"], out.read.lines.map(&:chomp)
     end
     assert_equal 2, @queue.stats["messages"]

@@ -770,6 +770,7 @@ class ContractTest extends QueueTestBase {
                         Lease l = got.get();
                         if (!held.add(l.group())) heldTwice.incrementAndGet();
                         ackOrder.computeIfAbsent(l.group(), k -> java.util.Collections.synchronizedList(new ArrayList<>())).add(l.seq());
+                        Thread.sleep(1); // some work while the group is held: a second holder would show
                         held.remove(l.group()); // before the ack: after it the group is another's
                         queue.ack(l);
                         acked.merge(l.seq(), 1, Integer::sum);
