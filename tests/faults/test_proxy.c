@@ -5,7 +5,9 @@
  * fails with MQ_ERR_CONNECT and a message naming the command, the same client and
  * queue handles work again once the network is back, no event published with MQ_OK
  * is lost (each is delivered at least once and the queue ends empty: at-least-once),
- * and no group is ever held by two live leases.
+ * and no group is ever held by two live leases. One test cuts the reply of a chosen
+ * command of a call (the fault hook of the static test build adds the toxic just
+ * before the library sends it): publish's insert, applied, its reply lost.
  *
  * Environment (tests/faults/run.sh sets it): MONGOMQ_TEST_URI (the server, reached
  * directly for the checks), MONGOMQ_TOXIPROXY (the API's host:port) and
@@ -21,6 +23,8 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
+
+#include "fault.hpp"
 
 /* ---- a tiny HTTP client for toxiproxy's API ---- */
 
@@ -278,6 +282,53 @@ static void publish_reply_cut(void **state) {
     publish_ok(t, "G", "after");
     const char *must[] = {"a0", "a1", "after"}, *maybe[] = {"lost?"};
     drain_and_check(t, must, 3, maybe, 1);
+}
+
+/* The fault hook: just before the library sends g_cut_command, the replies are cut
+ * (limit_data: the request goes through, the reply dies after 1 byte), once. */
+static const char *g_cut_command;
+static int g_cut_done;
+static int cut_before(const char *command, void *ctx) {
+    (void)ctx;
+    if (!g_cut_done && g_cut_command != NULL && strcmp(command, g_cut_command) == 0) {
+        g_cut_done = 1;
+        toxic_add("cut", "limit_data", "downstream", "{\"bytes\":1}");
+    }
+    return 0;
+}
+
+/* publish.seq answered, then the reply of publish.insert is lost: the event is in the
+ * messages collection (the server applied the insert) and the call says
+ * MQ_ERR_CONNECT. Its lock may be missing (publish.lock's tries meet the cut too):
+ * the event must still be delivered once the network is back, by its lock or by the
+ * automatic repair of an empty claim. */
+static void publish_insert_reply_cut(void **state) {
+    tq *t = *state;
+    mq_error err;
+    publish_ok(t, "G", "a0");
+    ASSERT_MQ(MQ_OK, mq_queue_set_repair_interval(t->queue, 0.5, &err), err);
+    g_cut_command = "publish.insert";
+    g_cut_done = 0;
+    mongomq_fault_set(cut_before, NULL);
+    mq_status st = mq_publish(t->queue, "H", "inserted", 8, 0, NULL, &err);
+    mongomq_fault_set(NULL, NULL);
+    assert_int_equal(g_cut_done, 1);
+    toxic_remove("cut");
+    expect_connect_error(st, &err, "publish");
+    if (strstr(err.message, "publish.insert") == NULL && strstr(err.message, "publish.lock") == NULL)
+        fail_msg("the error names neither the insert nor the lock: %s", err.message);
+    /* straight from the server: the insert was applied */
+    assert_int_equal(tq_count(t, "messages", "{\"event\": \"inserted\"}"), 1);
+    int locked = (int)tq_count(t, "locks", "{\"_id\": \"H\"}");
+    printf("    publish: %s; the event is in, its lock %s\n", err.message,
+           locked ? "too (publish.lock got through)" : "missing (the repair must make it)");
+    const char *must[] = {"a0", "inserted"};
+    drain_and_check(t, must, 2, NULL, 0);
+    uint64_t runs = 0, fixed = 0;
+    mq_queue_repair_counts(t->queue, &runs, &fixed);
+    printf("    drained: both delivered; automatic repairs %llu, locks they made %llu\n", (unsigned long long)runs,
+           (unsigned long long)fixed);
+    if (!locked) assert_true(fixed >= 1);
 }
 
 static void claim_reply_cut(void **state) {
@@ -732,6 +783,7 @@ static void workers_drain_while_faults_fire(void **state) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(publish_reply_cut, setup, teardown),
+        cmocka_unit_test_setup_teardown(publish_insert_reply_cut, setup, teardown),
         cmocka_unit_test_setup_teardown(claim_reply_cut, setup, teardown),
         cmocka_unit_test_setup_teardown(ack_reply_cut, setup, teardown),
         cmocka_unit_test_setup_teardown(nack_reply_cut, setup, teardown),
