@@ -42,97 +42,10 @@ usage() {
     exit 2
 }
 
-# ping URI: send OP_MSG {ping: 1, $db: "admin"} and require ok == 1 in the
-# reply. Plain python3 sockets with hand-written BSON (no pymongo needed).
+# ping URI: send OP_MSG {ping: 1, $db: "admin"} and require ok == 1 in the reply
+# (scripts/wire.py: plain python3 sockets with hand-written BSON, no driver needed).
 ping_uri() {
-    python3 - "$1" <<'PY'
-import socket, struct, sys
-
-def parse_uri(uri):
-    if not uri.startswith("mongodb://"):
-        raise ValueError("not a mongodb:// URI: %r" % uri)
-    rest = uri[len("mongodb://"):]
-    hosts = rest.split("/", 1)[0].split("?", 1)[0]
-    if "@" in hosts:
-        hosts = hosts.rsplit("@", 1)[1]
-    host = hosts.split(",", 1)[0]
-    if host.startswith("["):                      # [v6]:port
-        h, _, p = host[1:].partition("]")
-        return h, int(p.lstrip(":") or 27017)
-    h, _, p = host.partition(":")
-    return h, int(p or 27017)
-
-def cstring(s):
-    return s.encode() + b"\0"
-
-def bson_doc(elems):
-    body = b"".join(elems) + b"\0"
-    return struct.pack("<i", len(body) + 4) + body
-
-def bson_top_level(doc):
-    """Top-level fields of a BSON document -> {name: (type, raw value)}."""
-    out, i, end = {}, 4, len(doc) - 1
-    while i < end:
-        t = doc[i]; i += 1
-        j = doc.index(b"\0", i); name = doc[i:j].decode("utf-8", "replace"); i = j + 1
-        if t == 0x01:   v = struct.unpack_from("<d", doc, i)[0]; i += 8
-        elif t in (0x02, 0x0D, 0x0E):
-            n = struct.unpack_from("<i", doc, i)[0]; v = doc[i + 4:i + 3 + n].decode("utf-8", "replace"); i += 4 + n
-        elif t in (0x03, 0x04, 0x0F):
-            n = struct.unpack_from("<i", doc, i)[0]; v = doc[i:i + n]; i += n
-        elif t == 0x05: n = struct.unpack_from("<i", doc, i)[0]; v = None; i += 5 + n
-        elif t == 0x07: v = doc[i:i + 12]; i += 12
-        elif t == 0x08: v = doc[i] != 0; i += 1
-        elif t in (0x09, 0x11, 0x12): v = struct.unpack_from("<q", doc, i)[0]; i += 8
-        elif t in (0x06, 0x0A, 0x7F, 0xFF): v = None
-        elif t == 0x0B:
-            j = doc.index(b"\0", i); j = doc.index(b"\0", j + 1); v = None; i = j + 1
-        elif t == 0x0C: n = struct.unpack_from("<i", doc, i)[0]; v = None; i += 4 + n + 12
-        elif t == 0x10: v = struct.unpack_from("<i", doc, i)[0]; i += 4
-        elif t == 0x13: v = None; i += 16
-        else: raise ValueError("unsupported BSON type 0x%02x" % t)
-        out[name] = (t, v)
-    return out
-
-def recv_exact(sock, n):
-    buf = b""
-    while len(buf) < n:
-        chunk = sock.recv(n - len(buf))
-        if not chunk:
-            raise EOFError("connection closed")
-        buf += chunk
-    return buf
-
-def main():
-    host, port = parse_uri(sys.argv[1])
-    cmd = bson_doc([
-        b"\x10" + cstring("ping") + struct.pack("<i", 1),
-        b"\x02" + cstring("$db") + struct.pack("<i", len("admin") + 1) + cstring("admin"),
-    ])
-    body = struct.pack("<I", 0) + b"\x00" + cmd           # flagBits, section kind 0
-    OP_MSG = 2013
-    msg = struct.pack("<iiii", 16 + len(body), 1, 0, OP_MSG) + body
-    with socket.create_connection((host, port), timeout=3) as s:
-        s.settimeout(3)
-        s.sendall(msg)
-        length, _req, resp_to, opcode = struct.unpack("<iiii", recv_exact(s, 16))
-        payload = recv_exact(s, length - 16)
-    if opcode != OP_MSG or resp_to != 1:
-        raise ValueError("unexpected reply opcode=%d responseTo=%d" % (opcode, resp_to))
-    if payload[4] != 0:
-        raise ValueError("unexpected first section kind %d" % payload[4])
-    n = struct.unpack_from("<i", payload, 5)[0]
-    fields = bson_top_level(payload[5:5 + n])
-    t, ok = fields.get("ok", (None, None))
-    if t not in (0x01, 0x08, 0x10, 0x12) or ok != 1:
-        raise ValueError("ping not ok: %r" % (fields,))
-
-try:
-    main()
-except Exception as e:  # noqa: BLE001
-    print("ping failed: %s" % e, file=sys.stderr)
-    sys.exit(1)
-PY
+    python3 "$ROOT/scripts/wire.py" "$1" admin '{"ping": 1}' >/dev/null
 }
 
 pid_alive() {

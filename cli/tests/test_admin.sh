@@ -66,7 +66,7 @@ expect_eq "a healthy queue needs no lock" "0" "$(cat "$OUT")"
 groups_before=$(mq stats --json | json 'd["groups"]["total"]')
 mq publish stranded s1 >/dev/null
 expect_rc 0 "the lock of group stranded deleted over the wire" \
-    python3 "$(dirname "$0")/wire.py" "$MONGOMQ_URI" "$MONGOMQ_DB" \
+    python3 "$(dirname "$0")/../../scripts/wire.py" "$MONGOMQ_URI" "$MONGOMQ_DB" \
     '{"delete": "mq_locks", "deletes": [{"q": {"_id": "stranded"}, "limit": 1}]}'
 expect_eq "one lock deleted" "ok=1.0 n=1" "$(cat "$OUT")"
 run mq peek stranded --json
