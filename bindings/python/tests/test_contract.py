@@ -891,11 +891,14 @@ def test_log_handler():
         mongomq.Client(_UNKNOWN_OPTION_URI).close()
         time.sleep(1.0)
         assert _unknown_option_lines(got, seen) == []
-        # and a handler set again gets the lines again, on the same thread
+        # silenced, the log thread ends (within its 0.25 s wait) ...
+        assert _wait_for(lambda: not thread.is_alive(), 5), "the log thread ended"
+        # ... and a handler set again gets the lines again, on a new log thread
         mongomq.set_log_handler(handler)
         mongomq.Client(_UNKNOWN_OPTION_URI).close()
         assert _wait_for(lambda: _unknown_option_lines(got, seen), 10)
-        assert _unknown_option_lines(got, seen)[0][3] is thread
+        again = _unknown_option_lines(got, seen)[0][3]
+        assert again is not thread and again.name == "mongomq-log" and again.daemon
     finally:
         mongomq.set_log_handler(None)
     with pytest.raises(TypeError, match="handler"):

@@ -36,6 +36,7 @@ module MongoMQ
   end
 end
 
+require "mongomq/raw_handle"
 require "mongomq/lease"
 require "mongomq/stored_event"
 require "mongomq/batch"

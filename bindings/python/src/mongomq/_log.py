@@ -66,8 +66,14 @@ def _parse(line: str) -> Tuple[int, str, str]:
 
 
 def _drain() -> None:
+    global _thread
     while True:
         line = _raw.mqs_log_next(_POLL_S)  # waits without the GIL
+        with _lock:
+            if _handler is None:  # silenced: this thread ends; the next handler starts one
+                if _thread is threading.current_thread():
+                    _thread = None
+                return
         if line is None:
             continue
         level, domain, message = _parse(line)

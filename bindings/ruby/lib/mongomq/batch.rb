@@ -5,6 +5,8 @@ module MongoMQ
   # whole batch). Not thread-safe while being filled. A batch may be published again
   # (new seqs) or closed; the GC closes it otherwise.
   class Batch
+    include RawHandle # close, closed?
+
     def initialize
       @raw = Raw.mqs_batch_new
     end
@@ -21,19 +23,5 @@ module MongoMQ
       Raw.mqs_batch_count(@raw)
     end
     alias count size
-
-    def close
-      Raw.mqr_close(@raw)
-      nil
-    end
-
-    def closed?
-      Raw.mqr_closed(@raw)
-    end
-
-    # @api private
-    def raw_handle
-      @raw
-    end
   end
 end

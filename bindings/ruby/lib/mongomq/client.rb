@@ -3,6 +3,10 @@
 module MongoMQ
   # A connection pool to one MongoDB deployment. Thread-safe: share one per process.
   class Client
+    # #close: no new queues. Queues already open keep working; the connection pool goes
+    # when the last of them is closed. Closing twice does nothing.
+    include RawHandle
+
     # Opens a client; with a block, yields it and closes it when the block ends.
     def self.open(uri)
       client = new(uri)
@@ -42,24 +46,8 @@ module MongoMQ
       Raw.mqs_client_write_concern_errors(@raw)
     end
 
-    # Closes the client: no new queues. Queues already open keep working; the
-    # connection pool goes when the last of them is closed. Closing twice does nothing.
-    def close
-      Raw.mqr_close(@raw)
-      nil
-    end
-
-    def closed?
-      Raw.mqr_closed(@raw)
-    end
-
     def inspect
       "#<#{self.class.name}#{closed? ? " (closed)" : ""}>"
-    end
-
-    # @api private
-    def raw_handle
-      @raw
     end
   end
 end

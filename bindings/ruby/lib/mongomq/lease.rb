@@ -10,6 +10,8 @@ module MongoMQ
   # published bytes, whatever the encoding of the String published; #text gives the
   # head as UTF-8.
   class Lease
+    include RawHandle # #close frees the lease; closing twice does nothing
+
     # The visibility (seconds) the lease was claimed with: the default of
     # Queue#extend_lease.
     attr_reader :visibility
@@ -73,25 +75,10 @@ module MongoMQ
       Raw.mqs_lease_deadline(@raw)
     end
 
-    # Frees the lease. Closing twice does nothing.
-    def close
-      Raw.mqr_close(@raw)
-      nil
-    end
-
-    def closed?
-      Raw.mqr_closed(@raw)
-    end
-
     def inspect
       return "#<#{self.class.name} (closed)>" if closed?
 
       "#<#{self.class.name} seq=#{seq} group=#{group.inspect} attempts=#{attempts} count=#{count}>"
-    end
-
-    # @api private
-    def raw_handle
-      @raw
     end
   end
 end

@@ -27,7 +27,7 @@ module MongoMQ
         end
       end
 
-      # The log thread (nil until a handler was set).
+      # The log thread (nil while no handler is set).
       attr_reader :thread
 
       private
@@ -35,7 +35,19 @@ module MongoMQ
       def start_thread
         Thread.new do
           Thread.current.name = "mongomq log"
-          loop { deliver(Raw.mqs_log_next(0.25)) }
+          loop do
+            line = Raw.mqs_log_next(0.25)
+            # silenced: this thread ends (the next handler starts another)
+            silenced = @lock.synchronize do
+              next false unless @handler.nil?
+
+              @thread = nil
+              true
+            end
+            break if silenced
+
+            deliver(line)
+          end
         end
       end
 

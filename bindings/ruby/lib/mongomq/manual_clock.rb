@@ -16,6 +16,10 @@ module MongoMQ
   # clock (or dropping it to the GC) while a queue still runs on it is safe: the queue
   # keeps reading its last time (which can then no longer be changed).
   class ManualClock
+    # #close lets go of this handle; queues given the clock keep it. Closing twice does
+    # nothing; other calls raise ClosedError after it.
+    include RawHandle
+
     # start: a Time or seconds since the epoch (Integer, Float, Rational; >= 0).
     def initialize(start)
       @raw = Raw.mqs_clock_new(Check.epoch(start, :start))
@@ -46,24 +50,8 @@ module MongoMQ
       self
     end
 
-    # Lets go of this handle; queues given the clock keep it. Closing twice does
-    # nothing; other calls raise ClosedError after it.
-    def close
-      Raw.mqr_close(@raw)
-      nil
-    end
-
-    def closed?
-      Raw.mqr_closed(@raw)
-    end
-
     def inspect
       closed? ? "#<#{self.class.name} (closed)>" : "#<#{self.class.name} #{now}>"
-    end
-
-    # @api private
-    def raw_handle
-      @raw
     end
   end
 end

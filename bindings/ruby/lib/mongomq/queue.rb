@@ -8,6 +8,8 @@ module MongoMQ
   # Durations are seconds (Integer or Float); times are a Time or seconds since the
   # epoch, on the queue's clock (#now: the server's time).
   class Queue
+    include RawHandle # close (below), closed?
+
     attr_reader :client, :db_name, :prefix
     # The worker id claims use unless they name one (nil: the library's "host:pid").
     attr_accessor :worker_id
@@ -258,12 +260,7 @@ module MongoMQ
     # ClosedError); workers running on it stop. Closing twice does nothing.
     def close
       @workers.dup.each(&:stop)
-      Raw.mqr_close(@raw)
-      nil
-    end
-
-    def closed?
-      Raw.mqr_closed(@raw)
+      super
     end
 
     def inspect

@@ -1062,19 +1062,3 @@ fn log_handler_panic_is_caught_and_replaced_handler_called_from_any_thread() {
     assert_eq!(panics.load(Ordering::SeqCst), n, "the replaced handler is not called any more");
     mongomq::set_log_handler(None);
 }
-
-#[test]
-fn every_contract_scenario_has_its_test() {
-    let contract_path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../CONTRACT.md");
-    let contract = std::fs::read_to_string(contract_path).expect("bindings/CONTRACT.md");
-    let this_file = include_str!("contract.rs");
-    let scenarios: Vec<&str> = contract
-        .lines()
-        .filter_map(|l| l.strip_prefix("| `")?.split_once("` |").map(|(name, _)| name))
-        .filter(|name| name.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_'))
-        .collect();
-    assert!(scenarios.len() > 40, "scenarios of CONTRACT.md: {scenarios:?}");
-    let missing: Vec<&&str> =
-        scenarios.iter().filter(|name| !this_file.contains(&format!("fn test_{name}() {{"))).collect();
-    assert!(missing.is_empty(), "CONTRACT.md scenarios without their test_<name> here: {missing:?}");
-}
