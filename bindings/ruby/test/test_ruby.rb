@@ -327,6 +327,10 @@ class TestRuby < MongoMQTest::Case
       $stderr = old_stderr
       MongoMQ.log_handler = nil
     end
+    # silenced, the log thread ends (within its 0.25 s wait)
+    eventually(within: 5, what: "the log thread to end") do
+      Thread.list.none? { |t| t.name == "mongomq log" && t.alive? }
+    end
   end
 
   def test_versions
