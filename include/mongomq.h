@@ -239,6 +239,19 @@ MQ_API mq_status mq_ack(mq_queue *queue, const mq_lease *lease, mq_error *err);
  * applied reports MQ_OK. */
 MQ_API mq_status mq_nack(mq_queue *queue, const mq_lease *lease, double delay_s, mq_error *err);
 
+/* Gives back a lease no handler ran: for a worker that claimed and then was told to
+ * stop before it started the handler. Unlike mq_nack, it is not a delivery: the lock
+ * gets back the attempts count and the place in line (available_at) the claim found,
+ * so the head is redelivered next as if this claim had not happened, and a service
+ * restarted often never pushes an unhandled event towards the dead letters. Fenced
+ * by the lease's token like mq_ack: MQ_LEASE_LOST (nothing changed) when the group
+ * is no longer this lease's, so it never touches a newer holder's lease. 1 server
+ * command (unclaim.release). After MQ_ERR_CONNECT: retry with the same lease; a retry
+ * that finds its own earlier give-back applied reports MQ_OK. A lease found again by
+ * its token after a lost claim reply does not know its place in line: it goes back
+ * due now. (0.4.0) */
+MQ_API mq_status mq_unclaim(mq_queue *queue, const mq_lease *lease, mq_error *err);
+
 /* Moves the lease's expiry to now + visibility_s (also after a delayed nack: it
  * replaces the delay). 1 server command. MQ_LEASE_LOST as mq_ack. After
  * MQ_ERR_CONNECT: retry (idempotent). */

@@ -221,25 +221,32 @@ char *stats_json(mq_queue *q) {
 
 // ---- repair ----
 
-// repair.groups: every group of messages with its oldest message's priority and
-// not_before (one aggregate); repair.locks: every lock's _id (one find); then
-// repair.lock: one unordered bulk of $setOnInsert upserts for the groups without a
-// lock, the same upsert a publish makes. Returns the locks it created.
+// repair.groups: every group of messages with its head's seq, as a sort on the head
+// index {group_id: 1, _id: 1} and a $group taking each group's $first _id: the shape
+// MongoDB plans as a DISTINCT_SCAN (one index key per group, no document read), with
+// allowDiskUse for a $group past 100 MB. repair.locks: every lock's _id (sorted on
+// _id: a covered scan of the _id index). repair.heads, only when some group has no
+// lock: those heads' priority, not_before and published_at (a find on _id $in). Then
+// repair.lock: one unordered bulk of $setOnInsert upserts, the lock a publish makes,
+// in line from the head's publish time. Returns the locks it created.
 int64_t queue_repair(mq_queue *q) {
     Conn c(q);
-    BsonPtr pipeline = own(BCON_NEW("pipeline", "[",                                    //
-                                    "{", "$sort", "{", "_id", BCON_INT32(1), "}", "}",  //
-                                    "{", "$group", "{",                                 //
-                                    "_id", BCON_UTF8("$group_id"),                      //
-                                    "priority", "{", "$first", BCON_UTF8("$priority"), "}",  //
-                                    "not_before", "{", "$first", BCON_UTF8("$not_before"), "}",  //
-                                    "head", "{", "$first", BCON_UTF8("$_id"), "}",               //
+    return queue_repair(c, q);
+}
+
+int64_t queue_repair(const Conn &c, mq_queue *q) {
+    BsonPtr pipeline = own(BCON_NEW("pipeline", "[",                                                            //
+                                    "{", "$sort", "{", "group_id", BCON_INT32(1), "_id", BCON_INT32(1), "}", "}",  //
+                                    "{", "$group", "{",                                                         //
+                                    "_id", BCON_UTF8("$group_id"),                                              //
+                                    "head", "{", "$first", BCON_UTF8("$_id"), "}",                              //
                                     "}", "}", "]"));
-    std::vector<BsonPtr> groups = aggregate("repair.groups", c.messages(), pipeline.get());
+    BsonPtr disk = own(BCON_NEW("allowDiskUse", BCON_BOOL(true)));
+    std::vector<BsonPtr> groups = aggregate("repair.groups", c.messages(), pipeline.get(), disk.get());
     if (groups.empty()) return 0;
 
     BsonPtr all = own(bson_new());
-    BsonPtr ids_only = own(BCON_NEW("projection", "{", "_id", BCON_INT32(1), "}"));
+    BsonPtr ids_only = own(BCON_NEW("sort", "{", "_id", BCON_INT32(1), "}", "projection", "{", "_id", BCON_INT32(1), "}"));
     std::unordered_set<std::string> locked;
     for (const BsonPtr &lock : find("repair.locks", c.locks(), all.get(), ids_only.get())) {
         bson_iter_t it;
@@ -249,19 +256,45 @@ int64_t queue_repair(mq_queue *q) {
         locked.emplace(id, len);
     }
 
-    std::vector<std::pair<BsonPtr, BsonPtr>> upserts;
+    // The heads of the groups without a lock.
+    Bson heads_filter;
+    bson_t in, list;
+    BSON_APPEND_DOCUMENT_BEGIN(heads_filter.get(), "_id", &in);
+    BSON_APPEND_ARRAY_BEGIN(&in, "$in", &list);
+    uint32_t missing = 0;
     for (const BsonPtr &group : groups) {
-        bson_iter_t it;
+        bson_iter_t it, head;
         if (!bson_iter_init_find(&it, group.get(), "_id") || !BSON_ITER_HOLDS_UTF8(&it)) continue;  // not ours
+        if (!bson_iter_init_find(&head, group.get(), "head") || !BSON_ITER_HOLDS_NUMBER(&head)) continue;
         uint32_t len;
         const char *id = bson_iter_utf8(&it, &len);
         if (locked.count(std::string(id, len)) != 0) continue;
-        int priority = priority_of(group.get(), "priority");
-        double not_before = get_double_or(group.get(), "not_before", 0);
+        char key[16];
+        const char *k;
+        bson_uint32_to_string(missing++, &k, key, sizeof key);
+        bson_append_iter(&list, k, -1, &head);
+    }
+    bson_append_array_end(&in, &list);
+    bson_append_document_end(heads_filter.get(), &in);
+    if (missing == 0) return 0;
+
+    BsonPtr head_fields = own(BCON_NEW("projection", "{", "group_id", BCON_INT32(1), "priority", BCON_INT32(1),  //
+                                       "not_before", BCON_INT32(1), "published_at", BCON_INT32(1), "}"));
+    const double now = q->now();
+    std::vector<std::pair<BsonPtr, BsonPtr>> upserts;
+    for (const BsonPtr &head : find("repair.heads", c.messages(), heads_filter.get(), head_fields.get())) {
+        bson_iter_t it;
+        if (!bson_iter_init_find(&it, head.get(), "group_id") || !BSON_ITER_HOLDS_UTF8(&it)) continue;
+        uint32_t len;
+        const char *id = bson_iter_utf8(&it, &len);
+        int priority = priority_of(head.get(), "priority");
+        double not_before = get_double_or(head.get(), "not_before", 0);
+        double published_at = get_double_or(head.get(), "published_at", 0);  // harel's have none: now
         Bson filter;
         bson_append_utf8(filter.get(), "_id", 3, id, static_cast<int>(len));
         upserts.emplace_back(bson_copy_of(filter.get()),
-                             lock_insert(priority >= 0 ? priority : 0, not_before, get_int64_or(group.get(), "head", 0)));
+                             lock_insert(priority >= 0 ? priority : 0, not_before, get_int64_or(head.get(), "_id", 0),
+                                         published_at > 0 && std::isfinite(published_at) ? published_at : now));
     }
     if (upserts.empty()) return 0;
     // A publish creating one of these groups meanwhile races us on the new _id; the
@@ -285,26 +318,24 @@ void purge_group(mq_queue *q, const std::string &group) {
     BsonPtr by_id = own(BCON_NEW("_id", BCON_UTF8(group.c_str())));
     delete_one("purge.lock", c.locks(), by_id.get());
 
-    BsonPtr head = own(BCON_NEW("sort", "{", "_id", BCON_INT32(1), "}", "limit", BCON_INT64(1)));
+    BsonPtr head = own(BCON_NEW("sort", "{", "_id", BCON_INT32(1), "}", "limit", BCON_INT64(1),  //
+                                "projection", "{", "priority", BCON_INT32(1), "not_before", BCON_INT32(1), "}"));
     std::vector<BsonPtr> left = find("purge.recheck", c.messages(), by_group.get(), head.get());
     if (left.empty()) return;
     // A new life of the group: the lock its publish would have made.
     int priority = priority_of(left[0].get(), "priority");
     double not_before = get_double_or(left[0].get(), "not_before", 0);
-    BsonPtr relock = lock_insert(priority >= 0 ? priority : 0, not_before, get_int64_or(left[0].get(), "_id", 0));
+    BsonPtr relock = lock_insert(priority >= 0 ? priority : 0, not_before, get_int64_or(left[0].get(), "_id", 0), q->now());
     retry_duplicate_key([&] { return update_one("purge.relock", c.locks(), by_id.get(), relock.get(), true); });
 }
 
 // ---- drop ----
 
-// drop_collection, where a collection that is not there is not an error either when
-// the server says so without a code: drop_collection accepts NamespaceNotFound (26),
-// but mongo-java-server (like MongoDB before 3.2) answers {ok: 0, errmsg: "ns not
-// found"} with none, which libmongoc reports as 17 (MONGOC_ERROR_QUERY_FAILURE).
-// drop.messages, drop.locks, drop.dead, drop.counters. Messages before locks (a lock
-// left without messages is harmless: the next claim drops it; the reverse would
-// strand events). Dead letters before the counter: a dead letter is keyed by its
-// seq, and once the counter is gone seqs start again at 1.
+// drop.messages, drop.locks, drop.dead, drop.counters (drop_collection: a collection
+// that is not there is no error). Messages before locks (a lock left without messages
+// is harmless: the next claim drops it; the reverse would strand events). Dead letters
+// before the counter: a dead letter is keyed by its seq, and once the counter is gone
+// seqs start again at 1.
 void drop_queue(mq_queue *q) {
     Conn c(q);
     drop_collection("drop.messages", c.messages());

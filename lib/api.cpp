@@ -41,7 +41,9 @@ void check_lease(const char *fn, const mq_queue *queue, const mq_lease *lease) {
 mq_status lost_or_ok(mq_status status, const char *fn, const mq_lease *lease) {
     if (status == MQ_LEASE_LOST)
         mongomq::fail(MQ_LEASE_LOST, std::string(fn) + ": lease on group \"" + lease->group +
-                                         "\" was lost: it expired and the group moved on");
+                                         "\" was lost: the group is no longer held by it (its lease expired and "
+                                         "another claim took the group, or it was given back, purged, or drained "
+                                         "and dropped); nothing was changed");
     return status;
 }
 
@@ -179,6 +181,13 @@ mq_status mq_nack(mq_queue *queue, const mq_lease *lease, double delay_s, mq_err
         check_lease("mq_nack", queue, lease);
         mongomq::check_seconds("mq_nack", "delay_s", delay_s, true);
         return lost_or_ok(mongomq::queue_nack(queue, lease, delay_s), "mq_nack", lease);
+    });
+}
+
+mq_status mq_unclaim(mq_queue *queue, const mq_lease *lease, mq_error *err) {
+    return guard_queue(err, queue, [&] {
+        check_lease("mq_unclaim", queue, lease);
+        return lost_or_ok(mongomq::queue_unclaim(queue, lease), "mq_unclaim", lease);
     });
 }
 

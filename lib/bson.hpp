@@ -9,6 +9,8 @@
 #include <string>
 #include <utility>
 
+#include "error.hpp"
+
 namespace mongomq {
 
 // An owned bson_t, empty on construction.
@@ -75,9 +77,15 @@ using FindAndModifyOpts = std::unique_ptr<mongoc_find_and_modify_opts_t, FamOpts
 // A client borrowed from the pool for one operation, pushed back by the destructor.
 class PooledClient {
 public:
+    // Waits for a free client when all maxPoolSize are in use: a wait that ends, since
+    // no call of the library holds one client while it takes another (a call that
+    // needs a second command passes its Conn down). libmongoc returns none after the
+    // URI's waitQueueTimeoutMS, if it sets one.
     explicit PooledClient(mongoc_client_pool_t *pool)
         : pool_(pool), client_(mongoc_client_pool_pop(pool)) {
-        if (client_ == nullptr) throw std::bad_alloc();
+        if (client_ == nullptr)
+            fail(MQ_ERR_CONNECT, "no pooled connection became free within the URI's waitQueueTimeoutMS "
+                                 "(every one of maxPoolSize was in use)");
     }
     ~PooledClient() { mongoc_client_pool_push(pool_, client_); }
     PooledClient(const PooledClient &) = delete;

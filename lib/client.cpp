@@ -10,16 +10,44 @@
 
 namespace mongomq {
 
-void fail_mongoc(const char *command, const bson_error_t &error) {
+bool is_outcome_unknown_code(int code) {
+    switch (code) {
+        case 6:      // HostUnreachable
+        case 7:      // HostNotFound
+        case 89:     // NetworkTimeout
+        case 91:     // ShutdownInProgress
+        case 189:    // PrimarySteppedDown
+        case 262:    // ExceededTimeLimit
+        case 9001:   // SocketException
+        case 10107:  // NotWritablePrimary
+        case 11600:  // InterruptedAtShutdown
+        case 11602:  // InterruptedDueToReplStateChange
+        case 13435:  // NotPrimaryNoSecondaryOk
+        case 13436:  // NotPrimaryOrSecondary
+            return true;
+        default:
+            return false;
+    }
+}
+
+void fail_mongoc(const char *command, const bson_error_t &error, const bson_t *reply) {
     std::string msg = std::string(command) + ": " + error.message;
     // Could not reach (or keep) a server: selection timed out or the socket failed.
     if (error.domain == MONGOC_ERROR_SERVER_SELECTION || error.domain == MONGOC_ERROR_STREAM)
         fail(MQ_ERR_CONNECT, msg);
-    if (error.domain == MONGOC_ERROR_SERVER || error.domain == MONGOC_ERROR_WRITE_CONCERN ||
-        error.domain == MONGOC_ERROR_QUERY || error.domain == MONGOC_ERROR_COMMAND ||
-        error.domain == MONGOC_ERROR_COLLECTION)
-        fail(MQ_ERR_SERVER, msg, static_cast<int>(error.code));
-    fail(MQ_ERR_SERVER, msg, 0);
+    const bool server = error.domain == MONGOC_ERROR_SERVER || error.domain == MONGOC_ERROR_WRITE_CONCERN ||
+                        error.domain == MONGOC_ERROR_QUERY || error.domain == MONGOC_ERROR_COMMAND ||
+                        error.domain == MONGOC_ERROR_COLLECTION;
+    const int code = server ? static_cast<int>(error.code) : 0;
+    const bool labelled = reply != nullptr && mongoc_error_has_label(reply, "RetryableWriteError");
+    if ((server && is_outcome_unknown_code(code)) || labelled)
+        fail(MQ_ERR_CONNECT,
+             msg + " (server code " + std::to_string(code) +
+                 (labelled ? ", RetryableWriteError" : "") +
+                 ": the primary stepped down, shut down or lost the connection under the command; a write may "
+                 "have been applied)",
+             code);
+    fail(MQ_ERR_SERVER, msg, code);
 }
 
 namespace {
@@ -31,9 +59,18 @@ void count_command(const mongoc_apm_command_started_t *event) {
 }
 
 // The write concern of every write to a queue's collections: the URI's when it sets
-// w, else w:"majority" (with the URI's wtimeoutMS and journal, if any). w=0 (and the
-// deprecated -1) is refused: unacknowledged writes report no match counts, so every
-// fenced update would look like a lost lease.
+// w, else w:"majority". w=0 (and the deprecated -1) is refused: unacknowledged writes
+// report no match counts, so every fenced update would look like a lost lease. A
+// write concern that waits for other members (majority, or w > 1) always has a time
+// limit: the URI's wtimeoutMS, else kDefaultWtimeoutMs; without one, a write to a set
+// that cannot reach the write concern (its secondary down behind an arbiter) waits
+// until socketTimeoutMS (300 s), and then the driver's retry waits again. A wtimeout
+// is not a failure of the call (the write was applied: see note_write_concern_error).
+// journal=false with majority is refused: a majority write is journaled on every
+// member that acknowledges it (writeConcernMajorityJournalDefault), so {j: false}
+// asks for something MongoDB does not do, and sending it would claim it did.
+constexpr int64_t kDefaultWtimeoutMs = 10000;
+
 mongoc_write_concern_t *queue_write_concern(const mongoc_uri_t *uri) {
     const mongoc_write_concern_t *given = mongoc_uri_get_write_concern(uri);
     int32_t w = mongoc_write_concern_get_w(given);
@@ -44,8 +81,20 @@ mongoc_write_concern_t *queue_write_concern(const mongoc_uri_t *uri) {
                  "count); leave w out (mongomq then uses w=majority) or set w=majority or w=1");
     mongoc_write_concern_t *wc = mongoc_write_concern_copy(given);
     if (wc == nullptr) throw std::bad_alloc();
-    if (w == MONGOC_WRITE_CONCERN_W_DEFAULT && !mongoc_write_concern_get_wmajority(given))
-        mongoc_write_concern_set_wmajority(wc, static_cast<int32_t>(mongoc_write_concern_get_wtimeout_int64(given)));
+    const int64_t wtimeout = mongoc_write_concern_get_wtimeout_int64(given);
+    const int64_t bounded = wtimeout > 0 ? wtimeout : kDefaultWtimeoutMs;
+    const bool majority = w == MONGOC_WRITE_CONCERN_W_DEFAULT || mongoc_write_concern_get_wmajority(given);
+    if (majority && mongoc_write_concern_journal_is_set(given) && !mongoc_write_concern_get_journal(given)) {
+        mongoc_write_concern_destroy(wc);
+        fail(MQ_ERR_ARG,
+             "mq_client_new: uri option journal=false is refused with w=majority (mongomq's default when the uri "
+             "sets no w): majority writes are journaled on the members that acknowledge them; leave journal out, "
+             "or set w=1 with journal=false");
+    }
+    if (majority)
+        mongoc_write_concern_set_wmajority(wc, static_cast<int32_t>(bounded));
+    else if (w > 1)
+        mongoc_write_concern_set_wtimeout_int64(wc, bounded);
     return wc;
 }
 

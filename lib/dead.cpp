@@ -57,7 +57,7 @@ mq_status mq_dead_requeue(mq_queue *queue, int64_t seq, int64_t *new_seq, mq_err
         bool text = bson_iter_init_find(&it, doc, "event") && BSON_ITER_HOLDS_UTF8(&it);
         int priority = mongomq::get_int_or(doc, "priority", 0);
         std::vector<mongomq::Outgoing> one{{&group, event.data(), event.size(), text, priority, 0}};
-        int64_t fresh = mongomq::queue_publish(queue, one);
+        int64_t fresh = mongomq::queue_publish(c, queue, one);  // on this call's connection
         mongomq::delete_one("dead.delete", c.dead(), id.get());
         if (new_seq != nullptr) *new_seq = fresh;
         return MQ_OK;

@@ -27,6 +27,21 @@ Hook g_hook{nullptr, nullptr};
 thread_local bool t_lose_reply = false;
 // The write-concern error code the hook asked this thread's command to end with.
 thread_local int t_write_concern_code = 0;
+// The server error the hook asked this thread's applied command to end with, and
+// whether its reply carries the RetryableWriteError label.
+thread_local int t_applied_code = 0;
+thread_local bool t_applied_labelled = false;
+
+// Fails as the server would have answered with `code`: through fail_mongoc, so an
+// injected step-down error is classified as the library classifies a real one.
+[[noreturn]] void fail_server_code(const char *command, int code, bool labelled, const char *how) {
+    bson_error_t error;
+    bson_set_error(&error, MONGOC_ERROR_SERVER, static_cast<uint32_t>(code), "injected server error %d%s", code, how);
+    mongomq::BsonPtr reply = mongomq::own(labelled ? BCON_NEW("ok", BCON_INT32(0), "code", BCON_INT32(code),
+                                                             "errorLabels", "[", BCON_UTF8("RetryableWriteError"), "]")
+                                                   : BCON_NEW("ok", BCON_INT32(0), "code", BCON_INT32(code)));
+    mongomq::fail_mongoc(command, error, reply.get());
+}
 
 // The test observers: a flag for the common case (none), the pair under a mutex.
 struct CommandObserver {
@@ -68,6 +83,18 @@ extern "C" int mongomq_non_simple_collation(const bson_t *collection_info, char 
     return collation.empty() ? 0 : 1;
 }
 
+extern "C" int mongomq_classify_error(uint32_t domain, uint32_t code, const bson_t *reply, int *server_code) {
+    bson_error_t error;
+    bson_set_error(&error, domain, code, "classified");
+    try {
+        mongomq::fail_mongoc("classify", error, reply);
+    } catch (const mongomq::Failure &f) {
+        if (server_code != nullptr) *server_code = f.server_code;
+        return f.status;
+    }
+    return MQ_OK;
+}
+
 extern "C" double mongomq_clock_offset(double t0, double t1, int64_t server_ms) {
     return mongomq::clock_offset(t0, t1, server_ms);
 }
@@ -76,6 +103,7 @@ namespace mongomq {
 
 void fault_point(const char *command) {
     t_write_concern_code = 0;  // a command before this one may have failed before its fault_reply
+    t_applied_code = 0;
     if (!g_enabled.load(std::memory_order_relaxed)) return;
     Hook hook;
     {
@@ -87,6 +115,16 @@ void fault_point(const char *command) {
     if (hook.fn == nullptr) return;
     int code = hook.fn(command, hook.ctx);
     if (code == 0) return;
+    if (code <= MONGOMQ_FAULT_APPLIED_LABELLED(1)) {
+        t_applied_code = -(code + 300000);
+        t_applied_labelled = true;
+        return;
+    }
+    if (code <= MONGOMQ_FAULT_APPLIED_ERROR(1)) {
+        t_applied_code = -(code + 200000);
+        t_applied_labelled = false;
+        return;
+    }
     if (code <= MONGOMQ_FAULT_WRITE_CONCERN(1)) {
         t_write_concern_code = -(code + 100000);
         return;
@@ -96,7 +134,7 @@ void fault_point(const char *command) {
         return;
     }
     if (code < 0) fail(MQ_ERR_CONNECT, std::string(command) + ": injected connection failure");
-    fail(MQ_ERR_SERVER, std::string(command) + ": injected server error " + std::to_string(code), code);
+    fail_server_code(command, code, false, "");
 }
 
 void fault_reply(const char *command) {
@@ -104,6 +142,11 @@ void fault_reply(const char *command) {
         int code = t_write_concern_code;
         t_write_concern_code = 0;
         note_write_concern_error(command, code, "injected write concern error " + std::to_string(code));
+    }
+    if (t_applied_code != 0) {
+        int code = t_applied_code;
+        t_applied_code = 0;
+        fail_server_code(command, code, t_applied_labelled, " (the server applied the command)");
     }
     if (!t_lose_reply) return;
     t_lose_reply = false;

@@ -7,7 +7,13 @@
 // (MONGOMQ_FAULT_LOSE_REPLY) to send it, let the server apply it, and then fail as if
 // the connection dropped before the reply arrived (a lost reply), or return
 // MONGOMQ_FAULT_WRITE_CONCERN(code) to send it, let the server apply it, and then
-// treat its reply as carrying a writeConcernError with that code (a wtimeout: 64).
+// treat its reply as carrying a writeConcernError with that code (a wtimeout: 64), or
+// return MONGOMQ_FAULT_APPLIED_ERROR(code) to send it, let the server apply it, and
+// then fail as if the server had answered with that error code (a primary that steps
+// down right after applying a write: 10107), or MONGOMQ_FAULT_APPLIED_LABELLED(code)
+// for the same with the RetryableWriteError label on the reply. Injected server
+// errors (code > 0 and these) go through the library's own classification
+// (fail_mongoc), as the server's would.
 //
 // Two observers serve the tests that inspect what the library sends: every command
 // any client of the library starts (libmongoc's APM, also the watcher's client), and
@@ -31,6 +37,14 @@ typedef int (*mongomq_fault_fn)(const char *command, void *ctx);
 #define MONGOMQ_FAULT_LOSE_REPLY (-2)
 /* code > 0: the command is applied and then fails only by its write concern. */
 #define MONGOMQ_FAULT_WRITE_CONCERN(code) (-100000 - (code))
+/* code > 0: the command is applied and then fails with that server error. */
+#define MONGOMQ_FAULT_APPLIED_ERROR(code) (-200000 - (code))
+/* ... and its reply carries the RetryableWriteError label. */
+#define MONGOMQ_FAULT_APPLIED_LABELLED(code) (-300000 - (code))
+
+/* lib/store.cpp's reading of a failed command: the status and code the library gives
+ * for libmongoc's error (domain, code) and the server's reply (may be NULL). */
+int mongomq_classify_error(uint32_t domain, uint32_t code, const bson_t *reply, int *server_code);
 
 /* Called for every command a client of the library starts, on the thread that starts
  * it: the command's name ("find", "getMore", ...), its database and its body as sent

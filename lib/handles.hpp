@@ -61,6 +61,7 @@ struct mq_queue {
     std::atomic<int64_t> repair_last_ns{0};
     std::atomic<uint64_t> repair_runs{0};
     std::atomic<uint64_t> repair_fixed{0};
+    std::atomic<uint64_t> repair_failures{0};      // automatic repairs that failed (logged)
 
     std::mutex waiters_mu;                         // guards the creation of waiters
     mongomq::Waiters *waiters = nullptr;           // made by the first mq_claim_wait
@@ -119,6 +120,11 @@ struct mq_lease {
     mutable std::atomic<double> deadline{0};
     bool more_after = false;  // the claim saw another event behind the last item
     int64_t next_seq = 0;     // that event's seq (when more_after): ack.release's new head
+    // The lock as the claim found it: its available_at (the group's place in line) and
+    // its attempts before this delivery, so mq_unclaim can put both back; prior_known
+    // false when the claim found its lease by token after a lost reply (claim.recover).
+    bool prior_known = false;
+    double prior_available_at = 0;
     // An ack or nack of this lease failed with MQ_ERR_CONNECT after its lock write was
     // sent: the write may have been applied. A retry whose fenced write then matches
     // nothing is that write's own doing, not a lost lease (docs/design.md, "Lost

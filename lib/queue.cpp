@@ -5,6 +5,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -74,16 +75,17 @@ auto retry_connect(Op op) -> decltype(op()) {
         try {
             return op();
         } catch (const Failure &f) {
-            if (f.status != MQ_ERR_CONNECT || attempt >= kConnectTries) throw;
+            if (!outcome_unknown(f) || attempt >= kConnectTries) throw;
         }
         std::this_thread::sleep_for(pause);
         pause *= 2;
     }
 }
 
-void ensure_lock(const char *name, const Conn &c, const std::string &group, int priority, int64_t head) {
+void ensure_lock(const char *name, const Conn &c, const std::string &group, int priority, int64_t head,
+                 double due) {
     BsonPtr filter = lock_filter(group);
-    BsonPtr update = lock_insert(priority, 0, head);
+    BsonPtr update = lock_insert(priority, 0, head, due);
     retry_connect([&] {
         return retry_duplicate_key([&] { return update_one(name, c.locks(), filter.get(), update.get(), true); });
     });
@@ -103,12 +105,19 @@ BsonPtr fenced(const std::string &group, const std::string &token) {
 // The re-created lock keeps the dropped lock's priority: a publish that raced the drop
 // belongs to the group's current life (as it would have a moment earlier), not a new
 // one. harel's messages carry no priority, so it could not come from them.
-void recheck_group(const char *recheck, const char *relock, const Conn &c, const std::string &group,
+void recheck_group(const char *recheck, const char *relock, const Conn &c, mq_queue *q, const std::string &group,
                    int priority) {
+    // The head's seq and publish time only (an event may be 16 MiB): the group_id
+    // index {group_id: 1, _id: 1} finds it (IXSCAN, one key, one document).
     BsonPtr filter = own(BCON_NEW("group_id", BCON_UTF8(group.c_str())));
-    BsonPtr opts = own(BCON_NEW("sort", "{", "_id", BCON_INT32(1), "}", "limit", BCON_INT64(1)));
+    BsonPtr opts = own(BCON_NEW("sort", "{", "_id", BCON_INT32(1), "}", "limit", BCON_INT64(1),  //
+                                "projection", "{", "_id", BCON_INT32(1), "published_at", BCON_INT32(1), "}"));
     std::vector<BsonPtr> left = retry_connect([&] { return find(recheck, c.messages(), filter.get(), opts.get()); });
-    if (!left.empty()) ensure_lock(relock, c, group, priority, get_int64_or(left[0].get(), "_id", 0));
+    if (left.empty()) return;
+    // In line from when the raced event was published (as its own publish's lock
+    // would be); a harel event has no publish time: from now.
+    double due = get_double_or(left[0].get(), "published_at", 0);
+    ensure_lock(relock, c, group, priority, get_int64_or(left[0].get(), "_id", 0), due > 0 ? due : q->now());
 }
 
 // Deletes a lock we hold, then re-checks (recheck_group).
@@ -118,16 +127,16 @@ void recheck_group(const char *recheck, const char *relock, const Conn &c, const
 // lost after the server applied it), the re-check still runs before the failure is
 // rethrown, so a publish that raced the drop is never left without a lock; if the drop
 // was not applied, our lock stays until a retry drops it or it expires.
-bool drop_lock(const char *drop, const char *recheck, const char *relock, const Conn &c,
+bool drop_lock(const char *drop, const char *recheck, const char *relock, const Conn &c, mq_queue *q,
                const std::string &group, const std::string &token, int priority) {
     try {
         if (delete_one(drop, c.locks(), fenced(group, token).get()) == 0) return false;
     } catch (const Failure &f) {
-        if (f.status != MQ_ERR_CONNECT) throw;
-        recheck_group(recheck, relock, c, group, priority);
+        if (!outcome_unknown(f)) throw;
+        recheck_group(recheck, relock, c, q, group, priority);
         throw;
     }
-    recheck_group(recheck, relock, c, group, priority);
+    recheck_group(recheck, relock, c, q, group, priority);
     return true;
 }
 
@@ -135,12 +144,15 @@ bool drop_lock(const char *drop, const char *recheck, const char *relock, const 
 
 // The upsert that makes a group claimable if it has no lock. $setOnInsert only: a
 // group that is leased or parked keeps its available_at and token, and the priority
-// of the publish that created the group stays (harel's rule). A group whose first
-// event is scheduled starts parked until then. `head` (0: unknown, left out) is the
-// event the lock's attempts count (design.md, "Attempts").
-BsonPtr lock_insert(int priority, double not_before, int64_t head) {
+// of the publish that created the group stays (harel's rule). A new group joins the
+// line at `due`, its first publish's time (fairness, design.md "Round-robin and
+// fairness": harel's 0.0 would put every new group ahead of every group released
+// since, so a stream of new groups could starve the old ones without bound). A group
+// whose first event is scheduled starts parked until then. `head` (0: unknown, left
+// out) is the event the lock's attempts count (design.md, "Attempts").
+BsonPtr lock_insert(int priority, double not_before, int64_t head, double due) {
     Bson fields;
-    BSON_APPEND_DOUBLE(fields.get(), "available_at", not_before > 0 ? not_before : 0.0);
+    BSON_APPEND_DOUBLE(fields.get(), "available_at", std::max(not_before, due > 0 ? due : 0.0));
     BSON_APPEND_NULL(fields.get(), "token");
     BSON_APPEND_INT32(fields.get(), "priority", priority);
     BSON_APPEND_INT32(fields.get(), "attempts", 0);
@@ -232,6 +244,10 @@ void queue_open(mq_queue *q) {
 // publish.insert (insertMany), publish.lock (one unordered bulk of upserts).
 int64_t queue_publish(mq_queue *q, const std::vector<Outgoing> &events) {
     Conn c(q);
+    return queue_publish(c, q, events);
+}
+
+int64_t queue_publish(const Conn &c, mq_queue *q, const std::vector<Outgoing> &events) {
     const auto count = static_cast<int64_t>(events.size());
 
     // 1. Seqs first..first+count-1. We ask for the counter as it was before the $inc
@@ -279,7 +295,7 @@ int64_t queue_publish(mq_queue *q, const std::vector<Outgoing> &events) {
         const Outgoing &e = events[i];
         if (!seen.insert(*e.group).second) continue;
         upserts.emplace_back(lock_filter(*e.group),
-                             lock_insert(e.priority, e.not_before, first + static_cast<int64_t>(i)));
+                             lock_insert(e.priority, e.not_before, first + static_cast<int64_t>(i), now));
     }
     // Two publishers creating one group race on the new _id: the loser's retry finds
     // the lock; every upsert is $setOnInsert only, so repeating the bulk is harmless,
@@ -293,7 +309,7 @@ int64_t queue_publish(mq_queue *q, const std::vector<Outgoing> &events) {
         // A lost reply: the events may be in. Lock their groups all the same (a lock
         // without events is harmless: the next claim drops it), so none is stranded,
         // then report the failure: a retry publishes them again (new seqs).
-        if (f.status != MQ_ERR_CONNECT) throw;
+        if (!outcome_unknown(f)) throw;
         try {
             lock_groups();
         } catch (const Failure &) {  // still down: the automatic repair heals them
@@ -378,8 +394,11 @@ void move_to_dead(mq_queue *q, const Conn &c, const bson_t *head, int64_t seq, i
 // has passed since the last one (in this process), one claimer runs mq_repair's
 // commands (repair.groups, repair.locks, maybe repair.lock). It heals what no retry
 // covers: a publisher or a drop's re-check that died, or a network down past
-// retry_connect's tries. True when it made a lock (the caller claims again).
-bool auto_repair(mq_queue *q) {
+// retry_connect's tries. True when it made a lock (the caller claims again). It runs on
+// the claim's own connection (a second one from the pool could deadlock it). A repair
+// that fails is counted and logged, and the claim reports what it found (nothing
+// due): a repair is upkeep, and its failure must not fail the claim that ran it.
+bool auto_repair(const Conn &c, mq_queue *q) {
     const double interval = q->repair_interval.load();
     if (interval <= 0) return false;
     const int64_t now = std::chrono::duration_cast<std::chrono::nanoseconds>(
@@ -392,7 +411,15 @@ bool auto_repair(mq_queue *q) {
     }
     if (static_cast<double>(now - last) < interval * 1e9) return false;
     if (!q->repair_last_ns.compare_exchange_strong(last, now)) return false;  // another claimer runs it
-    int64_t fixed = queue_repair(q);
+    int64_t fixed = 0;
+    try {
+        fixed = queue_repair(c, q);
+    } catch (const Failure &f) {
+        q->repair_failures.fetch_add(1);
+        log_warning("automatic repair of " + q->ns + " failed (it runs again in " + std::to_string(interval) +
+                    " s; mq_repair runs it by hand): " + f.message);
+        return false;
+    }
     q->repair_runs.fetch_add(1);
     q->repair_fixed.fetch_add(static_cast<uint64_t>(fixed));
     return fixed > 0;
@@ -439,9 +466,15 @@ mq_lease *queue_claim(mq_queue *q, const std::string &worker, double visibility,
         spec.return_new = false;
         BsonPtr lock;
         int pre_attempts;
+        bool prior_known = false;  // the lock's available_at before our lease (for mq_unclaim)
+        double prior_available_at = 0;
         try {
             lock = find_and_modify("claim.lease", c.locks(), spec);
-            if (lock) pre_attempts = get_int_or(lock.get(), "attempts", 0);  // harel's locks have none
+            if (lock) {
+                pre_attempts = get_int_or(lock.get(), "attempts", 0);  // harel's locks have none
+                prior_known = true;
+                prior_available_at = get_double_or(lock.get(), "available_at", 0);
+            }
         } catch (const Failure &f) {
             // A lost reply: the lease may have been taken, under a token only we know.
             // Look for it; found, it is ours (its attempts already counted this
@@ -459,8 +492,13 @@ mq_lease *queue_claim(mq_queue *q, const std::string &worker, double visibility,
                     continue;
                 }
             }
-            if (f.status != MQ_ERR_CONNECT) throw;
-            BsonPtr mine = own(BCON_NEW("token", BCON_UTF8(token.c_str())));
+            if (!outcome_unknown(f)) throw;
+            // The lease, if taken, has the priority the claim's filter allowed and the
+            // available_at it set: the claim index's fields (a point in one of the
+            // $in's scans), then the token; a filter on the token alone would walk
+            // every lock.
+            BsonPtr mine = floor_filter(min_priority, "$eq", now + visibility);
+            BSON_APPEND_UTF8(mine.get(), "token", token.c_str());
             BsonPtr one = own(BCON_NEW("limit", BCON_INT64(1)));
             std::vector<BsonPtr> found = retry_connect([&] { return find("claim.recover", c.locks(), mine.get(), one.get()); });
             if (found.empty()) throw;
@@ -468,7 +506,7 @@ mq_lease *queue_claim(mq_queue *q, const std::string &worker, double visibility,
             pre_attempts = get_int_or(lock.get(), "attempts", 1) - 1;
         }
         if (!lock) {
-            if (!repaired && auto_repair(q)) {  // it made a group claimable: look again
+            if (!repaired && auto_repair(c, q)) {  // it made a group claimable: look again
                 repaired = true;
                 continue;
             }
@@ -504,7 +542,7 @@ mq_lease *queue_claim(mq_queue *q, const std::string &worker, double visibility,
             // A lock without messages (a drained group whose ack re-locked it, a
             // harel peer's leftover, or the dead letters took the last event): drop
             // it, closing the orphan race, and go on.
-            drop_lock("claim.drop", "claim.recheck", "claim.relock", c, group, token, priority);
+            drop_lock("claim.drop", "claim.recheck", "claim.relock", c, q, group, token, priority);
             continue;
         }
         const int64_t head = get_int64(heads[0].get(), "_id", "claim.head");
@@ -531,6 +569,8 @@ mq_lease *queue_claim(mq_queue *q, const std::string &worker, double visibility,
         lease->token = token;
         lease->attempts = attempts;
         lease->priority = priority;
+        lease->prior_known = prior_known;
+        lease->prior_available_at = prior_available_at;
         lease->deadline.store(now + visibility);
         // Consecutive events up to max_events, stopping before one scheduled for later.
         size_t i = 0;
@@ -568,7 +608,12 @@ mq_status queue_ack(mq_queue *q, const mq_lease *lease) {
     // group_id too: on a messages collection sharded on {group_id, _id} the delete goes
     // to one shard (docs/design.md, "Deployments").
     BSON_APPEND_UTF8(ids.get(), "group_id", lease->group.c_str());
-    delete_many("ack.delete", c.messages(), ids.get());
+    // One event: deleteOne, which libmongoc retries once after a network error or a
+    // step-down (a retryable write); deleteMany never is.
+    if (lease->items.size() == 1)
+        delete_one("ack.delete", c.messages(), ids.get());
+    else
+        delete_many("ack.delete", c.messages(), ids.get());
 
     // 2. Release the group, fenced by the token (matching nothing = we lost it, or an
     //    earlier try of this ack whose reply was lost released it: outcome_unknown).
@@ -586,15 +631,15 @@ mq_status queue_ack(mq_queue *q, const mq_lease *lease) {
         // The claim saw nothing behind its events: the group drains. The lock goes (so
         // the next publish sets the group's priority afresh); drop_lock re-checks for a
         // publish that landed meanwhile.
-        if (drop_lock("ack.drop", "ack.recheck", "ack.relock", c, lease->group, lease->token, lease->priority))
+        if (drop_lock("ack.drop", "ack.recheck", "ack.relock", c, q, lease->group, lease->token, lease->priority))
             return MQ_OK;
         if (!lease->outcome_unknown.load()) return MQ_LEASE_LOST;
         // An earlier try's drop may have been applied with its re-check failing after
         // it: re-check now, so a retry always heals the group.
-        recheck_group("ack.recheck", "ack.relock", c, lease->group, lease->priority);
+        recheck_group("ack.recheck", "ack.relock", c, q, lease->group, lease->priority);
         return MQ_OK;
     } catch (const Failure &f) {
-        if (f.status == MQ_ERR_CONNECT) lease->outcome_unknown.store(true);
+        if (outcome_unknown(f)) lease->outcome_unknown.store(true);
         throw;
     }
 }
@@ -618,7 +663,26 @@ mq_status queue_nack(mq_queue *q, const mq_lease *lease, double delay) {
         if (update_one("nack.retry", c.locks(), filter.get(), retry.get(), false) > 0) return MQ_OK;
         return lease->outcome_unknown.load() ? MQ_OK : MQ_LEASE_LOST;
     } catch (const Failure &f) {
-        if (f.status == MQ_ERR_CONNECT && delay <= 0) lease->outcome_unknown.store(true);
+        if (outcome_unknown(f) && delay <= 0) lease->outcome_unknown.store(true);
+        throw;
+    }
+}
+
+// unclaim: unclaim.release (one fenced updateOne). Not a delivery: the lock gets back
+// what the claim found (its available_at, so the group keeps its place in line, and its
+// attempts), with the token cleared. The fence keeps it from touching a newer holder.
+mq_status queue_unclaim(mq_queue *q, const mq_lease *lease) {
+    Conn c(q);
+    const double place = lease->prior_known ? lease->prior_available_at : q->now();
+    BsonPtr back = own(BCON_NEW("$set", "{", "available_at", BCON_DOUBLE(place), "token", BCON_NULL,  //
+                                "attempts", BCON_INT32(lease->attempts > 0 ? lease->attempts - 1 : 0), "}"));
+    try {
+        if (update_one("unclaim.release", c.locks(), fenced(lease->group, lease->token).get(), back.get(), false) > 0)
+            return MQ_OK;
+        // It clears the token: a retry after an unknown outcome matches nothing.
+        return lease->outcome_unknown.load() ? MQ_OK : MQ_LEASE_LOST;
+    } catch (const Failure &f) {
+        if (outcome_unknown(f)) lease->outcome_unknown.store(true);
         throw;
     }
 }

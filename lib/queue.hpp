@@ -31,8 +31,14 @@ double clock_offset(double t0, double t1, int64_t server_ms);
 // open: open.indexes (2 commands) and open.clock (1): sets q->clock_offset.
 void queue_open(mq_queue *q);
 
+class Conn;  // store.hpp
+
 // publish (one event or a batch): 3 commands. Returns the first seq; the others follow.
+// The second form runs on a connection the caller holds (mq_dead_requeue): no call
+// holds one pooled client while it takes another, or a pool of k slots deadlocks
+// under k such calls at once.
 int64_t queue_publish(mq_queue *q, const std::vector<Outgoing> &events);
+int64_t queue_publish(const Conn &c, mq_queue *q, const std::vector<Outgoing> &events);
 
 // claim up to max_events (>= 1) consecutive events of one due group; nullptr when
 // no group is due.
@@ -41,16 +47,20 @@ mq_lease *queue_claim(mq_queue *q, const std::string &worker, double visibility,
 
 mq_status queue_ack(mq_queue *q, const mq_lease *lease);
 mq_status queue_nack(mq_queue *q, const mq_lease *lease, double delay);
+// mq_unclaim: the lease back as the claim found it (its place in line, its attempts).
+mq_status queue_unclaim(mq_queue *q, const mq_lease *lease);
 mq_status queue_extend(mq_queue *q, const mq_lease *lease, double visibility);
 
-// The lock a publish makes for a new group (a $setOnInsert update): claimable now, or
+// The lock a publish makes for a new group (a $setOnInsert update): in line from
+// `due` (the publish's time: a new group waits behind groups released before it), or
 // parked until not_before; `head` is the seq of the group's first event (0: unknown),
-// the event its attempts count (docs/design.md, "Attempts").
-BsonPtr lock_insert(int priority, double not_before, int64_t head);
+// the event its attempts count (docs/design.md, "Attempts", "Round-robin and fairness").
+BsonPtr lock_insert(int priority, double not_before, int64_t head, double due);
 
 // mq_repair: re-creates the lock of every group that has events but none. Returns the
-// locks it created. (lib/admin.cpp)
+// locks it created. (lib/admin.cpp) The claim's automatic repair passes its own Conn.
 int64_t queue_repair(mq_queue *q);
+int64_t queue_repair(const Conn &c, mq_queue *q);
 
 // When the next group at this priority floor becomes due (the smallest available_at
 // above now: a lease, park or schedule running out), or 0 if none is waiting.

@@ -30,15 +30,35 @@ namespace {
 
 // A write that failed only by its write concern (a wtimeout, a replica set that lost
 // its majority) was applied, and the reply carries its result: note it for the call's
-// mq_error and go on. Any other error is the command's failure.
-void applied_or_fail(const char *name, const bson_error_t &error) {
-    if (error.domain != MONGOC_ERROR_WRITE_CONCERN) fail_mongoc(name, error);
+// mq_error and go on. Any other error is the command's failure. libmongoc reports a
+// findAndModify whose reply has a writeConcernError as a write-concern error even when
+// the command itself failed (ok: 0, e.g. NotWritablePrimary): such a reply is the
+// command's own failure, with its own code (and its labels).
+void applied_or_fail(const char *name, const bson_error_t &error, const bson_t *reply) {
+    if (error.domain != MONGOC_ERROR_WRITE_CONCERN) fail_mongoc(name, error, reply);
+    bson_iter_t it;
+    if (reply != nullptr && bson_iter_init_find(&it, reply, "ok") && BSON_ITER_HOLDS_NUMBER(&it) &&
+        bson_iter_as_double(&it) == 0) {
+        bson_error_t own_error = error;
+        own_error.domain = MONGOC_ERROR_SERVER;
+        own_error.code = static_cast<uint32_t>(get_int_or(reply, "code", 0));
+        if (bson_iter_init_find(&it, reply, "errmsg") && BSON_ITER_HOLDS_UTF8(&it))
+            bson_strncpy(own_error.message, bson_iter_utf8(&it, nullptr), sizeof own_error.message);
+        fail_mongoc(name, own_error, reply);
+    }
     note_write_concern_error(name, static_cast<int>(error.code), error.message);
 }
 
 // Read commands: the read preference they go out with, for the tests' inspection.
 void observe_read(const char *name, mongoc_collection_t *coll) {
     observe_read_prefs(name, mongoc_read_prefs_get_mode(mongoc_collection_get_read_prefs(coll)));
+}
+
+// A cursor's error, if any, with the server's reply (its labels).
+void fail_cursor(const char *name, mongoc_cursor_t *cursor) {
+    bson_error_t error;
+    const bson_t *reply = nullptr;
+    if (mongoc_cursor_error_document(cursor, &error, &reply)) fail_mongoc(name, error, reply);
 }
 
 int64_t reply_count(const bson_t *reply, const char *field) {
@@ -62,7 +82,7 @@ BsonPtr find_and_modify(const char *name, mongoc_collection_t *coll, const FamSp
     Bson reply;
     bson_error_t error;
     if (!mongoc_collection_find_and_modify_with_opts(coll, spec.query, opts.get(), reply.get(), &error))
-        applied_or_fail(name, error);
+        applied_or_fail(name, error, reply.get());
     fault_reply(name);
     bson_iter_t it;
     if (!bson_iter_init_find(&it, reply.get(), "value") || !BSON_ITER_HOLDS_DOCUMENT(&it)) return BsonPtr();
@@ -76,8 +96,9 @@ BsonPtr find_and_modify(const char *name, mongoc_collection_t *coll, const FamSp
 
 void insert_one(const char *name, mongoc_collection_t *coll, const bson_t *doc) {
     fault_point(name);
+    Bson reply;
     bson_error_t error;
-    if (!mongoc_collection_insert_one(coll, doc, nullptr, nullptr, &error)) applied_or_fail(name, error);
+    if (!mongoc_collection_insert_one(coll, doc, nullptr, reply.get(), &error)) applied_or_fail(name, error, reply.get());
     fault_reply(name);
 }
 
@@ -89,7 +110,7 @@ int64_t update_one(const char *name, mongoc_collection_t *coll, const bson_t *fi
     Bson reply;
     bson_error_t error;
     if (!mongoc_collection_update_one(coll, filter, update, opts.get(), reply.get(), &error))
-        applied_or_fail(name, error);
+        applied_or_fail(name, error, reply.get());
     fault_reply(name);
     return reply_count(reply.get(), "matchedCount") + reply_count(reply.get(), "upsertedCount");
 }
@@ -98,7 +119,8 @@ int64_t delete_one(const char *name, mongoc_collection_t *coll, const bson_t *fi
     fault_point(name);
     Bson reply;
     bson_error_t error;
-    if (!mongoc_collection_delete_one(coll, filter, nullptr, reply.get(), &error)) applied_or_fail(name, error);
+    if (!mongoc_collection_delete_one(coll, filter, nullptr, reply.get(), &error))
+        applied_or_fail(name, error, reply.get());
     fault_reply(name);
     return reply_count(reply.get(), "deletedCount");
 }
@@ -107,7 +129,8 @@ int64_t delete_many(const char *name, mongoc_collection_t *coll, const bson_t *f
     fault_point(name);
     Bson reply;
     bson_error_t error;
-    if (!mongoc_collection_delete_many(coll, filter, nullptr, reply.get(), &error)) applied_or_fail(name, error);
+    if (!mongoc_collection_delete_many(coll, filter, nullptr, reply.get(), &error))
+        applied_or_fail(name, error, reply.get());
     fault_reply(name);
     return reply_count(reply.get(), "deletedCount");
 }
@@ -119,10 +142,11 @@ void insert_many(const char *name, mongoc_collection_t *coll, const std::vector<
     std::vector<const void *> ptrs;
     ptrs.reserve(docs.size());
     for (const BsonPtr &d : docs) ptrs.push_back(d.get());
+    Bson reply;
     bson_error_t error;
     if (!mongoc_collection_insert_many(coll, reinterpret_cast<const bson_t **>(ptrs.data()), ptrs.size(), nullptr,
-                                       nullptr, &error))
-        applied_or_fail(name, error);
+                                       reply.get(), &error))
+        applied_or_fail(name, error, reply.get());
     fault_reply(name);
 }
 
@@ -145,7 +169,8 @@ int64_t bulk_upsert(const char *name, mongoc_collection_t *coll, const std::vect
             fail_mongoc(name, error);
     }
     Bson reply;
-    if (mongoc_bulk_operation_execute(bulk.get(), reply.get(), &error) == 0) applied_or_fail(name, error);
+    if (mongoc_bulk_operation_execute(bulk.get(), reply.get(), &error) == 0)
+        applied_or_fail(name, error, reply.get());
     fault_reply(name);
     return reply_count(reply.get(), "nUpserted");
 }
@@ -153,22 +178,23 @@ int64_t bulk_upsert(const char *name, mongoc_collection_t *coll, const std::vect
 int64_t count_documents(const char *name, mongoc_collection_t *coll, const bson_t *filter) {
     fault_point(name);
     observe_read(name, coll);
+    Bson reply;
     bson_error_t error;
-    int64_t n = mongoc_collection_count_documents(coll, filter, nullptr, nullptr, nullptr, &error);
-    if (n < 0) fail_mongoc(name, error);
+    int64_t n = mongoc_collection_count_documents(coll, filter, nullptr, nullptr, reply.get(), &error);
+    if (n < 0) fail_mongoc(name, error, reply.get());
     fault_reply(name);
     return n;
 }
 
-std::vector<BsonPtr> aggregate(const char *name, mongoc_collection_t *coll, const bson_t *pipeline) {
+std::vector<BsonPtr> aggregate(const char *name, mongoc_collection_t *coll, const bson_t *pipeline,
+                               const bson_t *opts) {
     fault_point(name);
     observe_read(name, coll);
-    Cursor cursor(mongoc_collection_aggregate(coll, MONGOC_QUERY_NONE, pipeline, nullptr, nullptr));
+    Cursor cursor(mongoc_collection_aggregate(coll, MONGOC_QUERY_NONE, pipeline, opts, nullptr));
     std::vector<BsonPtr> docs;
     const bson_t *doc;
     while (mongoc_cursor_next(cursor.get(), &doc)) docs.push_back(bson_copy_of(doc));
-    bson_error_t error;
-    if (mongoc_cursor_error(cursor.get(), &error)) fail_mongoc(name, error);
+    fail_cursor(name, cursor.get());
     fault_reply(name);
     return docs;
 }
@@ -179,7 +205,7 @@ void drop_collection(const char *name, mongoc_collection_t *coll) {
     // Nothing to drop is no error: MongoDB says 26 NamespaceNotFound, mongo-java-server
     // says "ns not found" with no code.
     if (!mongoc_collection_drop(coll, &error) && error.code != 26 && !std::strstr(error.message, "ns not found"))
-        applied_or_fail(name, error);
+        applied_or_fail(name, error, nullptr);
     fault_reply(name);
 }
 
@@ -190,8 +216,7 @@ std::vector<BsonPtr> find(const char *name, mongoc_collection_t *coll, const bso
     std::vector<BsonPtr> docs;
     const bson_t *doc;
     while (mongoc_cursor_next(cursor.get(), &doc)) docs.push_back(bson_copy_of(doc));
-    bson_error_t error;
-    if (mongoc_cursor_error(cursor.get(), &error)) fail_mongoc(name, error);
+    fail_cursor(name, cursor.get());
     fault_reply(name);
     return docs;
 }
@@ -201,7 +226,7 @@ void write_command(const char *name, mongoc_client_t *client, const std::string 
     Bson reply;
     bson_error_t error;
     if (!mongoc_client_write_command_with_opts(client, db.c_str(), cmd, nullptr, reply.get(), &error))
-        applied_or_fail(name, error);
+        applied_or_fail(name, error, reply.get());
     fault_reply(name);
 }
 
@@ -212,7 +237,7 @@ void write_command(const char *name, const Conn &c, const std::string &db, const
     Bson reply;
     bson_error_t error;
     if (!mongoc_client_write_command_with_opts(c.client(), db.c_str(), cmd, opts.get(), reply.get(), &error))
-        applied_or_fail(name, error);
+        applied_or_fail(name, error, reply.get());
     fault_reply(name);
 }
 
@@ -226,8 +251,12 @@ BsonPtr read_command(const char *name, const Conn &c, const std::string &db, con
     // command_simple: no read concern of the URI's is added (hello takes none).
     bool ok = mongoc_client_command_simple(c.client(), db.c_str(), cmd, c.owner()->read_prefs, &reply, &error);
     BsonPtr copy = ok ? BsonPtr(bson_copy(&reply)) : BsonPtr();
+    if (!ok) {
+        BsonPtr failed(bson_copy(&reply));
+        bson_destroy(&reply);
+        fail_mongoc(name, error, failed.get());
+    }
     bson_destroy(&reply);
-    if (!ok) fail_mongoc(name, error);
     if (!copy) throw std::bad_alloc();
     fault_reply(name);
     return copy;
@@ -246,8 +275,7 @@ std::vector<BsonPtr> list_collections(const char *name, const Conn &c, const std
     std::vector<BsonPtr> docs;
     const bson_t *doc;
     while (mongoc_cursor_next(cursor.get(), &doc)) docs.push_back(bson_copy_of(doc));
-    bson_error_t error;
-    if (mongoc_cursor_error(cursor.get(), &error)) fail_mongoc(name, error);
+    fail_cursor(name, cursor.get());
     fault_reply(name);
     return docs;
 }

@@ -76,8 +76,9 @@ int64_t bulk_upsert(const char *name, mongoc_collection_t *coll,
 // countDocuments (an aggregate on the server).
 int64_t count_documents(const char *name, mongoc_collection_t *coll, const bson_t *filter);
 
-// aggregate; every document of the (small) result.
-std::vector<BsonPtr> aggregate(const char *name, mongoc_collection_t *coll, const bson_t *pipeline);
+// aggregate with opts (may be nullptr; e.g. allowDiskUse); every document of the result.
+std::vector<BsonPtr> aggregate(const char *name, mongoc_collection_t *coll, const bson_t *pipeline,
+                               const bson_t *opts = nullptr);
 
 // drop; a collection that does not exist is not an error.
 void drop_collection(const char *name, mongoc_collection_t *coll);

@@ -4,9 +4,10 @@
 // or an interrupt, whichever comes first. The hints come from one change stream per
 // client and database, watched by a thread of its own (Watcher below) and shared by
 // every waiting queue handle of that client there; each hint wakes one sleeper (Waiters
-// below). Where the server has no change streams, waiters back off instead (5 ms
-// doubling to 50 ms). Sleeping is local: no server command is sent while a waiter
-// sleeps.
+// below). Where the server has no change streams, or refuses them, waiters back off
+// instead (5 ms doubling to 50 ms), and the watcher says so once through libmongoc's
+// log (and again when a stream opens after all). Sleeping is local: no server command
+// is sent while a waiter sleeps.
 #include "wait.hpp"
 
 #include <poll.h>
@@ -18,8 +19,10 @@
 #include <cerrno>
 #include <chrono>
 #include <climits>
+#include <iterator>
 #include <condition_variable>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <memory>
 #include <mutex>
@@ -28,6 +31,7 @@
 #include <thread>
 
 #include "bson.hpp"
+#include "client.hpp"
 #include "error.hpp"
 #include "fault.hpp"
 #include "guard.hpp"
@@ -66,11 +70,62 @@ constexpr milliseconds kGetMorePeriod{30};  // a hint within ~30 ms there
 // Pauses before reopening a stream that failed: doubling, capped.
 constexpr milliseconds kReopenFirst{100};
 constexpr milliseconds kReopenMax{5000};
+// A refused open (below) is tried again this often, not never: an operator may grant
+// the privilege or enable change streams, and one aggregate a minute costs nothing.
+constexpr milliseconds kRefusedRetry{60000};
+// A stream failing with transient errors for this long is logged (once): longer than
+// an election (about 12 s), so a failover passes unlogged.
+constexpr milliseconds kDownLogAfter{30000};
 
-// Server error codes that mean "no change streams here": 40573 ($changeStream on a
-// standalone), 115 CommandNotSupported, 20 IllegalOperation, 40324 unknown pipeline
-// stage (servers older than 3.6, FerretDB).
+// The two above, shortened by tests (mongomq_watch_set_intervals); 0: the default.
+std::atomic<int64_t> g_refused_retry_ms{0};
+std::atomic<int64_t> g_down_log_after_ms{0};
+
+milliseconds refused_retry() {
+    int64_t ms = g_refused_retry_ms.load();
+    return ms > 0 ? milliseconds(ms) : kRefusedRetry;
+}
+
+milliseconds down_log_after() {
+    int64_t ms = g_down_log_after_ms.load();
+    return ms > 0 ? milliseconds(ms) : kDownLogAfter;
+}
+
+// "60 s", "0.3 s": for the log.
+std::string seconds_text(Clock::duration d) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.3g s", std::chrono::duration<double>(d).count());
+    return buf;
+}
+
+// Server error codes that mean "no change streams on this deployment", for good:
+// 40573 ($changeStream on a standalone), 115 CommandNotSupported, 20
+// IllegalOperation, 40324 unknown pipeline stage (servers before 3.6, FerretDB, Cosmos
+// DB accounts before 3.6: "Unrecognized pipeline stage name: $changeStream").
 bool means_unsupported(int code) { return code == 40573 || code == 115 || code == 20 || code == 40324; }
+
+// Server error codes that mean "the server, or the way to it, failed this time", not
+// "this deployment refuses change streams": the open is tried again with back-off.
+// From MongoDB's src/mongo/base/error_codes.yml and its categories, and the change
+// streams specification's resumable errors (libmongoc 1.23, _is_resumable_error).
+bool means_transient(int code) {
+    static constexpr int kCodes[] = {
+        6, 7, 89, 9001, 202,        // NetworkError: HostUnreachable, HostNotFound, NetworkTimeout,
+                                    // SocketException, NetworkInterfaceExceededTimeLimit
+        10107, 13435, 13436, 189,   // NotPrimaryError: NotWritablePrimary, NotPrimaryNoSecondaryOk,
+        11602,                      // NotPrimaryOrSecondary, PrimarySteppedDown, InterruptedDueToReplStateChange
+        91, 11600,                  // ShutdownError: ShutdownInProgress, InterruptedAtShutdown
+        11601, 24, 50, 262,         // Interruption: Interrupted, LockTimeout, MaxTimeMSExpired, ExceededTimeLimit
+        133, 134, 216, 402,         // FailedToSatisfyReadPreference, ReadConcernMajorityNotAvailableYet,
+                                    // ElectionInProgress, ResourceExhausted
+        13388, 63, 150, 234,        // a mongos's stale routing (StaleConfig, StaleShardVersion,
+                                    // StaleEpoch), RetryChangeStream
+        43,                         // CursorNotFound
+        26,                         // NamespaceNotFound: a dropped collection not made again yet
+                                    // (MongoDB 3.6 refuses a stream on a missing collection)
+    };
+    return std::find(std::begin(kCodes), std::end(kCodes), code) != std::end(kCodes);
+}
 
 Clock::time_point after(Clock::time_point t, double seconds) {
     return t + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
@@ -177,6 +232,8 @@ public:
         starting,     // the watcher has not opened a stream for us yet: back off
         live,         // a stream is open: hints come, the 1 s slice is a safety net
         down,         // the stream failed and will be reopened: back off meanwhile
+        refused,      // the server refused to open one (a privilege, a setting): back
+                      // off; the watcher tries again every kRefusedRetry
         unsupported,  // no change streams here (or no watcher): back off, for good
     };
 
@@ -301,10 +358,10 @@ public:
         const std::string &coll = w->queue()->locks;
         subs_.push_back(w);
         // Already followed by the open stream: live at once. Otherwise the stream is
-        // reopened to follow it too, and the reopen makes it live.
+        // reopened to follow it too, and the reopen makes it live. A handle joining a
+        // watcher that is down or refused is so too (its next open decides for all).
         bool followed = std::find(streamed_.begin(), streamed_.end(), coll) != streamed_.end();
-        if (mode_ == Waiters::Mode::unsupported || (mode_ == Waiters::Mode::live && followed))
-            w->set_mode(mode_);
+        if (mode_ != Waiters::Mode::starting && (mode_ != Waiters::Mode::live || followed)) w->set_mode(mode_);
         if (!followed) changed_ = true;
         cv_.notify_all();
     }
@@ -322,8 +379,13 @@ private:
         idle,         // every handle is interrupted: give the connection back, wait
         changed,      // the collections to follow changed: reopen now
         unsupported,  // the server has no change streams: end
+        refused,      // the server refused the open: try again after kRefusedRetry
         retry,        // reopen after a pause
     };
+
+    // What the log has said last (the watcher thread's own): a line goes out once per
+    // change, never per retry.
+    enum class Said { nothing, down, refused };
 
     // Under mu_.
     void set_mode_locked(Waiters::Mode mode) {
@@ -342,7 +404,7 @@ private:
     }
 
     // The locks collections of the handles not interrupted (interrupted ones never
-    // sleep again), sorted and distinct; clears changed_.
+    // sleep again), sorted and distinct.
     std::vector<std::string> wanted_locked() {
         std::vector<std::string> colls;
         for (Waiters *w : subs_)
@@ -367,6 +429,7 @@ private:
                 outcome = watch(pause);
             } catch (...) {  // bad_alloc and the like: try again later
                 outcome = Outcome::retry;
+                problem_ = "out of memory or a library error";
             }
             try {
                 switch (outcome) {
@@ -375,6 +438,9 @@ private:
                         return;
                     case Outcome::unsupported:
                         conn_.reset();
+                        log_warning("change streams are not available on database \"" + db_ + "\" (" + problem_ +
+                                    "): waiting claims poll the locks instead, backing off 5 ms to 50 ms; not "
+                                    "tried again while this client has waiting queues there");
                         set_mode(Waiters::Mode::unsupported);
                         return;
                     case Outcome::changed:
@@ -389,10 +455,36 @@ private:
                         if (stop_) return;
                         break;
                     }
-                    case Outcome::retry: {
+                    case Outcome::refused: {
+                        // Nothing to hold a connection for until the next try.
+                        conn_.reset();
+                        failing();
+                        if (said_ != Said::refused) {
+                            said_ = Said::refused;
+                            log_warning("change streams refused on database \"" + db_ + "\" (" + problem_ +
+                                        "): waiting claims poll the locks instead, backing off 5 ms to 50 ms; "
+                                        "the stream is tried again every " + seconds_text(refused_retry()));
+                        }
                         std::unique_lock<std::mutex> lock(mu_);
                         streamed_.clear();
-                        if (mode_ != Waiters::Mode::starting) set_mode_locked(Waiters::Mode::down);
+                        if (mode_ != Waiters::Mode::refused) set_mode_locked(Waiters::Mode::refused);
+                        lock.unlock();
+                        if (!pause_until(Clock::now() + refused_retry())) return;
+                        break;
+                    }
+                    case Outcome::retry: {
+                        failing();
+                        if (said_ == Said::nothing && Clock::now() - failing_since_ >= down_log_after()) {
+                            said_ = Said::down;
+                            log_warning("change stream on database \"" + db_ + "\" down for " +
+                                        seconds_text(Clock::now() - failing_since_) + " (" + problem_ +
+                                        "): waiting claims poll the locks meanwhile, backing off 5 ms to 50 ms; "
+                                        "the stream is reopened with back-off up to 5 s");
+                        }
+                        std::unique_lock<std::mutex> lock(mu_);
+                        streamed_.clear();
+                        if (mode_ != Waiters::Mode::starting && mode_ != Waiters::Mode::down)
+                            set_mode_locked(Waiters::Mode::down);
                         lock.unlock();
                         if (!pause_until(Clock::now() + pause)) return;
                         pause = std::min(pause * 2, kReopenMax);
@@ -405,25 +497,55 @@ private:
         }
     }
 
-    // What a failed open or getMore means. Only the errors that say "no change
-    // streams here" end the watcher: 40573 (a standalone), 115 CommandNotSupported,
-    // 20 IllegalOperation, 40324 (unknown pipeline stage), and a server error reply
-    // with no code at all (mongo-java-server without --oplog: "Unknown error").
-    // Anything else (a step-down, a rolling restart, a network error) is retried with
-    // back-off, before and after a stream ever opened.
-    static Outcome failed(bool connection, int code, bool has_code) {
-        if (connection) return Outcome::retry;
-        if (means_unsupported(code) || !has_code) return Outcome::unsupported;
-        return Outcome::retry;
+    // The log's state, on the watcher thread: when the failures began (since the last
+    // open stream, or the start), and the line that ends them.
+    void failing() {
+        if (!failing_) failing_since_ = Clock::now();
+        failing_ = true;
     }
 
-    static Outcome failed(const bson_error_t &error, const bson_t *reply) {
-        bool connection = error.domain == MONGOC_ERROR_SERVER_SELECTION || error.domain == MONGOC_ERROR_STREAM;
+    // A stream opened: says so if the log said it was down or refused.
+    void opened() {
+        if (said_ != Said::nothing) {
+            log_warning("change streams on database \"" + db_ + "\" are live again after " +
+                        seconds_text(Clock::now() - failing_since_) + " " +
+                        (said_ == Said::refused ? "refused" : "down") + ": waiting claims are woken by changes again");
+        }
+        said_ = Said::nothing;
+        failing_ = false;
+    }
+
+    // What a failed open or getMore means (problem_ keeps its words for the log).
+    // "No change streams here" ends the watcher: the codes of means_unsupported, and a
+    // server error reply with no code at all (mongo-java-server without --oplog:
+    // "Unknown error"). A connection error, or a transient server error
+    // (means_transient, or labelled ResumableChangeStreamError), is retried with
+    // back-off, before and after a stream ever opened: a step-down, a rolling restart.
+    // Any other server error on an open is a refusal for this deployment (13
+    // Unauthorized: no changeStream privilege; 376 ChangeStreamNotEnabled; Cosmos DB's
+    // 2 BadValue for a pipeline it does not accept; DocumentDB without
+    // modifyChangeStreams, whose code AWS does not document), tried again slowly. On
+    // a stream that was open, such an error is retried with back-off: the deployment
+    // has change streams, and the reopen decides.
+    Outcome failed(bool server, int code, bool has_code, bool resumable, bool was_open, const std::string &message) {
+        problem_ = server ? (has_code ? "server error " + std::to_string(code) + ": " : "server error without a code: ")
+                          : std::string();
+        problem_ = scrub(problem_ + message, client_->password);
+        if (!server) return Outcome::retry;
+        if (means_unsupported(code) || !has_code) return Outcome::unsupported;
+        if (was_open || resumable || means_transient(code)) return Outcome::retry;
+        return Outcome::refused;
+    }
+
+    Outcome failed(const bson_error_t &error, const bson_t *reply, bool was_open) {
+        // Only the server's domains carry a server code; libmongoc's own errors (no
+        // server selected, a dropped connection, a failed handshake) are retried.
+        bool server = error.domain == MONGOC_ERROR_SERVER || error.domain == MONGOC_ERROR_QUERY;
         bson_iter_t it;
-        bool has_code = reply == nullptr || bson_empty(reply) || (bson_iter_init_find(&it, reply, "code") &&
-                                                                  BSON_ITER_HOLDS_NUMBER(&it));
-        if (error.domain != MONGOC_ERROR_SERVER && error.domain != MONGOC_ERROR_QUERY) has_code = true;
-        return failed(connection, static_cast<int>(error.code), has_code);
+        bool has_code = reply == nullptr || bson_empty(reply) ||
+                        (bson_iter_init_find(&it, reply, "code") && BSON_ITER_HOLDS_NUMBER(&it));
+        bool resumable = reply != nullptr && mongoc_error_has_label(reply, "ResumableChangeStreamError");
+        return failed(server, static_cast<int>(error.code), has_code, resumable, was_open, error.message);
     }
 
     // Opens the stream and turns its events into hints until it fails, the handles
@@ -439,12 +561,15 @@ private:
         if (colls.empty()) return Outcome::idle;
         if (!conn_) {
             conn_ = watch_client(client_);
-            if (!conn_) return Outcome::unsupported;
+            if (!conn_) {
+                problem_ = "libmongoc could not make the watcher's client from the queue's URI";
+                return Outcome::unsupported;
+            }
         }
         try {
             fault_point("wait.watch");
         } catch (const Failure &f) {
-            return failed(f.status == MQ_ERR_CONNECT, f.server_code, true);
+            return failed(f.status != MQ_ERR_CONNECT, f.server_code, true, false, false, f.message);
         }
         BsonPtr opts = own(BCON_NEW("maxAwaitTimeMS", BCON_INT64(kMaxAwaitMs)));
         Stream stream;
@@ -474,7 +599,7 @@ private:
         if (!stream) throw std::bad_alloc();
         bson_error_t error;
         const bson_t *reply = nullptr;
-        if (mongoc_change_stream_error_document(stream.get(), &error, &reply)) return failed(error, reply);
+        if (mongoc_change_stream_error_document(stream.get(), &error, &reply)) return failed(error, reply, false);
 
         // Open. Whatever changed before the stream started is not in it: the change
         // of mode makes every waiter claim once more.
@@ -483,6 +608,7 @@ private:
             streamed_ = colls;
             set_mode_locked(Waiters::Mode::live);
         }
+        opened();
         pause = kReopenFirst;
         for (;;) {
             {
@@ -509,7 +635,7 @@ private:
                     if (coll == nullptr || w->queue()->locks == coll) w->hint();
                 continue;
             }
-            if (mongoc_change_stream_error_document(stream.get(), &error, &reply)) return failed(error, reply);
+            if (mongoc_change_stream_error_document(stream.get(), &error, &reply)) return failed(error, reply, true);
             // An empty batch the server did not hold for maxAwaitTimeMS: pace the
             // getMores ourselves.
             if (Clock::now() - asked < milliseconds(kMaxAwaitMs / 2) && !pause_until(asked + kGetMorePeriod))
@@ -527,6 +653,12 @@ private:
     bool changed_ = false;                             // under mu_: a handle needs a reopen
     bool stop_ = false;                                // under mu_
     Client conn_;                                      // the watcher thread's own
+    // The watcher thread's own, for the log: the last failure in words, what the log
+    // said last, and since when opens have failed.
+    std::string problem_;
+    Said said_ = Said::nothing;
+    bool failing_ = false;
+    Clock::time_point failing_since_{};
     std::thread thread_;                               // last: it starts with every member ready
 };
 
@@ -613,6 +745,24 @@ mq_lease *queue_claim_wait(mq_queue *q, const std::string &worker, double visibi
     }
 }
 
+const char *change_stream_mode(mq_queue *q) {
+    std::lock_guard<std::mutex> lock(q->waiters_mu);
+    if (q->waiters == nullptr) return "none";
+    switch (q->waiters->mode()) {
+        case Waiters::Mode::starting:
+            return "starting";
+        case Waiters::Mode::live:
+            return "live";
+        case Waiters::Mode::down:
+            return "down";
+        case Waiters::Mode::refused:
+            return "refused";
+        case Waiters::Mode::unsupported:
+            break;
+    }
+    return "unsupported";
+}
+
 void waiters_destroy(mq_queue *q) noexcept {
     if (q == nullptr) return;
     Waiters *w = nullptr;
@@ -649,6 +799,20 @@ void waiters_destroy(mq_queue *q) noexcept {
 }
 
 }  // namespace mongomq
+
+extern "C" void mongomq_watch_set_intervals(double refused_retry_s, double down_log_after_s) {
+    auto ms = [](double s) { return s > 0 ? static_cast<int64_t>(s * 1000 + 0.5) : int64_t{0}; };
+    mongomq::g_refused_retry_ms.store(ms(refused_retry_s));
+    mongomq::g_down_log_after_ms.store(ms(down_log_after_s));
+}
+
+extern "C" const char *mongomq_change_stream_mode(mq_queue *queue) {
+    try {
+        return queue != nullptr ? mongomq::change_stream_mode(queue) : "none";
+    } catch (...) {  // a mutex that cannot lock
+        return "none";
+    }
+}
 
 using mongomq::fail_arg;
 using mongomq::guard_queue;

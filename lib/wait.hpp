@@ -13,8 +13,23 @@ namespace mongomq {
 mq_lease *queue_claim_wait(mq_queue *q, const std::string &worker, double visibility, int min_priority,
                            size_t max_events, double timeout, const mq_cancel *cancel, mq_status *status);
 
+// The change-stream watcher as q's waiting claims last saw it (docs/design.md,
+// "Waiting claims"): "none" (q never waited, so it has no watcher), "starting" (no
+// stream opened yet), "live" (a stream is open: waiters are woken by changes), "down"
+// (the stream failed and is being reopened), "refused" (the server refused to open
+// one; tried again every 60 s), "unsupported" (no change streams here; not tried
+// again). In every mode but "live" waiters poll. Thread-safe; a static string.
+const char *change_stream_mode(mq_queue *q);
+
 // Stops and frees q->waiters (the watcher thread, if any). Called by mq_queue_destroy;
 // no mq_claim_wait may be running on q then.
 void waiters_destroy(mq_queue *q) noexcept;
 
 }  // namespace mongomq
+
+// For tests, which link the static library and declare these themselves (not
+// exported from the shared one): the retry interval of a refused stream and the time
+// before a failing stream is logged, in seconds (0: the defaults, 60 and 30); and
+// change_stream_mode for C.
+extern "C" void mongomq_watch_set_intervals(double refused_retry_s, double down_log_after_s);
+extern "C" const char *mongomq_change_stream_mode(mq_queue *queue);

@@ -441,9 +441,9 @@ static void write_concern_error_is_an_applied_write(void **state) {
     mq_lease_destroy(lease);
 
     /* a real failure still fails, and is no write-concern error */
-    inject("publish.insert", 11600, 1);
+    inject("publish.insert", 96 /* OperationFailed */, 1);
     ASSERT_MQ(MQ_ERR_SERVER, mq_publish(t->queue, "g", "e2", 2, 0, &seq, &err), err);
-    assert_int_equal(err.server_code, 11600);
+    assert_int_equal(err.server_code, 96);
     assert_int_equal(mq_client_write_concern_errors(t->client), 5);
 }
 

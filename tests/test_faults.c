@@ -189,7 +189,7 @@ static void claim_dies_after_lease(void **state) {
  * server error stands for the death: a dropped connection is retried.) */
 static void publish_dies_before_lock(void **state) {
     tq *t = *state;
-    inject("publish.lock", 11600, 1);
+    inject("publish.lock", 96 /* OperationFailed: not a step-down */, 1);
     mq_error err;
     int64_t orphan = 0;
     ASSERT_MQ(MQ_ERR_SERVER, mq_publish(t->queue, "g", "first", 5, 0, &orphan, &err), err);

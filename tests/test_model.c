@@ -27,8 +27,9 @@
  *     groups of the tie that a claim would only park or drop (or whose head it would
  *     move to the dead letters) may or may not have been visited on the way: the
  *     test reads their lock (or the dead letters) to learn which.
- *   - mq_publish_at (and repair) with a time already past makes a ready group whose
- *     available_at is 0 or that time.
+ *   - (none for new locks: a new group's lock is in line from its first publish's
+ *     time, or parked until its first event's time: docs/design.md, "Round-robin
+ *     and fairness")
  *   - events delivered inside a batch lease but not as its head: whether those
  *     deliveries count in the event's attempts (a lease reports only its head's).
  *
@@ -393,7 +394,6 @@ static int orphan_count(model *m) {
 }
 
 static void lock_created(model *m, int g, int priority, double avail);
-static void lock_created_past(model *m, int g, int priority, double not_before);
 
 /* What mq_repair does to the model: a lock for every orphan, as its oldest event's
  * publish would have made it. `peek`: the server may be read to settle the
@@ -404,14 +404,10 @@ static int repair_orphans(model *m, int peek) {
     for (int g = 0; g < NGROUPS; g++) {
         if (!is_orphan(m, g)) continue;
         mev *h = head_of(m, g);
-        if (h->not_before > now_of(m))
-            lock_created(m, g, h->priority, h->not_before);
-        else if (h->not_before > 0 && peek)
-            lock_created_past(m, g, h->priority, h->not_before);
-        else if (h->not_before > 0)
-            mfail(m, "model limit: orphan %s's oldest event is scheduled in the past", GROUP[g]);
-        else
-            lock_created(m, g, h->priority, 0);
+        /* in line from the head's publish, or parked until its time (docs/design.md,
+         * "Round-robin and fairness") */
+        (void)peek;
+        lock_created(m, g, h->priority, h->not_before > h->published_at ? h->not_before : h->published_at);
         say(m, " [%s repaired]", GROUP[g]);
         fixed++;
     }
@@ -716,18 +712,6 @@ static void lock_created(model *m, int g, int priority, double avail) {
     l->priority = priority;
 }
 
-/* A group whose first event's time is already past is ready: available_at is 0 or
- * that time (the docs say "ready", not which); the server tells. */
-static void lock_created_past(model *m, int g, int priority, double not_before) {
-    mlock srv;
-    srv_lock(m, g, &srv);
-    if (!srv.exists) mfail(m, "group %s has no lock after its publish", GROUP[g]);
-    if (srv.avail != 0 && srv.avail != not_before)
-        mfail(m, "group %s was made by an event due at +%.3f (past): available_at %.3f is neither 0 nor that time",
-              GROUP[g], not_before - 1e9, srv.avail - 1e9);
-    lock_created(m, g, priority, srv.avail);
-}
-
 static void op_publish(model *m) {
     int g = below(m, m->ngroups), priority = below(m, 5);
     unsigned char bytes[16];
@@ -741,7 +725,7 @@ static void op_publish(model *m) {
     say(m, " -> %s seq %lld", mq_status_name(st), (long long)seq);
     expect_status(m, "mq_publish", st, MQ_OK, &err);
     add_event(m, seq, g, priority, bytes, len, 0);
-    if (!m->lock[g].exists) lock_created(m, g, priority, 0);
+    if (!m->lock[g].exists) lock_created(m, g, priority, now_of(m)); /* in line from its publish */
     end_op(m);
 }
 
@@ -764,7 +748,7 @@ static void op_publish_at(model *m) {
         if (nb > now_of(m))
             lock_created(m, g, priority, nb); /* parked until then */
         else
-            lock_created_past(m, g, priority, nb);
+            lock_created(m, g, priority, now_of(m)); /* a past time: as a publish now */
     }
     end_op(m);
 }
@@ -796,7 +780,7 @@ static void op_batch(model *m) {
     expect_status(m, "mq_publish_batch", st, MQ_OK, &err);
     for (int i = 0; i < n; i++) {
         add_event(m, first + i, groups[i], prios[i], bytes[i], lens[i], 0);
-        if (!m->lock[groups[i]].exists) lock_created(m, groups[i], prios[i], 0);
+        if (!m->lock[groups[i]].exists) lock_created(m, groups[i], prios[i], now_of(m));
     }
     end_op(m);
 }
@@ -883,7 +867,8 @@ static void op_ack(model *m) {
             lk->exists = 0;
             if (live_count(m, l->group) > 0) {
                 cover.relocks++;
-                lock_created(m, l->group, lk->priority, 0);
+                /* in line from the raced event's publish */
+                lock_created(m, l->group, lk->priority, head_of(m, l->group)->published_at);
                 say(m, " (re-created: events published after the claim)");
             }
         }
@@ -1005,7 +990,7 @@ static void op_dead_requeue(model *m) {
     size_t len = e->len;
     memcpy(bytes, e->bytes, len);
     add_event(m, fresh, g, priority, bytes, len, 0); /* e may move: copied first */
-    if (!m->lock[g].exists) lock_created(m, g, priority, 0);
+    if (!m->lock[g].exists) lock_created(m, g, priority, now_of(m));
     end_op(m);
 }
 
@@ -1214,7 +1199,7 @@ static void op_repair(model *m) {
             say(m, " -> %s seq %lld", mq_status_name(st), (long long)seq);
             expect_status(m, "mq_publish", st, MQ_OK, &err);
             add_event(m, seq, g, p2, bytes, len, 0);
-            lock_created(m, g, p2, 0);
+            lock_created(m, g, p2, now_of(m));
             end_op(m);
             return;
         }

@@ -95,22 +95,29 @@ static void held_lease_blocks_others(void **state) {
 
 /* ---- round-robin and priorities ---- */
 
-static void round_robin_fresh_group_beats_just_acked(void **state) {
+/* The line is by time waited (docs/design.md, "Round-robin and fairness"): a group
+ * released by an ack goes behind every group already waiting, including a new group
+ * published before the release; a new group published after it goes behind it (harel
+ * put every new group first, at 0, so a stream of new groups could starve old ones). */
+static void round_robin_by_time_waited(void **state) {
     tq *t = *state;
     tq_publish(t, "a", "a1", 0);
     tq_publish(t, "a", "a2", 0);
     mq_lease *lease = tq_claim(t, 30, 0);
     assert_string_equal(mq_lease_group(lease), "a");
     tq_advance(t, 1);
-    tq_ack(t, lease); /* "a" goes to the back: available_at = now */
+    tq_publish(t, "b", "b1", 0); /* new group, waiting since now */
+    tq_advance(t, 1);
+    tq_ack(t, lease); /* "a" goes to the back: available_at = now, after b's */
     mq_lease_destroy(lease);
-    tq_publish(t, "b", "b1", 0); /* new group: available_at = 0 */
-    lease = tq_claim(t, 30, 0);
-    assert_string_equal(mq_lease_group(lease), "b");
-    mq_lease_destroy(lease);
-    lease = tq_claim(t, 30, 0);
-    assert_string_equal(mq_lease_group(lease), "a");
-    mq_lease_destroy(lease);
+    tq_advance(t, 1);
+    tq_publish(t, "c", "c1", 0); /* new group after a's release: behind a */
+    const char *order[] = {"b", "a", "c"};
+    for (int i = 0; i < 3; i++) {
+        lease = tq_claim(t, 30, 0);
+        assert_string_equal(mq_lease_group(lease), order[i]);
+        mq_lease_destroy(lease);
+    }
 }
 
 static void round_robin_longest_waiting_first(void **state) {
@@ -392,12 +399,17 @@ static void documents_are_harels(void **state) {
     assert_true(bson_iter_init_find(&it, msg, "event") && BSON_ITER_HOLDS_UTF8(&it));
     assert_string_equal(bson_iter_utf8(&it, NULL), "{\"id\": 7}");
     assert_true(bson_iter_init_find(&it, msg, "priority") && bson_iter_as_int64(&it) == 2);
+    assert_true(bson_iter_init_find(&it, msg, "published_at") && BSON_ITER_HOLDS_DOUBLE(&it));
+    const double published_at = bson_iter_double(&it);
+    assert_true(published_at > 0);
     bson_destroy(msg);
 
     bson_t *lock = tq_find_one(t, "locks", "{\"_id\": \"orders\"}");
     assert_non_null(lock);
+    /* harel's fields; available_at is the publish's time (harel's publish writes 0.0:
+     * docs/design.md, "Round-robin and fairness") */
     assert_true(bson_iter_init_find(&it, lock, "available_at") && BSON_ITER_HOLDS_DOUBLE(&it));
-    assert_true(bson_iter_double(&it) == 0.0);
+    assert_true(bson_iter_double(&it) == published_at);
     assert_true(bson_iter_init_find(&it, lock, "token") && BSON_ITER_HOLDS_NULL(&it));
     assert_true(bson_iter_init_find(&it, lock, "priority") && bson_iter_as_int64(&it) == 2);
     bson_destroy(lock);
@@ -502,7 +514,7 @@ int main(void) {
         T(one_in_flight_per_group),
         T(every_ready_group_gets_claimed),
         T(held_lease_blocks_others),
-        T(round_robin_fresh_group_beats_just_acked),
+        T(round_robin_by_time_waited),
         T(round_robin_longest_waiting_first),
         T(priority_floor),
         T(priority_fixed_by_first_publish_and_reset_on_drain),
