@@ -65,7 +65,7 @@ def pub_drain_lines(out, pattern):
 
 def bench_java(a, env):
     jdir = os.path.join(ROOT, "bindings/java/target")
-    out = run(["java", "-cp", f"{jdir}/mongomq-0.3.0.jar:{jdir}/test-classes", "org.mongomq.bench.Bench", "--uri", a.uri,
+    out = run(["java", "-cp", f"{jdir}/mongomq-0.4.0.jar:{jdir}/test-classes", "org.mongomq.bench.Bench", "--uri", a.uri,
                "--events", str(a.events), "--groups", str(a.groups), "--workers", str(a.workers), "--batch", "10"],
               env=env)
     return pub_drain_lines(out, r"(?m)^(single|batch\(10\))\s+publish\s+([\d.]+) events/s\s+drain\s+([\d.]+) events/s")

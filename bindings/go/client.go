@@ -8,7 +8,7 @@ import (
 	"github.com/mongomq/mongomq/bindings/go/internal/raw"
 )
 
-// Version is the version of the libmongomq the program runs with ("0.3.0").
+// Version is the version of the libmongomq the program runs with ("0.4.0").
 func Version() string { return raw.Mqs_version() }
 
 // Client is a connection pool to one MongoDB deployment. It is safe for concurrent

@@ -184,6 +184,8 @@ static void mqs_ack(mq_queue *queue, mq_lease *lease, mq_error *err) { mq_ack(qu
 static void mqs_nack(mq_queue *queue, mq_lease *lease, double delay_s, mq_error *err) {
     mq_nack(queue, lease, delay_s, err);
 }
+/* A lease no handler ran, given back without counting a delivery (0.4.0). */
+static void mqs_unclaim(mq_queue *queue, mq_lease *lease, mq_error *err) { mq_unclaim(queue, lease, err); }
 static void mqs_extend(mq_queue *queue, mq_lease *lease, double visibility_s, mq_error *err) {
     mq_extend(queue, lease, visibility_s, err);
 }

@@ -30,11 +30,11 @@ from ._stats import GroupStats, PriorityStats, RepairCounts, Stats
 from ._stored import StoredEvent
 from ._worker import Worker, backoff_delay
 
-__version__ = "0.3.0"
+__version__ = "0.4.0"
 
 
 def library_version() -> str:
-    """The version of the libmongomq this package runs on ("0.3.0")."""
+    """The version of the libmongomq this package runs on ("0.4.0")."""
     return _raw.mqs_version()
 
 
