@@ -14,11 +14,18 @@
 
 #include "fault.hpp"
 
+/* The fault every "outcome unknown" test injects: the whole suite runs three times,
+ * once per way a write's outcome becomes unknown (main): a lost reply, a server error
+ * after the write was applied (a primary stepping down: NotWritablePrimary), and an
+ * error the library would not know by its code but for its RetryableWriteError label.
+ * The library must do the same for all three. */
+static int g_unknown = MONGOMQ_FAULT_LOSE_REPLY;
+
 /* ---- the hook: up to four rules, each "the nth..mth call of a command gets code" ---- */
 
 typedef struct {
     const char *command;
-    int code;     /* MONGOMQ_FAULT_LOSE_REPLY, MONGOMQ_FAULT_CONNECT, or a server code */
+    int code;     /* g_unknown, MONGOMQ_FAULT_CONNECT, or a server code */
     int first;    /* the first call (1-based) that gets it */
     int times;    /* how many calls from there on */
     int calls;    /* calls of `command` seen */
@@ -87,7 +94,7 @@ static void ack_drop_reply_lost_with_a_publish_racing(void **state) {
     assert_int_equal(mq_lease_seq(lease), e1);
     int64_t e2 = tq_publish(t, "G", "e2", 0); /* the lock was there: nothing to insert */
 
-    add_rule("ack.drop", MONGOMQ_FAULT_LOSE_REPLY, 1, 1);
+    add_rule("ack.drop", g_unknown, 1, 1);
     mq_error err;
     ASSERT_MQ(MQ_ERR_CONNECT, mq_ack(t->queue, lease, &err), err);
     assert_non_null(strstr(err.message, "ack.drop"));
@@ -118,9 +125,9 @@ static void ack_drop_and_recheck_replies_lost(void **state) {
     mq_lease *lease = tq_claim(t, 30, 0);
     int64_t e2 = tq_publish(t, "G", "e2", 0);
 
-    add_rule("ack.drop", MONGOMQ_FAULT_LOSE_REPLY, 1, 1);
+    add_rule("ack.drop", g_unknown, 1, 1);
     add_rule("ack.recheck", MONGOMQ_FAULT_CONNECT, 1, 1);
-    add_rule("ack.relock", MONGOMQ_FAULT_LOSE_REPLY, 1, 1);
+    add_rule("ack.relock", g_unknown, 1, 1);
     mq_error err;
     ASSERT_MQ(MQ_ERR_CONNECT, mq_ack(t->queue, lease, &err), err);
     assert_int_equal(rule_calls("ack.recheck"), 2); /* failed once, retried */
@@ -157,7 +164,7 @@ static void ack_drop_not_sent_then_retried(void **state) {
 static void claim_drop_reply_lost(void **state) {
     tq *t = *state;
     tq_insert_json(t, "locks", "{\"_id\": \"G\", \"available_at\": 0.0, \"token\": null, \"priority\": 0}");
-    add_rule("claim.drop", MONGOMQ_FAULT_LOSE_REPLY, 1, 1);
+    add_rule("claim.drop", g_unknown, 1, 1);
     mq_error err;
     mq_lease *lease = NULL;
     ASSERT_MQ(MQ_ERR_CONNECT, mq_claim(t->queue, NULL, 30, 0, &lease, &err), err);
@@ -185,7 +192,7 @@ static int publish_then_lose(const char *command, void *ctx) {
     mongomq_fault_set(NULL, NULL); /* the publish below must run freely */
     mq_error err;
     ASSERT_MQ(MQ_OK, mq_publish(g_racer->queue, "G", "raced", 5, 0, &g_raced_seq, &err), err);
-    return MONGOMQ_FAULT_LOSE_REPLY;
+    return g_unknown;
 }
 
 static void claim_drop_reply_lost_publish_inside(void **state) {
@@ -217,7 +224,7 @@ static void claim_drop_reply_lost_publish_inside(void **state) {
 static void claim_lease_reply_lost_is_recovered(void **state) {
     tq *t = *state;
     int64_t e = tq_publish(t, "G", "e", 0);
-    add_rule("claim.lease", MONGOMQ_FAULT_LOSE_REPLY, 1, 1);
+    add_rule("claim.lease", g_unknown, 1, 1);
     add_rule("claim.recover", 0, 1, 0); /* counts its calls, injects nothing */
     mq_lease *lease = tq_claim(t, 30, 0);
     assert_int_equal(rule_calls("claim.lease"), 1);   /* not sent again */
@@ -251,7 +258,7 @@ static void nack_reply_lost_then_retried(void **state) {
     tq *t = *state;
     int64_t e = tq_publish(t, "G", "e", 0);
     mq_lease *lease = tq_claim(t, 30, 0);
-    add_rule("nack.retry", MONGOMQ_FAULT_LOSE_REPLY, 1, 1);
+    add_rule("nack.retry", g_unknown, 1, 1);
     mq_error err;
     ASSERT_MQ(MQ_ERR_CONNECT, mq_nack(t->queue, lease, 0, &err), err);
     ASSERT_MQ(MQ_OK, mq_nack(t->queue, lease, 0, &err), err);
@@ -270,7 +277,7 @@ static void ack_release_reply_lost_then_retried(void **state) {
     tq_publish(t, "G", "e1", 0);
     int64_t e2 = tq_publish(t, "G", "e2", 0);
     mq_lease *lease = tq_claim(t, 30, 0);
-    add_rule("ack.release", MONGOMQ_FAULT_LOSE_REPLY, 1, 1);
+    add_rule("ack.release", g_unknown, 1, 1);
     mq_error err;
     ASSERT_MQ(MQ_ERR_CONNECT, mq_ack(t->queue, lease, &err), err);
     ASSERT_MQ(MQ_OK, mq_ack(t->queue, lease, &err), err);
@@ -287,7 +294,7 @@ static void ack_release_reply_lost_then_retried(void **state) {
  * before reporting the failure, so nothing is stranded. */
 static void publish_insert_reply_lost_still_locks(void **state) {
     tq *t = *state;
-    add_rule("publish.insert", MONGOMQ_FAULT_LOSE_REPLY, 1, 1);
+    add_rule("publish.insert", g_unknown, 1, 1);
     add_rule("publish.lock", 0, 1, 0); /* counts its calls, injects nothing */
     mq_error err;
     int64_t seq = 0;
@@ -463,6 +470,243 @@ static void lease_deadline_follows_the_lock(void **state) {
     mq_lease_destroy(l);
 }
 
+/* ---- every write of design.md's lost-reply table, one scenario each ----
+ * The write's outcome is made unknown (g_unknown) on its first call; the call is
+ * retried as the header says; then nothing may be stranded (mq_repair finds no event
+ * without a lock), no retry of an applied call may answer MQ_LEASE_LOST, and every
+ * event is still in the queue or in the dead letters (never neither). */
+
+/* mq_repair fixes nothing: every event has its lock. */
+static void nothing_stranded(tq *t) {
+    mq_error err;
+    int64_t fixed = -1;
+    ASSERT_MQ(MQ_OK, mq_repair(t->queue, &fixed, &err), err);
+    assert_int_equal(fixed, 0);
+}
+
+/* Claims and acks until nothing is due; returns the events seen. */
+static int drain(tq *t) {
+    int n = 0;
+    for (;;) {
+        mq_error err;
+        mq_lease *l = NULL;
+        mq_status st = mq_claim(t->queue, NULL, 30, 0, &l, &err);
+        if (st == MQ_EMPTY) return n;
+        ASSERT_MQ(MQ_OK, st, err);
+        n += (int)mq_lease_count(l);
+        tq_ack(t, l);
+        mq_lease_destroy(l);
+    }
+}
+
+/* The call failed with the outcome unknown (or the library healed it inside). */
+static void unknown_or_ok(mq_status st, const mq_error *err) {
+    if (st != MQ_OK && st != MQ_ERR_CONNECT) fail_msg("%s: %s", mq_status_name(st), err->message);
+}
+
+static void table_publish_seq(void **state) {
+    tq *t = *state;
+    add_rule("publish.seq", g_unknown, 1, 1);
+    mq_error err;
+    int64_t seq = 0;
+    mq_status st = mq_publish(t->queue, "G", "e", 1, 0, &seq, &err);
+    unknown_or_ok(st, &err);
+    no_faults();
+    if (st != MQ_OK) ASSERT_MQ(MQ_OK, mq_publish(t->queue, "G", "e", 1, 0, &seq, &err), err);
+    nothing_stranded(t);
+    assert_int_equal(drain(t), 1); /* the counter moved, nothing was inserted twice */
+}
+
+static void table_publish_lock(void **state) {
+    tq *t = *state;
+    add_rule("publish.lock", g_unknown, 1, 1);
+    mq_error err;
+    int64_t seq = 0;
+    /* the lock upserts are retried inside the call */
+    ASSERT_MQ(MQ_OK, mq_publish(t->queue, "G", "e", 1, 0, &seq, &err), err);
+    no_faults();
+    nothing_stranded(t);
+    assert_int_equal(drain(t), 1);
+}
+
+static void table_ack_delete(void **state) {
+    tq *t = *state;
+    tq_publish(t, "G", "e1", 0);
+    tq_publish(t, "G", "e2", 0);
+    mq_lease *l = tq_claim(t, 30, 0);
+    add_rule("ack.delete", g_unknown, 1, 1);
+    mq_error err;
+    ASSERT_MQ(MQ_ERR_CONNECT, mq_ack(t->queue, l, &err), err);
+    no_faults();
+    ASSERT_MQ(MQ_OK, mq_ack(t->queue, l, &err), err);
+    mq_lease_destroy(l);
+    nothing_stranded(t);
+    assert_int_equal(drain(t), 1);
+}
+
+static void table_nack_park(void **state) {
+    tq *t = *state;
+    tq_publish(t, "G", "e", 0);
+    mq_lease *l = tq_claim(t, 30, 0);
+    add_rule("nack.park", g_unknown, 1, 1);
+    mq_error err;
+    ASSERT_MQ(MQ_ERR_CONNECT, mq_nack(t->queue, l, 5, &err), err);
+    no_faults();
+    ASSERT_MQ(MQ_OK, mq_nack(t->queue, l, 5, &err), err); /* the park keeps the token */
+    mq_lease_destroy(l);
+    tq_expect_empty(t, 0);
+    tq_advance(t, 6);
+    l = tq_claim(t, 30, 0);
+    assert_int_equal(mq_lease_attempts(l), 2);
+    tq_ack(t, l);
+    mq_lease_destroy(l);
+}
+
+static void table_extend_lease(void **state) {
+    tq *t = *state;
+    tq_publish(t, "G", "e", 0);
+    mq_lease *l = tq_claim(t, 30, 0);
+    add_rule("extend.lease", g_unknown, 1, 1);
+    mq_error err;
+    ASSERT_MQ(MQ_ERR_CONNECT, mq_extend(t->queue, l, 60, &err), err);
+    no_faults();
+    ASSERT_MQ(MQ_OK, mq_extend(t->queue, l, 60, &err), err);
+    tq_advance(t, 45);
+    tq_expect_empty(t, 0); /* still held */
+    tq_ack(t, l);
+    mq_lease_destroy(l);
+}
+
+static void table_unclaim_release(void **state) {
+    tq *t = *state;
+    tq_publish(t, "G", "e", 0);
+    mq_lease *l = tq_claim(t, 30, 0);
+    add_rule("unclaim.release", g_unknown, 1, 1);
+    mq_error err;
+    ASSERT_MQ(MQ_ERR_CONNECT, mq_unclaim(t->queue, l, &err), err);
+    no_faults();
+    ASSERT_MQ(MQ_OK, mq_unclaim(t->queue, l, &err), err); /* its own give-back, not a lost lease */
+    mq_lease_destroy(l);
+    l = tq_claim(t, 30, 0);
+    assert_int_equal(mq_lease_attempts(l), 1); /* no delivery was counted */
+    tq_ack(t, l);
+    mq_lease_destroy(l);
+}
+
+static void table_claim_park(void **state) {
+    tq *t = *state;
+    tq_publish(t, "G", "e1", 0);
+    mq_error err;
+    int64_t seq = 0;
+    ASSERT_MQ(MQ_OK, mq_publish_at(t->queue, "G", "later", 5, 0, t->now + 10, &seq, &err), err);
+    mq_lease *l = tq_claim(t, 30, 0);
+    tq_ack(t, l); /* the scheduled event is the head now */
+    mq_lease_destroy(l);
+    add_rule("claim.park", g_unknown, 1, 1);
+    mq_status st = mq_claim(t->queue, NULL, 30, 0, &l, &err);
+    unknown_or_ok(st == MQ_EMPTY ? MQ_OK : st, &err);
+    no_faults();
+    tq_expect_empty(t, 0); /* parked, or held by the lost park's lease */
+    nothing_stranded(t);
+    tq_advance(t, 31);
+    assert_int_equal(drain(t), 1);
+}
+
+static void table_claim_rehead(void **state) {
+    tq *t = *state;
+    /* a harel peer's lock: no head recorded, so the claim records it (claim.rehead) */
+    tq_insert_json(t, "messages", "{\"_id\": {\"$numberLong\": \"5\"}, \"group_id\": \"G\", \"event\": \"x\"}");
+    tq_insert_json(t, "locks", "{\"_id\": \"G\", \"available_at\": 0.0, \"token\": null, \"priority\": 0}");
+    add_rule("claim.rehead", g_unknown, 1, 1);
+    mq_error err;
+    mq_lease *l = NULL;
+    ASSERT_MQ(MQ_ERR_CONNECT, mq_claim(t->queue, NULL, 30, 0, &l, &err), err);
+    no_faults();
+    tq_expect_empty(t, 0); /* held by the lease the call could not hand out */
+    tq_advance(t, 31);
+    assert_int_equal(drain(t), 1);
+}
+
+static void table_claim_dead_moves(void **state) {
+    static const char *const commands[] = {"claim.dead_insert", "claim.dead_delete"};
+    for (int c = 0; c < 2; c++) {
+        tq *t = *state;
+        mq_error err;
+        ASSERT_MQ(MQ_OK, mq_queue_set_max_attempts(t->queue, 1, &err), err);
+        char group[8];
+        snprintf(group, sizeof group, "G%d", c);
+        tq_publish(t, group, "e", 0);
+        mq_lease *l = tq_claim(t, 30, 0);
+        ASSERT_MQ(MQ_OK, mq_nack(t->queue, l, 0, &err), err);
+        mq_lease_destroy(l);
+        add_rule(commands[c], g_unknown, 1, 1);
+        ASSERT_MQ(MQ_ERR_CONNECT, mq_claim(t->queue, NULL, 30, 0, &l, &err), err);
+        no_faults();
+        tq_advance(t, 31);
+        tq_expect_empty(t, 0); /* the next claim finishes the move and drops the lock */
+        char filter[64];
+        snprintf(filter, sizeof filter, "{\"group_id\": \"%s\"}", group);
+        assert_int_equal(tq_count(t, "messages", filter), 0);
+        assert_int_equal(tq_count(t, "dead", filter), 1); /* in the dead letters, never neither */
+        nothing_stranded(t);
+    }
+}
+
+static void table_dead_delete(void **state) {
+    tq *t = *state;
+    mq_error err;
+    ASSERT_MQ(MQ_OK, mq_queue_set_max_attempts(t->queue, 1, &err), err);
+    int64_t seq = tq_publish(t, "G", "e", 0);
+    mq_lease *l = tq_claim(t, 30, 0);
+    ASSERT_MQ(MQ_OK, mq_nack(t->queue, l, 0, &err), err);
+    mq_lease_destroy(l);
+    tq_expect_empty(t, 0); /* moved to the dead letters */
+    add_rule("dead.delete", g_unknown, 1, 1);
+    int64_t fresh = 0;
+    ASSERT_MQ(MQ_ERR_CONNECT, mq_dead_requeue(t->queue, seq, &fresh, &err), err);
+    no_faults();
+    /* the header: a retry that finds the letter gone is MQ_ERR_ARG; one that finds it
+     * there publishes it again */
+    mq_status st = mq_dead_requeue(t->queue, seq, &fresh, &err);
+    if (st != MQ_ERR_ARG) ASSERT_MQ(MQ_OK, st, err);
+    assert_int_equal(tq_count(t, "dead", "{}"), 0);
+    nothing_stranded(t);
+    int n = drain(t);
+    assert_true(n >= 1 && n <= 2); /* at least once */
+}
+
+static void table_purge(void **state) {
+    static const char *const commands[] = {"purge.messages", "purge.lock"};
+    for (int c = 0; c < 2; c++) {
+        tq *t = *state;
+        tq_publish(t, "G", "e", 0);
+        add_rule(commands[c], g_unknown, 1, 1);
+        mq_error err;
+        ASSERT_MQ(MQ_ERR_CONNECT, mq_purge_group(t->queue, "G", &err), err);
+        no_faults();
+        ASSERT_MQ(MQ_OK, mq_purge_group(t->queue, "G", &err), err);
+        assert_int_equal(tq_count(t, "messages", "{}"), 0);
+        assert_int_equal(tq_count(t, "locks", "{}"), 0);
+    }
+}
+
+static void table_repair_lock(void **state) {
+    tq *t = *state;
+    tq_publish(t, "G", "e", 0);
+    bson_t *filter = BCON_NEW("_id", BCON_UTF8("G"));
+    bson_error_t error;
+    assert_true(mongoc_collection_delete_one(tq_collection(t, "locks"), filter, NULL, NULL, &error));
+    bson_destroy(filter);
+    add_rule("repair.lock", g_unknown, 1, 1);
+    mq_error err;
+    int64_t fixed = 0;
+    ASSERT_MQ(MQ_ERR_CONNECT, mq_repair(t->queue, &fixed, &err), err);
+    no_faults();
+    ASSERT_MQ(MQ_OK, mq_repair(t->queue, &fixed, &err), err); /* 0 or 1: the first may have applied */
+    nothing_stranded(t);
+    assert_int_equal(drain(t), 1);
+}
+
 int main(void) {
 #define T(f) cmocka_unit_test_setup_teardown(f, tq_setup_fake_clock, teardown)
 #define W(f) cmocka_unit_test_setup_teardown(f, tq_setup, teardown)
@@ -484,8 +728,33 @@ int main(void) {
         T(purge_then_publish_starts_at_one),
         T(dead_letters_count_that_event_only),
         T(lease_deadline_follows_the_lock),
+        T(table_publish_seq),
+        T(table_publish_lock),
+        T(table_ack_delete),
+        T(table_nack_park),
+        T(table_extend_lease),
+        T(table_unclaim_release),
+        T(table_claim_park),
+        T(table_claim_rehead),
+        T(table_claim_dead_moves),
+        T(table_dead_delete),
+        T(table_purge),
+        T(table_repair_lock),
     };
 #undef T
 #undef W
-    return cmocka_run_group_tests_name("lost_replies", tests, NULL, NULL);
+    static const struct {
+        const char *name;
+        int code;
+    } modes[] = {
+        {"lost_replies", MONGOMQ_FAULT_LOSE_REPLY},
+        {"applied_then_not_writable_primary", MONGOMQ_FAULT_APPLIED_ERROR(10107)},
+        {"applied_then_retryable_label", MONGOMQ_FAULT_APPLIED_LABELLED(96)},
+    };
+    int failed = 0;
+    for (size_t i = 0; i < sizeof modes / sizeof modes[0]; i++) {
+        g_unknown = modes[i].code;
+        failed += _cmocka_run_group_tests(modes[i].name, tests, sizeof tests / sizeof tests[0], NULL, NULL);
+    }
+    return failed;
 }
