@@ -87,12 +87,14 @@ extern "C" int mongomq_classify_error(uint32_t domain, uint32_t code, const bson
     bson_error_t error;
     bson_set_error(&error, domain, code, "classified");
     try {
-        mongomq::fail_mongoc("classify", error, reply);
+        mongomq::applied_or_fail("classify", error, reply);
+        mongomq::write_concern_note().count = 0;  // applied: noted, nothing thrown
+        if (server_code != nullptr) *server_code = static_cast<int>(code);
+        return MQ_OK;
     } catch (const mongomq::Failure &f) {
         if (server_code != nullptr) *server_code = f.server_code;
         return f.status;
     }
-    return MQ_OK;
 }
 
 extern "C" double mongomq_clock_offset(double t0, double t1, int64_t server_ms) {

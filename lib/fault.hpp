@@ -42,8 +42,9 @@ typedef int (*mongomq_fault_fn)(const char *command, void *ctx);
 /* ... and its reply carries the RetryableWriteError label. */
 #define MONGOMQ_FAULT_APPLIED_LABELLED(code) (-300000 - (code))
 
-/* lib/store.cpp's reading of a failed command: the status and code the library gives
- * for libmongoc's error (domain, code) and the server's reply (may be NULL). */
+/* lib/store.cpp's reading of a failed write (applied_or_fail): the status and code the
+ * library gives for libmongoc's error (domain, code) and the server's reply (may be
+ * NULL); MQ_OK when it counts as an applied write with a write-concern error. */
 int mongomq_classify_error(uint32_t domain, uint32_t code, const bson_t *reply, int *server_code);
 
 /* Called for every command a client of the library starts, on the thread that starts

@@ -28,6 +28,26 @@ Conn::Conn(const mq_queue *queue)
 
 namespace {
 
+// Read commands: the read preference they go out with, for the tests' inspection.
+void observe_read(const char *name, mongoc_collection_t *coll) {
+    observe_read_prefs(name, mongoc_read_prefs_get_mode(mongoc_collection_get_read_prefs(coll)));
+}
+
+// A cursor's error, if any, with the server's reply (its labels).
+void fail_cursor(const char *name, mongoc_cursor_t *cursor) {
+    bson_error_t error;
+    const bson_t *reply = nullptr;
+    if (mongoc_cursor_error_document(cursor, &error, &reply)) fail_mongoc(name, error, reply);
+}
+
+int64_t reply_count(const bson_t *reply, const char *field) {
+    bson_iter_t it;
+    if (bson_iter_init_find(&it, reply, field) && BSON_ITER_HOLDS_NUMBER(&it)) return bson_iter_as_int64(&it);
+    return 0;
+}
+
+}  // namespace
+
 // A write that failed only by its write concern (a wtimeout, a replica set that lost
 // its majority) was applied, and the reply carries its result: note it for the call's
 // mq_error and go on. Any other error is the command's failure. libmongoc reports a
@@ -48,26 +68,6 @@ void applied_or_fail(const char *name, const bson_error_t &error, const bson_t *
     }
     note_write_concern_error(name, static_cast<int>(error.code), error.message);
 }
-
-// Read commands: the read preference they go out with, for the tests' inspection.
-void observe_read(const char *name, mongoc_collection_t *coll) {
-    observe_read_prefs(name, mongoc_read_prefs_get_mode(mongoc_collection_get_read_prefs(coll)));
-}
-
-// A cursor's error, if any, with the server's reply (its labels).
-void fail_cursor(const char *name, mongoc_cursor_t *cursor) {
-    bson_error_t error;
-    const bson_t *reply = nullptr;
-    if (mongoc_cursor_error_document(cursor, &error, &reply)) fail_mongoc(name, error, reply);
-}
-
-int64_t reply_count(const bson_t *reply, const char *field) {
-    bson_iter_t it;
-    if (bson_iter_init_find(&it, reply, field) && BSON_ITER_HOLDS_NUMBER(&it)) return bson_iter_as_int64(&it);
-    return 0;
-}
-
-}  // namespace
 
 BsonPtr find_and_modify(const char *name, mongoc_collection_t *coll, const FamSpec &spec) {
     fault_point(name);

@@ -42,6 +42,11 @@ inline BsonPtr own(bson_t *doc) {
     return BsonPtr(doc);
 }
 
+// A write command's failure: a write-concern error alone means the write was applied
+// (noted for the call's mq_error; returns), anything else throws (fail_mongoc). A reply
+// with ok: 0 is the command's own failure even when it also carries a writeConcernError.
+void applied_or_fail(const char *name, const bson_error_t &error, const bson_t *reply);
+
 struct FamSpec {
     const bson_t *query = nullptr;
     const bson_t *sort = nullptr;  // may be nullptr

@@ -93,8 +93,9 @@ milliseconds down_log_after() {
 
 // "60 s", "0.3 s": for the log.
 std::string seconds_text(Clock::duration d) {
+    double s = std::chrono::duration<double>(d).count();
     char buf[32];
-    std::snprintf(buf, sizeof buf, "%.3g s", std::chrono::duration<double>(d).count());
+    std::snprintf(buf, sizeof buf, s < 10 ? "%.1f s" : "%.0f s", s);
     return buf;
 }
 
@@ -440,7 +441,7 @@ private:
                         conn_.reset();
                         log_warning("change streams are not available on database \"" + db_ + "\" (" + problem_ +
                                     "): waiting claims poll the locks instead, backing off 5 ms to 50 ms; not "
-                                    "tried again while this client has waiting queues there");
+                                    "tried again until this client's waiting queue handles there are destroyed");
                         set_mode(Waiters::Mode::unsupported);
                         return;
                     case Outcome::changed:
@@ -507,9 +508,9 @@ private:
     // A stream opened: says so if the log said it was down or refused.
     void opened() {
         if (said_ != Said::nothing) {
-            log_warning("change streams on database \"" + db_ + "\" are live again after " +
-                        seconds_text(Clock::now() - failing_since_) + " " +
-                        (said_ == Said::refused ? "refused" : "down") + ": waiting claims are woken by changes again");
+            log_warning("change streams on database \"" + db_ + "\" are live again (" +
+                        (said_ == Said::refused ? "refused" : "down") + " for " +
+                        seconds_text(Clock::now() - failing_since_) + "): waiting claims are woken by changes again");
         }
         said_ = Said::nothing;
         failing_ = false;

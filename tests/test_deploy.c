@@ -303,7 +303,8 @@ static void reads_go_to_primary_whatever_the_uri(void **state) {
     handle h = open_with(t, uri, "dep");
     exercise(h.queue);
     stop_observing();
-    check_concerns(t, "majority", 0, 10, 20);
+    /* a URI without wtimeoutMS: the library's majority carries its own limit, 10 s */
+    check_concerns(t, "majority", 10000, 10, 20);
 
     /* The URI's options are in force for anyone else: a plain libmongoc client made
      * from it reads from secondaries with "majority" (so the checks above are not
@@ -348,6 +349,16 @@ static void uri_write_concern_is_kept(void **state) {
     check_concerns(t, "majority", 3000, 10, 20);
     close_handle(&h);
     free(uri);
+
+    /* an explicit w=majority without wtimeoutMS gets the 10 s limit too */
+    uri = tq_uri_with("w=majority");
+    observe();
+    h = open_with(t, uri, "wm");
+    exercise(h.queue);
+    stop_observing();
+    check_concerns(t, "majority", 10000, 10, 20);
+    close_handle(&h);
+    free(uri);
 }
 
 /* ---- 2. w=0 is refused ---- */
@@ -362,8 +373,18 @@ static void unacknowledged_writes_are_refused(void **state) {
     assert_non_null(strstr(err.message, "w=0"));
     assert_non_null(strstr(err.message, "mq_client_new"));
     free(uri);
-    /* w=1 and w=majority are fine */
-    const char *fine[] = {"w=1", "w=majority", "journal=true"};
+    /* journal=false with majority (the default w) is refused, naming the option */
+    const char *no_journal[] = {"journal=false", "w=majority&journal=false"};
+    for (size_t i = 0; i < sizeof no_journal / sizeof no_journal[0]; i++) {
+        uri = tq_uri_with(no_journal[i]);
+        client = (mq_client *)&uri;
+        ASSERT_MQ(MQ_ERR_ARG, mq_client_new(uri, &client, &err), err);
+        assert_null(client);
+        assert_non_null(strstr(err.message, "journal=false"));
+        free(uri);
+    }
+    /* w=1 and w=majority are fine, and so is journal=false with w=1 */
+    const char *fine[] = {"w=1", "w=majority", "journal=true", "w=1&journal=false"};
     for (size_t i = 0; i < sizeof fine / sizeof fine[0]; i++) {
         uri = tq_uri_with(fine[i]);
         ASSERT_MQ(MQ_OK, mq_client_new(uri, &client, &err), err);
@@ -373,6 +394,44 @@ static void unacknowledged_writes_are_refused(void **state) {
 }
 
 /* ---- 3. a write-concern error on an applied write ---- */
+
+/* The reading of a failed write, on the replies a replica set sends: a writeConcernError
+ * alone is an applied write; ok: 0 with a writeConcernError (libmongoc reports the
+ * findAndModify's as a write-concern error) is the command's own failure, and a
+ * step-down code or the RetryableWriteError label makes it "outcome unknown". */
+static void failed_write_replies_are_read_right(void **state) {
+    (void)state;
+    int code = 0;
+    bson_t *applied = BCON_NEW("ok", BCON_INT32(1), "value", BCON_NULL, "writeConcernError", "{", "code",
+                               BCON_INT32(64), "errmsg", BCON_UTF8("waiting for replication timed out"), "}");
+    assert_int_equal(mongomq_classify_error(MONGOC_ERROR_WRITE_CONCERN, 64, applied, &code), MQ_OK);
+    assert_int_equal(code, 64);
+    bson_destroy(applied);
+
+    bson_t *stepped = BCON_NEW("ok", BCON_INT32(0), "code", BCON_INT32(10107), "errmsg", BCON_UTF8("not primary"),
+                               "writeConcernError", "{", "code", BCON_INT32(64), "errmsg", BCON_UTF8("timed out"), "}");
+    assert_int_equal(mongomq_classify_error(MONGOC_ERROR_WRITE_CONCERN, 64, stepped, &code), MQ_ERR_CONNECT);
+    assert_int_equal(code, 10107);
+    bson_destroy(stepped);
+
+    bson_t *failed = BCON_NEW("ok", BCON_DOUBLE(0), "code", BCON_INT32(2), "errmsg", BCON_UTF8("bad value"),
+                              "writeConcernError", "{", "code", BCON_INT32(64), "}");
+    assert_int_equal(mongomq_classify_error(MONGOC_ERROR_WRITE_CONCERN, 64, failed, &code), MQ_ERR_SERVER);
+    assert_int_equal(code, 2);
+    bson_destroy(failed);
+
+    static const int unknown[] = {91, 189, 10107, 11600, 11602, 13435, 13436};
+    for (size_t i = 0; i < sizeof unknown / sizeof unknown[0]; i++) {
+        assert_int_equal(mongomq_classify_error(MONGOC_ERROR_SERVER, (uint32_t)unknown[i], NULL, &code), MQ_ERR_CONNECT);
+        assert_int_equal(code, unknown[i]);
+    }
+    bson_t *labelled = BCON_NEW("ok", BCON_INT32(0), "code", BCON_INT32(96), "errorLabels", "[",
+                                BCON_UTF8("RetryableWriteError"), "]");
+    assert_int_equal(mongomq_classify_error(MONGOC_ERROR_SERVER, 96, labelled, &code), MQ_ERR_CONNECT);
+    bson_destroy(labelled);
+    assert_int_equal(mongomq_classify_error(MONGOC_ERROR_SERVER, 96, NULL, &code), MQ_ERR_SERVER);
+    assert_int_equal(mongomq_classify_error(MONGOC_ERROR_STREAM, 0, NULL, &code), MQ_ERR_CONNECT);
+}
 
 static void expect_applied(const mq_error *err, uint64_t count_before, mq_client *client) {
     assert_int_equal(err->status, MQ_OK);
@@ -957,6 +1016,7 @@ int main(void) {
         cmocka_unit_test_setup_teardown(reads_go_to_primary_whatever_the_uri, tq_setup, teardown),
         cmocka_unit_test_setup_teardown(uri_write_concern_is_kept, tq_setup, teardown),
         cmocka_unit_test_setup_teardown(unacknowledged_writes_are_refused, tq_setup, teardown),
+        cmocka_unit_test(failed_write_replies_are_read_right),
         cmocka_unit_test_setup_teardown(write_concern_error_is_an_applied_write, tq_setup, teardown),
         cmocka_unit_test_setup_teardown(server_write_concern_error_is_an_applied_write, tq_setup, teardown),
         cmocka_unit_test_setup_teardown(watcher_retries_transient_errors, tq_setup, teardown),
