@@ -1,7 +1,9 @@
 /* Waiting claims (lib/wait.cpp): mq_claim_wait returns at once when a group is due,
  * at the timeout when none comes, and soon after a publish, a release, a park or a
  * lease running out; it does not hammer the server while idle; mq_queue_interrupt
- * wakes every waiter, also from a signal handler. Every test passes with and without
+ * wakes every waiter, also from a signal handler; a refused or failing change stream
+ * is logged once, and once more when it comes back, and its mode can be read. Every
+ * test passes with and without
  * change streams on the server (scripts/test-server.sh start [--oplog]); the tests
  * print which mode they saw, and the fault hook forces the fallback where a test
  * needs it (hence the static library). Times are printed, never asserted from above:
@@ -244,6 +246,21 @@ static void publish_while_waiting(tq *t, int rounds, double step, const char *la
     qsort(latency, (size_t)rounds, sizeof latency[0], cmp_double);
     printf("[ wait     ] %s: publish -> claimed: min %.1f ms, median %.1f ms, max %.1f ms\n", label,
            latency[0] * 1e3, latency[rounds / 2] * 1e3, latency[rounds - 1] * 1e3);
+}
+
+/* One publish from another thread while `q` waits: claimed, and soon (a hint). */
+static void publish_while_waiting_on(tq *t, mq_queue *q) {
+    actor a = {.queue = t->queue, .delay = 0.3, .group = "after"};
+    start_actor(&a);
+    mq_error err;
+    mq_lease *lease = NULL;
+    mq_status st = mq_claim_wait(q, "w", 30, 0, 20, &lease, &err);
+    double got_at = tq_monotonic();
+    join_actor(&a);
+    ASSERT_MQ(MQ_OK, st, err);
+    assert_string_equal(mq_lease_group(lease), "after");
+    printf("[ wait     ] live again: publish -> claimed: %.1f ms\n", (got_at - a.done_at) * 1e3);
+    mq_lease_destroy(lease);
 }
 
 static void publish_while_waiting_is_claimed(void **state) {
@@ -639,6 +656,187 @@ static void watcher_retries_after_connection_failure(void **state) {
     printf("[ wait     ] watcher with failing connection: %d attempts in 1.2 s, publish still claimed\n", calls);
 }
 
+/* ---- 8a. what the watcher says: its mode, and the log ---- */
+
+/* lib/wait.hpp's test hooks (in the static library; not exported from the shared). */
+void mongomq_watch_set_intervals(double refused_retry_s, double down_log_after_s);
+const char *mongomq_change_stream_mode(mq_queue *queue);
+
+/* The "mongomq" domain's lines about change streams, from whichever thread logs. */
+enum { LOG_LINES = 16 };
+static pthread_mutex_t g_log_mu = PTHREAD_MUTEX_INITIALIZER;
+static char g_log[LOG_LINES][800];
+static int g_log_count;
+
+static void capture_log(int level, const char *domain, const char *message, void *ctx) {
+    (void)ctx;
+    if (strcmp(domain, "mongomq") != 0 || strstr(message, "change stream") == NULL) {
+        if (level <= 1) fprintf(stderr, "libmongoc %s: %s\n", domain, message); /* as support.c's */
+        return;
+    }
+    pthread_mutex_lock(&g_log_mu);
+    if (g_log_count < LOG_LINES) snprintf(g_log[g_log_count], sizeof g_log[0], "%s", message);
+    g_log_count++;
+    pthread_mutex_unlock(&g_log_mu);
+}
+
+static void capture_start(void) {
+    pthread_mutex_lock(&g_log_mu);
+    g_log_count = 0;
+    pthread_mutex_unlock(&g_log_mu);
+    mq_log_set_handler(capture_log, NULL); /* the next test's setup puts support.c's back */
+}
+
+/* How many captured lines contain `what`; the first of them copied into `first`. */
+static int lines_with(const char *what, char *first, size_t size) {
+    int n = 0;
+    if (first != NULL && size > 0) first[0] = '\0';
+    pthread_mutex_lock(&g_log_mu);
+    for (int i = 0; i < g_log_count && i < LOG_LINES; i++) {
+        if (strstr(g_log[i], what) == NULL) continue;
+        if (n++ == 0 && first != NULL && size > 0) {
+            size_t len = strlen(g_log[i]) < size - 1 ? strlen(g_log[i]) : size - 1;
+            memcpy(first, g_log[i], len);
+            first[len] = '\0';
+        }
+    }
+    pthread_mutex_unlock(&g_log_mu);
+    return n;
+}
+
+static int log_lines(void) {
+    pthread_mutex_lock(&g_log_mu);
+    int n = g_log_count;
+    pthread_mutex_unlock(&g_log_mu);
+    return n;
+}
+
+/* Polls the mode until it reads `want` or `seconds` pass; returns the last read. */
+static const char *await_mode(mq_queue *q, const char *want, double seconds) {
+    double until = tq_monotonic() + seconds;
+    const char *mode_now = mongomq_change_stream_mode(q);
+    while (strcmp(mode_now, want) != 0 && tq_monotonic() < until) {
+        tq_sleep(0.01);
+        mode_now = mongomq_change_stream_mode(q);
+    }
+    return mode_now;
+}
+
+/* No watcher until a call may wait; then "live" (or, without change streams on the
+ * server, "unsupported", said once in the log). */
+static void mode_is_none_until_a_wait(void **state) {
+    tq *t = *state;
+    capture_start();
+    handle h = open_handle(t);
+    assert_string_equal(mongomq_change_stream_mode(h.queue), "none");
+    assert_string_equal(mongomq_change_stream_mode(NULL), "none");
+    mq_error err;
+    mq_lease *lease = NULL;
+    ASSERT_MQ(MQ_EMPTY, mq_claim_wait(h.queue, "w", 30, 0, 0, &lease, &err), err); /* timeout 0: a claim */
+    assert_string_equal(mongomq_change_stream_mode(h.queue), "none");
+    ASSERT_MQ(MQ_EMPTY, mq_claim_wait(h.queue, "w", 30, 0, 0.2, &lease, &err), err);
+    const char *want = server_has_change_streams(t) ? "live" : "unsupported";
+    assert_string_equal(await_mode(h.queue, want, 5), want);
+    char line[800];
+    if (server_has_change_streams(t)) {
+        assert_int_equal(log_lines(), 0);
+    } else {
+        assert_int_equal(lines_with("not available", line, sizeof line), 1);
+        assert_non_null(strstr(line, t->db));
+        printf("[ wait     ] unsupported: %s\n", line);
+    }
+    printf("[ wait     ] %s: mode \"none\" before the first wait, \"%s\" after\n", mode(t), want);
+    close_handle(&h);
+}
+
+/* After the fault is lifted: a stream opens and the log says it is back (or, without
+ * change streams on the server, that there are none). */
+static void expect_comeback(tq *t, handle *h, const char *was) {
+    char line[800];
+    if (server_has_change_streams(t)) {
+        assert_string_equal(await_mode(h->queue, "live", 5), "live");
+        assert_int_equal(lines_with("live again", line, sizeof line), 1);
+        assert_non_null(strstr(line, was));
+        assert_non_null(strstr(line, t->db));
+        printf("[ wait     ] back: %s\n", line);
+        /* hints again: a publish is claimed by a waiter woken by its change */
+        publish_while_waiting_on(t, h->queue);
+    } else {
+        assert_string_equal(await_mode(h->queue, "unsupported", 5), "unsupported");
+        assert_int_equal(lines_with("not available", line, sizeof line), 1);
+        assert_int_equal(lines_with("live again", NULL, 0), 0);
+    }
+}
+
+/* 13 Unauthorized (a user without the changeStream privilege): logged once, however
+ * often the watcher tries again; the mode reads "refused"; waiting claims poll and
+ * still get the events. Granted (the fault lifted), the next try opens the stream. */
+static void refused_stream_is_logged_once(void **state) {
+    tq *t = *state;
+    mongomq_watch_set_intervals(0.3, 0); /* the slow retry (60 s) made short */
+    capture_start();
+    fail_watch(13);
+    handle h = open_handle(t);
+    actor a = {.queue = t->queue, .delay = 1.3, .group = "g"};
+    start_actor(&a);
+    mq_error err;
+    mq_lease *lease = NULL;
+    mq_status st = mq_claim_wait(h.queue, "w", 30, 0, 20, &lease, &err);
+    double got_at = tq_monotonic();
+    join_actor(&a);
+    ASSERT_MQ(MQ_OK, st, err);
+    assert_string_equal(mq_lease_group(lease), "g");
+    mq_lease_destroy(lease);
+    assert_string_equal(mongomq_change_stream_mode(h.queue), "refused");
+    int tries = watch_calls();
+    assert_true(tries >= 3); /* tried again (every 0.3 s here), not once and never again */
+    char line[800];
+    assert_int_equal(lines_with("refused", line, sizeof line), 1);
+    assert_int_equal(log_lines(), 1);
+    assert_non_null(strstr(line, "server error 13"));
+    assert_non_null(strstr(line, t->db));
+    assert_non_null(strstr(line, "poll the locks"));
+    assert_non_null(strstr(line, "5 ms to 50 ms"));
+    assert_non_null(strstr(line, "every 0.3 s"));
+    printf("[ wait     ] refused: %d opens tried, 1 line: %s\n", tries, line);
+    printf("[ wait     ] refused: publish -> claimed by polling: %.1f ms\n", (got_at - a.done_at) * 1e3);
+
+    mongomq_fault_set(NULL, NULL); /* the privilege granted */
+    expect_comeback(t, &h, "refused");
+    assert_int_equal(lines_with("refused on", NULL, 0), 1); /* still the one */
+    close_handle(&h);
+    mongomq_watch_set_intervals(0, 0);
+}
+
+/* Transient errors are retried at the usual pace without a line, until they have
+ * lasted a while (30 s; 0.5 s here): then one line, and one when the stream opens. */
+static void failing_stream_is_logged_after_a_while(void **state) {
+    tq *t = *state;
+    mongomq_watch_set_intervals(0, 0.5);
+    capture_start();
+    fail_watch(-1); /* a dropped connection, every time */
+    handle h = open_handle(t);
+    mq_error err;
+    mq_lease *lease = NULL;
+    ASSERT_MQ(MQ_EMPTY, mq_claim_wait(h.queue, "w", 30, 0, 0.3, &lease, &err), err);
+    assert_int_equal(log_lines(), 0); /* not yet: 0.3 s of failures */
+    ASSERT_MQ(MQ_EMPTY, mq_claim_wait(h.queue, "w", 30, 0, 1.5, &lease, &err), err);
+    assert_string_equal(mongomq_change_stream_mode(h.queue), "starting"); /* never opened */
+    char line[800];
+    assert_int_equal(lines_with("down for", line, sizeof line), 1);
+    assert_int_equal(log_lines(), 1);
+    assert_non_null(strstr(line, "injected connection failure"));
+    assert_non_null(strstr(line, "poll the locks"));
+    int tries = watch_calls();
+    assert_true(tries >= 4);
+    printf("[ wait     ] failing: %d opens tried in 1.8 s, 1 line: %s\n", tries, line);
+
+    mongomq_fault_set(NULL, NULL);
+    expect_comeback(t, &h, "down");
+    close_handle(&h);
+    mongomq_watch_set_intervals(0, 0);
+}
+
 /* ---- 8b. cancelling one waiting claim (mq_cancel) ---- */
 
 typedef struct {
@@ -868,6 +1066,9 @@ int main(void) {
         cmocka_unit_test_setup_teardown(interrupt_from_signal_on_other_thread, setup, teardown),
         cmocka_unit_test_setup_teardown(fallback_notices_publish, setup, teardown),
         cmocka_unit_test_setup_teardown(watcher_retries_after_connection_failure, setup, teardown),
+        cmocka_unit_test_setup_teardown(mode_is_none_until_a_wait, setup, teardown),
+        cmocka_unit_test_setup_teardown(refused_stream_is_logged_once, setup, teardown),
+        cmocka_unit_test_setup_teardown(failing_stream_is_logged_after_a_while, setup, teardown),
         cmocka_unit_test_setup_teardown(cancel_one_waiter, setup, teardown),
         cmocka_unit_test_setup_teardown(cancel_one_waiter_fallback, setup, teardown),
         cmocka_unit_test_setup_teardown(cancel_from_signal_handler, setup, teardown),
