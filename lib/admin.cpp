@@ -21,6 +21,7 @@
 #include "store.hpp"
 #include "read.hpp"
 #include "validate.hpp"
+#include "wait.hpp"
 
 using mongomq::fail_arg;
 using mongomq::guard_queue;
@@ -200,6 +201,17 @@ char *stats_json(mq_queue *q) {
     put_int(g, "ready", groups.ready);
     put_int(g, "leased", groups.leased);
     put_int(g, "parked", groups.total - groups.ready - groups.leased);
+
+    // This handle's own state, not the queue's: how its waiting claims learn of
+    // changes (lib/wait.hpp: "none" until it waits) and its automatic repairs.
+    json_t *handle = json_object();
+    put(root.get(), "handle", handle);
+    put(handle, "change_streams", json_string(change_stream_mode(q)));
+    json_t *repair = json_object();
+    put(handle, "repair", repair);
+    put_int(repair, "runs", static_cast<int64_t>(q->repair_runs.load()));
+    put_int(repair, "fixed", static_cast<int64_t>(q->repair_fixed.load()));
+    put_int(repair, "failed", static_cast<int64_t>(q->repair_failures.load()));
 
     put(root.get(), "oldest_message_age_s",
         messages.any && messages.oldest_has_published_at ? json_real(now - messages.oldest_published_at)

@@ -33,6 +33,9 @@ static char *stats(tq *t) {
     return text;
 }
 
+/* A handle that never waited nor repaired by itself. */
+#define HANDLE_IDLE "\"handle\":{\"change_streams\":\"none\",\"repair\":{\"failed\":0,\"fixed\":0,\"runs\":0}}"
+
 /* The exact text for a queue in the documented shape (sorted keys, no spaces). */
 static void expect_stats(tq *t, const char *expected_fmt_after_queue) {
     char expected[2048];
@@ -167,7 +170,7 @@ static int64_t publish_without_lock(tq *t, const char *group, int priority, doub
 
 static void stats_of_an_empty_queue(void **state) {
     tq *t = *state;
-    expect_stats(t, "{\"dead\":0,\"groups\":{\"leased\":0,\"parked\":0,\"ready\":0,\"total\":0},\"messages\":0,"
+    expect_stats(t, "{\"dead\":0,\"groups\":{\"leased\":0,\"parked\":0,\"ready\":0,\"total\":0}," HANDLE_IDLE ",\"messages\":0,"
                     "\"now\":1000000000.0,\"oldest_message_age_s\":null," NO_PRIORITIES ",\"queue\":\"%s.mq\"}");
 }
 
@@ -194,7 +197,7 @@ static void stats_count_groups_messages_and_dead_letters(void **state) {
     ASSERT_MQ(MQ_OK, mq_nack(t->queue, nacked, 30, &err), err);
     tq_advance(t, 4); /* the first publish was 7 s ago */
 
-    expect_stats(t, "{\"dead\":1,\"groups\":{\"leased\":2,\"parked\":1,\"ready\":1,\"total\":4},\"messages\":5,"
+    expect_stats(t, "{\"dead\":1,\"groups\":{\"leased\":2,\"parked\":1,\"ready\":1,\"total\":4}," HANDLE_IDLE ",\"messages\":5,"
                     "\"now\":1000000007.0,\"oldest_message_age_s\":7.0,"
                     "\"priorities\":{\"0\":{\"groups\":1,\"messages\":2},\"1\":{\"groups\":1,\"messages\":1},"
                     "\"2\":{\"groups\":1,\"messages\":1},\"3\":{\"groups\":0,\"messages\":0},"
@@ -203,7 +206,7 @@ static void stats_count_groups_messages_and_dead_letters(void **state) {
     /* The lease and the park run out: every group is ready; the scheduled head's
      * group is ready too, once its time has come. */
     tq_advance(t, 100);
-    expect_stats(t, "{\"dead\":1,\"groups\":{\"leased\":0,\"parked\":0,\"ready\":4,\"total\":4},\"messages\":5,"
+    expect_stats(t, "{\"dead\":1,\"groups\":{\"leased\":0,\"parked\":0,\"ready\":4,\"total\":4}," HANDLE_IDLE ",\"messages\":5,"
                     "\"now\":1000000107.0,\"oldest_message_age_s\":107.0,"
                     "\"priorities\":{\"0\":{\"groups\":1,\"messages\":2},\"1\":{\"groups\":1,\"messages\":1},"
                     "\"2\":{\"groups\":1,\"messages\":1},\"3\":{\"groups\":0,\"messages\":0},"
@@ -221,7 +224,7 @@ static void stats_of_a_harel_message(void **state) {
     tq_insert_json(t, "locks", "{\"_id\": \"h\", \"available_at\": 0.0, \"token\": null, \"priority\": 3}");
     tq_advance(t, 5);
     assert_int_equal(tq_publish(t, "ours", "e", 1), 2);
-    expect_stats(t, "{\"dead\":0,\"groups\":{\"leased\":0,\"parked\":0,\"ready\":2,\"total\":2},\"messages\":2,"
+    expect_stats(t, "{\"dead\":0,\"groups\":{\"leased\":0,\"parked\":0,\"ready\":2,\"total\":2}," HANDLE_IDLE ",\"messages\":2,"
                     "\"now\":1000000005.0,\"oldest_message_age_s\":null,"
                     "\"priorities\":{\"0\":{\"groups\":0,\"messages\":0},\"1\":{\"groups\":1,\"messages\":1},"
                     "\"2\":{\"groups\":0,\"messages\":0},\"3\":{\"groups\":1,\"messages\":0},"
@@ -448,7 +451,7 @@ static void drop_removes_the_queue(void **state) {
     mq_lease_destroy(lease);
 
     /* The handle stays valid and the queue starts afresh. */
-    expect_stats(t, "{\"dead\":0,\"groups\":{\"leased\":0,\"parked\":0,\"ready\":0,\"total\":0},\"messages\":0,"
+    expect_stats(t, "{\"dead\":0,\"groups\":{\"leased\":0,\"parked\":0,\"ready\":0,\"total\":0}," HANDLE_IDLE ",\"messages\":0,"
                     "\"now\":1000000000.0,\"oldest_message_age_s\":null," NO_PRIORITIES ",\"queue\":\"%s.mq\"}");
     assert_int_equal(tq_publish(t, "g", "again", 0), 1);
     lease = tq_claim(t, 30, 0);

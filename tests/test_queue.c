@@ -120,6 +120,78 @@ static void round_robin_by_time_waited(void **state) {
     }
 }
 
+/* Fairness under a steady stream of new groups (one per order, per request): three old
+ * groups with a backlog and, every second, one new group of one event, one claim and
+ * its ack. New groups arrive as fast as claims come, so the line grows and every
+ * group waits longer each round, but in turn: the old groups' 15 events are all
+ * served within 60 claims. With new groups first in line (harel's 0.0) each claim
+ * took the newest group and the old groups were never served at all. */
+static void new_groups_do_not_starve_old_ones(void **state) {
+    tq *t = *state;
+    const char *old[] = {"old-a", "old-b", "old-c"};
+    for (int e = 0; e < 5; e++)
+        for (int g = 0; g < 3; g++) tq_publish(t, old[g], "o", 0);
+    int last_seen[3] = {0, 0, 0};
+    int left[3] = {5, 5, 5};
+    int worst_gap = 0;
+    for (int step = 1; step <= 60 && (left[0] + left[1] + left[2]) > 0; step++) {
+        tq_advance(t, 1);
+        char group[32];
+        snprintf(group, sizeof group, "new-%d", step);
+        tq_publish(t, group, "n", 0);
+        mq_lease *lease = tq_claim(t, 30, 0);
+        for (int g = 0; g < 3; g++) {
+            if (strcmp(mq_lease_group(lease), old[g]) != 0) continue;
+            if (step - last_seen[g] > worst_gap) worst_gap = step - last_seen[g];
+            last_seen[g] = step;
+            left[g]--;
+        }
+        tq_advance(t, 0.5);
+        tq_ack(t, lease); /* released behind every group that waited since before now */
+        mq_lease_destroy(lease);
+    }
+    print_message("[ fairness ] old groups' events left: %d %d %d; longest wait between their claims: %d claims\n",
+                  left[0], left[1], left[2], worst_gap);
+    assert_int_equal(left[0] + left[1] + left[2], 0);
+}
+
+/* mq_unclaim: a lease no handler ran goes back as the claim found it (its place in
+ * line, its attempts); fenced by its token like ack; bad arguments change nothing. */
+static void unclaim_gives_back_without_a_delivery(void **state) {
+    tq *t = *state;
+    tq_publish(t, "a", "a1", 0);
+    tq_advance(t, 1);
+    tq_publish(t, "b", "b1", 0);
+    mq_lease *lease = tq_claim(t, 30, 0);
+    assert_string_equal(mq_lease_group(lease), "a");
+    tq_advance(t, 1);
+    mq_error err;
+    ASSERT_MQ(MQ_OK, mq_unclaim(t->queue, lease, &err), err);
+    mq_lease_destroy(lease);
+    lease = tq_claim(t, 30, 0);
+    assert_string_equal(mq_lease_group(lease), "a"); /* still ahead of b */
+    assert_int_equal(mq_lease_attempts(lease), 1);   /* not 2: no delivery counted */
+
+    /* stale: the lease expired and another claim took the group (b held meanwhile) */
+    mq_lease *held = tq_claim(t, 100, 0);
+    assert_string_equal(mq_lease_group(held), "b");
+    tq_advance(t, 31);
+    mq_lease *newer = tq_claim(t, 30, 0);
+    assert_string_equal(mq_lease_group(newer), "a");
+    assert_int_equal(mq_lease_attempts(newer), 2);
+    ASSERT_MQ(MQ_LEASE_LOST, mq_unclaim(t->queue, lease, &err), err);
+    assert_non_null(strstr(err.message, "mq_unclaim"));
+    mq_lease_destroy(lease);
+    tq_ack(t, newer); /* the new holder's lease is untouched */
+    tq_ack(t, held);
+    mq_lease_destroy(held);
+
+    ASSERT_MQ(MQ_ERR_ARG, mq_unclaim(t->queue, NULL, &err), err);
+    assert_non_null(strstr(err.message, "lease is NULL"));
+    ASSERT_MQ(MQ_ERR_ARG, mq_unclaim(NULL, newer, &err), err);
+    mq_lease_destroy(newer);
+}
+
 static void round_robin_longest_waiting_first(void **state) {
     tq *t = *state;
     const char *groups[] = {"a", "b", "c"};
@@ -516,6 +588,8 @@ int main(void) {
         T(held_lease_blocks_others),
         T(round_robin_by_time_waited),
         T(round_robin_longest_waiting_first),
+        T(new_groups_do_not_starve_old_ones),
+        T(unclaim_gives_back_without_a_delivery),
         T(priority_floor),
         T(priority_fixed_by_first_publish_and_reset_on_drain),
         T(ack_removes),
