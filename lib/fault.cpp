@@ -4,6 +4,7 @@
 #include <mutex>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "client.hpp"
 #include "error.hpp"
@@ -95,6 +96,23 @@ extern "C" int mongomq_classify_error(uint32_t domain, uint32_t code, const bson
         if (server_code != nullptr) *server_code = f.server_code;
         return f.status;
     }
+}
+
+extern "C" int mongomq_sharded_refusal(const mq_queue *queue, const bson_t *entries, char *buf, size_t size) {
+    std::vector<mongomq::BsonPtr> docs;
+    bson_iter_t it;
+    if (bson_iter_init(&it, entries)) {
+        while (bson_iter_next(&it)) {
+            if (!BSON_ITER_HOLDS_DOCUMENT(&it)) continue;
+            const uint8_t *data;
+            uint32_t len;
+            bson_iter_document(&it, &len, &data);
+            docs.emplace_back(bson_new_from_data(data, len));
+        }
+    }
+    std::string refusal = mongomq::sharded_refusal(queue, docs);
+    if (buf != nullptr && size > 0) bson_strncpy(buf, refusal.c_str(), size);
+    return refusal.empty() ? 0 : 1;
 }
 
 extern "C" double mongomq_clock_offset(double t0, double t1, int64_t server_ms) {

@@ -66,6 +66,10 @@ void mongomq_fault_set(mongomq_fault_fn hook, void *ctx);
  * as JSON in buf) when mq_queue_new would refuse the collection, else 0. */
 int mongomq_non_simple_collation(const bson_t *collection_info, char *buf, size_t size);
 
+/* lib/queue.cpp's check on a mongos: 1 (and the refusal in buf) when mq_queue_new would
+ * refuse this queue given these config.collections entries (a BSON array), else 0. */
+int mongomq_sharded_refusal(const struct mq_queue *queue, const bson_t *entries, char *buf, size_t size);
+
 /* lib/queue.cpp's clock-offset formula, for tests (see queue.hpp). */
 double mongomq_clock_offset(double t0, double t1, int64_t server_ms);
 

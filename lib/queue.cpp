@@ -173,8 +173,67 @@ double clock_offset(double t0, double t1, int64_t server_ms) {
     return std::fabs(offset) > error ? offset : 0;
 }
 
+std::string sharded_refusal(const mq_queue *q, const std::vector<BsonPtr> &entries) {
+    for (const BsonPtr &entry : entries) {
+        bson_iter_t it;
+        if (bson_iter_init_find(&it, entry.get(), "dropped") && bson_iter_as_bool(&it)) continue;
+        if (!bson_iter_init_find(&it, entry.get(), "_id") || !BSON_ITER_HOLDS_UTF8(&it)) continue;
+        const std::string ns = bson_iter_utf8(&it, nullptr);
+        const bool locks = ns == q->db + "." + q->locks;
+        if (!locks && ns != q->db + "." + q->counters) continue;
+        std::string key = "?";
+        bson_iter_t k;
+        if (bson_iter_init_find(&k, entry.get(), "key") && BSON_ITER_HOLDS_DOCUMENT(&k)) {
+            const uint8_t *data;
+            uint32_t len;
+            bson_iter_document(&k, &len, &data);
+            bson_t doc;
+            if (bson_init_static(&doc, data, len)) {
+                char *json = bson_as_relaxed_extended_json(&doc, nullptr);
+                if (json != nullptr) key = json;
+                bson_free(json);
+            }
+        }
+        return "mq_queue_new: collection " + ns + " is sharded (key " + key + "): mongomq's " +
+               (locks ? "claim is one sorted findAndModify over every lock, which a mongos refuses (before "
+                        "MongoDB 7.1) or sends to every shard"
+                      : "counter is one document that every publish updates") +
+               "; keep " + q->db + "." + q->locks + " and " + q->db + "." + q->counters +
+               " unsharded (move the queue to a new prefix, or unshardCollection on 8.0+), and shard only " + q->db +
+               "." + q->messages + ", on {group_id: 1, _id: 1} (docs/design.md, \"Deployments\")";
+    }
+    return {};
+}
+
+namespace {
+
+// On a mongos (hello's msg "isdbgrid"): open.sharding reads config.collections for the
+// queue's locks and counters, and refuses a queue whose locks or counter are sharded
+// (sharded_refusal). A user who may not read config (13 Unauthorized) gets a warning
+// in the log, and the queue opens.
+void check_unsharded(mq_queue *q, const Conn &c) {
+    Collection config(mongoc_client_get_collection(c.client(), "config", "collections"));
+    if (!config) throw std::bad_alloc();
+    mongoc_collection_set_read_prefs(config.get(), c.owner()->read_prefs);
+    BsonPtr filter = own(BCON_NEW("_id", "{", "$in", "[", BCON_UTF8((q->db + "." + q->locks).c_str()),
+                                  BCON_UTF8((q->db + "." + q->counters).c_str()), "]", "}"));
+    std::vector<BsonPtr> entries;
+    try {
+        entries = find("open.sharding", config.get(), filter.get(), nullptr);
+    } catch (const Failure &f) {
+        if (f.status != MQ_ERR_SERVER) throw;
+        log_warning("mq_queue_new(" + q->ns + "): could not read config.collections on this mongos (" + f.message +
+                    "): not checked that " + q->locks + " and " + q->counters + " are unsharded");
+        return;
+    }
+    std::string refusal = sharded_refusal(q, entries);
+    if (!refusal.empty()) fail(MQ_ERR_SERVER, refusal);
+}
+
+}  // namespace
+
 // open: open.collation (listCollections), open.indexes (2 createIndexes), open.clock
-// (hello; isMaster after it where hello is unknown).
+// (hello; isMaster after it where hello is unknown), and on a mongos open.sharding.
 void queue_open(mq_queue *q) {
     Conn c(q);
     // A queue collection created with a non-simple collation compares group ids (and
@@ -219,6 +278,7 @@ void queue_open(mq_queue *q) {
     // (MongoDB 4.4.2+; isMaster is deprecated), isMaster where hello is unknown
     // (older servers, the test server: 59 CommandNotFound).
     BsonPtr reply;
+    bson_iter_t it0;
     double t0 = 0, t1 = 0;
     for (const char *command : {"hello", "isMaster"}) {
         BsonPtr cmd = own(BCON_NEW(command, BCON_INT32(1)));
@@ -232,6 +292,9 @@ void queue_open(mq_queue *q) {
         t1 = wall_clock();
         break;
     }
+    if (reply && bson_iter_init_find(&it0, reply.get(), "msg") && BSON_ITER_HOLDS_UTF8(&it0) &&
+        std::string_view(bson_iter_utf8(&it0, nullptr)) == "isdbgrid")
+        check_unsharded(q, c);
     bson_iter_t it;
     if (reply && bson_iter_init_find(&it, reply.get(), "localTime") && BSON_ITER_HOLDS_DATE_TIME(&it))
         q->clock_offset = clock_offset(t0, t1, bson_iter_date_time(&it));

@@ -28,8 +28,14 @@ struct Outgoing {
 // within the measurement's error (half the round trip + half a millisecond).
 double clock_offset(double t0, double t1, int64_t server_ms);
 
-// open: open.indexes (2 commands) and open.clock (1): sets q->clock_offset.
+// open: open.collation (1 command), open.indexes (2), open.clock (1, 2 where hello is
+// unknown) and, on a mongos, open.sharding (1): sets q->clock_offset.
 void queue_open(mq_queue *q);
+
+// The refusal (a message; "" when none) for a queue whose locks or counters appear,
+// not dropped, among these config.collections entries: sharded, which mongomq cannot
+// work with (docs/design.md, "Deployments").
+std::string sharded_refusal(const mq_queue *q, const std::vector<BsonPtr> &config_entries);
 
 class Conn;  // store.hpp
 

@@ -393,6 +393,31 @@ static void unacknowledged_writes_are_refused(void **state) {
     }
 }
 
+/* On a mongos, a queue whose locks or counter is sharded is refused at open, naming the
+ * collection and the fix (there is no mongos here: the check runs on the entries a
+ * mongos's config.collections would return). */
+static void sharded_locks_are_refused_on_a_mongos(void **state) {
+    tq *t = *state;
+    char locks[160], counters[160], messages[160], buf[1024];
+    snprintf(locks, sizeof locks, "%s.%s_locks", t->db, t->prefix);
+    snprintf(counters, sizeof counters, "%s.%s_counters", t->db, t->prefix);
+    snprintf(messages, sizeof messages, "%s.%s_messages", t->db, t->prefix);
+    bson_t *ok = BCON_NEW("0", "{", "_id", BCON_UTF8(messages), "key", "{", "group_id", BCON_INT32(1), "_id",
+                          BCON_INT32(1), "}", "}", "1", "{", "_id", BCON_UTF8(locks), "dropped", BCON_BOOL(true), "}");
+    assert_int_equal(mongomq_sharded_refusal(t->queue, ok, buf, sizeof buf), 0);
+    bson_destroy(ok);
+    bson_t *bad = BCON_NEW("0", "{", "_id", BCON_UTF8(locks), "key", "{", "_id", BCON_UTF8("hashed"), "}", "}");
+    assert_int_equal(mongomq_sharded_refusal(t->queue, bad, buf, sizeof buf), 1);
+    assert_non_null(strstr(buf, locks));
+    assert_non_null(strstr(buf, "hashed"));
+    assert_non_null(strstr(buf, "unsharded"));
+    bson_destroy(bad);
+    bad = BCON_NEW("0", "{", "_id", BCON_UTF8(counters), "key", "{", "_id", BCON_INT32(1), "}", "}");
+    assert_int_equal(mongomq_sharded_refusal(t->queue, bad, buf, sizeof buf), 1);
+    assert_non_null(strstr(buf, counters));
+    bson_destroy(bad);
+}
+
 /* ---- 3. a write-concern error on an applied write ---- */
 
 /* The reading of a failed write, on the replies a replica set sends: a writeConcernError
@@ -1017,6 +1042,7 @@ int main(void) {
         cmocka_unit_test_setup_teardown(uri_write_concern_is_kept, tq_setup, teardown),
         cmocka_unit_test_setup_teardown(unacknowledged_writes_are_refused, tq_setup, teardown),
         cmocka_unit_test(failed_write_replies_are_read_right),
+        cmocka_unit_test_setup_teardown(sharded_locks_are_refused_on_a_mongos, tq_setup, teardown),
         cmocka_unit_test_setup_teardown(write_concern_error_is_an_applied_write, tq_setup, teardown),
         cmocka_unit_test_setup_teardown(server_write_concern_error_is_an_applied_write, tq_setup, teardown),
         cmocka_unit_test_setup_teardown(watcher_retries_transient_errors, tq_setup, teardown),
