@@ -1,4 +1,4 @@
-//! Raw declarations of libmongomq's C API (`include/mongomq.h`, version 0.3.0).
+//! Raw declarations of libmongomq's C API (`include/mongomq.h`, version 0.4.0).
 //!
 //! Written by hand, one item per declaration of the header, in the header's order and
 //! with its comments shortened; `tests/header.rs` compiles them against the installed
@@ -17,7 +17,7 @@ use core::ffi::{c_char, c_int, c_void};
 use core::marker::{PhantomData, PhantomPinned};
 
 pub const MQ_VERSION_MAJOR: c_int = 0;
-pub const MQ_VERSION_MINOR: c_int = 3;
+pub const MQ_VERSION_MINOR: c_int = 4;
 pub const MQ_VERSION_PATCH: c_int = 0;
 
 /// Bytes of a group id (UTF-8, non-empty).
@@ -143,6 +143,9 @@ extern "C" {
     ) -> mq_status;
     pub fn mq_ack(queue: *mut mq_queue, lease: *const mq_lease, err: *mut mq_error) -> mq_status;
     pub fn mq_nack(queue: *mut mq_queue, lease: *const mq_lease, delay_s: f64, err: *mut mq_error) -> mq_status;
+    /// Gives back a lease no handler ran: not a delivery (attempts and place in line
+    /// restored); fenced by the token like `mq_ack` (0.4.0).
+    pub fn mq_unclaim(queue: *mut mq_queue, lease: *const mq_lease, err: *mut mq_error) -> mq_status;
     pub fn mq_extend(queue: *mut mq_queue, lease: *const mq_lease, visibility_s: f64, err: *mut mq_error) -> mq_status;
 
     pub fn mq_lease_seq(lease: *const mq_lease) -> i64;

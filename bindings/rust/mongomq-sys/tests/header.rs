@@ -350,8 +350,8 @@ fn library_version_matches_crate() {
     assert_eq!(major_minor(version), major_minor(env!("CARGO_PKG_VERSION")));
     assert_eq!(
         (sys::MQ_VERSION_MAJOR, sys::MQ_VERSION_MINOR),
-        (0, 3),
-        "the crate's header constants are those of libmongomq 0.3"
+        (0, 4),
+        "the crate's header constants are those of libmongomq 0.4"
     );
 }
 

@@ -17,8 +17,8 @@ type Claimed = Result<Option<Lease>>;
 
 /// The state a claim's future owns. Dropped before the claim's result was taken (the
 /// future was dropped), it cancels the claim and gives back a lease the claim may have
-/// taken in the meantime: the blocking side nacks a lease it cannot hand over, and
-/// this drop nacks one that was handed over but never read.
+/// taken in the meantime: the blocking side unclaims a lease it cannot hand over, and
+/// this drop unclaims one that was handed over but never read.
 struct PendingClaim {
     queue: Queue,
     cancel: CancelHandle,
@@ -39,14 +39,15 @@ impl Drop for PendingClaim {
     }
 }
 
-/// nack(0) of a lease nobody will read, off the async thread when there is a runtime.
+/// unclaim of a lease nobody will read (no handler ran: not a delivery), off the async
+/// thread when there is a runtime.
 fn give_back(queue: Queue, lease: Lease) {
-    let nack = move || {
-        let _ = queue.nack(&lease, Duration::ZERO);
+    let unclaim = move || {
+        let _ = queue.unclaim(&lease);
     };
     match tokio::runtime::Handle::try_current() {
-        Ok(runtime) => drop(runtime.spawn_blocking(nack)),
-        Err(_) => nack(),
+        Ok(runtime) => drop(runtime.spawn_blocking(unclaim)),
+        Err(_) => unclaim(),
     }
 }
 
@@ -58,8 +59,9 @@ impl Queue {
     /// [`claim_wait`](Queue::claim_wait) as a future. Dropping the future cancels the
     /// claim (that call only: other waiters and later claims are not touched). If the
     /// claim had already taken a lease when the future was dropped, the lease is given
-    /// back at once (`nack` with no delay: the head is redelivered with attempts + 1),
-    /// so nothing stays held until its visibility runs out. The options' own cancel
+    /// back at once with [`unclaim`](Queue::unclaim) (not a delivery: the head is
+    /// claimed next with the same attempts), so nothing stays held until its visibility
+    /// runs out. The options' own cancel
     /// handle, if any, is replaced by the future's.
     ///
     /// ```
@@ -90,7 +92,7 @@ impl Queue {
             let claimed = queue.claim_wait(&opts, timeout);
             if let Err(Ok(Some(lease))) = tx.send(claimed) {
                 // The future is gone: give the lease back now.
-                let _ = queue.nack(&lease, Duration::ZERO);
+                let _ = queue.unclaim(&lease);
             }
         });
         let claimed = (&mut pending.rx).await;
@@ -122,6 +124,12 @@ impl Queue {
     pub async fn nack_async(&self, lease: &Lease, delay: Duration) -> Result<()> {
         let (queue, lease) = (self.clone(), lease.share());
         blocking(move || queue.nack(&lease, delay)).await
+    }
+
+    /// [`unclaim`](Queue::unclaim) as a future. Dropping it does not stop the unclaim.
+    pub async fn unclaim_async(&self, lease: &Lease) -> Result<()> {
+        let (queue, lease) = (self.clone(), lease.share());
+        blocking(move || queue.unclaim(&lease)).await
     }
 
     /// [`extend`](Queue::extend) as a future. Dropping it does not stop the extend.

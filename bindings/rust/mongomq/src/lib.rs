@@ -79,7 +79,7 @@ pub use queue::{ClaimOptions, Queue};
 pub use stats::{GroupStats, PriorityStats, Stats};
 pub use worker::{BoxError, StopHandle, Worker, WorkerError, WorkerOptions};
 
-/// The version of the libmongomq this process runs with (e.g. `"0.3.0"`), which may
+/// The version of the libmongomq this process runs with (e.g. `"0.4.0"`), which may
 /// differ from the one the crate was built against.
 pub fn library_version() -> &'static str {
     // SAFETY: mq_version returns a pointer to a static NUL-terminated string.

@@ -368,6 +368,22 @@ impl Queue {
         check(status, &err)
     }
 
+    /// Gives back a lease no handler ran (a worker that claimed and was then told to
+    /// stop): unlike [`nack`](Queue::nack) it is not a delivery. The group gets back
+    /// the attempts count and the place in line the claim found, so the same head is
+    /// claimed next with the same [`attempts`](Lease::attempts), and nothing is pushed
+    /// towards the dead letters. An error of kind
+    /// [`ErrorKind::LeaseLost`](crate::ErrorKind::LeaseLost) (nothing changed) when the
+    /// group is no longer this lease's. After an error of kind
+    /// [`ErrorKind::Connect`](crate::ErrorKind::Connect), retry with the same lease: a
+    /// retry that finds its own earlier give-back applied is `Ok`.
+    pub fn unclaim(&self, lease: &Lease) -> Result<()> {
+        let mut err = sys::mq_error::new();
+        // SAFETY: as in ack.
+        let status = unsafe { sys::mq_unclaim(self.ptr(), lease.as_ptr(), &mut err) };
+        check(status, &err)
+    }
+
     /// Moves the lease's expiry to now + `visibility`.
     pub fn extend(&self, lease: &Lease, visibility: Duration) -> Result<()> {
         let mut err = sys::mq_error::new();

@@ -28,7 +28,7 @@ pub type BoxError = Box<dyn StdError + Send + Sync + 'static>;
 #[derive(Debug)]
 #[non_exhaustive]
 pub enum WorkerError<'a> {
-    /// A claim, ack, nack or extend failed: a lease lost (not fatal: the group moved
+    /// A claim, ack, nack, unclaim or extend failed: a lease lost (not fatal: the group moved
     /// on), or a queue error (connect, server: the worker backs off, 100 ms doubling to
     /// 5 s, and goes on).
     Queue(&'a Error),
@@ -242,8 +242,10 @@ impl Worker {
         StopHandle { shared: Arc::clone(&self.shared) }
     }
 
-    /// Graceful shutdown: 1. stop claiming (waiting claims are cancelled); 2. wait up
-    /// to the shutdown timeout for running handlers to finish and ack or nack. Returns
+    /// Graceful shutdown: 1. stop claiming (waiting claims are cancelled; a lease a
+    /// claim took as the stop came, before its handler started, is given back with
+    /// [`Queue::unclaim`], not counted as a delivery); 2. wait up to the shutdown
+    /// timeout for running handlers to finish and ack or nack. Returns
     /// true if every thread finished in time; handlers still running are abandoned
     /// (their leases run out and are redelivered: nothing is lost).
     pub fn shutdown(mut self) -> bool {
@@ -423,6 +425,14 @@ impl Ctx {
                 Ok(None) => {}
                 Ok(Some(lease)) => {
                     backoff = QUEUE_BACKOFF_FIRST;
+                    if self.shared.lock().stopping {
+                        // The stop came while the claim was taking this lease: no
+                        // handler ran, so it goes back without counting a delivery.
+                        if let Err(e) = self.queue.unclaim(&lease) {
+                            self.report(WorkerError::Queue(&e));
+                        }
+                        break;
+                    }
                     self.process(&lease);
                 }
                 Err(e) if e.kind() == ErrorKind::Cancelled => {}

@@ -175,6 +175,35 @@ fn test_lease_expiry_redelivers() {
     assert_eq!((again.seq(), again.attempts()), (seq, 2));
 }
 
+#[test]
+fn test_unclaim_keeps_attempts() {
+    let f = Fixture::new();
+    let a = f.queue.publish("A", "a", 0).unwrap();
+    f.queue.publish("B", "b", 0).unwrap();
+    let unrun = claim(&f.queue);
+    assert_eq!((unrun.group(), unrun.attempts()), ("A", 1));
+    f.queue.unclaim(&unrun).unwrap(); // no handler ran: not a delivery
+    let again = claim(&f.queue);
+    assert_eq!(
+        (again.group(), again.seq(), again.attempts()),
+        ("A", a, 1),
+        "A kept its place ahead of B, and its attempts"
+    );
+    f.queue.ack(&again).unwrap();
+
+    // A stale lease's unclaim is lease-lost and leaves the new holder alone.
+    let stale = f.queue.claim(&opts(300)).unwrap().expect("B");
+    assert_eq!(stale.group(), "B");
+    thread::sleep(Duration::from_millis(500));
+    let other = f.other_handle();
+    let taken = other.claim(&opts(30_000)).unwrap().expect("the expired group is taken over");
+    assert_eq!((taken.group(), taken.attempts()), ("B", 2));
+    let err = f.queue.unclaim(&stale).unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::LeaseLost, "{err}");
+    assert!(f.queue.claim(&opts(30_000)).unwrap().is_none(), "B is still the new holder's");
+    other.ack(&taken).unwrap();
+}
+
 // ---- bytes -----------------------------------------------------------------------
 
 fn round_trip(event: &[u8]) {
@@ -521,6 +550,120 @@ fn test_error_lease_lost_type() {
 }
 
 // ---- concurrency -----------------------------------------------------------------
+
+/// Runs `f` on a thread of its own and fails the test if it has not returned within
+/// 60 s (a call that waits for a second pooled client with `maxPoolSize=1` would hang).
+fn bounded<T: Send + 'static>(what: &str, f: impl FnOnce() -> T + Send + 'static) -> T {
+    let (tx, rx) = std::sync::mpsc::channel();
+    thread::spawn(move || {
+        let _ = tx.send(f());
+    });
+    match rx.recv_timeout(Duration::from_secs(60)) {
+        Ok(v) => v,
+        Err(std::sync::mpsc::RecvTimeoutError::Timeout) => panic!("{what} has not returned within 60 s"),
+        Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => panic!("{what} panicked"),
+    }
+}
+
+/// `uri` with `option` added to its options (`?` or `&` as the URI needs).
+fn with_option(uri: &str, option: &str) -> String {
+    match uri.find('?') {
+        Some(_) if uri.ends_with('?') || uri.ends_with('&') => format!("{uri}{option}"),
+        Some(_) => format!("{uri}&{option}"),
+        None if uri.split_once("://").is_some_and(|(_, rest)| rest.contains('/')) => format!("{uri}?{option}"),
+        None => format!("{uri}/?{option}"),
+    }
+}
+
+#[test]
+fn test_small_pool() {
+    assert_eq!(with_option("mongodb://h:1", "maxPoolSize=1"), "mongodb://h:1/?maxPoolSize=1");
+    assert_eq!(with_option("mongodb://h:1/", "maxPoolSize=1"), "mongodb://h:1/?maxPoolSize=1");
+    assert_eq!(with_option("mongodb://h:1/?w=1", "maxPoolSize=1"), "mongodb://h:1/?w=1&maxPoolSize=1");
+    let f = Fixture::new();
+    let client = Client::connect(&with_option(&common::uri(), "maxPoolSize=1")).unwrap();
+    let q = client.queue(&f.db, &f.prefix).unwrap();
+    let call = |what: &str, run: Box<dyn FnOnce(&Queue) + Send>| {
+        let q = q.clone();
+        bounded(what, move || run(&q));
+    };
+
+    call(
+        "publish_batch",
+        Box::new(|q| {
+            let mut batch = Batch::new().unwrap();
+            for e in ["b1", "b2", "b3"] {
+                batch.add("b", e, 0).unwrap();
+            }
+            assert_eq!(q.publish_batch(&batch).unwrap(), 1);
+        }),
+    );
+    call("publish", Box::new(|q| assert_eq!(q.publish("a", "a1", 0).unwrap(), 4)));
+    call(
+        "claim, extend, unclaim",
+        Box::new(|q| {
+            let lease = q.claim(&opts(30_000)).unwrap().expect("b");
+            assert_eq!((lease.group(), lease.seq()), ("b", 1));
+            q.extend(&lease, Duration::from_secs(60)).unwrap();
+            q.unclaim(&lease).unwrap();
+        }),
+    );
+    call(
+        "batch claim, ack",
+        Box::new(|q| {
+            let lease = q.claim(&opts(30_000).max_events(3)).unwrap().expect("b again");
+            assert_eq!((lease.group(), lease.count(), lease.attempts()), ("b", 3, 1));
+            q.ack(&lease).unwrap();
+        }),
+    );
+    call(
+        "waiting claim, nack",
+        Box::new(|q| {
+            let lease = q.claim_wait(&opts(30_000), Duration::from_secs(5)).unwrap().expect("a");
+            assert_eq!((lease.group(), lease.seq()), ("a", 4));
+            q.nack(&lease, Duration::ZERO).unwrap();
+        }),
+    );
+    call(
+        "dead-letter requeue after max attempts 1",
+        Box::new(|q| {
+            q.set_max_attempts(1).unwrap();
+            assert!(q.claim(&opts(30_000)).unwrap().is_none(), "a's second delivery goes to the dead letters");
+            assert_eq!(q.dead_count().unwrap(), 1);
+            assert_eq!(q.dead_requeue(4).unwrap(), 5);
+            q.set_max_attempts(0).unwrap();
+        }),
+    );
+    call("repair", Box::new(|q| assert_eq!(q.repair().unwrap(), 0)));
+    call("stats", Box::new(|q| assert_eq!(q.stats().unwrap().messages, 1)));
+    call("peek", Box::new(|q| assert_eq!(q.peek(None, 10).unwrap().len(), 1)));
+    call(
+        "purge",
+        Box::new(|q| {
+            q.purge_group("a").unwrap();
+            assert_eq!(q.stats().unwrap().messages, 0);
+        }),
+    );
+
+    for i in 0..20 {
+        q.publish(&format!("w{}", i % 4), format!("{i}"), 0).unwrap();
+    }
+    let handled = Arc::new(AtomicUsize::new(0));
+    let h = Arc::clone(&handled);
+    let worker = q
+        .work(WorkerOptions::new().concurrency(4), move |_| {
+            h.fetch_add(1, Ordering::SeqCst);
+            Ok::<(), mongomq::BoxError>(())
+        })
+        .unwrap();
+    let stats_q = q.clone();
+    let drained = bounded("the worker's drain", move || {
+        eventually(Duration::from_secs(55), || stats_q.stats().unwrap().messages == 0)
+    });
+    assert!(drained, "the worker drained the 20 events");
+    assert!(bounded("the worker's shutdown", move || worker.shutdown()));
+    assert_eq!(handled.load(Ordering::SeqCst), 20);
+}
 
 #[test]
 fn test_concurrency_16x2000() {
@@ -953,6 +1096,36 @@ fn test_worker_graceful_shutdown() {
     assert_eq!(f.queue.stats().unwrap().messages, 1);
 }
 
+#[test]
+fn test_worker_stop_after_claim() {
+    let f = Fixture::new();
+    for cycle in 0..30u64 {
+        let seq = f.queue.publish("g", format!("cycle {cycle}"), 0).unwrap();
+        let calls = Arc::new(AtomicUsize::new(0));
+        let c = Arc::clone(&calls);
+        let worker = f
+            .queue
+            .work(WorkerOptions::new().concurrency(2).backoff_base(Duration::from_millis(1)), move |_| {
+                c.fetch_add(1, Ordering::SeqCst);
+                Err("always fails")
+            })
+            .unwrap();
+        // The stop lands anywhere from before the first claim to after a few handler
+        // calls: the claims and the handler take about a millisecond each here.
+        thread::sleep(Duration::from_micros((cycle % 10) * 300));
+        assert!(worker.shutdown());
+        let lease = f.queue.claim_wait(&opts(30_000), Duration::from_secs(30)).unwrap().expect("the event");
+        let calls = calls.load(Ordering::SeqCst);
+        assert_eq!(lease.seq(), seq);
+        assert_eq!(
+            lease.attempts() as usize,
+            calls + 1,
+            "cycle {cycle}: {calls} handler calls; a lease no handler ran was counted as a delivery"
+        );
+        f.queue.ack(&lease).unwrap();
+    }
+}
+
 // ---- beyond the contract ---------------------------------------------------------
 
 #[test]
@@ -976,7 +1149,7 @@ fn claim_options_defaults() {
     let lease = f.queue.claim(&ClaimOptions::new()).unwrap().unwrap();
     assert!((lease.deadline() - (before + 30.0)).abs() < 5.0, "default visibility 30 s");
     assert_eq!(lease.count(), 1);
-    assert!(mongomq::library_version().starts_with("0.3."));
+    assert!(mongomq::library_version().starts_with("0.4."));
 }
 
 #[test]
