@@ -11,7 +11,7 @@ use mongomq_sys as sys;
 #[non_exhaustive]
 pub enum ErrorKind {
     /// `MQ_LEASE_LOST`: the lease expired and another worker took the group (ack,
-    /// nack, extend), or the group was purged.
+    /// nack, unclaim, extend), or the group was purged.
     LeaseLost,
     /// `MQ_ERR_ARG`: a bad argument; the message names it. Nothing was sent.
     InvalidArgument,

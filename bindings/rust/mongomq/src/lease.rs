@@ -82,7 +82,7 @@ impl Lease {
         u32::try_from(attempts).unwrap_or(0)
     }
 
-    /// The lease's fencing token (what ack, nack and extend present to the server).
+    /// The lease's fencing token (what ack, nack, unclaim and extend present to the server).
     pub fn token(&self) -> &str {
         // SAFETY: the token is a NUL-terminated string owned by the lease, valid until
         // it is destroyed, which cannot happen while &self is borrowed.

@@ -4,7 +4,7 @@
 //! Every event belongs to a group. Within a group events are delivered in publish
 //! order, one at a time: while a worker holds a lease on a group, no other worker gets
 //! that group. Groups are served round-robin, leases expire (at-least-once delivery),
-//! and ack, nack and extend are fenced by the lease's token.
+//! and ack, nack, unclaim and extend are fenced by the lease's token.
 //!
 //! ```
 //! use std::time::Duration;
