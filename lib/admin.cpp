@@ -16,6 +16,7 @@
 #include "error.hpp"
 #include "guard.hpp"
 #include "handles.hpp"
+#include "json.hpp"
 #include "mongomq.h"
 #include "queue.hpp"
 #include "store.hpp"
@@ -58,21 +59,7 @@ int priority_of(const bson_t *doc, const char *field) {
 
 // ---- building the stats text with jansson ----
 
-struct JsonFree {
-    void operator()(json_t *j) const { json_decref(j); }
-};
-using Json = std::unique_ptr<json_t, JsonFree>;
-
-Json json_owned(json_t *j) {
-    if (j == nullptr) throw std::bad_alloc();
-    return Json(j);
-}
-
-// obj[key] = value, taking value's reference (json_object_set_new releases it on
-// failure too).
-void put(json_t *obj, const char *key, json_t *value) {
-    if (value == nullptr || json_object_set_new(obj, key, value) != 0) throw std::bad_alloc();
-}
+void put(json_t *obj, const char *key, json_t *value) { json_put(obj, key, value); }
 
 void put_int(json_t *obj, const char *key, int64_t n) { put(obj, key, json_integer(static_cast<json_int_t>(n))); }
 
@@ -80,22 +67,6 @@ void put_int(json_t *obj, const char *key, int64_t n) { put(obj, key, json_integ
 // Reals are printed with jansson's default precision (17 significant digits), which
 // reads back as the same double.
 constexpr size_t kStatsFlags = JSON_COMPACT | JSON_SORT_KEYS;
-
-// The text in a buffer of our own malloc(), so that mq_free (free) releases it even
-// if the application gave jansson other allocators (json_set_alloc_funcs is
-// process-wide).
-char *dump_malloc(const json_t *j) {
-    size_t n = json_dumpb(j, nullptr, 0, kStatsFlags);
-    if (n == 0) fail(MQ_ERR_INTERNAL, "mq_stats_json: jansson could not write the stats");
-    char *text = static_cast<char *>(std::malloc(n + 1));
-    if (text == nullptr) throw std::bad_alloc();
-    if (json_dumpb(j, text, n, kStatsFlags) != n) {
-        std::free(text);
-        fail(MQ_ERR_INTERNAL, "mq_stats_json: jansson wrote the stats inconsistently");
-    }
-    text[n] = '\0';
-    return text;
-}
 
 // ---- stats ----
 
@@ -226,7 +197,7 @@ char *stats_json(mq_queue *q) {
         put_int(entry, "groups", groups_by_priority[p].total);
         put_int(entry, "messages", messages.by_priority[p]);
     }
-    return dump_malloc(root.get());
+    return json_text(root.get(), kStatsFlags, "mq_stats_json");
 }
 
 }  // namespace

@@ -15,6 +15,7 @@
 #include "error.hpp"
 #include "guard.hpp"
 #include "handles.hpp"
+#include "json.hpp"
 #include "mongomq.h"
 #include "store.hpp"
 #include "read.hpp"
@@ -23,19 +24,9 @@
 namespace mongomq {
 namespace {
 
-struct JsonFree {
-    void operator()(json_t *j) const { json_decref(j); }
-};
-using Json = std::unique_ptr<json_t, JsonFree>;
+Json made(json_t *j) { return json_owned(j); }
 
-Json made(json_t *j) {
-    if (j == nullptr) throw std::bad_alloc();
-    return Json(j);
-}
-
-void put(json_t *obj, const char *key, json_t *value) {
-    if (value == nullptr || json_object_set_new(obj, key, value) != 0) throw std::bad_alloc();
-}
+void put(json_t *obj, const char *key, json_t *value) { json_put(obj, key, value); }
 
 std::string base64(const uint8_t *data, size_t len) {
     static const char alphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
@@ -102,15 +93,13 @@ Json event_json(const bson_t *doc) {
     return o;
 }
 
-char *array_text(const std::vector<BsonPtr> &docs) {
+char *array_text(const std::vector<BsonPtr> &docs, const char *fn) {
     Json arr = made(json_array());
     for (const BsonPtr &d : docs) {
         Json e = event_json(d.get());
         if (json_array_append_new(arr.get(), e.release()) != 0) throw std::bad_alloc();
     }
-    char *text = json_dumps(arr.get(), JSON_COMPACT | JSON_ENSURE_ASCII);
-    if (text == nullptr) throw std::bad_alloc();
-    return text;
+    return json_text(arr.get(), JSON_COMPACT | JSON_ENSURE_ASCII, fn);
 }
 
 void check_max(const char *fn, size_t max_events) {
@@ -145,7 +134,7 @@ mq_status mq_peek_json(mq_queue *queue, const char *group_id, size_t max_events,
         mongomq::BsonPtr filter = mongomq::own(group_id != nullptr ? BCON_NEW("group_id", BCON_UTF8(group_id)) : bson_new());
         mongomq::BsonPtr opts = mongomq::own(BCON_NEW("sort", "{", "_id", BCON_INT32(1), "}", "limit",
                                                       BCON_INT64(static_cast<int64_t>(max_events))));
-        *json_out = mongomq::array_text(mongomq::find("peek.messages", c.messages(), filter.get(), opts.get()));
+        *json_out = mongomq::array_text(mongomq::find("peek.messages", c.messages(), filter.get(), opts.get()), fn);
         return MQ_OK;
     });
 }
@@ -162,7 +151,7 @@ mq_status mq_dead_list_json(mq_queue *queue, size_t max_events, char **json_out,
         mongomq::BsonPtr all = mongomq::own(bson_new());
         mongomq::BsonPtr opts = mongomq::own(BCON_NEW("sort", "{", "_id", BCON_INT32(1), "}", "limit",
                                                       BCON_INT64(static_cast<int64_t>(max_events))));
-        *json_out = mongomq::array_text(mongomq::find("dead.list", c.dead(), all.get(), opts.get()));
+        *json_out = mongomq::array_text(mongomq::find("dead.list", c.dead(), all.get(), opts.get()), fn);
         return MQ_OK;
     });
 }

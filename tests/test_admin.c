@@ -582,10 +582,41 @@ static void dead_list_shows_dead_letters(void **state) {
     mq_free(json);
 }
 
+/* The texts mq_peek_json, mq_dead_list_json and mq_stats_json return are freed with
+ * mq_free, whatever allocators the application gave jansson (json_set_alloc_funcs is
+ * process-wide): here jansson's allocations sit 16 bytes into their block, so a text
+ * from json_dumps freed with free() would crash. */
+static void *offset_malloc(size_t n) {
+    char *p = malloc(n + 16);
+    return p != NULL ? p + 16 : NULL;
+}
+static void offset_free(void *p) {
+    if (p != NULL) free((char *)p - 16);
+}
+
+static void texts_are_ours_whatever_jansson_allocates_with(void **state) {
+    tq *t = *state;
+    tq_publish(t, "g", "e", 0);
+    json_set_alloc_funcs(offset_malloc, offset_free);
+    mq_error err;
+    char *text = NULL;
+    mq_status peek = mq_peek_json(t->queue, NULL, 10, &text, &err);
+    mq_free(text);
+    mq_status dead = mq_dead_list_json(t->queue, 10, &text, &err);
+    mq_free(text);
+    mq_status stats = mq_stats_json(t->queue, &text, &err);
+    mq_free(text);
+    json_set_alloc_funcs(malloc, free);
+    assert_int_equal(peek, MQ_OK);
+    assert_int_equal(dead, MQ_OK);
+    assert_int_equal(stats, MQ_OK);
+}
+
 int main(void) {
 #define T(f) cmocka_unit_test_setup_teardown(f, tq_setup_fake_clock, teardown)
     const struct CMUnitTest tests[] = {
         T(stats_of_an_empty_queue),
+        T(texts_are_ours_whatever_jansson_allocates_with),
         T(stats_count_groups_messages_and_dead_letters),
         T(stats_of_a_harel_message),
         T(repair_gives_an_event_without_lock_its_lock),
