@@ -36,10 +36,14 @@
  *   - Bad arguments give MQ_ERR_ARG with a message naming the argument, and nothing
  *     is sent to the server. One exception: mq_dead_requeue's seq, which only the
  *     server can check (one read; nothing is changed).
- *   - MQ_ERR_CONNECT (server unreachable, or the reply was lost) means the outcome is
+ *   - MQ_ERR_CONNECT (server unreachable, the reply was lost, or the server answered
+ *     a write with an error it gives when its primary steps down or shuts down:
+ *     NotWritablePrimary 10107, InterruptedDueToReplStateChange 11602, ... or any
+ *     error labelled RetryableWriteError; err->server_code then holds the server's
+ *     code, else 0; docs/design.md, "Lost replies") means the outcome is
  *     unknown: the command may have been applied. Retrying with the same arguments
  *     (and the same lease) is always safe: nothing is lost or held for good. Publish
- *     (mq_publish, _batch, _at), claim, ack, nack, extend and mq_dead_requeue say
+ *     (mq_publish, _batch, _at), claim, ack, nack, unclaim, extend and mq_dead_requeue say
  *     below what a retry does (a retried publish or requeue may add the event twice);
  *     every other call is a read or idempotent (mq_purge_group, mq_dead_purge,
  *     mq_repair, mq_queue_drop, mq_queue_new): its retry does what the first try
@@ -56,7 +60,9 @@
  *
  * Threading: mq_client and mq_queue are thread-safe: any number of threads may
  * publish, claim, ack, nack and extend through the same handles at once (each call
- * borrows a connection from the client's pool). A single mq_lease may be read from
+ * borrows one connection from the client's pool, and never a second while it holds
+ * it, so any maxPoolSize works; when all are in use a call waits for one, up to the
+ * URI's waitQueueTimeoutMS if set, then MQ_ERR_CONNECT). A single mq_lease may be read from
  * several threads but must not be destroyed while another thread uses it; the same
  * for an mq_batch, which is not thread-safe while it is being filled. A queue must
  * not be destroyed while a call on it runs. mq_queue_interrupt may also be called
@@ -105,7 +111,7 @@ typedef enum mq_status {
     MQ_INTERRUPTED = 3,  /* mq_claim_wait: mq_queue_interrupt was called on the queue */
     MQ_CANCELLED = 4,    /* mq_claim_wait_cancel: its mq_cancel was triggered (0.3.0) */
     MQ_ERR_ARG = -1,     /* bad argument: NULL, out of range, not UTF-8, too large */
-    MQ_ERR_CONNECT = -2, /* server unreachable or timed out */
+    MQ_ERR_CONNECT = -2, /* server unreachable or timed out, or a write's outcome unknown */
     MQ_ERR_SERVER = -3,  /* the server answered with an error */
     MQ_ERR_NOMEM = -4,
     MQ_ERR_INTERNAL = -5
@@ -140,9 +146,11 @@ MQ_API const char *mq_status_name(mq_status status);
  * Whatever the URI's readPreference and readConcernLevel, every command on a queue's
  * collections reads from the primary with read concern "local" (a secondary, or a
  * majority read, can miss a write just acknowledged and strand or redeliver events).
- * Writes use the URI's w when it sets one, else w:"majority" (with the URI's
- * wtimeoutMS, if any). A URI with w=0 is MQ_ERR_ARG naming the option: the fenced
- * updates need acknowledged writes. retryWrites is libmongoc's (on by default); see
+ * Writes use the URI's w when it sets one, else w:"majority". A write concern that
+ * waits for other members (majority, w > 1) always has a time limit: the URI's
+ * wtimeoutMS, else 10 s (a write that reaches it was applied: see below). A URI with
+ * w=0, or with journal=false under majority, is MQ_ERR_ARG naming the option: the
+ * fenced updates need acknowledged writes, and majority writes are journaled. retryWrites is libmongoc's (on by default); see
  * docs/design.md, "Deployments", for what holds on each kind of deployment.
  *
  * A write-concern error (e.g. a wtimeout, server code 64) on a write the server
@@ -170,6 +178,8 @@ MQ_API uint64_t mq_client_write_concern_errors(const mq_client *client);
  * (idempotent; on a large existing queue the first open builds them and may take
  * long) and measures the server's clock with hello (isMaster where hello is unknown):
  * 4 commands, 5 without hello, so this is also where an unreachable server shows up.
+ * On a mongos it also reads config.collections (1 command) and refuses a queue whose
+ * locks or counters collection is sharded (MQ_ERR_SERVER naming it and the fix).
  * A server that reports no localTime leaves the queue on this machine's clock, with a
  * warning in libmongoc's log (domain "mongomq"). */
 MQ_API mq_status mq_queue_new(mq_client *client, const char *db_name, const char *prefix,
@@ -202,7 +212,7 @@ MQ_API mq_status mq_publish(mq_queue *queue, const char *group_id,
  * later (lease, head read, park), 3 for each head it moves to the dead letters, 1
  * when the head is not the one the lock's attempts counted (claim.rehead: the head
  * before it was removed by someone other than its lease holder, or the lock was made
- * by mq_repair or harel), and the automatic repair's 2-3 now and then when nothing is
+ * by mq_repair or harel), and the automatic repair's 2-4 now and then when nothing is
  * due (mq_queue_set_repair_interval).
  * attempts (mq_lease_attempts) is the number of deliveries of the head event,
  * this one included: 1 on its first delivery, whoever removed the event before it.
@@ -217,8 +227,8 @@ MQ_API mq_status mq_claim(mq_queue *queue, const char *worker_id /* NULL -> host
 /* Removes the leased event(s) and releases its group: to the back of the round-robin
  * when more events waited at claim time, or deletes the group's lock when the claim
  * saw none behind (3 commands: drop and re-check; when events were published after
- * the claim, the re-check re-creates the lock at the front of the round-robin:
- * available_at 0, the group's priority kept). 2 server commands when more events wait.
+ * the claim, the re-check re-creates the lock, in line from that event's publish,
+ * the group's priority kept). 2 server commands when more events wait.
  * MQ_LEASE_LOST when the lock no longer carries this lease's token: another worker
  * took the group after the lease expired, the lease's own nack(0) gave it back,
  * mq_purge_group removed it, or a later claim found the group drained and dropped
@@ -386,13 +396,15 @@ MQ_API double mq_lease_deadline(const mq_lease *lease);
  * down for longer than a call's retries) leaves events without a lock: unclaimable
  * until a repair. So claims repair by themselves: when a claim (mq_claim*, waiting or
  * not) finds nothing due and `interval_s` seconds have passed since this queue
- * handle's last automatic repair, that one claim runs mq_repair first (2 server
- * commands, 3 when it re-creates locks; it reads every group of the messages
- * collection) and claims again if it made a group claimable. The period starts at the
+ * handle's last automatic repair, that one claim runs mq_repair first, on its own
+ * connection (2 server commands, 4 when it re-creates locks; it reads one index key
+ * per group) and claims again if it made a group claimable. A repair that fails is
+ * logged (domain "mongomq") and counted (the stats' handle.repair.failed); the claim
+ * then reports what it found, never the repair's error. The period starts at the
  * handle's first empty claim. Default 60 s; 0 turns it off; negative or not finite is
  * MQ_ERR_ARG. Per handle: a process with several handles on a queue repairs once per
- * handle and period. It runs on empty claims only, because it reads the whole
- * messages collection: a queue that is never empty when its claims come (a backlog
+ * handle and period. It runs on empty claims only, because it reads the whole group
+ * index of the messages: a queue that is never empty when its claims come (a backlog
  * that never drains) is not repaired by itself; run mq_repair on a schedule there
  * (`mongomq repair`, from cron, say). */
 MQ_API mq_status mq_queue_set_repair_interval(mq_queue *queue, double interval_s, mq_error *err);
@@ -436,7 +448,8 @@ MQ_API mq_status mq_dead_purge(mq_queue *queue, int64_t *purged /* may be NULL *
 
 /* The queue's state as one JSON object (shape in docs/design.md, "Stats"), in
  * *json_out, which the caller releases with mq_free. 3 server commands that read
- * whole collections: for monitoring, not for every event. */
+ * whole collections: for monitoring, not for every event. Its "handle" object is this
+ * handle's own: its change-stream mode and its automatic repairs (0.4.0). */
 MQ_API mq_status mq_stats_json(mq_queue *queue, char **json_out, mq_error *err);
 
 /* Releases memory the library returned (mq_stats_json's text). NULL is fine. */
@@ -444,9 +457,11 @@ MQ_API void mq_free(void *ptr);
 
 /* Re-creates the lock of every group that has events but no lock (a publisher that
  * died between its two writes); a group whose oldest event is scheduled waits for it.
- * Never touches an existing lock. Reads every group of the messages collection (2
- * server commands, 3 when it creates locks), so it is meant for start-up and for a
- * periodic sweep (a minute, say), not for every claim. *fixed = locks created. */
+ * Never touches an existing lock. Reads one index key per group of the messages and
+ * every lock's _id (2 server commands, 4 when it creates locks: the orphans' heads,
+ * then their locks, in line from their head's publish), so it is meant for start-up
+ * and for a periodic sweep (a minute, say), not for every claim. *fixed = locks
+ * created. */
 MQ_API mq_status mq_repair(mq_queue *queue, int64_t *fixed /* may be NULL */, mq_error *err);
 
 /* Removes a group's events and its lock; a worker holding it gets MQ_LEASE_LOST from
