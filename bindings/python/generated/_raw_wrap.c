@@ -3625,7 +3625,8 @@ static void mqs_py_set_error_factory(PyObject *factory) {
  * watch_signals (the main thread, a waiting claim, `cancel` this call's own), signals
  * with a Python handler cancel the wait; their handlers then run here: an exception
  * they raise (KeyboardInterrupt) ends the call with a lease taken meanwhile given
- * back (nack 0), and if none does the call reports MQ_CANCELLED (the package
+ * back (mq_unclaim: no handler saw it, so it is no delivery), and if none does the
+ * call reports MQ_CANCELLED (the package
  * re-arms the cancel and waits for the rest of the time). */
 static mq_lease *mqs_py_claim(mq_queue *queue, const char *worker_id, double visibility_s, int min_priority,
                               size_t max_events, double timeout_s, mq_cancel *cancel, int watch_signals,
@@ -3658,7 +3659,7 @@ static mq_lease *mqs_py_claim(mq_queue *queue, const char *worker_id, double vis
                 mq_error ignored;
                 PyErr_Fetch(&type, &value, &tb);
                 Py_BEGIN_ALLOW_THREADS
-                mq_nack(queue, lease, 0.0, &ignored);
+                mq_unclaim(queue, lease, &ignored);
                 mq_lease_destroy(lease);
                 Py_END_ALLOW_THREADS
                 PyErr_Restore(type, value, tb);
@@ -3907,6 +3908,8 @@ static void mqs_ack(mq_queue *queue, mq_lease *lease, mq_error *err) { mq_ack(qu
 static void mqs_nack(mq_queue *queue, mq_lease *lease, double delay_s, mq_error *err) {
     mq_nack(queue, lease, delay_s, err);
 }
+/* A lease no handler ran, given back without counting a delivery (0.4.0). */
+static void mqs_unclaim(mq_queue *queue, mq_lease *lease, mq_error *err) { mq_unclaim(queue, lease, err); }
 static void mqs_extend(mq_queue *queue, mq_lease *lease, double visibility_s, mq_error *err) {
     mq_extend(queue, lease, visibility_s, err);
 }
@@ -5500,6 +5503,56 @@ fail:
 }
 
 
+SWIGINTERN PyObject *_wrap_mqs_unclaim(PyObject *self, PyObject *args) {
+  PyObject *resultobj = 0;
+  mq_queue *arg1 = 0 ;
+  mq_lease *arg2 = 0 ;
+  mq_error *arg3 = 0 ;
+  void *argp1 = 0 ;
+  int res1 = 0 ;
+  void *argp2 = 0 ;
+  int res2 = 0 ;
+  mq_error temp3 ;
+  PyObject *swig_obj[2] ;
+  
+  {
+    temp3.status = MQ_OK;
+    temp3.server_code = 0;
+    temp3.message[0] = '\0';
+    arg3 = &temp3;
+  }
+  (void)self;
+  if (!SWIG_Python_UnpackTuple(args, "mqs_unclaim", 2, 2, swig_obj)) SWIG_fail;
+  res1 = SWIG_ConvertPtr(swig_obj[0], &argp1,SWIGTYPE_p_mq_queue, 0 |  0 );
+  if (!SWIG_IsOK(res1)) {
+    SWIG_exception_fail(SWIG_ArgError(res1), "in method '" "mqs_unclaim" "', argument " "1"" of type '" "mq_queue *""'"); 
+  }
+  arg1 = (mq_queue *)(argp1);
+  res2 = SWIG_ConvertPtr(swig_obj[1], &argp2,SWIGTYPE_p_mq_lease, 0 |  0 );
+  if (!SWIG_IsOK(res2)) {
+    SWIG_exception_fail(SWIG_ArgError(res2), "in method '" "mqs_unclaim" "', argument " "2"" of type '" "mq_lease *""'"); 
+  }
+  arg2 = (mq_lease *)(argp2);
+  {
+    SWIG_PYTHON_THREAD_BEGIN_ALLOW;
+    mqs_unclaim(arg1,arg2,arg3);
+    SWIG_PYTHON_THREAD_END_ALLOW;
+  }
+  resultobj = SWIG_Py_Void();
+  {
+    if (arg3->status != MQ_OK && arg3->status != MQ_EMPTY) {
+      Py_XDECREF(resultobj);
+      resultobj = NULL;
+      mqs_py_raise(arg3);
+      SWIG_fail;
+    }
+  }
+  return resultobj;
+fail:
+  return NULL;
+}
+
+
 SWIGINTERN PyObject *_wrap_mqs_extend(PyObject *self, PyObject *args) {
   PyObject *resultobj = 0;
   mq_queue *arg1 = 0 ;
@@ -6658,6 +6711,7 @@ static PyMethodDef SwigMethods[] = {
 	 { "mqs_claim", _wrap_mqs_claim, METH_VARARGS, NULL},
 	 { "mqs_ack", _wrap_mqs_ack, METH_VARARGS, NULL},
 	 { "mqs_nack", _wrap_mqs_nack, METH_VARARGS, NULL},
+	 { "mqs_unclaim", _wrap_mqs_unclaim, METH_VARARGS, NULL},
 	 { "mqs_extend", _wrap_mqs_extend, METH_VARARGS, NULL},
 	 { "mqs_lease_seq", _wrap_mqs_lease_seq, METH_O, NULL},
 	 { "mqs_lease_group", _wrap_mqs_lease_group, METH_O, NULL},

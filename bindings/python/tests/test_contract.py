@@ -152,6 +152,29 @@ def test_lease_expiry_redelivers(queue):
     assert (again.seq, again.event, again.attempts) == (seq, b"x", 2)
 
 
+def test_unclaim_keeps_attempts(queue, client, db):
+    a = queue.publish("A", b"a")
+    queue.publish("B", b"b")
+    unrun = claim_ok(queue)
+    assert (unrun.group, unrun.attempts) == ("A", 1)
+    queue.unclaim(unrun)  # no handler ran: no delivery
+    again = claim_ok(queue)
+    assert (again.group, again.seq, again.attempts) == ("A", a, 1)  # its place ahead of B, its attempts
+    queue.ack(again)
+
+    # A stale lease's unclaim is LeaseLost and leaves the new holder alone.
+    stale = claim_ok(queue, visibility=0.3)
+    assert stale.group == "B"
+    time.sleep(0.6)
+    with client.queue(db, "mq") as other:
+        taken = claim_ok(other)
+        assert (taken.group, taken.attempts) == ("B", 2)
+        with pytest.raises(mongomq.LeaseLost):
+            queue.unclaim(stale)
+        assert queue.claim() is None  # B is still the new holder's
+        other.ack(taken)
+
+
 # ---- bytes -----------------------------------------------------------------------------
 
 def roundtrip(q: mongomq.Queue, data, group: str = "g") -> mongomq.Lease:
@@ -645,6 +668,87 @@ def test_error_lease_lost_type(queue):
 
 
 # ---- concurrency ------------------------------------------------------------------------
+
+def bounded(what: str, fn, limit: float = 60.0):
+    """fn() on a thread of its own; the test fails if it has not returned within limit
+    seconds (a call that waits for a second pooled client with maxPoolSize=1 would
+    hang). The thread is a daemon: a hung one does not hold the interpreter's exit."""
+    box = {}
+
+    def run():
+        try:
+            box["value"] = fn()
+        except BaseException as e:  # noqa: B902 - handed to the test's thread
+            box["error"] = e
+
+    t = threading.Thread(target=run, name="bounded: " + what, daemon=True)
+    t.start()
+    t.join(limit)
+    if t.is_alive():
+        pytest.fail("%s has not returned within %g s" % (what, limit))
+    if "error" in box:
+        raise box["error"]
+    return box.get("value")
+
+
+def with_option(uri: str, option: str) -> str:
+    """uri with option added to its options (? or &, as the URI needs)."""
+    if "?" in uri:
+        return uri + ("" if uri.endswith(("?", "&")) else "&") + option
+    return uri + ("?" if "/" in uri.split("://", 1)[-1] else "/?") + option
+
+
+def test_small_pool(uri, db):
+    assert with_option("mongodb://h:1", "maxPoolSize=1") == "mongodb://h:1/?maxPoolSize=1"
+    assert with_option("mongodb://h:1/", "maxPoolSize=1") == "mongodb://h:1/?maxPoolSize=1"
+    assert with_option("mongodb://h:1/?w=1", "maxPoolSize=1") == "mongodb://h:1/?w=1&maxPoolSize=1"
+    with mongomq.Client(with_option(uri, "maxPoolSize=1")) as c, c.queue(db, "mq") as q:
+        try:
+            assert bounded("publish_batch", lambda: q.publish_batch([("b", b"b1"), ("b", b"b2"), ("b", b"b3")])) == 1
+            assert bounded("publish", lambda: q.publish("a", b"a1")) == 4
+
+            lease = bounded("claim", lambda: q.claim())
+            assert (lease.group, lease.seq) == ("b", 1)
+            bounded("extend", lambda: q.extend(lease, 60))
+            bounded("unclaim", lambda: q.unclaim(lease))
+
+            lease = bounded("batch claim", lambda: q.claim(max_events=3))
+            assert (lease.group, lease.count, lease.attempts) == ("b", 3, 1)
+            bounded("ack", lambda: q.ack(lease))
+
+            lease = bounded("waiting claim", lambda: q.claim(wait=5.0))
+            assert (lease.group, lease.seq) == ("a", 4)
+            bounded("nack", lambda: q.nack(lease))
+
+            bounded("set_max_attempts", lambda: q.set_max_attempts(1))
+            assert bounded("claim into the dead letters", lambda: q.claim()) is None  # a's 2nd delivery
+            assert bounded("dead_count", q.dead_count) == 1
+            assert bounded("dead_requeue", lambda: q.dead_requeue(4)) == 5
+            bounded("set_max_attempts", lambda: q.set_max_attempts(0))
+
+            assert bounded("repair", q.repair) == 0
+            assert bounded("stats", q.stats).messages == 1
+            assert len(bounded("peek", q.peek)) == 1
+            bounded("purge_group", lambda: q.purge_group("a"))
+            assert bounded("stats", q.stats).messages == 0
+
+            q.publish_batch([("w%d" % (i % 4), b"%d" % i) for i in range(20)])
+            handled = []
+            w = q.worker(handled.append, concurrency=4)
+            try:
+                def drained() -> bool:
+                    deadline = time.monotonic() + 55
+                    while q.stats().messages > 0 and time.monotonic() < deadline:
+                        time.sleep(0.05)
+                    return q.stats().messages == 0
+
+                assert bounded("the worker's drain", drained), "the worker drained the 20 events"
+            finally:
+                assert bounded("the worker's stop", w.stop)
+            assert len(handled) == 20
+        finally:
+            q.drop()
+
 
 def test_concurrency_16x2000(queue):
     groups, per_group = 100, 20

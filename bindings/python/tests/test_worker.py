@@ -153,6 +153,27 @@ def test_worker_graceful_shutdown(queue):
     assert claim is not None and claim.event == b"second"
 
 
+def test_worker_stop_after_claim(queue):
+    for cycle in range(30):
+        seq = queue.publish("g", b"cycle %d" % cycle)
+        calls = []
+
+        def handler(lease):
+            calls.append(lease.attempts)
+            raise RuntimeError("always fails")
+
+        w = queue.worker(handler, concurrency=2, backoff_base=0.001, on_error=lambda e, l: None)
+        # The stop lands anywhere from before the first claim to after a few handler
+        # calls: the claims and the handler take about a millisecond each here.
+        time.sleep((cycle % 10) * 0.0003)
+        assert w.stop() is True
+        lease = queue.claim(wait=30.0)
+        assert lease is not None and lease.seq == seq
+        assert lease.attempts == len(calls) + 1, (
+            "cycle %d: %d handler calls; a lease no handler ran was counted as a delivery" % (cycle, len(calls)))
+        queue.ack(lease)
+
+
 def test_worker_shutdown_timeout_abandons(queue):
     queue.publish("g", b"stuck")
     started = threading.Event()

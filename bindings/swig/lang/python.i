@@ -219,7 +219,8 @@ static void mqs_py_set_error_factory(PyObject *factory) {
  * watch_signals (the main thread, a waiting claim, `cancel` this call's own), signals
  * with a Python handler cancel the wait; their handlers then run here: an exception
  * they raise (KeyboardInterrupt) ends the call with a lease taken meanwhile given
- * back (nack 0), and if none does the call reports MQ_CANCELLED (the package
+ * back (mq_unclaim: no handler saw it, so it is no delivery), and if none does the
+ * call reports MQ_CANCELLED (the package
  * re-arms the cancel and waits for the rest of the time). */
 static mq_lease *mqs_py_claim(mq_queue *queue, const char *worker_id, double visibility_s, int min_priority,
                               size_t max_events, double timeout_s, mq_cancel *cancel, int watch_signals,
@@ -252,7 +253,7 @@ static mq_lease *mqs_py_claim(mq_queue *queue, const char *worker_id, double vis
                 mq_error ignored;
                 PyErr_Fetch(&type, &value, &tb);
                 Py_BEGIN_ALLOW_THREADS
-                mq_nack(queue, lease, 0.0, &ignored);
+                mq_unclaim(queue, lease, &ignored);
                 mq_lease_destroy(lease);
                 Py_END_ALLOW_THREADS
                 PyErr_Restore(type, value, tb);

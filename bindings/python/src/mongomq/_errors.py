@@ -50,8 +50,9 @@ class Error(Exception):
 
 
 class LeaseLost(Error):
-    """ack, nack or extend of a lease that expired and was taken over (or whose group
-    was purged). An ack still removed the event: it was processed (at-least-once)."""
+    """ack, nack, unclaim or extend of a lease that expired and was taken over (or whose
+    group was purged). An ack still removed the event: it was processed (at-least-once);
+    an unclaim changed nothing."""
 
 
 class ArgumentError(Error, ValueError):

@@ -335,8 +335,8 @@ class Client(_Handle):
 
 class Queue(_Handle):
     """One queue: the collections {db}.{prefix}_messages, _locks, _counters (and _dead).
-    Thread-safe: any number of threads may publish, claim, ack, nack and extend at once.
-    A context manager; keeps its client alive."""
+    Thread-safe: any number of threads may publish, claim, ack, nack, unclaim and extend
+    at once. A context manager; keeps its client alive."""
 
     __slots__ = ("client", "db", "prefix")
     _what = "queue"
@@ -471,7 +471,7 @@ class Queue(_Handle):
         finally:
             _raw.mqs_cancel_destroy(c)
 
-    # -- ack, nack, extend --
+    # -- ack, nack, unclaim, extend --
 
     def ack(self, lease: "Lease") -> None:
         """Removes the lease's event(s) and releases the group. LeaseLost when the
@@ -497,6 +497,23 @@ class Queue(_Handle):
             ptr = self._enter()
             try:
                 _raw.mqs_nack(ptr, lptr, delay)
+            finally:
+                self._leave()
+        finally:
+            lease._leave()
+
+    def unclaim(self, lease: "Lease") -> None:
+        """Gives back a lease no handler ran (say, a claim that returned as the program
+        was told to stop). Unlike nack it is no delivery: the group gets back the
+        attempts count and the place in line the claim found, so the same head is
+        claimed next with the same attempts. LeaseLost (nothing changed) when the group
+        is no longer this lease's. After ConnectError, retry with the same lease: a
+        retry that finds its earlier give-back applied returns normally."""
+        lptr = lease._enter()
+        try:
+            ptr = self._enter()
+            try:
+                _raw.mqs_unclaim(ptr, lptr)
             finally:
                 self._leave()
         finally:

@@ -59,12 +59,14 @@ class Worker:
     - errors of the queue (connect, server) are reported to on_error and retried
       after 100 ms doubling to 5 s; they never end the worker. An interrupted or
       closed queue ends it.
-    - stop(): 1. no new claims (waiting claims are cancelled at once); 2. waits up to
-      shutdown_timeout for running handlers to finish and ack/nack; handlers still
-      running then are abandoned (their leases expire and are redelivered).
+    - stop(): 1. no new claims (waiting claims are cancelled at once; a lease a claim
+      took as the stop came, before its handler started, is given back with unclaim:
+      no delivery is counted that no handler saw); 2. waits up to shutdown_timeout for
+      running handlers to finish and ack/nack; handlers still running then are
+      abandoned (their leases expire and are redelivered).
 
     on_error(exc, lease_or_None) receives handler exceptions, lease-lost acks/nacks/
-    extends and queue errors; by default they go to the "mongomq" logger.
+    unclaims/extends and queue errors; by default they go to the "mongomq" logger.
     """
 
     def __init__(self, queue: Queue, handler: Handler, *, concurrency: int = 1, visibility: float = 30.0,
@@ -218,14 +220,28 @@ class Worker:
                     backoff = min(backoff * 2, _QUEUE_BACKOFF_CAP)
                     continue
                 backoff = _QUEUE_BACKOFF_FIRST
-                if lease is not None:
-                    self._handle(lease)
+                if lease is None:
+                    continue
+                if self._stopping.is_set():
+                    # The stop came while the claim was taking this lease: no handler
+                    # ran, so it goes back without counting a delivery.
+                    self._give_back(lease)
+                    break
+                self._handle(lease)
         finally:
             with self._lock:
                 self._alive -= 1
                 last = self._alive == 0
             if last:
                 self._done.set()
+
+    def _give_back(self, lease: Lease) -> None:
+        try:
+            self.queue.unclaim(lease)
+        except Error as e:
+            self._report(e, lease)
+        finally:
+            lease.close()
 
     def _handle(self, lease: Lease) -> None:
         self._hb_add(lease)
