@@ -9,7 +9,8 @@
  * is the number of its own deliveries: one that becomes head because someone else
  * removed the one before it starts at 0); dead letters only after max_attempts
  * deliveries of that event (lowering max attempts applies to heads already past it);
- * nack delays that keep the group held; leases fenced by token, not by time (an
+ * nack delays that keep the group held; mq_unclaim putting a lease back as its
+ * claim found it (place in line, attempts); leases fenced by token, not by time (an
  * expired lease that nobody took over still acks, nacks and extends); an ack by a
  * stale lease removes its events all the same and says MQ_LEASE_LOST; purge of a
  * group; groups left with events and no lock (a publisher that died between its
@@ -74,7 +75,7 @@ static const char *const WORKER[3] = {"w0", "w1", "w2"};
  * never met a case shows it. */
 static struct {
     long claims_ok, claims_empty, batch_leases, lost, stale_ok, dead, requeued, parks, drops, tie_peeks,
-        orphans, auto_fixed, repaired, relocks, ambiguous_attempts, listed;
+        orphans, auto_fixed, repaired, relocks, ambiguous_attempts, listed, unclaimed;
 } cover;
 
 /* ---- random numbers: splitmix64, the same sequence on every platform ---- */
@@ -122,6 +123,8 @@ typedef struct mlease {
     int64_t seqs[4];
     int n;
     int more_after;
+    double prior_avail; /* the lock's available_at before this lease: mq_unclaim puts it back */
+    int attempts;       /* the lease's attempts (its head's deliveries, this one included) */
 } mlease;
 
 typedef struct model {
@@ -564,8 +567,10 @@ static visit_result visit(model *m, int g, const claim_ctx *c) {
         size_t wlen = strlen(c->worker);
         if (strncmp(lk->token, c->worker, wlen) != 0 || lk->token[wlen] != ':' || lk->token[wlen + 1] == '\0')
             mfail(m, "the lease's token '%s' is not '%s:' and its random part", lk->token, c->worker);
-        lk->avail = now + c->visibility;
         mlease *out = c->out;
+        out->prior_avail = lk->avail;
+        out->attempts = attempts;
+        lk->avail = now + c->visibility;
         out->group = g;
         snprintf(out->token, sizeof out->token, "%s", lk->token);
         out->n = n;
@@ -924,6 +929,30 @@ static void op_extend(model *m) {
                   now_of(m) + visibility - 1e9);
     } else {
         expect_status(m, "mq_extend", st, MQ_LEASE_LOST, &err);
+    }
+    end_op(m);
+}
+
+/* mq_unclaim: the lease back as its claim found it, not a delivery (the head's count
+ * goes back by one; the events behind it keep their upper bound). */
+static void op_unclaim(model *m) {
+    mlease *l = pick_lease(m, "unclaim");
+    if (l == NULL) return;
+    begin_op(m, "unclaim ");
+    describe_lease(m, l);
+    mq_error err;
+    mq_status st = mq_unclaim(m->q[m->h], l->lease, &err);
+    say(m, " -> %s", mq_status_name(st));
+    if (lease_is_current(m, l)) {
+        expect_status(m, "mq_unclaim", st, MQ_OK, &err);
+        mlock *lk = &m->lock[l->group];
+        lk->avail = l->prior_avail;
+        lk->token[0] = '\0';
+        mev *h = head_of(m, l->group);
+        if (h != NULL && h->seq == l->seqs[0]) h->lo = h->hi = l->attempts - 1;
+        cover.unclaimed++;
+    } else {
+        expect_status(m, "mq_unclaim", st, MQ_LEASE_LOST, &err);
     }
     end_op(m);
 }
@@ -1458,8 +1487,10 @@ static void step(model *m) {
         op_ack(m);
     else if (r < 66)
         op_nack(m);
-    else if (r < 69)
+    else if (r < 68)
         op_extend(m);
+    else if (r < 69)
+        op_unclaim(m);
     else if (r < 77)
         op_clock(m, 0);
     else if (r < 82)
@@ -1588,10 +1619,10 @@ static void random_sequences_agree_with_the_model(void **state) {
            "%ld acks of expired leases nobody took, %ld dead letters, %ld requeued, %ld parks, %ld stale locks dropped, "
            "%ld ties settled by reading the server, %ld groups re-created by an ack, %ld orphans (%ld repaired by "
            "mq_repair, %ld by the automatic repair), %ld attempts of heads first delivered inside a batch, %ld events "
-           "listed by peek and dead list\n",
+           "listed by peek and dead list, %ld leases given back (unclaim)\n",
            cover.claims_ok, cover.batch_leases, cover.claims_empty, cover.lost, cover.stale_ok, cover.dead,
            cover.requeued, cover.parks, cover.drops, cover.tie_peeks, cover.relocks, cover.orphans, cover.repaired,
-           cover.auto_fixed, cover.ambiguous_attempts, cover.listed);
+           cover.auto_fixed, cover.ambiguous_attempts, cover.listed, cover.unclaimed);
     if (failures > 0) fail_msg("%d of %d sequences disagree with the model; their seeds:%s", failures, sequences, failed_seeds);
 }
 
