@@ -695,7 +695,9 @@ static void table_repair_lock(void **state) {
     tq_publish(t, "G", "e", 0);
     bson_t *filter = BCON_NEW("_id", BCON_UTF8("G"));
     bson_error_t error;
-    assert_true(mongoc_collection_delete_one(tq_collection(t, "locks"), filter, NULL, NULL, &error));
+    mongoc_collection_t *locks = tq_collection(t, "locks");
+    assert_true(mongoc_collection_delete_one(locks, filter, NULL, NULL, &error));
+    mongoc_collection_destroy(locks);
     bson_destroy(filter);
     add_rule("repair.lock", g_unknown, 1, 1);
     mq_error err;
