@@ -1,8 +1,9 @@
 /* mongomq work --exec CMD: N worker threads, each claiming with a waiting claim and
  * running CMD (/bin/sh -c) per event, the event on its stdin; exit 0 acks, anything
  * else nacks with a back-off. The first SIGINT/SIGTERM cancels the waiting claims and
- * lets the running commands finish; a second kills them (their events are nacked for
- * another delivery at once). */
+ * lets the running commands finish (a lease a claim returned as the signal came is
+ * given back with mq_unclaim, its command never started); a second kills them (their
+ * events are nacked for another delivery at once). */
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -44,7 +45,7 @@ typedef struct work_shared {
     int min_priority, max_attempts, concurrency;
     long limit;
     atomic_long tickets;    /* claims started, for --limit */
-    atomic_long claimed, acked, failed, killed, lost, errors;
+    atomic_long claimed, acked, failed, killed, lost, errors, given_back;
     atomic_int fatal;       /* an exit code once a worker met an error it cannot ride out */
 } work_shared;
 
@@ -283,6 +284,39 @@ static mq_status settle(worker *w, const mq_lease *lease, int ack, double delay,
     return st;
 }
 
+/* A lease claimed just as the stop came (a waiting claim that already held its lease
+ * when the signal's cancel was seen returns it): its command is never started, so it
+ * goes back with mq_unclaim, which is not a delivery (the event keeps its attempts
+ * count and its place in line); a nack would count a delivery no command saw, and a
+ * worker restarted often would push the event towards the dead letters. Retried
+ * while the server is unreachable, as settle does. */
+static void give_back(worker *w, const mq_lease *lease) {
+    work_shared *sh = w->sh;
+    long long seq = (long long)mq_lease_seq(lease);
+    mq_error err;
+    mq_status st = MQ_OK;
+    atomic_fetch_add(&sh->claimed, 1);
+    for (int i = 0; i < 6; i++) {
+        st = mq_unclaim(sh->ctx->queue, lease, &err);
+        if (st != MQ_ERR_CONNECT) break;
+        struct timespec ts = {1, 0};
+        nanosleep(&ts, NULL);
+    }
+    if (st == MQ_OK) {
+        atomic_fetch_add(&sh->given_back, 1);
+        if (sh->ctx->verbose)
+            cli_error(sh->ctx, "seq %lld (group %s, attempt %d): claimed as the stop came; given "
+                      "back unstarted", seq, mq_lease_group(lease), mq_lease_attempts(lease));
+    } else if (st == MQ_LEASE_LOST) {
+        atomic_fetch_add(&sh->lost, 1);
+    } else {
+        atomic_fetch_add(&sh->errors, 1);
+        cli_error(sh->ctx, "seq %lld: giving back its unstarted lease: %s: %s (it will be "
+                  "delivered again when the lease runs out)", seq, mq_status_name(st),
+                  err.message);
+    }
+}
+
 static double backoff(worker *w, int attempts) {
     double d = w->sh->backoff_base * pow(2.0, attempts > 1 ? attempts - 1 : 0);
     if (d > w->sh->backoff_cap) d = w->sh->backoff_cap;
@@ -378,6 +412,11 @@ static void *worker_main(void *arg) {
                                             sh->min_priority, 1, timeout, g_cancel, &lease, &err);
         if (st == MQ_OK) {
             trouble = 0;
+            if (atomic_load(&g_signals) > 0 || atomic_load(&sh->fatal) != 0) {
+                give_back(w, lease); /* stopping: its command is not started */
+                mq_lease_destroy(lease);
+                break;
+            }
             handle(w, lease);
             mq_lease_destroy(lease);
             continue;
@@ -558,11 +597,14 @@ int cmd_work(cli_ctx *ctx, int argc, char **argv) {
     sigaction(SIGTERM, &ign, NULL);
     if (rc == EXIT_OK) {
         long errors = atomic_load(&sh.errors), killed = atomic_load(&sh.killed);
+        long given_back = atomic_load(&sh.given_back);
         fprintf(stderr, "mongomq work: %ld claimed, %ld acked, %ld failed, %ld killed, "
-                        "%ld leases lost%s",
+                        "%ld leases lost",
                 atomic_load(&sh.claimed), atomic_load(&sh.acked), atomic_load(&sh.failed),
-                killed, atomic_load(&sh.lost), errors > 0 ? "" : "\n");
-        if (errors > 0) fprintf(stderr, ", %ld acks/nacks failed\n", errors);
+                killed, atomic_load(&sh.lost));
+        if (given_back > 0) fprintf(stderr, ", %ld given back unstarted", given_back);
+        if (errors > 0) fprintf(stderr, ", %ld acks/nacks/give-backs failed", errors);
+        fputc('\n', stderr);
         if (atomic_load(&sh.fatal) != 0) rc = atomic_load(&sh.fatal);
         else if (killed > 0 || errors > 0) rc = EXIT_FAIL;
     }

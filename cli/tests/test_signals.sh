@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # mongomq work and signals: the first SIGTERM/SIGINT stops claiming and lets the
 # running commands finish (their events acked: nothing lost, nothing acked twice); a
-# second kills them and gives their events back. No timing is asserted but loose upper
-# bounds.
+# second kills them and gives their events back; a lease claimed as the stop came is
+# given back without its command (not a delivery). No timing is asserted but loose
+# upper bounds.
 source "$(dirname "$0")/lib.sh"
 export TMP
 
@@ -81,5 +82,39 @@ wait_exit $w 60
 expect_eq "idle worker: exit 0" "0" "$RC"
 if ((SECONDS - start < 10)); then ok "idle worker stopped promptly"; else not_ok "idle worker took $((SECONDS - start)) s"; fi
 expect_match "idle worker: summary" '^mongomq work: 0 claimed' "$(summary "$TMP/idle.err")"
+
+# ---- a SIGTERM right after a claim: the unstarted lease is given back (unclaim) --------
+# 30 cycles of a worker (concurrency 2) on one event whose command always fails, each
+# stopped 0..99 ms after it can take the signal: sometimes a waiting claim already holds
+# the lease when the signal's cancel is seen, and the worker must not start the command
+# then. It gives the lease back with mq_unclaim, which is not a delivery; a nack would
+# be one that no command saw. So afterwards the event's attempts are the commands that
+# ran, plus one for the delivery below. (With a nack there, this fails in most runs.)
+mq publish stop-after-claim ev >/dev/null
+cycles_ok=0
+gave_back=0
+for c in $(seq 1 30); do
+    "$MQ_BIN" work --exec 'echo x >> "$TMP/sac.calls"; exit 1' --concurrency 2 --backoff 0.001,0.001 \
+        >"$TMP/sac.out" 2>"$TMP/sac.err" &
+    w=$!
+    wait_for "cycle $c: the worker handles SIGTERM" 30 catches $w 15 || break
+    sleep "0.0$((RANDOM % 100))"
+    kill -TERM $w
+    wait_exit $w 60
+    if [[ $RC == 0 ]]; then cycles_ok=$((cycles_ok + 1)); else not_ok "cycle $c: exit $RC" "$(tail -3 "$TMP/sac.err")"; fi
+    if grep -q 'given back unstarted$' "$TMP/sac.err"; then
+        gave_back=$((gave_back + 1))
+        expect_match "cycle $c: the summary counts the give-back" \
+            '^mongomq work: [0-9]+ claimed, 0 acked, [0-9]+ failed, 0 killed, 0 leases lost, [12] given back unstarted$' \
+            "$(summary "$TMP/sac.err")"
+    fi
+done
+expect_eq "30 stops right after claims: each worker exits 0" "30" "$cycles_ok"
+echo "# $gave_back of 30 cycles gave back a lease claimed as the stop came"
+calls=$(cat "$TMP/sac.calls" 2>/dev/null | wc -l | tr -d ' ')
+expect_rc 0 "the event is delivered once more" \
+    mq work --exec 'echo "$MQ_ATTEMPTS" > "$TMP/sac.attempts"' --limit 1
+expect_eq "its attempts are the commands that ran ($calls) + 1: no delivery counted that no command saw" \
+    "$((calls + 1))" "$(cat "$TMP/sac.attempts" 2>/dev/null)"
 
 finish
