@@ -93,7 +93,7 @@ module example.com/readme
 
 go 1.19
 
-require $MODULE v0.3.0
+require $MODULE v0.4.0
 
 replace $MODULE => $GODIR
 EOF

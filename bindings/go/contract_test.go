@@ -36,6 +36,7 @@ func TestContract(t *testing.T) {
 		{"stale_owner_lease_lost", staleOwnerLeaseLost},
 		{"extend_keeps_lease", extendKeepsLease},
 		{"lease_expiry_redelivers", leaseExpiryRedelivers},
+		{"unclaim_keeps_attempts", unclaimKeepsAttempts},
 
 		{"bytes_text", bytesText},
 		{"bytes_binary_nul", bytesBinaryNul},
@@ -60,6 +61,7 @@ func TestContract(t *testing.T) {
 		{"error_connect", errorConnect},
 		{"error_lease_lost_type", errorLeaseLostType},
 
+		{"small_pool", smallPool},
 		{"concurrency_16x2000", concurrency16x2000},
 
 		{"safety_use_after_close", safetyUseAfterClose},
@@ -75,6 +77,7 @@ func TestContract(t *testing.T) {
 		{"worker_extends_lease", workerExtendsLease},
 		{"worker_dead_letters", workerDeadLetters},
 		{"worker_graceful_shutdown", workerGracefulShutdown},
+		{"worker_stop_after_claim", workerStopAfterClaim},
 	}
 	for _, s := range scenarios {
 		s := s
@@ -273,6 +276,38 @@ func leaseExpiryRedelivers(t *testing.T) {
 		t.Fatalf("redelivery: seq %d attempts %d, want seq %d attempts 2", l.Seq(), l.Attempts(), seq)
 	}
 	ack(t, q, l)
+}
+
+func unclaimKeepsAttempts(t *testing.T) {
+	_, q := newQueue(t)
+	q2 := reopen(t, q)
+	a := publish(t, q, "A", "a", 0)
+	publish(t, q, "B", "b", 0)
+	l := claim(t, q, ClaimOptions{})
+	if l.Group() != "A" || l.Attempts() != 1 {
+		t.Fatalf("first claim: group %q attempts %d, want A 1", l.Group(), l.Attempts())
+	}
+	if err := q.Unclaim(l); err != nil { // no handler ran: not a delivery
+		t.Fatal(err)
+	}
+	l = claim(t, q, ClaimOptions{})
+	if l.Group() != "A" || l.Seq() != a || l.Attempts() != 1 {
+		t.Fatalf("after unclaim: group %q seq %d attempts %d, want A (its place ahead of B) seq %d attempts 1",
+			l.Group(), l.Seq(), l.Attempts(), a)
+	}
+	ack(t, q, l)
+
+	// A stale lease's unclaim is ErrLeaseLost and leaves the new holder alone.
+	stale := claim(t, q, ClaimOptions{Visibility: 500 * time.Millisecond})
+	taken := claim(t, q2, ClaimOptions{Wait: 10 * time.Second}) // after the expiry
+	if stale.Group() != "B" || taken.Group() != "B" || taken.Attempts() != 2 {
+		t.Fatalf("takeover: groups %q %q attempts %d, want B B 2", stale.Group(), taken.Group(), taken.Attempts())
+	}
+	if err := q.Unclaim(stale); !errors.Is(err, ErrLeaseLost) {
+		t.Fatalf("stale lease's unclaim: %v, want ErrLeaseLost", err)
+	}
+	claimEmpty(t, q, ClaimOptions{}) // B is still the new holder's
+	ack(t, q2, taken)
 }
 
 // ---- bytes -------------------------------------------------------------------------
@@ -735,6 +770,195 @@ func errorLeaseLostType(t *testing.T) {
 }
 
 // ---- concurrency ---------------------------------------------------------------------
+
+// bounded runs f in a goroutine of its own and reports whether it returned within
+// 60 s (a call that waits for a second pooled client with maxPoolSize=1 would
+// hang); f's error fails the test.
+func bounded(t *testing.T, what string, f func() error) bool {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() { done <- f() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+		return true
+	case <-time.After(60 * time.Second):
+		t.Errorf("%s has not returned within 60 s", what)
+		return false
+	}
+}
+
+// withOption adds option to uri's options ('?' or '&', as the URI needs).
+func withOption(uri, option string) string {
+	hosts := uri
+	if i := strings.Index(uri, "://"); i >= 0 {
+		hosts = uri[i+len("://"):]
+	}
+	switch {
+	case strings.HasSuffix(uri, "?") || strings.HasSuffix(uri, "&"):
+		return uri + option
+	case strings.Contains(uri, "?"):
+		return uri + "&" + option
+	case strings.Contains(hosts, "/"):
+		return uri + "?" + option
+	}
+	return uri + "/?" + option
+}
+
+func smallPool(t *testing.T) {
+	for in, want := range map[string]string{
+		"mongodb://h:1":      "mongodb://h:1/?maxPoolSize=1",
+		"mongodb://h:1/":     "mongodb://h:1/?maxPoolSize=1",
+		"mongodb://h:1/?w=1": "mongodb://h:1/?w=1&maxPoolSize=1",
+	} {
+		if got := withOption(in, "maxPoolSize=1"); got != want {
+			t.Fatalf("withOption(%q) = %q, want %q", in, got, want)
+		}
+	}
+	_, fixture := newQueue(t)
+	c, err := Connect(withOption(testURI(t), "maxPoolSize=1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	q, err := c.Queue(splitName(fixture.Name()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A call still hung in C at the end would hold Close up: close only when none is.
+	hung := false
+	defer func() {
+		if !hung {
+			q.Close()
+			c.Close()
+		}
+	}()
+	step := func(what string, f func() error) {
+		t.Helper()
+		if !bounded(t, what, f) {
+			hung = true
+			t.FailNow()
+		}
+	}
+	want := func(what string, got, want interface{}) error {
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			return fmt.Errorf("%s: got %v, want %v", what, got, want)
+		}
+		return nil
+	}
+	bg := context.Background()
+	var l *Lease
+
+	step("PublishBatch", func() error {
+		seq, err := q.PublishBatch([]Message{{Group: "b", Event: []byte("b1")}, {Group: "b", Event: []byte("b2")}, {Group: "b", Event: []byte("b3")}})
+		if err != nil {
+			return err
+		}
+		return want("first seq", seq, 1)
+	})
+	step("Publish", func() error {
+		seq, err := q.Publish("a", []byte("a1"), 0)
+		if err != nil {
+			return err
+		}
+		return want("seq", seq, 4)
+	})
+	step("Claim", func() (err error) {
+		if l, err = q.Claim(bg, ClaimOptions{}); err != nil {
+			return err
+		}
+		return want("group, seq", []interface{}{l.Group(), l.Seq()}, []interface{}{"b", 1})
+	})
+	step("Extend", func() error { return q.Extend(l, time.Minute) })
+	step("Unclaim", func() error { return q.Unclaim(l) })
+	step("batch Claim", func() (err error) {
+		if l, err = q.Claim(bg, ClaimOptions{MaxEvents: 3}); err != nil {
+			return err
+		}
+		return want("group, count, attempts", []interface{}{l.Group(), l.Count(), l.Attempts()}, []interface{}{"b", 3, 1})
+	})
+	step("Ack", func() error { return q.Ack(l) })
+	step("waiting Claim", func() (err error) {
+		if l, err = q.Claim(bg, ClaimOptions{Wait: 5 * time.Second}); err != nil {
+			return err
+		}
+		return want("group, seq", []interface{}{l.Group(), l.Seq()}, []interface{}{"a", 4})
+	})
+	step("Nack", func() error { return q.Nack(l, 0) })
+	step("dead-letter requeue after max attempts 1", func() error {
+		if err := q.SetMaxAttempts(1); err != nil {
+			return err
+		}
+		if _, err := q.Claim(bg, ClaimOptions{}); !errors.Is(err, ErrEmpty) { // a's 2nd delivery: dead
+			return fmt.Errorf("claim: %v, want ErrEmpty", err)
+		}
+		if n, err := q.DeadCount(); err != nil || n != 1 {
+			return fmt.Errorf("DeadCount: %d %v, want 1", n, err)
+		}
+		seq, err := q.DeadRequeue(4)
+		if err != nil {
+			return err
+		}
+		if err := want("requeued seq", seq, 5); err != nil {
+			return err
+		}
+		return q.SetMaxAttempts(0)
+	})
+	step("Repair", func() error {
+		n, err := q.Repair()
+		if err != nil {
+			return err
+		}
+		return want("repaired", n, 0)
+	})
+	step("Stats", func() error {
+		s, err := q.Stats()
+		if err != nil {
+			return err
+		}
+		return want("messages", s.Messages, 1)
+	})
+	step("Peek", func() error {
+		events, err := q.Peek("", 10)
+		if err != nil {
+			return err
+		}
+		return want("peeked", len(events), 1)
+	})
+	step("PurgeGroup", func() error { return q.PurgeGroup("a") })
+
+	var msgs []Message
+	for i := 0; i < 20; i++ {
+		msgs = append(msgs, Message{Group: fmt.Sprintf("w%d", i%4), Event: []byte(fmt.Sprint(i))})
+	}
+	if _, err := q.PublishBatch(msgs); err != nil {
+		t.Fatal(err)
+	}
+	var handled atomic.Int64
+	ctx, cancel := context.WithCancel(bg)
+	defer cancel()
+	errc := make(chan error, 1)
+	go func() {
+		errc <- q.Work(ctx, WorkOptions{Concurrency: 4}, func(context.Context, *Lease) error {
+			handled.Add(1)
+			return nil
+		})
+	}()
+	step("the worker's drain", func() error {
+		for deadline := time.Now().Add(55 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+			if s, err := q.Stats(); err != nil || s.Messages == 0 {
+				return err
+			}
+		}
+		return errors.New("events left after 55 s")
+	})
+	cancel()
+	step("the worker's shutdown", func() error { return <-errc })
+	if n := handled.Load(); n != 20 {
+		t.Fatalf("handled %d, want 20", n)
+	}
+}
 
 func concurrency16x2000(t *testing.T) {
 	_, q := newQueue(t)
@@ -1260,7 +1484,37 @@ func workerGracefulShutdown(t *testing.T) {
 	ack(t, q, l)
 }
 
-// TestExtras covers the calls of C API 0.3.0 that bindings/CONTRACT.md has no
+func workerStopAfterClaim(t *testing.T) {
+	_, q := newQueue(t)
+	for cycle := 0; cycle < 30; cycle++ {
+		seq := publish(t, q, "g", fmt.Sprintf("cycle %d", cycle), 0)
+		var calls atomic.Int64
+		ctx, cancel := context.WithCancel(context.Background())
+		errc := make(chan error, 1)
+		go func() {
+			errc <- q.Work(ctx, WorkOptions{Concurrency: 2, BackoffBase: time.Millisecond},
+				func(context.Context, *Lease) error {
+					calls.Add(1)
+					return errors.New("always fails")
+				})
+		}()
+		// The stop lands anywhere from before the first claim to after a few handler
+		// calls: the claims and the handler take about a millisecond each here.
+		time.Sleep(time.Duration(cycle%10) * 300 * time.Microsecond)
+		cancel()
+		if err := <-errc; err != nil {
+			t.Fatalf("cycle %d: Work: %v", cycle, err)
+		}
+		l := claim(t, q, ClaimOptions{Wait: 30 * time.Second})
+		if n := calls.Load(); l.Seq() != seq || int64(l.Attempts()) != n+1 {
+			t.Fatalf("cycle %d: seq %d attempts %d after %d handler calls, want seq %d attempts %d: a lease no handler ran was counted as a delivery",
+				cycle, l.Seq(), l.Attempts(), n, seq, n+1)
+		}
+		ack(t, q, l)
+	}
+}
+
+// TestExtras covers the calls of C API 0.4.0 that bindings/CONTRACT.md has no
 // scenario for: Peek, DeadList, the automatic repair, WriteConcernErrors.
 func TestExtras(t *testing.T) {
 	t.Run("peek", peekEvents)

@@ -17,9 +17,10 @@ import (
 // heartbeat goroutine while the handler runs, say). The accessors of a nil *Lease
 // return zero values.
 //
-// Its C handle, which Ack, Nack and Extend need, is released by Ack and Nack (when
-// they reached the server, also with ErrLeaseLost), by Close, and by a finalizer
-// as a safety net. Ack, Nack or Extend on a closed lease return ErrClosed.
+// Its C handle, which Ack, Nack, Unclaim and Extend need, is released by Ack, Nack
+// and Unclaim (when they reached the server, also with ErrLeaseLost), by Close, and
+// by a finalizer as a safety net. Ack, Nack, Unclaim or Extend on a closed lease
+// return ErrClosed.
 type Lease struct {
 	mu sync.RWMutex // read lock: a call using l; write lock: destroying it
 	l  raw.Struct_SS_mq_lease

@@ -317,6 +317,18 @@ func (q *Queue) Nack(lease *Lease, delay time.Duration) error {
 	})
 }
 
+// Unclaim gives back a lease no handler ran (a claim that returned as the program
+// was told to stop). Unlike Nack it is not a delivery: the group gets back the
+// attempts count and the place in line the claim found, so the same head is claimed
+// next with the same Attempts. ErrLeaseLost (nothing changed) when the group is no
+// longer this lease's. Closes the lease as Ack does; after ErrConnect retry with the
+// same lease: a retry that finds its earlier give-back applied returns nil.
+func (q *Queue) Unclaim(lease *Lease) error {
+	return q.settle("Unclaim", lease, func(h raw.Struct_SS_mq_queue, l raw.Struct_SS_mq_lease, e raw.Struct_SS_mq_error) {
+		raw.Mqs_unclaim(h, l, e)
+	})
+}
+
 // Extend moves the lease's expiry to now + visibility (and Deadline with it).
 func (q *Queue) Extend(lease *Lease, visibility time.Duration) error {
 	const op = "Extend"

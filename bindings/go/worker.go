@@ -28,7 +28,8 @@ type WorkOptions struct {
 	ShutdownTimeout time.Duration // how long a stop waits for running handlers; default 30 s
 	WorkerID        string        // default: the library's "host:pid"
 	// OnError, if set, is told of what Work recovers from: a handler's error, an
-	// ack or nack that failed (ErrLeaseLost included), a failed claim or extend.
+	// ack, nack or unclaim that failed (ErrLeaseLost included), a failed claim or
+	// extend.
 	// It may be called from several goroutines at once.
 	OnError func(error)
 }
@@ -40,9 +41,10 @@ var ErrShutdownTimeout = errors.New("mongomq: Work: handlers still running at th
 
 // Work runs handler on the queue's leases with opts.Concurrency goroutines until
 // ctx is done, then shuts down gracefully: it stops claiming (waiting claims are
-// cancelled at once), waits up to opts.ShutdownTimeout for running handlers to
-// finish and be acked or nacked, and returns nil (ErrShutdownTimeout if some had to
-// be abandoned). A handler's success acks its lease; a failure nacks it with the
+// cancelled at once; a lease a claim took as the stop came, before its handler
+// started, is given back with Unclaim, so it counts no delivery), waits up to
+// opts.ShutdownTimeout for running handlers to finish and be acked or nacked, and
+// returns nil (ErrShutdownTimeout if some had to be abandoned). A handler's success acks its lease; a failure nacks it with the
 // delay min(BackoffCap, BackoffBase * 2^(attempts-1)) times a jitter in [0.5, 1].
 // While a handler runs its lease is extended every Visibility/3. Errors of the
 // queue itself (connect, server) back off from 100 ms to 5 s and never end Work;
@@ -221,6 +223,15 @@ func (w *worker) loop() {
 			continue
 		}
 		pause = 0
+		if w.stopCtx.Err() != nil {
+			// The stop came while the claim was taking this lease: no handler ran,
+			// so it goes back without counting a delivery.
+			if err := w.q.Unclaim(lease); err != nil {
+				w.report(err)
+			}
+			lease.Close()
+			return
+		}
 		w.handle(lease)
 	}
 }

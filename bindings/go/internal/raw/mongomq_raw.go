@@ -73,90 +73,91 @@ typedef long long swig_type_40;
 typedef _gostring_ swig_type_41;
 typedef _gostring_ swig_type_42;
 typedef long long swig_type_43;
-extern void _wrap_Swig_free_raw_fa09efc234e7d17e(uintptr_t arg1);
-extern uintptr_t _wrap_Swig_malloc_raw_fa09efc234e7d17e(swig_intgo arg1);
-extern void _wrap_mqs_bytes_data_set_raw_fa09efc234e7d17e(uintptr_t arg1, uintptr_t arg2);
-extern uintptr_t _wrap_mqs_bytes_data_get_raw_fa09efc234e7d17e(uintptr_t arg1);
-extern void _wrap_mqs_bytes_len_set_raw_fa09efc234e7d17e(uintptr_t arg1, swig_type_1 arg2);
-extern swig_type_2 _wrap_mqs_bytes_len_get_raw_fa09efc234e7d17e(uintptr_t arg1);
-extern uintptr_t _wrap_new_mqs_bytes_raw_fa09efc234e7d17e(void);
-extern void _wrap_delete_mqs_bytes_raw_fa09efc234e7d17e(uintptr_t arg1);
-extern uintptr_t _wrap_mqs_error_new_raw_fa09efc234e7d17e(void);
-extern void _wrap_mqs_error_free_raw_fa09efc234e7d17e(uintptr_t arg1);
-extern swig_intgo _wrap_mqs_error_status_raw_fa09efc234e7d17e(uintptr_t arg1);
-extern swig_intgo _wrap_mqs_error_server_code_raw_fa09efc234e7d17e(uintptr_t arg1);
-extern swig_type_3 _wrap_mqs_error_message_raw_fa09efc234e7d17e(uintptr_t arg1);
-extern swig_intgo _wrap_MQ_OK_raw_fa09efc234e7d17e(void);
-extern swig_intgo _wrap_MQ_EMPTY_raw_fa09efc234e7d17e(void);
-extern swig_intgo _wrap_MQ_LEASE_LOST_raw_fa09efc234e7d17e(void);
-extern swig_intgo _wrap_MQ_INTERRUPTED_raw_fa09efc234e7d17e(void);
-extern swig_intgo _wrap_MQ_CANCELLED_raw_fa09efc234e7d17e(void);
-extern swig_intgo _wrap_MQ_ERR_ARG_raw_fa09efc234e7d17e(void);
-extern swig_intgo _wrap_MQ_ERR_CONNECT_raw_fa09efc234e7d17e(void);
-extern swig_intgo _wrap_MQ_ERR_SERVER_raw_fa09efc234e7d17e(void);
-extern swig_intgo _wrap_MQ_ERR_NOMEM_raw_fa09efc234e7d17e(void);
-extern swig_intgo _wrap_MQ_ERR_INTERNAL_raw_fa09efc234e7d17e(void);
-extern swig_intgo _wrap_MQ_PRIORITY_MIN_raw_fa09efc234e7d17e(void);
-extern swig_intgo _wrap_MQ_PRIORITY_MAX_raw_fa09efc234e7d17e(void);
-extern swig_intgo _wrap_MQ_BATCH_MAX_raw_fa09efc234e7d17e(void);
-extern swig_type_4 _wrap_mqs_version_raw_fa09efc234e7d17e(void);
-extern swig_type_5 _wrap_mqs_status_name_raw_fa09efc234e7d17e(swig_intgo arg1);
-extern uintptr_t _wrap_mqs_client_new_raw_fa09efc234e7d17e(swig_type_6 arg1, uintptr_t arg2);
-extern void _wrap_mqs_client_destroy_raw_fa09efc234e7d17e(uintptr_t arg1);
-extern swig_type_7 _wrap_mqs_client_command_count_raw_fa09efc234e7d17e(uintptr_t arg1);
-extern swig_type_8 _wrap_mqs_client_write_concern_errors_raw_fa09efc234e7d17e(uintptr_t arg1);
-extern uintptr_t _wrap_mqs_queue_new_raw_fa09efc234e7d17e(uintptr_t arg1, swig_type_9 arg2, swig_type_10 arg3, uintptr_t arg4);
-extern void _wrap_mqs_queue_interrupt_raw_fa09efc234e7d17e(uintptr_t arg1);
-extern void _wrap_mqs_queue_set_max_attempts_raw_fa09efc234e7d17e(uintptr_t arg1, swig_intgo arg2, uintptr_t arg3);
-extern double _wrap_mqs_queue_now_raw_fa09efc234e7d17e(uintptr_t arg1);
-extern double _wrap_mqs_queue_clock_offset_raw_fa09efc234e7d17e(uintptr_t arg1);
-extern void _wrap_mqs_queue_set_repair_interval_raw_fa09efc234e7d17e(uintptr_t arg1, double arg2, uintptr_t arg3);
-extern swig_type_11 _wrap_mqs_queue_repair_runs_raw_fa09efc234e7d17e(uintptr_t arg1);
-extern swig_type_12 _wrap_mqs_queue_repair_fixed_raw_fa09efc234e7d17e(uintptr_t arg1);
-extern swig_type_13 _wrap_mqs_publish_raw_fa09efc234e7d17e(uintptr_t arg1, swig_type_14 arg2, swig_type_15 arg3, swig_intgo arg4, double arg5, uintptr_t arg6);
-extern uintptr_t _wrap_mqs_batch_new_raw_fa09efc234e7d17e(uintptr_t arg1);
-extern void _wrap_mqs_batch_add_raw_fa09efc234e7d17e(uintptr_t arg1, swig_type_16 arg2, swig_type_17 arg3, swig_intgo arg4, uintptr_t arg5);
-extern swig_type_18 _wrap_mqs_batch_count_raw_fa09efc234e7d17e(uintptr_t arg1);
-extern void _wrap_mqs_batch_destroy_raw_fa09efc234e7d17e(uintptr_t arg1);
-extern swig_type_19 _wrap_mqs_publish_batch_raw_fa09efc234e7d17e(uintptr_t arg1, uintptr_t arg2, uintptr_t arg3);
-extern uintptr_t _wrap_mqs_claim_raw_fa09efc234e7d17e(uintptr_t arg1, swig_type_20 arg2, double arg3, swig_intgo arg4, swig_type_21 arg5, double arg6, uintptr_t arg7, uintptr_t arg8);
-extern void _wrap_mqs_ack_raw_fa09efc234e7d17e(uintptr_t arg1, uintptr_t arg2, uintptr_t arg3);
-extern void _wrap_mqs_nack_raw_fa09efc234e7d17e(uintptr_t arg1, uintptr_t arg2, double arg3, uintptr_t arg4);
-extern void _wrap_mqs_extend_raw_fa09efc234e7d17e(uintptr_t arg1, uintptr_t arg2, double arg3, uintptr_t arg4);
-extern swig_type_22 _wrap_mqs_lease_seq_raw_fa09efc234e7d17e(uintptr_t arg1);
-extern swig_type_23 _wrap_mqs_lease_group_raw_fa09efc234e7d17e(uintptr_t arg1);
-extern swig_type_24 _wrap_mqs_lease_token_raw_fa09efc234e7d17e(uintptr_t arg1);
-extern swig_intgo _wrap_mqs_lease_attempts_raw_fa09efc234e7d17e(uintptr_t arg1);
-extern double _wrap_mqs_lease_deadline_raw_fa09efc234e7d17e(uintptr_t arg1);
-extern swig_type_25 _wrap_mqs_lease_count_raw_fa09efc234e7d17e(uintptr_t arg1);
-extern swig_type_26 _wrap_mqs_lease_seq_at_raw_fa09efc234e7d17e(uintptr_t arg1, swig_type_27 arg2);
-extern swig_type_28 _wrap_mqs_lease_event_at_raw_fa09efc234e7d17e(uintptr_t arg1, swig_type_29 arg2);
-extern void _wrap_mqs_lease_destroy_raw_fa09efc234e7d17e(uintptr_t arg1);
-extern uintptr_t _wrap_mqs_cancel_new_raw_fa09efc234e7d17e(uintptr_t arg1);
-extern void _wrap_mqs_cancel_trigger_raw_fa09efc234e7d17e(uintptr_t arg1);
-extern swig_intgo _wrap_mqs_cancel_triggered_raw_fa09efc234e7d17e(uintptr_t arg1);
-extern void _wrap_mqs_cancel_reset_raw_fa09efc234e7d17e(uintptr_t arg1);
-extern void _wrap_mqs_cancel_destroy_raw_fa09efc234e7d17e(uintptr_t arg1);
-extern swig_type_30 _wrap_mqs_dead_count_raw_fa09efc234e7d17e(uintptr_t arg1, uintptr_t arg2);
-extern swig_type_31 _wrap_mqs_dead_requeue_raw_fa09efc234e7d17e(uintptr_t arg1, swig_type_32 arg2, uintptr_t arg3);
-extern swig_type_33 _wrap_mqs_dead_purge_raw_fa09efc234e7d17e(uintptr_t arg1, uintptr_t arg2);
-extern swig_type_34 _wrap_mqs_stats_json_raw_fa09efc234e7d17e(uintptr_t arg1, uintptr_t arg2);
-extern swig_type_35 _wrap_mqs_repair_raw_fa09efc234e7d17e(uintptr_t arg1, uintptr_t arg2);
-extern swig_type_36 _wrap_mqs_peek_json_raw_fa09efc234e7d17e(uintptr_t arg1, swig_type_37 arg2, swig_type_38 arg3, uintptr_t arg4);
-extern swig_type_39 _wrap_mqs_dead_list_json_raw_fa09efc234e7d17e(uintptr_t arg1, swig_type_40 arg2, uintptr_t arg3);
-extern void _wrap_mqs_purge_group_raw_fa09efc234e7d17e(uintptr_t arg1, swig_type_41 arg2, uintptr_t arg3);
-extern void _wrap_mqs_queue_drop_raw_fa09efc234e7d17e(uintptr_t arg1, uintptr_t arg2);
-extern uintptr_t _wrap_mqs_clock_new_raw_fa09efc234e7d17e(double arg1);
-extern double _wrap_mqs_clock_now_raw_fa09efc234e7d17e(uintptr_t arg1);
-extern void _wrap_mqs_clock_set_raw_fa09efc234e7d17e(uintptr_t arg1, double arg2);
-extern void _wrap_mqs_clock_advance_raw_fa09efc234e7d17e(uintptr_t arg1, double arg2);
-extern void _wrap_mqs_clock_release_raw_fa09efc234e7d17e(uintptr_t arg1);
-extern void _wrap_mqs_queue_set_clock_raw_fa09efc234e7d17e(uintptr_t arg1, uintptr_t arg2);
-extern void _wrap_mqs_queue_destroy_raw_fa09efc234e7d17e(uintptr_t arg1);
-extern void _wrap_mqs_log_capture_raw_fa09efc234e7d17e(void);
-extern void _wrap_mqs_log_silence_raw_fa09efc234e7d17e(void);
-extern swig_type_42 _wrap_mqs_log_next_raw_fa09efc234e7d17e(double arg1);
-extern swig_type_43 _wrap_mqs_log_dropped_raw_fa09efc234e7d17e(void);
+extern void _wrap_Swig_free_raw_a1242aeed4412b69(uintptr_t arg1);
+extern uintptr_t _wrap_Swig_malloc_raw_a1242aeed4412b69(swig_intgo arg1);
+extern void _wrap_mqs_bytes_data_set_raw_a1242aeed4412b69(uintptr_t arg1, uintptr_t arg2);
+extern uintptr_t _wrap_mqs_bytes_data_get_raw_a1242aeed4412b69(uintptr_t arg1);
+extern void _wrap_mqs_bytes_len_set_raw_a1242aeed4412b69(uintptr_t arg1, swig_type_1 arg2);
+extern swig_type_2 _wrap_mqs_bytes_len_get_raw_a1242aeed4412b69(uintptr_t arg1);
+extern uintptr_t _wrap_new_mqs_bytes_raw_a1242aeed4412b69(void);
+extern void _wrap_delete_mqs_bytes_raw_a1242aeed4412b69(uintptr_t arg1);
+extern uintptr_t _wrap_mqs_error_new_raw_a1242aeed4412b69(void);
+extern void _wrap_mqs_error_free_raw_a1242aeed4412b69(uintptr_t arg1);
+extern swig_intgo _wrap_mqs_error_status_raw_a1242aeed4412b69(uintptr_t arg1);
+extern swig_intgo _wrap_mqs_error_server_code_raw_a1242aeed4412b69(uintptr_t arg1);
+extern swig_type_3 _wrap_mqs_error_message_raw_a1242aeed4412b69(uintptr_t arg1);
+extern swig_intgo _wrap_MQ_OK_raw_a1242aeed4412b69(void);
+extern swig_intgo _wrap_MQ_EMPTY_raw_a1242aeed4412b69(void);
+extern swig_intgo _wrap_MQ_LEASE_LOST_raw_a1242aeed4412b69(void);
+extern swig_intgo _wrap_MQ_INTERRUPTED_raw_a1242aeed4412b69(void);
+extern swig_intgo _wrap_MQ_CANCELLED_raw_a1242aeed4412b69(void);
+extern swig_intgo _wrap_MQ_ERR_ARG_raw_a1242aeed4412b69(void);
+extern swig_intgo _wrap_MQ_ERR_CONNECT_raw_a1242aeed4412b69(void);
+extern swig_intgo _wrap_MQ_ERR_SERVER_raw_a1242aeed4412b69(void);
+extern swig_intgo _wrap_MQ_ERR_NOMEM_raw_a1242aeed4412b69(void);
+extern swig_intgo _wrap_MQ_ERR_INTERNAL_raw_a1242aeed4412b69(void);
+extern swig_intgo _wrap_MQ_PRIORITY_MIN_raw_a1242aeed4412b69(void);
+extern swig_intgo _wrap_MQ_PRIORITY_MAX_raw_a1242aeed4412b69(void);
+extern swig_intgo _wrap_MQ_BATCH_MAX_raw_a1242aeed4412b69(void);
+extern swig_type_4 _wrap_mqs_version_raw_a1242aeed4412b69(void);
+extern swig_type_5 _wrap_mqs_status_name_raw_a1242aeed4412b69(swig_intgo arg1);
+extern uintptr_t _wrap_mqs_client_new_raw_a1242aeed4412b69(swig_type_6 arg1, uintptr_t arg2);
+extern void _wrap_mqs_client_destroy_raw_a1242aeed4412b69(uintptr_t arg1);
+extern swig_type_7 _wrap_mqs_client_command_count_raw_a1242aeed4412b69(uintptr_t arg1);
+extern swig_type_8 _wrap_mqs_client_write_concern_errors_raw_a1242aeed4412b69(uintptr_t arg1);
+extern uintptr_t _wrap_mqs_queue_new_raw_a1242aeed4412b69(uintptr_t arg1, swig_type_9 arg2, swig_type_10 arg3, uintptr_t arg4);
+extern void _wrap_mqs_queue_interrupt_raw_a1242aeed4412b69(uintptr_t arg1);
+extern void _wrap_mqs_queue_set_max_attempts_raw_a1242aeed4412b69(uintptr_t arg1, swig_intgo arg2, uintptr_t arg3);
+extern double _wrap_mqs_queue_now_raw_a1242aeed4412b69(uintptr_t arg1);
+extern double _wrap_mqs_queue_clock_offset_raw_a1242aeed4412b69(uintptr_t arg1);
+extern void _wrap_mqs_queue_set_repair_interval_raw_a1242aeed4412b69(uintptr_t arg1, double arg2, uintptr_t arg3);
+extern swig_type_11 _wrap_mqs_queue_repair_runs_raw_a1242aeed4412b69(uintptr_t arg1);
+extern swig_type_12 _wrap_mqs_queue_repair_fixed_raw_a1242aeed4412b69(uintptr_t arg1);
+extern swig_type_13 _wrap_mqs_publish_raw_a1242aeed4412b69(uintptr_t arg1, swig_type_14 arg2, swig_type_15 arg3, swig_intgo arg4, double arg5, uintptr_t arg6);
+extern uintptr_t _wrap_mqs_batch_new_raw_a1242aeed4412b69(uintptr_t arg1);
+extern void _wrap_mqs_batch_add_raw_a1242aeed4412b69(uintptr_t arg1, swig_type_16 arg2, swig_type_17 arg3, swig_intgo arg4, uintptr_t arg5);
+extern swig_type_18 _wrap_mqs_batch_count_raw_a1242aeed4412b69(uintptr_t arg1);
+extern void _wrap_mqs_batch_destroy_raw_a1242aeed4412b69(uintptr_t arg1);
+extern swig_type_19 _wrap_mqs_publish_batch_raw_a1242aeed4412b69(uintptr_t arg1, uintptr_t arg2, uintptr_t arg3);
+extern uintptr_t _wrap_mqs_claim_raw_a1242aeed4412b69(uintptr_t arg1, swig_type_20 arg2, double arg3, swig_intgo arg4, swig_type_21 arg5, double arg6, uintptr_t arg7, uintptr_t arg8);
+extern void _wrap_mqs_ack_raw_a1242aeed4412b69(uintptr_t arg1, uintptr_t arg2, uintptr_t arg3);
+extern void _wrap_mqs_nack_raw_a1242aeed4412b69(uintptr_t arg1, uintptr_t arg2, double arg3, uintptr_t arg4);
+extern void _wrap_mqs_unclaim_raw_a1242aeed4412b69(uintptr_t arg1, uintptr_t arg2, uintptr_t arg3);
+extern void _wrap_mqs_extend_raw_a1242aeed4412b69(uintptr_t arg1, uintptr_t arg2, double arg3, uintptr_t arg4);
+extern swig_type_22 _wrap_mqs_lease_seq_raw_a1242aeed4412b69(uintptr_t arg1);
+extern swig_type_23 _wrap_mqs_lease_group_raw_a1242aeed4412b69(uintptr_t arg1);
+extern swig_type_24 _wrap_mqs_lease_token_raw_a1242aeed4412b69(uintptr_t arg1);
+extern swig_intgo _wrap_mqs_lease_attempts_raw_a1242aeed4412b69(uintptr_t arg1);
+extern double _wrap_mqs_lease_deadline_raw_a1242aeed4412b69(uintptr_t arg1);
+extern swig_type_25 _wrap_mqs_lease_count_raw_a1242aeed4412b69(uintptr_t arg1);
+extern swig_type_26 _wrap_mqs_lease_seq_at_raw_a1242aeed4412b69(uintptr_t arg1, swig_type_27 arg2);
+extern swig_type_28 _wrap_mqs_lease_event_at_raw_a1242aeed4412b69(uintptr_t arg1, swig_type_29 arg2);
+extern void _wrap_mqs_lease_destroy_raw_a1242aeed4412b69(uintptr_t arg1);
+extern uintptr_t _wrap_mqs_cancel_new_raw_a1242aeed4412b69(uintptr_t arg1);
+extern void _wrap_mqs_cancel_trigger_raw_a1242aeed4412b69(uintptr_t arg1);
+extern swig_intgo _wrap_mqs_cancel_triggered_raw_a1242aeed4412b69(uintptr_t arg1);
+extern void _wrap_mqs_cancel_reset_raw_a1242aeed4412b69(uintptr_t arg1);
+extern void _wrap_mqs_cancel_destroy_raw_a1242aeed4412b69(uintptr_t arg1);
+extern swig_type_30 _wrap_mqs_dead_count_raw_a1242aeed4412b69(uintptr_t arg1, uintptr_t arg2);
+extern swig_type_31 _wrap_mqs_dead_requeue_raw_a1242aeed4412b69(uintptr_t arg1, swig_type_32 arg2, uintptr_t arg3);
+extern swig_type_33 _wrap_mqs_dead_purge_raw_a1242aeed4412b69(uintptr_t arg1, uintptr_t arg2);
+extern swig_type_34 _wrap_mqs_stats_json_raw_a1242aeed4412b69(uintptr_t arg1, uintptr_t arg2);
+extern swig_type_35 _wrap_mqs_repair_raw_a1242aeed4412b69(uintptr_t arg1, uintptr_t arg2);
+extern swig_type_36 _wrap_mqs_peek_json_raw_a1242aeed4412b69(uintptr_t arg1, swig_type_37 arg2, swig_type_38 arg3, uintptr_t arg4);
+extern swig_type_39 _wrap_mqs_dead_list_json_raw_a1242aeed4412b69(uintptr_t arg1, swig_type_40 arg2, uintptr_t arg3);
+extern void _wrap_mqs_purge_group_raw_a1242aeed4412b69(uintptr_t arg1, swig_type_41 arg2, uintptr_t arg3);
+extern void _wrap_mqs_queue_drop_raw_a1242aeed4412b69(uintptr_t arg1, uintptr_t arg2);
+extern uintptr_t _wrap_mqs_clock_new_raw_a1242aeed4412b69(double arg1);
+extern double _wrap_mqs_clock_now_raw_a1242aeed4412b69(uintptr_t arg1);
+extern void _wrap_mqs_clock_set_raw_a1242aeed4412b69(uintptr_t arg1, double arg2);
+extern void _wrap_mqs_clock_advance_raw_a1242aeed4412b69(uintptr_t arg1, double arg2);
+extern void _wrap_mqs_clock_release_raw_a1242aeed4412b69(uintptr_t arg1);
+extern void _wrap_mqs_queue_set_clock_raw_a1242aeed4412b69(uintptr_t arg1, uintptr_t arg2);
+extern void _wrap_mqs_queue_destroy_raw_a1242aeed4412b69(uintptr_t arg1);
+extern void _wrap_mqs_log_capture_raw_a1242aeed4412b69(void);
+extern void _wrap_mqs_log_silence_raw_a1242aeed4412b69(void);
+extern swig_type_42 _wrap_mqs_log_next_raw_a1242aeed4412b69(double arg1);
+extern swig_type_43 _wrap_mqs_log_dropped_raw_a1242aeed4412b69(void);
 #undef intgo
 */
 import "C"
@@ -190,13 +191,13 @@ type _ sync.Mutex
 
 func Swig_free(arg1 uintptr) {
 	_swig_i_0 := arg1
-	C._wrap_Swig_free_raw_fa09efc234e7d17e(C.uintptr_t(_swig_i_0))
+	C._wrap_Swig_free_raw_a1242aeed4412b69(C.uintptr_t(_swig_i_0))
 }
 
 func Swig_malloc(arg1 int) (_swig_ret uintptr) {
 	var swig_r uintptr
 	_swig_i_0 := arg1
-	swig_r = (uintptr)(C._wrap_Swig_malloc_raw_fa09efc234e7d17e(C.swig_intgo(_swig_i_0)))
+	swig_r = (uintptr)(C._wrap_Swig_malloc_raw_a1242aeed4412b69(C.swig_intgo(_swig_i_0)))
 	return swig_r
 }
 
@@ -212,38 +213,38 @@ func (p SwigcptrMqs_bytes) SwigIsMqs_bytes() {
 func (arg1 SwigcptrMqs_bytes) SetData(arg2 uintptr) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_mqs_bytes_data_set_raw_fa09efc234e7d17e(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1))
+	C._wrap_mqs_bytes_data_set_raw_a1242aeed4412b69(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1))
 }
 
 func (arg1 SwigcptrMqs_bytes) GetData() (_swig_ret uintptr) {
 	var swig_r uintptr
 	_swig_i_0 := arg1
-	swig_r = (uintptr)(C._wrap_mqs_bytes_data_get_raw_fa09efc234e7d17e(C.uintptr_t(_swig_i_0)))
+	swig_r = (uintptr)(C._wrap_mqs_bytes_data_get_raw_a1242aeed4412b69(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func (arg1 SwigcptrMqs_bytes) SetLen(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_mqs_bytes_len_set_raw_fa09efc234e7d17e(C.uintptr_t(_swig_i_0), C.swig_type_1(_swig_i_1))
+	C._wrap_mqs_bytes_len_set_raw_a1242aeed4412b69(C.uintptr_t(_swig_i_0), C.swig_type_1(_swig_i_1))
 }
 
 func (arg1 SwigcptrMqs_bytes) GetLen() (_swig_ret int64) {
 	var swig_r int64
 	_swig_i_0 := arg1
-	swig_r = (int64)(C._wrap_mqs_bytes_len_get_raw_fa09efc234e7d17e(C.uintptr_t(_swig_i_0)))
+	swig_r = (int64)(C._wrap_mqs_bytes_len_get_raw_a1242aeed4412b69(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func NewMqs_bytes() (_swig_ret Mqs_bytes) {
 	var swig_r Mqs_bytes
-	swig_r = (Mqs_bytes)(SwigcptrMqs_bytes(C._wrap_new_mqs_bytes_raw_fa09efc234e7d17e()))
+	swig_r = (Mqs_bytes)(SwigcptrMqs_bytes(C._wrap_new_mqs_bytes_raw_a1242aeed4412b69()))
 	return swig_r
 }
 
 func DeleteMqs_bytes(arg1 Mqs_bytes) {
 	_swig_i_0 := getSwigcptr(arg1)
-	C._wrap_delete_mqs_bytes_raw_fa09efc234e7d17e(C.uintptr_t(_swig_i_0))
+	C._wrap_delete_mqs_bytes_raw_a1242aeed4412b69(C.uintptr_t(_swig_i_0))
 }
 
 type Mqs_bytes interface {
@@ -257,33 +258,33 @@ type Mqs_bytes interface {
 
 func Mqs_error_new() (_swig_ret Struct_SS_mq_error) {
 	var swig_r Struct_SS_mq_error
-	swig_r = (Struct_SS_mq_error)(SwigcptrStruct_SS_mq_error(C._wrap_mqs_error_new_raw_fa09efc234e7d17e()))
+	swig_r = (Struct_SS_mq_error)(SwigcptrStruct_SS_mq_error(C._wrap_mqs_error_new_raw_a1242aeed4412b69()))
 	return swig_r
 }
 
 func Mqs_error_free(arg1 Struct_SS_mq_error) {
 	_swig_i_0 := getSwigcptr(arg1)
-	C._wrap_mqs_error_free_raw_fa09efc234e7d17e(C.uintptr_t(_swig_i_0))
+	C._wrap_mqs_error_free_raw_a1242aeed4412b69(C.uintptr_t(_swig_i_0))
 }
 
 func Mqs_error_status(arg1 Struct_SS_mq_error) (_swig_ret int) {
 	var swig_r int
 	_swig_i_0 := getSwigcptr(arg1)
-	swig_r = (int)(C._wrap_mqs_error_status_raw_fa09efc234e7d17e(C.uintptr_t(_swig_i_0)))
+	swig_r = (int)(C._wrap_mqs_error_status_raw_a1242aeed4412b69(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func Mqs_error_server_code(arg1 Struct_SS_mq_error) (_swig_ret int) {
 	var swig_r int
 	_swig_i_0 := getSwigcptr(arg1)
-	swig_r = (int)(C._wrap_mqs_error_server_code_raw_fa09efc234e7d17e(C.uintptr_t(_swig_i_0)))
+	swig_r = (int)(C._wrap_mqs_error_server_code_raw_a1242aeed4412b69(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func Mqs_error_message(arg1 Struct_SS_mq_error) (_swig_ret string) {
 	var swig_r string
 	_swig_i_0 := getSwigcptr(arg1)
-	swig_r_p := C._wrap_mqs_error_message_raw_fa09efc234e7d17e(C.uintptr_t(_swig_i_0))
+	swig_r_p := C._wrap_mqs_error_message_raw_a1242aeed4412b69(C.uintptr_t(_swig_i_0))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 string
 
@@ -294,98 +295,98 @@ func Mqs_error_message(arg1 Struct_SS_mq_error) (_swig_ret string) {
 
 func _swig_getMQ_OK() (_swig_ret int) {
 	var swig_r int
-	swig_r = (int)(C._wrap_MQ_OK_raw_fa09efc234e7d17e())
+	swig_r = (int)(C._wrap_MQ_OK_raw_a1242aeed4412b69())
 	return swig_r
 }
 
 var MQ_OK int = _swig_getMQ_OK()
 func _swig_getMQ_EMPTY() (_swig_ret int) {
 	var swig_r int
-	swig_r = (int)(C._wrap_MQ_EMPTY_raw_fa09efc234e7d17e())
+	swig_r = (int)(C._wrap_MQ_EMPTY_raw_a1242aeed4412b69())
 	return swig_r
 }
 
 var MQ_EMPTY int = _swig_getMQ_EMPTY()
 func _swig_getMQ_LEASE_LOST() (_swig_ret int) {
 	var swig_r int
-	swig_r = (int)(C._wrap_MQ_LEASE_LOST_raw_fa09efc234e7d17e())
+	swig_r = (int)(C._wrap_MQ_LEASE_LOST_raw_a1242aeed4412b69())
 	return swig_r
 }
 
 var MQ_LEASE_LOST int = _swig_getMQ_LEASE_LOST()
 func _swig_getMQ_INTERRUPTED() (_swig_ret int) {
 	var swig_r int
-	swig_r = (int)(C._wrap_MQ_INTERRUPTED_raw_fa09efc234e7d17e())
+	swig_r = (int)(C._wrap_MQ_INTERRUPTED_raw_a1242aeed4412b69())
 	return swig_r
 }
 
 var MQ_INTERRUPTED int = _swig_getMQ_INTERRUPTED()
 func _swig_getMQ_CANCELLED() (_swig_ret int) {
 	var swig_r int
-	swig_r = (int)(C._wrap_MQ_CANCELLED_raw_fa09efc234e7d17e())
+	swig_r = (int)(C._wrap_MQ_CANCELLED_raw_a1242aeed4412b69())
 	return swig_r
 }
 
 var MQ_CANCELLED int = _swig_getMQ_CANCELLED()
 func _swig_getMQ_ERR_ARG() (_swig_ret int) {
 	var swig_r int
-	swig_r = (int)(C._wrap_MQ_ERR_ARG_raw_fa09efc234e7d17e())
+	swig_r = (int)(C._wrap_MQ_ERR_ARG_raw_a1242aeed4412b69())
 	return swig_r
 }
 
 var MQ_ERR_ARG int = _swig_getMQ_ERR_ARG()
 func _swig_getMQ_ERR_CONNECT() (_swig_ret int) {
 	var swig_r int
-	swig_r = (int)(C._wrap_MQ_ERR_CONNECT_raw_fa09efc234e7d17e())
+	swig_r = (int)(C._wrap_MQ_ERR_CONNECT_raw_a1242aeed4412b69())
 	return swig_r
 }
 
 var MQ_ERR_CONNECT int = _swig_getMQ_ERR_CONNECT()
 func _swig_getMQ_ERR_SERVER() (_swig_ret int) {
 	var swig_r int
-	swig_r = (int)(C._wrap_MQ_ERR_SERVER_raw_fa09efc234e7d17e())
+	swig_r = (int)(C._wrap_MQ_ERR_SERVER_raw_a1242aeed4412b69())
 	return swig_r
 }
 
 var MQ_ERR_SERVER int = _swig_getMQ_ERR_SERVER()
 func _swig_getMQ_ERR_NOMEM() (_swig_ret int) {
 	var swig_r int
-	swig_r = (int)(C._wrap_MQ_ERR_NOMEM_raw_fa09efc234e7d17e())
+	swig_r = (int)(C._wrap_MQ_ERR_NOMEM_raw_a1242aeed4412b69())
 	return swig_r
 }
 
 var MQ_ERR_NOMEM int = _swig_getMQ_ERR_NOMEM()
 func _swig_getMQ_ERR_INTERNAL() (_swig_ret int) {
 	var swig_r int
-	swig_r = (int)(C._wrap_MQ_ERR_INTERNAL_raw_fa09efc234e7d17e())
+	swig_r = (int)(C._wrap_MQ_ERR_INTERNAL_raw_a1242aeed4412b69())
 	return swig_r
 }
 
 var MQ_ERR_INTERNAL int = _swig_getMQ_ERR_INTERNAL()
 func _swig_getMQ_PRIORITY_MIN() (_swig_ret int) {
 	var swig_r int
-	swig_r = (int)(C._wrap_MQ_PRIORITY_MIN_raw_fa09efc234e7d17e())
+	swig_r = (int)(C._wrap_MQ_PRIORITY_MIN_raw_a1242aeed4412b69())
 	return swig_r
 }
 
 var MQ_PRIORITY_MIN int = _swig_getMQ_PRIORITY_MIN()
 func _swig_getMQ_PRIORITY_MAX() (_swig_ret int) {
 	var swig_r int
-	swig_r = (int)(C._wrap_MQ_PRIORITY_MAX_raw_fa09efc234e7d17e())
+	swig_r = (int)(C._wrap_MQ_PRIORITY_MAX_raw_a1242aeed4412b69())
 	return swig_r
 }
 
 var MQ_PRIORITY_MAX int = _swig_getMQ_PRIORITY_MAX()
 func _swig_getMQ_BATCH_MAX() (_swig_ret int) {
 	var swig_r int
-	swig_r = (int)(C._wrap_MQ_BATCH_MAX_raw_fa09efc234e7d17e())
+	swig_r = (int)(C._wrap_MQ_BATCH_MAX_raw_a1242aeed4412b69())
 	return swig_r
 }
 
 var MQ_BATCH_MAX int = _swig_getMQ_BATCH_MAX()
 func Mqs_version() (_swig_ret string) {
 	var swig_r string
-	swig_r_p := C._wrap_mqs_version_raw_fa09efc234e7d17e()
+	swig_r_p := C._wrap_mqs_version_raw_a1242aeed4412b69()
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 string
 
@@ -397,7 +398,7 @@ func Mqs_version() (_swig_ret string) {
 func Mqs_status_name(arg1 int) (_swig_ret string) {
 	var swig_r string
 	_swig_i_0 := arg1
-	swig_r_p := C._wrap_mqs_status_name_raw_fa09efc234e7d17e(C.swig_intgo(_swig_i_0))
+	swig_r_p := C._wrap_mqs_status_name_raw_a1242aeed4412b69(C.swig_intgo(_swig_i_0))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 string
 
@@ -410,7 +411,7 @@ func Mqs_client_new(arg1 string, arg2 Struct_SS_mq_error) (_swig_ret Struct_SS_m
 	var swig_r Struct_SS_mq_client
 	_swig_i_0 := arg1
 	_swig_i_1 := getSwigcptr(arg2)
-	swig_r = (Struct_SS_mq_client)(SwigcptrStruct_SS_mq_client(C._wrap_mqs_client_new_raw_fa09efc234e7d17e(*(*C.swig_type_6)(unsafe.Pointer(&_swig_i_0)), C.uintptr_t(_swig_i_1))))
+	swig_r = (Struct_SS_mq_client)(SwigcptrStruct_SS_mq_client(C._wrap_mqs_client_new_raw_a1242aeed4412b69(*(*C.swig_type_6)(unsafe.Pointer(&_swig_i_0)), C.uintptr_t(_swig_i_1))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg1
 	}
@@ -419,20 +420,20 @@ func Mqs_client_new(arg1 string, arg2 Struct_SS_mq_error) (_swig_ret Struct_SS_m
 
 func Mqs_client_destroy(arg1 Struct_SS_mq_client) {
 	_swig_i_0 := getSwigcptr(arg1)
-	C._wrap_mqs_client_destroy_raw_fa09efc234e7d17e(C.uintptr_t(_swig_i_0))
+	C._wrap_mqs_client_destroy_raw_a1242aeed4412b69(C.uintptr_t(_swig_i_0))
 }
 
 func Mqs_client_command_count(arg1 Struct_SS_mq_client) (_swig_ret uint64) {
 	var swig_r uint64
 	_swig_i_0 := getSwigcptr(arg1)
-	swig_r = (uint64)(C._wrap_mqs_client_command_count_raw_fa09efc234e7d17e(C.uintptr_t(_swig_i_0)))
+	swig_r = (uint64)(C._wrap_mqs_client_command_count_raw_a1242aeed4412b69(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func Mqs_client_write_concern_errors(arg1 Struct_SS_mq_client) (_swig_ret uint64) {
 	var swig_r uint64
 	_swig_i_0 := getSwigcptr(arg1)
-	swig_r = (uint64)(C._wrap_mqs_client_write_concern_errors_raw_fa09efc234e7d17e(C.uintptr_t(_swig_i_0)))
+	swig_r = (uint64)(C._wrap_mqs_client_write_concern_errors_raw_a1242aeed4412b69(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
@@ -442,7 +443,7 @@ func Mqs_queue_new(arg1 Struct_SS_mq_client, arg2 string, arg3 string, arg4 Stru
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
 	_swig_i_3 := getSwigcptr(arg4)
-	swig_r = (Struct_SS_mq_queue)(SwigcptrStruct_SS_mq_queue(C._wrap_mqs_queue_new_raw_fa09efc234e7d17e(C.uintptr_t(_swig_i_0), *(*C.swig_type_9)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_10)(unsafe.Pointer(&_swig_i_2)), C.uintptr_t(_swig_i_3))))
+	swig_r = (Struct_SS_mq_queue)(SwigcptrStruct_SS_mq_queue(C._wrap_mqs_queue_new_raw_a1242aeed4412b69(C.uintptr_t(_swig_i_0), *(*C.swig_type_9)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_10)(unsafe.Pointer(&_swig_i_2)), C.uintptr_t(_swig_i_3))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -454,27 +455,27 @@ func Mqs_queue_new(arg1 Struct_SS_mq_client, arg2 string, arg3 string, arg4 Stru
 
 func Mqs_queue_interrupt(arg1 Struct_SS_mq_queue) {
 	_swig_i_0 := getSwigcptr(arg1)
-	C._wrap_mqs_queue_interrupt_raw_fa09efc234e7d17e(C.uintptr_t(_swig_i_0))
+	C._wrap_mqs_queue_interrupt_raw_a1242aeed4412b69(C.uintptr_t(_swig_i_0))
 }
 
 func Mqs_queue_set_max_attempts(arg1 Struct_SS_mq_queue, arg2 int, arg3 Struct_SS_mq_error) {
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
 	_swig_i_2 := getSwigcptr(arg3)
-	C._wrap_mqs_queue_set_max_attempts_raw_fa09efc234e7d17e(C.uintptr_t(_swig_i_0), C.swig_intgo(_swig_i_1), C.uintptr_t(_swig_i_2))
+	C._wrap_mqs_queue_set_max_attempts_raw_a1242aeed4412b69(C.uintptr_t(_swig_i_0), C.swig_intgo(_swig_i_1), C.uintptr_t(_swig_i_2))
 }
 
 func Mqs_queue_now(arg1 Struct_SS_mq_queue) (_swig_ret float64) {
 	var swig_r float64
 	_swig_i_0 := getSwigcptr(arg1)
-	swig_r = (float64)(C._wrap_mqs_queue_now_raw_fa09efc234e7d17e(C.uintptr_t(_swig_i_0)))
+	swig_r = (float64)(C._wrap_mqs_queue_now_raw_a1242aeed4412b69(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func Mqs_queue_clock_offset(arg1 Struct_SS_mq_queue) (_swig_ret float64) {
 	var swig_r float64
 	_swig_i_0 := getSwigcptr(arg1)
-	swig_r = (float64)(C._wrap_mqs_queue_clock_offset_raw_fa09efc234e7d17e(C.uintptr_t(_swig_i_0)))
+	swig_r = (float64)(C._wrap_mqs_queue_clock_offset_raw_a1242aeed4412b69(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
@@ -482,20 +483,20 @@ func Mqs_queue_set_repair_interval(arg1 Struct_SS_mq_queue, arg2 float64, arg3 S
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
 	_swig_i_2 := getSwigcptr(arg3)
-	C._wrap_mqs_queue_set_repair_interval_raw_fa09efc234e7d17e(C.uintptr_t(_swig_i_0), C.double(_swig_i_1), C.uintptr_t(_swig_i_2))
+	C._wrap_mqs_queue_set_repair_interval_raw_a1242aeed4412b69(C.uintptr_t(_swig_i_0), C.double(_swig_i_1), C.uintptr_t(_swig_i_2))
 }
 
 func Mqs_queue_repair_runs(arg1 Struct_SS_mq_queue) (_swig_ret uint64) {
 	var swig_r uint64
 	_swig_i_0 := getSwigcptr(arg1)
-	swig_r = (uint64)(C._wrap_mqs_queue_repair_runs_raw_fa09efc234e7d17e(C.uintptr_t(_swig_i_0)))
+	swig_r = (uint64)(C._wrap_mqs_queue_repair_runs_raw_a1242aeed4412b69(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func Mqs_queue_repair_fixed(arg1 Struct_SS_mq_queue) (_swig_ret uint64) {
 	var swig_r uint64
 	_swig_i_0 := getSwigcptr(arg1)
-	swig_r = (uint64)(C._wrap_mqs_queue_repair_fixed_raw_fa09efc234e7d17e(C.uintptr_t(_swig_i_0)))
+	swig_r = (uint64)(C._wrap_mqs_queue_repair_fixed_raw_a1242aeed4412b69(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
@@ -507,7 +508,7 @@ func Mqs_publish(arg1 Struct_SS_mq_queue, arg2 string, arg3 []byte, arg4 int, ar
 	_swig_i_3 := arg4
 	_swig_i_4 := arg5
 	_swig_i_5 := getSwigcptr(arg6)
-	swig_r = (int64)(C._wrap_mqs_publish_raw_fa09efc234e7d17e(C.uintptr_t(_swig_i_0), *(*C.swig_type_14)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_15)(unsafe.Pointer(&_swig_i_2)), C.swig_intgo(_swig_i_3), C.double(_swig_i_4), C.uintptr_t(_swig_i_5)))
+	swig_r = (int64)(C._wrap_mqs_publish_raw_a1242aeed4412b69(C.uintptr_t(_swig_i_0), *(*C.swig_type_14)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_15)(unsafe.Pointer(&_swig_i_2)), C.swig_intgo(_swig_i_3), C.double(_swig_i_4), C.uintptr_t(_swig_i_5)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -520,7 +521,7 @@ func Mqs_publish(arg1 Struct_SS_mq_queue, arg2 string, arg3 []byte, arg4 int, ar
 func Mqs_batch_new(arg1 Struct_SS_mq_error) (_swig_ret Struct_SS_mq_batch) {
 	var swig_r Struct_SS_mq_batch
 	_swig_i_0 := getSwigcptr(arg1)
-	swig_r = (Struct_SS_mq_batch)(SwigcptrStruct_SS_mq_batch(C._wrap_mqs_batch_new_raw_fa09efc234e7d17e(C.uintptr_t(_swig_i_0))))
+	swig_r = (Struct_SS_mq_batch)(SwigcptrStruct_SS_mq_batch(C._wrap_mqs_batch_new_raw_a1242aeed4412b69(C.uintptr_t(_swig_i_0))))
 	return swig_r
 }
 
@@ -530,7 +531,7 @@ func Mqs_batch_add(arg1 Struct_SS_mq_batch, arg2 string, arg3 []byte, arg4 int, 
 	_swig_i_2 := arg3
 	_swig_i_3 := arg4
 	_swig_i_4 := getSwigcptr(arg5)
-	C._wrap_mqs_batch_add_raw_fa09efc234e7d17e(C.uintptr_t(_swig_i_0), *(*C.swig_type_16)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_17)(unsafe.Pointer(&_swig_i_2)), C.swig_intgo(_swig_i_3), C.uintptr_t(_swig_i_4))
+	C._wrap_mqs_batch_add_raw_a1242aeed4412b69(C.uintptr_t(_swig_i_0), *(*C.swig_type_16)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_17)(unsafe.Pointer(&_swig_i_2)), C.swig_intgo(_swig_i_3), C.uintptr_t(_swig_i_4))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -542,13 +543,13 @@ func Mqs_batch_add(arg1 Struct_SS_mq_batch, arg2 string, arg3 []byte, arg4 int, 
 func Mqs_batch_count(arg1 Struct_SS_mq_batch) (_swig_ret int64) {
 	var swig_r int64
 	_swig_i_0 := getSwigcptr(arg1)
-	swig_r = (int64)(C._wrap_mqs_batch_count_raw_fa09efc234e7d17e(C.uintptr_t(_swig_i_0)))
+	swig_r = (int64)(C._wrap_mqs_batch_count_raw_a1242aeed4412b69(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func Mqs_batch_destroy(arg1 Struct_SS_mq_batch) {
 	_swig_i_0 := getSwigcptr(arg1)
-	C._wrap_mqs_batch_destroy_raw_fa09efc234e7d17e(C.uintptr_t(_swig_i_0))
+	C._wrap_mqs_batch_destroy_raw_a1242aeed4412b69(C.uintptr_t(_swig_i_0))
 }
 
 func Mqs_publish_batch(arg1 Struct_SS_mq_queue, arg2 Struct_SS_mq_batch, arg3 Struct_SS_mq_error) (_swig_ret int64) {
@@ -556,7 +557,7 @@ func Mqs_publish_batch(arg1 Struct_SS_mq_queue, arg2 Struct_SS_mq_batch, arg3 St
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := getSwigcptr(arg2)
 	_swig_i_2 := getSwigcptr(arg3)
-	swig_r = (int64)(C._wrap_mqs_publish_batch_raw_fa09efc234e7d17e(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), C.uintptr_t(_swig_i_2)))
+	swig_r = (int64)(C._wrap_mqs_publish_batch_raw_a1242aeed4412b69(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), C.uintptr_t(_swig_i_2)))
 	return swig_r
 }
 
@@ -570,7 +571,7 @@ func Mqs_claim(arg1 Struct_SS_mq_queue, arg2 string, arg3 float64, arg4 int, arg
 	_swig_i_5 := arg6
 	_swig_i_6 := getSwigcptr(arg7)
 	_swig_i_7 := getSwigcptr(arg8)
-	swig_r = (Struct_SS_mq_lease)(SwigcptrStruct_SS_mq_lease(C._wrap_mqs_claim_raw_fa09efc234e7d17e(C.uintptr_t(_swig_i_0), *(*C.swig_type_20)(unsafe.Pointer(&_swig_i_1)), C.double(_swig_i_2), C.swig_intgo(_swig_i_3), C.swig_type_21(_swig_i_4), C.double(_swig_i_5), C.uintptr_t(_swig_i_6), C.uintptr_t(_swig_i_7))))
+	swig_r = (Struct_SS_mq_lease)(SwigcptrStruct_SS_mq_lease(C._wrap_mqs_claim_raw_a1242aeed4412b69(C.uintptr_t(_swig_i_0), *(*C.swig_type_20)(unsafe.Pointer(&_swig_i_1)), C.double(_swig_i_2), C.swig_intgo(_swig_i_3), C.swig_type_21(_swig_i_4), C.double(_swig_i_5), C.uintptr_t(_swig_i_6), C.uintptr_t(_swig_i_7))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -581,7 +582,7 @@ func Mqs_ack(arg1 Struct_SS_mq_queue, arg2 Struct_SS_mq_lease, arg3 Struct_SS_mq
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := getSwigcptr(arg2)
 	_swig_i_2 := getSwigcptr(arg3)
-	C._wrap_mqs_ack_raw_fa09efc234e7d17e(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), C.uintptr_t(_swig_i_2))
+	C._wrap_mqs_ack_raw_a1242aeed4412b69(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), C.uintptr_t(_swig_i_2))
 }
 
 func Mqs_nack(arg1 Struct_SS_mq_queue, arg2 Struct_SS_mq_lease, arg3 float64, arg4 Struct_SS_mq_error) {
@@ -589,7 +590,14 @@ func Mqs_nack(arg1 Struct_SS_mq_queue, arg2 Struct_SS_mq_lease, arg3 float64, ar
 	_swig_i_1 := getSwigcptr(arg2)
 	_swig_i_2 := arg3
 	_swig_i_3 := getSwigcptr(arg4)
-	C._wrap_mqs_nack_raw_fa09efc234e7d17e(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), C.double(_swig_i_2), C.uintptr_t(_swig_i_3))
+	C._wrap_mqs_nack_raw_a1242aeed4412b69(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), C.double(_swig_i_2), C.uintptr_t(_swig_i_3))
+}
+
+func Mqs_unclaim(arg1 Struct_SS_mq_queue, arg2 Struct_SS_mq_lease, arg3 Struct_SS_mq_error) {
+	_swig_i_0 := getSwigcptr(arg1)
+	_swig_i_1 := getSwigcptr(arg2)
+	_swig_i_2 := getSwigcptr(arg3)
+	C._wrap_mqs_unclaim_raw_a1242aeed4412b69(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), C.uintptr_t(_swig_i_2))
 }
 
 func Mqs_extend(arg1 Struct_SS_mq_queue, arg2 Struct_SS_mq_lease, arg3 float64, arg4 Struct_SS_mq_error) {
@@ -597,20 +605,20 @@ func Mqs_extend(arg1 Struct_SS_mq_queue, arg2 Struct_SS_mq_lease, arg3 float64, 
 	_swig_i_1 := getSwigcptr(arg2)
 	_swig_i_2 := arg3
 	_swig_i_3 := getSwigcptr(arg4)
-	C._wrap_mqs_extend_raw_fa09efc234e7d17e(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), C.double(_swig_i_2), C.uintptr_t(_swig_i_3))
+	C._wrap_mqs_extend_raw_a1242aeed4412b69(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), C.double(_swig_i_2), C.uintptr_t(_swig_i_3))
 }
 
 func Mqs_lease_seq(arg1 Struct_SS_mq_lease) (_swig_ret int64) {
 	var swig_r int64
 	_swig_i_0 := getSwigcptr(arg1)
-	swig_r = (int64)(C._wrap_mqs_lease_seq_raw_fa09efc234e7d17e(C.uintptr_t(_swig_i_0)))
+	swig_r = (int64)(C._wrap_mqs_lease_seq_raw_a1242aeed4412b69(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func Mqs_lease_group(arg1 Struct_SS_mq_lease) (_swig_ret string) {
 	var swig_r string
 	_swig_i_0 := getSwigcptr(arg1)
-	swig_r_p := C._wrap_mqs_lease_group_raw_fa09efc234e7d17e(C.uintptr_t(_swig_i_0))
+	swig_r_p := C._wrap_mqs_lease_group_raw_a1242aeed4412b69(C.uintptr_t(_swig_i_0))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 string
 
@@ -622,7 +630,7 @@ func Mqs_lease_group(arg1 Struct_SS_mq_lease) (_swig_ret string) {
 func Mqs_lease_token(arg1 Struct_SS_mq_lease) (_swig_ret string) {
 	var swig_r string
 	_swig_i_0 := getSwigcptr(arg1)
-	swig_r_p := C._wrap_mqs_lease_token_raw_fa09efc234e7d17e(C.uintptr_t(_swig_i_0))
+	swig_r_p := C._wrap_mqs_lease_token_raw_a1242aeed4412b69(C.uintptr_t(_swig_i_0))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 string
 
@@ -634,21 +642,21 @@ func Mqs_lease_token(arg1 Struct_SS_mq_lease) (_swig_ret string) {
 func Mqs_lease_attempts(arg1 Struct_SS_mq_lease) (_swig_ret int) {
 	var swig_r int
 	_swig_i_0 := getSwigcptr(arg1)
-	swig_r = (int)(C._wrap_mqs_lease_attempts_raw_fa09efc234e7d17e(C.uintptr_t(_swig_i_0)))
+	swig_r = (int)(C._wrap_mqs_lease_attempts_raw_a1242aeed4412b69(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func Mqs_lease_deadline(arg1 Struct_SS_mq_lease) (_swig_ret float64) {
 	var swig_r float64
 	_swig_i_0 := getSwigcptr(arg1)
-	swig_r = (float64)(C._wrap_mqs_lease_deadline_raw_fa09efc234e7d17e(C.uintptr_t(_swig_i_0)))
+	swig_r = (float64)(C._wrap_mqs_lease_deadline_raw_a1242aeed4412b69(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func Mqs_lease_count(arg1 Struct_SS_mq_lease) (_swig_ret int64) {
 	var swig_r int64
 	_swig_i_0 := getSwigcptr(arg1)
-	swig_r = (int64)(C._wrap_mqs_lease_count_raw_fa09efc234e7d17e(C.uintptr_t(_swig_i_0)))
+	swig_r = (int64)(C._wrap_mqs_lease_count_raw_a1242aeed4412b69(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
@@ -656,7 +664,7 @@ func Mqs_lease_seq_at(arg1 Struct_SS_mq_lease, arg2 int64) (_swig_ret int64) {
 	var swig_r int64
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	swig_r = (int64)(C._wrap_mqs_lease_seq_at_raw_fa09efc234e7d17e(C.uintptr_t(_swig_i_0), C.swig_type_27(_swig_i_1)))
+	swig_r = (int64)(C._wrap_mqs_lease_seq_at_raw_a1242aeed4412b69(C.uintptr_t(_swig_i_0), C.swig_type_27(_swig_i_1)))
 	return swig_r
 }
 
@@ -664,7 +672,7 @@ func Mqs_lease_event_at(arg1 Struct_SS_mq_lease, arg2 int64) (_swig_ret []byte) 
 	var swig_r []byte
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	swig_r_p := C._wrap_mqs_lease_event_at_raw_fa09efc234e7d17e(C.uintptr_t(_swig_i_0), C.swig_type_29(_swig_i_1))
+	swig_r_p := C._wrap_mqs_lease_event_at_raw_a1242aeed4412b69(C.uintptr_t(_swig_i_0), C.swig_type_29(_swig_i_1))
 	swig_r = *(*[]byte)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 []byte
 
@@ -679,43 +687,43 @@ func Mqs_lease_event_at(arg1 Struct_SS_mq_lease, arg2 int64) (_swig_ret []byte) 
 
 func Mqs_lease_destroy(arg1 Struct_SS_mq_lease) {
 	_swig_i_0 := getSwigcptr(arg1)
-	C._wrap_mqs_lease_destroy_raw_fa09efc234e7d17e(C.uintptr_t(_swig_i_0))
+	C._wrap_mqs_lease_destroy_raw_a1242aeed4412b69(C.uintptr_t(_swig_i_0))
 }
 
 func Mqs_cancel_new(arg1 Struct_SS_mq_error) (_swig_ret Struct_SS_mq_cancel) {
 	var swig_r Struct_SS_mq_cancel
 	_swig_i_0 := getSwigcptr(arg1)
-	swig_r = (Struct_SS_mq_cancel)(SwigcptrStruct_SS_mq_cancel(C._wrap_mqs_cancel_new_raw_fa09efc234e7d17e(C.uintptr_t(_swig_i_0))))
+	swig_r = (Struct_SS_mq_cancel)(SwigcptrStruct_SS_mq_cancel(C._wrap_mqs_cancel_new_raw_a1242aeed4412b69(C.uintptr_t(_swig_i_0))))
 	return swig_r
 }
 
 func Mqs_cancel_trigger(arg1 Struct_SS_mq_cancel) {
 	_swig_i_0 := getSwigcptr(arg1)
-	C._wrap_mqs_cancel_trigger_raw_fa09efc234e7d17e(C.uintptr_t(_swig_i_0))
+	C._wrap_mqs_cancel_trigger_raw_a1242aeed4412b69(C.uintptr_t(_swig_i_0))
 }
 
 func Mqs_cancel_triggered(arg1 Struct_SS_mq_cancel) (_swig_ret int) {
 	var swig_r int
 	_swig_i_0 := getSwigcptr(arg1)
-	swig_r = (int)(C._wrap_mqs_cancel_triggered_raw_fa09efc234e7d17e(C.uintptr_t(_swig_i_0)))
+	swig_r = (int)(C._wrap_mqs_cancel_triggered_raw_a1242aeed4412b69(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func Mqs_cancel_reset(arg1 Struct_SS_mq_cancel) {
 	_swig_i_0 := getSwigcptr(arg1)
-	C._wrap_mqs_cancel_reset_raw_fa09efc234e7d17e(C.uintptr_t(_swig_i_0))
+	C._wrap_mqs_cancel_reset_raw_a1242aeed4412b69(C.uintptr_t(_swig_i_0))
 }
 
 func Mqs_cancel_destroy(arg1 Struct_SS_mq_cancel) {
 	_swig_i_0 := getSwigcptr(arg1)
-	C._wrap_mqs_cancel_destroy_raw_fa09efc234e7d17e(C.uintptr_t(_swig_i_0))
+	C._wrap_mqs_cancel_destroy_raw_a1242aeed4412b69(C.uintptr_t(_swig_i_0))
 }
 
 func Mqs_dead_count(arg1 Struct_SS_mq_queue, arg2 Struct_SS_mq_error) (_swig_ret int64) {
 	var swig_r int64
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := getSwigcptr(arg2)
-	swig_r = (int64)(C._wrap_mqs_dead_count_raw_fa09efc234e7d17e(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1)))
+	swig_r = (int64)(C._wrap_mqs_dead_count_raw_a1242aeed4412b69(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1)))
 	return swig_r
 }
 
@@ -724,7 +732,7 @@ func Mqs_dead_requeue(arg1 Struct_SS_mq_queue, arg2 int64, arg3 Struct_SS_mq_err
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
 	_swig_i_2 := getSwigcptr(arg3)
-	swig_r = (int64)(C._wrap_mqs_dead_requeue_raw_fa09efc234e7d17e(C.uintptr_t(_swig_i_0), C.swig_type_32(_swig_i_1), C.uintptr_t(_swig_i_2)))
+	swig_r = (int64)(C._wrap_mqs_dead_requeue_raw_a1242aeed4412b69(C.uintptr_t(_swig_i_0), C.swig_type_32(_swig_i_1), C.uintptr_t(_swig_i_2)))
 	return swig_r
 }
 
@@ -732,7 +740,7 @@ func Mqs_dead_purge(arg1 Struct_SS_mq_queue, arg2 Struct_SS_mq_error) (_swig_ret
 	var swig_r int64
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := getSwigcptr(arg2)
-	swig_r = (int64)(C._wrap_mqs_dead_purge_raw_fa09efc234e7d17e(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1)))
+	swig_r = (int64)(C._wrap_mqs_dead_purge_raw_a1242aeed4412b69(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1)))
 	return swig_r
 }
 
@@ -740,7 +748,7 @@ func Mqs_stats_json(arg1 Struct_SS_mq_queue, arg2 Struct_SS_mq_error) (_swig_ret
 	var swig_r string
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := getSwigcptr(arg2)
-	swig_r_p := C._wrap_mqs_stats_json_raw_fa09efc234e7d17e(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1))
+	swig_r_p := C._wrap_mqs_stats_json_raw_a1242aeed4412b69(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 string
 
@@ -757,7 +765,7 @@ func Mqs_repair(arg1 Struct_SS_mq_queue, arg2 Struct_SS_mq_error) (_swig_ret int
 	var swig_r int64
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := getSwigcptr(arg2)
-	swig_r = (int64)(C._wrap_mqs_repair_raw_fa09efc234e7d17e(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1)))
+	swig_r = (int64)(C._wrap_mqs_repair_raw_a1242aeed4412b69(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1)))
 	return swig_r
 }
 
@@ -767,7 +775,7 @@ func Mqs_peek_json(arg1 Struct_SS_mq_queue, arg2 string, arg3 int64, arg4 Struct
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
 	_swig_i_3 := getSwigcptr(arg4)
-	swig_r_p := C._wrap_mqs_peek_json_raw_fa09efc234e7d17e(C.uintptr_t(_swig_i_0), *(*C.swig_type_37)(unsafe.Pointer(&_swig_i_1)), C.swig_type_38(_swig_i_2), C.uintptr_t(_swig_i_3))
+	swig_r_p := C._wrap_mqs_peek_json_raw_a1242aeed4412b69(C.uintptr_t(_swig_i_0), *(*C.swig_type_37)(unsafe.Pointer(&_swig_i_1)), C.swig_type_38(_swig_i_2), C.uintptr_t(_swig_i_3))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
@@ -788,7 +796,7 @@ func Mqs_dead_list_json(arg1 Struct_SS_mq_queue, arg2 int64, arg3 Struct_SS_mq_e
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
 	_swig_i_2 := getSwigcptr(arg3)
-	swig_r_p := C._wrap_mqs_dead_list_json_raw_fa09efc234e7d17e(C.uintptr_t(_swig_i_0), C.swig_type_40(_swig_i_1), C.uintptr_t(_swig_i_2))
+	swig_r_p := C._wrap_mqs_dead_list_json_raw_a1242aeed4412b69(C.uintptr_t(_swig_i_0), C.swig_type_40(_swig_i_1), C.uintptr_t(_swig_i_2))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 string
 
@@ -805,7 +813,7 @@ func Mqs_purge_group(arg1 Struct_SS_mq_queue, arg2 string, arg3 Struct_SS_mq_err
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
 	_swig_i_2 := getSwigcptr(arg3)
-	C._wrap_mqs_purge_group_raw_fa09efc234e7d17e(C.uintptr_t(_swig_i_0), *(*C.swig_type_41)(unsafe.Pointer(&_swig_i_1)), C.uintptr_t(_swig_i_2))
+	C._wrap_mqs_purge_group_raw_a1242aeed4412b69(C.uintptr_t(_swig_i_0), *(*C.swig_type_41)(unsafe.Pointer(&_swig_i_1)), C.uintptr_t(_swig_i_2))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -814,63 +822,63 @@ func Mqs_purge_group(arg1 Struct_SS_mq_queue, arg2 string, arg3 Struct_SS_mq_err
 func Mqs_queue_drop(arg1 Struct_SS_mq_queue, arg2 Struct_SS_mq_error) {
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := getSwigcptr(arg2)
-	C._wrap_mqs_queue_drop_raw_fa09efc234e7d17e(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1))
+	C._wrap_mqs_queue_drop_raw_a1242aeed4412b69(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1))
 }
 
 func Mqs_clock_new(arg1 float64) (_swig_ret Struct_SS_mqs_clock) {
 	var swig_r Struct_SS_mqs_clock
 	_swig_i_0 := arg1
-	swig_r = (Struct_SS_mqs_clock)(SwigcptrStruct_SS_mqs_clock(C._wrap_mqs_clock_new_raw_fa09efc234e7d17e(C.double(_swig_i_0))))
+	swig_r = (Struct_SS_mqs_clock)(SwigcptrStruct_SS_mqs_clock(C._wrap_mqs_clock_new_raw_a1242aeed4412b69(C.double(_swig_i_0))))
 	return swig_r
 }
 
 func Mqs_clock_now(arg1 Struct_SS_mqs_clock) (_swig_ret float64) {
 	var swig_r float64
 	_swig_i_0 := getSwigcptr(arg1)
-	swig_r = (float64)(C._wrap_mqs_clock_now_raw_fa09efc234e7d17e(C.uintptr_t(_swig_i_0)))
+	swig_r = (float64)(C._wrap_mqs_clock_now_raw_a1242aeed4412b69(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func Mqs_clock_set(arg1 Struct_SS_mqs_clock, arg2 float64) {
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	C._wrap_mqs_clock_set_raw_fa09efc234e7d17e(C.uintptr_t(_swig_i_0), C.double(_swig_i_1))
+	C._wrap_mqs_clock_set_raw_a1242aeed4412b69(C.uintptr_t(_swig_i_0), C.double(_swig_i_1))
 }
 
 func Mqs_clock_advance(arg1 Struct_SS_mqs_clock, arg2 float64) {
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	C._wrap_mqs_clock_advance_raw_fa09efc234e7d17e(C.uintptr_t(_swig_i_0), C.double(_swig_i_1))
+	C._wrap_mqs_clock_advance_raw_a1242aeed4412b69(C.uintptr_t(_swig_i_0), C.double(_swig_i_1))
 }
 
 func Mqs_clock_release(arg1 Struct_SS_mqs_clock) {
 	_swig_i_0 := getSwigcptr(arg1)
-	C._wrap_mqs_clock_release_raw_fa09efc234e7d17e(C.uintptr_t(_swig_i_0))
+	C._wrap_mqs_clock_release_raw_a1242aeed4412b69(C.uintptr_t(_swig_i_0))
 }
 
 func Mqs_queue_set_clock(arg1 Struct_SS_mq_queue, arg2 Struct_SS_mqs_clock) {
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := getSwigcptr(arg2)
-	C._wrap_mqs_queue_set_clock_raw_fa09efc234e7d17e(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1))
+	C._wrap_mqs_queue_set_clock_raw_a1242aeed4412b69(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1))
 }
 
 func Mqs_queue_destroy(arg1 Struct_SS_mq_queue) {
 	_swig_i_0 := getSwigcptr(arg1)
-	C._wrap_mqs_queue_destroy_raw_fa09efc234e7d17e(C.uintptr_t(_swig_i_0))
+	C._wrap_mqs_queue_destroy_raw_a1242aeed4412b69(C.uintptr_t(_swig_i_0))
 }
 
 func Mqs_log_capture() {
-	C._wrap_mqs_log_capture_raw_fa09efc234e7d17e()
+	C._wrap_mqs_log_capture_raw_a1242aeed4412b69()
 }
 
 func Mqs_log_silence() {
-	C._wrap_mqs_log_silence_raw_fa09efc234e7d17e()
+	C._wrap_mqs_log_silence_raw_a1242aeed4412b69()
 }
 
 func Mqs_log_next(arg1 float64) (_swig_ret string) {
 	var swig_r string
 	_swig_i_0 := arg1
-	swig_r_p := C._wrap_mqs_log_next_raw_fa09efc234e7d17e(C.double(_swig_i_0))
+	swig_r_p := C._wrap_mqs_log_next_raw_a1242aeed4412b69(C.double(_swig_i_0))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 string
 
@@ -885,7 +893,7 @@ func Mqs_log_next(arg1 float64) (_swig_ret string) {
 
 func Mqs_log_dropped() (_swig_ret uint64) {
 	var swig_r uint64
-	swig_r = (uint64)(C._wrap_mqs_log_dropped_raw_fa09efc234e7d17e())
+	swig_r = (uint64)(C._wrap_mqs_log_dropped_raw_a1242aeed4412b69())
 	return swig_r
 }
 

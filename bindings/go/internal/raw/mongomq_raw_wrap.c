@@ -324,6 +324,8 @@ static void mqs_ack(mq_queue *queue, mq_lease *lease, mq_error *err) { mq_ack(qu
 static void mqs_nack(mq_queue *queue, mq_lease *lease, double delay_s, mq_error *err) {
     mq_nack(queue, lease, delay_s, err);
 }
+/* A lease no handler ran, given back without counting a delivery (0.4.0). */
+static void mqs_unclaim(mq_queue *queue, mq_lease *lease, mq_error *err) { mq_unclaim(queue, lease, err); }
 static void mqs_extend(mq_queue *queue, mq_lease *lease, double visibility_s, mq_error *err) {
     mq_extend(queue, lease, visibility_s, err);
 }
@@ -601,7 +603,7 @@ static uint64_t mqs_log_dropped(void) {
 extern "C" {
 #endif
 
-void _wrap_Swig_free_raw_fa09efc234e7d17e(void *_swig_go_0) {
+void _wrap_Swig_free_raw_a1242aeed4412b69(void *_swig_go_0) {
   void *arg1 = 0 ;
   
   arg1 = *(void **)&_swig_go_0; 
@@ -611,7 +613,7 @@ void _wrap_Swig_free_raw_fa09efc234e7d17e(void *_swig_go_0) {
 }
 
 
-void *_wrap_Swig_malloc_raw_fa09efc234e7d17e(intgo _swig_go_0) {
+void *_wrap_Swig_malloc_raw_a1242aeed4412b69(intgo _swig_go_0) {
   int arg1 ;
   void *result = 0 ;
   void *_swig_go_result;
@@ -624,7 +626,7 @@ void *_wrap_Swig_malloc_raw_fa09efc234e7d17e(intgo _swig_go_0) {
 }
 
 
-void _wrap_mqs_bytes_data_set_raw_fa09efc234e7d17e(struct mqs_bytes *_swig_go_0, void *_swig_go_1) {
+void _wrap_mqs_bytes_data_set_raw_a1242aeed4412b69(struct mqs_bytes *_swig_go_0, void *_swig_go_1) {
   struct mqs_bytes *arg1 = 0 ;
   void *arg2 = 0 ;
   
@@ -636,7 +638,7 @@ void _wrap_mqs_bytes_data_set_raw_fa09efc234e7d17e(struct mqs_bytes *_swig_go_0,
 }
 
 
-void *_wrap_mqs_bytes_data_get_raw_fa09efc234e7d17e(struct mqs_bytes *_swig_go_0) {
+void *_wrap_mqs_bytes_data_get_raw_a1242aeed4412b69(struct mqs_bytes *_swig_go_0) {
   struct mqs_bytes *arg1 = 0 ;
   void *result = 0 ;
   void *_swig_go_result;
@@ -649,7 +651,7 @@ void *_wrap_mqs_bytes_data_get_raw_fa09efc234e7d17e(struct mqs_bytes *_swig_go_0
 }
 
 
-void _wrap_mqs_bytes_len_set_raw_fa09efc234e7d17e(struct mqs_bytes *_swig_go_0, long long _swig_go_1) {
+void _wrap_mqs_bytes_len_set_raw_a1242aeed4412b69(struct mqs_bytes *_swig_go_0, long long _swig_go_1) {
   struct mqs_bytes *arg1 = 0 ;
   size_t arg2 ;
   
@@ -661,7 +663,7 @@ void _wrap_mqs_bytes_len_set_raw_fa09efc234e7d17e(struct mqs_bytes *_swig_go_0, 
 }
 
 
-long long _wrap_mqs_bytes_len_get_raw_fa09efc234e7d17e(struct mqs_bytes *_swig_go_0) {
+long long _wrap_mqs_bytes_len_get_raw_a1242aeed4412b69(struct mqs_bytes *_swig_go_0) {
   struct mqs_bytes *arg1 = 0 ;
   size_t result;
   long long _swig_go_result;
@@ -674,7 +676,7 @@ long long _wrap_mqs_bytes_len_get_raw_fa09efc234e7d17e(struct mqs_bytes *_swig_g
 }
 
 
-struct mqs_bytes *_wrap_new_mqs_bytes_raw_fa09efc234e7d17e() {
+struct mqs_bytes *_wrap_new_mqs_bytes_raw_a1242aeed4412b69() {
   struct mqs_bytes *result = 0 ;
   struct mqs_bytes *_swig_go_result;
   
@@ -685,7 +687,7 @@ struct mqs_bytes *_wrap_new_mqs_bytes_raw_fa09efc234e7d17e() {
 }
 
 
-void _wrap_delete_mqs_bytes_raw_fa09efc234e7d17e(struct mqs_bytes *_swig_go_0) {
+void _wrap_delete_mqs_bytes_raw_a1242aeed4412b69(struct mqs_bytes *_swig_go_0) {
   struct mqs_bytes *arg1 = 0 ;
   
   arg1 = *(struct mqs_bytes **)&_swig_go_0; 
@@ -695,7 +697,7 @@ void _wrap_delete_mqs_bytes_raw_fa09efc234e7d17e(struct mqs_bytes *_swig_go_0) {
 }
 
 
-struct mq_error *_wrap_mqs_error_new_raw_fa09efc234e7d17e() {
+struct mq_error *_wrap_mqs_error_new_raw_a1242aeed4412b69() {
   mq_error *result = 0 ;
   struct mq_error *_swig_go_result;
   
@@ -706,7 +708,7 @@ struct mq_error *_wrap_mqs_error_new_raw_fa09efc234e7d17e() {
 }
 
 
-void _wrap_mqs_error_free_raw_fa09efc234e7d17e(struct mq_error *_swig_go_0) {
+void _wrap_mqs_error_free_raw_a1242aeed4412b69(struct mq_error *_swig_go_0) {
   mq_error *arg1 = 0 ;
   
   arg1 = *(mq_error **)&_swig_go_0; 
@@ -716,7 +718,7 @@ void _wrap_mqs_error_free_raw_fa09efc234e7d17e(struct mq_error *_swig_go_0) {
 }
 
 
-intgo _wrap_mqs_error_status_raw_fa09efc234e7d17e(struct mq_error *_swig_go_0) {
+intgo _wrap_mqs_error_status_raw_a1242aeed4412b69(struct mq_error *_swig_go_0) {
   mq_error *arg1 = 0 ;
   int result;
   intgo _swig_go_result;
@@ -729,7 +731,7 @@ intgo _wrap_mqs_error_status_raw_fa09efc234e7d17e(struct mq_error *_swig_go_0) {
 }
 
 
-intgo _wrap_mqs_error_server_code_raw_fa09efc234e7d17e(struct mq_error *_swig_go_0) {
+intgo _wrap_mqs_error_server_code_raw_a1242aeed4412b69(struct mq_error *_swig_go_0) {
   mq_error *arg1 = 0 ;
   int result;
   intgo _swig_go_result;
@@ -742,7 +744,7 @@ intgo _wrap_mqs_error_server_code_raw_fa09efc234e7d17e(struct mq_error *_swig_go
 }
 
 
-_gostring_ _wrap_mqs_error_message_raw_fa09efc234e7d17e(struct mq_error *_swig_go_0) {
+_gostring_ _wrap_mqs_error_message_raw_a1242aeed4412b69(struct mq_error *_swig_go_0) {
   mq_error *arg1 = 0 ;
   char *result = 0 ;
   _gostring_ _swig_go_result;
@@ -758,7 +760,7 @@ _gostring_ _wrap_mqs_error_message_raw_fa09efc234e7d17e(struct mq_error *_swig_g
 }
 
 
-intgo _wrap_MQ_OK_raw_fa09efc234e7d17e() {
+intgo _wrap_MQ_OK_raw_a1242aeed4412b69() {
   int result;
   intgo _swig_go_result;
   
@@ -769,7 +771,7 @@ intgo _wrap_MQ_OK_raw_fa09efc234e7d17e() {
 }
 
 
-intgo _wrap_MQ_EMPTY_raw_fa09efc234e7d17e() {
+intgo _wrap_MQ_EMPTY_raw_a1242aeed4412b69() {
   int result;
   intgo _swig_go_result;
   
@@ -780,7 +782,7 @@ intgo _wrap_MQ_EMPTY_raw_fa09efc234e7d17e() {
 }
 
 
-intgo _wrap_MQ_LEASE_LOST_raw_fa09efc234e7d17e() {
+intgo _wrap_MQ_LEASE_LOST_raw_a1242aeed4412b69() {
   int result;
   intgo _swig_go_result;
   
@@ -791,7 +793,7 @@ intgo _wrap_MQ_LEASE_LOST_raw_fa09efc234e7d17e() {
 }
 
 
-intgo _wrap_MQ_INTERRUPTED_raw_fa09efc234e7d17e() {
+intgo _wrap_MQ_INTERRUPTED_raw_a1242aeed4412b69() {
   int result;
   intgo _swig_go_result;
   
@@ -802,7 +804,7 @@ intgo _wrap_MQ_INTERRUPTED_raw_fa09efc234e7d17e() {
 }
 
 
-intgo _wrap_MQ_CANCELLED_raw_fa09efc234e7d17e() {
+intgo _wrap_MQ_CANCELLED_raw_a1242aeed4412b69() {
   int result;
   intgo _swig_go_result;
   
@@ -813,7 +815,7 @@ intgo _wrap_MQ_CANCELLED_raw_fa09efc234e7d17e() {
 }
 
 
-intgo _wrap_MQ_ERR_ARG_raw_fa09efc234e7d17e() {
+intgo _wrap_MQ_ERR_ARG_raw_a1242aeed4412b69() {
   int result;
   intgo _swig_go_result;
   
@@ -824,7 +826,7 @@ intgo _wrap_MQ_ERR_ARG_raw_fa09efc234e7d17e() {
 }
 
 
-intgo _wrap_MQ_ERR_CONNECT_raw_fa09efc234e7d17e() {
+intgo _wrap_MQ_ERR_CONNECT_raw_a1242aeed4412b69() {
   int result;
   intgo _swig_go_result;
   
@@ -835,7 +837,7 @@ intgo _wrap_MQ_ERR_CONNECT_raw_fa09efc234e7d17e() {
 }
 
 
-intgo _wrap_MQ_ERR_SERVER_raw_fa09efc234e7d17e() {
+intgo _wrap_MQ_ERR_SERVER_raw_a1242aeed4412b69() {
   int result;
   intgo _swig_go_result;
   
@@ -846,7 +848,7 @@ intgo _wrap_MQ_ERR_SERVER_raw_fa09efc234e7d17e() {
 }
 
 
-intgo _wrap_MQ_ERR_NOMEM_raw_fa09efc234e7d17e() {
+intgo _wrap_MQ_ERR_NOMEM_raw_a1242aeed4412b69() {
   int result;
   intgo _swig_go_result;
   
@@ -857,7 +859,7 @@ intgo _wrap_MQ_ERR_NOMEM_raw_fa09efc234e7d17e() {
 }
 
 
-intgo _wrap_MQ_ERR_INTERNAL_raw_fa09efc234e7d17e() {
+intgo _wrap_MQ_ERR_INTERNAL_raw_a1242aeed4412b69() {
   int result;
   intgo _swig_go_result;
   
@@ -868,7 +870,7 @@ intgo _wrap_MQ_ERR_INTERNAL_raw_fa09efc234e7d17e() {
 }
 
 
-intgo _wrap_MQ_PRIORITY_MIN_raw_fa09efc234e7d17e() {
+intgo _wrap_MQ_PRIORITY_MIN_raw_a1242aeed4412b69() {
   int result;
   intgo _swig_go_result;
   
@@ -879,7 +881,7 @@ intgo _wrap_MQ_PRIORITY_MIN_raw_fa09efc234e7d17e() {
 }
 
 
-intgo _wrap_MQ_PRIORITY_MAX_raw_fa09efc234e7d17e() {
+intgo _wrap_MQ_PRIORITY_MAX_raw_a1242aeed4412b69() {
   int result;
   intgo _swig_go_result;
   
@@ -890,7 +892,7 @@ intgo _wrap_MQ_PRIORITY_MAX_raw_fa09efc234e7d17e() {
 }
 
 
-intgo _wrap_MQ_BATCH_MAX_raw_fa09efc234e7d17e() {
+intgo _wrap_MQ_BATCH_MAX_raw_a1242aeed4412b69() {
   int result;
   intgo _swig_go_result;
   
@@ -901,7 +903,7 @@ intgo _wrap_MQ_BATCH_MAX_raw_fa09efc234e7d17e() {
 }
 
 
-_gostring_ _wrap_mqs_version_raw_fa09efc234e7d17e() {
+_gostring_ _wrap_mqs_version_raw_a1242aeed4412b69() {
   char *result = 0 ;
   _gostring_ _swig_go_result;
   
@@ -915,7 +917,7 @@ _gostring_ _wrap_mqs_version_raw_fa09efc234e7d17e() {
 }
 
 
-_gostring_ _wrap_mqs_status_name_raw_fa09efc234e7d17e(intgo _swig_go_0) {
+_gostring_ _wrap_mqs_status_name_raw_a1242aeed4412b69(intgo _swig_go_0) {
   int arg1 ;
   char *result = 0 ;
   _gostring_ _swig_go_result;
@@ -931,7 +933,7 @@ _gostring_ _wrap_mqs_status_name_raw_fa09efc234e7d17e(intgo _swig_go_0) {
 }
 
 
-struct mq_client *_wrap_mqs_client_new_raw_fa09efc234e7d17e(_gostring_ _swig_go_0, struct mq_error *_swig_go_1) {
+struct mq_client *_wrap_mqs_client_new_raw_a1242aeed4412b69(_gostring_ _swig_go_0, struct mq_error *_swig_go_1) {
   char *arg1 = 0 ;
   mq_error *arg2 = 0 ;
   char *temp1 ;
@@ -953,7 +955,7 @@ struct mq_client *_wrap_mqs_client_new_raw_fa09efc234e7d17e(_gostring_ _swig_go_
 }
 
 
-void _wrap_mqs_client_destroy_raw_fa09efc234e7d17e(struct mq_client *_swig_go_0) {
+void _wrap_mqs_client_destroy_raw_a1242aeed4412b69(struct mq_client *_swig_go_0) {
   mq_client *arg1 = 0 ;
   
   arg1 = *(mq_client **)&_swig_go_0; 
@@ -963,7 +965,7 @@ void _wrap_mqs_client_destroy_raw_fa09efc234e7d17e(struct mq_client *_swig_go_0)
 }
 
 
-long long _wrap_mqs_client_command_count_raw_fa09efc234e7d17e(struct mq_client *_swig_go_0) {
+long long _wrap_mqs_client_command_count_raw_a1242aeed4412b69(struct mq_client *_swig_go_0) {
   mq_client *arg1 = 0 ;
   uint64_t result;
   long long _swig_go_result;
@@ -976,7 +978,7 @@ long long _wrap_mqs_client_command_count_raw_fa09efc234e7d17e(struct mq_client *
 }
 
 
-long long _wrap_mqs_client_write_concern_errors_raw_fa09efc234e7d17e(struct mq_client *_swig_go_0) {
+long long _wrap_mqs_client_write_concern_errors_raw_a1242aeed4412b69(struct mq_client *_swig_go_0) {
   mq_client *arg1 = 0 ;
   uint64_t result;
   long long _swig_go_result;
@@ -989,7 +991,7 @@ long long _wrap_mqs_client_write_concern_errors_raw_fa09efc234e7d17e(struct mq_c
 }
 
 
-struct mq_queue *_wrap_mqs_queue_new_raw_fa09efc234e7d17e(struct mq_client *_swig_go_0, _gostring_ _swig_go_1, _gostring_ _swig_go_2, struct mq_error *_swig_go_3) {
+struct mq_queue *_wrap_mqs_queue_new_raw_a1242aeed4412b69(struct mq_client *_swig_go_0, _gostring_ _swig_go_1, _gostring_ _swig_go_2, struct mq_error *_swig_go_3) {
   mq_client *arg1 = 0 ;
   char *arg2 = 0 ;
   char *arg3 = 0 ;
@@ -1022,7 +1024,7 @@ struct mq_queue *_wrap_mqs_queue_new_raw_fa09efc234e7d17e(struct mq_client *_swi
 }
 
 
-void _wrap_mqs_queue_interrupt_raw_fa09efc234e7d17e(struct mq_queue *_swig_go_0) {
+void _wrap_mqs_queue_interrupt_raw_a1242aeed4412b69(struct mq_queue *_swig_go_0) {
   mq_queue *arg1 = 0 ;
   
   arg1 = *(mq_queue **)&_swig_go_0; 
@@ -1032,7 +1034,7 @@ void _wrap_mqs_queue_interrupt_raw_fa09efc234e7d17e(struct mq_queue *_swig_go_0)
 }
 
 
-void _wrap_mqs_queue_set_max_attempts_raw_fa09efc234e7d17e(struct mq_queue *_swig_go_0, intgo _swig_go_1, struct mq_error *_swig_go_2) {
+void _wrap_mqs_queue_set_max_attempts_raw_a1242aeed4412b69(struct mq_queue *_swig_go_0, intgo _swig_go_1, struct mq_error *_swig_go_2) {
   mq_queue *arg1 = 0 ;
   int arg2 ;
   mq_error *arg3 = 0 ;
@@ -1046,7 +1048,7 @@ void _wrap_mqs_queue_set_max_attempts_raw_fa09efc234e7d17e(struct mq_queue *_swi
 }
 
 
-double _wrap_mqs_queue_now_raw_fa09efc234e7d17e(struct mq_queue *_swig_go_0) {
+double _wrap_mqs_queue_now_raw_a1242aeed4412b69(struct mq_queue *_swig_go_0) {
   mq_queue *arg1 = 0 ;
   double result;
   double _swig_go_result;
@@ -1059,7 +1061,7 @@ double _wrap_mqs_queue_now_raw_fa09efc234e7d17e(struct mq_queue *_swig_go_0) {
 }
 
 
-double _wrap_mqs_queue_clock_offset_raw_fa09efc234e7d17e(struct mq_queue *_swig_go_0) {
+double _wrap_mqs_queue_clock_offset_raw_a1242aeed4412b69(struct mq_queue *_swig_go_0) {
   mq_queue *arg1 = 0 ;
   double result;
   double _swig_go_result;
@@ -1072,7 +1074,7 @@ double _wrap_mqs_queue_clock_offset_raw_fa09efc234e7d17e(struct mq_queue *_swig_
 }
 
 
-void _wrap_mqs_queue_set_repair_interval_raw_fa09efc234e7d17e(struct mq_queue *_swig_go_0, double _swig_go_1, struct mq_error *_swig_go_2) {
+void _wrap_mqs_queue_set_repair_interval_raw_a1242aeed4412b69(struct mq_queue *_swig_go_0, double _swig_go_1, struct mq_error *_swig_go_2) {
   mq_queue *arg1 = 0 ;
   double arg2 ;
   mq_error *arg3 = 0 ;
@@ -1086,7 +1088,7 @@ void _wrap_mqs_queue_set_repair_interval_raw_fa09efc234e7d17e(struct mq_queue *_
 }
 
 
-long long _wrap_mqs_queue_repair_runs_raw_fa09efc234e7d17e(struct mq_queue *_swig_go_0) {
+long long _wrap_mqs_queue_repair_runs_raw_a1242aeed4412b69(struct mq_queue *_swig_go_0) {
   mq_queue *arg1 = 0 ;
   uint64_t result;
   long long _swig_go_result;
@@ -1099,7 +1101,7 @@ long long _wrap_mqs_queue_repair_runs_raw_fa09efc234e7d17e(struct mq_queue *_swi
 }
 
 
-long long _wrap_mqs_queue_repair_fixed_raw_fa09efc234e7d17e(struct mq_queue *_swig_go_0) {
+long long _wrap_mqs_queue_repair_fixed_raw_a1242aeed4412b69(struct mq_queue *_swig_go_0) {
   mq_queue *arg1 = 0 ;
   uint64_t result;
   long long _swig_go_result;
@@ -1112,7 +1114,7 @@ long long _wrap_mqs_queue_repair_fixed_raw_fa09efc234e7d17e(struct mq_queue *_sw
 }
 
 
-long long _wrap_mqs_publish_raw_fa09efc234e7d17e(struct mq_queue *_swig_go_0, _gostring_ _swig_go_1, _goslice_ _swig_go_2, intgo _swig_go_3, double _swig_go_4, struct mq_error *_swig_go_5) {
+long long _wrap_mqs_publish_raw_a1242aeed4412b69(struct mq_queue *_swig_go_0, _gostring_ _swig_go_1, _goslice_ _swig_go_2, intgo _swig_go_3, double _swig_go_4, struct mq_error *_swig_go_5) {
   mq_queue *arg1 = 0 ;
   char *arg2 = 0 ;
   void *arg3 = 0 ;
@@ -1146,7 +1148,7 @@ long long _wrap_mqs_publish_raw_fa09efc234e7d17e(struct mq_queue *_swig_go_0, _g
 }
 
 
-struct mq_batch *_wrap_mqs_batch_new_raw_fa09efc234e7d17e(struct mq_error *_swig_go_0) {
+struct mq_batch *_wrap_mqs_batch_new_raw_a1242aeed4412b69(struct mq_error *_swig_go_0) {
   mq_error *arg1 = 0 ;
   mq_batch *result = 0 ;
   struct mq_batch *_swig_go_result;
@@ -1159,7 +1161,7 @@ struct mq_batch *_wrap_mqs_batch_new_raw_fa09efc234e7d17e(struct mq_error *_swig
 }
 
 
-void _wrap_mqs_batch_add_raw_fa09efc234e7d17e(struct mq_batch *_swig_go_0, _gostring_ _swig_go_1, _goslice_ _swig_go_2, intgo _swig_go_3, struct mq_error *_swig_go_4) {
+void _wrap_mqs_batch_add_raw_a1242aeed4412b69(struct mq_batch *_swig_go_0, _gostring_ _swig_go_1, _goslice_ _swig_go_2, intgo _swig_go_3, struct mq_error *_swig_go_4) {
   mq_batch *arg1 = 0 ;
   char *arg2 = 0 ;
   void *arg3 = 0 ;
@@ -1188,7 +1190,7 @@ void _wrap_mqs_batch_add_raw_fa09efc234e7d17e(struct mq_batch *_swig_go_0, _gost
 }
 
 
-long long _wrap_mqs_batch_count_raw_fa09efc234e7d17e(struct mq_batch *_swig_go_0) {
+long long _wrap_mqs_batch_count_raw_a1242aeed4412b69(struct mq_batch *_swig_go_0) {
   mq_batch *arg1 = 0 ;
   size_t result;
   long long _swig_go_result;
@@ -1201,7 +1203,7 @@ long long _wrap_mqs_batch_count_raw_fa09efc234e7d17e(struct mq_batch *_swig_go_0
 }
 
 
-void _wrap_mqs_batch_destroy_raw_fa09efc234e7d17e(struct mq_batch *_swig_go_0) {
+void _wrap_mqs_batch_destroy_raw_a1242aeed4412b69(struct mq_batch *_swig_go_0) {
   mq_batch *arg1 = 0 ;
   
   arg1 = *(mq_batch **)&_swig_go_0; 
@@ -1211,7 +1213,7 @@ void _wrap_mqs_batch_destroy_raw_fa09efc234e7d17e(struct mq_batch *_swig_go_0) {
 }
 
 
-long long _wrap_mqs_publish_batch_raw_fa09efc234e7d17e(struct mq_queue *_swig_go_0, struct mq_batch *_swig_go_1, struct mq_error *_swig_go_2) {
+long long _wrap_mqs_publish_batch_raw_a1242aeed4412b69(struct mq_queue *_swig_go_0, struct mq_batch *_swig_go_1, struct mq_error *_swig_go_2) {
   mq_queue *arg1 = 0 ;
   mq_batch *arg2 = 0 ;
   mq_error *arg3 = 0 ;
@@ -1228,7 +1230,7 @@ long long _wrap_mqs_publish_batch_raw_fa09efc234e7d17e(struct mq_queue *_swig_go
 }
 
 
-struct mq_lease *_wrap_mqs_claim_raw_fa09efc234e7d17e(struct mq_queue *_swig_go_0, _gostring_ _swig_go_1, double _swig_go_2, intgo _swig_go_3, long long _swig_go_4, double _swig_go_5, struct mq_cancel *_swig_go_6, struct mq_error *_swig_go_7) {
+struct mq_lease *_wrap_mqs_claim_raw_a1242aeed4412b69(struct mq_queue *_swig_go_0, _gostring_ _swig_go_1, double _swig_go_2, intgo _swig_go_3, long long _swig_go_4, double _swig_go_5, struct mq_cancel *_swig_go_6, struct mq_error *_swig_go_7) {
   mq_queue *arg1 = 0 ;
   char *arg2 = 0 ;
   double arg3 ;
@@ -1262,7 +1264,7 @@ struct mq_lease *_wrap_mqs_claim_raw_fa09efc234e7d17e(struct mq_queue *_swig_go_
 }
 
 
-void _wrap_mqs_ack_raw_fa09efc234e7d17e(struct mq_queue *_swig_go_0, struct mq_lease *_swig_go_1, struct mq_error *_swig_go_2) {
+void _wrap_mqs_ack_raw_a1242aeed4412b69(struct mq_queue *_swig_go_0, struct mq_lease *_swig_go_1, struct mq_error *_swig_go_2) {
   mq_queue *arg1 = 0 ;
   mq_lease *arg2 = 0 ;
   mq_error *arg3 = 0 ;
@@ -1276,7 +1278,7 @@ void _wrap_mqs_ack_raw_fa09efc234e7d17e(struct mq_queue *_swig_go_0, struct mq_l
 }
 
 
-void _wrap_mqs_nack_raw_fa09efc234e7d17e(struct mq_queue *_swig_go_0, struct mq_lease *_swig_go_1, double _swig_go_2, struct mq_error *_swig_go_3) {
+void _wrap_mqs_nack_raw_a1242aeed4412b69(struct mq_queue *_swig_go_0, struct mq_lease *_swig_go_1, double _swig_go_2, struct mq_error *_swig_go_3) {
   mq_queue *arg1 = 0 ;
   mq_lease *arg2 = 0 ;
   double arg3 ;
@@ -1292,7 +1294,21 @@ void _wrap_mqs_nack_raw_fa09efc234e7d17e(struct mq_queue *_swig_go_0, struct mq_
 }
 
 
-void _wrap_mqs_extend_raw_fa09efc234e7d17e(struct mq_queue *_swig_go_0, struct mq_lease *_swig_go_1, double _swig_go_2, struct mq_error *_swig_go_3) {
+void _wrap_mqs_unclaim_raw_a1242aeed4412b69(struct mq_queue *_swig_go_0, struct mq_lease *_swig_go_1, struct mq_error *_swig_go_2) {
+  mq_queue *arg1 = 0 ;
+  mq_lease *arg2 = 0 ;
+  mq_error *arg3 = 0 ;
+  
+  arg1 = *(mq_queue **)&_swig_go_0; 
+  arg2 = *(mq_lease **)&_swig_go_1; 
+  arg3 = *(mq_error **)&_swig_go_2; 
+  
+  mqs_unclaim(arg1,arg2,arg3);
+  
+}
+
+
+void _wrap_mqs_extend_raw_a1242aeed4412b69(struct mq_queue *_swig_go_0, struct mq_lease *_swig_go_1, double _swig_go_2, struct mq_error *_swig_go_3) {
   mq_queue *arg1 = 0 ;
   mq_lease *arg2 = 0 ;
   double arg3 ;
@@ -1308,7 +1324,7 @@ void _wrap_mqs_extend_raw_fa09efc234e7d17e(struct mq_queue *_swig_go_0, struct m
 }
 
 
-long long _wrap_mqs_lease_seq_raw_fa09efc234e7d17e(struct mq_lease *_swig_go_0) {
+long long _wrap_mqs_lease_seq_raw_a1242aeed4412b69(struct mq_lease *_swig_go_0) {
   mq_lease *arg1 = 0 ;
   int64_t result;
   long long _swig_go_result;
@@ -1321,7 +1337,7 @@ long long _wrap_mqs_lease_seq_raw_fa09efc234e7d17e(struct mq_lease *_swig_go_0) 
 }
 
 
-_gostring_ _wrap_mqs_lease_group_raw_fa09efc234e7d17e(struct mq_lease *_swig_go_0) {
+_gostring_ _wrap_mqs_lease_group_raw_a1242aeed4412b69(struct mq_lease *_swig_go_0) {
   mq_lease *arg1 = 0 ;
   char *result = 0 ;
   _gostring_ _swig_go_result;
@@ -1337,7 +1353,7 @@ _gostring_ _wrap_mqs_lease_group_raw_fa09efc234e7d17e(struct mq_lease *_swig_go_
 }
 
 
-_gostring_ _wrap_mqs_lease_token_raw_fa09efc234e7d17e(struct mq_lease *_swig_go_0) {
+_gostring_ _wrap_mqs_lease_token_raw_a1242aeed4412b69(struct mq_lease *_swig_go_0) {
   mq_lease *arg1 = 0 ;
   char *result = 0 ;
   _gostring_ _swig_go_result;
@@ -1353,7 +1369,7 @@ _gostring_ _wrap_mqs_lease_token_raw_fa09efc234e7d17e(struct mq_lease *_swig_go_
 }
 
 
-intgo _wrap_mqs_lease_attempts_raw_fa09efc234e7d17e(struct mq_lease *_swig_go_0) {
+intgo _wrap_mqs_lease_attempts_raw_a1242aeed4412b69(struct mq_lease *_swig_go_0) {
   mq_lease *arg1 = 0 ;
   int result;
   intgo _swig_go_result;
@@ -1366,7 +1382,7 @@ intgo _wrap_mqs_lease_attempts_raw_fa09efc234e7d17e(struct mq_lease *_swig_go_0)
 }
 
 
-double _wrap_mqs_lease_deadline_raw_fa09efc234e7d17e(struct mq_lease *_swig_go_0) {
+double _wrap_mqs_lease_deadline_raw_a1242aeed4412b69(struct mq_lease *_swig_go_0) {
   mq_lease *arg1 = 0 ;
   double result;
   double _swig_go_result;
@@ -1379,7 +1395,7 @@ double _wrap_mqs_lease_deadline_raw_fa09efc234e7d17e(struct mq_lease *_swig_go_0
 }
 
 
-long long _wrap_mqs_lease_count_raw_fa09efc234e7d17e(struct mq_lease *_swig_go_0) {
+long long _wrap_mqs_lease_count_raw_a1242aeed4412b69(struct mq_lease *_swig_go_0) {
   mq_lease *arg1 = 0 ;
   size_t result;
   long long _swig_go_result;
@@ -1392,7 +1408,7 @@ long long _wrap_mqs_lease_count_raw_fa09efc234e7d17e(struct mq_lease *_swig_go_0
 }
 
 
-long long _wrap_mqs_lease_seq_at_raw_fa09efc234e7d17e(struct mq_lease *_swig_go_0, long long _swig_go_1) {
+long long _wrap_mqs_lease_seq_at_raw_a1242aeed4412b69(struct mq_lease *_swig_go_0, long long _swig_go_1) {
   mq_lease *arg1 = 0 ;
   size_t arg2 ;
   int64_t result;
@@ -1407,7 +1423,7 @@ long long _wrap_mqs_lease_seq_at_raw_fa09efc234e7d17e(struct mq_lease *_swig_go_
 }
 
 
-_goslice_ _wrap_mqs_lease_event_at_raw_fa09efc234e7d17e(struct mq_lease *_swig_go_0, long long _swig_go_1) {
+_goslice_ _wrap_mqs_lease_event_at_raw_a1242aeed4412b69(struct mq_lease *_swig_go_0, long long _swig_go_1) {
   mq_lease *arg1 = 0 ;
   size_t arg2 ;
   mqs_bytes result;
@@ -1426,7 +1442,7 @@ _goslice_ _wrap_mqs_lease_event_at_raw_fa09efc234e7d17e(struct mq_lease *_swig_g
 }
 
 
-void _wrap_mqs_lease_destroy_raw_fa09efc234e7d17e(struct mq_lease *_swig_go_0) {
+void _wrap_mqs_lease_destroy_raw_a1242aeed4412b69(struct mq_lease *_swig_go_0) {
   mq_lease *arg1 = 0 ;
   
   arg1 = *(mq_lease **)&_swig_go_0; 
@@ -1436,7 +1452,7 @@ void _wrap_mqs_lease_destroy_raw_fa09efc234e7d17e(struct mq_lease *_swig_go_0) {
 }
 
 
-struct mq_cancel *_wrap_mqs_cancel_new_raw_fa09efc234e7d17e(struct mq_error *_swig_go_0) {
+struct mq_cancel *_wrap_mqs_cancel_new_raw_a1242aeed4412b69(struct mq_error *_swig_go_0) {
   mq_error *arg1 = 0 ;
   mq_cancel *result = 0 ;
   struct mq_cancel *_swig_go_result;
@@ -1449,7 +1465,7 @@ struct mq_cancel *_wrap_mqs_cancel_new_raw_fa09efc234e7d17e(struct mq_error *_sw
 }
 
 
-void _wrap_mqs_cancel_trigger_raw_fa09efc234e7d17e(struct mq_cancel *_swig_go_0) {
+void _wrap_mqs_cancel_trigger_raw_a1242aeed4412b69(struct mq_cancel *_swig_go_0) {
   mq_cancel *arg1 = 0 ;
   
   arg1 = *(mq_cancel **)&_swig_go_0; 
@@ -1459,7 +1475,7 @@ void _wrap_mqs_cancel_trigger_raw_fa09efc234e7d17e(struct mq_cancel *_swig_go_0)
 }
 
 
-intgo _wrap_mqs_cancel_triggered_raw_fa09efc234e7d17e(struct mq_cancel *_swig_go_0) {
+intgo _wrap_mqs_cancel_triggered_raw_a1242aeed4412b69(struct mq_cancel *_swig_go_0) {
   mq_cancel *arg1 = 0 ;
   int result;
   intgo _swig_go_result;
@@ -1472,7 +1488,7 @@ intgo _wrap_mqs_cancel_triggered_raw_fa09efc234e7d17e(struct mq_cancel *_swig_go
 }
 
 
-void _wrap_mqs_cancel_reset_raw_fa09efc234e7d17e(struct mq_cancel *_swig_go_0) {
+void _wrap_mqs_cancel_reset_raw_a1242aeed4412b69(struct mq_cancel *_swig_go_0) {
   mq_cancel *arg1 = 0 ;
   
   arg1 = *(mq_cancel **)&_swig_go_0; 
@@ -1482,7 +1498,7 @@ void _wrap_mqs_cancel_reset_raw_fa09efc234e7d17e(struct mq_cancel *_swig_go_0) {
 }
 
 
-void _wrap_mqs_cancel_destroy_raw_fa09efc234e7d17e(struct mq_cancel *_swig_go_0) {
+void _wrap_mqs_cancel_destroy_raw_a1242aeed4412b69(struct mq_cancel *_swig_go_0) {
   mq_cancel *arg1 = 0 ;
   
   arg1 = *(mq_cancel **)&_swig_go_0; 
@@ -1492,7 +1508,7 @@ void _wrap_mqs_cancel_destroy_raw_fa09efc234e7d17e(struct mq_cancel *_swig_go_0)
 }
 
 
-long long _wrap_mqs_dead_count_raw_fa09efc234e7d17e(struct mq_queue *_swig_go_0, struct mq_error *_swig_go_1) {
+long long _wrap_mqs_dead_count_raw_a1242aeed4412b69(struct mq_queue *_swig_go_0, struct mq_error *_swig_go_1) {
   mq_queue *arg1 = 0 ;
   mq_error *arg2 = 0 ;
   int64_t result;
@@ -1507,7 +1523,7 @@ long long _wrap_mqs_dead_count_raw_fa09efc234e7d17e(struct mq_queue *_swig_go_0,
 }
 
 
-long long _wrap_mqs_dead_requeue_raw_fa09efc234e7d17e(struct mq_queue *_swig_go_0, long long _swig_go_1, struct mq_error *_swig_go_2) {
+long long _wrap_mqs_dead_requeue_raw_a1242aeed4412b69(struct mq_queue *_swig_go_0, long long _swig_go_1, struct mq_error *_swig_go_2) {
   mq_queue *arg1 = 0 ;
   int64_t arg2 ;
   mq_error *arg3 = 0 ;
@@ -1524,7 +1540,7 @@ long long _wrap_mqs_dead_requeue_raw_fa09efc234e7d17e(struct mq_queue *_swig_go_
 }
 
 
-long long _wrap_mqs_dead_purge_raw_fa09efc234e7d17e(struct mq_queue *_swig_go_0, struct mq_error *_swig_go_1) {
+long long _wrap_mqs_dead_purge_raw_a1242aeed4412b69(struct mq_queue *_swig_go_0, struct mq_error *_swig_go_1) {
   mq_queue *arg1 = 0 ;
   mq_error *arg2 = 0 ;
   int64_t result;
@@ -1539,7 +1555,7 @@ long long _wrap_mqs_dead_purge_raw_fa09efc234e7d17e(struct mq_queue *_swig_go_0,
 }
 
 
-_gostring_ _wrap_mqs_stats_json_raw_fa09efc234e7d17e(struct mq_queue *_swig_go_0, struct mq_error *_swig_go_1) {
+_gostring_ _wrap_mqs_stats_json_raw_a1242aeed4412b69(struct mq_queue *_swig_go_0, struct mq_error *_swig_go_1) {
   mq_queue *arg1 = 0 ;
   mq_error *arg2 = 0 ;
   char *result = 0 ;
@@ -1560,7 +1576,7 @@ _gostring_ _wrap_mqs_stats_json_raw_fa09efc234e7d17e(struct mq_queue *_swig_go_0
 }
 
 
-long long _wrap_mqs_repair_raw_fa09efc234e7d17e(struct mq_queue *_swig_go_0, struct mq_error *_swig_go_1) {
+long long _wrap_mqs_repair_raw_a1242aeed4412b69(struct mq_queue *_swig_go_0, struct mq_error *_swig_go_1) {
   mq_queue *arg1 = 0 ;
   mq_error *arg2 = 0 ;
   int64_t result;
@@ -1575,7 +1591,7 @@ long long _wrap_mqs_repair_raw_fa09efc234e7d17e(struct mq_queue *_swig_go_0, str
 }
 
 
-_gostring_ _wrap_mqs_peek_json_raw_fa09efc234e7d17e(struct mq_queue *_swig_go_0, _gostring_ _swig_go_1, long long _swig_go_2, struct mq_error *_swig_go_3) {
+_gostring_ _wrap_mqs_peek_json_raw_a1242aeed4412b69(struct mq_queue *_swig_go_0, _gostring_ _swig_go_1, long long _swig_go_2, struct mq_error *_swig_go_3) {
   mq_queue *arg1 = 0 ;
   char *arg2 = 0 ;
   size_t arg3 ;
@@ -1607,7 +1623,7 @@ _gostring_ _wrap_mqs_peek_json_raw_fa09efc234e7d17e(struct mq_queue *_swig_go_0,
 }
 
 
-_gostring_ _wrap_mqs_dead_list_json_raw_fa09efc234e7d17e(struct mq_queue *_swig_go_0, long long _swig_go_1, struct mq_error *_swig_go_2) {
+_gostring_ _wrap_mqs_dead_list_json_raw_a1242aeed4412b69(struct mq_queue *_swig_go_0, long long _swig_go_1, struct mq_error *_swig_go_2) {
   mq_queue *arg1 = 0 ;
   size_t arg2 ;
   mq_error *arg3 = 0 ;
@@ -1630,7 +1646,7 @@ _gostring_ _wrap_mqs_dead_list_json_raw_fa09efc234e7d17e(struct mq_queue *_swig_
 }
 
 
-void _wrap_mqs_purge_group_raw_fa09efc234e7d17e(struct mq_queue *_swig_go_0, _gostring_ _swig_go_1, struct mq_error *_swig_go_2) {
+void _wrap_mqs_purge_group_raw_a1242aeed4412b69(struct mq_queue *_swig_go_0, _gostring_ _swig_go_1, struct mq_error *_swig_go_2) {
   mq_queue *arg1 = 0 ;
   char *arg2 = 0 ;
   mq_error *arg3 = 0 ;
@@ -1651,7 +1667,7 @@ void _wrap_mqs_purge_group_raw_fa09efc234e7d17e(struct mq_queue *_swig_go_0, _go
 }
 
 
-void _wrap_mqs_queue_drop_raw_fa09efc234e7d17e(struct mq_queue *_swig_go_0, struct mq_error *_swig_go_1) {
+void _wrap_mqs_queue_drop_raw_a1242aeed4412b69(struct mq_queue *_swig_go_0, struct mq_error *_swig_go_1) {
   mq_queue *arg1 = 0 ;
   mq_error *arg2 = 0 ;
   
@@ -1663,7 +1679,7 @@ void _wrap_mqs_queue_drop_raw_fa09efc234e7d17e(struct mq_queue *_swig_go_0, stru
 }
 
 
-struct mqs_clock *_wrap_mqs_clock_new_raw_fa09efc234e7d17e(double _swig_go_0) {
+struct mqs_clock *_wrap_mqs_clock_new_raw_a1242aeed4412b69(double _swig_go_0) {
   double arg1 ;
   mqs_clock *result = 0 ;
   struct mqs_clock *_swig_go_result;
@@ -1676,7 +1692,7 @@ struct mqs_clock *_wrap_mqs_clock_new_raw_fa09efc234e7d17e(double _swig_go_0) {
 }
 
 
-double _wrap_mqs_clock_now_raw_fa09efc234e7d17e(struct mqs_clock *_swig_go_0) {
+double _wrap_mqs_clock_now_raw_a1242aeed4412b69(struct mqs_clock *_swig_go_0) {
   mqs_clock *arg1 = 0 ;
   double result;
   double _swig_go_result;
@@ -1689,7 +1705,7 @@ double _wrap_mqs_clock_now_raw_fa09efc234e7d17e(struct mqs_clock *_swig_go_0) {
 }
 
 
-void _wrap_mqs_clock_set_raw_fa09efc234e7d17e(struct mqs_clock *_swig_go_0, double _swig_go_1) {
+void _wrap_mqs_clock_set_raw_a1242aeed4412b69(struct mqs_clock *_swig_go_0, double _swig_go_1) {
   mqs_clock *arg1 = 0 ;
   double arg2 ;
   
@@ -1701,7 +1717,7 @@ void _wrap_mqs_clock_set_raw_fa09efc234e7d17e(struct mqs_clock *_swig_go_0, doub
 }
 
 
-void _wrap_mqs_clock_advance_raw_fa09efc234e7d17e(struct mqs_clock *_swig_go_0, double _swig_go_1) {
+void _wrap_mqs_clock_advance_raw_a1242aeed4412b69(struct mqs_clock *_swig_go_0, double _swig_go_1) {
   mqs_clock *arg1 = 0 ;
   double arg2 ;
   
@@ -1713,7 +1729,7 @@ void _wrap_mqs_clock_advance_raw_fa09efc234e7d17e(struct mqs_clock *_swig_go_0, 
 }
 
 
-void _wrap_mqs_clock_release_raw_fa09efc234e7d17e(struct mqs_clock *_swig_go_0) {
+void _wrap_mqs_clock_release_raw_a1242aeed4412b69(struct mqs_clock *_swig_go_0) {
   mqs_clock *arg1 = 0 ;
   
   arg1 = *(mqs_clock **)&_swig_go_0; 
@@ -1723,7 +1739,7 @@ void _wrap_mqs_clock_release_raw_fa09efc234e7d17e(struct mqs_clock *_swig_go_0) 
 }
 
 
-void _wrap_mqs_queue_set_clock_raw_fa09efc234e7d17e(struct mq_queue *_swig_go_0, struct mqs_clock *_swig_go_1) {
+void _wrap_mqs_queue_set_clock_raw_a1242aeed4412b69(struct mq_queue *_swig_go_0, struct mqs_clock *_swig_go_1) {
   mq_queue *arg1 = 0 ;
   mqs_clock *arg2 = 0 ;
   
@@ -1735,7 +1751,7 @@ void _wrap_mqs_queue_set_clock_raw_fa09efc234e7d17e(struct mq_queue *_swig_go_0,
 }
 
 
-void _wrap_mqs_queue_destroy_raw_fa09efc234e7d17e(struct mq_queue *_swig_go_0) {
+void _wrap_mqs_queue_destroy_raw_a1242aeed4412b69(struct mq_queue *_swig_go_0) {
   mq_queue *arg1 = 0 ;
   
   arg1 = *(mq_queue **)&_swig_go_0; 
@@ -1745,19 +1761,19 @@ void _wrap_mqs_queue_destroy_raw_fa09efc234e7d17e(struct mq_queue *_swig_go_0) {
 }
 
 
-void _wrap_mqs_log_capture_raw_fa09efc234e7d17e() {
+void _wrap_mqs_log_capture_raw_a1242aeed4412b69() {
   mqs_log_capture();
   
 }
 
 
-void _wrap_mqs_log_silence_raw_fa09efc234e7d17e() {
+void _wrap_mqs_log_silence_raw_a1242aeed4412b69() {
   mqs_log_silence();
   
 }
 
 
-_gostring_ _wrap_mqs_log_next_raw_fa09efc234e7d17e(double _swig_go_0) {
+_gostring_ _wrap_mqs_log_next_raw_a1242aeed4412b69(double _swig_go_0) {
   double arg1 ;
   char *result = 0 ;
   _gostring_ _swig_go_result;
@@ -1776,7 +1792,7 @@ _gostring_ _wrap_mqs_log_next_raw_fa09efc234e7d17e(double _swig_go_0) {
 }
 
 
-long long _wrap_mqs_log_dropped_raw_fa09efc234e7d17e() {
+long long _wrap_mqs_log_dropped_raw_a1242aeed4412b69() {
   uint64_t result;
   long long _swig_go_result;
   

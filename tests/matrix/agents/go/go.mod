@@ -2,6 +2,6 @@ module example.com/mongomq-matrix-agent
 
 go 1.19
 
-require github.com/mongomq/mongomq/bindings/go v0.3.0
+require github.com/mongomq/mongomq/bindings/go v0.4.0
 
 replace github.com/mongomq/mongomq/bindings/go => ../../../../bindings/go
