@@ -44,11 +44,14 @@ echo "== java: build and JUnit suite (mvn package) =="
 mvn -B -ntp package
 
 echo "== java: the README example with only the jar (no java.library.path, no LD_LIBRARY_PATH) =="
-cp target/mongomq-0.3.0.jar examples/Example.java "$WORK/"
+# The jar is named for the project's version in pom.xml (its first <version>: the artifact's).
+VERSION="$(sed -n 's|^  <version>\(.*\)</version>$|\1|p' pom.xml | head -1)"
+JAR="mongomq-$VERSION.jar"
+cp "target/$JAR" examples/Example.java "$WORK/"
 (
     cd "$WORK"
-    env -u LD_LIBRARY_PATH javac -cp mongomq-0.3.0.jar -d classes Example.java
-    env -u LD_LIBRARY_PATH java -cp mongomq-0.3.0.jar:classes Example "$MONGOMQ_TEST_URI" | tee out.txt
+    env -u LD_LIBRARY_PATH javac -cp "$JAR" -d classes Example.java
+    env -u LD_LIBRARY_PATH java -cp "$JAR:classes" Example "$MONGOMQ_TEST_URI" | tee out.txt
     grep -q '^claimed customer-17 seq ' out.txt
     grep -q '^messages left: 0' out.txt
 )

@@ -43,7 +43,7 @@ say "Go agent (go build)"
 (cd "$AGENTS/go" && go build -o "$OUT/agent-go" .)
 
 # ---- Java: the jar (built by scripts/test-java.sh; else mvn package -DskipTests) ----
-JAR="$ROOT/bindings/java/target/mongomq-0.3.0.jar"
+JAR="$ROOT/bindings/java/target/mongomq-$(sed -n 's|^  <version>\(.*\)</version>$|\1|p' "$ROOT/bindings/java/pom.xml" | head -1).jar"
 if [[ ! -f "$JAR" ]]; then
     say "building the Java jar (mvn package -DskipTests)"
     mvn -q -B -ntp -f bindings/java/pom.xml package -DskipTests

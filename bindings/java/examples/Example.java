@@ -8,7 +8,7 @@ import org.mongomq.Lease;
 import org.mongomq.Queue;
 import org.mongomq.Stats;
 
-/** The README's example: java -cp mongomq-0.3.0.jar Example.java mongodb://127.0.0.1:27017 */
+/** The README's example: java -cp mongomq-0.4.0.jar Example.java mongodb://127.0.0.1:27017 */
 public class Example {
     public static void main(String[] args) {
         String uri = args.length > 0 ? args[0] : "mongodb://127.0.0.1:27017";

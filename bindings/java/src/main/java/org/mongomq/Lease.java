@@ -11,11 +11,12 @@ import org.mongomq.internal.mongomq_raw;
  * A claimed group: its head event and, for a batch claim, the events after it, in
  * publish order. A plain value: it may outlive the queue it came from.
  *
- * <p>Its fields are copied out of the C lease once, at the claim. {@link Queue#ack} and
- * {@link Queue#nack} finish the lease: they free its C side at once (a later ack, nack
- * or extend of it is a {@link LeaseLostException}); the fields stay readable until
- * {@link #close()}. A lease that is neither finished nor closed is freed by the garbage
- * collector. After close, every method throws the closed error.
+ * <p>Its fields are copied out of the C lease once, at the claim. {@link Queue#ack},
+ * {@link Queue#nack} and {@link Queue#unclaim} finish the lease: they free its C side
+ * at once (a later ack, nack, unclaim or extend of it is a {@link LeaseLostException});
+ * the fields stay readable until {@link #close()}. A lease that is neither finished nor
+ * closed is freed by the garbage collector. After close, every method throws the closed
+ * error.
  */
 public final class Lease implements AutoCloseable {
     private final Handle handle;
@@ -113,17 +114,17 @@ public final class Lease implements AutoCloseable {
         return events;
     }
 
-    /** The C lease for one call; lease lost when already acked or nacked. */
+    /** The C lease for one call; lease lost when already acked, nacked or given back. */
     long acquire() {
         open();
         if (finished) {
             throw new LeaseLostException(0, "lease of group \"" + group + "\" (seq " + seq
-                    + ") was already acked or nacked");
+                    + ") was already acked, nacked or given back");
         }
         try {
             return handle.acquire();
         } catch (MongoMqException e) {
-            if (finished) throw new LeaseLostException(0, "lease was already acked or nacked");
+            if (finished) throw new LeaseLostException(0, "lease was already acked, nacked or given back");
             throw e;
         }
     }
@@ -136,7 +137,7 @@ public final class Lease implements AutoCloseable {
         deadline = mongomq_raw.mqs_lease_deadline(ptr);
     }
 
-    /** After ack or nack: the C lease goes (once no other call uses it); the fields stay. */
+    /** After ack, nack or unclaim: the C lease goes (once no other call uses it); the fields stay. */
     void finish() {
         finished = true;
         cleanable.clean();

@@ -10,7 +10,8 @@ import org.mongomq.internal.mongomq_raw;
 
 /**
  * One queue ({@code mq_queue}: the collections {@code db.prefix_*}); thread-safe: any
- * number of threads may publish, claim, ack, nack and extend through it at once.
+ * number of threads may publish, claim, ack, nack, unclaim and extend through it at
+ * once.
  *
  * <p>A queue keeps its {@link Client} alive. {@link #close()} frees it once no call on
  * it is running (a close while another thread waits in {@link #claimWait} takes effect
@@ -181,13 +182,14 @@ public final class Queue implements AutoCloseable {
         }
     }
 
-    // ---- ack, nack, extend -----------------------------------------------------------
+    // ---- ack, nack, unclaim, extend --------------------------------------------------
 
     /**
      * Removes the leased events and releases the group; finishes the lease.
      *
      * @throws LeaseLostException the lease expired and another worker took the group
-     *         (the events are removed all the same), or it was already acked or nacked
+     *         (the events are removed all the same), or it was already acked, nacked or
+     *         given back
      */
     public void ack(Lease lease) {
         if (lease == null) throw new IllegalArgumentException("lease must not be null");
@@ -229,6 +231,40 @@ public final class Queue implements AutoCloseable {
     /** Gives the leased events back for redelivery now. */
     public void nack(Lease lease) {
         nack(lease, Duration.ZERO);
+    }
+
+    /**
+     * Gives back a lease no handler ran ({@code mq_unclaim}): for code that claimed and
+     * then, before it started any work on the events, was told to stop. Unlike
+     * {@link #nack}, it is not a delivery: the group gets back the attempts count and
+     * the place in line the claim found, so the next claim gets the same head with the
+     * same {@link Lease#attempts()}, ahead of the groups that were behind it, and a
+     * service restarted often never pushes an unhandled event towards the dead letters.
+     * Finishes the lease, as ack and nack do. 1 server command.
+     *
+     * <p>Use it only for leases whose events nobody has looked at; a lease that was
+     * handled and failed is a {@link #nack}.
+     *
+     * @throws LeaseLostException the group is no longer this lease's (it expired and
+     *         another worker took it, or it was purged); nothing is changed, so a newer
+     *         holder's lease keeps working. Also for a lease already acked, nacked or
+     *         given back
+     * @since 0.4.0
+     */
+    public void unclaim(Lease lease) {
+        if (lease == null) throw new IllegalArgumentException("lease must not be null");
+        long q = acquire();
+        try {
+            long l = lease.acquire();
+            try {
+                mongomq_raw.mqs_unclaim(q, l);
+            } finally {
+                lease.release();
+                lease.finish();
+            }
+        } finally {
+            release();
+        }
     }
 
     /** Moves the lease's expiry to now + visibility (see {@link Lease#deadline()}). */

@@ -24,7 +24,9 @@ import org.mongomq.internal.mongomq_raw;
  * <p>{@link #close()} shuts down in two phases: 1. stop claiming (the waiting claims
  * are cancelled at once); 2. wait up to the shutdown timeout for running handlers to
  * finish and be acked or nacked. Handlers still running then are abandoned (no ack,
- * no heartbeat: their leases expire and are redelivered) and close returns.
+ * no heartbeat: their leases expire and are redelivered) and close returns. A lease a
+ * claim returned just as the stop came, whose handler was not started, is given back
+ * with {@link Queue#unclaim}: not a delivery, so its attempts count stays as it was.
  */
 public final class Worker implements AutoCloseable {
     private static final System.Logger LOG = System.getLogger("org.mongomq");
@@ -196,11 +198,13 @@ public final class Worker implements AutoCloseable {
         private void run(Lease lease) {
             try {
                 if (stop.getCount() == 0) {
-                    // Claimed just as the stop came: give it back for another worker now.
+                    // Claimed just as the stop came (a claim that had its lease when the
+                    // cancel was seen returns it): no handler ran, so give it back with
+                    // unclaim, not a nack, which would count a delivery nobody saw.
                     try {
-                        queue.nack(lease, Duration.ZERO);
+                        queue.unclaim(lease);
                     } catch (RuntimeException e) {
-                        report(e);
+                        report(e); // lease lost, or the server unreachable: it expires and is redelivered
                     }
                     return;
                 }

@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.mongodb.client.MongoClient;
@@ -30,6 +31,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import org.bson.Document;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.function.Executable;
+import org.junit.jupiter.api.function.ThrowingSupplier;
 
 /** The scenarios of bindings/CONTRACT.md (all but safety and worker: SafetyTest, WorkerTest). */
 class ContractTest extends QueueTestBase {
@@ -166,6 +168,34 @@ class ContractTest extends QueueTestBase {
         Lease again = must(queue.claimWait(VIS, 0, Duration.ofSeconds(15)));
         assertEquals(seq, again.seq());
         assertEquals(2, again.attempts());
+    }
+
+    @Test
+    void unclaimKeepsAttempts() {
+        long a = queue.publish("A", b("a"), 0);
+        long bSeq = queue.publish("B", b("b"), 0);
+        Lease first = must(queue.claim(VIS, 0));
+        assertEquals("A", first.group());
+        assertEquals(1, first.attempts());
+        queue.unclaim(first); // no handler ran
+        assertThrows(LeaseLostException.class, () -> queue.unclaim(first), "the lease is finished");
+        Lease again = must(queue.claim(VIS, 0));
+        assertEquals("A", again.group(), "A kept its place in line, ahead of B");
+        assertEquals(a, again.seq());
+        assertEquals(1, again.attempts(), "the give-back was not a delivery");
+        queue.ack(again);
+
+        // A lease that expired and whose group another claim took: unclaim is lease
+        // lost and leaves the new holder's lease alone.
+        Lease stale = must(queue.claim(Duration.ofSeconds(1), 0));
+        assertEquals(bSeq, stale.seq());
+        Lease taken = must(queue.claimWait(VIS, 0, Duration.ofSeconds(15)));
+        assertEquals(bSeq, taken.seq());
+        assertEquals(2, taken.attempts());
+        assertThrows(LeaseLostException.class, () -> queue.unclaim(stale));
+        assertFalse(queue.claim(VIS, 0).isPresent(), "B is still the new holder's");
+        queue.ack(taken);
+        assertEquals(0, queue.stats().messages());
     }
 
     // ---- bytes -------------------------------------------------------------------------
@@ -743,6 +773,84 @@ class ContractTest extends QueueTestBase {
     }
 
     // ---- concurrency -------------------------------------------------------------------
+
+    /** {@code uri} with one more option: after {@code &} when it has options, else after {@code ?} (and a {@code /} first when it has no path). */
+    static String withOption(String uri, String option) {
+        if (uri.contains("?")) return uri + (uri.endsWith("?") || uri.endsWith("&") ? "" : "&") + option;
+        return uri + (uri.indexOf('/', uri.indexOf("://") + 3) >= 0 ? "?" : "/?") + option;
+    }
+
+    private static final Duration BOUND = Duration.ofSeconds(60);
+
+    /** Runs one call, failing the test (not hanging it) if it has not returned within 60 s. */
+    private static <T> T bounded(String call, ThrowingSupplier<T> body) {
+        return assertTimeoutPreemptively(BOUND, body, () -> call + " did not return within 60 s with maxPoolSize=1");
+    }
+
+    private static void bounded(String call, Executable body) {
+        assertTimeoutPreemptively(BOUND, body, () -> call + " did not return within 60 s with maxPoolSize=1");
+    }
+
+    @Test
+    void smallPool() {
+        assertEquals("mongodb://h:1/?maxPoolSize=1", withOption("mongodb://h:1", "maxPoolSize=1"));
+        assertEquals("mongodb://h:1/?maxPoolSize=1", withOption("mongodb://h:1/", "maxPoolSize=1"));
+        assertEquals("mongodb://h:1/db?maxPoolSize=1", withOption("mongodb://h:1/db", "maxPoolSize=1"));
+        assertEquals("mongodb://h:1/?w=1&maxPoolSize=1", withOption("mongodb://h:1/?w=1", "maxPoolSize=1"));
+        String small = withOption(uri(), "maxPoolSize=1");
+        try (Client c = Client.connect(small); Queue q = bounded("queue open", () -> c.queue(db, "q"))) {
+            bounded("publish", () -> q.publish("a", b("a1"), 0));
+            long b1 = bounded("batch publish", () -> {
+                try (Batch batch = new Batch()) {
+                    batch.add("a", b("a2")).add("b", b("b1")).add("b", b("b2"));
+                    return q.publish(batch) + 1;
+                }
+            });
+            Lease l1 = bounded("claim", () -> must(q.claim(VIS, 0)));
+            assertEquals("a1", s(l1.event()));
+            bounded("extend", () -> q.extend(l1, VIS));
+            bounded("nack", () -> q.nack(l1, Duration.ZERO));
+            Lease l2 = bounded("batch claim", () -> must(q.claim(VIS, 0, 2)));
+            assertEquals(List.of("a1", "a2"), l2.events().stream().map(QueueTestBase::s).toList());
+            assertEquals(2, l2.attempts());
+            bounded("unclaim", () -> q.unclaim(l2));
+            Lease l3 = bounded("waiting claim", () -> must(q.claimWait(VIS, 0, 2, Duration.ofSeconds(10))));
+            assertEquals(List.of("a", 2, 2), List.of(l3.group(), l3.count(), l3.attempts()));
+            bounded("ack", () -> q.ack(l3));
+
+            bounded("set max attempts", () -> q.setMaxAttempts(1));
+            Lease l4 = bounded("claim", () -> must(q.claim(VIS, 0)));
+            assertEquals(b1, l4.seq());
+            bounded("nack", () -> q.nack(l4, Duration.ZERO));
+            Lease l5 = bounded("claim past max attempts", () -> must(q.claim(VIS, 0)));
+            assertEquals("b2", s(l5.event()), "b1 went to the dead letters, the claim went on with b2");
+            bounded("ack", () -> q.ack(l5));
+            assertEquals(1, (long) bounded("dead count", q::deadCount));
+            long again = bounded("dead requeue", () -> q.deadRequeue(b1));
+            bounded("set max attempts", () -> q.setMaxAttempts(0));
+            assertEquals(0, (long) bounded("repair", q::repair));
+            Stats st = bounded("stats", q::stats);
+            assertEquals(1, st.messages());
+            List<StoredEvent> peeked = bounded("peek", () -> q.peek(10));
+            assertEquals(List.of(again), peeked.stream().map(StoredEvent::seq).toList());
+            bounded("purge group", () -> q.purgeGroup("b"));
+            assertEquals(0, bounded("stats", q::stats).messages());
+
+            // A worker with more threads than connections drains 20 events in 4 groups.
+            for (int i = 0; i < 20; i++) q.publish("w" + (i % 4), b("e" + i), 0);
+            Map<Long, Integer> handled = new ConcurrentHashMap<>();
+            List<Throwable> errors = java.util.Collections.synchronizedList(new ArrayList<>());
+            bounded("worker (concurrency 4) draining 20 events", () -> {
+                try (Worker w = q.work(new WorkerOptions().concurrency(4).onError(errors::add),
+                        lease -> handled.merge(lease.seq(), 1, Integer::sum))) {
+                    while (handled.size() < 20 || q.stats().messages() > 0) Thread.sleep(20);
+                }
+            });
+            assertEquals(20, handled.size());
+            assertTrue(handled.values().stream().allMatch(n -> n == 1), "each event handled once: " + handled);
+            assertEquals(List.of(), errors);
+        }
+    }
 
     @Test
     void concurrency16x2000() throws Exception {

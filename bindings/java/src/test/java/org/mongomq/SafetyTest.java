@@ -39,6 +39,7 @@ class SafetyTest extends QueueTestBase {
         closedError("lease", lease::events);
         closedError("lease", () -> queue.ack(lease));
         closedError("lease", () -> queue.nack(lease, Duration.ZERO));
+        closedError("lease", () -> queue.unclaim(lease));
         closedError("lease", () -> queue.extend(lease, VIS));
 
         Client c2 = Client.connect(uri());
@@ -50,6 +51,7 @@ class SafetyTest extends QueueTestBase {
         closedError("queue", () -> q2.claimWait(VIS, 0, Duration.ofSeconds(1)));
         closedError("queue", () -> q2.ack(l2));
         closedError("queue", () -> q2.nack(l2, Duration.ZERO));
+        closedError("queue", () -> q2.unclaim(l2));
         closedError("queue", () -> q2.extend(l2, VIS));
         closedError("queue", q2::stats);
         closedError("queue", q2::deadCount);

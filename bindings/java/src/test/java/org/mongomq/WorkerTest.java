@@ -9,12 +9,14 @@ import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
 import java.util.Map;
+import java.util.Random;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.locks.LockSupport;
 import org.junit.jupiter.api.Test;
 
 /** The worker scenarios of bindings/CONTRACT.md. */
@@ -151,5 +153,34 @@ class WorkerTest extends QueueTestBase {
         assertEquals(List.of(), errors);
         assertEquals(1, queue.stats().messages(), "the running handler's event was acked, the other left");
         assertEquals("second", s(must(queue.claim(VIS, 0)).event()));
+    }
+
+    @Test
+    void workerStopAfterClaim() throws Exception {
+        long seq = queue.publish("g", b("always fails"), 0);
+        AtomicInteger calls = new AtomicInteger();
+        List<Throwable> errors = Collections.synchronizedList(new ArrayList<>());
+        WorkerOptions opts = new WorkerOptions().concurrency(2).backoffBase(Duration.ofMillis(1))
+                .backoffCap(Duration.ofMillis(1)).onError(t -> {
+                    if (!(t instanceof IllegalStateException)) errors.add(t); // not the handler's own failure
+                });
+        Random random = new Random();
+        for (int cycle = 0; cycle < 30; cycle++) {
+            Worker w = queue.work(opts, lease -> {
+                calls.incrementAndGet();
+                throw new IllegalStateException("always fails");
+            });
+            // Stop at once, or a moment later: the stop lands before, during or just after
+            // the first claims, so sometimes a claim returns its lease just as it comes.
+            int pauseMicros = random.nextInt(4000);
+            if (pauseMicros > 0) LockSupport.parkNanos(pauseMicros * 1000L);
+            w.close();
+        }
+        Lease l = must(queue.claimWait(VIS, 0, Duration.ofSeconds(10)));
+        assertEquals(seq, l.seq());
+        assertEquals(calls.get() + 1, l.attempts(),
+                "each delivery was seen by a handler: attempts = handler calls (" + calls.get() + ") + 1");
+        assertEquals(List.of(), errors);
+        System.out.printf("workerStopAfterClaim: %d handler calls in 30 cycles%n", calls.get());
     }
 }
