@@ -120,6 +120,32 @@ class TestContract < MongoMQTest::Case
     assert_equal [seq, first.attempts + 1], [again.seq, again.attempts]
   end
 
+  def test_unclaim_keeps_attempts
+    a = @queue.publish("A", "a")
+    b = @queue.publish("B", "b")
+    first = claim!
+    assert_equal ["A", 1], [first.group, first.attempts]
+    assert_nil @queue.unclaim(first) # no handler ran
+    again = claim!
+    assert_equal ["A", a, 1], [again.group, again.seq, again.attempts],
+                 "A kept its place in line, ahead of B, and the give-back was not a delivery"
+    @queue.ack(again)
+
+    # A lease that ran out and whose group another claim took: unclaim is LeaseLost and
+    # leaves the new holder's lease alone.
+    stale = claim!(visibility: 0.3)
+    assert_equal b, stale.seq
+    sleep 0.5
+    other = other_queue
+    taken = claim!(other, visibility: 30)
+    assert_equal [b, 2], [taken.seq, taken.attempts]
+    error = assert_raises(MongoMQ::LeaseLost) { @queue.unclaim(stale) }
+    assert_equal :lease_lost, error.status
+    assert_nil @queue.claim, "B is still the new holder's"
+    assert_nil other.ack(taken)
+    assert_equal 0, @queue.stats["messages"]
+  end
+
   # ---- bytes ---------------------------------------------------------------------
 
   def round_trip(event, group = "g")
@@ -220,7 +246,9 @@ class TestContract < MongoMQTest::Case
     claim!(min_priority: 3)
     stats = @queue.stats
     assert_kind_of Hash, stats
-    assert_equal %w[dead groups messages now oldest_message_age_s priorities queue], stats.keys.sort
+    assert_equal %w[dead groups handle messages now oldest_message_age_s priorities queue], stats.keys.sort
+    assert_kind_of String, stats["handle"]["change_streams"] # this queue object's own state (libmongomq 0.4.0)
+    assert_equal %w[failed fixed runs], stats["handle"]["repair"].keys.sort
     assert_equal 3, stats["messages"]
     assert_equal 0, stats["dead"]
     assert_equal({ "leased" => 1, "parked" => 0, "ready" => 1, "total" => 2 }, stats["groups"])
@@ -451,7 +479,7 @@ class TestContract < MongoMQTest::Case
       "max_attempts" => [-> { @queue.max_attempts = -1 }],
       "db_name" => [-> { @client.queue("bad.name", "q") }],
       "prefix" => [-> { @client.queue(@db, "") }],
-      "lease" => [-> { @queue.ack(nil) }, -> { @queue.nack("lease") }],
+      "lease" => [-> { @queue.ack(nil) }, -> { @queue.nack("lease") }, -> { @queue.unclaim(nil) }],
       "uri" => [-> { MongoMQ::Client.new("not a uri") }, -> { MongoMQ::Client.new(nil) }]
     }
     cases.each do |name, calls|
@@ -487,6 +515,80 @@ class TestContract < MongoMQTest::Case
   end
 
   # ---- concurrency ---------------------------------------------------------------------
+
+  # uri with one more option: after "&" when it has options, else after "?" (with a "/"
+  # first when it has no path).
+  def with_option(uri, option)
+    return uri + (uri.end_with?("?", "&") ? "" : "&") + option if uri.include?("?")
+
+    uri + (uri.index("/", uri.index("://") + 3) ? "?" : "/?") + option
+  end
+
+  # Runs the block on a thread of its own and waits for it at most `seconds`: a call
+  # that hangs fails the test instead of hanging it (the binding releases the GVL in
+  # its blocking calls, so this thread's Timeout goes off whatever that one does).
+  def bounded(what, seconds: 60, &block)
+    call = quiet_thread(&block)
+    Timeout.timeout(seconds) { call.value }
+  rescue Timeout::Error
+    flunk "#{what} did not return within #{seconds} s with maxPoolSize=1"
+  end
+
+  def test_small_pool
+    assert_equal "mongodb://h:1/?maxPoolSize=1", with_option("mongodb://h:1", "maxPoolSize=1")
+    assert_equal "mongodb://h:1/?maxPoolSize=1", with_option("mongodb://h:1/", "maxPoolSize=1")
+    assert_equal "mongodb://h:1/db?maxPoolSize=1", with_option("mongodb://h:1/db", "maxPoolSize=1")
+    assert_equal "mongodb://h:1/?w=1&maxPoolSize=1", with_option("mongodb://h:1/?w=1", "maxPoolSize=1")
+    client = track(MongoMQ::Client.new(with_option(MongoMQTest.uri, "maxPoolSize=1")))
+    q = track(bounded("queue open") { client.queue(@db, "q") })
+
+    bounded("publish") { q.publish("a", "a1") }
+    b1 = bounded("batch publish") { q.publish_batch { |b| b.add("a", "a2").add("b", "b1").add("b", "b2") } } + 1
+    l1 = bounded("claim") { claim!(q) }
+    assert_equal "a1", l1.event
+    bounded("extend") { q.extend_lease(l1, visibility: 30) }
+    bounded("nack") { q.nack(l1, delay: 0) }
+    l2 = bounded("batch claim") { claim!(q, max_events: 2) }
+    assert_equal [%w[a1 a2], 2], [l2.events, l2.attempts]
+    bounded("unclaim") { q.unclaim(l2) }
+    l3 = bounded("waiting claim") { claim!(q, max_events: 2, wait: 10) }
+    assert_equal ["a", 2, 2], [l3.group, l3.count, l3.attempts]
+    bounded("ack") { q.ack(l3) }
+
+    bounded("max_attempts=") { q.max_attempts = 1 }
+    l4 = bounded("claim") { claim!(q) }
+    assert_equal b1, l4.seq
+    bounded("nack") { q.nack(l4) }
+    l5 = bounded("claim past max attempts") { claim!(q) }
+    assert_equal "b2", l5.event, "b1 went to the dead letters, the claim went on with b2"
+    bounded("ack") { q.ack(l5) }
+    assert_equal 1, bounded("dead_count") { q.dead_count }
+    again = bounded("dead_requeue") { q.dead_requeue(b1) }
+    bounded("max_attempts=") { q.max_attempts = 0 }
+    assert_equal 0, bounded("repair") { q.repair }
+    assert_equal 1, bounded("stats") { q.stats }["messages"]
+    assert_equal [again], bounded("peek") { q.peek(limit: 10) }.map(&:seq)
+    bounded("purge_group") { q.purge_group("b") }
+    assert_equal 0, bounded("stats") { q.stats }["messages"]
+
+    # A worker with more threads than connections drains 20 events in 4 groups.
+    20.times { |i| q.publish("w#{i % 4}", "e#{i}") }
+    lock = Mutex.new
+    handled = Hash.new(0)
+    errors = []
+    worker = q.worker(concurrency: 4, on_error: ->(e, _) { lock.synchronize { errors << e } }) do |lease|
+      lock.synchronize { handled[lease.seq] += 1 }
+    end
+    bounded("a worker (concurrency 4) draining 20 events") do
+      runner = Thread.new { worker.run }
+      sleep 0.02 until lock.synchronize { handled.size } >= 20 && q.stats["messages"].zero?
+      worker.stop
+      runner.value
+    end
+    assert_equal 20, handled.size
+    assert_equal [1], handled.values.uniq, "each event handled once"
+    assert_empty errors
+  end
 
   def test_concurrency_16x2000
     published = Hash.new { |h, k| h[k] = [] }
@@ -557,6 +659,7 @@ class TestContract < MongoMQTest::Case
     end
     assert_raises(MongoMQ::ClosedError) { @queue.ack(lease) }
     assert_raises(MongoMQ::ClosedError) { @queue.nack(lease) }
+    assert_raises(MongoMQ::ClosedError) { @queue.unclaim(lease) }
     assert_raises(MongoMQ::ClosedError) { @queue.extend_lease(lease, visibility: 5) }
     %i[size].each { |m| assert_raises(MongoMQ::ClosedError) { batch.public_send(m) } }
     assert_raises(MongoMQ::ClosedError) { batch.add("g", "z") }
@@ -566,6 +669,7 @@ class TestContract < MongoMQTest::Case
       publish: -> { queue.publish("g", "x") }, publish_at: -> { queue.publish_at("g", "x", Time.now) },
       publish_batch: -> { queue.publish_batch { |b| b.add("g", "x") } }, claim: -> { queue.claim },
       claim_wait: -> { queue.claim(wait: 1) }, ack: -> { queue.ack(fresh) }, nack: -> { queue.nack(fresh) },
+      unclaim: -> { queue.unclaim(fresh) },
       extend_lease: -> { queue.extend_lease(fresh, visibility: 5) }, max_attempts: -> { queue.max_attempts = 1 },
       dead_count: -> { queue.dead_count }, dead_requeue: -> { queue.dead_requeue(1) }, dead_purge: -> { queue.dead_purge },
       stats: -> { queue.stats }, repair: -> { queue.repair }, purge_group: -> { queue.purge_group("g") },
@@ -781,6 +885,32 @@ class TestContract < MongoMQTest::Case
     run_worker(worker) { eventually(within: 20, what: "the dead letter") { @queue.dead_count == 1 } }
     assert_equal 2, calls
     assert_equal 0, @queue.stats["messages"]
+  end
+
+  def test_worker_stop_after_claim
+    seq = @queue.publish("g", "always fails")
+    lock = Mutex.new
+    calls = 0
+    errors = []
+    30.times do
+      worker = @queue.worker(concurrency: 2, backoff_base: 0.001, backoff_cap: 0.001,
+                             on_error: ->(e, _) { lock.synchronize { errors << e } }) do
+        lock.synchronize { calls += 1 }
+        raise "always fails"
+      end
+      runner = Thread.new { worker.run }
+      # Stop at once, or a moment later: the stop lands before, during or just after
+      # the first claims, so sometimes a claim returns its lease just as it comes.
+      pause = rand * 0.02
+      sleep pause if pause > 0.002
+      worker.stop
+      assert runner.join(30), "the worker's run returned"
+    end
+    lease = claim!(wait: 10)
+    assert_equal seq, lease.seq
+    assert_equal calls + 1, lease.attempts,
+                 "each delivery was seen by a handler: attempts = handler calls (#{calls}) + 1"
+    assert_empty errors
   end
 
   def test_worker_graceful_shutdown

@@ -33,18 +33,20 @@
  * each and run with the GVL held.
  *
  * The GVL. Every shim call that talks to the server (client and queue new, publish,
- * publish_batch, claim, ack, nack, extend, the dead letters, stats, repair, purge
- * group, drop), and the destroys of explicit closes, run without the GVL
+ * publish_batch, claim, ack, nack, unclaim, extend, the dead letters, stats, repair,
+ * purge group, drop), and the destroys of explicit closes, run without the GVL
  * (rb_thread_call_without_gvl2) on arguments copied first, so other Ruby threads run
  * meanwhile. A waiting claim gets an mq_cancel of its own and an unblocking function that
  * triggers it: Thread#kill, Thread#raise, Timeout.timeout and signals (Ctrl-C) end that
  * one claim within milliseconds, the interrupt is then processed as Ruby does, and the
  * queue goes on working. A claim that had just taken a lease when the interrupt raised
- * gives the lease back (nack, delay 0) before the exception goes on, so the group is
- * not held until the visibility runs out. An interrupt that raises nothing (a trap
- * handler that returns) lets the claim wait on for the rest of its time. A plain claim
- * (no wait) and the other calls have no unblocking function: each is a few server commands, bounded by the
- * URI's timeouts; it finishes, then the interrupt is processed.
+ * gives the lease back with mqs_unclaim before the exception goes on, so the group is
+ * not held until the visibility runs out, and keeps its attempts count and place in
+ * line (nobody saw the lease: a nack would count a delivery). An interrupt that raises
+ * nothing (a trap handler that returns) lets the claim wait on for the rest of its
+ * time. A plain claim (no wait) and the other calls have no unblocking function: each
+ * is a few server commands, bounded by the URI's timeouts; it finishes, then the
+ * interrupt is processed.
  *
  * The log. mqs_log_next (up to its timeout; the gem's log thread asks for 0.25 s) runs
  * without the GVL and without an unblocking function: Thread#kill of the log thread
@@ -364,6 +366,8 @@ MQR_NOGVL(mqr_publish_batch, int64_t, mq_queue *queue; mq_batch *batch; mq_error
 MQR_NOGVL(mqr_ack, int, mq_queue *queue; mq_lease *lease; mq_error *err;, (mqs_ack(a->queue, a->lease, a->err), 0))
 MQR_NOGVL(mqr_nack, int, mq_queue *queue; mq_lease *lease; double delay; mq_error *err;,
           (mqs_nack(a->queue, a->lease, a->delay, a->err), 0))
+MQR_NOGVL(mqr_unclaim, int, mq_queue *queue; mq_lease *lease; mq_error *err;,
+          (mqs_unclaim(a->queue, a->lease, a->err), 0))
 MQR_NOGVL(mqr_extend, int, mq_queue *queue; mq_lease *lease; double visibility; mq_error *err;,
           (mqs_extend(a->queue, a->lease, a->visibility, a->err), 0))
 MQR_NOGVL(mqr_dead_count, int64_t, mq_queue *queue; mq_error *err;, (mqs_dead_count(a->queue, a->err)))
@@ -434,9 +438,10 @@ static mq_lease *mqr_claim_call(mqr_handle *hq, mqr_claim_args *a) {
         state = mqr_run(&c);
         if (state) {
             if (c.ran && a->result != NULL) {
-                /* The lease came with the interrupt: give it back before raising. */
+                /* The lease came with the interrupt: give it back before raising. No
+                 * handler saw it, so it is an unclaim (not a delivery), not a nack. */
                 mq_error nerr;
-                mqs_nack(a->queue, a->result, 0, &nerr);
+                mqs_unclaim(a->queue, a->result, &nerr);
                 mqs_lease_destroy(a->result);
                 a->result = NULL;
             }
@@ -668,6 +673,12 @@ static VALUE mqr_counts(void) {
   {
     mqr_nack_args a = {arg1, arg2, arg3, arg4, 0};
     mqr_call_simple(mqr_nack_fn, &a, h1, h2);
+  }
+%}
+%feature("action") mqs_unclaim %{
+  {
+    mqr_unclaim_args a = {arg1, arg2, arg3, 0};
+    mqr_call_simple(mqr_unclaim_fn, &a, h1, h2);
   }
 %}
 %feature("action") mqs_extend %{

@@ -11,7 +11,7 @@ unless pkg_config("mongomq")
   MSG
 end
 abort "mongomq: mongomq.h not found" unless have_header("mongomq.h")
-abort "mongomq: mq_claim_wait_cancel not found (libmongomq >= 0.3.0 is needed)" unless have_func("mq_claim_wait_cancel", "mongomq.h")
+abort "mongomq: mq_unclaim not found (libmongomq >= 0.4.0 is needed)" unless have_func("mq_unclaim", "mongomq.h")
 abort "mongomq: rb_thread_call_without_gvl2 not found" unless have_func("rb_thread_call_without_gvl2", "ruby/thread.h")
 
 # Find a libmongomq installed outside the system's directories at run time too,

@@ -2477,6 +2477,8 @@ static void mqs_ack(mq_queue *queue, mq_lease *lease, mq_error *err) { mq_ack(qu
 static void mqs_nack(mq_queue *queue, mq_lease *lease, double delay_s, mq_error *err) {
     mq_nack(queue, lease, delay_s, err);
 }
+/* A lease no handler ran, given back without counting a delivery (0.4.0). */
+static void mqs_unclaim(mq_queue *queue, mq_lease *lease, mq_error *err) { mq_unclaim(queue, lease, err); }
 static void mqs_extend(mq_queue *queue, mq_lease *lease, double visibility_s, mq_error *err) {
     mq_extend(queue, lease, visibility_s, err);
 }
@@ -3269,6 +3271,8 @@ MQR_NOGVL(mqr_publish_batch, int64_t, mq_queue *queue; mq_batch *batch; mq_error
 MQR_NOGVL(mqr_ack, int, mq_queue *queue; mq_lease *lease; mq_error *err;, (mqs_ack(a->queue, a->lease, a->err), 0))
 MQR_NOGVL(mqr_nack, int, mq_queue *queue; mq_lease *lease; double delay; mq_error *err;,
           (mqs_nack(a->queue, a->lease, a->delay, a->err), 0))
+MQR_NOGVL(mqr_unclaim, int, mq_queue *queue; mq_lease *lease; mq_error *err;,
+          (mqs_unclaim(a->queue, a->lease, a->err), 0))
 MQR_NOGVL(mqr_extend, int, mq_queue *queue; mq_lease *lease; double visibility; mq_error *err;,
           (mqs_extend(a->queue, a->lease, a->visibility, a->err), 0))
 MQR_NOGVL(mqr_dead_count, int64_t, mq_queue *queue; mq_error *err;, (mqs_dead_count(a->queue, a->err)))
@@ -3339,9 +3343,10 @@ static mq_lease *mqr_claim_call(mqr_handle *hq, mqr_claim_args *a) {
         state = mqr_run(&c);
         if (state) {
             if (c.ran && a->result != NULL) {
-                /* The lease came with the interrupt: give it back before raising. */
+                /* The lease came with the interrupt: give it back before raising. No
+                 * handler saw it, so it is an unclaim (not a delivery), not a nack. */
                 mq_error nerr;
-                mqs_nack(a->queue, a->result, 0, &nerr);
+                mqs_unclaim(a->queue, a->result, &nerr);
                 mqs_lease_destroy(a->result);
                 a->result = NULL;
             }
@@ -4391,6 +4396,48 @@ _wrap_mqs_nack(int argc, VALUE *argv, VALUE self) {
   
   {
     if (arg4->status != MQ_OK && arg4->status != MQ_EMPTY) mqr_raise(arg4);
+  }
+  return vresult;
+fail:
+  return Qnil;
+}
+
+
+SWIGINTERN VALUE
+_wrap_mqs_unclaim(int argc, VALUE *argv, VALUE self) {
+  mq_queue *arg1 = 0 ;
+  mq_lease *arg2 = 0 ;
+  mq_error *arg3 = 0 ;
+  mqr_handle *h1 = NULL ;
+  mqr_handle *h2 = NULL ;
+  mq_error e3 ;
+  VALUE vresult = Qnil;
+  
+  {
+    memset(&e3, 0, sizeof e3);
+    arg3 = &e3;
+  }
+  if ((argc < 2) || (argc > 2)) {
+    rb_raise(rb_eArgError, "wrong # of arguments(%d for 2)",argc); SWIG_fail;
+  }
+  {
+    h1 = mqr_get(argv[0], MQR_QUEUE);
+    arg1 = (mq_queue *)h1->ptr;
+  }
+  {
+    h2 = mqr_get(argv[1], MQR_LEASE);
+    arg2 = (mq_lease *)h2->ptr;
+  }
+  
+  {
+    mqr_unclaim_args a = {
+      arg1, arg2, arg3, 0
+    };
+    mqr_call_simple(mqr_unclaim_fn, &a, h1, h2);
+  }
+  
+  {
+    if (arg3->status != MQ_OK && arg3->status != MQ_EMPTY) mqr_raise(arg3);
   }
   return vresult;
 fail:
@@ -5846,6 +5893,7 @@ SWIGEXPORT void Init_mongomq_raw(void) {
   rb_define_module_function(mRaw, "mqs_claim", _wrap_mqs_claim, -1);
   rb_define_module_function(mRaw, "mqs_ack", _wrap_mqs_ack, -1);
   rb_define_module_function(mRaw, "mqs_nack", _wrap_mqs_nack, -1);
+  rb_define_module_function(mRaw, "mqs_unclaim", _wrap_mqs_unclaim, -1);
   rb_define_module_function(mRaw, "mqs_extend", _wrap_mqs_extend, -1);
   rb_define_module_function(mRaw, "mqs_lease_seq", _wrap_mqs_lease_seq, -1);
   rb_define_module_function(mRaw, "mqs_lease_group", _wrap_mqs_lease_group, -1);

@@ -55,8 +55,9 @@ module MongoMQ
     end
   end
 
-  # Ack, nack or extend of a lease that ran out and was taken by another worker (or
-  # whose group was purged). The event was processed all the same (at-least-once).
+  # Ack, nack, unclaim or extend of a lease that ran out and was taken by another
+  # worker (or whose group was purged). For an ack the event was processed all the
+  # same (at-least-once); an unclaim changed nothing.
   class LeaseLost < Error; end
 
   # The server could not be reached (or timed out).

@@ -64,7 +64,7 @@ module MongoMQ
       Array.new(count) { |i| Raw.mqs_lease_seq_at(@raw, i) }
     end
 
-    # The token that fences this lease's ack, nack and extend.
+    # The token that fences this lease's ack, nack, unclaim and extend.
     def token
       Raw.mqs_lease_token(@raw)
     end

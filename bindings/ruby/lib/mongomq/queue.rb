@@ -2,7 +2,8 @@
 
 module MongoMQ
   # One queue: the collections db_name.prefix_* on the client's server. Thread-safe:
-  # any number of threads may publish, claim, ack, nack and extend through one queue.
+  # any number of threads may publish, claim, ack, nack, unclaim and extend through
+  # one queue.
   # Calls that talk to the server release the GVL, so other threads run meanwhile.
   #
   # Durations are seconds (Integer or Float); times are a Time or seconds since the
@@ -110,6 +111,18 @@ module MongoMQ
       nil
     end
 
+    # Gives back a lease no handler ran (mq_unclaim): for code that claimed and then,
+    # before it started any work on the events, was told to stop. Unlike #nack it is
+    # not a delivery: the group gets back the attempts count and the place in line the
+    # claim found, so the next claim gets the same head with the same Lease#attempts,
+    # ahead of the groups that were behind it. 1 server command. MongoMQ::LeaseLost
+    # (nothing changed) when the group is no longer this lease's: it ran out and
+    # another worker took it, or it was purged. (libmongomq 0.4.0)
+    def unclaim(lease)
+      Raw.mqs_unclaim(@raw, lease_handle(lease))
+      nil
+    end
+
     # Moves the lease's expiry to now + visibility (default: the claim's). (Not
     # `extend`, which is Ruby's Object#extend.)
     def extend_lease(lease, visibility: nil)
@@ -182,7 +195,9 @@ module MongoMQ
     # The queue's state as a Hash with String keys (those of the C library's stats
     # JSON): "messages", "dead", "groups" => {"ready", "leased", "parked", "total"},
     # "oldest_message_age_s", "priorities" => {0..4 (Integer keys) => {"groups",
-    # "messages"}}, "now", "queue". Reads whole collections: for monitoring.
+    # "messages"}}, "now", "queue", and "handle" => {"change_streams", "repair" =>
+    # {"runs", "fixed", "failed"}}: this queue object's own state. Reads whole
+    # collections: for monitoring.
     def stats
       stats = JSON.parse(Raw.mqs_stats_json(@raw))
       if stats["priorities"].is_a?(Hash)
@@ -249,7 +264,9 @@ module MongoMQ
     end
 
     # Runs a Worker until it is stopped (Worker#stop, #interrupt, or INT/TERM with
-    # trap: true): the handler's return acks, an exception nacks with back-off.
+    # trap: true): the handler's return acks, an exception nacks with back-off; a
+    # lease claimed just as the stop came, whose handler did not start, is given back
+    # with #unclaim.
     #
     #   queue.work(concurrency: 8, trap: true) { |lease| handle(lease.event) }
     def work(trap: false, **options, &handler)

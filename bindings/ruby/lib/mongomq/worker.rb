@@ -18,7 +18,9 @@ module MongoMQ
   # - #stop (thread-safe and safe in a signal trap) is a graceful shutdown: no new
   #   claims, running handlers get shutdown_timeout seconds to finish and be acked or
   #   nacked; those still running then are killed (their leases run out and are
-  #   redelivered: nothing is lost) and #run returns.
+  #   redelivered: nothing is lost) and #run returns. A lease a claim returned just as
+  #   the stop came, whose handler did not start, is given back with Queue#unclaim:
+  #   not a delivery, so its attempts count stays as it was.
   #
   # A handler that raises something that is no StandardError (NoMemoryError, a
   # SignalException, ...) nacks its lease, stops the worker, and #run re-raises it.
@@ -138,10 +140,26 @@ module MongoMQ
           pause = [pause * 2, 5.0].min
           next
         end
-        handle(lease) if lease
+        next unless lease
+
+        if @stopping
+          give_back(lease) # claimed just as the stop came: no handler ran
+          break
+        end
+        handle(lease)
       end
     rescue Exception => e # rubocop:disable Lint/RescueException
       fatal(e)
+    end
+
+    # A lease whose handler was not started goes back with unclaim: a nack would count
+    # a delivery no handler saw.
+    def give_back(lease)
+      @own.unclaim(lease)
+    rescue Error => e
+      report(e, lease) # lease lost, or the server unreachable: it runs out and is redelivered
+    ensure
+      lease.close
     end
 
     def handle(lease)
