@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Faults from outside (issue 14): the toxiproxy suite, the server crash-and-restart
-# suite, the TLS test and a short fuzzing run. Everything on loopback, bounded in time.
+# Faults from outside (issue 14): the toxiproxy suite, the step-down proxy suite
+# (issue 17), the server crash-and-restart suite, the TLS test and a short fuzzing run.
+# Everything on loopback, bounded in time.
 #   scripts/test-faults.sh            (MONGOMQ_FUZZ_SECONDS: per harness, default 20)
 # Uses MONGOMQ_TEST_URI when set; else starts a test server and stops it on exit.
 # Needs: go (toxiproxy is built from the Go module proxy the first time), clang and
@@ -30,7 +31,7 @@ fi
 echo "== building toxiproxy and the fault tests"
 TOXI="$(bash "$ROOT/tests/faults/build-toxiproxy.sh" "$ROOT/build")"
 cmake -S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Debug >/dev/null
-ninja -C "$BUILD" -j2 test_proxy test_restart test_tls >/dev/null
+ninja -C "$BUILD" -j2 test_proxy test_stepdown test_restart test_tls >/dev/null
 
 STARTED=""
 if [ -z "${MONGOMQ_TEST_URI:-}" ]; then
@@ -46,6 +47,9 @@ trap cleanup EXIT
 
 echo "== fault proxy suite (tests/faults/test_proxy.c)"
 bash "$ROOT/tests/faults/run.sh" "$TOXI" "$BUILD/tests/faults/test_proxy" || FAIL=1
+
+echo "== step-down errors after applied writes (tests/faults/stepdown.sh)"
+bash "$ROOT/tests/faults/stepdown.sh" "$BUILD/tests/faults/test_stepdown" || FAIL=1
 
 echo "== server crash and restart (tests/faults/restart.sh)"
 bash "$ROOT/tests/faults/restart.sh" "$BUILD/tests/faults/test_restart" || FAIL=1

@@ -9,7 +9,11 @@ Used by scripts/test-server.sh (its `ping`) and by the command-line tests, which
 break a queue in a way the mongomq command never would (a lock deleted behind the
 library's back). Only what those need: mongodb://[user@]HOST[:PORT][,...][/...] (the
 first host; no authentication, no TLS), and JSON made of objects, arrays, strings,
-integers and booleans."""
+integers (sent as int64), floats and booleans.
+
+Also a module: tests/faults/stepdown_proxy.py imports its OP_MSG framing (HEADER,
+op_msg, op_msg_command) and BSON (document, elements, top_level, Int32), so that the
+project keeps one hand-written encoder and decoder."""
 
 import json
 import socket
@@ -17,7 +21,14 @@ import struct
 import sys
 
 OP_MSG = 2013
+HEADER = struct.Struct("<iiii")  # messageLength, requestID, responseTo, opCode
+MORE_TO_COME = 1 << 1            # OP_MSG flagBits: no reply follows this message
 TIMEOUT_S = 3
+
+
+class Int32(int):
+    """An int sent as BSON int32 (plain ints go out as int64): what a server uses for
+    `code` in its error replies."""
 
 
 def parse_uri(uri):
@@ -39,6 +50,10 @@ def cstring(text):
 def element(name, value):
     if isinstance(value, bool):
         return b"\x08" + cstring(name) + (b"\x01" if value else b"\x00")
+    if isinstance(value, Int32):
+        return b"\x10" + cstring(name) + struct.pack("<i", value)
+    if isinstance(value, float):
+        return b"\x01" + cstring(name) + struct.pack("<d", value)
     if isinstance(value, int):
         return b"\x12" + cstring(name) + struct.pack("<q", value)
     if isinstance(value, str):
@@ -59,7 +74,14 @@ def document(fields):
 def top_level(doc):
     """The top-level fields of a BSON document: {name: value}, None for the values
     this tool does not decode (documents, arrays, binaries...)."""
-    out, i, end = {}, 4, len(doc) - 1
+    return dict(elements(doc))
+
+
+def elements(doc):
+    """The top-level fields of a BSON document one by one, in order, as (name, value)
+    pairs (values as top_level gives them); lazy, so next(elements(doc)) reads only a
+    command's name and its collection."""
+    i, end = 4, len(doc) - 1
     while i < end:
         t = doc[i]
         j = doc.index(b"\x00", i + 1)
@@ -91,8 +113,33 @@ def top_level(doc):
             i += 16
         else:
             raise ValueError("unsupported BSON type 0x%02x" % t)
-        out[name] = v
-    return out
+        yield name, v
+
+
+def op_msg(request_id, response_to, fields):
+    """One whole OP_MSG message (header, flagBits 0, one kind-0 section)."""
+    body = struct.pack("<I", 0) + b"\x00" + document(fields)
+    return HEADER.pack(HEADER.size + len(body), request_id, response_to, OP_MSG) + body
+
+
+def op_msg_command(body):
+    """The command document (its kind-0 section's BSON bytes) of an OP_MSG, given the
+    message after its 16-byte header, and its flagBits. Kind-1 sections (an insert's
+    documents, an update's updates...) are skipped, and so is a checksum."""
+    flags = struct.unpack_from("<I", body, 0)[0]
+    end = len(body) - (4 if flags & 1 else 0)  # checksumPresent: a CRC-32C closes it
+    i, command = 4, None
+    while i < end:
+        kind = body[i]
+        size = struct.unpack_from("<i", body, i + 1)[0]  # both kinds: int32 size first
+        if kind == 0:
+            command = body[i + 1:i + 1 + size]
+        elif kind != 1:
+            raise ValueError("unexpected OP_MSG section kind %d" % kind)
+        i += 1 + size
+    if command is None:
+        raise ValueError("OP_MSG without a kind-0 section")
+    return command, flags
 
 
 def recv_exact(sock, n):
@@ -109,18 +156,14 @@ def command(uri, db, fields):
     """Sends {fields..., $db: db}; returns the reply's top-level fields."""
     fields = dict(fields)
     fields["$db"] = db
-    body = struct.pack("<I", 0) + b"\x00" + document(fields)  # flagBits, section kind 0
     with socket.create_connection(parse_uri(uri), timeout=TIMEOUT_S) as sock:
         sock.settimeout(TIMEOUT_S)
-        sock.sendall(struct.pack("<iiii", 16 + len(body), 1, 0, OP_MSG) + body)
-        length, _request, response_to, opcode = struct.unpack("<iiii", recv_exact(sock, 16))
-        payload = recv_exact(sock, length - 16)
+        sock.sendall(op_msg(1, 0, fields))
+        length, _request, response_to, opcode = HEADER.unpack(recv_exact(sock, HEADER.size))
+        payload = recv_exact(sock, length - HEADER.size)
     if opcode != OP_MSG or response_to != 1:
         raise ValueError("unexpected reply opcode=%d responseTo=%d" % (opcode, response_to))
-    if payload[4] != 0:
-        raise ValueError("unexpected first section kind %d" % payload[4])
-    n = struct.unpack_from("<i", payload, 5)[0]
-    return top_level(payload[5:5 + n])
+    return top_level(op_msg_command(payload)[0])
 
 
 def main():
