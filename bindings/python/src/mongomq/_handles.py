@@ -3,9 +3,10 @@ objects.
 
 Every object owns one C handle and frees it exactly once: in close(), or when the
 garbage collector reclaims it (whatever the order). A call on a closed object raises
-ClosedError. Closing waits for calls running on the object in other threads (a queue
-first interrupts its waiting claims), because the C library forbids destroying a
-handle that a call is using.
+ClosedError. Closing never blocks: it stops new calls at once (a queue first
+interrupts its waiting claims), and a handle that calls in other threads are still
+using is freed when the last of them returns, because the C library forbids
+destroying a handle that a call is using.
 """
 
 from __future__ import annotations

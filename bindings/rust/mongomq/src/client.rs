@@ -71,9 +71,10 @@ impl Client {
         Ok(Client { handle: Arc::new(ClientHandle(ptr)) })
     }
 
-    /// Opens the queue `{db}.{prefix}_*` (creating its indexes; 3 server commands, so
-    /// this is where an unreachable server shows up). The queue holds a reference to
-    /// this client's pool.
+    /// Opens the queue `{db}.{prefix}_*` (checking its collations, creating its indexes
+    /// and reading the server's clock: 4 server commands, 5 where `hello` is unknown,
+    /// one more on a mongos; so this is where an unreachable server shows up). The
+    /// queue holds a reference to this client's pool.
     pub fn queue(&self, db: &str, prefix: &str) -> Result<Queue> {
         Queue::open(Arc::clone(&self.handle), db, prefix)
     }
