@@ -185,7 +185,11 @@ public final class Queue implements AutoCloseable {
     // ---- ack, nack, unclaim, extend --------------------------------------------------
 
     /**
-     * Removes the leased events and releases the group; finishes the lease.
+     * Removes the leased events and releases the group; finishes the lease. After a
+     * {@link ConnectException} (the outcome is unknown: the server may have applied it)
+     * the lease stays open: retry {@code ack} with it, as the C API says; a retry that
+     * finds its own earlier release applied succeeds. The same holds for nack and
+     * unclaim.
      *
      * @throws LeaseLostException the lease expired and another worker took the group
      *         (the events are removed all the same), or it was already acked, nacked or
@@ -196,11 +200,15 @@ public final class Queue implements AutoCloseable {
         long q = acquire();
         try {
             long l = lease.acquire();
+            boolean unknown = false;  // ConnectException: the lease stays, for the retry
             try {
                 mongomq_raw.mqs_ack(q, l);
+            } catch (ConnectException e) {
+                unknown = true;
+                throw e;
             } finally {
                 lease.release();
-                lease.finish();
+                if (!unknown) lease.finish();
             }
         } finally {
             release();
@@ -217,11 +225,15 @@ public final class Queue implements AutoCloseable {
         long q = acquire();
         try {
             long l = lease.acquire();
+            boolean unknown = false;  // ConnectException: the lease stays, for the retry
             try {
                 mongomq_raw.mqs_nack(q, l, d);
+            } catch (ConnectException e) {
+                unknown = true;
+                throw e;
             } finally {
                 lease.release();
-                lease.finish();
+                if (!unknown) lease.finish();
             }
         } finally {
             release();
@@ -256,11 +268,15 @@ public final class Queue implements AutoCloseable {
         long q = acquire();
         try {
             long l = lease.acquire();
+            boolean unknown = false;  // ConnectException: the lease stays, for the retry
             try {
                 mongomq_raw.mqs_unclaim(q, l);
+            } catch (ConnectException e) {
+                unknown = true;
+                throw e;
             } finally {
                 lease.release();
-                lease.finish();
+                if (!unknown) lease.finish();
             }
         } finally {
             release();
