@@ -197,22 +197,7 @@ public final class Queue implements AutoCloseable {
      */
     public void ack(Lease lease) {
         if (lease == null) throw new IllegalArgumentException("lease must not be null");
-        long q = acquire();
-        try {
-            long l = lease.acquire();
-            boolean unknown = false;  // ConnectException: the lease stays, for the retry
-            try {
-                mongomq_raw.mqs_ack(q, l);
-            } catch (ConnectException e) {
-                unknown = true;
-                throw e;
-            } finally {
-                lease.release();
-                if (!unknown) lease.finish();
-            }
-        } finally {
-            release();
-        }
+        finishing(lease, (q, l) -> mongomq_raw.mqs_ack(q, l));
     }
 
     /**
@@ -222,22 +207,7 @@ public final class Queue implements AutoCloseable {
     public void nack(Lease lease, Duration delay) {
         if (lease == null) throw new IllegalArgumentException("lease must not be null");
         double d = Native.nonNegative("delay", delay);
-        long q = acquire();
-        try {
-            long l = lease.acquire();
-            boolean unknown = false;  // ConnectException: the lease stays, for the retry
-            try {
-                mongomq_raw.mqs_nack(q, l, d);
-            } catch (ConnectException e) {
-                unknown = true;
-                throw e;
-            } finally {
-                lease.release();
-                if (!unknown) lease.finish();
-            }
-        } finally {
-            release();
-        }
+        finishing(lease, (q, l) -> mongomq_raw.mqs_nack(q, l, d));
     }
 
     /** Gives the leased events back for redelivery now. */
@@ -265,12 +235,23 @@ public final class Queue implements AutoCloseable {
      */
     public void unclaim(Lease lease) {
         if (lease == null) throw new IllegalArgumentException("lease must not be null");
+        finishing(lease, (q, l) -> mongomq_raw.mqs_unclaim(q, l));
+    }
+
+    /** A call on (queue, lease) handles that ends the lease. */
+    private interface LeaseCall {
+        void run(long queue, long lease);
+    }
+
+    // ack, nack and unclaim: the call, then the lease is finished, except after a
+    // ConnectException (the outcome is unknown): the lease stays for the retry.
+    private void finishing(Lease lease, LeaseCall call) {
         long q = acquire();
         try {
             long l = lease.acquire();
-            boolean unknown = false;  // ConnectException: the lease stays, for the retry
+            boolean unknown = false;
             try {
-                mongomq_raw.mqs_unclaim(q, l);
+                call.run(q, l);
             } catch (ConnectException e) {
                 unknown = true;
                 throw e;
