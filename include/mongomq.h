@@ -382,6 +382,64 @@ MQ_API mq_status mq_claim_wait_cancel(mq_queue *queue, const char *worker_id, do
                                       int min_priority, size_t max_events, double timeout_s,
                                       mq_cancel *cancel, mq_lease **out, mq_error *err);
 
+/* ---- One entry per operation: versioned options (0.4.0) --------------------------- */
+
+/* Publishing and claiming grow by options, not by new calls (libgit2's
+ * git_clone_options): each options struct starts with its `version`, a caller fills
+ * it with the _INIT macro (or, where a macro cannot be used, as from an FFI, with the
+ * _init function) and then sets what it wants; the library reads only the fields
+ * that the caller's version has, so a program built against this header keeps
+ * working with later libraries, whose structs only add fields at the end. NULL
+ * options mean the defaults. A version the library does not know (0, or newer than
+ * it) is MQ_ERR_ARG and nothing is sent. mq_publish_with and mq_claim_with are the
+ * one entry for their operation: mq_publish, mq_publish_at, mq_batch_add, mq_claim,
+ * mq_claim_batch, mq_claim_wait, mq_claim_batch_wait and mq_claim_wait_cancel are
+ * thin wrappers over the same code, kept for the ABI. */
+
+#define MQ_PUBLISH_OPTS_VERSION 1
+typedef struct mq_publish_opts {
+    unsigned int version;     /* MQ_PUBLISH_OPTS_VERSION */
+    int priority;             /* 0..4, default 0; counts only when the publish creates the group */
+    double not_before;        /* epoch seconds on the queue's clock (mq_queue_now); 0: now */
+} mq_publish_opts;
+#define MQ_PUBLISH_OPTS_INIT {MQ_PUBLISH_OPTS_VERSION, 0, 0.0}
+
+/* Fills *opts with the defaults of `version` (MQ_PUBLISH_OPTS_VERSION). */
+MQ_API mq_status mq_publish_opts_init(mq_publish_opts *opts, unsigned int version);
+
+/* mq_publish with options: not_before > 0 is mq_publish_at's schedule. 3 commands. */
+MQ_API mq_status mq_publish_with(mq_queue *queue, const char *group_id, const void *event, size_t event_len,
+                                 const mq_publish_opts *opts /* NULL: defaults */,
+                                 int64_t *seq_out /* may be NULL */, mq_error *err);
+
+/* mq_batch_add with options: a batch event may be scheduled (not_before), with
+ * mq_publish_at's FIFO rule: a group the batch creates starts parked until its first
+ * event's time. */
+MQ_API mq_status mq_batch_add_with(mq_batch *batch, const char *group_id, const void *event, size_t event_len,
+                                   const mq_publish_opts *opts /* NULL: defaults */, mq_error *err);
+
+#define MQ_CLAIM_OPTS_VERSION 1
+typedef struct mq_claim_opts {
+    unsigned int version;     /* MQ_CLAIM_OPTS_VERSION */
+    const char *worker_id;    /* NULL: "host:pid" */
+    double visibility_s;      /* > 0, finite; default 30 */
+    int min_priority;         /* 0..4, default 0 */
+    size_t max_events;        /* 1..MQ_BATCH_MAX, default 1 (a batch lease when > 1) */
+    double timeout_s;         /* >= 0, finite; default 0: don't wait */
+    mq_cancel *cancel;        /* NULL: none */
+} mq_claim_opts;
+#define MQ_CLAIM_OPTS_INIT {MQ_CLAIM_OPTS_VERSION, NULL, 30.0, 0, 1, 0.0, NULL}
+
+/* Fills *opts with the defaults of `version` (MQ_CLAIM_OPTS_VERSION). */
+MQ_API mq_status mq_claim_opts_init(mq_claim_opts *opts, unsigned int version);
+
+/* The claim, whichever options: with timeout_s 0 and no cancel it is mq_claim_batch
+ * (2 commands; MQ_EMPTY when nothing is due; never MQ_INTERRUPTED); with a timeout or
+ * a cancel it is mq_claim_wait_cancel (waits up to timeout_s; MQ_INTERRUPTED,
+ * MQ_CANCELLED as there). */
+MQ_API mq_status mq_claim_with(mq_queue *queue, const mq_claim_opts *opts /* NULL: defaults */,
+                               mq_lease **out, mq_error *err);
+
 /* When the lease runs out, on the queue's clock (mq_queue_now): the claim's time plus
  * its visibility, moved by mq_extend and by mq_nack with a delay. A claim that took
  * longer than its visibility hands back a lease whose deadline has passed: the group

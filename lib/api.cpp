@@ -19,6 +19,7 @@
 #include "validate.hpp"
 #include "wait.hpp"
 
+using mongomq::unknown_version;
 using mongomq::fail_arg;
 using mongomq::guard;
 using mongomq::guard_queue;
@@ -47,7 +48,7 @@ mq_status lost_or_ok(mq_status status, const char *fn, const mq_lease *lease) {
     return status;
 }
 
-// mq_publish and mq_publish_at: one event, a batch of one.
+// mq_publish, mq_publish_at and mq_publish_with: one event, a batch of one.
 mq_status publish_one(const char *fn, mq_queue *queue, const char *group_id, const void *event, size_t event_len,
                       int priority, double not_before_epoch_s, int64_t *seq_out, mq_error *err) {
     if (seq_out != nullptr) *seq_out = 0;
@@ -63,6 +64,23 @@ mq_status publish_one(const char *fn, mq_queue *queue, const char *group_id, con
         int64_t seq = mongomq::queue_publish(queue, one);
         if (seq_out != nullptr) *seq_out = seq;
         return MQ_OK;
+    });
+}
+
+// The plain claim (mq_claim, mq_claim_batch, mq_claim_with without a wait).
+mq_status claim_now(const char *fn, mq_queue *queue, const char *worker_id, double visibility_s, int min_priority,
+                    size_t max_events, mq_lease **out, mq_error *err) {
+    null_out(out);
+    return guard_queue(err, queue, [&] {
+        check_queue(fn, queue);
+        if (out == nullptr) fail_arg(fn, "out is NULL");
+        if (worker_id != nullptr) mongomq::check_worker_id(fn, worker_id);
+        mongomq::check_seconds(fn, "visibility_s", visibility_s, false);
+        mongomq::check_priority(fn, "min_priority", min_priority);
+        mongomq::check_max_events(fn, max_events);
+        *out = mongomq::queue_claim(queue, worker_id != nullptr ? worker_id : default_worker_id(), visibility_s,
+                                    min_priority, max_events);
+        return *out != nullptr ? MQ_OK : MQ_EMPTY;
     });
 }
 
@@ -141,6 +159,27 @@ mq_status mq_publish(mq_queue *queue, const char *group_id, const void *event, s
     return publish_one("mq_publish", queue, group_id, event, event_len, priority, 0, seq_out, err);
 }
 
+mq_status mq_publish_opts_init(mq_publish_opts *opts, unsigned int version) {
+    if (opts == nullptr || version != MQ_PUBLISH_OPTS_VERSION) return MQ_ERR_ARG;
+    const mq_publish_opts defaults = MQ_PUBLISH_OPTS_INIT;
+    *opts = defaults;
+    return MQ_OK;
+}
+
+mq_status mq_publish_with(mq_queue *queue, const char *group_id, const void *event, size_t event_len,
+                          const mq_publish_opts *opts, int64_t *seq_out, mq_error *err) {
+    const char *fn = "mq_publish_with";
+    mq_publish_opts o = MQ_PUBLISH_OPTS_INIT;
+    if (opts != nullptr) {
+        if (opts->version != MQ_PUBLISH_OPTS_VERSION) {
+            if (seq_out != nullptr) *seq_out = 0;
+            return guard_queue(err, queue, [&]() -> mq_status { fail_arg(fn, unknown_version(opts->version, MQ_PUBLISH_OPTS_VERSION)); });
+        }
+        o = *opts;
+    }
+    return publish_one(fn, queue, group_id, event, event_len, o.priority, o.not_before, seq_out, err);
+}
+
 mq_status mq_publish_at(mq_queue *queue, const char *group_id, const void *event, size_t event_len, int priority,
                         double not_before_epoch_s, int64_t *seq_out, mq_error *err) {
     return publish_one("mq_publish_at", queue, group_id, event, event_len, priority, not_before_epoch_s, seq_out,
@@ -149,24 +188,36 @@ mq_status mq_publish_at(mq_queue *queue, const char *group_id, const void *event
 
 mq_status mq_claim(mq_queue *queue, const char *worker_id, double visibility_s, int min_priority, mq_lease **out,
                    mq_error *err) {
-    return mq_claim_batch(queue, worker_id, visibility_s, min_priority, 1, out, err);
+    return claim_now("mq_claim", queue, worker_id, visibility_s, min_priority, 1, out, err);
 }
 
 mq_status mq_claim_batch(mq_queue *queue, const char *worker_id, double visibility_s, int min_priority,
                          size_t max_events, mq_lease **out, mq_error *err) {
-    null_out(out);
-    return guard_queue(err, queue, [&] {
-        const char *fn = max_events == 1 ? "mq_claim" : "mq_claim_batch";
-        check_queue(fn, queue);
-        if (out == nullptr) fail_arg(fn, "out is NULL");
-        if (worker_id != nullptr) mongomq::check_worker_id(fn, worker_id);
-        mongomq::check_seconds(fn, "visibility_s", visibility_s, false);
-        mongomq::check_priority(fn, "min_priority", min_priority);
-        mongomq::check_max_events(fn, max_events);
-        *out = mongomq::queue_claim(queue, worker_id != nullptr ? worker_id : default_worker_id(), visibility_s,
-                                    min_priority, max_events);
-        return *out != nullptr ? MQ_OK : MQ_EMPTY;
-    });
+    return claim_now(max_events == 1 ? "mq_claim" : "mq_claim_batch", queue, worker_id, visibility_s, min_priority,
+                     max_events, out, err);
+}
+
+mq_status mq_claim_opts_init(mq_claim_opts *opts, unsigned int version) {
+    if (opts == nullptr || version != MQ_CLAIM_OPTS_VERSION) return MQ_ERR_ARG;
+    const mq_claim_opts defaults = MQ_CLAIM_OPTS_INIT;
+    *opts = defaults;
+    return MQ_OK;
+}
+
+mq_status mq_claim_with(mq_queue *queue, const mq_claim_opts *opts, mq_lease **out, mq_error *err) {
+    const char *fn = "mq_claim_with";
+    mq_claim_opts o = MQ_CLAIM_OPTS_INIT;
+    if (opts != nullptr) {
+        if (opts->version != MQ_CLAIM_OPTS_VERSION) {
+            null_out(out);
+            return guard_queue(err, queue, [&]() -> mq_status { fail_arg(fn, unknown_version(opts->version, MQ_CLAIM_OPTS_VERSION)); });
+        }
+        o = *opts;  // version 1: every field (a later version reads its own fields only)
+    }
+    if (o.timeout_s == 0 && o.cancel == nullptr)
+        return claim_now(fn, queue, o.worker_id, o.visibility_s, o.min_priority, o.max_events, out, err);
+    return mongomq::claim_wait(fn, queue, o.worker_id, o.visibility_s, o.min_priority, o.max_events, o.timeout_s,
+                               o.cancel, out, err);
 }
 
 mq_status mq_ack(mq_queue *queue, const mq_lease *lease, mq_error *err) {

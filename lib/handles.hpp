@@ -97,6 +97,7 @@ struct mq_batch {
         std::string bytes;
         bool text;
         int priority;
+        double not_before;  // 0: now
     };
     std::vector<Event> events;
 };

@@ -138,4 +138,9 @@ void check_prefix(const char *fn, const std::string &db, const std::string &pref
         fail_arg(fn, "prefix makes the namespace " + std::to_string(ns) + " bytes long; MongoDB allows 255");
 }
 
+std::string unknown_version(unsigned int got, unsigned int known) {
+    return "opts->version is " + std::to_string(got) + "; this library knows version " + std::to_string(known) +
+           " (set it with the header's _INIT macro or _opts_init)";
+}
+
 }  // namespace mongomq

@@ -28,4 +28,7 @@ bool event_is_text(const void *event, size_t len);
 void check_db_name(const char *fn, const std::string &db);
 void check_prefix(const char *fn, const std::string &db, const std::string &prefix);
 
+// The message for an options struct whose version this library does not know.
+std::string unknown_version(unsigned int got, unsigned int known);
+
 }  // namespace mongomq

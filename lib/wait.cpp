@@ -819,8 +819,9 @@ using mongomq::fail_arg;
 using mongomq::guard_queue;
 using mongomq::null_out;
 
-namespace {
+namespace mongomq {
 
+// The waiting claim behind every exported one; `fn` names the caller in messages.
 mq_status claim_wait(const char *fn, mq_queue *queue, const char *worker_id, double visibility_s, int min_priority,
                      size_t max_events, double timeout_s, const mq_cancel *cancel, mq_lease **out, mq_error *err) {
     null_out(out);
@@ -843,7 +844,7 @@ mq_status claim_wait(const char *fn, mq_queue *queue, const char *worker_id, dou
     });
 }
 
-}  // namespace
+}  // namespace mongomq
 
 extern "C" {
 
@@ -854,14 +855,14 @@ mq_status mq_claim_wait(mq_queue *queue, const char *worker_id, double visibilit
 
 mq_status mq_claim_batch_wait(mq_queue *queue, const char *worker_id, double visibility_s, int min_priority,
                               size_t max_events, double timeout_s, mq_lease **out, mq_error *err) {
-    return claim_wait(max_events == 1 ? "mq_claim_wait" : "mq_claim_batch_wait", queue, worker_id, visibility_s,
+    return mongomq::claim_wait(max_events == 1 ? "mq_claim_wait" : "mq_claim_batch_wait", queue, worker_id, visibility_s,
                       min_priority, max_events, timeout_s, nullptr, out, err);
 }
 
 mq_status mq_claim_wait_cancel(mq_queue *queue, const char *worker_id, double visibility_s, int min_priority,
                                size_t max_events, double timeout_s, mq_cancel *cancel, mq_lease **out,
                                mq_error *err) {
-    return claim_wait("mq_claim_wait_cancel", queue, worker_id, visibility_s, min_priority, max_events, timeout_s,
+    return mongomq::claim_wait("mq_claim_wait_cancel", queue, worker_id, visibility_s, min_priority, max_events, timeout_s,
                       cancel, out, err);
 }
 

@@ -13,6 +13,12 @@ namespace mongomq {
 mq_lease *queue_claim_wait(mq_queue *q, const std::string &worker, double visibility, int min_priority,
                            size_t max_events, double timeout, const mq_cancel *cancel, mq_status *status);
 
+// The exported waiting claims' one body (argument checks, the wait, the statuses):
+// mq_claim_wait, mq_claim_batch_wait, mq_claim_wait_cancel and mq_claim_with with a
+// timeout or a cancel. `fn` names the caller in messages.
+mq_status claim_wait(const char *fn, mq_queue *queue, const char *worker_id, double visibility_s, int min_priority,
+                     size_t max_events, double timeout_s, const mq_cancel *cancel, mq_lease **out, mq_error *err);
+
 // The change-stream watcher as q's waiting claims last saw it (docs/design.md,
 // "Waiting claims"): "none" (q never waited, so it has no watcher), "starting" (no
 // stream opened yet), "live" (a stream is open: waiters are woken by changes), "down"
