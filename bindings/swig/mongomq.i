@@ -137,14 +137,14 @@ static uint64_t mqs_queue_repair_fixed(mq_queue *queue) {
     return fixed;
 }
 
-/* ---- publish: not_before_epoch_s 0 is "now" (mq_publish) ---- */
+/* ---- publish (mq_publish_with): not_before_epoch_s 0 is "now" ---- */
 static int64_t mqs_publish(mq_queue *queue, const char *group_id, const void *bytes, size_t len, int priority,
                            double not_before_epoch_s, mq_error *err) {
     int64_t seq = 0;
-    if (not_before_epoch_s > 0)
-        mq_publish_at(queue, group_id, bytes, len, priority, not_before_epoch_s, &seq, err);
-    else
-        mq_publish(queue, group_id, bytes, len, priority, &seq, err);
+    mq_publish_opts opts = MQ_PUBLISH_OPTS_INIT;
+    opts.priority = priority;
+    opts.not_before = not_before_epoch_s;
+    mq_publish_with(queue, group_id, bytes, len, &opts, &seq, err);
     return seq;
 }
 
@@ -157,6 +157,14 @@ static mq_batch *mqs_batch_new(mq_error *err) {
 static void mqs_batch_add(mq_batch *batch, const char *group_id, const void *bytes, size_t len, int priority,
                           mq_error *err) {
     mq_batch_add(batch, group_id, bytes, len, priority, err);
+}
+/* mq_batch_add_with: a batch event may be scheduled (not_before_epoch_s 0: now). */
+static void mqs_batch_add_at(mq_batch *batch, const char *group_id, const void *bytes, size_t len, int priority,
+                             double not_before_epoch_s, mq_error *err) {
+    mq_publish_opts opts = MQ_PUBLISH_OPTS_INIT;
+    opts.priority = priority;
+    opts.not_before = not_before_epoch_s;
+    mq_batch_add_with(batch, group_id, bytes, len, &opts, err);
 }
 static size_t mqs_batch_count(mq_batch *batch) { return mq_batch_count(batch); }
 static void mqs_batch_destroy(mq_batch *batch) { mq_batch_destroy(batch); }
@@ -171,13 +179,16 @@ static int64_t mqs_publish_batch(mq_queue *queue, mq_batch *batch, mq_error *err
 static mq_lease *mqs_claim(mq_queue *queue, const char *worker_id, double visibility_s, int min_priority,
                            size_t max_events, double timeout_s, mq_cancel *cancel, mq_error *err) {
     mq_lease *lease = NULL;
-    if (worker_id != NULL && worker_id[0] == '\0') worker_id = NULL;
-    /* A plain claim is mq_claim_batch: a waiting claim (even with timeout 0) returns
-     * MQ_INTERRUPTED once mq_queue_interrupt was called, a plain claim keeps working. */
-    if (timeout_s == 0 && cancel == NULL)
-        mq_claim_batch(queue, worker_id, visibility_s, min_priority, max_events, &lease, err);
-    else
-        mq_claim_wait_cancel(queue, worker_id, visibility_s, min_priority, max_events, timeout_s, cancel, &lease, err);
+    mq_claim_opts opts = MQ_CLAIM_OPTS_INIT;
+    /* mq_claim_with: without a timeout or a cancel the plain claim (no MQ_INTERRUPTED
+     * after mq_queue_interrupt), else the waiting one. */
+    opts.worker_id = worker_id != NULL && worker_id[0] != '\0' ? worker_id : NULL;
+    opts.visibility_s = visibility_s;
+    opts.min_priority = min_priority;
+    opts.max_events = max_events;
+    opts.timeout_s = timeout_s;
+    opts.cancel = cancel;
+    mq_claim_with(queue, &opts, &lease, err);
     return lease;
 }
 static void mqs_ack(mq_queue *queue, mq_lease *lease, mq_error *err) { mq_ack(queue, lease, err); }
