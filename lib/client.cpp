@@ -2,6 +2,7 @@
 // handler trampoline.
 #include "client.hpp"
 
+#include <cstring>
 #include <mutex>
 #include <new>
 
@@ -128,6 +129,19 @@ mq_client *client_new(const char *uri_text) {
     bson_error_t error;
     mongoc_uri_t *uri = mongoc_uri_new_with_error(uri_text, &error);
     if (uri == nullptr) fail(MQ_ERR_ARG, scrub(std::string("mq_client_new: uri is malformed: ") + error.message, raw));
+
+    // libmongoc 1.23 takes "mongodb://u:p@[bad/" as the host "[bad" (it fails only when
+    // a command resolves it): an IPv6 literal is kept without its brackets, so a
+    // bracket left in a host name is a malformed URI.
+    for (const mongoc_host_list_t *h = mongoc_uri_get_hosts(uri); h != nullptr; h = h->next) {
+        if (std::strpbrk(h->host, "[]") != nullptr) {
+            std::string host = h->host;
+            mongoc_uri_destroy(uri);
+            fail(MQ_ERR_ARG, scrub("mq_client_new: uri is malformed: host \"" + host +
+                                       "\" has an unmatched bracket (an IPv6 address is written [addr]:port)",
+                                   raw));
+        }
+    }
 
     auto *client = new mq_client();
     client->uri = uri;

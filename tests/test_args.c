@@ -261,7 +261,7 @@ static void test_client_new_bad(void **state) {
 
     static const char *malformed[] = {
         "not-a-uri", "mongodb://", "mongodb://host:99999", "", "mongodb://host:0", "mongodb://:27017",
-        "http://127.0.0.1:27017", "mongodb://127.0.0.1/?tls=maybe",
+        "http://127.0.0.1:27017", "mongodb://127.0.0.1/?tls=maybe", "mongodb://[bad", "mongodb://h1,[bad:27017/",
     };
     for (size_t i = 0; i < sizeof malformed / sizeof *malformed; i++) {
         print_message("uri \"%s\"\n", malformed[i]);
@@ -272,6 +272,7 @@ static void test_client_new_bad(void **state) {
     static const char *secret[] = {
         "mongodb://user:s3cretPW@/bad?x",
         "mongodb://user:s3cretPW@host:99999",
+        "mongodb://user:s3cretPW@[bad/",        /* an unclosed [: libmongoc takes it as a host */
         "mongodb://user:s3cretPW%zz@host",      /* bad escape in the password */
         "mongodb://us:er:s3cretPW@host",        /* unescaped ':' in the password */
         "mongodb://user:s3cretPW@host/?tls=maybe",
