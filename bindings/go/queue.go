@@ -86,15 +86,47 @@ func (q *Queue) use(op string, f func(h raw.Struct_SS_mq_queue)) error {
 	return nil
 }
 
-// run is use + call: f gets the C queue and a fresh mq_error.
+// run is use + call: f gets the C queue and a fresh mq_error. Every call made
+// through it waits for the server, so it is timed for yieldAfter.
 func (q *Queue) run(op string, f func(h raw.Struct_SS_mq_queue, e raw.Struct_SS_mq_error)) error {
 	var err error
-	if uerr := q.use(op, func(h raw.Struct_SS_mq_queue) {
+	start := time.Now()
+	uerr := q.use(op, func(h raw.Struct_SS_mq_queue) {
 		err = call(op, func(e raw.Struct_SS_mq_error) { f(h, e) })
-	}); uerr != nil {
+	})
+	yieldAfter(start)
+	if uerr != nil {
 		return uerr
 	}
 	return err
+}
+
+// inServer is the time spent in calls that wait for the server, all goroutines and
+// queues together (nanoseconds; it wraps around harmlessly).
+var inServer atomic.Uint64
+
+// yieldQuantum: see yieldAfter.
+const yieldQuantum = 2 * time.Millisecond
+
+// yieldAfter passes through the Go scheduler (runtime.Gosched) once per 2 ms spent
+// waiting for the server, counted from start to now. Why: a goroutine that spends
+// its time in C calls never goes through the scheduler on its own (each cgo call
+// returns to the same P), so after 10 ms on one scheduling tick the runtime's sysmon
+// treats it as a goroutine to preempt. It cannot be preempted in C, so sysmon takes
+// its P in the middle of the call, hands it to another thread, and goes back to
+// waking up every 20 us; with a few such goroutines it never slows down again. In
+// the bench that cost two to three extra thread switches per call, more CPU than
+// all of the binding's own work (bench/README.md, "Go: what its extra CPU was"). A
+// Gosched is cheap but not free (it wakes an idle thread to look for work), so it
+// comes once per quantum, not after every call. The clock is shared: the call that
+// crosses a multiple of the quantum yields, so each goroutine yields about once per
+// 2 ms of its own calls however many goroutines share the queues.
+func yieldAfter(start time.Time) {
+	d := uint64(time.Since(start))
+	total := inServer.Add(d)
+	if (total-d)/uint64(yieldQuantum) != total/uint64(yieldQuantum) {
+		runtime.Gosched()
+	}
 }
 
 // Publish appends event to the tail of group and returns its sequence number.
@@ -260,6 +292,7 @@ func (q *Queue) Claim(ctx context.Context, opts ClaimOptions) (*Lease, error) {
 	var l raw.Struct_SS_mq_lease
 	var st Status
 	var err error
+	start := time.Now()
 	uerr := q.use(op, func(h raw.Struct_SS_mq_queue) {
 		c := newCerr()
 		defer c.free()
@@ -276,6 +309,7 @@ func (q *Queue) Claim(ctx context.Context, opts ClaimOptions) (*Lease, error) {
 		<-stopped
 		raw.Mqs_cancel_destroy(cancel)
 	}
+	yieldAfter(start)
 	if uerr != nil {
 		return nil, uerr
 	}
@@ -341,11 +375,13 @@ func (q *Queue) Extend(lease *Lease, visibility time.Duration) error {
 // or the lease's ErrClosed, else the call's error.
 func (q *Queue) withLease(op string, lease *Lease, f func(raw.Struct_SS_mq_queue, raw.Struct_SS_mq_lease, raw.Struct_SS_mq_error)) error {
 	var callErr, leaseErr error
+	start := time.Now()
 	queueErr := q.use(op, func(h raw.Struct_SS_mq_queue) {
 		leaseErr = lease.use(op, func(l raw.Struct_SS_mq_lease) {
 			callErr = call(op, func(e raw.Struct_SS_mq_error) { f(h, l, e) })
 		})
 	})
+	yieldAfter(start)
 	switch {
 	case queueErr != nil:
 		return queueErr

@@ -3,10 +3,11 @@
 // publish N events ({"i":<index>}) round-robin over G groups (group g has
 // priority g % 5), B at a time, from one goroutine; then drain them with W
 // goroutines, each with a Client of its own, claim -> ack, sleeping 2 ms after an
-// empty claim. Without -batch it runs the single mode (B = 1: Publish, Claim) and
-// the batch(10) mode (PublishBatch, Claim with MaxEvents 10), each on a fresh
-// queue. It prints events/s for both phases, the claim and ack latencies and the
-// server commands per event, and exits 1 if an event was lost or duplicated.
+// empty claim (with a P for each worker: see main). Without -batch it runs the
+// single mode (B = 1: Publish, Claim) and the batch(10) mode (PublishBatch, Claim
+// with MaxEvents 10), each on a fresh queue. It prints events/s for both phases,
+// the claim and ack latencies and the server commands per event, and exits 1 if an
+// event was lost or duplicated.
 //
 //	go run ./cmd/mongomq-bench -uri mongodb://127.0.0.1:27017 [-events 2000] [-groups 50] [-workers 4] [-batch B]
 package main
@@ -17,6 +18,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"runtime"
 	"sort"
 	"sync"
 	"time"
@@ -61,12 +63,24 @@ func main() {
 		os.Exit(2)
 	}
 	o.visibility = time.Duration(vis * float64(time.Second))
+	// The workers (and the publisher) spend their time in C calls that wait for the
+	// server, each holding a P while it waits. With fewer Ps than such goroutines
+	// (GOMAXPROCS is the number of CPUs, 2 on the project's machines, for 4 workers),
+	// every call needs the runtime's sysmon to take a P from a goroutine in C and hand
+	// it over: 20 us or more of delay and two more thread switches per call. The C
+	// bench's W threads never wait for one another that way, so the workload matches
+	// only with a P each (bench/README.md, "Go: what its extra CPU was"). GOMAXPROCS
+	// in the environment wins.
+	if os.Getenv("GOMAXPROCS") == "" && runtime.GOMAXPROCS(0) < o.workers+1 {
+		runtime.GOMAXPROCS(o.workers + 1)
+	}
 	modes := []int{1, 10}
 	if o.batch > 0 {
 		modes = []int{o.batch}
 	}
 	db := fmt.Sprintf("mongomq_gobench_%d_%d", os.Getpid(), time.Now().Unix())
-	fmt.Printf("mongomq-bench (Go binding, libmongomq %s): database %s\n\n", mongomq.Version(), db)
+	fmt.Printf("mongomq-bench (Go binding, libmongomq %s, GOMAXPROCS %d): database %s\n\n", mongomq.Version(),
+		runtime.GOMAXPROCS(0), db)
 	ok := true
 	var summary []string
 	for _, b := range modes {
