@@ -15,11 +15,14 @@ import org.mongomq.Queue;
  * The workload of bench/bench.c through the Java binding: publish N events (`{"i":k}`)
  * round-robin over G groups (group g at priority g % 5) from one thread, then drain them
  * with W threads (each with its own Client, as separate machines would) claiming and
- * acking; once one event per call ("single"), once in batches of B (publish_batch and
- * batch claims, "batch(B)"). Prints events/s for both phases. Not a test.
+ * acking; once one event per call ("single"), once in batches of 10 (publish_batch and
+ * batch claims, "batch(10)"). {@code --batch B} runs only the mode with batches of B
+ * ({@code --batch 1}: the single mode alone), as the other benches do, so that
+ * bench/compare.py can time each mode's process on its own. Prints events/s for both
+ * phases. Not a test.
  *
  * <pre>
- *   java -cp target/mongomq-0.3.0.jar:target/test-classes org.mongomq.bench.Bench \
+ *   java -cp target/mongomq-0.4.0.jar:target/test-classes org.mongomq.bench.Bench \
  *        [--uri URI] [--events N] [--groups G] [--workers W] [--batch B]
  * </pre>
  */
@@ -28,7 +31,7 @@ public final class Bench {
 
     public static void main(String[] args) throws Exception {
         String uri = System.getenv().getOrDefault("MONGOMQ_URI", System.getenv("MONGOMQ_TEST_URI"));
-        int events = 2000, groups = 50, workers = 4, batch = 10;
+        int events = 2000, groups = 50, workers = 4, batch = 0; // 0: both modes
         for (int i = 0; i < args.length; i++) {
             String a = args[i];
             String v = a.contains("=") ? a.substring(a.indexOf('=') + 1) : (i + 1 < args.length ? args[++i] : "");
@@ -50,11 +53,16 @@ public final class Bench {
         }
         String db = "mongomq_bench_java_" + ProcessHandle.current().pid() + "_" + System.currentTimeMillis() / 1000;
         System.out.printf("java bench: %d events, %d groups, %d workers, db %s%n", events, groups, workers, db);
-        double[] single = run(uri, db, "bench_single", events, groups, workers, 1);
-        double[] batched = run(uri, db, "bench_batch" + batch, events, groups, workers, batch);
-        System.out.printf("%-10s publish %9.0f events/s   drain %9.0f events/s%n", "single", single[0], single[1]);
-        System.out.printf("%-10s publish %9.0f events/s   drain %9.0f events/s%n", "batch(" + batch + ")", batched[0],
-                batched[1]);
+        if (batch < 0) {
+            System.err.println("Bench: --batch must be >= 1 (none: both modes)");
+            System.exit(2);
+        }
+        int[] modes = batch == 0 ? new int[] {1, 10} : new int[] {batch};
+        for (int b : modes) {
+            String name = b == 1 ? "single" : "batch(" + b + ")";
+            double[] r = run(uri, db, b == 1 ? "bench_single" : "bench_batch" + b, events, groups, workers, b);
+            System.out.printf("%-10s publish %9.0f events/s   drain %9.0f events/s%n", name, r[0], r[1]);
+        }
     }
 
     private static double[] run(String uri, String db, String prefix, int events, int groups, int workers, int b)
