@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # Builds and tests the Go binding (bindings/go) against the staged libmongomq:
-#   1. the committed SWIG layer (internal/raw) equals what the pinned SWIG makes now;
+#   1. the committed SWIG layer (internal/raw) equals what the pinned SWIG makes now
+#      (scripts/swig-generate.sh go --check);
 #   2. gofmt (hand-written files) and go vet ./... with every default check, the
 #      generated internal/raw included (no exceptions);
-#   3. go test -race: every contract scenario (TestContract/<name>) and the examples;
+#   3. go test -race: every contract scenario (TestContract/<name>, checked by
+#      scripts/contract-scenarios.py check go) and the examples;
 #   4. a module outside the repository (a temp dir, `replace` line) builds and runs
 #      the example of bindings/go/README.md and must print what the README says;
 #   5. a short run of the Go bench (cmd/mongomq-bench) as a smoke test.
@@ -38,21 +40,12 @@ NAME=go
 # shellcheck source=scripts/with-server.sh
 source "$ROOT/scripts/with-server.sh"
 
-echo "== go: regenerate internal/raw with the pinned SWIG and compare =="
-# The command is the package's //go:generate line, with the output sent to $TMP.
-RAW="$GODIR/internal/raw"
-gen="$(sed -n 's|^//go:generate ||p' "$RAW/generate.go")"
-[[ "$gen" == *"-outdir . -o mongomq_raw_wrap.c "* ]] || { echo "test-go: unexpected //go:generate line: $gen" >&2; exit 1; }
-gen="${gen/-outdir . -o mongomq_raw_wrap.c /-outdir $TMP/raw -o $TMP/raw/mongomq_raw_wrap.c }"
-mkdir -p "$TMP/raw"
-(cd "$RAW" && eval "$gen")
-for f in mongomq_raw.go mongomq_raw_wrap.c; do
-    if ! diff -u "$RAW/$f" "$TMP/raw/$f"; then
-        echo "test-go: internal/raw/$f differs from what SWIG makes now: run 'go generate ./internal/raw' in bindings/go" >&2
-        exit 1
-    fi
-done
-echo "internal/raw is up to date"
+echo "== go: internal/raw is what the pinned SWIG makes now =="
+# //go:generate must be the one generator's call, so that `go generate` and this
+# check make the same files.
+grep -qx '//go:generate bash ../../../../scripts/swig-generate.sh go' "$GODIR/internal/raw/generate.go" ||
+    { echo "test-go: internal/raw/generate.go's //go:generate line is not 'bash ../../../../scripts/swig-generate.sh go'" >&2; exit 1; }
+bash "$ROOT/scripts/swig-generate.sh" go --check
 
 cd "$GODIR"
 echo "== go: gofmt, go vet =="
@@ -72,13 +65,7 @@ set -e
 [[ $status == 0 ]] || { echo "test-go: go test failed" >&2; exit "$status"; }
 passed=$(grep -c -- '--- PASS: TestContract/' "$TMP/test.log" || true)
 echo "test-go: $passed contract scenarios passed"
-missing=0
-for name in $(sed -n 's/^| `\([a-z0-9_]*\)` |.*/\1/p' "$ROOT/bindings/CONTRACT.md"); do
-    grep -q -- "--- PASS: TestContract/$name " "$TMP/test.log" ||
-        { echo "test-go: the contract scenario $name did not pass as TestContract/$name" >&2; missing=1; }
-done
-[[ $missing == 0 ]] || exit 1
-echo "every scenario of bindings/CONTRACT.md passed under its name"
+python3 "$ROOT/scripts/contract-scenarios.py" check go "$TMP/test.log"
 
 echo "== go: the README example, from a module outside the repository =="
 APP="$TMP/readme-app"

@@ -277,14 +277,14 @@ static uint64_t mqs_queue_repair_fixed(mq_queue *queue) {
     return fixed;
 }
 
-/* ---- publish: not_before_epoch_s 0 is "now" (mq_publish) ---- */
+/* ---- publish (mq_publish_with): not_before_epoch_s 0 is "now" ---- */
 static int64_t mqs_publish(mq_queue *queue, const char *group_id, const void *bytes, size_t len, int priority,
                            double not_before_epoch_s, mq_error *err) {
     int64_t seq = 0;
-    if (not_before_epoch_s > 0)
-        mq_publish_at(queue, group_id, bytes, len, priority, not_before_epoch_s, &seq, err);
-    else
-        mq_publish(queue, group_id, bytes, len, priority, &seq, err);
+    mq_publish_opts opts = MQ_PUBLISH_OPTS_INIT;
+    opts.priority = priority;
+    opts.not_before = not_before_epoch_s;
+    mq_publish_with(queue, group_id, bytes, len, &opts, &seq, err);
     return seq;
 }
 
@@ -297,6 +297,14 @@ static mq_batch *mqs_batch_new(mq_error *err) {
 static void mqs_batch_add(mq_batch *batch, const char *group_id, const void *bytes, size_t len, int priority,
                           mq_error *err) {
     mq_batch_add(batch, group_id, bytes, len, priority, err);
+}
+/* mq_batch_add_with: a batch event may be scheduled (not_before_epoch_s 0: now). */
+static void mqs_batch_add_at(mq_batch *batch, const char *group_id, const void *bytes, size_t len, int priority,
+                             double not_before_epoch_s, mq_error *err) {
+    mq_publish_opts opts = MQ_PUBLISH_OPTS_INIT;
+    opts.priority = priority;
+    opts.not_before = not_before_epoch_s;
+    mq_batch_add_with(batch, group_id, bytes, len, &opts, err);
 }
 static size_t mqs_batch_count(mq_batch *batch) { return mq_batch_count(batch); }
 static void mqs_batch_destroy(mq_batch *batch) { mq_batch_destroy(batch); }
@@ -311,13 +319,16 @@ static int64_t mqs_publish_batch(mq_queue *queue, mq_batch *batch, mq_error *err
 static mq_lease *mqs_claim(mq_queue *queue, const char *worker_id, double visibility_s, int min_priority,
                            size_t max_events, double timeout_s, mq_cancel *cancel, mq_error *err) {
     mq_lease *lease = NULL;
-    if (worker_id != NULL && worker_id[0] == '\0') worker_id = NULL;
-    /* A plain claim is mq_claim_batch: a waiting claim (even with timeout 0) returns
-     * MQ_INTERRUPTED once mq_queue_interrupt was called, a plain claim keeps working. */
-    if (timeout_s == 0 && cancel == NULL)
-        mq_claim_batch(queue, worker_id, visibility_s, min_priority, max_events, &lease, err);
-    else
-        mq_claim_wait_cancel(queue, worker_id, visibility_s, min_priority, max_events, timeout_s, cancel, &lease, err);
+    mq_claim_opts opts = MQ_CLAIM_OPTS_INIT;
+    /* mq_claim_with: without a timeout or a cancel the plain claim (no MQ_INTERRUPTED
+     * after mq_queue_interrupt), else the waiting one. */
+    opts.worker_id = worker_id != NULL && worker_id[0] != '\0' ? worker_id : NULL;
+    opts.visibility_s = visibility_s;
+    opts.min_priority = min_priority;
+    opts.max_events = max_events;
+    opts.timeout_s = timeout_s;
+    opts.cancel = cancel;
+    mq_claim_with(queue, &opts, &lease, err);
     return lease;
 }
 static void mqs_ack(mq_queue *queue, mq_lease *lease, mq_error *err) { mq_ack(queue, lease, err); }
@@ -603,7 +614,7 @@ static uint64_t mqs_log_dropped(void) {
 extern "C" {
 #endif
 
-void _wrap_Swig_free_raw_a1242aeed4412b69(void *_swig_go_0) {
+void _wrap_Swig_free_raw_6074f9a246b199e2(void *_swig_go_0) {
   void *arg1 = 0 ;
   
   arg1 = *(void **)&_swig_go_0; 
@@ -613,7 +624,7 @@ void _wrap_Swig_free_raw_a1242aeed4412b69(void *_swig_go_0) {
 }
 
 
-void *_wrap_Swig_malloc_raw_a1242aeed4412b69(intgo _swig_go_0) {
+void *_wrap_Swig_malloc_raw_6074f9a246b199e2(intgo _swig_go_0) {
   int arg1 ;
   void *result = 0 ;
   void *_swig_go_result;
@@ -626,7 +637,7 @@ void *_wrap_Swig_malloc_raw_a1242aeed4412b69(intgo _swig_go_0) {
 }
 
 
-void _wrap_mqs_bytes_data_set_raw_a1242aeed4412b69(struct mqs_bytes *_swig_go_0, void *_swig_go_1) {
+void _wrap_mqs_bytes_data_set_raw_6074f9a246b199e2(struct mqs_bytes *_swig_go_0, void *_swig_go_1) {
   struct mqs_bytes *arg1 = 0 ;
   void *arg2 = 0 ;
   
@@ -638,7 +649,7 @@ void _wrap_mqs_bytes_data_set_raw_a1242aeed4412b69(struct mqs_bytes *_swig_go_0,
 }
 
 
-void *_wrap_mqs_bytes_data_get_raw_a1242aeed4412b69(struct mqs_bytes *_swig_go_0) {
+void *_wrap_mqs_bytes_data_get_raw_6074f9a246b199e2(struct mqs_bytes *_swig_go_0) {
   struct mqs_bytes *arg1 = 0 ;
   void *result = 0 ;
   void *_swig_go_result;
@@ -651,7 +662,7 @@ void *_wrap_mqs_bytes_data_get_raw_a1242aeed4412b69(struct mqs_bytes *_swig_go_0
 }
 
 
-void _wrap_mqs_bytes_len_set_raw_a1242aeed4412b69(struct mqs_bytes *_swig_go_0, long long _swig_go_1) {
+void _wrap_mqs_bytes_len_set_raw_6074f9a246b199e2(struct mqs_bytes *_swig_go_0, long long _swig_go_1) {
   struct mqs_bytes *arg1 = 0 ;
   size_t arg2 ;
   
@@ -663,7 +674,7 @@ void _wrap_mqs_bytes_len_set_raw_a1242aeed4412b69(struct mqs_bytes *_swig_go_0, 
 }
 
 
-long long _wrap_mqs_bytes_len_get_raw_a1242aeed4412b69(struct mqs_bytes *_swig_go_0) {
+long long _wrap_mqs_bytes_len_get_raw_6074f9a246b199e2(struct mqs_bytes *_swig_go_0) {
   struct mqs_bytes *arg1 = 0 ;
   size_t result;
   long long _swig_go_result;
@@ -676,7 +687,7 @@ long long _wrap_mqs_bytes_len_get_raw_a1242aeed4412b69(struct mqs_bytes *_swig_g
 }
 
 
-struct mqs_bytes *_wrap_new_mqs_bytes_raw_a1242aeed4412b69() {
+struct mqs_bytes *_wrap_new_mqs_bytes_raw_6074f9a246b199e2() {
   struct mqs_bytes *result = 0 ;
   struct mqs_bytes *_swig_go_result;
   
@@ -687,7 +698,7 @@ struct mqs_bytes *_wrap_new_mqs_bytes_raw_a1242aeed4412b69() {
 }
 
 
-void _wrap_delete_mqs_bytes_raw_a1242aeed4412b69(struct mqs_bytes *_swig_go_0) {
+void _wrap_delete_mqs_bytes_raw_6074f9a246b199e2(struct mqs_bytes *_swig_go_0) {
   struct mqs_bytes *arg1 = 0 ;
   
   arg1 = *(struct mqs_bytes **)&_swig_go_0; 
@@ -697,7 +708,7 @@ void _wrap_delete_mqs_bytes_raw_a1242aeed4412b69(struct mqs_bytes *_swig_go_0) {
 }
 
 
-struct mq_error *_wrap_mqs_error_new_raw_a1242aeed4412b69() {
+struct mq_error *_wrap_mqs_error_new_raw_6074f9a246b199e2() {
   mq_error *result = 0 ;
   struct mq_error *_swig_go_result;
   
@@ -708,7 +719,7 @@ struct mq_error *_wrap_mqs_error_new_raw_a1242aeed4412b69() {
 }
 
 
-void _wrap_mqs_error_free_raw_a1242aeed4412b69(struct mq_error *_swig_go_0) {
+void _wrap_mqs_error_free_raw_6074f9a246b199e2(struct mq_error *_swig_go_0) {
   mq_error *arg1 = 0 ;
   
   arg1 = *(mq_error **)&_swig_go_0; 
@@ -718,7 +729,7 @@ void _wrap_mqs_error_free_raw_a1242aeed4412b69(struct mq_error *_swig_go_0) {
 }
 
 
-intgo _wrap_mqs_error_status_raw_a1242aeed4412b69(struct mq_error *_swig_go_0) {
+intgo _wrap_mqs_error_status_raw_6074f9a246b199e2(struct mq_error *_swig_go_0) {
   mq_error *arg1 = 0 ;
   int result;
   intgo _swig_go_result;
@@ -731,7 +742,7 @@ intgo _wrap_mqs_error_status_raw_a1242aeed4412b69(struct mq_error *_swig_go_0) {
 }
 
 
-intgo _wrap_mqs_error_server_code_raw_a1242aeed4412b69(struct mq_error *_swig_go_0) {
+intgo _wrap_mqs_error_server_code_raw_6074f9a246b199e2(struct mq_error *_swig_go_0) {
   mq_error *arg1 = 0 ;
   int result;
   intgo _swig_go_result;
@@ -744,7 +755,7 @@ intgo _wrap_mqs_error_server_code_raw_a1242aeed4412b69(struct mq_error *_swig_go
 }
 
 
-_gostring_ _wrap_mqs_error_message_raw_a1242aeed4412b69(struct mq_error *_swig_go_0) {
+_gostring_ _wrap_mqs_error_message_raw_6074f9a246b199e2(struct mq_error *_swig_go_0) {
   mq_error *arg1 = 0 ;
   char *result = 0 ;
   _gostring_ _swig_go_result;
@@ -760,7 +771,7 @@ _gostring_ _wrap_mqs_error_message_raw_a1242aeed4412b69(struct mq_error *_swig_g
 }
 
 
-intgo _wrap_MQ_OK_raw_a1242aeed4412b69() {
+intgo _wrap_MQ_OK_raw_6074f9a246b199e2() {
   int result;
   intgo _swig_go_result;
   
@@ -771,7 +782,7 @@ intgo _wrap_MQ_OK_raw_a1242aeed4412b69() {
 }
 
 
-intgo _wrap_MQ_EMPTY_raw_a1242aeed4412b69() {
+intgo _wrap_MQ_EMPTY_raw_6074f9a246b199e2() {
   int result;
   intgo _swig_go_result;
   
@@ -782,7 +793,7 @@ intgo _wrap_MQ_EMPTY_raw_a1242aeed4412b69() {
 }
 
 
-intgo _wrap_MQ_LEASE_LOST_raw_a1242aeed4412b69() {
+intgo _wrap_MQ_LEASE_LOST_raw_6074f9a246b199e2() {
   int result;
   intgo _swig_go_result;
   
@@ -793,7 +804,7 @@ intgo _wrap_MQ_LEASE_LOST_raw_a1242aeed4412b69() {
 }
 
 
-intgo _wrap_MQ_INTERRUPTED_raw_a1242aeed4412b69() {
+intgo _wrap_MQ_INTERRUPTED_raw_6074f9a246b199e2() {
   int result;
   intgo _swig_go_result;
   
@@ -804,7 +815,7 @@ intgo _wrap_MQ_INTERRUPTED_raw_a1242aeed4412b69() {
 }
 
 
-intgo _wrap_MQ_CANCELLED_raw_a1242aeed4412b69() {
+intgo _wrap_MQ_CANCELLED_raw_6074f9a246b199e2() {
   int result;
   intgo _swig_go_result;
   
@@ -815,7 +826,7 @@ intgo _wrap_MQ_CANCELLED_raw_a1242aeed4412b69() {
 }
 
 
-intgo _wrap_MQ_ERR_ARG_raw_a1242aeed4412b69() {
+intgo _wrap_MQ_ERR_ARG_raw_6074f9a246b199e2() {
   int result;
   intgo _swig_go_result;
   
@@ -826,7 +837,7 @@ intgo _wrap_MQ_ERR_ARG_raw_a1242aeed4412b69() {
 }
 
 
-intgo _wrap_MQ_ERR_CONNECT_raw_a1242aeed4412b69() {
+intgo _wrap_MQ_ERR_CONNECT_raw_6074f9a246b199e2() {
   int result;
   intgo _swig_go_result;
   
@@ -837,7 +848,7 @@ intgo _wrap_MQ_ERR_CONNECT_raw_a1242aeed4412b69() {
 }
 
 
-intgo _wrap_MQ_ERR_SERVER_raw_a1242aeed4412b69() {
+intgo _wrap_MQ_ERR_SERVER_raw_6074f9a246b199e2() {
   int result;
   intgo _swig_go_result;
   
@@ -848,7 +859,7 @@ intgo _wrap_MQ_ERR_SERVER_raw_a1242aeed4412b69() {
 }
 
 
-intgo _wrap_MQ_ERR_NOMEM_raw_a1242aeed4412b69() {
+intgo _wrap_MQ_ERR_NOMEM_raw_6074f9a246b199e2() {
   int result;
   intgo _swig_go_result;
   
@@ -859,7 +870,7 @@ intgo _wrap_MQ_ERR_NOMEM_raw_a1242aeed4412b69() {
 }
 
 
-intgo _wrap_MQ_ERR_INTERNAL_raw_a1242aeed4412b69() {
+intgo _wrap_MQ_ERR_INTERNAL_raw_6074f9a246b199e2() {
   int result;
   intgo _swig_go_result;
   
@@ -870,7 +881,7 @@ intgo _wrap_MQ_ERR_INTERNAL_raw_a1242aeed4412b69() {
 }
 
 
-intgo _wrap_MQ_PRIORITY_MIN_raw_a1242aeed4412b69() {
+intgo _wrap_MQ_PRIORITY_MIN_raw_6074f9a246b199e2() {
   int result;
   intgo _swig_go_result;
   
@@ -881,7 +892,7 @@ intgo _wrap_MQ_PRIORITY_MIN_raw_a1242aeed4412b69() {
 }
 
 
-intgo _wrap_MQ_PRIORITY_MAX_raw_a1242aeed4412b69() {
+intgo _wrap_MQ_PRIORITY_MAX_raw_6074f9a246b199e2() {
   int result;
   intgo _swig_go_result;
   
@@ -892,7 +903,7 @@ intgo _wrap_MQ_PRIORITY_MAX_raw_a1242aeed4412b69() {
 }
 
 
-intgo _wrap_MQ_BATCH_MAX_raw_a1242aeed4412b69() {
+intgo _wrap_MQ_BATCH_MAX_raw_6074f9a246b199e2() {
   int result;
   intgo _swig_go_result;
   
@@ -903,7 +914,7 @@ intgo _wrap_MQ_BATCH_MAX_raw_a1242aeed4412b69() {
 }
 
 
-_gostring_ _wrap_mqs_version_raw_a1242aeed4412b69() {
+_gostring_ _wrap_mqs_version_raw_6074f9a246b199e2() {
   char *result = 0 ;
   _gostring_ _swig_go_result;
   
@@ -917,7 +928,7 @@ _gostring_ _wrap_mqs_version_raw_a1242aeed4412b69() {
 }
 
 
-_gostring_ _wrap_mqs_status_name_raw_a1242aeed4412b69(intgo _swig_go_0) {
+_gostring_ _wrap_mqs_status_name_raw_6074f9a246b199e2(intgo _swig_go_0) {
   int arg1 ;
   char *result = 0 ;
   _gostring_ _swig_go_result;
@@ -933,7 +944,7 @@ _gostring_ _wrap_mqs_status_name_raw_a1242aeed4412b69(intgo _swig_go_0) {
 }
 
 
-struct mq_client *_wrap_mqs_client_new_raw_a1242aeed4412b69(_gostring_ _swig_go_0, struct mq_error *_swig_go_1) {
+struct mq_client *_wrap_mqs_client_new_raw_6074f9a246b199e2(_gostring_ _swig_go_0, struct mq_error *_swig_go_1) {
   char *arg1 = 0 ;
   mq_error *arg2 = 0 ;
   char *temp1 ;
@@ -955,7 +966,7 @@ struct mq_client *_wrap_mqs_client_new_raw_a1242aeed4412b69(_gostring_ _swig_go_
 }
 
 
-void _wrap_mqs_client_destroy_raw_a1242aeed4412b69(struct mq_client *_swig_go_0) {
+void _wrap_mqs_client_destroy_raw_6074f9a246b199e2(struct mq_client *_swig_go_0) {
   mq_client *arg1 = 0 ;
   
   arg1 = *(mq_client **)&_swig_go_0; 
@@ -965,7 +976,7 @@ void _wrap_mqs_client_destroy_raw_a1242aeed4412b69(struct mq_client *_swig_go_0)
 }
 
 
-long long _wrap_mqs_client_command_count_raw_a1242aeed4412b69(struct mq_client *_swig_go_0) {
+long long _wrap_mqs_client_command_count_raw_6074f9a246b199e2(struct mq_client *_swig_go_0) {
   mq_client *arg1 = 0 ;
   uint64_t result;
   long long _swig_go_result;
@@ -978,7 +989,7 @@ long long _wrap_mqs_client_command_count_raw_a1242aeed4412b69(struct mq_client *
 }
 
 
-long long _wrap_mqs_client_write_concern_errors_raw_a1242aeed4412b69(struct mq_client *_swig_go_0) {
+long long _wrap_mqs_client_write_concern_errors_raw_6074f9a246b199e2(struct mq_client *_swig_go_0) {
   mq_client *arg1 = 0 ;
   uint64_t result;
   long long _swig_go_result;
@@ -991,7 +1002,7 @@ long long _wrap_mqs_client_write_concern_errors_raw_a1242aeed4412b69(struct mq_c
 }
 
 
-struct mq_queue *_wrap_mqs_queue_new_raw_a1242aeed4412b69(struct mq_client *_swig_go_0, _gostring_ _swig_go_1, _gostring_ _swig_go_2, struct mq_error *_swig_go_3) {
+struct mq_queue *_wrap_mqs_queue_new_raw_6074f9a246b199e2(struct mq_client *_swig_go_0, _gostring_ _swig_go_1, _gostring_ _swig_go_2, struct mq_error *_swig_go_3) {
   mq_client *arg1 = 0 ;
   char *arg2 = 0 ;
   char *arg3 = 0 ;
@@ -1024,7 +1035,7 @@ struct mq_queue *_wrap_mqs_queue_new_raw_a1242aeed4412b69(struct mq_client *_swi
 }
 
 
-void _wrap_mqs_queue_interrupt_raw_a1242aeed4412b69(struct mq_queue *_swig_go_0) {
+void _wrap_mqs_queue_interrupt_raw_6074f9a246b199e2(struct mq_queue *_swig_go_0) {
   mq_queue *arg1 = 0 ;
   
   arg1 = *(mq_queue **)&_swig_go_0; 
@@ -1034,7 +1045,7 @@ void _wrap_mqs_queue_interrupt_raw_a1242aeed4412b69(struct mq_queue *_swig_go_0)
 }
 
 
-void _wrap_mqs_queue_set_max_attempts_raw_a1242aeed4412b69(struct mq_queue *_swig_go_0, intgo _swig_go_1, struct mq_error *_swig_go_2) {
+void _wrap_mqs_queue_set_max_attempts_raw_6074f9a246b199e2(struct mq_queue *_swig_go_0, intgo _swig_go_1, struct mq_error *_swig_go_2) {
   mq_queue *arg1 = 0 ;
   int arg2 ;
   mq_error *arg3 = 0 ;
@@ -1048,7 +1059,7 @@ void _wrap_mqs_queue_set_max_attempts_raw_a1242aeed4412b69(struct mq_queue *_swi
 }
 
 
-double _wrap_mqs_queue_now_raw_a1242aeed4412b69(struct mq_queue *_swig_go_0) {
+double _wrap_mqs_queue_now_raw_6074f9a246b199e2(struct mq_queue *_swig_go_0) {
   mq_queue *arg1 = 0 ;
   double result;
   double _swig_go_result;
@@ -1061,7 +1072,7 @@ double _wrap_mqs_queue_now_raw_a1242aeed4412b69(struct mq_queue *_swig_go_0) {
 }
 
 
-double _wrap_mqs_queue_clock_offset_raw_a1242aeed4412b69(struct mq_queue *_swig_go_0) {
+double _wrap_mqs_queue_clock_offset_raw_6074f9a246b199e2(struct mq_queue *_swig_go_0) {
   mq_queue *arg1 = 0 ;
   double result;
   double _swig_go_result;
@@ -1074,7 +1085,7 @@ double _wrap_mqs_queue_clock_offset_raw_a1242aeed4412b69(struct mq_queue *_swig_
 }
 
 
-void _wrap_mqs_queue_set_repair_interval_raw_a1242aeed4412b69(struct mq_queue *_swig_go_0, double _swig_go_1, struct mq_error *_swig_go_2) {
+void _wrap_mqs_queue_set_repair_interval_raw_6074f9a246b199e2(struct mq_queue *_swig_go_0, double _swig_go_1, struct mq_error *_swig_go_2) {
   mq_queue *arg1 = 0 ;
   double arg2 ;
   mq_error *arg3 = 0 ;
@@ -1088,7 +1099,7 @@ void _wrap_mqs_queue_set_repair_interval_raw_a1242aeed4412b69(struct mq_queue *_
 }
 
 
-long long _wrap_mqs_queue_repair_runs_raw_a1242aeed4412b69(struct mq_queue *_swig_go_0) {
+long long _wrap_mqs_queue_repair_runs_raw_6074f9a246b199e2(struct mq_queue *_swig_go_0) {
   mq_queue *arg1 = 0 ;
   uint64_t result;
   long long _swig_go_result;
@@ -1101,7 +1112,7 @@ long long _wrap_mqs_queue_repair_runs_raw_a1242aeed4412b69(struct mq_queue *_swi
 }
 
 
-long long _wrap_mqs_queue_repair_fixed_raw_a1242aeed4412b69(struct mq_queue *_swig_go_0) {
+long long _wrap_mqs_queue_repair_fixed_raw_6074f9a246b199e2(struct mq_queue *_swig_go_0) {
   mq_queue *arg1 = 0 ;
   uint64_t result;
   long long _swig_go_result;
@@ -1114,7 +1125,7 @@ long long _wrap_mqs_queue_repair_fixed_raw_a1242aeed4412b69(struct mq_queue *_sw
 }
 
 
-long long _wrap_mqs_publish_raw_a1242aeed4412b69(struct mq_queue *_swig_go_0, _gostring_ _swig_go_1, _goslice_ _swig_go_2, intgo _swig_go_3, double _swig_go_4, struct mq_error *_swig_go_5) {
+long long _wrap_mqs_publish_raw_6074f9a246b199e2(struct mq_queue *_swig_go_0, _gostring_ _swig_go_1, _goslice_ _swig_go_2, intgo _swig_go_3, double _swig_go_4, struct mq_error *_swig_go_5) {
   mq_queue *arg1 = 0 ;
   char *arg2 = 0 ;
   void *arg3 = 0 ;
@@ -1148,7 +1159,7 @@ long long _wrap_mqs_publish_raw_a1242aeed4412b69(struct mq_queue *_swig_go_0, _g
 }
 
 
-struct mq_batch *_wrap_mqs_batch_new_raw_a1242aeed4412b69(struct mq_error *_swig_go_0) {
+struct mq_batch *_wrap_mqs_batch_new_raw_6074f9a246b199e2(struct mq_error *_swig_go_0) {
   mq_error *arg1 = 0 ;
   mq_batch *result = 0 ;
   struct mq_batch *_swig_go_result;
@@ -1161,7 +1172,7 @@ struct mq_batch *_wrap_mqs_batch_new_raw_a1242aeed4412b69(struct mq_error *_swig
 }
 
 
-void _wrap_mqs_batch_add_raw_a1242aeed4412b69(struct mq_batch *_swig_go_0, _gostring_ _swig_go_1, _goslice_ _swig_go_2, intgo _swig_go_3, struct mq_error *_swig_go_4) {
+void _wrap_mqs_batch_add_raw_6074f9a246b199e2(struct mq_batch *_swig_go_0, _gostring_ _swig_go_1, _goslice_ _swig_go_2, intgo _swig_go_3, struct mq_error *_swig_go_4) {
   mq_batch *arg1 = 0 ;
   char *arg2 = 0 ;
   void *arg3 = 0 ;
@@ -1190,7 +1201,38 @@ void _wrap_mqs_batch_add_raw_a1242aeed4412b69(struct mq_batch *_swig_go_0, _gost
 }
 
 
-long long _wrap_mqs_batch_count_raw_a1242aeed4412b69(struct mq_batch *_swig_go_0) {
+void _wrap_mqs_batch_add_at_raw_6074f9a246b199e2(struct mq_batch *_swig_go_0, _gostring_ _swig_go_1, _goslice_ _swig_go_2, intgo _swig_go_3, double _swig_go_4, struct mq_error *_swig_go_5) {
+  mq_batch *arg1 = 0 ;
+  char *arg2 = 0 ;
+  void *arg3 = 0 ;
+  size_t arg4 ;
+  int arg5 ;
+  double arg6 ;
+  mq_error *arg7 = 0 ;
+  char *temp2 ;
+  
+  arg1 = *(mq_batch **)&_swig_go_0; 
+  
+  temp2 = (char *)malloc(_swig_go_1.n + 1);
+  memcpy(temp2, _swig_go_1.p, _swig_go_1.n);
+  temp2[_swig_go_1.n] = '\0';
+  arg2 = (char *)temp2;
+  
+  
+  arg3 = (void *)_swig_go_2.array;
+  arg4 = (size_t)_swig_go_2.len;
+  
+  arg5 = (int)_swig_go_3; 
+  arg6 = (double)_swig_go_4; 
+  arg7 = *(mq_error **)&_swig_go_5; 
+  
+  mqs_batch_add_at(arg1,(char const *)arg2,(void const *)arg3,arg4,arg5,arg6,arg7);
+  
+  free((char *)arg2); 
+}
+
+
+long long _wrap_mqs_batch_count_raw_6074f9a246b199e2(struct mq_batch *_swig_go_0) {
   mq_batch *arg1 = 0 ;
   size_t result;
   long long _swig_go_result;
@@ -1203,7 +1245,7 @@ long long _wrap_mqs_batch_count_raw_a1242aeed4412b69(struct mq_batch *_swig_go_0
 }
 
 
-void _wrap_mqs_batch_destroy_raw_a1242aeed4412b69(struct mq_batch *_swig_go_0) {
+void _wrap_mqs_batch_destroy_raw_6074f9a246b199e2(struct mq_batch *_swig_go_0) {
   mq_batch *arg1 = 0 ;
   
   arg1 = *(mq_batch **)&_swig_go_0; 
@@ -1213,7 +1255,7 @@ void _wrap_mqs_batch_destroy_raw_a1242aeed4412b69(struct mq_batch *_swig_go_0) {
 }
 
 
-long long _wrap_mqs_publish_batch_raw_a1242aeed4412b69(struct mq_queue *_swig_go_0, struct mq_batch *_swig_go_1, struct mq_error *_swig_go_2) {
+long long _wrap_mqs_publish_batch_raw_6074f9a246b199e2(struct mq_queue *_swig_go_0, struct mq_batch *_swig_go_1, struct mq_error *_swig_go_2) {
   mq_queue *arg1 = 0 ;
   mq_batch *arg2 = 0 ;
   mq_error *arg3 = 0 ;
@@ -1230,7 +1272,7 @@ long long _wrap_mqs_publish_batch_raw_a1242aeed4412b69(struct mq_queue *_swig_go
 }
 
 
-struct mq_lease *_wrap_mqs_claim_raw_a1242aeed4412b69(struct mq_queue *_swig_go_0, _gostring_ _swig_go_1, double _swig_go_2, intgo _swig_go_3, long long _swig_go_4, double _swig_go_5, struct mq_cancel *_swig_go_6, struct mq_error *_swig_go_7) {
+struct mq_lease *_wrap_mqs_claim_raw_6074f9a246b199e2(struct mq_queue *_swig_go_0, _gostring_ _swig_go_1, double _swig_go_2, intgo _swig_go_3, long long _swig_go_4, double _swig_go_5, struct mq_cancel *_swig_go_6, struct mq_error *_swig_go_7) {
   mq_queue *arg1 = 0 ;
   char *arg2 = 0 ;
   double arg3 ;
@@ -1264,7 +1306,7 @@ struct mq_lease *_wrap_mqs_claim_raw_a1242aeed4412b69(struct mq_queue *_swig_go_
 }
 
 
-void _wrap_mqs_ack_raw_a1242aeed4412b69(struct mq_queue *_swig_go_0, struct mq_lease *_swig_go_1, struct mq_error *_swig_go_2) {
+void _wrap_mqs_ack_raw_6074f9a246b199e2(struct mq_queue *_swig_go_0, struct mq_lease *_swig_go_1, struct mq_error *_swig_go_2) {
   mq_queue *arg1 = 0 ;
   mq_lease *arg2 = 0 ;
   mq_error *arg3 = 0 ;
@@ -1278,7 +1320,7 @@ void _wrap_mqs_ack_raw_a1242aeed4412b69(struct mq_queue *_swig_go_0, struct mq_l
 }
 
 
-void _wrap_mqs_nack_raw_a1242aeed4412b69(struct mq_queue *_swig_go_0, struct mq_lease *_swig_go_1, double _swig_go_2, struct mq_error *_swig_go_3) {
+void _wrap_mqs_nack_raw_6074f9a246b199e2(struct mq_queue *_swig_go_0, struct mq_lease *_swig_go_1, double _swig_go_2, struct mq_error *_swig_go_3) {
   mq_queue *arg1 = 0 ;
   mq_lease *arg2 = 0 ;
   double arg3 ;
@@ -1294,7 +1336,7 @@ void _wrap_mqs_nack_raw_a1242aeed4412b69(struct mq_queue *_swig_go_0, struct mq_
 }
 
 
-void _wrap_mqs_unclaim_raw_a1242aeed4412b69(struct mq_queue *_swig_go_0, struct mq_lease *_swig_go_1, struct mq_error *_swig_go_2) {
+void _wrap_mqs_unclaim_raw_6074f9a246b199e2(struct mq_queue *_swig_go_0, struct mq_lease *_swig_go_1, struct mq_error *_swig_go_2) {
   mq_queue *arg1 = 0 ;
   mq_lease *arg2 = 0 ;
   mq_error *arg3 = 0 ;
@@ -1308,7 +1350,7 @@ void _wrap_mqs_unclaim_raw_a1242aeed4412b69(struct mq_queue *_swig_go_0, struct 
 }
 
 
-void _wrap_mqs_extend_raw_a1242aeed4412b69(struct mq_queue *_swig_go_0, struct mq_lease *_swig_go_1, double _swig_go_2, struct mq_error *_swig_go_3) {
+void _wrap_mqs_extend_raw_6074f9a246b199e2(struct mq_queue *_swig_go_0, struct mq_lease *_swig_go_1, double _swig_go_2, struct mq_error *_swig_go_3) {
   mq_queue *arg1 = 0 ;
   mq_lease *arg2 = 0 ;
   double arg3 ;
@@ -1324,7 +1366,7 @@ void _wrap_mqs_extend_raw_a1242aeed4412b69(struct mq_queue *_swig_go_0, struct m
 }
 
 
-long long _wrap_mqs_lease_seq_raw_a1242aeed4412b69(struct mq_lease *_swig_go_0) {
+long long _wrap_mqs_lease_seq_raw_6074f9a246b199e2(struct mq_lease *_swig_go_0) {
   mq_lease *arg1 = 0 ;
   int64_t result;
   long long _swig_go_result;
@@ -1337,7 +1379,7 @@ long long _wrap_mqs_lease_seq_raw_a1242aeed4412b69(struct mq_lease *_swig_go_0) 
 }
 
 
-_gostring_ _wrap_mqs_lease_group_raw_a1242aeed4412b69(struct mq_lease *_swig_go_0) {
+_gostring_ _wrap_mqs_lease_group_raw_6074f9a246b199e2(struct mq_lease *_swig_go_0) {
   mq_lease *arg1 = 0 ;
   char *result = 0 ;
   _gostring_ _swig_go_result;
@@ -1353,7 +1395,7 @@ _gostring_ _wrap_mqs_lease_group_raw_a1242aeed4412b69(struct mq_lease *_swig_go_
 }
 
 
-_gostring_ _wrap_mqs_lease_token_raw_a1242aeed4412b69(struct mq_lease *_swig_go_0) {
+_gostring_ _wrap_mqs_lease_token_raw_6074f9a246b199e2(struct mq_lease *_swig_go_0) {
   mq_lease *arg1 = 0 ;
   char *result = 0 ;
   _gostring_ _swig_go_result;
@@ -1369,7 +1411,7 @@ _gostring_ _wrap_mqs_lease_token_raw_a1242aeed4412b69(struct mq_lease *_swig_go_
 }
 
 
-intgo _wrap_mqs_lease_attempts_raw_a1242aeed4412b69(struct mq_lease *_swig_go_0) {
+intgo _wrap_mqs_lease_attempts_raw_6074f9a246b199e2(struct mq_lease *_swig_go_0) {
   mq_lease *arg1 = 0 ;
   int result;
   intgo _swig_go_result;
@@ -1382,7 +1424,7 @@ intgo _wrap_mqs_lease_attempts_raw_a1242aeed4412b69(struct mq_lease *_swig_go_0)
 }
 
 
-double _wrap_mqs_lease_deadline_raw_a1242aeed4412b69(struct mq_lease *_swig_go_0) {
+double _wrap_mqs_lease_deadline_raw_6074f9a246b199e2(struct mq_lease *_swig_go_0) {
   mq_lease *arg1 = 0 ;
   double result;
   double _swig_go_result;
@@ -1395,7 +1437,7 @@ double _wrap_mqs_lease_deadline_raw_a1242aeed4412b69(struct mq_lease *_swig_go_0
 }
 
 
-long long _wrap_mqs_lease_count_raw_a1242aeed4412b69(struct mq_lease *_swig_go_0) {
+long long _wrap_mqs_lease_count_raw_6074f9a246b199e2(struct mq_lease *_swig_go_0) {
   mq_lease *arg1 = 0 ;
   size_t result;
   long long _swig_go_result;
@@ -1408,7 +1450,7 @@ long long _wrap_mqs_lease_count_raw_a1242aeed4412b69(struct mq_lease *_swig_go_0
 }
 
 
-long long _wrap_mqs_lease_seq_at_raw_a1242aeed4412b69(struct mq_lease *_swig_go_0, long long _swig_go_1) {
+long long _wrap_mqs_lease_seq_at_raw_6074f9a246b199e2(struct mq_lease *_swig_go_0, long long _swig_go_1) {
   mq_lease *arg1 = 0 ;
   size_t arg2 ;
   int64_t result;
@@ -1423,7 +1465,7 @@ long long _wrap_mqs_lease_seq_at_raw_a1242aeed4412b69(struct mq_lease *_swig_go_
 }
 
 
-_goslice_ _wrap_mqs_lease_event_at_raw_a1242aeed4412b69(struct mq_lease *_swig_go_0, long long _swig_go_1) {
+_goslice_ _wrap_mqs_lease_event_at_raw_6074f9a246b199e2(struct mq_lease *_swig_go_0, long long _swig_go_1) {
   mq_lease *arg1 = 0 ;
   size_t arg2 ;
   mqs_bytes result;
@@ -1442,7 +1484,7 @@ _goslice_ _wrap_mqs_lease_event_at_raw_a1242aeed4412b69(struct mq_lease *_swig_g
 }
 
 
-void _wrap_mqs_lease_destroy_raw_a1242aeed4412b69(struct mq_lease *_swig_go_0) {
+void _wrap_mqs_lease_destroy_raw_6074f9a246b199e2(struct mq_lease *_swig_go_0) {
   mq_lease *arg1 = 0 ;
   
   arg1 = *(mq_lease **)&_swig_go_0; 
@@ -1452,7 +1494,7 @@ void _wrap_mqs_lease_destroy_raw_a1242aeed4412b69(struct mq_lease *_swig_go_0) {
 }
 
 
-struct mq_cancel *_wrap_mqs_cancel_new_raw_a1242aeed4412b69(struct mq_error *_swig_go_0) {
+struct mq_cancel *_wrap_mqs_cancel_new_raw_6074f9a246b199e2(struct mq_error *_swig_go_0) {
   mq_error *arg1 = 0 ;
   mq_cancel *result = 0 ;
   struct mq_cancel *_swig_go_result;
@@ -1465,7 +1507,7 @@ struct mq_cancel *_wrap_mqs_cancel_new_raw_a1242aeed4412b69(struct mq_error *_sw
 }
 
 
-void _wrap_mqs_cancel_trigger_raw_a1242aeed4412b69(struct mq_cancel *_swig_go_0) {
+void _wrap_mqs_cancel_trigger_raw_6074f9a246b199e2(struct mq_cancel *_swig_go_0) {
   mq_cancel *arg1 = 0 ;
   
   arg1 = *(mq_cancel **)&_swig_go_0; 
@@ -1475,7 +1517,7 @@ void _wrap_mqs_cancel_trigger_raw_a1242aeed4412b69(struct mq_cancel *_swig_go_0)
 }
 
 
-intgo _wrap_mqs_cancel_triggered_raw_a1242aeed4412b69(struct mq_cancel *_swig_go_0) {
+intgo _wrap_mqs_cancel_triggered_raw_6074f9a246b199e2(struct mq_cancel *_swig_go_0) {
   mq_cancel *arg1 = 0 ;
   int result;
   intgo _swig_go_result;
@@ -1488,7 +1530,7 @@ intgo _wrap_mqs_cancel_triggered_raw_a1242aeed4412b69(struct mq_cancel *_swig_go
 }
 
 
-void _wrap_mqs_cancel_reset_raw_a1242aeed4412b69(struct mq_cancel *_swig_go_0) {
+void _wrap_mqs_cancel_reset_raw_6074f9a246b199e2(struct mq_cancel *_swig_go_0) {
   mq_cancel *arg1 = 0 ;
   
   arg1 = *(mq_cancel **)&_swig_go_0; 
@@ -1498,7 +1540,7 @@ void _wrap_mqs_cancel_reset_raw_a1242aeed4412b69(struct mq_cancel *_swig_go_0) {
 }
 
 
-void _wrap_mqs_cancel_destroy_raw_a1242aeed4412b69(struct mq_cancel *_swig_go_0) {
+void _wrap_mqs_cancel_destroy_raw_6074f9a246b199e2(struct mq_cancel *_swig_go_0) {
   mq_cancel *arg1 = 0 ;
   
   arg1 = *(mq_cancel **)&_swig_go_0; 
@@ -1508,7 +1550,7 @@ void _wrap_mqs_cancel_destroy_raw_a1242aeed4412b69(struct mq_cancel *_swig_go_0)
 }
 
 
-long long _wrap_mqs_dead_count_raw_a1242aeed4412b69(struct mq_queue *_swig_go_0, struct mq_error *_swig_go_1) {
+long long _wrap_mqs_dead_count_raw_6074f9a246b199e2(struct mq_queue *_swig_go_0, struct mq_error *_swig_go_1) {
   mq_queue *arg1 = 0 ;
   mq_error *arg2 = 0 ;
   int64_t result;
@@ -1523,7 +1565,7 @@ long long _wrap_mqs_dead_count_raw_a1242aeed4412b69(struct mq_queue *_swig_go_0,
 }
 
 
-long long _wrap_mqs_dead_requeue_raw_a1242aeed4412b69(struct mq_queue *_swig_go_0, long long _swig_go_1, struct mq_error *_swig_go_2) {
+long long _wrap_mqs_dead_requeue_raw_6074f9a246b199e2(struct mq_queue *_swig_go_0, long long _swig_go_1, struct mq_error *_swig_go_2) {
   mq_queue *arg1 = 0 ;
   int64_t arg2 ;
   mq_error *arg3 = 0 ;
@@ -1540,7 +1582,7 @@ long long _wrap_mqs_dead_requeue_raw_a1242aeed4412b69(struct mq_queue *_swig_go_
 }
 
 
-long long _wrap_mqs_dead_purge_raw_a1242aeed4412b69(struct mq_queue *_swig_go_0, struct mq_error *_swig_go_1) {
+long long _wrap_mqs_dead_purge_raw_6074f9a246b199e2(struct mq_queue *_swig_go_0, struct mq_error *_swig_go_1) {
   mq_queue *arg1 = 0 ;
   mq_error *arg2 = 0 ;
   int64_t result;
@@ -1555,7 +1597,7 @@ long long _wrap_mqs_dead_purge_raw_a1242aeed4412b69(struct mq_queue *_swig_go_0,
 }
 
 
-_gostring_ _wrap_mqs_stats_json_raw_a1242aeed4412b69(struct mq_queue *_swig_go_0, struct mq_error *_swig_go_1) {
+_gostring_ _wrap_mqs_stats_json_raw_6074f9a246b199e2(struct mq_queue *_swig_go_0, struct mq_error *_swig_go_1) {
   mq_queue *arg1 = 0 ;
   mq_error *arg2 = 0 ;
   char *result = 0 ;
@@ -1576,7 +1618,7 @@ _gostring_ _wrap_mqs_stats_json_raw_a1242aeed4412b69(struct mq_queue *_swig_go_0
 }
 
 
-long long _wrap_mqs_repair_raw_a1242aeed4412b69(struct mq_queue *_swig_go_0, struct mq_error *_swig_go_1) {
+long long _wrap_mqs_repair_raw_6074f9a246b199e2(struct mq_queue *_swig_go_0, struct mq_error *_swig_go_1) {
   mq_queue *arg1 = 0 ;
   mq_error *arg2 = 0 ;
   int64_t result;
@@ -1591,7 +1633,7 @@ long long _wrap_mqs_repair_raw_a1242aeed4412b69(struct mq_queue *_swig_go_0, str
 }
 
 
-_gostring_ _wrap_mqs_peek_json_raw_a1242aeed4412b69(struct mq_queue *_swig_go_0, _gostring_ _swig_go_1, long long _swig_go_2, struct mq_error *_swig_go_3) {
+_gostring_ _wrap_mqs_peek_json_raw_6074f9a246b199e2(struct mq_queue *_swig_go_0, _gostring_ _swig_go_1, long long _swig_go_2, struct mq_error *_swig_go_3) {
   mq_queue *arg1 = 0 ;
   char *arg2 = 0 ;
   size_t arg3 ;
@@ -1623,7 +1665,7 @@ _gostring_ _wrap_mqs_peek_json_raw_a1242aeed4412b69(struct mq_queue *_swig_go_0,
 }
 
 
-_gostring_ _wrap_mqs_dead_list_json_raw_a1242aeed4412b69(struct mq_queue *_swig_go_0, long long _swig_go_1, struct mq_error *_swig_go_2) {
+_gostring_ _wrap_mqs_dead_list_json_raw_6074f9a246b199e2(struct mq_queue *_swig_go_0, long long _swig_go_1, struct mq_error *_swig_go_2) {
   mq_queue *arg1 = 0 ;
   size_t arg2 ;
   mq_error *arg3 = 0 ;
@@ -1646,7 +1688,7 @@ _gostring_ _wrap_mqs_dead_list_json_raw_a1242aeed4412b69(struct mq_queue *_swig_
 }
 
 
-void _wrap_mqs_purge_group_raw_a1242aeed4412b69(struct mq_queue *_swig_go_0, _gostring_ _swig_go_1, struct mq_error *_swig_go_2) {
+void _wrap_mqs_purge_group_raw_6074f9a246b199e2(struct mq_queue *_swig_go_0, _gostring_ _swig_go_1, struct mq_error *_swig_go_2) {
   mq_queue *arg1 = 0 ;
   char *arg2 = 0 ;
   mq_error *arg3 = 0 ;
@@ -1667,7 +1709,7 @@ void _wrap_mqs_purge_group_raw_a1242aeed4412b69(struct mq_queue *_swig_go_0, _go
 }
 
 
-void _wrap_mqs_queue_drop_raw_a1242aeed4412b69(struct mq_queue *_swig_go_0, struct mq_error *_swig_go_1) {
+void _wrap_mqs_queue_drop_raw_6074f9a246b199e2(struct mq_queue *_swig_go_0, struct mq_error *_swig_go_1) {
   mq_queue *arg1 = 0 ;
   mq_error *arg2 = 0 ;
   
@@ -1679,7 +1721,7 @@ void _wrap_mqs_queue_drop_raw_a1242aeed4412b69(struct mq_queue *_swig_go_0, stru
 }
 
 
-struct mqs_clock *_wrap_mqs_clock_new_raw_a1242aeed4412b69(double _swig_go_0) {
+struct mqs_clock *_wrap_mqs_clock_new_raw_6074f9a246b199e2(double _swig_go_0) {
   double arg1 ;
   mqs_clock *result = 0 ;
   struct mqs_clock *_swig_go_result;
@@ -1692,7 +1734,7 @@ struct mqs_clock *_wrap_mqs_clock_new_raw_a1242aeed4412b69(double _swig_go_0) {
 }
 
 
-double _wrap_mqs_clock_now_raw_a1242aeed4412b69(struct mqs_clock *_swig_go_0) {
+double _wrap_mqs_clock_now_raw_6074f9a246b199e2(struct mqs_clock *_swig_go_0) {
   mqs_clock *arg1 = 0 ;
   double result;
   double _swig_go_result;
@@ -1705,7 +1747,7 @@ double _wrap_mqs_clock_now_raw_a1242aeed4412b69(struct mqs_clock *_swig_go_0) {
 }
 
 
-void _wrap_mqs_clock_set_raw_a1242aeed4412b69(struct mqs_clock *_swig_go_0, double _swig_go_1) {
+void _wrap_mqs_clock_set_raw_6074f9a246b199e2(struct mqs_clock *_swig_go_0, double _swig_go_1) {
   mqs_clock *arg1 = 0 ;
   double arg2 ;
   
@@ -1717,7 +1759,7 @@ void _wrap_mqs_clock_set_raw_a1242aeed4412b69(struct mqs_clock *_swig_go_0, doub
 }
 
 
-void _wrap_mqs_clock_advance_raw_a1242aeed4412b69(struct mqs_clock *_swig_go_0, double _swig_go_1) {
+void _wrap_mqs_clock_advance_raw_6074f9a246b199e2(struct mqs_clock *_swig_go_0, double _swig_go_1) {
   mqs_clock *arg1 = 0 ;
   double arg2 ;
   
@@ -1729,7 +1771,7 @@ void _wrap_mqs_clock_advance_raw_a1242aeed4412b69(struct mqs_clock *_swig_go_0, 
 }
 
 
-void _wrap_mqs_clock_release_raw_a1242aeed4412b69(struct mqs_clock *_swig_go_0) {
+void _wrap_mqs_clock_release_raw_6074f9a246b199e2(struct mqs_clock *_swig_go_0) {
   mqs_clock *arg1 = 0 ;
   
   arg1 = *(mqs_clock **)&_swig_go_0; 
@@ -1739,7 +1781,7 @@ void _wrap_mqs_clock_release_raw_a1242aeed4412b69(struct mqs_clock *_swig_go_0) 
 }
 
 
-void _wrap_mqs_queue_set_clock_raw_a1242aeed4412b69(struct mq_queue *_swig_go_0, struct mqs_clock *_swig_go_1) {
+void _wrap_mqs_queue_set_clock_raw_6074f9a246b199e2(struct mq_queue *_swig_go_0, struct mqs_clock *_swig_go_1) {
   mq_queue *arg1 = 0 ;
   mqs_clock *arg2 = 0 ;
   
@@ -1751,7 +1793,7 @@ void _wrap_mqs_queue_set_clock_raw_a1242aeed4412b69(struct mq_queue *_swig_go_0,
 }
 
 
-void _wrap_mqs_queue_destroy_raw_a1242aeed4412b69(struct mq_queue *_swig_go_0) {
+void _wrap_mqs_queue_destroy_raw_6074f9a246b199e2(struct mq_queue *_swig_go_0) {
   mq_queue *arg1 = 0 ;
   
   arg1 = *(mq_queue **)&_swig_go_0; 
@@ -1761,19 +1803,19 @@ void _wrap_mqs_queue_destroy_raw_a1242aeed4412b69(struct mq_queue *_swig_go_0) {
 }
 
 
-void _wrap_mqs_log_capture_raw_a1242aeed4412b69() {
+void _wrap_mqs_log_capture_raw_6074f9a246b199e2() {
   mqs_log_capture();
   
 }
 
 
-void _wrap_mqs_log_silence_raw_a1242aeed4412b69() {
+void _wrap_mqs_log_silence_raw_6074f9a246b199e2() {
   mqs_log_silence();
   
 }
 
 
-_gostring_ _wrap_mqs_log_next_raw_a1242aeed4412b69(double _swig_go_0) {
+_gostring_ _wrap_mqs_log_next_raw_6074f9a246b199e2(double _swig_go_0) {
   double arg1 ;
   char *result = 0 ;
   _gostring_ _swig_go_result;
@@ -1792,7 +1834,7 @@ _gostring_ _wrap_mqs_log_next_raw_a1242aeed4412b69(double _swig_go_0) {
 }
 
 
-long long _wrap_mqs_log_dropped_raw_a1242aeed4412b69() {
+long long _wrap_mqs_log_dropped_raw_6074f9a246b199e2() {
   uint64_t result;
   long long _swig_go_result;
   
