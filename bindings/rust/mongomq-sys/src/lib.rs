@@ -3,7 +3,7 @@
 //! Written by hand, one item per declaration of the header, in the header's order and
 //! with its comments shortened; `tests/header.rs` compiles them against the installed
 //! header and fails on any difference (a function missing on either side, a changed
-//! signature, a constant, `mq_error`'s size and layout). Use the safe `mongomq` crate
+//! signature, a constant, a struct's size and layout, an `_INIT` value). Use the safe `mongomq` crate
 //! unless you need the C calls themselves: everything here is `unsafe` to call and
 //! follows the header's rules (ownership, threading, lifetimes).
 //!
@@ -13,7 +13,7 @@
 #![no_std]
 #![deny(clippy::undocumented_unsafe_blocks)]
 
-use core::ffi::{c_char, c_int, c_void};
+use core::ffi::{c_char, c_int, c_uint, c_void};
 use core::marker::{PhantomData, PhantomPinned};
 
 pub const MQ_VERSION_MAJOR: c_int = 0;
@@ -222,6 +222,102 @@ extern "C" {
         out: *mut *mut mq_lease,
         err: *mut mq_error,
     ) -> mq_status;
+}
+
+// ---- One entry per operation: versioned options (0.4.0) ----------------------------
+//
+// Each options struct starts with its `version`; the library reads only the fields
+// that version has, so later libraries (whose structs only grow at the end) keep
+// reading what this crate writes. Start from the `_INIT` constant (the header's
+// macro) and set what you want; NULL options mean the defaults. A version the library
+// does not know is MQ_ERR_ARG. mq_publish_with, mq_batch_add_with and mq_claim_with
+// are the one entry for their operation; the older calls are wrappers of them.
+
+pub const MQ_PUBLISH_OPTS_VERSION: c_uint = 1;
+
+/// Options of mq_publish_with and mq_batch_add_with.
+#[repr(C)]
+#[derive(Copy, Clone, Debug, PartialEq)]
+pub struct mq_publish_opts {
+    /// MQ_PUBLISH_OPTS_VERSION.
+    pub version: c_uint,
+    /// 0..4, default 0; counts only when the publish creates the group.
+    pub priority: c_int,
+    /// Epoch seconds on the queue's clock (mq_queue_now); 0: now.
+    pub not_before: f64,
+}
+
+/// The header's `MQ_PUBLISH_OPTS_INIT`: version 1, priority 0, not_before 0 (now).
+pub const MQ_PUBLISH_OPTS_INIT: mq_publish_opts =
+    mq_publish_opts { version: MQ_PUBLISH_OPTS_VERSION, priority: 0, not_before: 0.0 };
+
+pub const MQ_CLAIM_OPTS_VERSION: c_uint = 1;
+
+/// Options of mq_claim_with.
+#[repr(C)]
+#[derive(Copy, Clone, Debug, PartialEq)]
+pub struct mq_claim_opts {
+    /// MQ_CLAIM_OPTS_VERSION.
+    pub version: c_uint,
+    /// NULL: "host:pid".
+    pub worker_id: *const c_char,
+    /// > 0, finite; default 30.
+    pub visibility_s: f64,
+    /// 0..4, default 0.
+    pub min_priority: c_int,
+    /// 1..MQ_BATCH_MAX, default 1 (a batch lease when > 1).
+    pub max_events: usize,
+    /// >= 0, finite; default 0: don't wait.
+    pub timeout_s: f64,
+    /// NULL: none.
+    pub cancel: *mut mq_cancel,
+}
+
+/// The header's `MQ_CLAIM_OPTS_INIT`: version 1, no worker id, 30 s, floor 0, one
+/// event, no wait, no cancel.
+pub const MQ_CLAIM_OPTS_INIT: mq_claim_opts = mq_claim_opts {
+    version: MQ_CLAIM_OPTS_VERSION,
+    worker_id: core::ptr::null(),
+    visibility_s: 30.0,
+    min_priority: 0,
+    max_events: 1,
+    timeout_s: 0.0,
+    cancel: core::ptr::null_mut(),
+};
+
+extern "C" {
+    /// Fills *opts with the defaults of `version`.
+    pub fn mq_publish_opts_init(opts: *mut mq_publish_opts, version: c_uint) -> mq_status;
+    /// mq_publish with options (opts NULL: defaults). 3 commands.
+    pub fn mq_publish_with(
+        queue: *mut mq_queue,
+        group_id: *const c_char,
+        event: *const c_void,
+        event_len: usize,
+        opts: *const mq_publish_opts,
+        seq_out: *mut i64,
+        err: *mut mq_error,
+    ) -> mq_status;
+    /// mq_batch_add with options: a batch event may be scheduled.
+    pub fn mq_batch_add_with(
+        batch: *mut mq_batch,
+        group_id: *const c_char,
+        event: *const c_void,
+        event_len: usize,
+        opts: *const mq_publish_opts,
+        err: *mut mq_error,
+    ) -> mq_status;
+    /// Fills *opts with the defaults of `version`.
+    pub fn mq_claim_opts_init(opts: *mut mq_claim_opts, version: c_uint) -> mq_status;
+    /// The claim, whichever options: no timeout and no cancel is mq_claim_batch;
+    /// otherwise mq_claim_wait_cancel.
+    pub fn mq_claim_with(
+        queue: *mut mq_queue,
+        opts: *const mq_claim_opts,
+        out: *mut *mut mq_lease,
+        err: *mut mq_error,
+    ) -> mq_status;
+
     pub fn mq_lease_deadline(lease: *const mq_lease) -> f64;
 
     pub fn mq_queue_set_repair_interval(queue: *mut mq_queue, interval_s: f64, err: *mut mq_error) -> mq_status;

@@ -3,13 +3,16 @@
 //!
 //! 1. Names: every `MQ_API` function, `#define MQ_*`/enumerator constant and `mq_*`
 //!    type of the header is declared in `src/lib.rs`, and nothing else is.
+//!    Every struct of the header with fields (`mq_error`, the options structs) has
+//!    the same fields, in the same order, in `src/lib.rs` and in this test's lists.
 //! 2. Signatures and layout: a C file generated from `src/lib.rs` assigns every
 //!    header function to a function pointer of the type the Rust declaration spells
 //!    (compiled with -Werror, so any changed parameter, const-ness or return type
-//!    fails), static-asserts every constant's value and `mq_error`'s size, alignment
-//!    and field offsets as Rust sees them, links against the library (every function
-//!    is exported) and runs (the library loads and reports the version pkg-config
-//!    found).
+//!    fails), static-asserts every constant's value and each struct's size,
+//!    alignment, field offsets and field types as Rust sees them, links against the
+//!    library (every function is exported) and runs: the library loads and reports the
+//!    version pkg-config found, and each `_INIT` macro and `_init` function gives the
+//!    values of the crate's `_INIT` constant.
 //!
 //! Needs a C compiler: `$CC`, else `cc`.
 
@@ -135,10 +138,20 @@ struct RustFn {
 
 fn rust_functions() -> Vec<RustFn> {
     let src = strip_rust_comments(CRATE_SOURCE);
-    let start = src.find("extern \"C\" {").expect("the extern block") + "extern \"C\" {".len();
-    let body = &src[start..];
-    let body = &body[..body.rfind('}').unwrap()];
-    body.split(';')
+    // Every `extern "C" { ... }` block (the declarations follow the header's order, so
+    // the options structs sit between two blocks); none holds a brace of its own.
+    let mut bodies = Vec::new();
+    let mut rest = src.as_str();
+    while let Some(start) = rest.find("extern \"C\" {") {
+        let body = &rest[start + "extern \"C\" {".len()..];
+        let end = body.find('}').expect("the end of an extern block");
+        bodies.push(&body[..end]);
+        rest = &body[end..];
+    }
+    assert!(!bodies.is_empty(), "no extern block");
+    bodies
+        .join(";")
+        .split(';')
         .map(|d| d.split_whitespace().collect::<Vec<_>>().join(" "))
         .filter(|d| !d.is_empty())
         .map(|d| {
@@ -163,6 +176,136 @@ fn rust_constants() -> BTreeSet<String> {
         .filter_map(|l| l.trim().strip_prefix("pub const ")?.split(':').next().map(str::to_string))
         .filter(|n| n.starts_with("MQ_"))
         .collect()
+}
+
+/// The fields (name, Rust type) of every `#[repr(C)] pub struct mq_*` with fields in
+/// src/lib.rs, in declaration order.
+fn rust_structs() -> Vec<(String, Vec<(String, String)>)> {
+    let src = strip_rust_comments(CRATE_SOURCE);
+    let mut out = Vec::new();
+    let mut rest = src.as_str();
+    while let Some(i) = rest.find("pub struct mq_") {
+        let decl = &rest[i + "pub struct ".len()..];
+        let name: String = decl.chars().take_while(|&c| is_ident_char(c)).collect();
+        let open = decl.find('{').unwrap();
+        let close = decl.find('}').unwrap();
+        let fields = decl[open + 1..close]
+            .split(',')
+            .map(str::trim)
+            .filter(|f| !f.is_empty())
+            .map(|f| {
+                let (n, t) = f.strip_prefix("pub ").unwrap_or(f).split_once(':').expect("name: type");
+                (n.trim().to_string(), t.split_whitespace().collect::<Vec<_>>().join(" "))
+            })
+            .collect();
+        out.push((name, fields));
+        rest = &decl[close..];
+    }
+    out
+}
+
+/// The field names of `typedef struct NAME { ... } NAME;` in the header, in order
+/// (opaque handles have none and are left out).
+fn header_struct_fields() -> Vec<(String, Vec<String>)> {
+    let text = header_declarations();
+    let mut out = Vec::new();
+    for decl in text.split("typedef struct").skip(1) {
+        let name: String = decl.trim_start().chars().take_while(|&c| is_ident_char(c)).collect();
+        let (Some(open), Some(close)) = (decl.find('{'), decl.find('}')) else { continue };
+        if decl[..open].contains(';') {
+            continue; // an opaque `typedef struct mq_x mq_x;` before the next struct
+        }
+        let fields = decl[open + 1..close]
+            .split(';')
+            .map(str::trim)
+            .filter(|f| !f.is_empty())
+            .map(|f| {
+                let f = f.split('[').next().unwrap(); // char message[504]
+                f.rsplit(|c: char| !is_ident_char(c)).next().unwrap().to_string()
+            })
+            .collect();
+        out.push((name, fields));
+    }
+    out
+}
+
+/// The constants whose value is a struct (the header's `_INIT` macros).
+fn rust_struct_constants() -> BTreeSet<String> {
+    struct_constant_values().into_iter().map(|(name, _)| name.to_string()).collect()
+}
+
+/// A value of an options field, as the C check prints it (`(double)` of a number, 1
+/// or 0 for a set or NULL pointer).
+trait AsNumber {
+    fn as_number(&self) -> f64;
+}
+impl AsNumber for std::ffi::c_uint {
+    fn as_number(&self) -> f64 {
+        *self as f64
+    }
+}
+impl AsNumber for std::ffi::c_int {
+    fn as_number(&self) -> f64 {
+        *self as f64
+    }
+}
+impl AsNumber for usize {
+    fn as_number(&self) -> f64 {
+        *self as f64
+    }
+}
+impl AsNumber for f64 {
+    fn as_number(&self) -> f64 {
+        *self
+    }
+}
+impl<T> AsNumber for *const T {
+    fn as_number(&self) -> f64 {
+        if self.is_null() {
+            0.0
+        } else {
+            1.0
+        }
+    }
+}
+impl<T> AsNumber for *mut T {
+    fn as_number(&self) -> f64 {
+        self.cast_const().as_number()
+    }
+}
+
+/// (constant, [(field, value)]) of every struct constant of the crate, as Rust sees it.
+fn struct_constant_values() -> Vec<(&'static str, Vec<(&'static str, f64)>)> {
+    macro_rules! values {
+        ($($name:ident { $($field:ident),* $(,)? })*) => {
+            vec![$((stringify!($name), vec![$((stringify!($field), sys::$name.$field.as_number())),*])),*]
+        };
+    }
+    values! {
+        MQ_PUBLISH_OPTS_INIT { version, priority, not_before }
+        MQ_CLAIM_OPTS_INIT { version, worker_id, visibility_s, min_priority, max_events, timeout_s, cancel }
+    }
+}
+
+/// The Rust layout of every struct of the crate: (name, size, align, [(field, offset)]).
+type Layout = (&'static str, usize, usize, Vec<(&'static str, usize)>);
+
+fn struct_layouts() -> Vec<Layout> {
+    macro_rules! layouts {
+        ($($ty:ident { $($field:ident),* $(,)? })*) => {
+            vec![$((
+                stringify!($ty),
+                size_of::<sys::$ty>(),
+                align_of::<sys::$ty>(),
+                vec![$((stringify!($field), offset_of!(sys::$ty, $field))),*],
+            )),*]
+        };
+    }
+    layouts! {
+        mq_error { status, server_code, message }
+        mq_publish_opts { version, priority, not_before }
+        mq_claim_opts { version, worker_id, visibility_s, min_priority, max_events, timeout_s, cancel }
+    }
 }
 
 fn rust_types() -> BTreeSet<String> {
@@ -201,6 +344,7 @@ fn c_type(rust: &str) -> String {
     match t {
         "c_char" => "char".into(),
         "c_int" => "int".into(),
+        "c_uint" => "unsigned int".into(),
         "c_void" => "void".into(),
         "f64" => "double".into(),
         "usize" => "size_t".into(),
@@ -237,6 +381,8 @@ fn constant_values() -> Vec<(&'static str, i128)> {
         MQ_ERR_SERVER,
         MQ_ERR_NOMEM,
         MQ_ERR_INTERNAL,
+        MQ_PUBLISH_OPTS_VERSION,
+        MQ_CLAIM_OPTS_VERSION,
     ]
 }
 
@@ -259,8 +405,22 @@ fn header_names_match_crate() {
     let mut problems = diff("function", &header_fns, &rust_fns);
     problems.extend(diff("constant", &header_constants(), &rust_constants()));
     problems.extend(diff("type", &header_types(), &rust_types()));
-    let listed: BTreeSet<String> = constant_values().iter().map(|(n, _)| n.to_string()).collect();
+    let mut listed: BTreeSet<String> = constant_values().iter().map(|(n, _)| n.to_string()).collect();
+    listed.extend(rust_struct_constants());
     problems.extend(diff("constant (values checked by this test)", &rust_constants(), &listed));
+    // Struct fields: the header's, the crate's, and the ones this test checks agree.
+    let header_structs: std::collections::BTreeMap<String, Vec<String>> = header_struct_fields().into_iter().collect();
+    let rust_structs: std::collections::BTreeMap<String, Vec<String>> =
+        rust_structs().into_iter().map(|(name, fields)| (name, fields.into_iter().map(|(f, _)| f).collect())).collect();
+    let checked: std::collections::BTreeMap<String, Vec<String>> = struct_layouts()
+        .into_iter()
+        .map(|(name, _, _, fields)| (name.to_string(), fields.iter().map(|(f, _)| f.to_string()).collect()))
+        .collect();
+    for (what, other) in [("mongomq-sys", &rust_structs), ("this test's layout list", &checked)] {
+        if &header_structs != other {
+            problems.push(format!("struct fields differ: mongomq.h {header_structs:?}, {what} {other:?}"));
+        }
+    }
     assert!(problems.is_empty(), "header and crate disagree:\n  {}", problems.join("\n  "));
 }
 
@@ -268,24 +428,30 @@ fn header_names_match_crate() {
 fn header_signatures_and_layout_match_crate() {
     let mut c = String::from("#include <stddef.h>\n#include <stdint.h>\n#include <stdio.h>\n#include <mongomq.h>\n\n");
     let mut assert = |cond: String, what: &str| c.push_str(&format!("_Static_assert({cond}, \"{what}\");\n"));
-    assert(format!("sizeof(mq_error) == {}", size_of::<sys::mq_error>()), "sizeof(mq_error)");
-    assert(format!("_Alignof(mq_error) == {}", align_of::<sys::mq_error>()), "alignof(mq_error)");
-    assert(
-        format!("offsetof(mq_error, status) == {}", offset_of!(sys::mq_error, status)),
-        "offsetof(mq_error, status)",
-    );
-    assert(
-        format!("offsetof(mq_error, server_code) == {}", offset_of!(sys::mq_error, server_code)),
-        "offsetof(mq_error, server_code)",
-    );
-    assert(
-        format!("offsetof(mq_error, message) == {}", offset_of!(sys::mq_error, message)),
-        "offsetof(mq_error, message)",
-    );
-    assert(
-        format!("sizeof(((mq_error *)0)->message) == {}", size_of::<[std::ffi::c_char; 504]>()),
-        "sizeof(mq_error.message)",
-    );
+    let rust_types: std::collections::BTreeMap<String, Vec<(String, String)>> = rust_structs().into_iter().collect();
+    for (name, size, align, fields) in struct_layouts() {
+        assert(format!("sizeof({name}) == {size}"), &format!("sizeof({name})"));
+        assert(format!("_Alignof({name}) == {align}"), &format!("alignof({name})"));
+        for (field, offset) in &fields {
+            assert(format!("offsetof({name}, {field}) == {offset}"), &format!("offsetof({name}, {field})"));
+        }
+        for (field, rust_type) in &rust_types[name] {
+            if let Some(array) = rust_type.strip_prefix('[') {
+                let (elem, len) = array.trim_end_matches(']').split_once(';').expect("[T; N]");
+                let (elem, len) = (c_type(elem), len.trim());
+                assert(
+                    format!("sizeof((({name} *)0)->{field}) == {len} * sizeof({elem})"),
+                    &format!("{name}.{field}: {rust_type}"),
+                );
+            } else {
+                let c = c_type(rust_type);
+                assert(
+                    format!("_Generic((({name} *)0)->{field}, {c}: 1, default: 0)"),
+                    &format!("{name}.{field}: {rust_type}"),
+                );
+            }
+        }
+    }
     assert(format!("sizeof(mq_status) == {}", size_of::<sys::mq_status>()), "sizeof(mq_status)");
     for (name, value) in constant_values() {
         assert(format!("{name} == {value}"), name);
@@ -300,7 +466,32 @@ fn header_signatures_and_layout_match_crate() {
         let ret = f.ret.as_deref().map_or("void".to_string(), c_type);
         c.push_str(&format!("{ret} (*const check_{name})({params}) = {name};\n", name = f.name));
     }
-    c.push_str("\nint main(void) {\n    printf(\"%s\\n\", mq_version());\n    return 0;\n}\n");
+    // main prints the version, then each struct constant's fields as the C macro and
+    // the _init function give them: `NAME.field=value` and `NAME()init.field=value`.
+    c.push_str("\nint main(void) {\n    printf(\"%s\\n\", mq_version());\n");
+    for (name, fields) in struct_constant_values() {
+        let ty = name.strip_suffix("_INIT").unwrap().to_lowercase(); // mq_claim_opts
+        let version = format!("{}_VERSION", name.strip_suffix("_INIT").unwrap());
+        c.push_str(&format!(
+            "    {{\n        {ty} m = {name}, f;\n        if ({ty}_init(&f, {version}) != MQ_OK) return 2;\n"
+        ));
+        for (field, _) in &fields {
+            let number = |v: &str| {
+                if rust_types[&ty].iter().any(|(f, t)| f == field && t.starts_with('*')) {
+                    format!("({v}.{field} ? 1.0 : 0.0)")
+                } else {
+                    format!("(double){v}.{field}")
+                }
+            };
+            c.push_str(&format!(
+                "        printf(\"{name}.{field}=%.17g\\n{name}()init.{field}=%.17g\\n\", {}, {});\n",
+                number("m"),
+                number("f")
+            ));
+        }
+        c.push_str("    }\n");
+    }
+    c.push_str("    return 0;\n}\n");
 
     let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("header-check");
     fs::create_dir_all(&dir).unwrap();
@@ -337,8 +528,22 @@ fn header_signatures_and_layout_match_crate() {
     run.env("LD_LIBRARY_PATH", env::join_paths(ld).unwrap());
     let out = run.output().expect("run the header check");
     assert!(out.status.success(), "the header check program failed: {:?}", out);
-    let version = String::from_utf8(out.stdout).unwrap();
-    assert_eq!(version.trim(), env!("MONGOMQ_SYS_VERSION"), "the C program's mq_version()");
+    let printed = String::from_utf8(out.stdout).unwrap();
+    let mut lines = printed.lines();
+    assert_eq!(lines.next().map(str::trim), Some(env!("MONGOMQ_SYS_VERSION")), "the C program's mq_version()");
+    let c_values: std::collections::BTreeMap<&str, f64> = lines
+        .map(|l| {
+            let (k, v) = l.split_once('=').expect("NAME.field=value");
+            (k, v.parse::<f64>().expect("a number"))
+        })
+        .collect();
+    for (name, fields) in struct_constant_values() {
+        for (field, rust) in fields {
+            for key in [format!("{name}.{field}"), format!("{name}()init.{field}")] {
+                assert_eq!(c_values.get(key.as_str()), Some(&rust), "{key}: C's value and mongomq-sys's {name}");
+            }
+        }
+    }
 }
 
 #[test]
@@ -365,4 +570,26 @@ fn parser_sees_drift() {
     assert_eq!(diff("function", &header, &rust), vec!["function `mq_new_call` is in mongomq.h but not in mongomq-sys"]);
     assert_eq!(c_type("*mut *mut mq_lease"), "mq_lease * *");
     assert_eq!(c_type("*const c_char"), "char const *");
+}
+
+#[test]
+fn options_init_matches_crate_constants() {
+    // The _init functions (what an FFI caller without the macros uses) fill what the
+    // crate's _INIT constants hold; a version the library does not know is MQ_ERR_ARG.
+    let mut publish = sys::mq_publish_opts { version: 0, priority: 7, not_before: 9.0 };
+    // SAFETY: publish is a valid, writable mq_publish_opts.
+    assert_eq!(unsafe { sys::mq_publish_opts_init(&mut publish, sys::MQ_PUBLISH_OPTS_VERSION) }, sys::MQ_OK);
+    assert_eq!(publish, sys::MQ_PUBLISH_OPTS_INIT);
+    let mut claim = sys::MQ_CLAIM_OPTS_INIT;
+    claim.visibility_s = 1.0;
+    claim.max_events = 9;
+    // SAFETY: claim is a valid, writable mq_claim_opts.
+    assert_eq!(unsafe { sys::mq_claim_opts_init(&mut claim, sys::MQ_CLAIM_OPTS_VERSION) }, sys::MQ_OK);
+    assert_eq!(claim, sys::MQ_CLAIM_OPTS_INIT);
+    for version in [0, sys::MQ_CLAIM_OPTS_VERSION + 1] {
+        // SAFETY: as above.
+        assert_eq!(unsafe { sys::mq_claim_opts_init(&mut claim, version) }, sys::MQ_ERR_ARG, "version {version}");
+        // SAFETY: as above.
+        assert_eq!(unsafe { sys::mq_publish_opts_init(&mut publish, version) }, sys::MQ_ERR_ARG, "version {version}");
+    }
 }
