@@ -22,6 +22,7 @@ PACKAGES=(
     ruby               # the Ruby gem (bindings/ruby): Ruby 3.1, mkmf, minitest
     ruby-dev           # and its headers
     clang              # libFuzzer harnesses (fuzz/)
+    clang-format       # the C and C++ style (.clang-format, scripts/format.sh)
     libclang-rt-14-dev # libFuzzer's and the sanitizers' runtime for clang
     openssl            # the TLS test's CA and certificate (tests/faults)
 )
