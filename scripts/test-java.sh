@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# Builds the Java package (bindings/java: SWIG + the JNI library + the jar), runs its
-# JUnit suite, then the loading test as a user would: the README's example
-# (bindings/java/examples/Example.java) in a directory outside the repository, with
-# only the built jar on the classpath, no -Djava.library.path and no LD_LIBRARY_PATH.
+# Builds the Java package (bindings/java: SWIG through scripts/swig-generate.sh java, the
+# JNI library, the jar), runs its JUnit suite, checks with scripts/contract-scenarios.py
+# that every CONTRACT scenario passed under its name, then runs the README's examples
+# as a user would (bindings/java/examples: Producer.java, then OrderWorker.java, which
+# ends once the queue is idle) in a directory outside the repository, with only the
+# built jar on the classpath, no -Djava.library.path and no LD_LIBRARY_PATH.
 #
 # Needs a JDK 17 and Maven (Debian: openjdk-17-jdk-headless maven; installed here if
 # missing) and what scripts/stage.sh needs to build libmongomq. Uses the server named
@@ -43,16 +45,37 @@ echo "test-java: server $MONGOMQ_TEST_URI"
 echo "== java: build and JUnit suite (mvn package) =="
 mvn -B -ntp package
 
-echo "== java: the README example with only the jar (no java.library.path, no LD_LIBRARY_PATH) =="
+echo "== java: every CONTRACT scenario passed under its name =="
+python3 "$ROOT/scripts/contract-scenarios.py" check java target/surefire-reports
+
+echo "== java: the README examples with only the jar (no java.library.path, no LD_LIBRARY_PATH) =="
 # The jar is named for the project's version in pom.xml (its first <version>: the artifact's).
 VERSION="$(sed -n 's|^  <version>\(.*\)</version>$|\1|p' pom.xml | head -1)"
 JAR="mongomq-$VERSION.jar"
-cp "target/$JAR" examples/Example.java "$WORK/"
+DB="mqt_java_examples_$$"
+cp "target/$JAR" examples/Producer.java examples/OrderWorker.java "$WORK/"
+# The examples' queue is left for the worker to drain; this drops it afterwards.
+cat >"$WORK/DropQueue.java" <<'JAVA'
+import org.mongomq.Client;
+import org.mongomq.MongoMqQueue;
+
+public class DropQueue {
+    public static void main(String[] args) {
+        try (Client c = Client.connect(args[0]); MongoMqQueue q = c.queue(args[1], args[2])) {
+            q.drop();
+        }
+    }
+}
+JAVA
 (
     cd "$WORK"
-    env -u LD_LIBRARY_PATH javac -cp "$JAR" -d classes Example.java
-    env -u LD_LIBRARY_PATH java -cp "$JAR:classes" Example "$MONGOMQ_TEST_URI" | tee out.txt
-    grep -q '^claimed customer-17 seq ' out.txt
-    grep -q '^messages left: 0' out.txt
+    trap 'env -u LD_LIBRARY_PATH java -cp "$JAR:classes" DropQueue "$MONGOMQ_TEST_URI" "$DB" orders' EXIT
+    env -u LD_LIBRARY_PATH javac -cp "$JAR" -d classes Producer.java OrderWorker.java DropQueue.java
+    env -u LD_LIBRARY_PATH java -cp "$JAR:classes" Producer "$MONGOMQ_TEST_URI" "$DB" | tee produced.txt
+    grep -q '^published a batch of 3 from seq 6$' produced.txt
+    env -u LD_LIBRARY_PATH timeout 120 java -cp "$JAR:classes" OrderWorker "$MONGOMQ_TEST_URI" "$DB" | tee worked.txt
+    grep -q '^handled customer-99 seq 5 (attempt 1): {remind=true}$' worked.txt
+    [[ $(grep -c '^handled ' worked.txt) == 8 ]]
+    grep -q '^stopped: messages left: 0, dead letters: 0$' worked.txt
 )
-echo "test-java: standalone jar example OK"
+echo "test-java: standalone jar examples OK"

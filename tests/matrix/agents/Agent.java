@@ -11,15 +11,17 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import org.mongomq.ClaimOptions;
 import org.mongomq.Client;
 import org.mongomq.Lease;
 import org.mongomq.LeaseLostException;
-import org.mongomq.Queue;
+import org.mongomq.MongoMqQueue;
+import org.mongomq.PublishOptions;
 
 public class Agent {
     static Client client;
-    static final Map<String, Queue> queues = new HashMap<>();
-    static Queue heldQ;
+    static final Map<String, MongoMqQueue> queues = new HashMap<>();
+    static MongoMqQueue heldQ;
     static Lease held;
 
     static String fnv(byte[] b) {
@@ -65,18 +67,18 @@ public class Agent {
         return Duration.ofNanos((long) (Double.parseDouble(s) * 1e9));
     }
 
-    static String record(Queue q, Lease l) {
+    static String record(MongoMqQueue q, Lease l) {
         byte[] ev = l.event();
         return String.format("%d,%s,%d,%d,%s,%.6f", l.seq(), hex(l.group().getBytes(StandardCharsets.UTF_8)),
                 l.attempts(), ev.length, fnv(ev), epoch(q.now()));
     }
 
-    static Lease claim(Queue q, String wait, String vis) {
-        Optional<Lease> l = q.claimWait(secs(vis), 0, secs(wait));
+    static Lease claim(MongoMqQueue q, String wait, String vis) {
+        Optional<Lease> l = q.claim(ClaimOptions.defaults().visibility(secs(vis)).wait(secs(wait)));
         return l.orElse(null);
     }
 
-    static String ack(Queue q, Lease l) {
+    static String ack(MongoMqQueue q, Lease l) {
         try {
             q.ack(l);
             return "acked";
@@ -93,19 +95,19 @@ public class Agent {
             held = null;
             return "ok " + st;
         }
-        Queue q = queues.computeIfAbsent(w[1] + " " + w[2], k -> client.queue(w[1], w[2]));
+        MongoMqQueue q = queues.computeIfAbsent(w[1] + " " + w[2], k -> client.queue(w[1], w[2]));
         switch (w[0]) {
             case "publish": {
                 String group = new String(unhex(w[3]), StandardCharsets.UTF_8);
                 byte[] data = specBytes(w[6]);
-                int prio = Integer.parseInt(w[4]);
+                PublishOptions opts = PublishOptions.defaults().priority(Integer.parseInt(w[4]));
                 double delay = Double.parseDouble(w[5]);
                 if (delay > 0) {
                     Instant at = q.now().plusNanos((long) (delay * 1e9));
-                    long seq = q.publishAt(group, data, prio, at);
+                    long seq = q.publish(group, data, opts.notBefore(at));
                     return String.format("ok %d %.6f", seq, epoch(at));
                 }
-                return "ok " + q.publish(group, data, prio) + " 0";
+                return "ok " + q.publish(group, data, opts) + " 0";
             }
             case "claim": {
                 List<String> out = new ArrayList<>(List.of("ok"));
@@ -169,7 +171,7 @@ public class Agent {
             out.println(reply);
             out.flush();
         }
-        for (Queue q : queues.values()) q.close();
+        for (MongoMqQueue q : queues.values()) q.close();
         client.close();
     }
 }

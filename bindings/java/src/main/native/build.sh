@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Called by Maven (exec-maven-plugin, generate-sources):
 #   build.sh JAVA_HOME TARGET_DIR
-# 1. SWIG (the project's pinned one, scripts/swig.sh) generates the raw Java classes
-#    (TARGET/generated-sources/swig, package org.mongomq.internal) and the JNI C
-#    wrapper from bindings/swig/mongomq.i + lang/java.i.
+# 1. scripts/swig-generate.sh java (the one place SWIG code is generated, with the
+#    project's pinned SWIG) makes the raw Java classes (TARGET/generated-sources/swig,
+#    package org.mongomq.internal) and the JNI C wrapper from bindings/swig/mongomq.i +
+#    lang/java.i.
 # 2. cc compiles the wrapper into libmongomq_java.so, linked against libmongomq.so.0
 #    with RPATH $ORIGIN, so that the copy of libmongomq.so.0 the jar carries beside it
 #    is found wherever both are extracted.
@@ -40,9 +41,7 @@ OBJ="$TARGET/native"
 rm -rf "$GEN" "$RES"
 mkdir -p "$GEN" "$RES" "$OBJ"
 
-bash "$ROOT/scripts/swig.sh" -java -package org.mongomq.internal -outdir "$GEN" \
-    -I"$PREFIX/include" -I"$ROOT/bindings/swig" \
-    -o "$OBJ/mongomq_java_wrap.c" "$JAVA_ROOT/src/main/swig/mongomq_java.i"
+bash "$ROOT/scripts/swig-generate.sh" java "$GEN" "$OBJ/mongomq_java_wrap.c"
 
 # -fno-strict-aliasing: SWIG's Java wrappers pun pointers through jlong.
 "${CC:-cc}" -shared -fPIC -O2 -g0 -fno-strict-aliasing -Wall \

@@ -5,7 +5,7 @@ import java.nio.charset.StandardCharsets;
 import org.mongomq.internal.mongomq_raw;
 
 /**
- * Events to publish together with {@link Queue#publish(Batch)}: 3 server commands for
+ * Events to publish together with {@link MongoMqQueue#publish(Batch)}: 3 server commands for
  * the whole batch. The batch copies each event; it may be published again (new seqs).
  * Its methods are synchronized, so sharing one between threads is safe (if rarely useful).
  */
@@ -18,29 +18,38 @@ public final class Batch implements AutoCloseable {
         this.cleanable = Native.CLEANER.register(this, handle);
     }
 
-    /** Adds an event (checked as {@link Queue#publish(String, byte[], int)} checks it). */
-    public synchronized Batch add(String groupId, byte[] event, int priority) {
+    /**
+     * Adds an event, published with {@code options} (its priority, and a not-before
+     * time: a batch event may be scheduled); checked as
+     * {@link MongoMqQueue#publish(String, byte[], PublishOptions)} checks it.
+     */
+    public synchronized Batch add(String groupId, byte[] event, PublishOptions options) {
         Native.group(groupId);
         Native.event(event);
-        Native.priority("priority", priority);
+        if (options == null) throw new IllegalArgumentException("options must not be null");
         long b = handle.acquire();
         try {
-            mongomq_raw.mqs_batch_add(b, groupId, event, priority);
+            mongomq_raw.mqs_batch_add_at(b, groupId, event, options.priority(), options.notBeforeEpochSeconds());
         } finally {
             handle.release();
         }
         return this;
     }
 
-    /** Adds an event at priority 0. */
+    /** Adds an event with the default options (priority 0, due at once). */
     public Batch add(String groupId, byte[] event) {
-        return add(groupId, event, 0);
+        return add(groupId, event, PublishOptions.defaults());
     }
 
-    /** Adds a text event (UTF-8). */
-    public Batch add(String groupId, String event, int priority) {
+    /** Adds a text event (its UTF-8 bytes). */
+    public Batch add(String groupId, String event, PublishOptions options) {
         if (event == null) throw new IllegalArgumentException("event must not be null");
-        return add(groupId, event.getBytes(StandardCharsets.UTF_8), priority);
+        return add(groupId, event.getBytes(StandardCharsets.UTF_8), options);
+    }
+
+    /** Adds a text event with the default options. */
+    public Batch add(String groupId, String event) {
+        return add(groupId, event, PublishOptions.defaults());
     }
 
     /** The number of events added. */

@@ -29,23 +29,25 @@ public final class Client implements AutoCloseable {
     public static Client connect(String uri) {
         if (uri == null) throw new IllegalArgumentException("uri must not be null");
         Native.text("uri", uri);
+        LogPump.installDefault(); // before the client, whose URI warnings are the first lines
         return new Client(mongomq_raw.mqs_client_new(uri));
     }
 
     /**
      * Opens the queue {@code db.prefix_*}, creating its indexes and measuring the
-     * server's clock (so an unreachable server shows up here as a {@link ConnectException}).
+     * server's clock (so an unreachable server shows up here as a
+     * {@link MongoMqConnectException}).
      *
      * @param db     database name; null for "mongomq"
      * @param prefix collection prefix; null for "mq"
      */
-    public Queue queue(String db, String prefix) {
+    public MongoMqQueue queue(String db, String prefix) {
         Native.text("db", db);
         Native.text("prefix", prefix);
         long c = handle.acquire(); // held by the queue until it is freed
         try {
             long q = mongomq_raw.mqs_queue_new(c, db, prefix);
-            return new Queue(this, handle, q, (db == null ? "mongomq" : db) + "." + (prefix == null ? "mq" : prefix));
+            return new MongoMqQueue(this, handle, q, (db == null ? "mongomq" : db) + "." + (prefix == null ? "mq" : prefix));
         } catch (RuntimeException | Error e) {
             handle.release();
             throw e;
@@ -78,11 +80,20 @@ public final class Client implements AutoCloseable {
 
     /**
      * Routes libmongoc's log (the driver's lines: connection trouble, URI warnings, ...)
-     * to {@code handler}, or silences it ({@code null}). Process-wide: this
-     * <b>replaces libmongoc's process-wide log handler</b> (by default libmongoc prints
-     * to stderr), for every user of libmongoc in the process, so a program that sets
-     * libmongoc's handler itself should not call this. mongomq never calls it on its
-     * own; {@code null} silences libmongoc (it does not bring back the stderr default).
+     * to {@code handler}, or silences it ({@code null}), replacing the default.
+     *
+     * <p><b>The default</b>: when the first {@code Client} is made, mongomq routes
+     * libmongoc's log into {@link System.Logger} "mongomq" ({@link LogHandler#systemLogger()}:
+     * levels 0 and 1 as ERROR, 2 WARNING, 3 and 4 INFO, 5 and 6 DEBUG), so it follows
+     * the program's logging configuration instead of libmongoc printing to stderr. A
+     * program that uses libmongoc itself and keeps its own handler either starts the JVM
+     * with the environment variable {@code MONGOMQ_LIBMONGOC_LOG=keep} (mongomq then
+     * never installs its default) or calls this method before its first client (an
+     * explicit handler, or null to silence, replaces the default for good).
+     *
+     * <p>Process-wide: this replaces libmongoc's process-wide log handler, for every
+     * user of libmongoc in the process. {@code null} silences libmongoc (it does not
+     * bring back libmongoc's stderr default).
      *
      * <p>libmongoc's lines are buffered in C (up to 1024; beyond that the oldest are
      * dropped) and handed to {@code handler} on one daemon thread of the binding's,

@@ -24,10 +24,10 @@ final class Handle implements Runnable {
         this.destroy = destroy;
     }
 
-    /** The pointer, for one call; the closed error after close. */
+    /** The pointer, for one call; {@link ClosedException} after close. */
     long acquire() {
         synchronized (this) {
-            if (closed) throw MongoMqException.closed(what);
+            if (closed) throw new ClosedException(what);
             users++;
             return ptr;
         }

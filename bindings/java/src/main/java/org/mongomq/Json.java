@@ -7,21 +7,29 @@ import java.util.Map;
 
 /**
  * A small JSON reader for the JSON texts the library returns (mq_stats_json,
- * mq_peek_json, mq_dead_list_json): objects
- * become Map, arrays List, integers Long, other numbers Double, plus String, Boolean and
- * null. Written here rather than taken from Jackson so that the jar needs nothing else
+ * mq_peek_json, mq_dead_list_json) and for {@link Lease#json()}: objects become Map,
+ * arrays List, integers Long (BigInteger beyond long), other numbers Double, plus
+ * String, Boolean and null. Written here rather than taken from Jackson so that the jar needs nothing else
  * on the classpath. Strict: anything that is not JSON is an IllegalStateException.
  */
 final class Json {
     private final String s;
+    private final String what;
     private int i;
 
-    private Json(String s) {
+    private Json(String s, String what) {
         this.s = s;
+        this.what = what;
     }
 
+    /** Parses the library's JSON. */
     static Object parse(String text) {
-        Json p = new Json(text);
+        return parse(text, "the library");
+    }
+
+    /** Parses JSON from {@code what} (named in the error). */
+    static Object parse(String text, String what) {
+        Json p = new Json(text, what);
         p.ws();
         Object v = p.value();
         p.ws();
@@ -30,7 +38,7 @@ final class Json {
     }
 
     private IllegalStateException error(String what) {
-        return new IllegalStateException("mongomq: bad JSON from the library at " + i + ": " + what);
+        return new IllegalStateException("mongomq: bad JSON from " + this.what + " at " + i + ": " + what);
     }
 
     private void ws() {
@@ -172,7 +180,12 @@ final class Json {
         String t = s.substring(start, i);
         if (t.isEmpty() || t.equals("-")) throw error("unexpected character");
         try {
-            return real ? (Object) Double.parseDouble(t) : (Object) Long.parseLong(t);
+            if (real) return Double.parseDouble(t);
+            try {
+                return Long.parseLong(t);
+            } catch (NumberFormatException tooLong) {
+                return new java.math.BigInteger(t); // digits beyond long
+            }
         } catch (NumberFormatException ex) {
             throw error("bad number " + t);
         }

@@ -1,6 +1,10 @@
 package org.mongomq;
 
 import java.lang.ref.Cleaner;
+import java.nio.ByteBuffer;
+import java.nio.charset.CharacterCodingException;
+import java.nio.charset.CodingErrorAction;
+import java.nio.charset.StandardCharsets;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -11,12 +15,12 @@ import org.mongomq.internal.mongomq_raw;
  * A claimed group: its head event and, for a batch claim, the events after it, in
  * publish order. A plain value: it may outlive the queue it came from.
  *
- * <p>Its fields are copied out of the C lease once, at the claim. {@link Queue#ack},
- * {@link Queue#nack} and {@link Queue#unclaim} finish the lease: they free its C side
- * at once (a later ack, nack, unclaim or extend of it is a {@link LeaseLostException});
- * the fields stay readable until {@link #close()}. A lease that is neither finished nor
- * closed is freed by the garbage collector. After close, every method throws the closed
- * error.
+ * <p>Its fields are copied out of the C lease once, at the claim. {@link MongoMqQueue#ack},
+ * {@link MongoMqQueue#nack} and {@link MongoMqQueue#unclaim} finish the lease: they
+ * free its C side at once (a later ack, nack, unclaim or extend of it is a
+ * {@link LeaseLostException}); the fields stay readable until {@link #close()}. A lease
+ * that is neither finished nor closed is freed by the garbage collector. After close,
+ * every method throws {@link ClosedException}.
  */
 public final class Lease implements AutoCloseable {
     private final Handle handle;
@@ -51,7 +55,7 @@ public final class Lease implements AutoCloseable {
     }
 
     private void open() {
-        if (closed) throw MongoMqException.closed("lease");
+        if (closed) throw new ClosedException("lease");
     }
 
     /** The head event's sequence number. */
@@ -72,6 +76,45 @@ public final class Lease implements AutoCloseable {
         return events.get(0);
     }
 
+    /**
+     * The head event as text: its bytes decoded as UTF-8.
+     *
+     * @throws IllegalStateException the bytes are not valid UTF-8 (nothing is replaced)
+     */
+    public String text() {
+        return text(0);
+    }
+
+    /** The i-th event as text (0 is the head); as {@link #text()}. */
+    public String text(int i) {
+        open();
+        try {
+            return StandardCharsets.UTF_8.newDecoder().onMalformedInput(CodingErrorAction.REPORT)
+                    .onUnmappableCharacter(CodingErrorAction.REPORT).decode(ByteBuffer.wrap(events.get(i))).toString();
+        } catch (CharacterCodingException e) {
+            throw new IllegalStateException("the event (seq " + seqs[i] + ") is not valid UTF-8", e);
+        }
+    }
+
+    /**
+     * The head event parsed as JSON (its text, {@link #text()}), as plain Java values:
+     * an object is a {@code Map<String, Object>} (in the event's key order), an array a
+     * {@code List<Object>}, a whole number a {@code Long} (a {@code BigInteger} beyond
+     * long), any other number a {@code Double}, and {@code String}, {@code Boolean} or
+     * null. Without a JSON library on the classpath; for typed objects give
+     * {@link #text()} to the one you use.
+     *
+     * @throws IllegalStateException the event is not UTF-8 or not JSON
+     */
+    public Object json() {
+        return json(0);
+    }
+
+    /** The i-th event parsed as JSON (0 is the head); as {@link #json()}. */
+    public Object json(int i) {
+        return Json.parse(text(i), "the event (seq " + seqs[i] + ")");
+    }
+
     /** Deliveries of the head event so far: 1 on its first delivery. */
     public int attempts() {
         open();
@@ -84,7 +127,7 @@ public final class Lease implements AutoCloseable {
         return token;
     }
 
-    /** When the lease runs out, on the queue's clock; moved by {@link Queue#extend}. */
+    /** When the lease runs out, on the queue's clock; moved by {@link MongoMqQueue#extend}. */
     public Instant deadline() {
         open();
         return Native.instant(deadline);

@@ -5,7 +5,9 @@ import java.util.concurrent.locks.ReentrantLock;
 import org.mongomq.internal.mongomq_raw;
 
 /**
- * The process-wide log handler behind {@link Client#setLogHandler(LogHandler)}. The
+ * The process-wide log handler behind {@link Client#setLogHandler(LogHandler)} and the
+ * default one ({@link LogHandler#systemLogger()}, installed by the first
+ * {@link Client#connect} unless a handler was set before or MONGOMQ_LIBMONGOC_LOG=keep). The
  * SWIG shim's handler (mqs_log_capture) buffers libmongoc's lines in C, from any of
  * libmongoc's threads; one daemon thread of ours ("mongomq-log", started by the first
  * handler) takes them out (mqs_log_next) and calls the current handler. The library
@@ -22,31 +24,71 @@ final class LogPump {
     private static LogHandler handler;
     /** Guarded by LOCK; started once, runs for the life of the process. */
     private static Thread thread;
+    /** Guarded by LOCK: the default was installed, or a handler was set before it could be. */
+    private static boolean decided;
+
+    private static final System.Logger LOGGER = System.getLogger("mongomq");
+
+    /** libmongoc's levels as System.Logger's: 0, 1 ERROR; 2 WARNING; 3, 4 INFO; 5, 6 DEBUG. */
+    static System.Logger.Level level(int mongocLevel) {
+        if (mongocLevel <= 1) return System.Logger.Level.ERROR;
+        if (mongocLevel == 2) return System.Logger.Level.WARNING;
+        if (mongocLevel <= 4) return System.Logger.Level.INFO;
+        return System.Logger.Level.DEBUG;
+    }
+
+    static final LogHandler SYSTEM_LOGGER = (level, domain, message) -> {
+        System.Logger.Level l = level(level);
+        if (LOGGER.isLoggable(l)) LOGGER.log(l, domain.isEmpty() ? message : domain + ": " + message);
+    };
 
     /** How long one mqs_log_next waits for a line, in seconds. */
     private static final double POLL_S = 0.25;
 
     private LogPump() {}
 
-    static void set(LogHandler h) {
+    /**
+     * Called before every new client: the first time, unless a handler was set already
+     * or the environment says MONGOMQ_LIBMONGOC_LOG=keep (libmongoc's own handler, or
+     * the program's, stays), routes libmongoc's log into System.Logger "mongomq".
+     */
+    static void installDefault() {
         LOCK.lock();
         try {
-            handler = h;
-            if (h == null) {
-                mongomq_raw.mqs_log_silence();
-                return;
-            }
-            mongomq_raw.mqs_log_capture();
-            if (thread == null) {
-                Thread t = new Thread(LogPump::run, "mongomq-log");
-                t.setDaemon(true);
-                t.start();
-                thread = t;
-            }
-            HANDLER_SET.signalAll();
+            if (decided) return;
+            decided = true;
+            if ("keep".equals(System.getenv("MONGOMQ_LIBMONGOC_LOG"))) return;
+            install(SYSTEM_LOGGER);
         } finally {
             LOCK.unlock();
         }
+    }
+
+    static void set(LogHandler h) {
+        LOCK.lock();
+        try {
+            decided = true;
+            install(h);
+        } finally {
+            LOCK.unlock();
+        }
+    }
+
+    /** Under LOCK. */
+    private static void install(LogHandler h) {
+        handler = h;
+        if (h == null) {
+            mongomq_raw.mqs_log_silence();
+            return;
+        }
+        mongomq_raw.mqs_log_capture();
+        if (thread == null) {
+            Thread t = new Thread(LogPump::run, "mongomq-log");
+            t.setDaemon(true);
+            t.start();
+            thread = t;
+        }
+        HANDLER_SET.signalAll();
     }
 
     /** The log thread, for the tests. */

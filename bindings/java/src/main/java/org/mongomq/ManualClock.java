@@ -7,26 +7,26 @@ import org.mongomq.internal.mongomq_raw;
 
 /**
  * A clock for tests and simulations, set and advanced by the program: a queue given one
- * ({@link Queue#setClock(ManualClock)}) reads its time from it instead of the server's,
- * for {@link Queue#now()}, scheduled publishes, visibility and lease deadlines.
+ * ({@link MongoMqQueue#setClock(ManualClock)}) reads its time from it instead of the server's,
+ * for {@link MongoMqQueue#now()}, scheduled publishes, visibility and lease deadlines.
  * Thread-safe.
  *
  * <p>The time is kept in C (the library reads it from its own threads, never calling
  * into the JVM). A queue keeps every clock it was given until the queue is closed, so
  * {@link #close()} (or the garbage collector) may end this handle while queues still
  * run on it: they keep reading the time it was last set to. Closing only ends this
- * handle; its methods then throw the closed error ({@link Status#CLOSED}).
+ * handle; its methods then throw {@link ClosedException}.
  *
  * <pre>{@code
  * try (ManualClock clock = new ManualClock(Instant.parse("2030-01-01T00:00:00Z"))) {
  *     queue.setClock(clock);
- *     queue.publishAt("g", data, 0, clock.now().plusSeconds(60));
+ *     queue.publish("g", data, PublishOptions.defaults().notBefore(clock.now().plusSeconds(60)));
  *     clock.advance(Duration.ofSeconds(61)); // the event is due now
  * }
  * queue.setClock(null); // back to server time
  * }</pre>
  *
- * <p>A {@link Queue#claimWait} on a manual clock sleeps in real time until the due
+ * <p>A waiting claim ({@link ClaimOptions#wait(Duration)}) on a manual clock sleeps in real time until the due
  * times it knows of; advancing the clock does not wake it.
  */
 public final class ManualClock implements AutoCloseable {
@@ -101,7 +101,7 @@ public final class ManualClock implements AutoCloseable {
     public String toString() {
         try {
             return "ManualClock{" + now() + "}";
-        } catch (MongoMqException closed) {
+        } catch (ClosedException closed) {
             return "ManualClock{closed}";
         }
     }

@@ -7,9 +7,10 @@ import java.nio.charset.StandardCharsets;
  * gave one ({@link #serverCode()}), and the library's message. Unchecked.
  *
  * <p>Subclasses for the statuses callers test: {@link LeaseLostException},
- * {@link ConnectException}, {@link QueueInterruptedException}, {@link CancelledException}.
- * A bad argument is an {@link IllegalArgumentException} instead (its message names the
- * argument); use of a closed object is this class with {@link Status#CLOSED}.
+ * {@link MongoMqConnectException}, {@link QueueInterruptedException},
+ * {@link CancelledException}. A bad argument is an {@link IllegalArgumentException}
+ * instead (its message names the argument), and use of a closed object a
+ * {@link ClosedException}: neither is a failure of the queue.
  */
 public class MongoMqException extends RuntimeException {
     private static final long serialVersionUID = 1L;
@@ -28,6 +29,11 @@ public class MongoMqException extends RuntimeException {
         return status;
     }
 
+    /** The status's C name, from the library's {@code mq_status_name} ("MQ_LEASE_LOST", ...). */
+    public String statusName() {
+        return status.cName();
+    }
+
     /** The MongoDB error code, or 0. */
     public int serverCode() {
         return serverCode;
@@ -40,10 +46,6 @@ public class MongoMqException extends RuntimeException {
         return sb.append(')').toString();
     }
 
-    static MongoMqException closed(String what) {
-        return new MongoMqException(Status.CLOSED, 0, what + " is closed");
-    }
-
     /** Called by the JNI wrapper (lang/java.i) when a call fails; the wrapper throws the result. */
     static RuntimeException fromNative(int code, int serverCode, byte[] message) {
         String msg = new String(message, StandardCharsets.UTF_8);
@@ -54,7 +56,7 @@ public class MongoMqException extends RuntimeException {
             case LEASE_LOST:
                 return new LeaseLostException(serverCode, msg);
             case ERR_CONNECT:
-                return new ConnectException(serverCode, msg);
+                return new MongoMqConnectException(serverCode, msg);
             case INTERRUPTED:
                 return new QueueInterruptedException(msg);
             case CANCELLED:

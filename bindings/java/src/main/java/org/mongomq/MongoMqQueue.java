@@ -11,20 +11,21 @@ import org.mongomq.internal.mongomq_raw;
 /**
  * One queue ({@code mq_queue}: the collections {@code db.prefix_*}); thread-safe: any
  * number of threads may publish, claim, ack, nack, unclaim and extend through it at
- * once.
+ * once. (Named MongoMqQueue, not Queue, so that it never collides with
+ * {@code java.util.Queue} under wildcard imports.)
  *
  * <p>A queue keeps its {@link Client} alive. {@link #close()} frees it once no call on
- * it is running (a close while another thread waits in {@link #claimWait} takes effect
- * when that claim returns); the garbage collector frees a queue nobody closed.
+ * it is running (a close while another thread waits in a {@link #claim(ClaimOptions)}
+ * takes effect when that claim returns); the garbage collector frees a queue nobody
+ * closed.
  */
-public final class Queue implements AutoCloseable {
+public final class MongoMqQueue implements AutoCloseable {
     private final Client client; // strong: the client object stays reachable while the queue is
     private final Handle handle;
     private final Cleaner.Cleanable cleanable;
     private final String name;
-    private volatile String workerId;
 
-    Queue(Client client, Handle clientHandle, long ptr, String name) {
+    MongoMqQueue(Client client, Handle clientHandle, long ptr, String name) {
         this.client = client;
         this.name = name;
         // The queue's hold on the client (taken in Client.queue) goes when the queue is freed.
@@ -45,16 +46,6 @@ public final class Queue implements AutoCloseable {
         return client;
     }
 
-    /**
-     * Sets the worker id this queue's claims record (the library's default, "host:pid",
-     * when null). Returns this queue.
-     */
-    public Queue workerId(String workerId) {
-        Native.text("workerId", workerId);
-        this.workerId = workerId;
-        return this;
-    }
-
     private long acquire() {
         return handle.acquire();
     }
@@ -66,51 +57,37 @@ public final class Queue implements AutoCloseable {
     // ---- publish ---------------------------------------------------------------------
 
     /**
-     * Appends an event to the tail of a group and returns its sequence number.
-     *
-     * @param priority 0..4; counts only when this publish creates the group
+     * Appends an event to the tail of a group and returns its sequence number, with
+     * {@code options}' priority (which counts only when this publish creates the group)
+     * and not-before time (on the queue's clock, {@link #now()}: FIFO stays strict, its
+     * group waits for it). 2 server commands.
      */
-    public long publish(String groupId, byte[] event, int priority) {
+    public long publish(String groupId, byte[] event, PublishOptions options) {
         Native.group(groupId);
         Native.event(event);
-        Native.priority("priority", priority);
+        if (options == null) throw new IllegalArgumentException("options must not be null");
         long q = acquire();
         try {
-            return mongomq_raw.mqs_publish(q, groupId, event, priority, 0);
+            return mongomq_raw.mqs_publish(q, groupId, event, options.priority(), options.notBeforeEpochSeconds());
         } finally {
             release();
         }
     }
 
-    /** Publishes at priority 0. */
+    /** Publishes with the default options: priority 0, due at once. */
     public long publish(String groupId, byte[] event) {
-        return publish(groupId, event, 0);
+        return publish(groupId, event, PublishOptions.defaults());
     }
 
     /** Publishes a text event (its UTF-8 bytes). */
-    public long publish(String groupId, String event, int priority) {
+    public long publish(String groupId, String event, PublishOptions options) {
         if (event == null) throw new IllegalArgumentException("event must not be null");
-        return publish(groupId, event.getBytes(StandardCharsets.UTF_8), priority);
+        return publish(groupId, event.getBytes(StandardCharsets.UTF_8), options);
     }
 
-    /**
-     * Publishes an event that is not delivered before {@code notBefore} (on the queue's
-     * clock, {@link #now()}). FIFO stays strict: its group waits for it.
-     */
-    public long publishAt(String groupId, byte[] event, int priority, Instant notBefore) {
-        Native.group(groupId);
-        Native.event(event);
-        Native.priority("priority", priority);
-        if (notBefore == null) throw new IllegalArgumentException("notBefore must not be null");
-        if (notBefore.getEpochSecond() < 0) throw new IllegalArgumentException("notBefore must not be before the epoch");
-        double at = Native.epochSeconds(notBefore);
-        if (at == 0) at = Double.MIN_VALUE; // the shim reads 0 as "now"; the epoch itself is long past anyway
-        long q = acquire();
-        try {
-            return mongomq_raw.mqs_publish(q, groupId, event, priority, at);
-        } finally {
-            release();
-        }
+    /** Publishes a text event (its UTF-8 bytes) with the default options. */
+    public long publish(String groupId, String event) {
+        return publish(groupId, event, PublishOptions.defaults());
     }
 
     /** Publishes every event of the batch in 3 server commands; returns the first seq (the rest follow in add order). */
@@ -127,55 +104,46 @@ public final class Queue implements AutoCloseable {
     // ---- claim -----------------------------------------------------------------------
 
     /**
-     * Leases the head of the due group that waited longest, among groups of priority
-     * &gt;= minPriority; empty when none is due. Does not wait.
+     * Leases the head of the due group that waited longest, with the default options:
+     * visibility 30 s, any priority, one event, no wait; empty when none is due.
      */
-    public Optional<Lease> claim(Duration visibility, int minPriority) {
-        return claim(visibility, minPriority, 1);
-    }
-
-    /** As {@link #claim(Duration, int)}, with up to {@code maxEvents} consecutive events of one group. */
-    public Optional<Lease> claim(Duration visibility, int minPriority, int maxEvents) {
-        double vis = Native.positive("visibility", visibility);
-        Native.priority("minPriority", minPriority);
-        Native.maxEvents(maxEvents);
-        return claimNative(workerId, vis, minPriority, maxEvents, 0, 0);
+    public Optional<Lease> claim() {
+        return claim(ClaimOptions.defaults());
     }
 
     /**
-     * As {@link #claim(Duration, int)}, but waits up to {@code timeout} for a group to
-     * become due (returns as soon as one is); empty at the timeout.
+     * Leases the head (up to {@code maxEvents} consecutive events) of the due group that
+     * waited longest among groups of priority &gt;= {@code minPriority}; with a
+     * {@code wait}, waits up to that long for one to become due (returning as soon as
+     * one is, and not polling). Empty when none is due.
      *
-     * <p>{@link Thread#interrupt()} of the waiting thread cancels this claim only: it
-     * throws {@link CancelledException} promptly and the thread's interrupt status stays
-     * set (a thread already interrupted gets it at once). {@link #interrupt()} ends every
-     * waiting claim of the queue with {@link QueueInterruptedException}.
+     * <p>{@link Thread#interrupt()} of the waiting thread cancels a waiting claim only:
+     * it throws {@link CancelledException} promptly and the thread's interrupt status
+     * stays set (a thread already interrupted gets it at once). {@link #interrupt()} ends
+     * every waiting claim of the queue with {@link QueueInterruptedException}. A claim
+     * without a wait is neither.
      */
-    public Optional<Lease> claimWait(Duration visibility, int minPriority, Duration timeout) {
-        return claimWait(visibility, minPriority, 1, timeout);
-    }
-
-    /** {@link #claimWait(Duration, int, Duration)} for a lease of up to {@code maxEvents} events. */
-    public Optional<Lease> claimWait(Duration visibility, int minPriority, int maxEvents, Duration timeout) {
-        double vis = Native.positive("visibility", visibility);
-        Native.priority("minPriority", minPriority);
-        Native.maxEvents(maxEvents);
-        double t = Native.nonNegative("timeout", timeout);
+    public Optional<Lease> claim(ClaimOptions options) {
+        if (options == null) throw new IllegalArgumentException("options must not be null");
+        double vis = Native.seconds(options.visibility());
+        String worker = options.workerId().orElse(null);
+        double wait = Native.seconds(options.waitTimeout());
+        if (wait == 0) return claimNative(worker, vis, options.minPriority(), options.maxEvents(), 0, 0);
         Thread self = Thread.currentThread();
-        if (self.isInterrupted()) throw new CancelledException("claimWait: the thread is interrupted");
+        if (self.isInterrupted()) throw new CancelledException("claim: the thread is interrupted");
         long cancel = mongomq_raw.mqs_cancel_new();
         try (InterruptWatcher.Registration r = InterruptWatcher.register(self, cancel)) {
-            return claimNative(workerId, vis, minPriority, maxEvents, t, cancel);
+            return claimNative(worker, vis, options.minPriority(), options.maxEvents(), wait, cancel);
         } finally {
             mongomq_raw.mqs_cancel_destroy(cancel);
         }
     }
 
-    /** The claim of every kind: the Worker passes its own cancel handle. */
-    Optional<Lease> claimNative(String worker, double vis, int minPriority, int maxEvents, double timeout, long cancel) {
+    /** The claim of every kind (mq_claim_with): the Worker passes its own cancel handle. */
+    Optional<Lease> claimNative(String worker, double vis, int minPriority, int maxEvents, double wait, long cancel) {
         long q = acquire();
         try {
-            long l = mongomq_raw.mqs_claim(q, worker, vis, minPriority, maxEvents, timeout, cancel);
+            long l = mongomq_raw.mqs_claim(q, worker, vis, minPriority, maxEvents, wait, cancel);
             return l == 0 ? Optional.empty() : Optional.of(new Lease(l));
         } finally {
             release();
@@ -186,7 +154,7 @@ public final class Queue implements AutoCloseable {
 
     /**
      * Removes the leased events and releases the group; finishes the lease. After a
-     * {@link ConnectException} (the outcome is unknown: the server may have applied it)
+     * {@link MongoMqConnectException} (the outcome is unknown: the server may have applied it)
      * the lease stays open: retry {@code ack} with it, as the C API says; a retry that
      * finds its own earlier release applied succeeds. The same holds for nack and
      * unclaim.
@@ -244,7 +212,7 @@ public final class Queue implements AutoCloseable {
     }
 
     // ack, nack and unclaim: the call, then the lease is finished, except after a
-    // ConnectException (the outcome is unknown): the lease stays for the retry.
+    // MongoMqConnectException (the outcome is unknown): the lease stays for the retry.
     private void finishing(Lease lease, LeaseCall call) {
         long q = acquire();
         try {
@@ -252,7 +220,7 @@ public final class Queue implements AutoCloseable {
             boolean unknown = false;
             try {
                 call.run(q, l);
-            } catch (ConnectException e) {
+            } catch (MongoMqConnectException e) {
                 unknown = true;
                 throw e;
             } finally {
@@ -285,9 +253,10 @@ public final class Queue implements AutoCloseable {
     // ---- waiting, time ---------------------------------------------------------------
 
     /**
-     * Ends every waiting claim ({@link #claimWait}) on this queue with
-     * {@link QueueInterruptedException}, and every later one at once: for shutdown. A
-     * plain {@link #claim} (no wait) and the other calls keep working.
+     * Ends every waiting claim (a {@link #claim(ClaimOptions)} with a wait, and the
+     * workers' claims) on this queue with {@link QueueInterruptedException}, and every
+     * later one at once: for shutdown. A claim without a wait and the other calls keep
+     * working.
      */
     public void interrupt() {
         long q = acquire();
@@ -312,7 +281,7 @@ public final class Queue implements AutoCloseable {
     }
 
     /**
-     * Runs this queue (this Queue object: other handles on the same collections keep
+     * Runs this queue (this queue object: other handles on the same collections keep
      * their own clocks) on a {@link ManualClock}, for tests and simulations:
      * {@link #now()}, scheduled publishes, nack delays, visibility and lease deadlines
      * read it instead of server time. {@code null} puts the queue back on server time.
@@ -320,7 +289,7 @@ public final class Queue implements AutoCloseable {
      * <p>The queue keeps every clock it was given until it is closed, so closing the
      * clock (or dropping it) while the queue still runs on it is safe.
      *
-     * @throws MongoMqException {@link Status#CLOSED} when the queue or the clock is closed
+     * @throws ClosedException when the queue or the clock is closed
      */
     public void setClock(ManualClock clock) {
         long q = acquire();
@@ -345,7 +314,7 @@ public final class Queue implements AutoCloseable {
     public Duration clockOffset() {
         long q = acquire();
         try {
-            return Duration.ofNanos(Math.round(mongomq_raw.mqs_queue_clock_offset(q) * 1e9));
+            return Native.duration(mongomq_raw.mqs_queue_clock_offset(q));
         } finally {
             release();
         }
@@ -355,7 +324,7 @@ public final class Queue implements AutoCloseable {
 
     /**
      * n &gt; 0: a head delivered n times goes to the dead letters on its next claim
-     * (through this Queue object); 0: unlimited (the default).
+     * (through this queue object); 0: unlimited (the default).
      */
     public void setMaxAttempts(int maxAttempts) {
         if (maxAttempts < 0) throw new IllegalArgumentException("maxAttempts must not be negative, got " + maxAttempts);
@@ -422,14 +391,11 @@ public final class Queue implements AutoCloseable {
         }
     }
 
-    /** How often this Queue object's claims repaired by themselves ({@link #setRepairInterval}). */
-    public record RepairCounts(long runs, long fixed) {}
-
     /**
      * The automatic repair: a claim that finds nothing due runs {@link #repair()} first
-     * when {@code interval} has passed since this Queue object's last automatic repair
+     * when {@code interval} has passed since this queue object's last automatic repair
      * (the period starts at its first empty claim), and claims again if that made a
-     * group claimable. Default 60 s; zero turns it off. Per Queue object.
+     * group claimable. Default 60 s; zero turns it off. Per queue object.
      */
     public void setRepairInterval(Duration interval) {
         double s = Native.nonNegative("interval", interval);
@@ -441,7 +407,7 @@ public final class Queue implements AutoCloseable {
         }
     }
 
-    /** The automatic repairs this Queue object ran, and the locks they re-created. */
+    /** The automatic repairs this queue object ran, and the locks they re-created. */
     public RepairCounts repairCounts() {
         long q = acquire();
         try {
@@ -452,34 +418,34 @@ public final class Queue implements AutoCloseable {
     }
 
     /**
-     * Up to {@code maxEvents} (1..10000) events of the whole queue, oldest (lowest seq)
+     * Up to {@code limit} (1..10000) events of the whole queue, oldest (lowest seq)
      * first, without claiming or changing anything (1 server command; for tooling).
      */
-    public List<StoredEvent> peek(int maxEvents) {
-        return peek(null, maxEvents);
+    public List<StoredEvent> peek(int limit) {
+        return peek(null, limit);
     }
 
     /** As {@link #peek(int)}, for one group ({@code groupId} null: the whole queue). */
-    public List<StoredEvent> peek(String groupId, int maxEvents) {
+    public List<StoredEvent> peek(String groupId, int limit) {
         if (groupId != null) Native.group(groupId);
-        Native.maxEvents(maxEvents);
+        Native.range("limit", limit);
         long q = acquire();
         try {
-            return StoredEvent.parseList(mongomq_raw.mqs_peek_json(q, groupId, maxEvents));
+            return StoredEvent.parseList(mongomq_raw.mqs_peek_json(q, groupId, limit));
         } finally {
             release();
         }
     }
 
     /**
-     * Up to {@code maxEvents} (1..10000) dead letters, oldest seq first, with their
-     * attempts and {@code deadAt} (1 server command).
+     * Up to {@code limit} (1..10000) dead letters, oldest seq first, with their attempts
+     * and {@code deadAt} (1 server command).
      */
-    public List<StoredEvent> deadList(int maxEvents) {
-        Native.maxEvents(maxEvents);
+    public List<StoredEvent> deadList(int limit) {
+        Native.range("limit", limit);
         long q = acquire();
         try {
-            return StoredEvent.parseList(mongomq_raw.mqs_dead_list_json(q, maxEvents));
+            return StoredEvent.parseList(mongomq_raw.mqs_dead_list_json(q, limit));
         } finally {
             release();
         }
@@ -512,13 +478,29 @@ public final class Queue implements AutoCloseable {
     // ---- worker ----------------------------------------------------------------------
 
     /**
-     * Starts {@code options.concurrency()} workers that claim leases and run the handler
-     * on each: a normal return acks, an exception nacks with back-off; the lease is
-     * extended while the handler runs. {@link Worker#close()} stops them gracefully.
+     * Runs {@code options.concurrency()} workers that claim leases and run the handler
+     * on each ({@link Worker}: a normal return acks, an exception nacks with back-off;
+     * the lease is extended while the handler runs), and <b>blocks</b> until they are
+     * stopped: by the idle timeout, by SIGINT/SIGTERM when {@code handleSignals}, by
+     * {@link #interrupt()} or {@link #close()} of this queue, or by
+     * {@link Thread#interrupt()} of the calling thread (which returns with its interrupt
+     * status set). Returns once the stop is done: running handlers finished, or
+     * abandoned after the shutdown timeout.
      */
-    public Worker work(WorkerOptions options, LeaseHandler handler) {
+    public void work(WorkerOptions options, LeaseHandler handler) {
+        worker(options, handler).run();
+    }
+
+    /**
+     * Starts the workers of {@link #work} and returns at once: {@link Worker#stop()},
+     * {@link Worker#awaitTermination(Duration)}, and {@link Worker#close()} (stop and
+     * wait, for try-with-resources).
+     */
+    public Worker worker(WorkerOptions options, LeaseHandler handler) {
         if (options == null) throw new IllegalArgumentException("options must not be null");
         if (handler == null) throw new IllegalArgumentException("handler must not be null");
+        acquire(); // a closed queue is the closed error here, not workers that end at once
+        release();
         return new Worker(this, options, handler);
     }
 
@@ -530,7 +512,7 @@ public final class Queue implements AutoCloseable {
 
     @Override
     public String toString() {
-        return "Queue{" + name + "}";
+        return "MongoMqQueue{" + name + "}";
     }
 
     /** For the tests. */

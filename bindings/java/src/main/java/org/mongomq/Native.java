@@ -58,8 +58,21 @@ final class Native {
     }
 
     static void maxEvents(int maxEvents) {
-        if (maxEvents < 1 || maxEvents > 10000)
-            throw new IllegalArgumentException("maxEvents must be 1..10000, got " + maxEvents);
+        range("maxEvents", maxEvents);
+    }
+
+    /** A list size or events per lease: 1..10000 (MQ_BATCH_MAX). */
+    static void range(String name, int n) {
+        if (n < 1 || n > 10000) throw new IllegalArgumentException(name + " must be 1..10000, got " + n);
+    }
+
+    static void workerId(String id) {
+        text("workerId", id);
+        if (id != null && id.isEmpty()) throw new IllegalArgumentException("workerId must not be empty (null: the library's default)");
+    }
+
+    static Duration duration(double seconds) {
+        return Duration.ofNanos(Math.round(seconds * 1e9));
     }
 
     static void text(String name, String s) {

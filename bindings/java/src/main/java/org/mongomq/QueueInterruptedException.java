@@ -1,7 +1,7 @@
 package org.mongomq;
 
 /**
- * A waiting claim on a queue that {@link Queue#interrupt()} ended for good (status
+ * A waiting claim on a queue that {@link MongoMqQueue#interrupt()} ended for good (status
  * {@link Status#INTERRUPTED}); every later waiting claim on that Queue throws it at once.
  */
 public class QueueInterruptedException extends MongoMqException {

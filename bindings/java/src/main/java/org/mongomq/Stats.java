@@ -9,7 +9,7 @@ import java.util.Map;
 import java.util.Optional;
 
 /**
- * A queue's state ({@link Queue#stats()}): the keys of {@code mq_stats_json}
+ * A queue's state ({@link MongoMqQueue#stats()}): the keys of {@code mq_stats_json}
  * (docs/design.md, "Stats") as Java values.
  *
  * @param queue            "db.prefix"

@@ -1,25 +1,29 @@
 package org.mongomq;
 
-/** The library's statuses ({@code mq_status}), plus {@link #CLOSED} for a Java object used after close. */
+import org.mongomq.internal.mongomq_raw;
+
+/**
+ * The library's statuses ({@code mq_status}). The numbers are the C header's (read
+ * through the SWIG constants) and the names C's own {@code mq_status_name}: there is no
+ * table of them here.
+ */
 public enum Status {
-    OK(0),
+    OK(mongomq_raw.MQ_OK),
     /** A claim found nothing due (never an exception: the claim returns {@code Optional.empty()}). */
-    EMPTY(1),
+    EMPTY(mongomq_raw.MQ_EMPTY),
     /** The lease expired and the group moved on ({@link LeaseLostException}). */
-    LEASE_LOST(2),
+    LEASE_LOST(mongomq_raw.MQ_LEASE_LOST),
     /** The queue was interrupted for good ({@link QueueInterruptedException}). */
-    INTERRUPTED(3),
+    INTERRUPTED(mongomq_raw.MQ_INTERRUPTED),
     /** One waiting claim was cancelled ({@link CancelledException}). */
-    CANCELLED(4),
+    CANCELLED(mongomq_raw.MQ_CANCELLED),
     /** A bad argument (thrown as {@link IllegalArgumentException}). */
-    ERR_ARG(-1),
-    /** The server is unreachable or timed out ({@link ConnectException}). */
-    ERR_CONNECT(-2),
-    ERR_SERVER(-3),
-    ERR_NOMEM(-4),
-    ERR_INTERNAL(-5),
-    /** Java only: the client, queue, lease or batch was closed (no C status). */
-    CLOSED(Integer.MIN_VALUE);
+    ERR_ARG(mongomq_raw.MQ_ERR_ARG),
+    /** The server is unreachable or timed out ({@link MongoMqConnectException}). */
+    ERR_CONNECT(mongomq_raw.MQ_ERR_CONNECT),
+    ERR_SERVER(mongomq_raw.MQ_ERR_SERVER),
+    ERR_NOMEM(mongomq_raw.MQ_ERR_NOMEM),
+    ERR_INTERNAL(mongomq_raw.MQ_ERR_INTERNAL);
 
     private final int code;
 
@@ -27,14 +31,14 @@ public enum Status {
         this.code = code;
     }
 
-    /** The C value ({@code MQ_OK} is 0, ...); {@code Integer.MIN_VALUE} for {@link #CLOSED}. */
+    /** The C value ({@code MQ_OK} is 0, ...). */
     public int code() {
         return code;
     }
 
-    /** The C name: "MQ_LEASE_LOST", ...; "CLOSED" for {@link #CLOSED}. */
+    /** The C name, from the library's {@code mq_status_name}: "MQ_LEASE_LOST", ... */
     public String cName() {
-        return this == CLOSED ? "CLOSED" : "MQ_" + name();
+        return mongomq_raw.mqs_status_name(code);
     }
 
     static Status of(int code) {

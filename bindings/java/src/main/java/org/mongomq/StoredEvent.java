@@ -10,7 +10,7 @@ import java.util.Map;
 import java.util.Optional;
 
 /**
- * One stored event as {@link Queue#peek} and {@link Queue#deadList} show it, without
+ * One stored event as {@link MongoMqQueue#peek} and {@link MongoMqQueue#deadList} show it, without
  * claiming it: the elements of {@code mq_peek_json} / {@code mq_dead_list_json}
  * (include/mongomq.h, "Looking without claiming") as Java values.
  *

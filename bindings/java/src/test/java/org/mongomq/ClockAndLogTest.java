@@ -44,21 +44,19 @@ class ClockAndLogTest extends QueueTestBase {
         assertTrue(c.handle().isFreed());
         for (org.junit.jupiter.api.function.Executable call : new org.junit.jupiter.api.function.Executable[] {
                 c::now, () -> c.set(T), () -> c.advance(Duration.ofSeconds(1)), () -> queue.setClock(c)}) {
-            MongoMqException e = assertThrows(MongoMqException.class, call);
-            assertEquals(Status.CLOSED, e.status());
+            ClosedException e = assertThrows(ClosedException.class, call);
             assertTrue(e.getMessage().contains("clock is closed"), e.getMessage());
         }
         assertEquals("ManualClock{closed}", c.toString());
 
         Client c2 = Client.connect(uri());
-        Queue q2 = sameQueue(c2);
+        MongoMqQueue q2 = sameQueue(c2);
         q2.close();
         c2.close();
         try (ManualClock open = new ManualClock(T)) {
-            MongoMqException e = assertThrows(MongoMqException.class, () -> q2.setClock(open));
-            assertEquals(Status.CLOSED, e.status());
+            ClosedException e = assertThrows(ClosedException.class, () -> q2.setClock(open));
             assertTrue(e.getMessage().contains("queue is closed"), e.getMessage());
-            assertThrows(MongoMqException.class, () -> q2.setClock(null));
+            assertThrows(ClosedException.class, () -> q2.setClock(null));
         }
     }
 
@@ -66,16 +64,16 @@ class ClockAndLogTest extends QueueTestBase {
     void clockNackDelayAndVisibility() {
         try (ManualClock clock = new ManualClock(T)) {
             queue.setClock(clock);
-            long seq = queue.publish("g", b("x"), 0);
-            queue.nack(must(queue.claim(VIS, 0)), Duration.ofSeconds(10));
-            assertFalse(queue.claim(VIS, 0).isPresent(), "parked for 10 s of the clock");
+            long seq = queue.publish("g", b("x"));
+            queue.nack(must(queue.claim()), Duration.ofSeconds(10));
+            assertFalse(queue.claim().isPresent(), "parked for 10 s of the clock");
             clock.advance(Duration.ofSeconds(11));
-            Lease l = must(queue.claim(Duration.ofSeconds(5), 0));
+            Lease l = must(queue.claim(C.visibility(Duration.ofSeconds(5))));
             assertEquals(seq, l.seq());
             assertEquals(2, l.attempts());
-            assertFalse(queue.claim(VIS, 0).isPresent(), "leased");
+            assertFalse(queue.claim().isPresent(), "leased");
             clock.advance(Duration.ofSeconds(6));
-            Lease again = must(queue.claim(VIS, 0));
+            Lease again = must(queue.claim());
             assertEquals(3, again.attempts(), "the lease ran out on the clock");
             assertThrows(LeaseLostException.class, () -> queue.ack(l));
             queue.ack(again);
@@ -85,7 +83,7 @@ class ClockAndLogTest extends QueueTestBase {
     @Test
     void clockSharedByQueues() {
         ManualClock clock = new ManualClock(T);
-        Queue other = sameQueue(client);
+        MongoMqQueue other = sameQueue(client);
         queue.setClock(clock);
         other.setClock(clock);
         clock.close();

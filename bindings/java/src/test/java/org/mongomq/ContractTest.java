@@ -41,44 +41,44 @@ class ContractTest extends QueueTestBase {
     @Test
     void fifoInGroup() {
         long[] seqs = new long[5];
-        for (int i = 0; i < 5; i++) seqs[i] = queue.publish("g", b("e" + i), 0);
+        for (int i = 0; i < 5; i++) seqs[i] = queue.publish("g", b("e" + i));
         for (int i = 0; i < 5; i++) {
-            Lease l = must(queue.claim(VIS, 0));
+            Lease l = must(queue.claim());
             assertEquals("e" + i, s(l.event()));
             assertEquals(seqs[i], l.seq());
             queue.ack(l);
         }
-        assertFalse(queue.claim(VIS, 0).isPresent());
+        assertFalse(queue.claim().isPresent());
     }
 
     @Test
     void oneLeasePerGroup() {
-        queue.publish("A", b("a1"), 0);
-        queue.publish("A", b("a2"), 0);
-        queue.publish("B", b("b1"), 0);
-        Lease first = must(queue.claim(VIS, 0));
+        queue.publish("A", b("a1"));
+        queue.publish("A", b("a2"));
+        queue.publish("B", b("b1"));
+        Lease first = must(queue.claim());
         assertEquals("A", first.group());
-        Lease second = must(queue.claim(VIS, 0));
+        Lease second = must(queue.claim());
         assertEquals("B", second.group(), "while A is leased the next claim gets B");
-        assertFalse(queue.claim(VIS, 0).isPresent(), "A (still leased, one event left) and B are held");
+        assertFalse(queue.claim().isPresent(), "A (still leased, one event left) and B are held");
     }
 
     @Test
     void everyReadyGroupClaimed() {
-        for (int g = 0; g < 10; g++) queue.publish("g" + g, b("x"), 0);
+        for (int g = 0; g < 10; g++) queue.publish("g" + g, b("x"));
         Set<String> groups = new HashSet<>();
-        for (int i = 0; i < 10; i++) groups.add(must(queue.claim(VIS, 0)).group());
+        for (int i = 0; i < 10; i++) groups.add(must(queue.claim()).group());
         assertEquals(10, groups.size());
-        assertFalse(queue.claim(VIS, 0).isPresent());
+        assertFalse(queue.claim().isPresent());
     }
 
     @Test
     void roundRobin() {
-        for (int i = 0; i < 3; i++) queue.publish("A", b("a" + i), 0);
-        for (int i = 0; i < 3; i++) queue.publish("B", b("b" + i), 0);
+        for (int i = 0; i < 3; i++) queue.publish("A", b("a" + i));
+        for (int i = 0; i < 3; i++) queue.publish("B", b("b" + i));
         List<String> order = new ArrayList<>();
         for (int i = 0; i < 6; i++) {
-            Lease l = must(queue.claim(VIS, 0));
+            Lease l = must(queue.claim());
             order.add(s(l.event()));
             queue.ack(l);
         }
@@ -87,64 +87,64 @@ class ContractTest extends QueueTestBase {
 
     @Test
     void priorityFloor() {
-        for (int p = 0; p <= 3; p++) queue.publish("p" + p, b("x" + p), p);
-        Lease l = must(queue.claim(VIS, 3));
+        for (int p = 0; p <= 3; p++) queue.publish("p" + p, b("x" + p), P.priority(p));
+        Lease l = must(queue.claim(C.minPriority(3)));
         assertEquals("p3", l.group());
-        assertFalse(queue.claim(VIS, 3).isPresent(), "priority 0-2 groups are below the floor");
+        assertFalse(queue.claim(C.minPriority(3)).isPresent(), "priority 0-2 groups are below the floor");
         assertEquals(3, countClaims(0));
     }
 
     private int countClaims(int minPriority) {
         int n = 0;
-        while (queue.claim(VIS, minPriority).isPresent()) n++;
+        while (queue.claim(C.minPriority(minPriority)).isPresent()) n++;
         return n;
     }
 
     @Test
     void priorityResetOnDrain() {
-        queue.publish("g", b("high"), 4);
-        queue.ack(must(queue.claim(VIS, 4)));
-        queue.publish("g", b("low"), 1);
-        assertFalse(queue.claim(VIS, 2).isPresent(), "the drained group came back at priority 1");
-        Lease l = must(queue.claim(VIS, 1));
+        queue.publish("g", b("high"), P.priority(4));
+        queue.ack(must(queue.claim(C.minPriority(4))));
+        queue.publish("g", b("low"), P.priority(1));
+        assertFalse(queue.claim(C.minPriority(2)).isPresent(), "the drained group came back at priority 1");
+        Lease l = must(queue.claim(C.minPriority(1)));
         assertEquals("low", s(l.event()));
         assertEquals(1, queue.stats().priority(1).groups());
     }
 
     @Test
     void ackRemoves() {
-        queue.publish("g", b("x"), 0);
-        queue.ack(must(queue.claim(VIS, 0)));
+        queue.publish("g", b("x"));
+        queue.ack(must(queue.claim()));
         assertEquals(0, queue.stats().messages());
-        assertFalse(queue.claim(VIS, 0).isPresent());
+        assertFalse(queue.claim().isPresent());
     }
 
     @Test
     void nackNow() {
-        long seq = queue.publish("g", b("x"), 0);
-        Lease l = must(queue.claim(VIS, 0));
+        long seq = queue.publish("g", b("x"));
+        Lease l = must(queue.claim());
         assertEquals(1, l.attempts());
         queue.nack(l, Duration.ZERO);
-        Lease again = must(queue.claim(VIS, 0));
+        Lease again = must(queue.claim());
         assertEquals(seq, again.seq());
         assertEquals(2, again.attempts());
     }
 
     @Test
     void nackDelayParks() {
-        long seq = queue.publish("g", b("x"), 0);
-        queue.nack(must(queue.claim(VIS, 0)), Duration.ofMillis(1500));
-        assertFalse(queue.claim(VIS, 0).isPresent(), "nothing is claimable while the delay runs");
-        Lease again = must(queue.claimWait(VIS, 0, Duration.ofSeconds(15)));
+        long seq = queue.publish("g", b("x"));
+        queue.nack(must(queue.claim()), Duration.ofMillis(1500));
+        assertFalse(queue.claim().isPresent(), "nothing is claimable while the delay runs");
+        Lease again = must(queue.claim(C.wait(Duration.ofSeconds(15))));
         assertEquals(seq, again.seq());
         assertEquals(2, again.attempts());
     }
 
     @Test
     void staleOwnerLeaseLost() {
-        queue.publish("g", b("x"), 0);
-        Lease stale = must(queue.claim(Duration.ofSeconds(1), 0));
-        Lease taken = must(queue.claimWait(VIS, 0, Duration.ofSeconds(15)));
+        queue.publish("g", b("x"));
+        Lease stale = must(queue.claim(C.visibility(Duration.ofSeconds(1))));
+        Lease taken = must(queue.claim(C.wait(Duration.ofSeconds(15))));
         assertEquals(stale.seq(), taken.seq());
         assertThrows(LeaseLostException.class, () -> queue.ack(stale));
         queue.ack(taken);
@@ -152,34 +152,34 @@ class ContractTest extends QueueTestBase {
 
     @Test
     void extendKeepsLease() throws InterruptedException {
-        queue.publish("g", b("x"), 0);
-        Lease l = must(queue.claim(Duration.ofSeconds(1), 0));
+        queue.publish("g", b("x"));
+        Lease l = must(queue.claim(C.visibility(Duration.ofSeconds(1))));
         queue.extend(l, Duration.ofSeconds(20));
         Thread.sleep(1500);
-        assertFalse(queue.claim(VIS, 0).isPresent(), "the extended lease still holds the group");
+        assertFalse(queue.claim().isPresent(), "the extended lease still holds the group");
         queue.ack(l);
     }
 
     @Test
     void leaseExpiryRedelivers() {
-        long seq = queue.publish("g", b("x"), 0);
-        Lease first = must(queue.claim(Duration.ofSeconds(1), 0));
+        long seq = queue.publish("g", b("x"));
+        Lease first = must(queue.claim(C.visibility(Duration.ofSeconds(1))));
         assertEquals(1, first.attempts());
-        Lease again = must(queue.claimWait(VIS, 0, Duration.ofSeconds(15)));
+        Lease again = must(queue.claim(C.wait(Duration.ofSeconds(15))));
         assertEquals(seq, again.seq());
         assertEquals(2, again.attempts());
     }
 
     @Test
     void unclaimKeepsAttempts() {
-        long a = queue.publish("A", b("a"), 0);
-        long bSeq = queue.publish("B", b("b"), 0);
-        Lease first = must(queue.claim(VIS, 0));
+        long a = queue.publish("A", b("a"));
+        long bSeq = queue.publish("B", b("b"));
+        Lease first = must(queue.claim());
         assertEquals("A", first.group());
         assertEquals(1, first.attempts());
         queue.unclaim(first); // no handler ran
         assertThrows(LeaseLostException.class, () -> queue.unclaim(first), "the lease is finished");
-        Lease again = must(queue.claim(VIS, 0));
+        Lease again = must(queue.claim());
         assertEquals("A", again.group(), "A kept its place in line, ahead of B");
         assertEquals(a, again.seq());
         assertEquals(1, again.attempts(), "the give-back was not a delivery");
@@ -187,13 +187,13 @@ class ContractTest extends QueueTestBase {
 
         // A lease that expired and whose group another claim took: unclaim is lease
         // lost and leaves the new holder's lease alone.
-        Lease stale = must(queue.claim(Duration.ofSeconds(1), 0));
+        Lease stale = must(queue.claim(C.visibility(Duration.ofSeconds(1))));
         assertEquals(bSeq, stale.seq());
-        Lease taken = must(queue.claimWait(VIS, 0, Duration.ofSeconds(15)));
+        Lease taken = must(queue.claim(C.wait(Duration.ofSeconds(15))));
         assertEquals(bSeq, taken.seq());
         assertEquals(2, taken.attempts());
         assertThrows(LeaseLostException.class, () -> queue.unclaim(stale));
-        assertFalse(queue.claim(VIS, 0).isPresent(), "B is still the new holder's");
+        assertFalse(queue.claim().isPresent(), "B is still the new holder's");
         queue.ack(taken);
         assertEquals(0, queue.stats().messages());
     }
@@ -201,8 +201,8 @@ class ContractTest extends QueueTestBase {
     // ---- bytes -------------------------------------------------------------------------
 
     private byte[] roundTrip(byte[] event) {
-        queue.publish("g", event, 0);
-        Lease l = must(queue.claim(VIS, 0));
+        queue.publish("g", event);
+        Lease l = must(queue.claim());
         queue.ack(l);
         return l.event();
     }
@@ -212,8 +212,8 @@ class ContractTest extends QueueTestBase {
         byte[] text = b("héllo wörld ✓ 日本語 \uD83C\uDF89 {\"k\":1}");
         assertArrayEquals(text, roundTrip(text));
         // Text may be published as a String (its UTF-8), and comes back as bytes.
-        queue.publish("g", "zoë", 0);
-        Lease l = must(queue.claim(VIS, 0));
+        queue.publish("g", "zoë");
+        Lease l = must(queue.claim());
         assertArrayEquals(b("zoë"), l.event());
     }
 
@@ -240,8 +240,8 @@ class ContractTest extends QueueTestBase {
     @Test
     void groupUtf8() {
         String group = "grüppe-日本-\uD83C\uDF89";
-        queue.publish(group, b("x"), 0);
-        Lease l = must(queue.claim(VIS, 0));
+        queue.publish(group, b("x"));
+        Lease l = must(queue.claim());
         assertEquals(group, l.group());
         queue.ack(l);
     }
@@ -252,11 +252,11 @@ class ContractTest extends QueueTestBase {
     void batchPublishClaim() {
         long first;
         try (Batch batch = new Batch()) {
-            for (int i = 0; i < 10; i++) batch.add(i % 2 == 0 ? "a" : "b", b("e" + i), 0);
+            for (int i = 0; i < 10; i++) batch.add(i % 2 == 0 ? "a" : "b", b("e" + i));
             assertEquals(10, batch.size());
             first = queue.publish(batch);
         }
-        Lease l = must(queue.claim(VIS, 0, 5));
+        Lease l = must(queue.claim(C.maxEvents(5)));
         assertEquals("a", l.group());
         assertEquals(5, l.count());
         for (int k = 0; k < 5; k++) {
@@ -265,7 +265,7 @@ class ContractTest extends QueueTestBase {
         }
         queue.ack(l);
         assertEquals(5, queue.stats().messages());
-        Lease rest = must(queue.claim(VIS, 0, 10));
+        Lease rest = must(queue.claim(C.maxEvents(10)));
         assertEquals("b", rest.group());
         assertEquals(5, rest.count());
         assertEquals(first + 1, rest.seq());
@@ -274,18 +274,18 @@ class ContractTest extends QueueTestBase {
     @Test
     void scheduledEvent() {
         Instant at = queue.now().plusSeconds(1);
-        long seq = queue.publishAt("g", b("later"), 0, at);
-        assertFalse(queue.claim(VIS, 0).isPresent(), "not claimable before its time");
-        Lease l = must(queue.claimWait(VIS, 0, Duration.ofSeconds(15)));
+        long seq = queue.publish("g", b("later"), P.notBefore(at));
+        assertFalse(queue.claim().isPresent(), "not claimable before its time");
+        Lease l = must(queue.claim(C.wait(Duration.ofSeconds(15))));
         assertEquals(seq, l.seq());
         assertFalse(queue.now().isBefore(at), "claimed no earlier than scheduled, on the queue clock");
     }
 
     private long killOne(String group) {
-        long seq = queue.publish(group, b("doomed"), 0);
-        queue.nack(must(queue.claim(VIS, 0)), Duration.ZERO);
-        queue.nack(must(queue.claim(VIS, 0)), Duration.ZERO);
-        assertFalse(queue.claim(VIS, 0).isPresent(), "the third delivery goes to the dead letters instead");
+        long seq = queue.publish(group, b("doomed"));
+        queue.nack(must(queue.claim()), Duration.ZERO);
+        queue.nack(must(queue.claim()), Duration.ZERO);
+        assertFalse(queue.claim().isPresent(), "the third delivery goes to the dead letters instead");
         return seq;
     }
 
@@ -297,7 +297,7 @@ class ContractTest extends QueueTestBase {
         long again = queue.deadRequeue(seq);
         assertTrue(again > seq, "requeue gives a new seq");
         assertEquals(0, queue.deadCount());
-        Lease l = must(queue.claim(VIS, 0));
+        Lease l = must(queue.claim());
         assertEquals(again, l.seq());
         assertEquals("doomed", s(l.event()));
         queue.ack(l);
@@ -309,10 +309,10 @@ class ContractTest extends QueueTestBase {
 
     @Test
     void statsParsed() {
-        queue.publish("low", b("1"), 0);
-        queue.publish("low", b("2"), 0);
-        queue.publish("high", b("3"), 3);
-        must(queue.claim(VIS, 3));
+        queue.publish("low", b("1"));
+        queue.publish("low", b("2"));
+        queue.publish("high", b("3"), P.priority(3));
+        must(queue.claim(C.minPriority(3)));
         Stats st = queue.stats();
         assertEquals(db + ".q", st.queue());
         assertEquals(3, st.messages());
@@ -331,23 +331,23 @@ class ContractTest extends QueueTestBase {
 
     @Test
     void repair() {
-        queue.publish("g", b("orphan"), 0);
+        queue.publish("g", b("orphan"));
         try (MongoClient raw = MongoClients.create(uri())) {
             long deleted = raw.getDatabase(db).getCollection("q_locks").deleteMany(new Document()).getDeletedCount();
             assertEquals(1, deleted);
         }
-        assertFalse(queue.claim(VIS, 0).isPresent(), "without its lock the group is invisible");
+        assertFalse(queue.claim().isPresent(), "without its lock the group is invisible");
         assertEquals(1, queue.repair());
-        assertEquals("orphan", s(must(queue.claim(VIS, 0)).event()));
+        assertEquals("orphan", s(must(queue.claim()).event()));
     }
 
     @Test
     void repairAutomatic() throws InterruptedException {
         badArg("interval", () -> queue.setRepairInterval(Duration.ofSeconds(-1)));
         badArg("interval", () -> queue.setRepairInterval(null));
-        assertEquals(new Queue.RepairCounts(0, 0), queue.repairCounts());
+        assertEquals(new RepairCounts(0, 0), queue.repairCounts());
         queue.setRepairInterval(Duration.ofMillis(200));
-        queue.publish("g", b("orphan"), 0);
+        queue.publish("g", b("orphan"));
         try (MongoClient raw = MongoClients.create(uri())) {
             assertEquals(1, raw.getDatabase(db).getCollection("q_locks").deleteMany(new Document()).getDeletedCount());
         }
@@ -355,39 +355,39 @@ class ContractTest extends QueueTestBase {
         Lease got = null;
         long end = System.nanoTime() + 10_000_000_000L;
         while (got == null && System.nanoTime() < end) {
-            got = queue.claim(VIS, 0).orElse(null);
+            got = queue.claim().orElse(null);
             if (got == null) Thread.sleep(100);
         }
         assertNotNull(got, "a claim repaired the orphan by itself");
         assertEquals("orphan", s(got.event()));
         queue.ack(got);
-        Queue.RepairCounts rc = queue.repairCounts();
+        RepairCounts rc = queue.repairCounts();
         assertTrue(rc.runs() >= 1, "runs: " + rc);
         assertEquals(1, rc.fixed(), "one lock re-created: " + rc);
 
         // Zero turns it off: an orphan stays invisible.
         queue.setRepairInterval(Duration.ZERO);
         long runs = queue.repairCounts().runs();
-        queue.publish("h", b("orphan 2"), 0);
+        queue.publish("h", b("orphan 2"));
         try (MongoClient raw = MongoClients.create(uri())) {
             assertEquals(1, raw.getDatabase(db).getCollection("q_locks").deleteMany(new Document()).getDeletedCount());
         }
         for (int i = 0; i < 4; i++) {
-            assertFalse(queue.claim(VIS, 0).isPresent(), "no automatic repair when it is off");
+            assertFalse(queue.claim().isPresent(), "no automatic repair when it is off");
             Thread.sleep(100);
         }
-        assertEquals(new Queue.RepairCounts(runs, 1), queue.repairCounts());
+        assertEquals(new RepairCounts(runs, 1), queue.repairCounts());
         assertEquals(1, queue.repair());
     }
 
     @Test
     void peek() {
-        long a1 = queue.publish("A", b("a1"), 2);
+        long a1 = queue.publish("A", b("a1"), P.priority(2));
         byte[] bin = {0, (byte) 0xff, 1, (byte) 0xfe, 0};
-        long a2 = queue.publish("A", bin, 0);
+        long a2 = queue.publish("A", bin);
         Instant later = queue.now().plusSeconds(3600);
-        long s1 = queue.publishAt("S", b("scheduled \u00e9"), 1, later);
-        long e1 = queue.publish("E", new byte[0], 0);
+        long s1 = queue.publish("S", b("scheduled \u00e9"), P.priority(1).notBefore(later));
+        long e1 = queue.publish("E", new byte[0]);
 
         List<StoredEvent> all = queue.peek(10);
         assertEquals(List.of(a1, a2, s1, e1), all.stream().map(StoredEvent::seq).toList());
@@ -412,7 +412,7 @@ class ContractTest extends QueueTestBase {
         assertEquals(List.of(a1), queue.peek("A", 1).stream().map(StoredEvent::seq).toList());
         assertEquals(2, queue.peek(2).size());
         assertTrue(queue.peek("nobody", 5).isEmpty());
-        Lease l = must(queue.claim(VIS, 0));
+        Lease l = must(queue.claim());
         assertEquals(a1, l.seq(), "peek claimed nothing");
         queue.nack(l);
         StoredEvent head = queue.peek("A", 1).get(0);
@@ -425,18 +425,18 @@ class ContractTest extends QueueTestBase {
         ev[0] = 'X';
         assertEquals("a1", s(first.event()));
 
-        badArg("maxEvents", () -> queue.peek(0));
-        badArg("maxEvents", () -> queue.peek("A", 10001));
+        badArg("limit", () -> queue.peek(0));
+        badArg("limit", () -> queue.peek("A", 10001));
         badArg("groupId", () -> queue.peek("", 5));
     }
 
     @Test
     void deadList() {
         queue.setMaxAttempts(1);
-        long seq = queue.publish("g", new byte[] {1, 0, 2}, 3);
-        queue.publish("g", b("next"), 3);
-        queue.nack(must(queue.claim(VIS, 0)));
-        Lease next = must(queue.claim(VIS, 0)); // the head goes to the dead letters, "next" is claimed
+        long seq = queue.publish("g", new byte[] {1, 0, 2}, P.priority(3));
+        queue.publish("g", b("next"), P.priority(3));
+        queue.nack(must(queue.claim()));
+        Lease next = must(queue.claim()); // the head goes to the dead letters, "next" is claimed
         assertEquals("next", s(next.event()));
         queue.ack(next);
         List<StoredEvent> dead = queue.deadList(10);
@@ -452,13 +452,13 @@ class ContractTest extends QueueTestBase {
         assertEquals(1, queue.deadCount(), "listing changes nothing");
         queue.deadPurge();
         assertTrue(queue.deadList(10).isEmpty());
-        badArg("maxEvents", () -> queue.deadList(0));
+        badArg("limit", () -> queue.deadList(0));
     }
 
     @Test
     void writeConcernErrors() {
-        queue.publish("g", b("x"), 0);
-        queue.ack(must(queue.claim(VIS, 0)));
+        queue.publish("g", b("x"));
+        queue.ack(must(queue.claim()));
         // The test server confirms every write: none unconfirmed.
         assertEquals(0, client.writeConcernErrors());
         assertTrue(client.commandCount() > 0);
@@ -466,34 +466,34 @@ class ContractTest extends QueueTestBase {
 
     @Test
     void purgeGroup() {
-        queue.publish("g", b("1"), 0);
-        queue.publish("g", b("2"), 0);
-        queue.publish("other", b("3"), 0);
-        Lease held = must(queue.claim(VIS, 0));
+        queue.publish("g", b("1"));
+        queue.publish("g", b("2"));
+        queue.publish("other", b("3"));
+        Lease held = must(queue.claim());
         assertEquals("g", held.group());
         queue.purgeGroup("g");
         assertThrows(LeaseLostException.class, () -> queue.ack(held));
         assertEquals(1, queue.stats().messages());
-        assertEquals("other", must(queue.claim(VIS, 0)).group());
+        assertEquals("other", must(queue.claim()).group());
     }
 
     @Test
     void drop() {
-        for (int i = 0; i < 3; i++) queue.publish("g", b("x"), 0);
+        for (int i = 0; i < 3; i++) queue.publish("g", b("x"));
         queue.drop();
         Stats st = queue.stats();
         assertEquals(0, st.messages());
         assertEquals(0, st.groups().total());
         assertTrue(st.oldestMessageAge().isEmpty(), "no events: no oldest age (JSON null)");
-        assertFalse(queue.claim(VIS, 0).isPresent());
-        assertEquals(1, queue.publish("g", b("y"), 0));
+        assertFalse(queue.claim().isPresent());
+        assertEquals(1, queue.publish("g", b("y")));
     }
 
     @Test
     void leaseDeadline() {
-        queue.publish("g", b("x"), 0);
+        queue.publish("g", b("x"));
         Instant before = queue.now();
-        Lease l = must(queue.claim(VIS, 0));
+        Lease l = must(queue.claim());
         Instant after = queue.now();
         Instant d = l.deadline();
         assertFalse(d.isBefore(before.plus(VIS).minusMillis(5)), d + " vs claim start " + before);
@@ -510,10 +510,10 @@ class ContractTest extends QueueTestBase {
         try {
             Future<?> pub = ex.submit(() -> {
                 Thread.sleep(200);
-                return queue.publish("g", b("wake"), 0);
+                return queue.publish("g", b("wake"));
             });
             long t0 = System.nanoTime();
-            Lease l = must(queue.claimWait(VIS, 0, Duration.ofSeconds(10)));
+            Lease l = must(queue.claim(C.wait(Duration.ofSeconds(10))));
             double took = (System.nanoTime() - t0) / 1e9;
             assertEquals("wake", s(l.event()));
             assertTrue(took < 5, "woken by the publish, well before the 10 s timeout: " + took + " s");
@@ -534,7 +534,7 @@ class ContractTest extends QueueTestBase {
                 started.countDown();
                 long t0 = System.nanoTime();
                 CancelledException e = assertThrows(CancelledException.class,
-                        () -> queue.claimWait(VIS, 0, Duration.ofSeconds(30)));
+                        () -> queue.claim(C.wait(Duration.ofSeconds(30))));
                 assertEquals(Status.CANCELLED, e.status());
                 double took = (System.nanoTime() - t0) / 1e9;
                 assertTrue(took < 10, "the interrupted claim returned promptly: " + took + " s");
@@ -542,18 +542,18 @@ class ContractTest extends QueueTestBase {
             });
             Future<Lease> other = ex.submit(() -> {
                 started.countDown();
-                return must(queue.claimWait(VIS, 0, Duration.ofSeconds(30)));
+                return must(queue.claim(C.wait(Duration.ofSeconds(30))));
             });
             assertTrue(started.await(10, TimeUnit.SECONDS));
             Thread.sleep(300); // both are in their waits
             cancelled[0].interrupt();
             assertTrue(one.get(10, TimeUnit.SECONDS), "the thread keeps its interrupt status");
             assertFalse(other.isDone(), "the other waiter is still waiting");
-            queue.publish("g", b("for the other"), 0);
+            queue.publish("g", b("for the other"));
             assertEquals("for the other", s(other.get(10, TimeUnit.SECONDS).event()));
             // The queue goes on: a later wait on this thread is not cancelled.
-            queue.publish("g2", b("later"), 0);
-            assertEquals("later", s(must(queue.claimWait(VIS, 0, Duration.ofSeconds(5))).event()));
+            queue.publish("g2", b("later"));
+            assertEquals("later", s(must(queue.claim(C.wait(Duration.ofSeconds(5)))).event()));
         } finally {
             ex.shutdownNow();
         }
@@ -561,15 +561,15 @@ class ContractTest extends QueueTestBase {
 
     @Test
     void claimWaitOnInterruptedThread() {
-        queue.publish("g", b("x"), 0);
+        queue.publish("g", b("x"));
         Thread.currentThread().interrupt();
         try {
-            assertThrows(CancelledException.class, () -> queue.claimWait(VIS, 0, Duration.ofSeconds(5)));
+            assertThrows(CancelledException.class, () -> queue.claim(C.wait(Duration.ofSeconds(5))));
             assertTrue(Thread.currentThread().isInterrupted(), "the interrupt status stays set");
         } finally {
             Thread.interrupted();
         }
-        assertEquals("x", s(must(queue.claimWait(VIS, 0, Duration.ofSeconds(5))).event()), "nothing was taken");
+        assertEquals("x", s(must(queue.claim(C.wait(Duration.ofSeconds(5)))).event()), "nothing was taken");
     }
 
     @Test
@@ -582,7 +582,7 @@ class ContractTest extends QueueTestBase {
                 waiters.add(ex.submit(() -> {
                     started.countDown();
                     return assertThrows(QueueInterruptedException.class,
-                            () -> queue.claimWait(VIS, 0, Duration.ofSeconds(30)));
+                            () -> queue.claim(C.wait(Duration.ofSeconds(30))));
                 }));
             }
             assertTrue(started.await(10, TimeUnit.SECONDS));
@@ -592,24 +592,22 @@ class ContractTest extends QueueTestBase {
             for (Future<MongoMqException> w : waiters) assertEquals(Status.INTERRUPTED, w.get(10, TimeUnit.SECONDS).status());
             assertTrue((System.nanoTime() - t0) / 1e9 < 5, "every waiter returned promptly");
             long t1 = System.nanoTime();
-            assertThrows(QueueInterruptedException.class, () -> queue.claimWait(VIS, 0, Duration.ofSeconds(30)));
+            assertThrows(QueueInterruptedException.class, () -> queue.claim(C.wait(Duration.ofSeconds(30))));
             assertTrue((System.nanoTime() - t1) / 1e9 < 5, "a later wait ends at once");
-            // A zero timeout is still a waiting claim: interrupted too.
-            assertThrows(QueueInterruptedException.class, () -> queue.claimWait(VIS, 0, Duration.ZERO));
-            long seq = queue.publish("g", b("still works"), 0);
+            long seq = queue.publish("g", b("still works"));
             assertTrue(seq > 0);
             assertEquals(1, queue.stats().messages(), "publish still works");
-            // A plain claim (no wait) through the interrupted Queue still works, and so do ack ...
-            Lease l = must(queue.claim(VIS, 0));
+            // A plain claim (no wait) through the interrupted queue object still works, and so do ack ...
+            Lease l = must(queue.claim());
             assertEquals("still works", s(l.event()));
             queue.ack(l);
-            assertFalse(queue.claim(VIS, 0).isPresent(), "a plain claim on an empty queue is empty, not interrupted");
+            assertFalse(queue.claim().isPresent(), "a plain claim on an empty queue is empty, not interrupted");
             // ... while waiting claims stay interrupted.
-            assertThrows(QueueInterruptedException.class, () -> queue.claimWait(VIS, 0, Duration.ofSeconds(30)));
-            // Another Queue object on the same collections is not interrupted.
-            queue.publish("g", b("fresh"), 0);
-            try (Queue fresh = sameQueue(client)) {
-                assertEquals("fresh", s(must(fresh.claimWait(VIS, 0, Duration.ofSeconds(5))).event()));
+            assertThrows(QueueInterruptedException.class, () -> queue.claim(C.wait(Duration.ofSeconds(30))));
+            // Another queue object on the same collections is not interrupted.
+            queue.publish("g", b("fresh"));
+            try (MongoMqQueue fresh = sameQueue(client)) {
+                assertEquals("fresh", s(must(fresh.claim(C.wait(Duration.ofSeconds(5)))).event()));
             }
         } finally {
             ex.shutdownNow();
@@ -625,32 +623,38 @@ class ContractTest extends QueueTestBase {
 
     @Test
     void errorBadArgument() {
-        badArg("groupId", () -> queue.publish("", b("x"), 0));
-        badArg("groupId", () -> queue.publish((String) null, b("x"), 0));
-        badArg("groupId", () -> queue.publish("a\0b", b("x"), 0));
-        badArg("groupId", () -> queue.publish("x".repeat(1001), b("x"), 0));
-        badArg("event", () -> queue.publish("g", (byte[]) null, 0));
-        badArg("priority", () -> queue.publish("g", b("x"), 5));
-        badArg("priority", () -> queue.publish("g", b("x"), -1));
-        badArg("visibility", () -> queue.claim(Duration.ofSeconds(-1), 0));
-        badArg("visibility", () -> queue.claim(Duration.ZERO, 0));
-        badArg("visibility", () -> queue.claim(null, 0));
-        badArg("minPriority", () -> queue.claim(VIS, -1));
-        badArg("minPriority", () -> queue.claim(VIS, 5));
-        badArg("maxEvents", () -> queue.claim(VIS, 0, 0));
-        badArg("maxEvents", () -> queue.claim(VIS, 0, 10001));
-        badArg("timeout", () -> queue.claimWait(VIS, 0, Duration.ofSeconds(-1)));
-        badArg("notBefore", () -> queue.publishAt("g", b("x"), 0, null));
+        badArg("groupId", () -> queue.publish("", b("x")));
+        badArg("groupId", () -> queue.publish((String) null, b("x")));
+        badArg("groupId", () -> queue.publish("a\0b", b("x")));
+        badArg("groupId", () -> queue.publish("x".repeat(1001), b("x")));
+        badArg("event", () -> queue.publish("g", (byte[]) null));
+        badArg("priority", () -> queue.publish("g", b("x"), P.priority(5)));
+        badArg("priority", () -> queue.publish("g", b("x"), P.priority(-1)));
+        badArg("visibility", () -> C.visibility(Duration.ofSeconds(-1)));
+        badArg("visibility", () -> C.visibility(Duration.ZERO));
+        badArg("visibility", () -> C.visibility(null));
+        badArg("minPriority", () -> C.minPriority(-1));
+        badArg("minPriority", () -> queue.claim(C.minPriority(5)));
+        badArg("maxEvents", () -> queue.claim(C.maxEvents(0)));
+        badArg("maxEvents", () -> queue.claim(C.maxEvents(10001)));
+        badArg("wait", () -> C.wait(Duration.ofSeconds(-1)));
+        badArg("wait", () -> C.wait(null));
+        badArg("workerId", () -> C.workerId(""));
+        badArg("workerId", () -> C.workerId("a\0b"));
+        badArg("options", () -> queue.claim(null));
+        badArg("options", () -> queue.publish("g", b("x"), null));
+        badArg("notBefore", () -> P.notBefore(Instant.ofEpochSecond(-1)));
+        badArg("notBefore", () -> queue.publish("g", b("x"), P.notBefore(null)));
         badArg("maxAttempts", () -> queue.setMaxAttempts(-1));
         badArg("uri", () -> Client.connect(null));
         badArg("lease", () -> queue.ack(null));
         badArg("groupId", () -> queue.purgeGroup(""));
         try (Batch batch = new Batch()) {
-            badArg("priority", () -> batch.add("g", b("x"), 9));
-            badArg("groupId", () -> batch.add("", b("x"), 0));
+            badArg("priority", () -> batch.add("g", b("x"), P.priority(9)));
+            badArg("groupId", () -> batch.add("", b("x")));
         }
-        queue.publish("g", b("x"), 0);
-        Lease l = must(queue.claim(VIS, 0));
+        queue.publish("g", b("x"));
+        Lease l = must(queue.claim());
         badArg("delay", () -> queue.nack(l, Duration.ofSeconds(-1)));
         badArg("visibility", () -> queue.extend(l, Duration.ZERO));
         // Arguments only the library can judge: its MQ_ERR_ARG is the same exception.
@@ -665,7 +669,7 @@ class ContractTest extends QueueTestBase {
     @Test
     void errorConnect() {
         try (Client c = Client.connect("mongodb://127.0.0.1:1/?serverSelectionTimeoutMS=200")) {
-            ConnectException e = assertThrows(ConnectException.class, () -> c.queue("mqt_java_connect", "q"));
+            MongoMqConnectException e = assertThrows(MongoMqConnectException.class, () -> c.queue("mqt_java_connect", "q"));
             assertEquals(Status.ERR_CONNECT, e.status());
             assertInstanceOf(MongoMqException.class, e);
         }
@@ -673,8 +677,8 @@ class ContractTest extends QueueTestBase {
 
     @Test
     void errorLeaseLostType() {
-        queue.publish("g", b("x"), 0);
-        Lease l = must(queue.claim(VIS, 0));
+        queue.publish("g", b("x"));
+        Lease l = must(queue.claim());
         queue.purgeGroup("g");
         MongoMqException e = assertThrows(MongoMqException.class, () -> queue.extend(l, VIS));
         assertInstanceOf(LeaseLostException.class, e);
@@ -691,11 +695,11 @@ class ContractTest extends QueueTestBase {
         queue.setClock(clock);
         assertEquals(t, clock.now());
         assertEquals(t, queue.now(), "the queue reads the manual clock");
-        long seq = queue.publishAt("g", b("later"), 0, t.plusSeconds(60));
-        assertFalse(queue.claim(VIS, 0).isPresent(), "not due before T + 60 s");
+        long seq = queue.publish("g", b("later"), P.notBefore(t.plusSeconds(60)));
+        assertFalse(queue.claim().isPresent(), "not due before T + 60 s");
         clock.advance(Duration.ofSeconds(61));
         assertEquals(t.plusSeconds(61), queue.now());
-        Lease l = must(queue.claim(VIS, 0));
+        Lease l = must(queue.claim());
         assertEquals(seq, l.seq());
         assertEquals(t.plusSeconds(61).plus(VIS), l.deadline(), "deadline: T + 61 + visibility");
 
@@ -722,8 +726,8 @@ class ContractTest extends QueueTestBase {
         queue.setClock(null);
         Duration off = Duration.between(Instant.now(), queue.now()).abs();
         assertTrue(off.compareTo(Duration.ofMinutes(1)) < 0, "server time again, off by " + off);
-        queue.publish("g", b("now"), 0);
-        assertEquals("now", s(must(queue.claim(VIS, 0)).event()));
+        queue.publish("g", b("now"));
+        assertEquals("now", s(must(queue.claim()).event()));
     }
 
     /** A clock given to the queue and left unreachable; its handle, for the test to watch. */
@@ -798,31 +802,31 @@ class ContractTest extends QueueTestBase {
         assertEquals("mongodb://h:1/db?maxPoolSize=1", withOption("mongodb://h:1/db", "maxPoolSize=1"));
         assertEquals("mongodb://h:1/?w=1&maxPoolSize=1", withOption("mongodb://h:1/?w=1", "maxPoolSize=1"));
         String small = withOption(uri(), "maxPoolSize=1");
-        try (Client c = Client.connect(small); Queue q = bounded("queue open", () -> c.queue(db, "q"))) {
-            bounded("publish", () -> q.publish("a", b("a1"), 0));
+        try (Client c = Client.connect(small); MongoMqQueue q = bounded("queue open", () -> c.queue(db, "q"))) {
+            bounded("publish", () -> q.publish("a", b("a1")));
             long b1 = bounded("batch publish", () -> {
                 try (Batch batch = new Batch()) {
                     batch.add("a", b("a2")).add("b", b("b1")).add("b", b("b2"));
                     return q.publish(batch) + 1;
                 }
             });
-            Lease l1 = bounded("claim", () -> must(q.claim(VIS, 0)));
+            Lease l1 = bounded("claim", () -> must(q.claim()));
             assertEquals("a1", s(l1.event()));
             bounded("extend", () -> q.extend(l1, VIS));
             bounded("nack", () -> q.nack(l1, Duration.ZERO));
-            Lease l2 = bounded("batch claim", () -> must(q.claim(VIS, 0, 2)));
+            Lease l2 = bounded("batch claim", () -> must(q.claim(C.maxEvents(2))));
             assertEquals(List.of("a1", "a2"), l2.events().stream().map(QueueTestBase::s).toList());
             assertEquals(2, l2.attempts());
             bounded("unclaim", () -> q.unclaim(l2));
-            Lease l3 = bounded("waiting claim", () -> must(q.claimWait(VIS, 0, 2, Duration.ofSeconds(10))));
+            Lease l3 = bounded("waiting claim", () -> must(q.claim(C.maxEvents(2).wait(Duration.ofSeconds(10)))));
             assertEquals(List.of("a", 2, 2), List.of(l3.group(), l3.count(), l3.attempts()));
             bounded("ack", () -> q.ack(l3));
 
             bounded("set max attempts", () -> q.setMaxAttempts(1));
-            Lease l4 = bounded("claim", () -> must(q.claim(VIS, 0)));
+            Lease l4 = bounded("claim", () -> must(q.claim()));
             assertEquals(b1, l4.seq());
             bounded("nack", () -> q.nack(l4, Duration.ZERO));
-            Lease l5 = bounded("claim past max attempts", () -> must(q.claim(VIS, 0)));
+            Lease l5 = bounded("claim past max attempts", () -> must(q.claim()));
             assertEquals("b2", s(l5.event()), "b1 went to the dead letters, the claim went on with b2");
             bounded("ack", () -> q.ack(l5));
             assertEquals(1, (long) bounded("dead count", q::deadCount));
@@ -837,11 +841,11 @@ class ContractTest extends QueueTestBase {
             assertEquals(0, bounded("stats", q::stats).messages());
 
             // A worker with more threads than connections drains 20 events in 4 groups.
-            for (int i = 0; i < 20; i++) q.publish("w" + (i % 4), b("e" + i), 0);
+            for (int i = 0; i < 20; i++) q.publish("w" + (i % 4), b("e" + i));
             Map<Long, Integer> handled = new ConcurrentHashMap<>();
             List<Throwable> errors = java.util.Collections.synchronizedList(new ArrayList<>());
             bounded("worker (concurrency 4) draining 20 events", () -> {
-                try (Worker w = q.work(new WorkerOptions().concurrency(4).onError(errors::add),
+                try (Worker w = q.worker(WorkerOptions.defaults().concurrency(4).onError(errors::add),
                         lease -> handled.merge(lease.seq(), 1, Integer::sum))) {
                     while (handled.size() < 20 || q.stats().messages() > 0) Thread.sleep(20);
                 }
@@ -858,7 +862,7 @@ class ContractTest extends QueueTestBase {
         final int groups = 100;
         Map<Long, String> groupOf = new ConcurrentHashMap<>();
         try (Batch batch = new Batch()) {
-            for (int i = 0; i < events; i++) batch.add("g" + (i % groups), b("e" + i), i % 5);
+            for (int i = 0; i < events; i++) batch.add("g" + (i % groups), b("e" + i), P.priority(i % 5));
             long first = queue.publish(batch);
             for (int i = 0; i < events; i++) groupOf.put(first + i, "g" + (i % groups));
         }
@@ -873,7 +877,7 @@ class ContractTest extends QueueTestBase {
             for (int w = 0; w < 16; w++) {
                 workers.add(ex.submit(() -> {
                     while (done.get() < events) {
-                        Optional<Lease> got = queue.claimWait(VIS, 0, Duration.ofMillis(500));
+                        Optional<Lease> got = queue.claim(C.wait(Duration.ofMillis(500)));
                         if (got.isEmpty()) continue;
                         Lease l = got.get();
                         if (!held.add(l.group())) heldTwice.incrementAndGet();

@@ -12,10 +12,14 @@ import org.junit.jupiter.api.BeforeEach;
 
 /** Each test gets a queue in a database of its own (mqt_java_<random>), dropped at the end. */
 abstract class QueueTestBase {
+    /** The default visibility (ClaimOptions.defaults()). */
     static final Duration VIS = Duration.ofSeconds(30);
+    /** The default options, to derive the tests' options from. */
+    static final ClaimOptions C = ClaimOptions.defaults();
+    static final PublishOptions P = PublishOptions.defaults();
 
     Client client;
-    Queue queue;
+    MongoMqQueue queue;
     String db;
 
     static String uri() {
@@ -33,7 +37,7 @@ abstract class QueueTestBase {
 
     @AfterEach
     void dropQueue() {
-        try (Client c = Client.connect(uri()); Queue q = c.queue(db, "q")) {
+        try (Client c = Client.connect(uri()); MongoMqQueue q = c.queue(db, "q")) {
             q.drop();
         } finally {
             queue.close();
@@ -42,7 +46,7 @@ abstract class QueueTestBase {
     }
 
     /** Another handle on the same queue, as another process would have. */
-    Queue sameQueue(Client c) {
+    MongoMqQueue sameQueue(Client c) {
         return c.queue(db, "q");
     }
 

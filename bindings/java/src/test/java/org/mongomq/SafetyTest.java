@@ -3,6 +3,7 @@ package org.mongomq;
 import static org.junit.jupiter.api.Assertions.assertDoesNotThrow;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -20,15 +21,15 @@ import org.junit.jupiter.api.function.Executable;
 class SafetyTest extends QueueTestBase {
 
     private static void closedError(String what, Executable call) {
-        MongoMqException e = assertThrows(MongoMqException.class, call, what);
-        assertEquals(Status.CLOSED, e.status(), what);
+        ClosedException e = assertThrows(ClosedException.class, call, what);
+        assertInstanceOf(IllegalStateException.class, e, "Java's own error for a closed object");
         assertTrue(e.getMessage().contains(what + " is closed"), e.getMessage());
     }
 
     @Test
     void safetyUseAfterClose() {
-        queue.publish("g", b("x"), 0);
-        Lease lease = must(queue.claim(Duration.ofSeconds(1), 0));
+        queue.publish("g", b("x"));
+        Lease lease = must(queue.claim(C.visibility(Duration.ofSeconds(1))));
 
         lease.close();
         closedError("lease", lease::seq);
@@ -37,18 +38,20 @@ class SafetyTest extends QueueTestBase {
         closedError("lease", lease::attempts);
         closedError("lease", lease::deadline);
         closedError("lease", lease::events);
+        closedError("lease", lease::text);
+        closedError("lease", lease::json);
         closedError("lease", () -> queue.ack(lease));
         closedError("lease", () -> queue.nack(lease, Duration.ZERO));
         closedError("lease", () -> queue.unclaim(lease));
         closedError("lease", () -> queue.extend(lease, VIS));
 
         Client c2 = Client.connect(uri());
-        Queue q2 = sameQueue(c2);
-        Lease l2 = must(q2.claimWait(VIS, 0, Duration.ofSeconds(15))); // the closed lease's group, once it expired
+        MongoMqQueue q2 = sameQueue(c2);
+        Lease l2 = must(q2.claim(C.wait(Duration.ofSeconds(15)))); // the closed lease's group, once it expired
         q2.close();
-        closedError("queue", () -> q2.publish("g", b("x"), 0));
-        closedError("queue", () -> q2.claim(VIS, 0));
-        closedError("queue", () -> q2.claimWait(VIS, 0, Duration.ofSeconds(1)));
+        closedError("queue", () -> q2.publish("g", b("x")));
+        closedError("queue", () -> q2.claim());
+        closedError("queue", () -> q2.claim(C.wait(Duration.ofSeconds(1))));
         closedError("queue", () -> q2.ack(l2));
         closedError("queue", () -> q2.nack(l2, Duration.ZERO));
         closedError("queue", () -> q2.unclaim(l2));
@@ -65,6 +68,8 @@ class SafetyTest extends QueueTestBase {
         closedError("queue", () -> q2.deadList(1));
         closedError("queue", () -> q2.setRepairInterval(VIS));
         closedError("queue", q2::repairCounts);
+        closedError("queue", () -> q2.worker(WorkerOptions.defaults(), l -> {}));
+        closedError("queue", () -> q2.work(WorkerOptions.defaults(), l -> {}));
         try (Batch batch = new Batch().add("g", b("x"))) {
             closedError("queue", () -> q2.publish(batch));
         }
@@ -87,11 +92,11 @@ class SafetyTest extends QueueTestBase {
     @Test
     void safetyCloseTwice() {
         Client c = Client.connect(uri());
-        Queue q = sameQueue(c);
-        q.publish("g", b("x"), 0);
-        Lease l = must(q.claim(VIS, 0));
+        MongoMqQueue q = sameQueue(c);
+        q.publish("g", b("x"));
+        Lease l = must(q.claim());
         Batch batch = new Batch();
-        Worker w = q.work(new WorkerOptions().shutdownTimeout(Duration.ofSeconds(5)), lease -> {});
+        Worker w = q.worker(WorkerOptions.defaults().shutdownTimeout(Duration.ofSeconds(5)), lease -> {});
         assertDoesNotThrow(() -> {
             w.close();
             w.close();
@@ -111,11 +116,11 @@ class SafetyTest extends QueueTestBase {
     void safetyQueueKeepsClient() throws Exception {
         // Client closed first: the queue goes on working; the client goes with the queue.
         Client c = Client.connect(uri());
-        Queue q = sameQueue(c);
+        MongoMqQueue q = sameQueue(c);
         c.close();
         assertFalse(c.handle().isFreed(), "the queue holds the client");
-        long seq = q.publish("g", b("x"), 0);
-        Lease l = must(q.claim(VIS, 0));
+        long seq = q.publish("g", b("x"));
+        Lease l = must(q.claim());
         assertEquals(seq, l.seq());
         q.ack(l);
         q.close();
@@ -124,7 +129,7 @@ class SafetyTest extends QueueTestBase {
 
         // The other order.
         Client c2 = Client.connect(uri());
-        Queue q2 = sameQueue(c2);
+        MongoMqQueue q2 = sameQueue(c2);
         q2.close();
         assertFalse(c2.handle().isFreed());
         c2.close();
@@ -132,10 +137,10 @@ class SafetyTest extends QueueTestBase {
 
         // A close while another thread waits on the queue: the wait finishes, then the queue goes.
         Client c3 = Client.connect(uri());
-        Queue q3 = sameQueue(c3);
+        MongoMqQueue q3 = sameQueue(c3);
         ExecutorService ex = Executors.newSingleThreadExecutor();
         try {
-            Future<Boolean> waiting = ex.submit(() -> q3.claimWait(VIS, 0, Duration.ofSeconds(2)).isPresent());
+            Future<Boolean> waiting = ex.submit(() -> q3.claim(C.wait(Duration.ofSeconds(2))).isPresent());
             Thread.sleep(300);
             q3.close();
             c3.close();
@@ -148,19 +153,19 @@ class SafetyTest extends QueueTestBase {
 
     @Test
     void safetyGcAnyOrder() throws Exception {
-        queue.publish("g", b("x"), 0);
+        queue.publish("g", b("x"));
         List<Handle> handles = new ArrayList<>();
         for (int round = 0; round < 3; round++) {
             // Nothing closed: clients, queues, leases and batches left to the garbage collector.
             for (int i = 0; i < 10; i++) {
                 Client c = Client.connect(uri());
-                Queue q = sameQueue(c);
+                MongoMqQueue q = sameQueue(c);
                 Batch batch = new Batch().add("h" + i, b("y"));
                 handles.add(c.handle());
                 handles.add(q.handle());
                 handles.add(batch.handle());
                 if (i == 0 && round == 0) {
-                    Lease l = must(q.claim(VIS, 0)); // a lease outliving its queue and client
+                    Lease l = must(q.claim()); // a lease outliving its queue and client
                     handles.add(l.handle());
                 }
             }
@@ -173,6 +178,6 @@ class SafetyTest extends QueueTestBase {
         long left = handles.stream().filter(h -> !h.isFreed()).count();
         assertEquals(0, left, "every C handle was freed by the Cleaner");
         // And the process is fine: the queue still works.
-        queue.publish("g2", b("z"), 0);
+        queue.publish("g2", b("z"));
     }
 }

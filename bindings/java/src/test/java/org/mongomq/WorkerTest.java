@@ -24,14 +24,14 @@ class WorkerTest extends QueueTestBase {
 
     @Test
     void workerAcksSuccess() throws Exception {
-        for (int i = 0; i < 50; i++) queue.publish("g" + (i % 5), b("e" + i), 0);
+        for (int i = 0; i < 50; i++) queue.publish("g" + (i % 5), b("e" + i));
         Map<String, List<Integer>> seen = new ConcurrentHashMap<>();
         Set<String> held = ConcurrentHashMap.newKeySet();
         AtomicInteger heldTwice = new AtomicInteger();
         List<Throwable> errors = Collections.synchronizedList(new ArrayList<>());
         CountDownLatch all = new CountDownLatch(50);
-        WorkerOptions opts = new WorkerOptions().concurrency(4).onError(errors::add);
-        try (Worker w = queue.work(opts, lease -> {
+        WorkerOptions opts = WorkerOptions.defaults().concurrency(4).onError(errors::add);
+        try (Worker w = queue.worker(opts, lease -> {
             if (!held.add(lease.group())) heldTwice.incrementAndGet();
             seen.computeIfAbsent(lease.group(), k -> Collections.synchronizedList(new ArrayList<>()))
                     .add(Integer.parseInt(s(lease.event()).substring(1)));
@@ -55,13 +55,13 @@ class WorkerTest extends QueueTestBase {
 
     @Test
     void workerNacksFailureBackoff() throws Exception {
-        long seq = queue.publish("g", b("flaky"), 0);
+        long seq = queue.publish("g", b("flaky"));
         List<Integer> attempts = Collections.synchronizedList(new ArrayList<>());
         List<Long> times = Collections.synchronizedList(new ArrayList<>());
         CountDownLatch succeeded = new CountDownLatch(1);
-        WorkerOptions opts = new WorkerOptions().backoffBase(Duration.ofMillis(300)).backoffCap(Duration.ofSeconds(5))
+        WorkerOptions opts = WorkerOptions.defaults().backoffBase(Duration.ofMillis(300)).backoffCap(Duration.ofSeconds(5))
                 .onError(t -> {});
-        try (Worker w = queue.work(opts, lease -> {
+        try (Worker w = queue.worker(opts, lease -> {
             assertEquals(seq, lease.seq());
             attempts.add(lease.attempts());
             times.add(System.nanoTime());
@@ -86,21 +86,21 @@ class WorkerTest extends QueueTestBase {
 
     @Test
     void workerExtendsLease() throws Exception {
-        queue.publish("g", b("slow"), 0);
+        queue.publish("g", b("slow"));
         List<Throwable> errors = Collections.synchronizedList(new ArrayList<>());
         CountDownLatch started = new CountDownLatch(1);
         CountDownLatch finished = new CountDownLatch(1);
         AtomicInteger stolen = new AtomicInteger();
-        WorkerOptions opts = new WorkerOptions().visibility(Duration.ofSeconds(2)).onError(errors::add);
-        try (Client other = Client.connect(uri()); Queue rival = sameQueue(other);
-             Worker w = queue.work(opts, lease -> {
+        WorkerOptions opts = WorkerOptions.defaults().visibility(Duration.ofSeconds(2)).onError(errors::add);
+        try (Client other = Client.connect(uri()); MongoMqQueue rival = sameQueue(other);
+             Worker w = queue.worker(opts, lease -> {
                  started.countDown();
                  Thread.sleep(6000); // 3x the visibility
                  finished.countDown();
              })) {
             assertTrue(started.await(20, TimeUnit.SECONDS));
             while (finished.getCount() > 0) {
-                if (rival.claim(VIS, 0).isPresent()) stolen.incrementAndGet();
+                if (rival.claim().isPresent()) stolen.incrementAndGet();
                 Thread.sleep(200);
             }
         }
@@ -111,11 +111,11 @@ class WorkerTest extends QueueTestBase {
 
     @Test
     void workerDeadLetters() throws Exception {
-        queue.publish("g", b("poison"), 0);
+        queue.publish("g", b("poison"));
         AtomicInteger calls = new AtomicInteger();
-        WorkerOptions opts = new WorkerOptions().maxAttempts(2).backoffBase(Duration.ofMillis(20))
+        WorkerOptions opts = WorkerOptions.defaults().maxAttempts(2).backoffBase(Duration.ofMillis(20))
                 .backoffCap(Duration.ofMillis(50)).onError(t -> {});
-        try (Worker w = queue.work(opts, lease -> {
+        try (Worker w = queue.worker(opts, lease -> {
             calls.incrementAndGet();
             throw new RuntimeException("always fails");
         })) {
@@ -129,13 +129,13 @@ class WorkerTest extends QueueTestBase {
 
     @Test
     void workerGracefulShutdown() throws Exception {
-        queue.publish("a", b("first"), 0);
-        queue.publish("b", b("second"), 0);
+        queue.publish("a", b("first"));
+        queue.publish("b", b("second"));
         CountDownLatch running = new CountDownLatch(1);
         AtomicBoolean finished = new AtomicBoolean();
         AtomicInteger handled = new AtomicInteger();
         List<Throwable> errors = Collections.synchronizedList(new ArrayList<>());
-        Worker w = queue.work(new WorkerOptions().concurrency(1).onError(errors::add), lease -> {
+        Worker w = queue.worker(WorkerOptions.defaults().concurrency(1).onError(errors::add), lease -> {
             handled.incrementAndGet();
             running.countDown();
             Thread.sleep(1000);
@@ -152,21 +152,21 @@ class WorkerTest extends QueueTestBase {
         assertEquals(1, handled.get(), "no claim after the stop");
         assertEquals(List.of(), errors);
         assertEquals(1, queue.stats().messages(), "the running handler's event was acked, the other left");
-        assertEquals("second", s(must(queue.claim(VIS, 0)).event()));
+        assertEquals("second", s(must(queue.claim()).event()));
     }
 
     @Test
     void workerStopAfterClaim() throws Exception {
-        long seq = queue.publish("g", b("always fails"), 0);
+        long seq = queue.publish("g", b("always fails"));
         AtomicInteger calls = new AtomicInteger();
         List<Throwable> errors = Collections.synchronizedList(new ArrayList<>());
-        WorkerOptions opts = new WorkerOptions().concurrency(2).backoffBase(Duration.ofMillis(1))
+        WorkerOptions opts = WorkerOptions.defaults().concurrency(2).backoffBase(Duration.ofMillis(1))
                 .backoffCap(Duration.ofMillis(1)).onError(t -> {
                     if (!(t instanceof IllegalStateException)) errors.add(t); // not the handler's own failure
                 });
         Random random = new Random();
         for (int cycle = 0; cycle < 30; cycle++) {
-            Worker w = queue.work(opts, lease -> {
+            Worker w = queue.worker(opts, lease -> {
                 calls.incrementAndGet();
                 throw new IllegalStateException("always fails");
             });
@@ -176,7 +176,7 @@ class WorkerTest extends QueueTestBase {
             if (pauseMicros > 0) LockSupport.parkNanos(pauseMicros * 1000L);
             w.close();
         }
-        Lease l = must(queue.claimWait(VIS, 0, Duration.ofSeconds(10)));
+        Lease l = must(queue.claim(C.wait(Duration.ofSeconds(10))));
         assertEquals(seq, l.seq());
         assertEquals(calls.get() + 1, l.attempts(),
                 "each delivery was seen by a handler: attempts = handler calls (" + calls.get() + ") + 1");

@@ -7,9 +7,11 @@ import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.atomic.AtomicLong;
 import org.mongomq.Batch;
+import org.mongomq.ClaimOptions;
 import org.mongomq.Client;
 import org.mongomq.Lease;
-import org.mongomq.Queue;
+import org.mongomq.MongoMqQueue;
+import org.mongomq.PublishOptions;
 
 /**
  * The workload of bench/bench.c through the Java binding: publish N events (`{"i":k}`)
@@ -28,6 +30,12 @@ import org.mongomq.Queue;
  */
 public final class Bench {
     private static final Duration VIS = Duration.ofSeconds(30);
+    /** The options of priority 0..4, made once (the bench times the calls, not the options). */
+    private static final PublishOptions[] PRIORITY = new PublishOptions[5];
+
+    static {
+        for (int p = 0; p < 5; p++) PRIORITY[p] = PublishOptions.defaults().priority(p);
+    }
 
     public static void main(String[] args) throws Exception {
         String uri = System.getenv().getOrDefault("MONGOMQ_URI", System.getenv("MONGOMQ_TEST_URI"));
@@ -68,26 +76,26 @@ public final class Bench {
     private static double[] run(String uri, String db, String prefix, int events, int groups, int workers, int b)
             throws Exception {
         List<Client> clients = new ArrayList<>();
-        List<Queue> queues = new ArrayList<>();
+        List<MongoMqQueue> queues = new ArrayList<>();
         try {
             for (int w = 0; w <= workers; w++) {
                 Client c = Client.connect(uri);
                 clients.add(c);
                 queues.add(c.queue(db, prefix)); // index creation before any timing
             }
-            Queue pub = queues.get(0);
+            MongoMqQueue pub = queues.get(0);
             long t0 = System.nanoTime();
             if (b == 1) {
                 for (int i = 0; i < events; i++) {
                     int g = i % groups;
-                    pub.publish("g" + g, ("{\"i\":" + i + "}").getBytes(StandardCharsets.UTF_8), g % 5);
+                    pub.publish("g" + g, ("{\"i\":" + i + "}").getBytes(StandardCharsets.UTF_8), PRIORITY[g % 5]);
                 }
             } else {
                 for (int i = 0; i < events; ) {
                     try (Batch batch = new Batch()) {
                         for (int k = 0; k < b && i < events; k++, i++) {
                             int g = i % groups;
-                            batch.add("g" + g, ("{\"i\":" + i + "}").getBytes(StandardCharsets.UTF_8), g % 5);
+                            batch.add("g" + g, ("{\"i\":" + i + "}").getBytes(StandardCharsets.UTF_8), PRIORITY[g % 5]);
                         }
                         pub.publish(batch);
                     }
@@ -99,10 +107,11 @@ public final class Bench {
             List<Thread> threads = new ArrayList<>();
             long t1 = System.nanoTime();
             for (int w = 1; w <= workers; w++) {
-                Queue q = queues.get(w);
+                MongoMqQueue q = queues.get(w);
+                ClaimOptions claim = ClaimOptions.defaults().visibility(VIS).maxEvents(b);
                 Thread t = new Thread(() -> {
                     while (acked.get() < events) {
-                        Optional<Lease> got = q.claim(VIS, 0, b);
+                        Optional<Lease> got = q.claim(claim);
                         if (got.isEmpty()) {
                             try {
                                 Thread.sleep(2);
@@ -125,7 +134,7 @@ public final class Bench {
             pub.drop();
             return new double[] {publishEps, drainEps};
         } finally {
-            for (Queue q : queues) q.close();
+            for (MongoMqQueue q : queues) q.close();
             for (Client c : clients) c.close();
         }
     }
