@@ -42,9 +42,10 @@ if ! command -v go >/dev/null && [[ -x /usr/local/go/bin/go ]]; then export PATH
 say "Go agent (go build)"
 (cd "$AGENTS/go" && go build -o "$OUT/agent-go" .)
 
-# ---- Java: the jar (built by scripts/test-java.sh; else mvn package -DskipTests) ----
+# ---- Java: the jar (built by scripts/test-java.sh; else, or when the binding's sources
+# are newer than it, mvn package -DskipTests) ----
 JAR="$ROOT/bindings/java/target/mongomq-$(sed -n 's|^  <version>\(.*\)</version>$|\1|p' "$ROOT/bindings/java/pom.xml" | head -1).jar"
-if [[ ! -f "$JAR" ]]; then
+if [[ ! -f "$JAR" || -n "$(find bindings/java/src bindings/java/pom.xml bindings/swig -newer "$JAR" -print -quit)" ]]; then
     say "building the Java jar (mvn package -DskipTests)"
     mvn -q -B -ntp -f bindings/java/pom.xml package -DskipTests
 fi
