@@ -6,8 +6,9 @@
 #      generated internal/raw included (no exceptions);
 #   3. go test -race: every contract scenario (TestContract/<name>, checked by
 #      scripts/contract-scenarios.py check go) and the examples;
-#   4. a module outside the repository (a temp dir, `replace` line) builds and runs
-#      the example of bindings/go/README.md and must print what the README says;
+#   4. the README's producer and worker are examples/{producer,worker}/main.go, and a
+#      module outside the repository (a temp dir, `replace` line) builds and runs
+#      them: they must print what the README says;
 #   5. a short run of the Go bench (cmd/mongomq-bench) as a smoke test.
 # Uses MONGOMQ_TEST_URI when set (scripts/test.sh sets it); otherwise starts a test
 # server of its own and stops it on exit. Exits non-zero on any failure.
@@ -17,7 +18,9 @@ ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 GODIR="$ROOT/bindings/go"
 MODULE=github.com/mongomq/mongomq/bindings/go
 
-# Go: the machine's, else Debian's (bookworm: 1.19, which the module supports).
+# Go: the machine's, else Debian's. The module needs Go 1.21 (log/slog): bookworm's
+# golang-go is 1.19, too old, so without a newer Go on the machine this fails below,
+# saying so.
 export GOTOOLCHAIN=local
 if ! command -v go >/dev/null && [[ -x /usr/local/go/bin/go ]]; then
     export PATH="/usr/local/go/bin:$PATH"
@@ -31,6 +34,11 @@ if ! command -v go >/dev/null; then
           "${SUDO[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends golang-go </dev/null; }
 fi
 echo "test-go: $(go version)"
+go_minor="$(go env GOVERSION | sed -n 's/^go1\.\([0-9]*\).*/\1/p')"
+if [[ -z "$go_minor" || "$go_minor" -lt 21 ]]; then
+    echo "test-go: the Go binding needs Go 1.21 or newer (log/slog); this is $(go env GOVERSION)" >&2
+    exit 1
+fi
 
 PREFIX="$(bash "$ROOT/scripts/stage.sh")"
 export PKG_CONFIG_PATH="$PREFIX/lib/pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}"
@@ -67,27 +75,50 @@ passed=$(grep -c -- '--- PASS: TestContract/' "$TMP/test.log" || true)
 echo "test-go: $passed contract scenarios passed"
 python3 "$ROOT/scripts/contract-scenarios.py" check go "$TMP/test.log"
 
-echo "== go: the README example, from a module outside the repository =="
-APP="$TMP/readme-app"
+echo "== go: the README's examples, from a module outside the repository =="
+# The README's producer and worker are examples/{producer,worker}/main.go: the ```go
+# block after the line naming the file must be that file, and the ``` block after it
+# what it prints (the worker's lines in any order: its groups run at once).
+APP="$TMP/examples-app"
 mkdir -p "$APP"
-# The first ```go block of the README is the program; the ``` block after "It prints:"
-# is its output.
-awk '/^```go$/ && !done {on=1; next} on && /^```$/ {on=0; done=1} on' "$GODIR/README.md" >"$APP/main.go"
-awk '/^It prints:$/ {want=1; next} want && /^```$/ {if (on) exit; on=1; next} on' "$GODIR/README.md" >"$TMP/want.txt"
-[[ -s "$APP/main.go" && -s "$TMP/want.txt" ]] || { echo "test-go: no example found in README.md" >&2; exit 1; }
 cat >"$APP/go.mod" <<EOF
-module example.com/readme
+module example.com/examples
 
-go 1.19
+go 1.21
 
 require $MODULE v0.4.0
 
 replace $MODULE => $GODIR
 EOF
-(cd "$APP" && go build -o readme-app . && \
-    MONGOMQ_URI="$MONGOMQ_TEST_URI" MONGOMQ_DB="mqt_go_readme_$$_$RANDOM" ./readme-app) | tee "$TMP/got.txt"
-diff -u "$TMP/want.txt" "$TMP/got.txt" || { echo "test-go: the README example printed something else" >&2; exit 1; }
-echo "the README example ran as documented"
+for ex in producer worker; do
+    # block N: the Nth ``` block after the line that names the example's file
+    block() {
+        awk -v name="(\`examples/$ex/main.go\`):" -v n="$1" '
+            index($0, name) && !found {found=1; next}
+            found && /^```/ { if (on) { on=0; if (++seen == n) exit; next } on=1; next }
+            found && on && seen == n-1' "$GODIR/README.md"
+    }
+    block 1 >"$TMP/$ex.readme.go"
+    block 2 >"$TMP/$ex.want"
+    [[ -s "$TMP/$ex.readme.go" && -s "$TMP/$ex.want" ]] || { echo "test-go: no $ex example in README.md" >&2; exit 1; }
+    diff -u "$GODIR/examples/$ex/main.go" "$TMP/$ex.readme.go" ||
+        { echo "test-go: README.md's $ex differs from examples/$ex/main.go" >&2; exit 1; }
+    mkdir -p "$APP/$ex"
+    cp "$GODIR/examples/$ex/main.go" "$APP/$ex/"
+done
+(cd "$APP" && go build -o bin/ ./...)
+db="mqt_go_examples_$$_$RANDOM"
+for ex in producer worker; do
+    echo "-- $ex"
+    MONGOMQ_URI="$MONGOMQ_TEST_URI" MONGOMQ_DB="$db" timeout 60 "$APP/bin/$ex" | tee "$TMP/$ex.got"
+    if [[ $ex == worker ]]; then
+        sort -o "$TMP/$ex.got" "$TMP/$ex.got"
+        sort -o "$TMP/$ex.want" "$TMP/$ex.want"
+    fi
+    diff -u "$TMP/$ex.want" "$TMP/$ex.got" ||
+        { echo "test-go: the $ex example printed something else than README.md says" >&2; exit 1; }
+done
+echo "the README's examples are examples/ and ran as documented"
 
 echo "== go: bench smoke run (200 events) =="
 go run ./cmd/mongomq-bench -uri "$MONGOMQ_TEST_URI" -events 200 -groups 10 | tail -n 1

@@ -1,3 +1,6 @@
+// client.go: Client, a connection pool (Connect, Close, Queue), and
+// LibraryVersion.
+
 package mongomq
 
 import (
@@ -8,8 +11,8 @@ import (
 	"github.com/mongomq/mongomq/bindings/go/internal/raw"
 )
 
-// Version is the version of the libmongomq the program runs with ("0.4.0").
-func Version() string { return raw.Mqs_version() }
+// LibraryVersion is the version of the libmongomq the program runs with ("0.4.0").
+func LibraryVersion() string { return raw.Mqs_version() }
 
 // Client is a connection pool to one MongoDB deployment. It is safe for concurrent
 // use. Close it when done; a finalizer closes a Client that became unreachable,
@@ -29,7 +32,11 @@ type Client struct {
 // It does not contact the server: an unreachable server shows up as ErrConnect from
 // the first Client.Queue, after the URI's serverSelectionTimeoutMS (default 30 s). A
 // malformed URI is ErrInvalidArgument.
+//
+// The first Connect routes libmongoc's log into log/slog unless SetLogHandler was
+// called before it (see SetLogHandler).
 func Connect(uri string) (*Client, error) {
+	installDefaultLog()
 	if err := checkText("Connect", "uri", uri); err != nil {
 		return nil, err
 	}

@@ -1,3 +1,6 @@
+// clock.go: ManualClock, a clock kept in C for tests and simulations, and
+// Queue.SetClock.
+
 package mongomq
 
 import (
@@ -10,7 +13,7 @@ import (
 
 // ManualClock is a clock for tests and simulations: a time kept in C memory that
 // only Set and Advance move. A Queue given it with Queue.SetClock runs on it
-// (Queue.Now, PublishAt, due times, lease deadlines) instead of server time; the
+// (Queue.Now, PublishOptions.NotBefore, due times, lease deadlines) instead of server time; the
 // library reads it from any of its threads and never calls into Go to do so.
 //
 // A queue keeps every clock it was given until the queue is closed, so closing
@@ -92,7 +95,7 @@ func (c *ManualClock) Close() error {
 }
 
 // SetClock makes the queue run on clock c (for tests and simulations): Now,
-// PublishAt, due times and lease deadlines all read c, and the offset measured to
+// NotBefore times, due times and lease deadlines all read c, and the offset measured to
 // the server's clock is no longer applied. c nil puts the queue back on server
 // time. The queue keeps c until it is closed, so c may be closed first. It applies
 // to this Queue value only (another Queue on the same collections keeps its own

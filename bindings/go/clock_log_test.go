@@ -1,3 +1,6 @@
+// clock_log_test.go: the manual clock and libmongoc's log handler (the contract's
+// manual_clock and log_handler scenarios, and their edge cases).
+
 package mongomq
 
 import (
@@ -43,7 +46,7 @@ func manualClock(t *testing.T) {
 	}
 
 	// An event for T + 60 s: not claimable at T, claimable at T + 61 s.
-	if _, err := q.PublishAt("g", []byte("later"), 0, start.Add(60*time.Second)); err != nil {
+	if _, err := q.Publish("g", []byte("later"), PublishOptions{NotBefore: start.Add(60 * time.Second)}); err != nil {
 		t.Fatal(err)
 	}
 	claimEmpty(t, q, ClaimOptions{})

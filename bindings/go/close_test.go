@@ -1,3 +1,5 @@
+// close_test.go: closing handles while calls run on them, and calls on nil handles.
+
 package mongomq
 
 import (
@@ -29,7 +31,7 @@ func TestCloseWhileBusy(t *testing.T) {
 					return
 				default:
 				}
-				if _, err := q.Publish(fmt.Sprintf("g%d", n%3), []byte("x"), 0); err != nil {
+				if _, err := q.Publish(fmt.Sprintf("g%d", n%3), []byte("x"), PublishOptions{}); err != nil {
 					if !errors.Is(err, ErrClosed) {
 						errs <- err
 					}
@@ -75,7 +77,7 @@ func TestCloseWhileBusy(t *testing.T) {
 	for err := range errs {
 		t.Errorf("unexpected error: %v", err)
 	}
-	if _, err := q.Publish("g", nil, 0); !errors.Is(err, ErrClosed) {
+	if _, err := q.Publish("g", nil, PublishOptions{}); !errors.Is(err, ErrClosed) {
 		t.Fatalf("after Close: %v", err)
 	}
 }

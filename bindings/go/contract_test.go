@@ -1,3 +1,6 @@
+// contract_test.go: every scenario of bindings/CONTRACT.md as TestContract/<name>,
+// and TestExtras (peek, dead list, automatic repair, write-concern errors).
+
 package mongomq
 
 import (
@@ -315,7 +318,7 @@ func unclaimKeepsAttempts(t *testing.T) {
 func roundTrip(t *testing.T, group string, event []byte) {
 	t.Helper()
 	_, q := newQueue(t)
-	if _, err := q.Publish(group, event, 0); err != nil {
+	if _, err := q.Publish(group, event, PublishOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	l := claim(t, q, ClaimOptions{})
@@ -338,7 +341,7 @@ func bytesBinaryNul(t *testing.T) {
 func bytesEmpty(t *testing.T) {
 	roundTrip(t, "g", []byte{})
 	_, q := newQueue(t)
-	if _, err := q.Publish("nil", nil, 0); err != nil { // nil is empty too
+	if _, err := q.Publish("nil", nil, PublishOptions{}); err != nil { // nil is empty too
 		t.Fatal(err)
 	}
 	l := claim(t, q, ClaimOptions{})
@@ -364,7 +367,7 @@ func batchPublishClaim(t *testing.T) {
 	_, q := newQueue(t)
 	var msgs []Message
 	for i := 0; i < 10; i++ {
-		msgs = append(msgs, Message{Group: fmt.Sprintf("g%d", i%2), Event: []byte(fmt.Sprintf("e%d", i)), Priority: 1})
+		msgs = append(msgs, Message{Group: fmt.Sprintf("g%d", i%2), Event: []byte(fmt.Sprintf("e%d", i)), PublishOptions: PublishOptions{Priority: 1}})
 	}
 	first, err := q.PublishBatch(msgs)
 	if err != nil {
@@ -403,7 +406,7 @@ func scheduledEvent(t *testing.T) {
 		t.Fatal(err)
 	}
 	at := now.Add(time.Second)
-	if _, err := q.PublishAt("g", []byte("later"), 0, at); err != nil {
+	if _, err := q.Publish("g", []byte("later"), PublishOptions{NotBefore: at}); err != nil {
 		t.Fatal(err)
 	}
 	claimEmpty(t, q, ClaimOptions{})
@@ -690,11 +693,11 @@ func errorBadArgument(t *testing.T) {
 		name string // what the message must name
 		call func() error
 	}{
-		{"group_id", func() error { _, err := q.Publish("", []byte("x"), 0); return err }},
-		{"group", func() error { _, err := q.Publish("a\x00b", []byte("x"), 0); return err }},
-		{"group_id", func() error { _, err := q.Publish("\xff\xfe", []byte("x"), 0); return err }},
-		{"priority", func() error { _, err := q.Publish("g", []byte("x"), 5); return err }},
-		{"priority", func() error { _, err := q.Publish("g", []byte("x"), -1); return err }},
+		{"group_id", func() error { _, err := q.Publish("", []byte("x"), PublishOptions{}); return err }},
+		{"group", func() error { _, err := q.Publish("a\x00b", []byte("x"), PublishOptions{}); return err }},
+		{"group_id", func() error { _, err := q.Publish("\xff\xfe", []byte("x"), PublishOptions{}); return err }},
+		{"priority", func() error { _, err := q.Publish("g", []byte("x"), PublishOptions{Priority: 5}); return err }},
+		{"priority", func() error { _, err := q.Publish("g", []byte("x"), PublishOptions{Priority: -1}); return err }},
 		{"visibility_s", func() error { _, err := q.Claim(ctx, ClaimOptions{Visibility: -time.Second}); return err }},
 		{"min_priority", func() error { _, err := q.Claim(ctx, ClaimOptions{MinPriority: -1}); return err }},
 		{"min_priority", func() error { _, err := q.Claim(ctx, ClaimOptions{MinPriority: 5}); return err }},
@@ -704,7 +707,10 @@ func errorBadArgument(t *testing.T) {
 		{"delay_s", func() error { return q.Nack(l, -time.Second) }},
 		{"visibility_s", func() error { return q.Extend(l, 0) }},
 		{"messages", func() error { _, err := q.PublishBatch(nil); return err }},
-		{"priority", func() error { _, err := q.PublishBatch([]Message{{Group: "g", Priority: 9}}); return err }},
+		{"priority", func() error {
+			_, err := q.PublishBatch([]Message{{Group: "g", PublishOptions: PublishOptions{Priority: 9}}})
+			return err
+		}},
 		{"max_attempts", func() error { return q.SetMaxAttempts(-1) }},
 		{"group", func() error { return q.PurgeGroup("") }},
 		{"db_name", func() error { _, err := c.Queue("bad/db", "mq"); return err }},
@@ -858,7 +864,7 @@ func smallPool(t *testing.T) {
 		return want("first seq", seq, 1)
 	})
 	step("Publish", func() error {
-		seq, err := q.Publish("a", []byte("a1"), 0)
+		seq, err := q.Publish("a", []byte("a1"), PublishOptions{})
 		if err != nil {
 			return err
 		}
@@ -1067,8 +1073,8 @@ func safetyUseAfterClose(t *testing.T) {
 	q.Close()
 	ctx := context.Background()
 	calls := map[string]func() error{
-		"Publish":           func() error { _, err := q.Publish("g", nil, 0); return err },
-		"PublishAt":         func() error { _, err := q.PublishAt("g", nil, 0, time.Now()); return err },
+		"Publish":           func() error { _, err := q.Publish("g", nil, PublishOptions{}); return err },
+		"Publish scheduled": func() error { _, err := q.Publish("g", nil, PublishOptions{NotBefore: time.Now()}); return err },
 		"PublishBatch":      func() error { _, err := q.PublishBatch([]Message{{Group: "g"}}); return err },
 		"Claim":             func() error { _, err := q.Claim(ctx, ClaimOptions{}); return err },
 		"Claim(wait)":       func() error { _, err := q.Claim(ctx, ClaimOptions{Wait: time.Second}); return err },
@@ -1103,7 +1109,7 @@ func safetyUseAfterClose(t *testing.T) {
 		t.Errorf("Queue on a closed client: %v, want ErrClosed", err)
 	}
 	var nilQueue *Queue
-	if _, err := nilQueue.Publish("g", nil, 0); !errors.Is(err, ErrClosed) {
+	if _, err := nilQueue.Publish("g", nil, PublishOptions{}); !errors.Is(err, ErrClosed) {
 		t.Errorf("Publish on a nil queue: %v", err)
 	}
 	l.Close()
@@ -1342,7 +1348,7 @@ func workerNacksFailureBackoff(t *testing.T) {
 }
 
 func TestBackoffDelays(t *testing.T) {
-	w := &worker{o: WorkOptions{BackoffBase: time.Second, BackoffCap: 60 * time.Second}}
+	w := &workRun{o: WorkOptions{BackoffBase: time.Second, BackoffCap: 60 * time.Second}}
 	for a := 1; a <= 12; a++ {
 		full := time.Second << (a - 1)
 		if full > 60*time.Second {
@@ -1574,7 +1580,7 @@ func peekEvents(t *testing.T) {
 	_, q := newQueue(t)
 	a1 := publish(t, q, "A", "a1", 2)
 	bin := []byte{0, 0xff, 1, 0xfe, 0}
-	a2, err := q.Publish("A", bin, 0)
+	a2, err := q.Publish("A", bin, PublishOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -1583,7 +1589,7 @@ func peekEvents(t *testing.T) {
 		t.Fatal(err)
 	}
 	later := now.Add(time.Hour)
-	s1, err := q.PublishAt("S", []byte("scheduled \u00e9\u20ac"), 1, later)
+	s1, err := q.Publish("S", []byte("scheduled \u00e9\u20ac"), PublishOptions{Priority: 1, NotBefore: later})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -1659,7 +1665,7 @@ func deadList(t *testing.T) {
 	if err := q.SetMaxAttempts(1); err != nil {
 		t.Fatal(err)
 	}
-	seq, err := q.Publish("g", []byte{1, 0, 2}, 3)
+	seq, err := q.Publish("g", []byte{1, 0, 2}, PublishOptions{Priority: 3})
 	if err != nil {
 		t.Fatal(err)
 	}

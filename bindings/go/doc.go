@@ -4,21 +4,26 @@
 //
 //	client, err := mongomq.Connect(uri)
 //	queue, err := client.Queue("shop", "orders")
-//	seq, err := queue.Publish("customer-17", event, 2)
+//	seq, err := queue.Publish("customer-17", event, mongomq.PublishOptions{Priority: 2})
 //	lease, err := queue.Claim(ctx, mongomq.ClaimOptions{Visibility: 30 * time.Second, Wait: 5 * time.Second})
 //	if errors.Is(err, mongomq.ErrEmpty) { ... }
 //	err = queue.Ack(lease)
 //
-// Client and Queue are safe for concurrent use. Every failed call returns an
-// *Error (its Status, ServerCode and Message), which errors.Is matches against
-// ErrEmpty, ErrLeaseLost, ErrInvalidArgument, ErrConnect, ErrInterrupted,
-// ErrClosed and ErrServer; a Claim ended by its context returns ctx.Err().
+// Or let the worker helper claim, run a handler, extend, ack and nack:
 //
-// For tests and simulations a queue can run on a ManualClock (Queue.SetClock)
-// instead of server time; SetLogHandler routes libmongoc's log (process-wide) to a
-// Go function.
+//	err = queue.Work(ctx, mongomq.WorkOptions{Concurrency: 4, HandleSignals: true}, handler)
+//
+// Client and Queue are safe for concurrent use. Every failed call the library
+// reported returns an *Error (its Status, ServerCode and Message), which errors.Is
+// matches against ErrEmpty, ErrLeaseLost, ErrInvalidArgument, ErrConnect,
+// ErrInterrupted and ErrServer; a call on a closed handle returns an error that
+// errors.Is ErrClosed; a Claim ended by its context returns ctx.Err().
+//
+// Instants are time.Time and durations time.Duration throughout. libmongoc's log
+// goes to log/slog (warnings and above) from the first Connect on; SetLogHandler
+// replaces that. For tests and simulations a queue can run on a ManualClock
+// (Queue.SetClock) instead of server time.
 //
 // The package links the installed C library through pkg-config (mongomq.pc); no
-// SWIG is needed to build it. See README.md for every call and Work, the worker
-// helper.
+// SWIG is needed to build it. See README.md for every call.
 package mongomq

@@ -1,14 +1,18 @@
+// errors.go: the errors the package returns (Error with the C status, the
+// sentinels errors.Is matches, ErrClosed) and the per-call mq_error they are read
+// from.
+
 package mongomq
 
 import (
 	"errors"
 	"fmt"
+	"math"
 
 	"github.com/mongomq/mongomq/bindings/go/internal/raw"
 )
 
-// Status is the C library's mq_status of a failed call, plus StatusClosed for a
-// call on a closed Client, Queue or Lease (which never reaches the library).
+// Status is the C library's mq_status of a failed call.
 type Status int
 
 // The statuses. Their values are the C library's.
@@ -23,42 +27,24 @@ const (
 	StatusServer          Status = -3 // MQ_ERR_SERVER: the server answered with an error
 	StatusNoMemory        Status = -4 // MQ_ERR_NOMEM
 	StatusInternal        Status = -5 // MQ_ERR_INTERNAL
-	StatusClosed          Status = -100
 )
 
-// String returns the C name of the status ("MQ_LEASE_LOST"), or "CLOSED".
+// String returns the C name of the status ("MQ_LEASE_LOST"), as the library's
+// mq_status_name says it ("MQ_UNKNOWN" for a value that is no status): the names
+// are kept in one table, in C.
 func (s Status) String() string {
-	switch s {
-	case StatusOK:
-		return "MQ_OK"
-	case StatusEmpty:
-		return "MQ_EMPTY"
-	case StatusLeaseLost:
-		return "MQ_LEASE_LOST"
-	case StatusInterrupted:
-		return "MQ_INTERRUPTED"
-	case StatusCancelled:
-		return "MQ_CANCELLED"
-	case StatusInvalidArgument:
-		return "MQ_ERR_ARG"
-	case StatusConnect:
-		return "MQ_ERR_CONNECT"
-	case StatusServer:
-		return "MQ_ERR_SERVER"
-	case StatusNoMemory:
-		return "MQ_ERR_NOMEM"
-	case StatusInternal:
-		return "MQ_ERR_INTERNAL"
-	case StatusClosed:
-		return "CLOSED"
+	if int(s) < math.MinInt32 || int(s) > math.MaxInt32 {
+		return "MQ_UNKNOWN"
 	}
-	return fmt.Sprintf("Status(%d)", int(s))
+	return raw.Mqs_status_name(int(s))
 }
 
-// Sentinels for errors.Is. Every error the package returns for a failed call is an
-// *Error (use errors.As to read its Status, ServerCode and Message); errors.Is
-// matches it against the sentinel of its Status. A Claim ended by its context
-// returns ctx.Err() instead.
+// Sentinels for errors.Is. Every error the library reported is an *Error (use
+// errors.As to read its Status, ServerCode and Message); errors.Is matches it
+// against the sentinel of its Status. ErrClosed is the binding's own: a call on a
+// closed Client, Queue, Lease or ManualClock never reaches the library, so its
+// error has no C status (it is no *Error). A Claim ended by its context returns
+// ctx.Err() instead.
 var (
 	ErrEmpty           = errors.New("mongomq: no event is due")
 	ErrLeaseLost       = errors.New("mongomq: lease lost")
@@ -80,7 +66,11 @@ type Error struct {
 }
 
 func (e *Error) Error() string {
-	s := "mongomq: " + e.Op + ": " + e.Message + " (" + e.Status.String()
+	msg := e.Message
+	if msg == "" { // the library fills a message for every failure; never print a blank
+		msg = "failed"
+	}
+	s := "mongomq: " + e.Op + ": " + msg + " (" + e.Status.String()
 	if e.ServerCode != 0 {
 		s += fmt.Sprintf(", server code %d", e.ServerCode)
 	}
@@ -100,17 +90,19 @@ func (e *Error) Is(target error) bool {
 		return e.Status == StatusConnect
 	case ErrInterrupted:
 		return e.Status == StatusInterrupted
-	case ErrClosed:
-		return e.Status == StatusClosed
 	case ErrServer:
 		return e.Status == StatusServer
 	}
 	return false
 }
 
-func closedError(op, what string) error {
-	return &Error{Op: op, Status: StatusClosed, Message: what + " is closed"}
-}
+// closedErr is ErrClosed for one call: which call, on which closed object.
+type closedErr struct{ op, what string }
+
+func (e *closedErr) Error() string        { return "mongomq: " + e.op + ": " + e.what + " is closed" }
+func (e *closedErr) Is(target error) bool { return target == ErrClosed }
+
+func closedError(op, what string) error { return &closedErr{op: op, what: what} }
 
 func argError(op, msg string) error {
 	return &Error{Op: op, Status: StatusInvalidArgument, Message: msg}

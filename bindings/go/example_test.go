@@ -1,3 +1,6 @@
+// example_test.go: the package documentation's examples (go test runs them and
+// checks their output).
+
 package mongomq_test
 
 import (
@@ -39,7 +42,7 @@ func Example() {
 	queue, done := exampleQueue()
 	defer done()
 
-	seq, err := queue.Publish("customer-17", []byte(`{"order":1}`), 2)
+	seq, err := queue.Publish("customer-17", []byte(`{"order":1}`), mongomq.PublishOptions{Priority: 2})
 	if err != nil {
 		panic(err)
 	}
@@ -76,7 +79,7 @@ func ExampleError() {
 	queue, done := exampleQueue()
 	defer done()
 
-	_, _ = queue.Publish("g", []byte("x"), 0)
+	_, _ = queue.Publish("g", []byte("x"), mongomq.PublishOptions{})
 	lease, _ := queue.Claim(context.Background(), mongomq.ClaimOptions{})
 	_ = queue.PurgeGroup("g") // the lease's group is gone
 	err := queue.Ack(lease)
@@ -91,7 +94,7 @@ func ExampleQueue_Work() {
 	defer done()
 
 	for i := 0; i < 6; i++ {
-		_, _ = queue.Publish(fmt.Sprintf("customer-%d", i%2), []byte(fmt.Sprint(i)), 0)
+		_, _ = queue.Publish(fmt.Sprintf("customer-%d", i%2), []byte(fmt.Sprint(i)), mongomq.PublishOptions{})
 	}
 	ctx, stop := context.WithCancel(context.Background())
 	var mu sync.Mutex
@@ -113,15 +116,42 @@ func ExampleQueue_Work() {
 	// 0
 }
 
+// Worker starts the worker in the background; Stop and Wait end it gracefully.
+// IdleTimeout would end it by itself instead.
+func ExampleQueue_Worker() {
+	queue, done := exampleQueue()
+	defer done()
+
+	_, _ = queue.Publish("customer-1", []byte(`{"order":1}`), mongomq.PublishOptions{})
+	handled := make(chan int, 1)
+	worker, err := queue.Worker(mongomq.WorkOptions{Concurrency: 2}, func(_ context.Context, lease *mongomq.Lease) error {
+		var o struct{ Order int }
+		if err := lease.JSON(&o); err != nil {
+			return err // nacks (and is logged)
+		}
+		handled <- o.Order
+		return nil // acks
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println("handled order", <-handled)
+	worker.Stop()
+	fmt.Println(worker.Wait())
+	// Output:
+	// handled order 1
+	// <nil>
+}
+
 // Stats come back as a struct.
 func ExampleQueue_Stats() {
 	queue, done := exampleQueue()
 	defer done()
 
 	_, _ = queue.PublishBatch([]mongomq.Message{
-		{Group: "a", Event: []byte("1"), Priority: 3},
-		{Group: "a", Event: []byte("2"), Priority: 3},
-		{Group: "b", Event: []byte("3"), Priority: 0},
+		{Group: "a", Event: []byte("1"), PublishOptions: mongomq.PublishOptions{Priority: 3}},
+		{Group: "a", Event: []byte("2"), PublishOptions: mongomq.PublishOptions{Priority: 3}},
+		{Group: "b", Event: []byte("3")},
 	})
 	s, err := queue.Stats()
 	if err != nil {
@@ -144,7 +174,7 @@ func ExampleManualClock() {
 	if err := queue.SetClock(clock); err != nil {
 		panic(err)
 	}
-	if _, err := queue.PublishAt("g", []byte("in a minute"), 0, start.Add(time.Minute)); err != nil {
+	if _, err := queue.Publish("g", []byte("in a minute"), mongomq.PublishOptions{NotBefore: start.Add(time.Minute)}); err != nil {
 		panic(err)
 	}
 	_, err := queue.Claim(ctx, mongomq.ClaimOptions{})

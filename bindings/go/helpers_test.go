@@ -1,3 +1,6 @@
+// helpers_test.go: what the tests share: the test server's URI, a fresh queue per
+// test, and short forms of publish, claim, ack and stats that fail the test.
+
 package mongomq
 
 import (
@@ -6,6 +9,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"os"
+	"strings"
 	"testing"
 	"time"
 )
@@ -79,7 +83,7 @@ func splitName(name string) (string, string) {
 
 func publish(t testing.TB, q *Queue, group string, event string, priority int) int64 {
 	t.Helper()
-	seq, err := q.Publish(group, []byte(event), priority)
+	seq, err := q.Publish(group, []byte(event), PublishOptions{Priority: priority})
 	if err != nil {
 		t.Fatalf("Publish(%q, %q, %d): %v", group, event, priority, err)
 	}
@@ -103,6 +107,11 @@ func claimEmpty(t testing.TB, q *Queue, opts ClaimOptions) {
 	}
 	if !errors.Is(err, ErrEmpty) {
 		t.Fatalf("Claim(%+v): %v, want ErrEmpty", opts, err)
+	}
+	// An empty claim says what it looked for (the library's MQ_EMPTY has no message).
+	var e *Error
+	if !errors.As(err, &e) || !strings.HasPrefix(e.Message, "no event is due") || e.Status.String() != "MQ_EMPTY" {
+		t.Fatalf("Claim(%+v): %q (message %q), want an *Error saying \"no event is due\" with MQ_EMPTY", opts, err, e.Message)
 	}
 }
 

@@ -1,10 +1,16 @@
+// lease.go: Lease, one claimed group as Go values (its events, seqs, attempts,
+// deadline), the event as text or JSON, and its C handle's lifetime.
+
 package mongomq
 
 import (
+	"encoding/json"
+	"fmt"
 	"math"
 	"runtime"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/mongomq/mongomq/bindings/go/internal/raw"
 )
@@ -89,6 +95,34 @@ func (l *Lease) Event() []byte {
 		return []byte{}
 	}
 	return l.events[0]
+}
+
+// Text is the head event as a string: its bytes, which must be UTF-8. An event
+// that is not valid UTF-8 is an error naming the first bad byte (Event still has
+// its bytes).
+func (l *Lease) Text() (string, error) {
+	ev := l.Event()
+	if !utf8.Valid(ev) {
+		bad := 0
+		for bad < len(ev) {
+			r, n := utf8.DecodeRune(ev[bad:])
+			if r == utf8.RuneError && n <= 1 {
+				break
+			}
+			bad += n
+		}
+		return "", fmt.Errorf("mongomq: Lease.Text: the event of group %q seq %d is not UTF-8 (byte %d of %d)",
+			l.Group(), l.Seq(), bad, len(ev))
+	}
+	return string(ev), nil
+}
+
+// JSON decodes the head event, as JSON, into v (as json.Unmarshal does).
+func (l *Lease) JSON(v any) error {
+	if err := json.Unmarshal(l.Event(), v); err != nil {
+		return fmt.Errorf("mongomq: Lease.JSON: the event of group %q seq %d: %w", l.Group(), l.Seq(), err)
+	}
+	return nil
 }
 
 // Attempts is how often the head has been delivered: 1 on its first delivery.

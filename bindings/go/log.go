@@ -1,7 +1,13 @@
+// log.go: libmongoc's log in Go: by default into log/slog (installed by the first
+// Connect), SetLogHandler for a function of the program's own, and the goroutine
+// that delivers the lines the C shim buffered.
+
 package mongomq
 
 import (
+	"context"
 	"fmt"
+	"log/slog"
 	"os"
 	"runtime/debug"
 	"strconv"
@@ -27,17 +33,77 @@ var logState struct {
 	mu      sync.Mutex
 	handler func(level int, domain, message string)
 	running bool // the delivery goroutine is running (at most one)
+	decided bool // SetLogHandler was called, or the default was installed (or kept out)
+}
+
+// keepLogEnv is the environment variable that keeps libmongoc's own log handler:
+// with MONGOMQ_LIBMONGOC_LOG=keep the first Connect installs no default (for a
+// program that uses libmongoc itself and sets its handler), the same in every
+// language of mongomq.
+const keepLogEnv = "MONGOMQ_LIBMONGOC_LOG"
+
+// installDefaultLog is called by every Connect, before the C client exists (so the
+// warnings of its URI are routed too): the first one routes libmongoc's log into
+// log/slog at warning and above, unless SetLogHandler was called before or
+// MONGOMQ_LIBMONGOC_LOG is "keep".
+func installDefaultLog() {
+	logState.mu.Lock()
+	defer logState.mu.Unlock()
+	if logState.decided {
+		return
+	}
+	logState.decided = true
+	if os.Getenv(keepLogEnv) != "keep" {
+		setLogHandlerLocked(LogToSlog(nil, slog.LevelWarn))
+	}
+}
+
+// LogToSlog is a SetLogHandler handler that logs libmongoc's lines through logger
+// (nil: slog.Default() at each line, so a later slog.SetDefault is followed) with
+// the attributes logger=mongomq and domain=<libmongoc's domain>, dropping those below
+// min. The levels map as: error and critical -> slog.LevelError, warning ->
+// slog.LevelWarn, message and info -> slog.LevelInfo, debug and trace ->
+// slog.LevelDebug. The default is LogToSlog(nil, slog.LevelWarn); for libmongoc's
+// debug lines too, SetLogHandler(LogToSlog(nil, slog.LevelDebug)) with a logger
+// whose handler is enabled for debug.
+func LogToSlog(logger *slog.Logger, min slog.Level) func(level int, domain, message string) {
+	return func(level int, domain, message string) {
+		lvl := slogLevel(level)
+		if lvl < min {
+			return
+		}
+		l := logger
+		if l == nil {
+			l = slog.Default()
+		}
+		l.Log(context.Background(), lvl, message, "logger", "mongomq", "domain", domain)
+	}
+}
+
+// slogLevel maps a libmongoc level (LogError ... LogTrace) to slog's.
+func slogLevel(level int) slog.Level {
+	switch {
+	case level <= LogCritical:
+		return slog.LevelError
+	case level == LogWarning:
+		return slog.LevelWarn
+	case level <= LogInfo:
+		return slog.LevelInfo
+	}
+	return slog.LevelDebug
 }
 
 // SetLogHandler routes libmongoc's log (the MongoDB driver under libmongomq:
 // connection trouble, server selection, unsupported URI options...) to h, called
 // with libmongoc's level (LogError 0 ... LogTrace 6), its domain ("mongoc",
-// "cluster", ...) and the message. Without a call to SetLogHandler libmongoc
-// prints its lines to stderr itself.
+// "cluster", ...) and the message. It replaces the default, which the first
+// Connect installs unless SetLogHandler was called before it: libmongoc's lines at
+// warning and above go to log/slog (LogToSlog(nil, slog.LevelWarn)).
 //
 // It is process-wide: it replaces libmongoc's process-wide log handler, for every
-// user of libmongoc in the process (an application that sets libmongoc's handler
-// itself should not call it), and a later call replaces h.
+// user of libmongoc in the process, and a later call replaces h. A program that
+// sets libmongoc's handler itself keeps it by setting MONGOMQ_LIBMONGOC_LOG=keep
+// in the environment (then no default is installed) and not calling SetLogHandler.
 //
 // The library never calls into Go from its own threads: it buffers the lines in C
 // (up to 1024; beyond, the oldest are dropped), and one goroutine of this package,
@@ -53,6 +119,12 @@ var logState struct {
 func SetLogHandler(h func(level int, domain, message string)) {
 	logState.mu.Lock()
 	defer logState.mu.Unlock()
+	logState.decided = true
+	setLogHandlerLocked(h)
+}
+
+// setLogHandlerLocked is SetLogHandler with logState.mu held.
+func setLogHandlerLocked(h func(level int, domain, message string)) {
 	logState.handler = h
 	if h == nil {
 		raw.Mqs_log_silence()

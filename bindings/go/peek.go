@@ -1,3 +1,6 @@
+// peek.go: looking without claiming (Peek, DeadList and their StoredEvent rows)
+// and the automatic repair's settings and counts (SetRepairInterval, RepairCounts).
+
 package mongomq
 
 import (
@@ -87,43 +90,43 @@ func parseStoredEvents(op, text string) ([]StoredEvent, error) {
 	return out, nil
 }
 
-func checkMaxEvents(op string, n int) error {
+func checkLimit(op string, n int) error {
 	if n < 1 || n > BatchMax {
-		return argError(op, fmt.Sprintf("max_events must be 1..%d (got %d)", BatchMax, n))
+		return argError(op, fmt.Sprintf("limit must be 1..%d (got %d)", BatchMax, n))
 	}
 	return nil
 }
 
-// Peek returns up to maxEvents (1..BatchMax) events of group, or of the whole queue
+// Peek returns up to limit (1..BatchMax) events of group, or of the whole queue
 // when group is "", oldest (lowest seq) first, without claiming or changing
 // anything: 1 server command, for tooling.
-func (q *Queue) Peek(group string, maxEvents int) ([]StoredEvent, error) {
+func (q *Queue) Peek(group string, limit int) ([]StoredEvent, error) {
 	const op = "Peek"
 	if err := checkText(op, "group", group); err != nil {
 		return nil, err
 	}
-	if err := checkMaxEvents(op, maxEvents); err != nil {
+	if err := checkLimit(op, limit); err != nil {
 		return nil, err
 	}
 	var text string
 	if err := q.run(op, func(h raw.Struct_SS_mq_queue, e raw.Struct_SS_mq_error) {
-		text = raw.Mqs_peek_json(h, group, int64(maxEvents), e)
+		text = raw.Mqs_peek_json(h, group, int64(limit), e)
 	}); err != nil {
 		return nil, err
 	}
 	return parseStoredEvents(op, text)
 }
 
-// DeadList returns up to maxEvents (1..BatchMax) dead letters, oldest seq first,
-// with their Attempts and DeadAt: 1 server command.
-func (q *Queue) DeadList(maxEvents int) ([]StoredEvent, error) {
+// DeadList returns up to limit (1..BatchMax) dead letters, oldest seq first, with
+// their Attempts and DeadAt: 1 server command.
+func (q *Queue) DeadList(limit int) ([]StoredEvent, error) {
 	const op = "DeadList"
-	if err := checkMaxEvents(op, maxEvents); err != nil {
+	if err := checkLimit(op, limit); err != nil {
 		return nil, err
 	}
 	var text string
 	if err := q.run(op, func(h raw.Struct_SS_mq_queue, e raw.Struct_SS_mq_error) {
-		text = raw.Mqs_dead_list_json(h, int64(maxEvents), e)
+		text = raw.Mqs_dead_list_json(h, int64(limit), e)
 	}); err != nil {
 		return nil, err
 	}

@@ -1,3 +1,7 @@
+// queue.go: Queue, its handle and the calls of the queue itself: publish (one
+// event or a batch), claim, ack, nack, unclaim, extend, interrupt, dead letters,
+// repair, purge and drop.
+
 package mongomq
 
 import (
@@ -129,51 +133,70 @@ func yieldAfter(start time.Time) {
 	}
 }
 
-// Publish appends event to the tail of group and returns its sequence number.
-// priority (PriorityMin..PriorityMax) counts only when this publish creates the
-// group. The bytes are sent as they are: any bytes, including none.
-func (q *Queue) Publish(group string, event []byte, priority int) (int64, error) {
-	return q.publish("Publish", group, event, priority, 0)
+// PublishOptions are a Publish's (and a batch Message's) options. The zero value
+// is the defaults: priority 0, due at once.
+type PublishOptions struct {
+	// Priority (PriorityMin..PriorityMax) counts only when this publish creates the
+	// group: a group's priority is fixed by its first event.
+	Priority int
+	// NotBefore schedules the event: it is not delivered before this time, on the
+	// queue's clock (Queue.Now). The zero Time is now. FIFO stays strict: while a
+	// scheduled event is its group's head, the group waits for it.
+	NotBefore time.Time
 }
 
-// PublishAt is Publish for an event not delivered before at, on the queue's clock
-// (Queue.Now). FIFO stays strict: while it is its group's head, the group waits.
-func (q *Queue) PublishAt(group string, event []byte, priority int, at time.Time) (int64, error) {
-	if at.IsZero() {
-		return 0, argError("PublishAt", "at is the zero time")
+// notBefore is NotBefore as the C options' epoch seconds (0: now).
+func (o PublishOptions) notBefore() float64 {
+	if o.NotBefore.IsZero() {
+		return 0
 	}
-	epoch := timeToEpoch(at)
-	if epoch <= 0 {
-		epoch = 1e-9 // before 1970: due at once, still through mq_publish_at
+	if epoch := timeToEpoch(o.NotBefore); epoch > 0 {
+		return epoch
 	}
-	return q.publish("PublishAt", group, event, priority, epoch)
+	return 1e-9 // before 1970: due at once, and still a scheduled event (its not_before kept)
 }
 
-func (q *Queue) publish(op, group string, event []byte, priority int, at float64) (int64, error) {
+func checkPriority(op, name string, p int) error {
+	// The library checks the range (and names the argument); only what an int of C
+	// cannot hold is refused here.
+	if p < math.MinInt32 || p > math.MaxInt32 {
+		return argError(op, fmt.Sprintf("%s must be %d..%d (got %d)", name, PriorityMin, PriorityMax, p))
+	}
+	return nil
+}
+
+// Publish appends event to the tail of group and returns its sequence number. The
+// bytes are sent as they are: any bytes, including none. opts gives the group's
+// priority (when this publish creates it) and a due time; the zero PublishOptions
+// publishes at priority 0, due at once.
+func (q *Queue) Publish(group string, event []byte, opts PublishOptions) (int64, error) {
+	const op = "Publish"
 	if err := checkText(op, "group", group); err != nil {
 		return 0, err
 	}
-	if priority < math.MinInt32 || priority > math.MaxInt32 {
-		return 0, argError(op, fmt.Sprintf("priority must be %d..%d (got %d)", PriorityMin, PriorityMax, priority))
+	if err := checkPriority(op, "Priority", opts.Priority); err != nil {
+		return 0, err
 	}
 	var seq int64
 	err := q.run(op, func(h raw.Struct_SS_mq_queue, e raw.Struct_SS_mq_error) {
-		seq = raw.Mqs_publish(h, group, event, priority, at, e)
+		seq = raw.Mqs_publish(h, group, event, opts.Priority, opts.notBefore(), e)
 	})
 	runtime.KeepAlive(event)
 	return seq, err
 }
 
-// Message is one event of a PublishBatch.
+// Message is one event of a PublishBatch, with the options of a Publish (a batch
+// event may be scheduled too).
 type Message struct {
-	Group    string
-	Event    []byte
-	Priority int
+	Group string
+	Event []byte
+	PublishOptions
 }
 
 // PublishBatch publishes every message in 3 server commands, whatever their number
 // (1..BatchMax), and returns the first sequence number: the messages get first,
-// first+1, ... in order.
+// first+1, ... in order. A group the batch creates starts parked until its first
+// event's NotBefore when that one is scheduled.
 func (q *Queue) PublishBatch(messages []Message) (int64, error) {
 	const op = "PublishBatch"
 	if len(messages) == 0 || len(messages) > BatchMax {
@@ -183,8 +206,8 @@ func (q *Queue) PublishBatch(messages []Message) (int64, error) {
 		if err := checkText(op, fmt.Sprintf("messages[%d].Group", i), m.Group); err != nil {
 			return 0, err
 		}
-		if m.Priority < math.MinInt32 || m.Priority > math.MaxInt32 {
-			return 0, argError(op, fmt.Sprintf("messages[%d].Priority must be %d..%d", i, PriorityMin, PriorityMax))
+		if err := checkPriority(op, fmt.Sprintf("messages[%d].Priority", i), m.Priority); err != nil {
+			return 0, err
 		}
 	}
 	var b raw.Struct_SS_mq_batch
@@ -193,7 +216,9 @@ func (q *Queue) PublishBatch(messages []Message) (int64, error) {
 	}
 	defer raw.Mqs_batch_destroy(b)
 	for i, m := range messages {
-		if err := call(op, func(e raw.Struct_SS_mq_error) { raw.Mqs_batch_add(b, m.Group, m.Event, m.Priority, e) }); err != nil {
+		if err := call(op, func(e raw.Struct_SS_mq_error) {
+			raw.Mqs_batch_add_at(b, m.Group, m.Event, m.Priority, m.notBefore(), e)
+		}); err != nil {
 			var e *Error
 			if ok := asError(err, &e); ok {
 				e.Message = fmt.Sprintf("messages[%d]: %s", i, e.Message)
@@ -205,6 +230,7 @@ func (q *Queue) PublishBatch(messages []Message) (int64, error) {
 	err := q.run(op, func(h raw.Struct_SS_mq_queue, e raw.Struct_SS_mq_error) {
 		first = raw.Mqs_publish_batch(h, b, e)
 	})
+	runtime.KeepAlive(messages)
 	return first, err
 }
 
@@ -264,8 +290,8 @@ func (q *Queue) Claim(ctx context.Context, opts ClaimOptions) (*Lease, error) {
 	if maxEvents < 0 {
 		return nil, argError(op, fmt.Sprintf("MaxEvents must be 1..%d (got %d)", BatchMax, maxEvents))
 	}
-	if opts.MinPriority < math.MinInt32 || opts.MinPriority > math.MaxInt32 {
-		return nil, argError(op, fmt.Sprintf("MinPriority must be %d..%d (got %d)", PriorityMin, PriorityMax, opts.MinPriority))
+	if err := checkPriority(op, "MinPriority", opts.MinPriority); err != nil {
+		return nil, err
 	}
 
 	// One mq_cancel per waiting call, triggered by a goroutine watching ctx; the
@@ -326,10 +352,29 @@ func (q *Queue) Claim(ctx context.Context, opts ClaimOptions) (*Lease, error) {
 		if q.closing.Load() {
 			return nil, closedError(op, "queue")
 		}
+	case StatusEmpty:
+		// The library says MQ_EMPTY with no message of its own: say what was looked for.
+		var e *Error
+		if asError(err, &e) && e.Message == "" {
+			e.Message = emptyMessage(opts.MinPriority, opts.Wait)
+		}
 	case StatusOK:
 		return nil, &Error{Op: op, Status: StatusInternal, Message: "no lease and no error"}
 	}
 	return nil, err
+}
+
+// emptyMessage is an empty claim's message: no group was due at the claim's floor,
+// at once or within its wait.
+func emptyMessage(minPriority int, wait time.Duration) string {
+	msg := "no event is due"
+	if minPriority > PriorityMin {
+		msg += fmt.Sprintf(" at priority %d or above", minPriority)
+	}
+	if wait > 0 {
+		return msg + " (waited " + wait.String() + ")"
+	}
+	return msg + " (claimed without waiting)"
 }
 
 // Ack removes the leased event(s) and releases the group. ErrLeaseLost when the
@@ -421,8 +466,8 @@ func (q *Queue) SetMaxAttempts(n int) error {
 }
 
 // Now is the queue's clock: server time (this machine's clock plus the measured
-// offset), or the ManualClock given with SetClock. PublishAt and Lease.Deadline
-// use it.
+// offset), or the ManualClock given with SetClock. PublishOptions.NotBefore and
+// Lease.Deadline are on it.
 func (q *Queue) Now() (time.Time, error) {
 	var s float64
 	err := q.use("Now", func(h raw.Struct_SS_mq_queue) { s = raw.Mqs_queue_now(h) })

@@ -1,3 +1,5 @@
+// stats.go: Queue.Stats, the library's stats JSON parsed into Stats.
+
 package mongomq
 
 import (

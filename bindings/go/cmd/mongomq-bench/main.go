@@ -79,7 +79,7 @@ func main() {
 		modes = []int{o.batch}
 	}
 	db := fmt.Sprintf("mongomq_gobench_%d_%d", os.Getpid(), time.Now().Unix())
-	fmt.Printf("mongomq-bench (Go binding, libmongomq %s, GOMAXPROCS %d): database %s\n\n", mongomq.Version(),
+	fmt.Printf("mongomq-bench (Go binding, libmongomq %s, GOMAXPROCS %d): database %s\n\n", mongomq.LibraryVersion(),
 		runtime.GOMAXPROCS(0), db)
 	ok := true
 	var summary []string
@@ -170,7 +170,7 @@ func run(o options, db string, batch int) (r result, err error) {
 	if batch == 1 {
 		for i := 0; i < o.events; i++ {
 			g, ev, p := eventOf(i, o.groups)
-			if seqOf[i], err = pq.Publish(g, ev, p); err != nil {
+			if seqOf[i], err = pq.Publish(g, ev, mongomq.PublishOptions{Priority: p}); err != nil {
 				return r, err
 			}
 		}
@@ -180,7 +180,7 @@ func run(o options, db string, batch int) (r result, err error) {
 			msgs = msgs[:0]
 			for j := i; j < i+batch && j < o.events; j++ {
 				g, ev, p := eventOf(j, o.groups)
-				msgs = append(msgs, mongomq.Message{Group: g, Event: ev, Priority: p})
+				msgs = append(msgs, mongomq.Message{Group: g, Event: ev, PublishOptions: mongomq.PublishOptions{Priority: p}})
 			}
 			first, err := pq.PublishBatch(msgs)
 			if err != nil {

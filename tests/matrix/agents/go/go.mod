@@ -1,6 +1,6 @@
 module example.com/mongomq-matrix-agent
 
-go 1.19
+go 1.21
 
 require github.com/mongomq/mongomq/bindings/go v0.4.0
 

@@ -121,13 +121,14 @@ func handle(w []string) (string, error) {
 		}
 		prio, _ := strconv.Atoi(a[1])
 		delay, _ := strconv.ParseFloat(a[2], 64)
+		opts := mongomq.PublishOptions{Priority: prio}
 		if delay > 0 {
 			at := now(q) + delay
-			t := time.Unix(0, int64(at*1e9))
-			seq, err := q.PublishAt(string(g), data, prio, t)
-			return fmt.Sprintf("ok %d %.6f", seq, epoch(t)), err
+			opts.NotBefore = time.Unix(0, int64(at*1e9))
+			seq, err := q.Publish(string(g), data, opts)
+			return fmt.Sprintf("ok %d %.6f", seq, epoch(opts.NotBefore)), err
 		}
-		seq, err := q.Publish(string(g), data, prio)
+		seq, err := q.Publish(string(g), data, opts)
 		return fmt.Sprintf("ok %d 0", seq), err
 	case "claim":
 		n, _ := strconv.Atoi(a[0])
