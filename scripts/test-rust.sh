@@ -4,13 +4,16 @@
 #   2. cargo test -p mongomq-sys: the header drift check (tests/header.rs compiles the
 #      crate's declarations against the installed mongomq.h and fails on any
 #      difference: a function, constant or type missing on either side, a changed
-#      signature, mq_error's size or layout);
+#      signature, a struct's fields, size or layout, an _INIT value);
 #   3. cargo test -p mongomq --all-features: every contract scenario
-#      (tests/contract.rs, test_<scenario>), the async API (feature tokio,
+#      (tests/contract.rs, test_<scenario>; scripts/contract-scenarios.py checks that
+#      each passed under its name), the worker's lifecycle and signals
+#      (tests/worker.rs), logging (tests/logging.rs), the async API (feature tokio,
 #      tests/async_tokio.rs) and the doc examples (compile_fail ones included);
-#   4. a crate outside the repository (a temp dir, path dependency on
-#      bindings/rust/mongomq) builds and runs the example of bindings/rust/README.md
-#      and must print what the README says;
+#   4. the two examples of bindings/rust/README.md (a producer and a worker) must be
+#      mongomq/examples/producer.rs and worker.rs; a crate outside the repository (a
+#      temp dir, path dependency on bindings/rust/mongomq) builds them and runs them
+#      against the test server, and they must print what the README says;
 #   5. a short run of the Rust bench (examples/bench.rs) as a smoke test.
 # Crate versions come from bindings/rust/crate-versions.txt: the Cargo.lock is made
 # from it (a Cargo.lock names its registry's host, which the project's files do not),
@@ -82,33 +85,27 @@ cargo test --locked -p mongomq-sys
 echo "== rust: contract scenarios, async API and doc examples (mongomq) =="
 cargo test --locked -p mongomq --all-features 2>&1 | tee "$TMP/cargo-test.log"
 [[ ${PIPESTATUS[0]} == 0 ]] || { echo "test-rust: cargo test failed" >&2; exit 1; }
-missing=0
-for name in $(sed -n 's/^| `\([a-z0-9_]*\)` |.*/\1/p' "$ROOT/bindings/CONTRACT.md"); do
-    grep -q "^test test_$name \.\.\. ok\$" "$TMP/cargo-test.log" ||
-        { echo "test-rust: the contract scenario $name did not pass as test_$name" >&2; missing=1; }
-done
-[[ $missing == 0 ]] || exit 1
-echo "every scenario of bindings/CONTRACT.md passed under its name"
+python3 "$ROOT/scripts/contract-scenarios.py" check rust "$TMP/cargo-test.log"
 
-echo "== rust: the README example as a crate outside the repository =="
-APP="$TMP/readme-example"
-mkdir -p "$APP/src"
+echo "== rust: the README's examples as a crate outside the repository =="
+APP="$TMP/readme-examples"
+mkdir -p "$APP/src/bin"
 cat >"$APP/Cargo.toml" <<TOML
 [package]
-name = "readme-example"
+name = "readme-examples"
 version = "0.1.0"
 edition = "2021"
 publish = false
 
 [dependencies]
 mongomq = { path = "$RUSTDIR/mongomq" }
+serde_json = "1"
 
 [workspace]
 TOML
 # The crate versions the bindings were tested with.
 cp "$RUSTDIR/Cargo.lock" "$APP/Cargo.lock"
-# The ```rust block after "<!-- example: src/main.rs -->", and the ```text block
-# after "<!-- example output -->".
+# The fenced block after the line holding MARKER.
 extract() { # extract MARKER
     awk -v marker="$1" '
         index($0, marker) { found = 1; next }
@@ -116,15 +113,27 @@ extract() { # extract MARKER
         inside { print }
     ' "$RUSTDIR/README.md"
 }
-extract "<!-- example: src/main.rs -->" >"$APP/src/main.rs"
-extract "<!-- example output -->" >"$TMP/expected.txt"
-[[ -s "$APP/src/main.rs" && -s "$TMP/expected.txt" ]] || { echo "test-rust: no example in README.md" >&2; exit 1; }
-(cd "$APP" && MONGOMQ_URI="$MONGOMQ_TEST_URI" MONGOMQ_DB="mqt_rust_readme_$$_$RANDOM" cargo run --quiet) >"$TMP/actual.txt"
-if ! diff -u "$TMP/expected.txt" "$TMP/actual.txt"; then
-    echo "test-rust: the README example printed something else than the README says" >&2
-    exit 1
-fi
-echo "README example: ran, output as documented"
+DB="mqt_rust_readme_$$_$RANDOM"
+for example in producer worker; do
+    extract "<!-- example: examples/$example.rs -->" >"$APP/src/bin/$example.rs"
+    extract "<!-- output: $example" >"$TMP/$example.expected"
+    [[ -s "$APP/src/bin/$example.rs" && -s "$TMP/$example.expected" ]] ||
+        { echo "test-rust: no $example example (or no output after it) in README.md" >&2; exit 1; }
+    diff -u "$RUSTDIR/mongomq/examples/$example.rs" "$APP/src/bin/$example.rs" ||
+        { echo "test-rust: README.md's $example differs from mongomq/examples/$example.rs" >&2; exit 1; }
+done
+(cd "$APP" && cargo build --quiet --bins)
+for example in producer worker; do
+    (cd "$APP" && MONGOMQ_URI="$MONGOMQ_TEST_URI" MONGOMQ_DB="$DB" cargo run --quiet --bin "$example") \
+        >"$TMP/$example.actual"
+done
+"$PREFIX/bin/mongomq" drop --yes --uri "$MONGOMQ_TEST_URI" --db "$DB" --prefix orders >/dev/null
+diff -u "$TMP/producer.expected" "$TMP/producer.actual" ||
+    { echo "test-rust: the producer example printed something else than the README says" >&2; exit 1; }
+# The worker's 4 threads print the groups' lines in any order.
+diff -u <(sort "$TMP/worker.expected") <(sort "$TMP/worker.actual") ||
+    { echo "test-rust: the worker example printed something else than the README says" >&2; exit 1; }
+echo "README examples: ran, output as documented"
 
 echo "== rust: bench smoke run =="
 cargo run --locked --quiet --example bench -- --uri "$MONGOMQ_TEST_URI" --events 200 --groups 10 --workers 2

@@ -9,7 +9,7 @@
 //! `{"i":<i>}` round-robin over G groups (group g has priority g % 5), then W threads,
 //! each with its own Client as separate machines would have, claim and ack until every
 //! event is acked (sleeping 2 ms after an empty claim, or with `--wait` waiting in
-//! claim_wait up to 1 s). Prints events/s for both phases and server commands per
+//! the claim up to 1 s). Prints events/s for both phases and server commands per
 //! event, and checks that every event was acked exactly once (exit 1 if not).
 
 use std::process::ExitCode;
@@ -18,7 +18,7 @@ use std::sync::Mutex;
 use std::thread;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use mongomq::{Batch, ClaimOptions, Client};
+use mongomq::{Batch, ClaimOptions, Client, PublishOptions};
 
 struct Opts {
     uri: String,
@@ -92,14 +92,22 @@ fn run_mode(o: &Opts, db: &str, batch: usize) -> Result<ModeResult, mongomq::Err
     let t0 = Instant::now();
     if batch == 1 {
         for (i, seq) in seq_of.iter_mut().enumerate() {
-            *seq = queue.publish(&group(i), format!("{{\"i\":{i}}}"), ((i % o.groups) % 5) as i32)?;
+            *seq = queue.publish(
+                &group(i),
+                format!("{{\"i\":{i}}}"),
+                &PublishOptions::new().priority(((i % o.groups) % 5) as i32),
+            )?;
         }
     } else {
         for start in (0..o.events).step_by(batch) {
             let end = (start + batch).min(o.events);
             let mut b = Batch::new()?;
             for i in start..end {
-                b.add(&group(i), format!("{{\"i\":{i}}}"), ((i % o.groups) % 5) as i32)?;
+                b.add(
+                    &group(i),
+                    format!("{{\"i\":{i}}}"),
+                    &PublishOptions::new().priority(((i % o.groups) % 5) as i32),
+                )?;
             }
             let first = queue.publish_batch(&b)?;
             for (k, seq) in seq_of[start..end].iter_mut().enumerate() {
@@ -131,13 +139,10 @@ fn run_mode(o: &Opts, db: &str, batch: usize) -> Result<ModeResult, mongomq::Err
                     let opts = ClaimOptions::new()
                         .visibility(Duration::from_secs_f64(o.visibility))
                         .max_events(batch)
-                        .worker_id(format!("bench-worker-{}", w + 1));
+                        .worker_id(format!("bench-worker-{}", w + 1))
+                        .wait(if o.wait { Duration::from_secs(1) } else { Duration::ZERO });
                     while !done.load(Ordering::Relaxed) {
-                        let lease = if o.wait {
-                            queue.claim_wait(&opts, Duration::from_secs(1))?
-                        } else {
-                            queue.claim(&opts)?
-                        };
+                        let lease = queue.claim(&opts)?;
                         let Some(lease) = lease else {
                             if !o.wait {
                                 thread::sleep(Duration::from_millis(2));

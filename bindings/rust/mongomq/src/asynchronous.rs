@@ -1,17 +1,18 @@
 //! The async API (feature `tokio`): the queue's calls as futures that run the blocking
-//! C call on tokio's blocking pool. A waiting claim's future owns a cancel handle:
+//! C call on tokio's blocking pool. A waiting claim's future owns a cancel token:
 //! dropping the future (a `select!` that took another branch, a timeout, an aborted
-//! task) cancels that claim only, as [`CancelHandle::cancel`] would.
+//! task) cancels that claim only, as [`CancelToken::cancel`] would.
 
 use std::time::Duration;
 
 use tokio::sync::oneshot;
 
 use crate::batch::Batch;
-use crate::cancel::CancelHandle;
+use crate::cancel::CancelToken;
 use crate::error::{Error, Result};
 use crate::lease::Lease;
-use crate::queue::{ClaimOptions, Queue};
+use crate::options::{ClaimOptions, PublishOptions};
+use crate::queue::Queue;
 
 type Claimed = Result<Option<Lease>>;
 
@@ -21,7 +22,7 @@ type Claimed = Result<Option<Lease>>;
 /// this drop unclaims one that was handed over but never read.
 struct PendingClaim {
     queue: Queue,
-    cancel: CancelHandle,
+    cancel: CancelToken,
     rx: oneshot::Receiver<Claimed>,
     done: bool,
 }
@@ -56,13 +57,14 @@ async fn blocking<T: Send + 'static>(f: impl FnOnce() -> Result<T> + Send + 'sta
 }
 
 impl Queue {
-    /// [`claim_wait`](Queue::claim_wait) as a future. Dropping the future cancels the
-    /// claim (that call only: other waiters and later claims are not touched). If the
-    /// claim had already taken a lease when the future was dropped, the lease is given
-    /// back at once with [`unclaim`](Queue::unclaim) (not a delivery: the head is
-    /// claimed next with the same attempts), so nothing stays held until its visibility
-    /// runs out. The options' own cancel
-    /// handle, if any, is replaced by the future's.
+    /// [`claim`](Queue::claim) as a future, with the same options (it waits up to
+    /// their [`wait`](ClaimOptions::wait)). Dropping the future cancels the claim (that
+    /// call only: other waiters and later claims are not touched). If the claim had
+    /// already taken a lease when the future was dropped, the lease is given back at
+    /// once with [`unclaim`](Queue::unclaim) (not a delivery: the head is claimed next
+    /// with the same attempts), so nothing stays held until its visibility runs out.
+    /// The options' own [`cancel`](ClaimOptions::cancel) token, if any, is replaced by
+    /// the future's (one token per claim): drop the future to cancel it.
     ///
     /// ```
     /// # #[tokio::main(flavor = "current_thread")]
@@ -70,26 +72,26 @@ impl Queue {
     /// # let uri = std::env::var("MONGOMQ_TEST_URI")?;
     /// # let queue = mongomq::Client::connect(&uri)?.queue("mqt_rust_doc_async", "q")?;
     /// use std::time::Duration;
-    /// let opts = mongomq::ClaimOptions::new();
+    /// let opts = mongomq::ClaimOptions::new().wait(Duration::from_secs(30));
     /// tokio::select! {
-    ///     lease = queue.claim_async(&opts, Duration::from_secs(30)) => { let _ = lease?; }
+    ///     lease = queue.claim_async(&opts) => { let _ = lease?; }
     ///     _ = tokio::time::sleep(Duration::from_millis(100)) => {} // the claim is cancelled
     /// }
-    /// queue.publish_async("g", b"x".to_vec(), 0).await?;
-    /// let lease = queue.claim_async(&opts, Duration::from_secs(5)).await?.expect("a lease");
+    /// queue.publish_async("g", b"x".to_vec(), &mongomq::PublishOptions::default()).await?;
+    /// let lease = queue.claim_async(&opts).await?.expect("a lease");
     /// queue.ack_async(&lease).await?;
     /// # queue.drop_queue()?;
     /// # Ok(())
     /// # }
     /// ```
-    pub async fn claim_async(&self, opts: &ClaimOptions, timeout: Duration) -> Result<Option<Lease>> {
-        let cancel = CancelHandle::new()?;
-        let opts = opts.clone().cancel_handle(&cancel);
+    pub async fn claim_async(&self, opts: &ClaimOptions) -> Result<Option<Lease>> {
+        let cancel = CancelToken::new()?;
+        let opts = opts.clone().cancel(&cancel);
         let (tx, rx) = oneshot::channel::<Claimed>();
         let mut pending = PendingClaim { queue: self.clone(), cancel, rx, done: false };
         let queue = self.clone();
         tokio::task::spawn_blocking(move || {
-            let claimed = queue.claim_wait(&opts, timeout);
+            let claimed = queue.claim(&opts);
             if let Err(Ok(Some(lease))) = tx.send(claimed) {
                 // The future is gone: give the lease back now.
                 let _ = queue.unclaim(&lease);
@@ -102,9 +104,9 @@ impl Queue {
 
     /// [`publish`](Queue::publish) as a future (the event is moved to the blocking
     /// pool).
-    pub async fn publish_async(&self, group: &str, event: impl Into<Vec<u8>>, priority: i32) -> Result<i64> {
-        let (queue, group, event) = (self.clone(), group.to_string(), event.into());
-        blocking(move || queue.publish(&group, event, priority)).await
+    pub async fn publish_async(&self, group: &str, event: impl Into<Vec<u8>>, opts: &PublishOptions) -> Result<i64> {
+        let (queue, group, event, opts) = (self.clone(), group.to_string(), event.into(), *opts);
+        blocking(move || queue.publish(&group, event, &opts)).await
     }
 
     /// [`publish_batch`](Queue::publish_batch) as a future; takes the batch and hands

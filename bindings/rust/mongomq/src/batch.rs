@@ -1,8 +1,11 @@
+//! `Batch`: events published together (`mq_batch`), each with its own options.
+
 use std::ptr::{self, NonNull};
 
 use mongomq_sys as sys;
 
 use crate::error::{c_string, check, Error, Result};
+use crate::options::PublishOptions;
 
 /// Events to publish together with [`Queue::publish_batch`](crate::Queue::publish_batch):
 /// 3 server commands for the whole batch. Each [`add`](Batch::add) checks its
@@ -12,11 +15,15 @@ use crate::error::{c_string, check, Error, Result};
 /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
 /// # let uri = std::env::var("MONGOMQ_TEST_URI")?;
 /// # let queue = mongomq::Client::connect(&uri)?.queue("mqt_rust_doc_batch", "q")?;
+/// use mongomq::PublishOptions;
+/// use std::time::Duration;
 /// let mut batch = mongomq::Batch::new()?;
 /// for i in 0..10 {
-///     batch.add(if i % 2 == 0 { "even" } else { "odd" }, format!("{i}"), 0)?;
+///     batch.add(if i % 2 == 0 { "even" } else { "odd" }, format!("{i}"), &PublishOptions::default())?;
 /// }
-/// let first_seq = queue.publish_batch(&batch)?; // seqs first_seq .. first_seq + 9
+/// // A batch event may be scheduled too: a group it creates waits for it.
+/// batch.add("later", "x", &PublishOptions::new().not_before(queue.now() + Duration::from_secs(60)))?;
+/// let first_seq = queue.publish_batch(&batch)?; // seqs first_seq ..= first_seq + 10, in add order
 /// # assert_eq!(first_seq, 1);
 /// # queue.drop_queue()?;
 /// # Ok(())
@@ -46,17 +53,27 @@ impl Batch {
         Ok(Batch { ptr })
     }
 
-    /// Adds an event for `group` (at most 10,000 per batch); `priority` (0..4) counts
-    /// only for a group the publish creates.
-    pub fn add(&mut self, group: &str, event: impl AsRef<[u8]>, priority: i32) -> Result<()> {
-        let group = c_string("mq_batch_add", "group_id", group)?;
+    /// Adds an event for `group` (at most 10,000 per batch) with its options: the
+    /// priority (0..4, counts only for a group the publish creates) and the schedule,
+    /// as for [`Queue::publish`](crate::Queue::publish). Checked as a publish would be
+    /// (nothing is sent); the bytes are copied.
+    pub fn add(&mut self, group: &str, event: impl AsRef<[u8]>, opts: &PublishOptions) -> Result<()> {
+        let group = c_string("mq_batch_add_with", "group_id", group)?;
         let event = event.as_ref();
+        let c_opts = opts.to_c();
         let mut err = sys::mq_error::new();
-        // SAFETY: the batch is ours and exclusively borrowed; group is a C string and
-        // event a slice of event.len() bytes, both valid for the call (the batch
-        // copies them); err points to a local.
+        // SAFETY: the batch is ours and exclusively borrowed; group is a C string,
+        // event a slice of event.len() bytes and c_opts a filled mq_publish_opts, all
+        // valid for the call (the batch copies what it keeps); err points to a local.
         let status = unsafe {
-            sys::mq_batch_add(self.ptr.as_ptr(), group.as_ptr(), event.as_ptr().cast(), event.len(), priority, &mut err)
+            sys::mq_batch_add_with(
+                self.ptr.as_ptr(),
+                group.as_ptr(),
+                event.as_ptr().cast(),
+                event.len(),
+                &c_opts,
+                &mut err,
+            )
         };
         check(status, &err)
     }

@@ -1,3 +1,5 @@
+//! `CancelToken`: cancels the waiting claims given it (`mq_cancel`), and nothing else.
+
 use std::ptr::{self, NonNull};
 use std::sync::Arc;
 
@@ -7,9 +9,10 @@ use crate::error::{check, Error, Result};
 
 struct CancelInner(NonNull<sys::mq_cancel>);
 
-// SAFETY: the header: mq_cancel_trigger is thread-safe (and async-signal-safe) and
-// mq_cancel_triggered only reads; mq_cancel_reset is never called (a handle is for one
-// call), and destroy happens in Drop once no clone — and so no claim using it — is left.
+// SAFETY: the header: mq_cancel_trigger is thread-safe (and async-signal-safe),
+// mq_cancel_triggered only reads, and one mq_cancel may be shared by several calls at
+// once; mq_cancel_reset is never called (a token is cancelled for good), and destroy
+// happens in Drop once no clone — and so no claim using it — is left.
 unsafe impl Send for CancelInner {}
 // SAFETY: as above.
 unsafe impl Sync for CancelInner {}
@@ -22,15 +25,15 @@ impl Drop for CancelInner {
     }
 }
 
-/// Cancels one waiting claim from another thread, leaving the queue's other waiters and
-/// later calls alone (`mq_cancel`). Give it to a claim with
-/// [`ClaimOptions::cancel_handle`](crate::ClaimOptions::cancel_handle), keep a clone,
-/// and call [`cancel`](CancelHandle::cancel): the claim returns an error of kind
+/// Cancels waiting claims from another thread, leaving the queue's other waiters and
+/// later calls alone (`mq_cancel`). Give it to claims with
+/// [`ClaimOptions::cancel`](crate::ClaimOptions::cancel), keep a clone, and call
+/// [`cancel`](CancelToken::cancel): each claim given it returns an error of kind
 /// [`ErrorKind::Cancelled`](crate::ErrorKind::Cancelled) (within about 10 ms while it
-/// sleeps). A lease the claim already holds is returned instead: a cancel never loses
-/// a lease.
+/// sleeps). A lease a claim already holds is returned instead: a cancel never loses a
+/// lease.
 ///
-/// A cancelled handle stays cancelled: a claim given it later returns `Cancelled` at
+/// A cancelled token stays cancelled: a claim given it later returns `Cancelled` at
 /// once. Make a new one for the next call. Cheap to clone, `Send + Sync`.
 ///
 /// ```
@@ -38,27 +41,27 @@ impl Drop for CancelInner {
 /// # let uri = std::env::var("MONGOMQ_TEST_URI")?;
 /// # let queue = mongomq::Client::connect(&uri)?.queue("mqt_rust_doc_cancel", "q")?;
 /// use std::time::Duration;
-/// let cancel = mongomq::CancelHandle::new()?;
-/// let opts = mongomq::ClaimOptions::new().cancel_handle(&cancel);
-/// let remote = cancel.clone();
+/// let token = mongomq::CancelToken::new()?;
+/// let opts = mongomq::ClaimOptions::new().wait(Duration::from_secs(30)).cancel(&token);
+/// let remote = token.clone();
 /// std::thread::spawn(move || {
 ///     std::thread::sleep(Duration::from_millis(100));
 ///     remote.cancel();
 /// });
-/// let err = queue.claim_wait(&opts, Duration::from_secs(30)).unwrap_err();
+/// let err = queue.claim(&opts).unwrap_err();
 /// assert_eq!(err.kind(), mongomq::ErrorKind::Cancelled);
 /// # queue.drop_queue()?;
 /// # Ok(())
 /// # }
 /// ```
 #[derive(Clone)]
-pub struct CancelHandle {
+pub struct CancelToken {
     inner: Arc<CancelInner>,
 }
 
-impl CancelHandle {
-    /// A handle not yet cancelled.
-    pub fn new() -> Result<CancelHandle> {
+impl CancelToken {
+    /// A token not yet cancelled.
+    pub fn new() -> Result<CancelToken> {
         let mut out = ptr::null_mut();
         let mut err = sys::mq_error::new();
         // SAFETY: out and err point to locals.
@@ -66,16 +69,16 @@ impl CancelHandle {
         check(status, &err)?;
         let ptr =
             NonNull::new(out).ok_or_else(|| Error::internal("mq_cancel_new returned MQ_OK and no cancel".into()))?;
-        Ok(CancelHandle { inner: Arc::new(CancelInner(ptr)) })
+        Ok(CancelToken { inner: Arc::new(CancelInner(ptr)) })
     }
 
-    /// Cancels the claims waiting with this handle, and every later one given it.
+    /// Cancels the claims waiting with this token, and every later one given it.
     pub fn cancel(&self) {
         // SAFETY: the cancel is alive (we hold an Arc); trigger is thread-safe.
         unsafe { sys::mq_cancel_trigger(self.inner.0.as_ptr()) }
     }
 
-    /// True once [`cancel`](CancelHandle::cancel) was called.
+    /// True once [`cancel`](CancelToken::cancel) was called.
     pub fn is_cancelled(&self) -> bool {
         // SAFETY: the cancel is alive (we hold an Arc); the call only reads a flag.
         unsafe { sys::mq_cancel_triggered(self.inner.0.as_ptr()) != 0 }
@@ -86,8 +89,8 @@ impl CancelHandle {
     }
 }
 
-impl std::fmt::Debug for CancelHandle {
+impl std::fmt::Debug for CancelToken {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("CancelHandle").field("cancelled", &self.is_cancelled()).finish()
+        f.debug_struct("CancelToken").field("cancelled", &self.is_cancelled()).finish()
     }
 }

@@ -1,3 +1,5 @@
+//! `Client`: a connection pool (`mq_client`), shared by the queues made from it.
+
 use std::ptr::{self, NonNull};
 use std::sync::Arc;
 
@@ -41,7 +43,7 @@ impl ClientHandle {
 /// let client = mongomq::Client::connect(&uri)?;
 /// let queue = client.queue("mqt_rust_doc_client", "orders")?;
 /// drop(client); // the queue keeps the pool alive
-/// queue.publish("customer-17", b"hello", 0)?;
+/// queue.publish("customer-17", b"hello", &mongomq::PublishOptions::default())?;
 /// # queue.drop_queue()?;
 /// # Ok(())
 /// # }
@@ -57,10 +59,15 @@ impl Client {
     /// here, an unreachable server is [`ErrorKind::Connect`] from the first call that
     /// needs it ([`Client::queue`]), after the URI's `serverSelectionTimeoutMS`.
     ///
+    /// The process's first client routes libmongoc's log into the `log` crate (see
+    /// [`set_log_handler`](crate::set_log_handler) for how to keep another handler).
+    ///
     /// [`ErrorKind::InvalidArgument`]: crate::ErrorKind::InvalidArgument
     /// [`ErrorKind::Connect`]: crate::ErrorKind::Connect
     pub fn connect(uri: &str) -> Result<Client> {
         let uri = c_string("mq_client_new", "uri", uri)?;
+        // Before the first client, so that libmongoc's lines about this URI go there.
+        crate::logging::install_default();
         let mut out = ptr::null_mut();
         let mut err = sys::mq_error::new();
         // SAFETY: uri is a valid C string for the call; out and err point to locals.

@@ -1,26 +1,33 @@
+//! `ManualClock`: a clock for tests and simulations that a queue reads instead of the
+//! server's, and the C clock function that reads it.
+
 use std::ffi::c_void;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 
-/// A clock for tests and simulations: seconds since the epoch that only move when told
-/// to ([`set`](ManualClock::set), [`advance`](ManualClock::advance)). Give it to a queue
+use crate::time::{from_epoch, to_epoch};
+
+/// A clock for tests and simulations: a time that only moves when told to
+/// ([`set`](ManualClock::set), [`advance`](ManualClock::advance)). Give it to a queue
 /// with [`Queue::set_clock`](crate::Queue::set_clock): the queue then reads its time
-/// (due times of [`publish_at`](crate::Queue::publish_at), lease deadlines,
+/// (due times of [`not_before`](crate::PublishOptions::not_before), lease deadlines,
 /// [`now`](crate::Queue::now)) from this clock instead of the server's.
 ///
-/// `Clone + Send + Sync`: the clones share one time (an `Arc` around an atomic `f64`),
+/// `Clone + Send + Sync`: the clones share one time (an `Arc` around an atomic `f64` of
+/// epoch seconds, what the library reads: so it keeps about a microsecond's precision),
 /// so a test keeps a clone and advances it while queues on other threads read it.
 /// Dropping every clone while a queue still runs on it is safe: the queue keeps the
 /// clock until it is dropped.
 ///
 /// ```
-/// use std::time::Duration;
-/// let clock = mongomq::ManualClock::new(1_000_000_000.0);
+/// use std::time::{Duration, UNIX_EPOCH};
+/// let start = UNIX_EPOCH + Duration::from_secs(1_000_000_000);
+/// let clock = mongomq::ManualClock::new(start);
 /// clock.advance(Duration::from_millis(1500));
-/// assert_eq!(clock.now(), 1_000_000_001.5);
-/// clock.set(42.0);
-/// assert_eq!(clock.clone().now(), 42.0);
+/// assert_eq!(clock.now(), start + Duration::from_millis(1500));
+/// clock.set(UNIX_EPOCH + Duration::from_secs(42));
+/// assert_eq!(clock.clone().now(), UNIX_EPOCH + Duration::from_secs(42));
 /// ```
 #[derive(Clone)]
 pub struct ManualClock {
@@ -40,20 +47,19 @@ impl ClockCell {
 }
 
 impl ManualClock {
-    /// A clock that reads `start_epoch_s` (seconds since the epoch) until it is set or
-    /// advanced.
-    pub fn new(start_epoch_s: f64) -> ManualClock {
-        ManualClock { cell: Arc::new(ClockCell { bits: AtomicU64::new(start_epoch_s.to_bits()) }) }
+    /// A clock that reads `start` until it is set or advanced.
+    pub fn new(start: SystemTime) -> ManualClock {
+        ManualClock { cell: Arc::new(ClockCell { bits: AtomicU64::new(to_epoch(start).to_bits()) }) }
     }
 
-    /// The clock's time, seconds since the epoch.
-    pub fn now(&self) -> f64 {
-        self.cell.now()
+    /// The clock's time.
+    pub fn now(&self) -> SystemTime {
+        from_epoch(self.cell.now())
     }
 
-    /// Sets the time (seconds since the epoch), for this clock and its clones.
-    pub fn set(&self, epoch_s: f64) {
-        self.cell.bits.store(epoch_s.to_bits(), Ordering::SeqCst);
+    /// Sets the time, for this clock and its clones.
+    pub fn set(&self, time: SystemTime) {
+        self.cell.bits.store(to_epoch(time).to_bits(), Ordering::SeqCst);
     }
 
     /// Moves the time forward by `by`, for this clock and its clones (atomic: advances

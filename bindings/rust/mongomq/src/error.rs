@@ -1,7 +1,7 @@
 //! Errors: every status but `MQ_OK` and `MQ_EMPTY` becomes an [`Error`] carrying the
 //! status, the server's error code and the C library's message.
 
-use std::ffi::{CString, NulError};
+use std::ffi::{CStr, CString, NulError};
 use std::fmt;
 
 use mongomq_sys as sys;
@@ -20,7 +20,7 @@ pub enum ErrorKind {
     /// `MQ_INTERRUPTED`: [`Queue::interrupt`](crate::Queue::interrupt) was called; every
     /// later waiting claim on that queue ends at once.
     Interrupted,
-    /// `MQ_CANCELLED`: the claim's [`CancelHandle`](crate::CancelHandle) was triggered.
+    /// `MQ_CANCELLED`: the claim's [`CancelToken`](crate::CancelToken) was cancelled.
     Cancelled,
     /// `MQ_ERR_SERVER`: the server answered with an error ([`Error::server_code`]).
     Server,
@@ -64,7 +64,7 @@ impl Error {
         self.server_code
     }
 
-    /// The library's message, e.g. `"mq_publish: priority is 5, outside 0..4"`.
+    /// The library's message, e.g. `"mq_publish_with: priority is 5, outside 0..4"`.
     pub fn message(&self) -> &str {
         &self.message
     }
@@ -118,21 +118,14 @@ pub(crate) fn check(status: sys::mq_status, err: &sys::mq_error) -> Result<()> {
     }
 }
 
-/// The name of a C status, `"MQ_UNKNOWN"` for a value that is none.
+/// The name of a C status (`"MQ_LEASE_LOST"`), `"MQ_UNKNOWN"` for a value that is
+/// none: the library's own table (`mq_status_name`).
 pub fn status_name(status: i32) -> &'static str {
-    match status {
-        sys::MQ_OK => "MQ_OK",
-        sys::MQ_EMPTY => "MQ_EMPTY",
-        sys::MQ_LEASE_LOST => "MQ_LEASE_LOST",
-        sys::MQ_INTERRUPTED => "MQ_INTERRUPTED",
-        sys::MQ_CANCELLED => "MQ_CANCELLED",
-        sys::MQ_ERR_ARG => "MQ_ERR_ARG",
-        sys::MQ_ERR_CONNECT => "MQ_ERR_CONNECT",
-        sys::MQ_ERR_SERVER => "MQ_ERR_SERVER",
-        sys::MQ_ERR_NOMEM => "MQ_ERR_NOMEM",
-        sys::MQ_ERR_INTERNAL => "MQ_ERR_INTERNAL",
-        _ => "MQ_UNKNOWN",
-    }
+    // SAFETY: mq_status_name takes any int and returns a pointer to a static
+    // NUL-terminated string (a literal of the library, which stays loaded for the
+    // process: the crate links it), so the borrow may be 'static.
+    let name = unsafe { CStr::from_ptr(sys::mq_status_name(status)) };
+    name.to_str().unwrap_or("MQ_UNKNOWN")
 }
 
 impl fmt::Display for Error {

@@ -1,10 +1,15 @@
+//! `Lease`: one claimed group (its head event, and the events after it for a batch
+//! claim), owning its C lease.
+
 use std::ffi::CStr;
 use std::ptr::NonNull;
 use std::sync::Arc;
+use std::time::SystemTime;
 
 use mongomq_sys as sys;
 
 use crate::error::{Error, Result};
+use crate::time::from_epoch;
 
 /// One claimed group: its head event (and, for a batch claim, the events after it).
 /// Owns its C lease and frees it on drop. A lease is a plain value: it does not borrow
@@ -90,12 +95,40 @@ impl Lease {
         token.to_str().unwrap_or_default()
     }
 
-    /// When the lease runs out, in seconds since the epoch on the queue's clock
+    /// When the lease runs out, on the queue's clock
     /// ([`Queue::now`](crate::Queue::now)): the claim's time plus its visibility, moved
     /// by extend and by a nack with a delay.
-    pub fn deadline(&self) -> f64 {
+    pub fn deadline(&self) -> SystemTime {
         // SAFETY: the lease is alive for &self; the call only reads it.
-        unsafe { sys::mq_lease_deadline(self.as_ptr()) }
+        from_epoch(unsafe { sys::mq_lease_deadline(self.as_ptr()) })
+    }
+
+    /// The head event as text: its bytes if they are UTF-8, else the error saying
+    /// where they are not (`?` in a handler turns it into the handler's failure).
+    /// Borrowed from the lease: no copy.
+    ///
+    /// ```
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// # let uri = std::env::var("MONGOMQ_TEST_URI")?;
+    /// # let queue = mongomq::Client::connect(&uri)?.queue("mqt_rust_doc_text", "q")?;
+    /// queue.publish("g", r#"{"order": 1}"#, &mongomq::PublishOptions::default())?;
+    /// let lease = queue.claim(&mongomq::ClaimOptions::new())?.expect("a lease");
+    /// assert_eq!(lease.text()?, r#"{"order": 1}"#);
+    /// let order: serde_json::Value = lease.json()?;
+    /// assert_eq!(order["order"], 1);
+    /// # queue.drop_queue()?;
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn text(&self) -> std::result::Result<&str, std::str::Utf8Error> {
+        std::str::from_utf8(self.event())
+    }
+
+    /// The head event parsed as JSON into any `serde::Deserialize` type (borrowing
+    /// from the lease where the type does, as `&str` fields do); the error says what
+    /// and where (serde_json's).
+    pub fn json<'a, T: serde::Deserialize<'a>>(&'a self) -> std::result::Result<T, serde_json::Error> {
+        serde_json::from_slice(self.event())
     }
 
     /// Number of events in the lease: 1 for [`Queue::claim`](crate::Queue::claim)

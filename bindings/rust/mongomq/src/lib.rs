@@ -9,15 +9,17 @@
 //! ```
 //! use std::time::Duration;
 //!
+//! use mongomq::{ClaimOptions, PublishOptions};
+//!
 //! fn main() -> Result<(), Box<dyn std::error::Error>> {
 //!     let uri = std::env::var("MONGOMQ_TEST_URI")?;
 //!     let client = mongomq::Client::connect(&uri)?;
 //!     let queue = client.queue("mqt_rust_doc_crate", "orders")?; // Send + Sync, keeps the client alive
-//!     let seq: i64 = queue.publish("customer-17", b"order #1", 2)?;
-//!     let opts = mongomq::ClaimOptions::new().visibility(Duration::from_secs(30)).min_priority(0);
+//!     let seq: i64 = queue.publish("customer-17", b"order #1", &PublishOptions::new().priority(2))?;
+//!     let opts = ClaimOptions::new().visibility(Duration::from_secs(30)).wait(Duration::from_secs(5));
 //!     if let Some(lease) = queue.claim(&opts)? {
-//!         assert_eq!((lease.seq(), lease.group(), lease.event(), lease.attempts()),
-//!                    (seq, "customer-17", &b"order #1"[..], 1));
+//!         assert_eq!((lease.seq(), lease.group(), lease.text()?, lease.attempts()),
+//!                    (seq, "customer-17", "order #1", 1));
 //!         match queue.ack(&lease) {
 //!             Ok(()) => {}
 //!             Err(e) if e.kind() == mongomq::ErrorKind::LeaseLost => eprintln!("too late: {e}"),
@@ -32,11 +34,7 @@
 //! Ownership follows the C library's rules, checked by the compiler: a [`Queue`] holds
 //! its [`Client`]'s pool, a [`Lease`] owns its C lease and borrows nothing (it may
 //! outlive its queue; it is acked through a live queue, `queue.ack(&lease)`), and
-//! nothing can be used after it is dropped:
-//!
-//! With the `tokio` feature, the queue's calls also come as futures
-//! (`claim_async`, `publish_async`, `ack_async`, ...); dropping a claim's future cancels
-//! that claim.
+//! nothing can be used after it is dropped (so the crate has no "closed" error):
 //!
 //! ```compile_fail,E0505
 //! # let uri = std::env::var("MONGOMQ_TEST_URI").unwrap();
@@ -47,12 +45,19 @@
 //! println!("{event:?}"); // error[E0505]: cannot move out of `lease` because it is borrowed
 //! ```
 //!
-//! For tests and simulations, a queue runs on a [`ManualClock`] given to
-//! [`Queue::set_clock`]; [`set_log_handler`] routes (or silences) libmongoc's
-//! process-wide log.
+//! Instants are `SystemTime` (on the queue's clock, [`Queue::now`]), durations
+//! `Duration`. [`Queue::work`] runs a handler on leases until it is stopped and
+//! [`Queue::worker`] starts one and returns its [`Worker`]. With the `tokio` feature,
+//! the queue's calls also come as futures (`claim_async`, `publish_async`,
+//! `ack_async`, ...); dropping a claim's future cancels that claim.
+//!
+//! libmongoc's log goes, from the first [`Client`] on, into the `log` crate (target
+//! `"mongomq"`); [`set_log_handler`] routes it elsewhere or silences it. For tests and
+//! simulations, a queue runs on a [`ManualClock`] given to [`Queue::set_clock`].
 #![deny(missing_docs)]
 #![deny(clippy::undocumented_unsafe_blocks)]
 
+mod admin;
 #[cfg(feature = "tokio")]
 mod asynchronous;
 mod batch;
@@ -61,23 +66,26 @@ mod client;
 mod clock;
 mod error;
 mod lease;
-mod log;
-mod peek;
+mod logging;
+mod options;
 mod queue;
 mod stats;
+mod stored;
+mod time;
 mod worker;
 
 pub use batch::Batch;
-pub use cancel::CancelHandle;
+pub use cancel::CancelToken;
 pub use client::Client;
 pub use clock::ManualClock;
 pub use error::{status_name, Error, ErrorKind, Result};
 pub use lease::Lease;
-pub use log::{set_log_handler, LogHandler};
-pub use peek::PeekedEvent;
-pub use queue::{ClaimOptions, Queue};
-pub use stats::{GroupStats, PriorityStats, Stats};
-pub use worker::{BoxError, StopHandle, Worker, WorkerError, WorkerOptions};
+pub use logging::{set_log_handler, LogHandler, LOG_TARGET};
+pub use options::{ClaimOptions, PublishOptions};
+pub use queue::Queue;
+pub use stats::{GroupStats, PriorityStats, RepairCounts, Stats};
+pub use stored::StoredEvent;
+pub use worker::{BoxError, Worker, WorkerError, WorkerOptions};
 
 /// The version of the libmongomq this process runs with (e.g. `"0.4.0"`), which may
 /// differ from the one the crate was built against.

@@ -1,18 +1,21 @@
-use std::ffi::{c_char, CStr, CString};
+//! `Queue`: the C queue handle and the calls of one event's life (publish, claim, ack,
+//! nack, unclaim, extend), waiting and interrupting, and the queue's clock. The admin
+//! and inspection calls are in admin.rs.
+
+use std::ffi::{c_char, CString};
 use std::ptr::{self, NonNull};
 use std::sync::{Arc, Mutex, PoisonError};
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 
 use mongomq_sys as sys;
 
 use crate::batch::Batch;
-use crate::cancel::CancelHandle;
 use crate::client::ClientHandle;
 use crate::clock::{manual_clock_now, ClockCell, ManualClock};
 use crate::error::{c_string, check, Error, Result};
 use crate::lease::Lease;
-use crate::peek::PeekedEvent;
-use crate::stats::Stats;
+use crate::options::{ClaimOptions, PublishOptions};
+use crate::time::from_epoch;
 
 struct QueueHandle {
     ptr: NonNull<sys::mq_queue>,
@@ -51,107 +54,9 @@ pub struct Queue {
     handle: Arc<QueueHandle>,
 }
 
-/// How [`Queue::claim`] claims: a builder with the library's defaults.
-///
-/// | option | default |
-/// |---|---|
-/// | [`visibility`](ClaimOptions::visibility) | 30 s |
-/// | [`min_priority`](ClaimOptions::min_priority) | 0 |
-/// | [`max_events`](ClaimOptions::max_events) | 1 |
-/// | [`wait`](ClaimOptions::wait) | none: return `None` at once when nothing is due |
-/// | [`worker_id`](ClaimOptions::worker_id) | the library's `host:pid` |
-/// | [`cancel_handle`](ClaimOptions::cancel_handle) | none |
-#[derive(Clone, Debug)]
-pub struct ClaimOptions {
-    visibility: Duration,
-    min_priority: i32,
-    max_events: usize,
-    wait: Option<Duration>,
-    worker_id: Option<String>,
-    cancel: Option<CancelHandle>,
-}
-
-impl Default for ClaimOptions {
-    fn default() -> Self {
-        ClaimOptions {
-            visibility: Duration::from_secs(30),
-            min_priority: 0,
-            max_events: 1,
-            wait: None,
-            worker_id: None,
-            cancel: None,
-        }
-    }
-}
-
-impl ClaimOptions {
-    /// The defaults (see the table above).
-    pub fn new() -> Self {
-        Self::default()
-    }
-
-    /// How long the lease lasts (> 0) unless acked, nacked or extended.
-    pub fn visibility(mut self, visibility: Duration) -> Self {
-        self.visibility = visibility;
-        self
-    }
-
-    /// Only groups with priority >= this floor (0..4).
-    pub fn min_priority(mut self, min_priority: i32) -> Self {
-        self.min_priority = min_priority;
-        self
-    }
-
-    /// Up to this many consecutive events of one group in one lease (>= 1).
-    pub fn max_events(mut self, max_events: usize) -> Self {
-        self.max_events = max_events;
-        self
-    }
-
-    /// Wait up to this long for a group to become due (woken by publishes, acks and
-    /// nacks, not by polling). Zero is no wait.
-    pub fn wait(mut self, timeout: Duration) -> Self {
-        self.wait = Some(timeout);
-        self
-    }
-
-    /// The worker id stored in the lease (non-empty UTF-8, at most 200 bytes).
-    pub fn worker_id(mut self, worker_id: impl Into<String>) -> Self {
-        self.worker_id = Some(worker_id.into());
-        self
-    }
-
-    /// Claims made with these options end with [`ErrorKind::Cancelled`] once `cancel`
-    /// is cancelled (see [`CancelHandle`]).
-    ///
-    /// [`ErrorKind::Cancelled`]: crate::ErrorKind::Cancelled
-    pub fn cancel_handle(mut self, cancel: &CancelHandle) -> Self {
-        self.cancel = Some(cancel.clone());
-        self
-    }
-}
-
 /// A C string for an optional argument: NULL when absent.
-fn opt_ptr(s: &Option<CString>) -> *const c_char {
+pub(crate) fn opt_ptr(s: &Option<CString>) -> *const c_char {
     s.as_ref().map_or(ptr::null(), |s| s.as_ptr())
-}
-
-/// The text a `*_json` call returned: copied, then released with mq_free.
-fn take_text(function: &str, status: sys::mq_status, err: &sys::mq_error, json: *mut c_char) -> Result<String> {
-    check(status, err)?;
-    if json.is_null() {
-        return Err(Error::internal(format!("{function} returned MQ_OK and no text")));
-    }
-    // SAFETY: on MQ_OK json is a NUL-terminated string the library allocated for us;
-    // it is copied here, then released with mq_free, exactly once.
-    let text = unsafe { CStr::from_ptr(json) }.to_string_lossy().into_owned();
-    // SAFETY: json came from the library's *_json call and is not used after this.
-    unsafe { sys::mq_free(json.cast()) };
-    Ok(text)
-}
-
-fn parse_json<T: serde::de::DeserializeOwned>(function: &str, text: &str) -> Result<T> {
-    serde_json::from_str(text).map_err(|e| Error::internal(format!("{function}: cannot parse {text:?}: {e}")))
 }
 
 impl Queue {
@@ -177,7 +82,7 @@ impl Queue {
         })
     }
 
-    fn ptr(&self) -> *mut sys::mq_queue {
+    pub(crate) fn ptr(&self) -> *mut sys::mq_queue {
         self.handle.ptr.as_ptr()
     }
 
@@ -187,60 +92,46 @@ impl Queue {
     }
 
     /// Appends `event` (any bytes, empty included) to the tail of `group` and returns
-    /// its sequence number. `priority` (0..4) counts only when this publish creates
-    /// the group. 3 server commands.
-    pub fn publish(&self, group: &str, event: impl AsRef<[u8]>, priority: i32) -> Result<i64> {
-        let group = c_string("mq_publish", "group_id", group)?;
+    /// its sequence number; `opts` gives its priority and schedule
+    /// ([`PublishOptions`]: `&PublishOptions::default()` for neither). 3 server
+    /// commands.
+    ///
+    /// ```
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// # let uri = std::env::var("MONGOMQ_TEST_URI")?;
+    /// # let queue = mongomq::Client::connect(&uri)?.queue("mqt_rust_doc_publish", "q")?;
+    /// use mongomq::PublishOptions;
+    /// use std::time::Duration;
+    /// queue.publish("customer-17", b"now", &PublishOptions::default())?;
+    /// queue.publish("customer-42", b"urgent", &PublishOptions::new().priority(4))?;
+    /// let in_a_minute = queue.now() + Duration::from_secs(60); // on the queue's clock
+    /// queue.publish("customer-99", b"later", &PublishOptions::new().not_before(in_a_minute))?;
+    /// # queue.drop_queue()?;
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn publish(&self, group: &str, event: impl AsRef<[u8]>, opts: &PublishOptions) -> Result<i64> {
+        let group = c_string("mq_publish_with", "group_id", group)?;
         let event = event.as_ref();
+        let c_opts = opts.to_c();
         let mut seq = 0i64;
         let mut err = sys::mq_error::new();
-        // SAFETY: the queue is alive for &self; group is a C string and event a slice of
-        // event.len() bytes, both valid for the call (nothing is kept); seq and err
-        // point to locals.
+        // SAFETY: the queue is alive for &self; group is a C string, event a slice of
+        // event.len() bytes and c_opts a filled mq_publish_opts, all valid for the
+        // call (nothing is kept); seq and err point to locals.
         let status = unsafe {
-            sys::mq_publish(
+            sys::mq_publish_with(
                 self.ptr(),
                 group.as_ptr(),
                 event.as_ptr().cast(),
                 event.len(),
-                priority,
+                &c_opts,
                 &mut seq,
                 &mut err,
             )
         };
         check(status, &err)?;
         Ok(seq)
-    }
-
-    /// As [`publish`](Queue::publish), but the event is not delivered before
-    /// `not_before` (seconds since the epoch on the queue's clock, [`Queue::now`]).
-    /// FIFO stays strict: while it is its group's head, the group waits for it.
-    pub fn publish_at(&self, group: &str, event: impl AsRef<[u8]>, priority: i32, not_before: f64) -> Result<i64> {
-        let group = c_string("mq_publish_at", "group_id", group)?;
-        let event = event.as_ref();
-        let mut seq = 0i64;
-        let mut err = sys::mq_error::new();
-        // SAFETY: as in publish.
-        let status = unsafe {
-            sys::mq_publish_at(
-                self.ptr(),
-                group.as_ptr(),
-                event.as_ptr().cast(),
-                event.len(),
-                priority,
-                not_before,
-                &mut seq,
-                &mut err,
-            )
-        };
-        check(status, &err)?;
-        Ok(seq)
-    }
-
-    /// As [`publish_at`](Queue::publish_at) with `not_before` = [`now`](Queue::now) +
-    /// `delay`.
-    pub fn publish_after(&self, group: &str, event: impl AsRef<[u8]>, priority: i32, delay: Duration) -> Result<i64> {
-        self.publish_at(group, event, priority, self.now() + delay.as_secs_f64())
     }
 
     /// Publishes every event of `batch` in 3 server commands; returns the first seq
@@ -257,15 +148,20 @@ impl Queue {
     }
 
     /// Leases the head of the due group that waited longest (priority >= the floor),
-    /// or up to `max_events` consecutive events of it. `Ok(None)` when nothing is due
-    /// (after waiting up to [`wait`](ClaimOptions::wait), if set).
+    /// or up to [`max_events`](ClaimOptions::max_events) consecutive events of it.
+    /// `Ok(None)` when nothing is due (after waiting up to
+    /// [`wait`](ClaimOptions::wait), if set). A waiting claim ends with
+    /// [`ErrorKind::Interrupted`](crate::ErrorKind::Interrupted) after
+    /// [`interrupt`](Queue::interrupt), or
+    /// [`ErrorKind::Cancelled`](crate::ErrorKind::Cancelled) by the options'
+    /// [`CancelToken`](crate::CancelToken).
     ///
     /// ```
     /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
     /// # let uri = std::env::var("MONGOMQ_TEST_URI")?;
     /// # let queue = mongomq::Client::connect(&uri)?.queue("mqt_rust_doc_claim", "q")?;
     /// use std::time::Duration;
-    /// queue.publish("g", b"one", 0)?;
+    /// queue.publish("g", b"one", &mongomq::PublishOptions::default())?;
     /// let opts = mongomq::ClaimOptions::new().visibility(Duration::from_secs(10)).max_events(5);
     /// if let Some(lease) = queue.claim(&opts)? {
     ///     for (seq, event) in lease.events() {
@@ -274,76 +170,31 @@ impl Queue {
     ///     queue.ack(&lease)?;
     /// }
     /// assert!(queue.claim(&opts)?.is_none());
+    /// assert!(queue.claim(&opts.wait(Duration::from_millis(200)))?.is_none()); // waited 200 ms
     /// # queue.drop_queue()?;
     /// # Ok(())
     /// # }
     /// ```
     pub fn claim(&self, opts: &ClaimOptions) -> Result<Option<Lease>> {
-        match (opts.wait, &opts.cancel) {
-            (None, None) => self.claim_raw(opts, None),
-            (wait, _) => self.claim_raw(opts, Some(wait.unwrap_or(Duration::ZERO))),
-        }
-    }
-
-    /// [`claim`](Queue::claim) that waits up to `timeout` (overriding the options'
-    /// [`wait`](ClaimOptions::wait)) for a group to become due. Ends early with
-    /// [`ErrorKind::Interrupted`](crate::ErrorKind::Interrupted) after
-    /// [`interrupt`](Queue::interrupt), or
-    /// [`ErrorKind::Cancelled`](crate::ErrorKind::Cancelled) by the options'
-    /// [`CancelHandle`].
-    pub fn claim_wait(&self, opts: &ClaimOptions, timeout: Duration) -> Result<Option<Lease>> {
-        self.claim_raw(opts, Some(timeout))
-    }
-
-    fn claim_raw(&self, opts: &ClaimOptions, wait: Option<Duration>) -> Result<Option<Lease>> {
-        let worker = opts.worker_id.as_deref().map(|w| c_string("mq_claim", "worker_id", w)).transpose()?;
-        let visibility = opts.visibility.as_secs_f64();
+        let worker = opts.worker_id.as_deref().map(|w| c_string("mq_claim_with", "worker_id", w)).transpose()?;
+        let mut c_opts = sys::MQ_CLAIM_OPTS_INIT;
+        c_opts.worker_id = opt_ptr(&worker);
+        c_opts.visibility_s = opts.visibility.as_secs_f64();
+        c_opts.min_priority = opts.min_priority;
+        c_opts.max_events = opts.max_events;
+        c_opts.timeout_s = opts.wait.as_secs_f64();
+        c_opts.cancel = opts.cancel.as_ref().map_or(ptr::null_mut(), |c| c.as_ptr());
         let mut out = ptr::null_mut();
         let mut err = sys::mq_error::new();
-        let (function, status) = match wait {
-            None if opts.max_events == 1 => {
-                // SAFETY: the queue is alive for &self; worker is NULL or a C string
-                // valid for the call; out and err point to locals.
-                ("mq_claim", unsafe {
-                    sys::mq_claim(self.ptr(), opt_ptr(&worker), visibility, opts.min_priority, &mut out, &mut err)
-                })
-            }
-            None => {
-                // SAFETY: as for mq_claim.
-                ("mq_claim_batch", unsafe {
-                    sys::mq_claim_batch(
-                        self.ptr(),
-                        opt_ptr(&worker),
-                        visibility,
-                        opts.min_priority,
-                        opts.max_events,
-                        &mut out,
-                        &mut err,
-                    )
-                })
-            }
-            Some(timeout) => {
-                let cancel = opts.cancel.as_ref().map_or(ptr::null_mut(), CancelHandle::as_ptr);
-                // SAFETY: as for mq_claim; cancel is NULL or an mq_cancel kept alive by
-                // the options' CancelHandle, borrowed for the whole call.
-                ("mq_claim_wait_cancel", unsafe {
-                    sys::mq_claim_wait_cancel(
-                        self.ptr(),
-                        opt_ptr(&worker),
-                        visibility,
-                        opts.min_priority,
-                        opts.max_events,
-                        timeout.as_secs_f64(),
-                        cancel,
-                        &mut out,
-                        &mut err,
-                    )
-                })
-            }
-        };
+        // SAFETY: the queue is alive for &self; c_opts is a filled mq_claim_opts whose
+        // worker_id is NULL or the C string `worker` (alive until the end of this
+        // function) and whose cancel is NULL or the mq_cancel of the options'
+        // CancelToken, kept alive by `opts`, borrowed for the whole call; out and err
+        // point to locals.
+        let status = unsafe { sys::mq_claim_with(self.ptr(), &c_opts, &mut out, &mut err) };
         match status {
             sys::MQ_EMPTY => Ok(None),
-            sys::MQ_OK => Lease::from_raw(out, function).map(Some),
+            sys::MQ_OK => Lease::from_raw(out, "mq_claim_with").map(Some),
             _ => Err(Error::from_c(status, &err)),
         }
     }
@@ -401,164 +252,19 @@ impl Queue {
         unsafe { sys::mq_queue_interrupt(self.ptr()) }
     }
 
-    /// With `max_attempts` > 0, a claim that would deliver a head for the
-    /// (max_attempts + 1)th time moves it to the dead letters instead. 0: unlimited
-    /// (the default). Applies to this queue handle and its clones.
-    pub fn set_max_attempts(&self, max_attempts: u32) -> Result<()> {
-        let n = i32::try_from(max_attempts).map_err(|_| {
-            Error::argument(
-                "mq_queue_set_max_attempts",
-                format_args!("max_attempts is {max_attempts}, more than {}", i32::MAX),
-            )
-        })?;
-        let mut err = sys::mq_error::new();
-        // SAFETY: the queue is alive for &self; err points to a local.
-        let status = unsafe { sys::mq_queue_set_max_attempts(self.ptr(), n, &mut err) };
-        check(status, &err)
-    }
-
-    fn count_call(
-        &self,
-        call: unsafe extern "C" fn(*mut sys::mq_queue, *mut i64, *mut sys::mq_error) -> sys::mq_status,
-    ) -> Result<i64> {
-        let mut n = 0i64;
-        let mut err = sys::mq_error::new();
-        // SAFETY: call is one of mq_dead_count, mq_dead_purge, mq_repair (all take the
-        // queue, an i64 out-parameter and the error); the queue is alive for &self, n
-        // and err point to locals.
-        let status = unsafe { call(self.ptr(), &mut n, &mut err) };
-        check(status, &err)?;
-        Ok(n)
-    }
-
-    /// Number of dead letters.
-    pub fn dead_count(&self) -> Result<i64> {
-        self.count_call(sys::mq_dead_count)
-    }
-
-    /// Publishes the dead letter `seq` again at the tail of its group; returns its new
-    /// seq. A seq that is no dead letter is an argument error.
-    pub fn dead_requeue(&self, seq: i64) -> Result<i64> {
-        let mut new_seq = 0i64;
-        let mut err = sys::mq_error::new();
-        // SAFETY: the queue is alive for &self; new_seq and err point to locals.
-        let status = unsafe { sys::mq_dead_requeue(self.ptr(), seq, &mut new_seq, &mut err) };
-        check(status, &err)?;
-        Ok(new_seq)
-    }
-
-    /// Removes every dead letter; returns how many.
-    pub fn dead_purge(&self) -> Result<i64> {
-        self.count_call(sys::mq_dead_purge)
-    }
-
-    /// The queue's state as the library's JSON text (docs/design.md, "Stats").
-    pub fn stats_json(&self) -> Result<String> {
-        let mut json: *mut c_char = ptr::null_mut();
-        let mut err = sys::mq_error::new();
-        // SAFETY: the queue is alive for &self; json and err point to locals.
-        let status = unsafe { sys::mq_stats_json(self.ptr(), &mut json, &mut err) };
-        take_text("mq_stats_json", status, &err, json)
-    }
-
-    /// Up to `max_events` (1..10,000) events, oldest first, of one group (or of the
-    /// whole queue with `None`), as the library's JSON array; nothing is claimed or
-    /// changed. 1 server command: for tooling.
-    pub fn peek_json(&self, group: Option<&str>, max_events: usize) -> Result<String> {
-        let group = group.map(|g| c_string("mq_peek_json", "group_id", g)).transpose()?;
-        let mut json: *mut c_char = ptr::null_mut();
-        let mut err = sys::mq_error::new();
-        // SAFETY: the queue is alive for &self; group is NULL or a C string valid for
-        // the call; json and err point to locals.
-        let status = unsafe { sys::mq_peek_json(self.ptr(), opt_ptr(&group), max_events, &mut json, &mut err) };
-        take_text("mq_peek_json", status, &err, json)
-    }
-
-    /// [`peek_json`](Queue::peek_json), parsed: the events with their bytes.
-    pub fn peek(&self, group: Option<&str>, max_events: usize) -> Result<Vec<PeekedEvent>> {
-        parse_json("mq_peek_json", &self.peek_json(group, max_events)?)
-    }
-
-    /// The dead letters, oldest first, up to `max_events`, as the library's JSON array
-    /// (with `attempts` and `dead_at`). 1 server command.
-    pub fn dead_list_json(&self, max_events: usize) -> Result<String> {
-        let mut json: *mut c_char = ptr::null_mut();
-        let mut err = sys::mq_error::new();
-        // SAFETY: the queue is alive for &self; json and err point to locals.
-        let status = unsafe { sys::mq_dead_list_json(self.ptr(), max_events, &mut json, &mut err) };
-        take_text("mq_dead_list_json", status, &err, json)
-    }
-
-    /// [`dead_list_json`](Queue::dead_list_json), parsed.
-    pub fn dead_list(&self, max_events: usize) -> Result<Vec<PeekedEvent>> {
-        parse_json("mq_dead_list_json", &self.dead_list_json(max_events)?)
-    }
-
-    /// The queue's state, parsed. 3 server commands that read whole collections: for
-    /// monitoring, not for every event.
-    pub fn stats(&self) -> Result<Stats> {
-        parse_json("mq_stats_json", &self.stats_json()?)
-    }
-
-    /// Re-creates the lock of every group that has events but no lock (a publisher
-    /// that died between its two writes); returns how many. For start-up and a
-    /// periodic sweep.
-    pub fn repair(&self) -> Result<i64> {
-        self.count_call(sys::mq_repair)
-    }
-
-    /// Sets the period of the automatic repair: when a claim finds nothing due and this
-    /// long has passed since this handle's last automatic repair, it runs
-    /// [`repair`](Queue::repair) first. Default 60 s; `Duration::ZERO` turns it off.
-    /// Per handle (shared by its clones).
-    pub fn set_repair_interval(&self, interval: Duration) -> Result<()> {
-        let mut err = sys::mq_error::new();
-        // SAFETY: the queue is alive for &self; err points to a local.
-        let status = unsafe { sys::mq_queue_set_repair_interval(self.ptr(), interval.as_secs_f64(), &mut err) };
-        check(status, &err)
-    }
-
-    /// The automatic repairs this handle ran, and the locks they re-created.
-    pub fn repair_counts(&self) -> (u64, u64) {
-        let (mut runs, mut fixed) = (0u64, 0u64);
-        // SAFETY: the queue is alive for &self; runs and fixed point to locals.
-        unsafe { sys::mq_queue_repair_counts(self.ptr(), &mut runs, &mut fixed) };
-        (runs, fixed)
-    }
-
-    /// Removes a group's events and its lock; its lease holder's ack, nack and extend
-    /// get [`ErrorKind::LeaseLost`](crate::ErrorKind::LeaseLost).
-    pub fn purge_group(&self, group: &str) -> Result<()> {
-        let group = c_string("mq_purge_group", "group_id", group)?;
-        let mut err = sys::mq_error::new();
-        // SAFETY: the queue is alive for &self; group is a C string valid for the call.
-        let status = unsafe { sys::mq_purge_group(self.ptr(), group.as_ptr(), &mut err) };
-        check(status, &err)
-    }
-
-    /// Drops the queue's collections (events, locks, dead letters, counters): for
-    /// tests and tooling. The handle stays usable (seqs start at 1 again), but without
-    /// the indexes: open the queue again before real use.
-    pub fn drop_queue(&self) -> Result<()> {
-        let mut err = sys::mq_error::new();
-        // SAFETY: the queue is alive for &self; err points to a local.
-        let status = unsafe { sys::mq_queue_drop(self.ptr(), &mut err) };
-        check(status, &err)
-    }
-
     /// The offset of the server's clock to this machine's, in seconds (measured when
-    /// the queue was opened).
+    /// the queue was opened). An `f64`, not a `Duration`: it is signed.
     pub fn clock_offset(&self) -> f64 {
         // SAFETY: the queue is alive for &self; the call only reads it.
         unsafe { sys::mq_queue_clock_offset(self.ptr()) }
     }
 
-    /// The queue's clock now: server time in seconds since the epoch (or the
-    /// [`ManualClock`] given to [`set_clock`](Queue::set_clock)). What
-    /// [`publish_at`](Queue::publish_at) and [`Lease::deadline`] are on.
-    pub fn now(&self) -> f64 {
+    /// The queue's clock now: server time (or the [`ManualClock`] given to
+    /// [`set_clock`](Queue::set_clock)). What
+    /// [`PublishOptions::not_before`] and [`Lease::deadline`] are on.
+    pub fn now(&self) -> SystemTime {
         // SAFETY: the queue is alive for &self; the call reads the clock.
-        unsafe { sys::mq_queue_now(self.ptr()) }
+        from_epoch(unsafe { sys::mq_queue_now(self.ptr()) })
     }
 
     /// Runs the queue on `clock` (tests and simulations): [`now`](Queue::now), due
@@ -577,11 +283,13 @@ impl Queue {
     /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
     /// # let uri = std::env::var("MONGOMQ_TEST_URI")?;
     /// # let queue = mongomq::Client::connect(&uri)?.queue("mqt_rust_doc_clock", "q")?;
-    /// use std::time::Duration;
-    /// let clock = mongomq::ManualClock::new(1_000_000_000.0);
+    /// use std::time::{Duration, SystemTime, UNIX_EPOCH};
+    /// let start = UNIX_EPOCH + Duration::from_secs(1_000_000_000);
+    /// let clock = mongomq::ManualClock::new(start);
     /// queue.set_clock(Some(&clock));
-    /// assert_eq!(queue.now(), 1_000_000_000.0);
-    /// queue.publish_after("g", b"later", 0, Duration::from_secs(60))?;
+    /// assert_eq!(queue.now(), start);
+    /// let later = mongomq::PublishOptions::new().not_before(start + Duration::from_secs(60));
+    /// queue.publish("g", b"later", &later)?;
     /// assert!(queue.claim(&mongomq::ClaimOptions::new())?.is_none()); // not due yet
     /// clock.advance(Duration::from_secs(61));
     /// assert!(queue.claim(&mongomq::ClaimOptions::new())?.is_some());
@@ -622,7 +330,7 @@ impl Queue {
     /// # let uri = std::env::var("MONGOMQ_TEST_URI").unwrap();
     /// let queue = mongomq::Client::connect(&uri).unwrap().queue("db", "q").unwrap();
     /// queue.close();
-    /// queue.publish("g", b"x", 0); // error[E0382]: use of moved value: `queue`
+    /// queue.publish("g", b"x", &mongomq::PublishOptions::default()); // error[E0382]: use of moved value: `queue`
     /// ```
     pub fn close(self) {}
 }

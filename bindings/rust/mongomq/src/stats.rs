@@ -1,24 +1,28 @@
+//! The parsed stats of a queue (`mq_stats_json`) and the automatic repair's counts.
+
 use std::collections::BTreeMap;
+use std::time::SystemTime;
 
 use serde::{Deserialize, Serialize};
 
 /// A queue's state ([`Queue::stats`](crate::Queue::stats)), parsed from
 /// `mq_stats_json` (docs/design.md, "Stats"). Serialize it back with serde_json to get
-/// the library's keys.
+/// the library's keys and values (`now` as epoch seconds).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Stats {
     /// `"db.prefix"`.
     pub queue: String,
-    /// The queue clock when the stats were taken (epoch seconds).
-    pub now: f64,
+    /// The queue clock when the stats were taken.
+    #[serde(with = "crate::time::epoch_seconds")]
+    pub now: SystemTime,
     /// Events in the queue (harel's included).
     pub messages: u64,
     /// Dead letters.
     pub dead: u64,
     /// Groups by state.
     pub groups: GroupStats,
-    /// Age of the oldest event in seconds; `None` with no events (or one without a
-    /// publish time, as harel's).
+    /// Age of the oldest event in seconds (the library's key, which says its unit);
+    /// `None` with no events (or one without a publish time, as harel's).
     pub oldest_message_age_s: Option<f64>,
     /// Per priority 0..=4 (always all five keys).
     pub priorities: BTreeMap<u8, PriorityStats>,
@@ -44,4 +48,14 @@ pub struct PriorityStats {
     pub groups: u64,
     /// Events published with this priority.
     pub messages: u64,
+}
+
+/// What [`Queue::repair_counts`](crate::Queue::repair_counts) returns: this handle's
+/// automatic repairs.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub struct RepairCounts {
+    /// Automatic repairs run.
+    pub runs: u64,
+    /// Locks they re-created.
+    pub fixed: u64,
 }

@@ -1,11 +1,17 @@
+//! `StoredEvent`: one event as peek and the dead-letter list show it (the library's
+//! JSON, parsed), with the base64 decoding of binary events.
+
+use std::time::SystemTime;
+
 use serde::{Deserialize, Deserializer, Serialize};
 
 /// One stored event, as [`Queue::peek`](crate::Queue::peek) and
 /// [`Queue::dead_list`](crate::Queue::dead_list) show it without claiming. Each field
 /// is `None` when the stored document lacks it or holds another type (a document
-/// mongomq did not write is shown, not trusted).
+/// mongomq did not write is shown, not trusted). Serialized back with serde_json, the
+/// times are epoch seconds as in the library's JSON.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct PeekedEvent {
+pub struct StoredEvent {
     /// The event's sequence number.
     #[serde(default)]
     pub seq: Option<i64>,
@@ -18,15 +24,15 @@ pub struct PeekedEvent {
     /// Deliveries so far (dead letters; events the library counted).
     #[serde(default)]
     pub attempts: Option<i64>,
-    /// When it was published (epoch seconds, queue clock).
-    #[serde(default)]
-    pub published_at: Option<f64>,
-    /// Not delivered before this time (scheduled events).
-    #[serde(default)]
-    pub not_before: Option<f64>,
-    /// When it went to the dead letters.
-    #[serde(default)]
-    pub dead_at: Option<f64>,
+    /// When it was published (queue clock).
+    #[serde(default, with = "crate::time::epoch_seconds::option")]
+    pub published_at: Option<SystemTime>,
+    /// Not delivered before this time (scheduled events; queue clock).
+    #[serde(default, with = "crate::time::epoch_seconds::option")]
+    pub not_before: Option<SystemTime>,
+    /// When it went to the dead letters (queue clock).
+    #[serde(default, with = "crate::time::epoch_seconds::option")]
+    pub dead_at: Option<SystemTime>,
     /// The event's bytes, exactly as published.
     #[serde(default, deserialize_with = "event_bytes")]
     pub event: Option<Vec<u8>>,

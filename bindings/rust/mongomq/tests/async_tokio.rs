@@ -7,15 +7,15 @@ mod common;
 use std::time::{Duration, Instant};
 
 use common::{opts, Fixture};
-use mongomq::ErrorKind;
+use mongomq::{ErrorKind, PublishOptions};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn claim_async_woken_by_publish() {
     let f = Fixture::new();
     let q = f.queue.clone();
-    let waiter = tokio::spawn(async move { q.claim_async(&opts(30_000), Duration::from_secs(10)).await });
+    let waiter = tokio::spawn(async move { q.claim_async(&opts(30_000).wait(Duration::from_secs(10))).await });
     tokio::time::sleep(Duration::from_millis(200)).await;
-    let seq = f.queue.publish_async("g", "wake", 0).await.unwrap();
+    let seq = f.queue.publish_async("g", "wake", &PublishOptions::default()).await.unwrap();
     let lease = waiter.await.unwrap().unwrap().expect("woken by the publish");
     assert_eq!((lease.seq(), lease.event()), (seq, &b"wake"[..]));
     f.queue.extend_async(&lease, Duration::from_secs(60)).await.unwrap();
@@ -28,10 +28,10 @@ async fn async_calls_do_not_block_the_runtime() {
     // One runtime thread: a waiting claim must leave it free for the publish.
     let f = Fixture::new();
     let q = f.queue.clone();
-    let waiter = tokio::spawn(async move { q.claim_async(&opts(30_000), Duration::from_secs(10)).await });
+    let waiter = tokio::spawn(async move { q.claim_async(&opts(30_000).wait(Duration::from_secs(10))).await });
     tokio::time::sleep(Duration::from_millis(100)).await;
     let mut batch = mongomq::Batch::new().unwrap();
-    batch.add("g", "1", 0).unwrap();
+    batch.add("g", "1", &PublishOptions::default()).unwrap();
     let (first, _batch) = f.queue.publish_batch_async(batch).await.unwrap();
     let lease = waiter.await.unwrap().unwrap().unwrap();
     assert_eq!(lease.seq(), first);
@@ -42,15 +42,17 @@ async fn async_calls_do_not_block_the_runtime() {
 async fn dropped_claim_future_cancels_that_claim_only() {
     let f = Fixture::new();
     let q = f.queue.clone();
-    let other = tokio::spawn(async move { q.claim_async(&opts(30_000), Duration::from_secs(20)).await });
+    let other = tokio::spawn(async move { q.claim_async(&opts(30_000).wait(Duration::from_secs(20))).await });
     let started = Instant::now();
-    let dropped =
-        tokio::time::timeout(Duration::from_millis(300), f.queue.claim_async(&opts(30_000), Duration::from_secs(20)))
-            .await;
+    let dropped = tokio::time::timeout(
+        Duration::from_millis(300),
+        f.queue.claim_async(&opts(30_000).wait(Duration::from_secs(20))),
+    )
+    .await;
     assert!(dropped.is_err(), "the claim timed out and its future was dropped");
     // The cancelled claim let go at once: the next event goes to the other waiter.
     tokio::time::sleep(Duration::from_millis(200)).await;
-    let seq = f.queue.publish_async("g", "for the other", 0).await.unwrap();
+    let seq = f.queue.publish_async("g", "for the other", &PublishOptions::default()).await.unwrap();
     let lease = other.await.unwrap().unwrap().expect("the other waiter still gets the event");
     assert_eq!(lease.seq(), seq);
     assert!(started.elapsed() < Duration::from_secs(10));
@@ -63,16 +65,16 @@ async fn dropped_claim_future_never_strands_a_lease() {
     // the lease): the event is never left held for the claim's 60 s visibility, and a
     // lease a dropped future took goes back with unclaim, so no delivery is counted.
     let f = Fixture::new();
-    let seq = f.queue.publish("g", "x", 0).unwrap();
-    let long = opts(60_000);
+    let seq = f.queue.publish("g", "x", &PublishOptions::default()).unwrap();
+    let long = opts(60_000).wait(Duration::from_secs(5));
     for i in 0..20u64 {
-        let fut = f.queue.claim_async(&long, Duration::from_secs(5));
+        let fut = f.queue.claim_async(&long);
         if let Ok(finished) = tokio::time::timeout(Duration::from_micros(i * 150), fut).await {
             // Not dropped: the claim finished in time and its lease is ours to give back.
             let lease = finished.unwrap().expect("the event was due");
             f.queue.unclaim_async(&lease).await.unwrap();
         }
-        let lease = f.queue.claim_async(&long, Duration::from_secs(5)).await.unwrap();
+        let lease = f.queue.claim_async(&long).await.unwrap();
         let Some(lease) = lease else {
             panic!("iteration {i}: the event is stranded by a dropped future: {:?}", f.queue.peek(None, 5).unwrap());
         };

@@ -10,9 +10,10 @@ use std::sync::{Arc, Barrier, Mutex};
 use std::thread;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use common::{claim, eventually, opts, Fixture};
+use common::{claim, eventually, opts, secs, Fixture};
 use mongomq::{
-    Batch, CancelHandle, ClaimOptions, Client, ErrorKind, Lease, ManualClock, Queue, WorkerError, WorkerOptions,
+    Batch, CancelToken, ClaimOptions, Client, ErrorKind, Lease, ManualClock, PublishOptions, Queue, RepairCounts,
+    WorkerError, WorkerOptions,
 };
 
 const PROMPTLY: Duration = Duration::from_secs(5);
@@ -22,7 +23,8 @@ const PROMPTLY: Duration = Duration::from_secs(5);
 #[test]
 fn test_fifo_in_group() {
     let f = Fixture::new();
-    let seqs: Vec<i64> = (0..5).map(|i| f.queue.publish("g", format!("e{i}"), 0).unwrap()).collect();
+    let seqs: Vec<i64> =
+        (0..5).map(|i| f.queue.publish("g", format!("e{i}"), &PublishOptions::default()).unwrap()).collect();
     for (i, seq) in seqs.iter().enumerate() {
         let lease = claim(&f.queue);
         assert_eq!(lease.seq(), *seq);
@@ -35,9 +37,9 @@ fn test_fifo_in_group() {
 #[test]
 fn test_one_lease_per_group() {
     let f = Fixture::new();
-    f.queue.publish("A", "a1", 0).unwrap();
-    f.queue.publish("A", "a2", 0).unwrap();
-    f.queue.publish("B", "b1", 0).unwrap();
+    f.queue.publish("A", "a1", &PublishOptions::default()).unwrap();
+    f.queue.publish("A", "a2", &PublishOptions::default()).unwrap();
+    f.queue.publish("B", "b1", &PublishOptions::default()).unwrap();
     let first = claim(&f.queue);
     assert_eq!(first.group(), "A");
     let second = claim(&f.queue);
@@ -49,7 +51,7 @@ fn test_one_lease_per_group() {
 fn test_every_ready_group_claimed() {
     let f = Fixture::new();
     for g in 0..10 {
-        f.queue.publish(&format!("g{g}"), "x", 0).unwrap();
+        f.queue.publish(&format!("g{g}"), "x", &PublishOptions::default()).unwrap();
     }
     let leases: Vec<Lease> = (0..10).map(|_| claim(&f.queue)).collect();
     let groups: HashSet<&str> = leases.iter().map(Lease::group).collect();
@@ -61,10 +63,10 @@ fn test_every_ready_group_claimed() {
 fn test_round_robin() {
     let f = Fixture::new();
     for i in 0..3 {
-        f.queue.publish("A", format!("a{i}"), 0).unwrap();
+        f.queue.publish("A", format!("a{i}"), &PublishOptions::default()).unwrap();
     }
     for i in 0..3 {
-        f.queue.publish("B", format!("b{i}"), 0).unwrap();
+        f.queue.publish("B", format!("b{i}"), &PublishOptions::default()).unwrap();
     }
     let mut order = Vec::new();
     for _ in 0..6 {
@@ -79,7 +81,7 @@ fn test_round_robin() {
 fn test_priority_floor() {
     let f = Fixture::new();
     for p in 0..=3 {
-        f.queue.publish(&format!("p{p}"), "x", p).unwrap();
+        f.queue.publish(&format!("p{p}"), "x", &PublishOptions::new().priority(p)).unwrap();
     }
     let lease = f.queue.claim(&opts(30_000).min_priority(3)).unwrap().expect("the priority 3 group");
     assert_eq!(lease.group(), "p3");
@@ -90,10 +92,10 @@ fn test_priority_floor() {
 #[test]
 fn test_priority_reset_on_drain() {
     let f = Fixture::new();
-    f.queue.publish("g", "high", 4).unwrap();
+    f.queue.publish("g", "high", &PublishOptions::new().priority(4)).unwrap();
     let lease = f.queue.claim(&opts(30_000).min_priority(4)).unwrap().expect("priority 4");
     f.queue.ack(&lease).unwrap();
-    f.queue.publish("g", "low", 0).unwrap();
+    f.queue.publish("g", "low", &PublishOptions::default()).unwrap();
     assert!(f.queue.claim(&opts(30_000).min_priority(4)).unwrap().is_none(), "the drained group took priority 0");
     let lease = f.queue.claim(&opts(30_000).min_priority(0)).unwrap().unwrap();
     assert_eq!(lease.event(), b"low");
@@ -102,7 +104,7 @@ fn test_priority_reset_on_drain() {
 #[test]
 fn test_ack_removes() {
     let f = Fixture::new();
-    f.queue.publish("g", "x", 0).unwrap();
+    f.queue.publish("g", "x", &PublishOptions::default()).unwrap();
     let lease = claim(&f.queue);
     f.queue.ack(&lease).unwrap();
     assert_eq!(f.queue.stats().unwrap().messages, 0);
@@ -112,7 +114,7 @@ fn test_ack_removes() {
 #[test]
 fn test_nack_now() {
     let f = Fixture::new();
-    let seq = f.queue.publish("g", "x", 0).unwrap();
+    let seq = f.queue.publish("g", "x", &PublishOptions::default()).unwrap();
     let lease = claim(&f.queue);
     assert_eq!(lease.attempts(), 1);
     f.queue.nack(&lease, Duration::ZERO).unwrap();
@@ -123,7 +125,7 @@ fn test_nack_now() {
 #[test]
 fn test_nack_delay_parks() {
     let f = Fixture::new();
-    let seq = f.queue.publish("g", "x", 0).unwrap();
+    let seq = f.queue.publish("g", "x", &PublishOptions::default()).unwrap();
     let lease = claim(&f.queue);
     let nacked = Instant::now();
     f.queue.nack(&lease, Duration::from_millis(800)).unwrap();
@@ -141,7 +143,7 @@ fn test_nack_delay_parks() {
 #[test]
 fn test_stale_owner_lease_lost() {
     let f = Fixture::new();
-    f.queue.publish("g", "x", 0).unwrap();
+    f.queue.publish("g", "x", &PublishOptions::default()).unwrap();
     let stale = f.queue.claim(&opts(300)).unwrap().unwrap();
     thread::sleep(Duration::from_millis(500));
     let other = f.other_handle();
@@ -155,7 +157,7 @@ fn test_stale_owner_lease_lost() {
 #[test]
 fn test_extend_keeps_lease() {
     let f = Fixture::new();
-    f.queue.publish("g", "x", 0).unwrap();
+    f.queue.publish("g", "x", &PublishOptions::default()).unwrap();
     let lease = f.queue.claim(&opts(600)).unwrap().unwrap();
     f.queue.extend(&lease, Duration::from_secs(5)).unwrap();
     thread::sleep(Duration::from_millis(900)); // past the first visibility
@@ -167,7 +169,7 @@ fn test_extend_keeps_lease() {
 #[test]
 fn test_lease_expiry_redelivers() {
     let f = Fixture::new();
-    let seq = f.queue.publish("g", "x", 0).unwrap();
+    let seq = f.queue.publish("g", "x", &PublishOptions::default()).unwrap();
     let first = f.queue.claim(&opts(300)).unwrap().unwrap();
     assert_eq!(first.attempts(), 1);
     thread::sleep(Duration::from_millis(500));
@@ -178,8 +180,8 @@ fn test_lease_expiry_redelivers() {
 #[test]
 fn test_unclaim_keeps_attempts() {
     let f = Fixture::new();
-    let a = f.queue.publish("A", "a", 0).unwrap();
-    f.queue.publish("B", "b", 0).unwrap();
+    let a = f.queue.publish("A", "a", &PublishOptions::default()).unwrap();
+    f.queue.publish("B", "b", &PublishOptions::default()).unwrap();
     let unrun = claim(&f.queue);
     assert_eq!((unrun.group(), unrun.attempts()), ("A", 1));
     f.queue.unclaim(&unrun).unwrap(); // no handler ran: not a delivery
@@ -208,7 +210,7 @@ fn test_unclaim_keeps_attempts() {
 
 fn round_trip(event: &[u8]) {
     let f = Fixture::new();
-    f.queue.publish("g", event, 0).unwrap();
+    f.queue.publish("g", event, &PublishOptions::default()).unwrap();
     let lease = claim(&f.queue);
     assert_eq!(lease.event().len(), event.len());
     assert!(lease.event() == event, "the event came back changed");
@@ -240,7 +242,7 @@ fn test_bytes_1mib() {
 fn test_group_utf8() {
     let f = Fixture::new();
     let group = "kunde-Ærøskøbing-東京-🚚";
-    f.queue.publish(group, "x", 0).unwrap();
+    f.queue.publish(group, "x", &PublishOptions::default()).unwrap();
     let lease = claim(&f.queue);
     assert_eq!(lease.group(), group);
 }
@@ -252,7 +254,7 @@ fn test_batch_publish_claim() {
     let f = Fixture::new();
     let mut batch = Batch::new().unwrap();
     for i in 0..10 {
-        batch.add(if i % 2 == 0 { "even" } else { "odd" }, format!("{i}"), 0).unwrap();
+        batch.add(if i % 2 == 0 { "even" } else { "odd" }, format!("{i}"), &PublishOptions::default()).unwrap();
     }
     assert_eq!(batch.len(), 10);
     let first = f.queue.publish_batch(&batch).unwrap();
@@ -272,7 +274,8 @@ fn test_batch_publish_claim() {
 #[test]
 fn test_scheduled_event() {
     let f = Fixture::new();
-    let seq = f.queue.publish_after("g", "later", 0, Duration::from_secs(1)).unwrap();
+    let in_a_second = PublishOptions::new().not_before(f.queue.now() + Duration::from_secs(1));
+    let seq = f.queue.publish("g", "later", &in_a_second).unwrap();
     let published = Instant::now();
     assert!(f.queue.claim(&opts(30_000)).unwrap().is_none(), "not claimable before its time");
     let mut lease = None;
@@ -296,7 +299,7 @@ fn nack_times(q: &Queue, times: usize) {
 fn test_dead_letters() {
     let f = Fixture::new();
     f.queue.set_max_attempts(2).unwrap();
-    let seq = f.queue.publish("g", "poison", 0).unwrap();
+    let seq = f.queue.publish("g", "poison", &PublishOptions::default()).unwrap();
     nack_times(&f.queue, 2);
     assert!(f.queue.claim(&opts(30_000)).unwrap().is_none(), "the third delivery goes to the dead letters");
     assert_eq!(f.queue.dead_count().unwrap(), 1);
@@ -316,9 +319,9 @@ fn test_dead_letters() {
 #[test]
 fn test_stats_parsed() {
     let f = Fixture::new();
-    f.queue.publish("a", "1", 1).unwrap();
-    f.queue.publish("a", "2", 1).unwrap();
-    f.queue.publish("b", "3", 3).unwrap();
+    f.queue.publish("a", "1", &PublishOptions::new().priority(1)).unwrap();
+    f.queue.publish("a", "2", &PublishOptions::new().priority(1)).unwrap();
+    f.queue.publish("b", "3", &PublishOptions::new().priority(3)).unwrap();
     let _held = claim(&f.queue);
     let s = f.queue.stats().unwrap();
     assert_eq!(s.queue, format!("{}.{}", f.db, f.prefix));
@@ -330,7 +333,7 @@ fn test_stats_parsed() {
     assert_eq!((s.priorities[&3].groups, s.priorities[&3].messages), (1, 1));
     assert_eq!((s.priorities[&0].groups, s.priorities[&0].messages), (0, 0));
     assert!(s.oldest_message_age_s.is_some_and(|a| a >= 0.0));
-    assert!((s.now - f.queue.now()).abs() < 60.0);
+    assert!(secs(s.now, f.queue.now()).abs() < 60.0);
     let empty = Fixture::new();
     assert_eq!(empty.queue.stats().unwrap().oldest_message_age_s, None);
 }
@@ -338,7 +341,7 @@ fn test_stats_parsed() {
 #[test]
 fn test_repair() {
     let f = Fixture::new();
-    f.queue.publish("g", "orphan", 0).unwrap();
+    f.queue.publish("g", "orphan", &PublishOptions::default()).unwrap();
     assert_eq!(common::delete_all_locks(&f), 1);
     assert!(f.queue.claim(&opts(30_000)).unwrap().is_none(), "no lock: not claimable");
     assert_eq!(f.queue.repair().unwrap(), 1);
@@ -349,9 +352,9 @@ fn test_repair() {
 #[test]
 fn test_purge_group() {
     let f = Fixture::new();
-    f.queue.publish("g", "1", 0).unwrap();
-    f.queue.publish("g", "2", 0).unwrap();
-    f.queue.publish("keep", "3", 0).unwrap();
+    f.queue.publish("g", "1", &PublishOptions::default()).unwrap();
+    f.queue.publish("g", "2", &PublishOptions::default()).unwrap();
+    f.queue.publish("keep", "3", &PublishOptions::default()).unwrap();
     let lease = claim(&f.queue);
     assert_eq!(lease.group(), "g");
     f.queue.purge_group("g").unwrap();
@@ -364,25 +367,25 @@ fn test_purge_group() {
 fn test_drop() {
     let f = Fixture::new();
     for i in 0..3 {
-        f.queue.publish("g", format!("{i}"), 0).unwrap();
+        f.queue.publish("g", format!("{i}"), &PublishOptions::default()).unwrap();
     }
     f.queue.drop_queue().unwrap();
     assert!(f.queue.claim(&opts(30_000)).unwrap().is_none());
     assert_eq!(f.queue.stats().unwrap().messages, 0);
-    assert_eq!(f.queue.publish("g", "again", 0).unwrap(), 1);
+    assert_eq!(f.queue.publish("g", "again", &PublishOptions::default()).unwrap(), 1);
 }
 
 #[test]
 fn test_lease_deadline() {
     let f = Fixture::new();
-    f.queue.publish("g", "x", 0).unwrap();
+    f.queue.publish("g", "x", &PublishOptions::default()).unwrap();
     let before = f.queue.now();
     let lease = f.queue.claim(&opts(30_000)).unwrap().unwrap();
     let after = f.queue.now();
-    let d = lease.deadline();
+    let d: SystemTime = lease.deadline();
     assert!(
-        d >= before + 30.0 - 0.5 && d <= after + 30.0 + 0.5,
-        "deadline {d} not in claim time + 30 s [{before}, {after}]"
+        secs(d, before) >= 30.0 - 0.5 && secs(d, after) <= 30.0 + 0.5,
+        "deadline {d:?} not in claim time + 30 s [{before:?}, {after:?}]"
     );
     let before = f.queue.now();
     f.queue.extend(&lease, Duration::from_secs(120)).unwrap();
@@ -390,8 +393,8 @@ fn test_lease_deadline() {
     // extend moves the C lease's deadline; the lease value reflects it.
     let d = lease.deadline();
     assert!(
-        d >= before + 120.0 - 0.5 && d <= after + 120.0 + 0.5,
-        "deadline {d} after extend not in [{before}, {after}] + 120 s"
+        secs(d, before) >= 120.0 - 0.5 && secs(d, after) <= 120.0 + 0.5,
+        "deadline {d:?} after extend not in [{before:?}, {after:?}] + 120 s"
     );
 }
 
@@ -404,11 +407,11 @@ fn test_wait_woken_by_publish() {
         let q = f.queue.clone();
         thread::spawn(move || {
             thread::sleep(Duration::from_millis(200));
-            q.publish("g", "wake", 0).unwrap()
+            q.publish("g", "wake", &PublishOptions::default()).unwrap()
         })
     };
     let start = Instant::now();
-    let lease = f.queue.claim_wait(&opts(30_000), Duration::from_secs(10)).unwrap().expect("woken by the publish");
+    let lease = f.queue.claim(&opts(30_000).wait(Duration::from_secs(10))).unwrap().expect("woken by the publish");
     assert!(start.elapsed() < PROMPTLY, "took {:?}", start.elapsed());
     assert_eq!(lease.seq(), publisher.join().unwrap());
     assert_eq!(lease.event(), b"wake");
@@ -417,14 +420,14 @@ fn test_wait_woken_by_publish() {
 #[test]
 fn test_wait_cancel_one() {
     let f = Fixture::new();
-    let cancel_a = CancelHandle::new().unwrap();
-    let cancel_b = CancelHandle::new().unwrap();
-    let waiter = |cancel: &CancelHandle| {
+    let cancel_a = CancelToken::new().unwrap();
+    let cancel_b = CancelToken::new().unwrap();
+    let waiter = |cancel: &CancelToken| {
         let q = f.queue.clone();
-        let o = opts(30_000).cancel_handle(cancel);
+        let o = opts(30_000).cancel(cancel);
         thread::spawn(move || {
             let start = Instant::now();
-            let r = q.claim_wait(&o, Duration::from_secs(20));
+            let r = q.claim(&o.wait(Duration::from_secs(20)));
             (r, start.elapsed())
         })
     };
@@ -436,15 +439,15 @@ fn test_wait_cancel_one() {
     assert_eq!(ra.unwrap_err().kind(), ErrorKind::Cancelled);
     assert!(took < PROMPTLY, "the cancelled claim took {took:?}");
     assert!(!cancel_b.is_cancelled());
-    let seq = f.queue.publish("g", "for b", 0).unwrap();
+    let seq = f.queue.publish("g", "for b", &PublishOptions::default()).unwrap();
     let (rb, took) = b.join().unwrap();
     let lease = rb.unwrap().expect("the other waiter gets the event");
     assert_eq!(lease.seq(), seq);
     assert!(took < Duration::from_secs(15));
     // The queue goes on: a later claim without that handle works.
     f.queue.ack(&lease).unwrap();
-    f.queue.publish("g", "later", 0).unwrap();
-    assert!(f.queue.claim_wait(&opts(30_000), Duration::from_secs(5)).unwrap().is_some());
+    f.queue.publish("g", "later", &PublishOptions::default()).unwrap();
+    assert!(f.queue.claim(&opts(30_000).wait(Duration::from_secs(5))).unwrap().is_some());
 }
 
 #[test]
@@ -455,7 +458,7 @@ fn test_interrupt_stops_all() {
             let q = f.queue.clone();
             thread::spawn(move || {
                 let start = Instant::now();
-                (q.claim_wait(&opts(30_000), Duration::from_secs(20)), start.elapsed())
+                (q.claim(&opts(30_000).wait(Duration::from_secs(20))), start.elapsed())
             })
         })
         .collect();
@@ -467,10 +470,10 @@ fn test_interrupt_stops_all() {
         assert!(took < PROMPTLY, "took {took:?}");
     }
     let start = Instant::now();
-    let later = f.queue.claim_wait(&opts(30_000), Duration::from_secs(20));
+    let later = f.queue.claim(&opts(30_000).wait(Duration::from_secs(20)));
     assert_eq!(later.unwrap_err().kind(), ErrorKind::Interrupted);
     assert!(start.elapsed() < PROMPTLY);
-    f.queue.publish("g", "still works", 0).unwrap();
+    f.queue.publish("g", "still works", &PublishOptions::default()).unwrap();
     assert_eq!(claim(&f.queue).event(), b"still works");
 }
 
@@ -488,26 +491,34 @@ fn assert_bad_argument<T: std::fmt::Debug>(r: mongomq::Result<T>, argument: &str
 fn test_error_bad_argument() {
     let f = Fixture::new();
     let q = &f.queue;
-    assert_bad_argument(q.publish("", "x", 0), "group_id");
-    assert_bad_argument(q.publish("a\0b", "x", 0), "group_id");
-    assert_bad_argument(q.publish(&"g".repeat(1001), "x", 0), "group_id");
-    assert_bad_argument(q.publish("g", "x", 5), "priority");
-    assert_bad_argument(q.publish("g", "x", -1), "priority");
-    assert_bad_argument(q.publish_at("g", "x", 0, -1.0), "not_before");
+    assert_bad_argument(q.publish("", "x", &PublishOptions::default()), "group_id");
+    assert_bad_argument(q.publish("a\0b", "x", &PublishOptions::default()), "group_id");
+    assert_bad_argument(q.publish(&"g".repeat(1001), "x", &PublishOptions::default()), "group_id");
+    assert_bad_argument(q.publish("g", "x", &PublishOptions::new().priority(5)), "priority");
+    assert_bad_argument(q.publish("g", "x", &PublishOptions::new().priority(-1)), "priority");
+    assert_bad_argument(
+        q.publish("g", "x", &PublishOptions::new().not_before(UNIX_EPOCH - Duration::from_secs(1))),
+        "not_before",
+    );
+    assert_bad_argument(
+        Batch::new().unwrap().add("g", "x", &PublishOptions::new().not_before(UNIX_EPOCH - Duration::from_secs(1))),
+        "not_before",
+    );
+    assert_bad_argument(q.claim(&opts(30_000).max_events(10_001)), "max_events");
     assert_bad_argument(q.claim(&opts(30_000).visibility(Duration::ZERO)), "visibility");
     assert_bad_argument(q.claim(&opts(30_000).min_priority(-1)), "min_priority");
     assert_bad_argument(q.claim(&opts(30_000).min_priority(5)), "min_priority");
     assert_bad_argument(q.claim(&opts(30_000).max_events(0)), "max_events");
     assert_bad_argument(q.claim(&opts(30_000).worker_id("")), "worker_id");
     assert_bad_argument(q.claim(&opts(30_000).worker_id("w\0")), "worker_id");
-    assert_bad_argument(q.claim_wait(&opts(30_000).min_priority(9), Duration::from_secs(1)), "min_priority");
+    assert_bad_argument(q.claim(&opts(30_000).min_priority(9).wait(Duration::from_secs(1))), "min_priority");
     assert_bad_argument(q.publish_batch(&Batch::new().unwrap()), "batch");
-    assert_bad_argument(Batch::new().unwrap().add("", "x", 0), "group_id");
-    assert_bad_argument(Batch::new().unwrap().add("g", "x", 7), "priority");
+    assert_bad_argument(Batch::new().unwrap().add("", "x", &PublishOptions::default()), "group_id");
+    assert_bad_argument(Batch::new().unwrap().add("g", "x", &PublishOptions::new().priority(7)), "priority");
     assert_bad_argument(q.dead_requeue(987_654), "seq");
     assert_bad_argument(q.purge_group(""), "group_id");
     assert_bad_argument(q.set_max_attempts(u32::MAX), "max_attempts");
-    q.publish("g", "x", 0).unwrap();
+    q.publish("g", "x", &PublishOptions::default()).unwrap();
     let lease = claim(q);
     assert_bad_argument(q.extend(&lease, Duration::ZERO), "visibility");
     assert_bad_argument(f.client.queue("", "mq"), "db_name");
@@ -515,10 +526,19 @@ fn test_error_bad_argument() {
     assert_bad_argument(f.client.queue("db", "a\0"), "prefix");
     assert_bad_argument(Client::connect("not a uri"), "uri");
     assert_bad_argument(
-        q.work(WorkerOptions::new().concurrency(0), |_| Ok::<(), mongomq::BoxError>(())),
+        q.worker(WorkerOptions::new().concurrency(0), |_| Ok::<(), mongomq::BoxError>(())),
         "concurrency",
     );
-    assert_bad_argument(q.work(WorkerOptions::new().batch(0), |_| Ok::<(), mongomq::BoxError>(())), "batch");
+    assert_bad_argument(
+        q.worker(WorkerOptions::new().max_events(0), |_| Ok::<(), mongomq::BoxError>(())),
+        "max_events",
+    );
+    assert_bad_argument(
+        q.work(WorkerOptions::new().visibility(Duration::ZERO), |_| Ok::<(), mongomq::BoxError>(())),
+        "visibility",
+    );
+    assert_bad_argument(q.peek(None, 0), "limit");
+    assert_bad_argument(q.dead_list(10_001), "limit");
 }
 
 #[test]
@@ -534,7 +554,7 @@ fn test_error_connect() {
 #[test]
 fn test_error_lease_lost_type() {
     let f = Fixture::new();
-    f.queue.publish("g", "x", 0).unwrap();
+    f.queue.publish("g", "x", &PublishOptions::default()).unwrap();
     let lease = claim(&f.queue);
     f.queue.purge_group("g").unwrap();
     let err = f.queue.nack(&lease, Duration::ZERO).unwrap_err();
@@ -593,12 +613,12 @@ fn test_small_pool() {
         Box::new(|q| {
             let mut batch = Batch::new().unwrap();
             for e in ["b1", "b2", "b3"] {
-                batch.add("b", e, 0).unwrap();
+                batch.add("b", e, &PublishOptions::default()).unwrap();
             }
             assert_eq!(q.publish_batch(&batch).unwrap(), 1);
         }),
     );
-    call("publish", Box::new(|q| assert_eq!(q.publish("a", "a1", 0).unwrap(), 4)));
+    call("publish", Box::new(|q| assert_eq!(q.publish("a", "a1", &PublishOptions::default()).unwrap(), 4)));
     call(
         "claim, extend, unclaim",
         Box::new(|q| {
@@ -619,7 +639,7 @@ fn test_small_pool() {
     call(
         "waiting claim, nack",
         Box::new(|q| {
-            let lease = q.claim_wait(&opts(30_000), Duration::from_secs(5)).unwrap().expect("a");
+            let lease = q.claim(&opts(30_000).wait(Duration::from_secs(5))).unwrap().expect("a");
             assert_eq!((lease.group(), lease.seq()), ("a", 4));
             q.nack(&lease, Duration::ZERO).unwrap();
         }),
@@ -646,12 +666,12 @@ fn test_small_pool() {
     );
 
     for i in 0..20 {
-        q.publish(&format!("w{}", i % 4), format!("{i}"), 0).unwrap();
+        q.publish(&format!("w{}", i % 4), format!("{i}"), &PublishOptions::default()).unwrap();
     }
     let handled = Arc::new(AtomicUsize::new(0));
     let h = Arc::clone(&handled);
     let worker = q
-        .work(WorkerOptions::new().concurrency(4), move |_| {
+        .worker(WorkerOptions::new().concurrency(4), move |_| {
             h.fetch_add(1, Ordering::SeqCst);
             Ok::<(), mongomq::BoxError>(())
         })
@@ -661,7 +681,7 @@ fn test_small_pool() {
         eventually(Duration::from_secs(55), || stats_q.stats().unwrap().messages == 0)
     });
     assert!(drained, "the worker drained the 20 events");
-    assert!(bounded("the worker's shutdown", move || worker.shutdown()));
+    assert!(bounded("the worker's shutdown", move || worker.stop()));
     assert_eq!(handled.load(Ordering::SeqCst), 20);
 }
 
@@ -674,7 +694,7 @@ fn test_concurrency_16x2000() {
     for chunk in (0..EVENTS).collect::<Vec<_>>().chunks(500) {
         let mut batch = Batch::new().unwrap();
         for &i in chunk {
-            batch.add(&format!("g{}", i % GROUPS), format!("{i}"), 0).unwrap();
+            batch.add(&format!("g{}", i % GROUPS), format!("{i}"), &PublishOptions::default()).unwrap();
         }
         let first = f.queue.publish_batch(&batch).unwrap();
         for (k, &i) in chunk.iter().enumerate() {
@@ -690,9 +710,9 @@ fn test_concurrency_16x2000() {
         for t in 0..16 {
             let (q, held, acked, count, violations) = (&f.queue, &held, &acked, &count, &violations);
             s.spawn(move || {
-                let o = opts(60_000).worker_id(format!("w{t}"));
+                let o = opts(60_000).worker_id(format!("w{t}")).wait(Duration::from_millis(200));
                 while count.load(Ordering::SeqCst) < EVENTS && Instant::now() < deadline {
-                    let Some(lease) = q.claim_wait(&o, Duration::from_millis(200)).unwrap() else { continue };
+                    let Some(lease) = q.claim(&o).unwrap() else { continue };
                     if !held.lock().unwrap().insert(lease.group().to_string()) {
                         violations.fetch_add(1, Ordering::SeqCst);
                     }
@@ -720,7 +740,7 @@ fn test_safety_use_after_close() {
     // it). What is left to check at run time: values that outlive others, and calls
     // on things the server or the queue closed.
     let f = Fixture::new();
-    let seq = f.queue.publish("g", "x", 0).unwrap();
+    let seq = f.queue.publish("g", "x", &PublishOptions::default()).unwrap();
     let queue = f.other_handle();
     let lease = claim(&queue);
     queue.close(); // the lease outlives its queue: reads still work
@@ -733,19 +753,19 @@ fn test_safety_use_after_close() {
     assert_eq!(f.queue.ack(&lease).unwrap_err().kind(), ErrorKind::LeaseLost, "an acked lease is spent");
     // an interrupted queue refuses to wait, and keeps working otherwise
     f.queue.interrupt();
-    assert_eq!(f.queue.claim_wait(&opts(30_000), Duration::from_secs(5)).unwrap_err().kind(), ErrorKind::Interrupted);
-    f.queue.publish("g", "y", 0).unwrap();
+    assert_eq!(f.queue.claim(&opts(30_000).wait(Duration::from_secs(5))).unwrap_err().kind(), ErrorKind::Interrupted);
+    f.queue.publish("g", "y", &PublishOptions::default()).unwrap();
     // a cancelled handle stays cancelled: a claim given it ends at once
-    let cancel = CancelHandle::new().unwrap();
+    let cancel = CancelToken::new().unwrap();
     cancel.cancel();
     let other = f.other_handle();
     assert_eq!(
-        other.claim_wait(&opts(30_000).cancel_handle(&cancel), Duration::from_secs(5)).unwrap_err().kind(),
+        other.claim(&opts(30_000).cancel(&cancel).wait(Duration::from_secs(5))).unwrap_err().kind(),
         ErrorKind::Cancelled
     );
     // a published batch can be published again
     let mut batch = Batch::new().unwrap();
-    batch.add("b", "1", 0).unwrap();
+    batch.add("b", "1", &PublishOptions::default()).unwrap();
     let s1 = other.publish_batch(&batch).unwrap();
     assert_eq!(other.publish_batch(&batch).unwrap(), s1 + 1);
 }
@@ -761,24 +781,23 @@ fn test_safety_close_twice() {
     client2.clone().close();
     client2.close();
     queue.close();
-    queue2.publish("g", "x", 0).unwrap(); // the last clone still holds the queue and the pool
+    queue2.publish("g", "x", &PublishOptions::default()).unwrap(); // the last clone still holds the queue and the pool
     queue2.close();
-    let cancel = CancelHandle::new().unwrap();
+    let cancel = CancelToken::new().unwrap();
     cancel.cancel();
     cancel.cancel();
     assert!(cancel.is_cancelled());
     assert_eq!(claim(&f.queue).event(), b"x");
     f.queue.interrupt();
     f.queue.interrupt();
-    assert_eq!(f.queue.claim_wait(&opts(30_000), Duration::from_secs(5)).unwrap_err().kind(), ErrorKind::Interrupted);
+    assert_eq!(f.queue.claim(&opts(30_000).wait(Duration::from_secs(5))).unwrap_err().kind(), ErrorKind::Interrupted);
     let idle = Fixture::new();
-    let worker = idle.queue.work(WorkerOptions::new(), |_| Ok::<(), mongomq::BoxError>(())).unwrap();
-    let stop = worker.stop_handle();
-    stop.stop();
-    stop.stop();
-    assert!(worker.shutdown());
-    stop.stop(); // after the worker is gone: nothing happens
-    idle.queue.publish("g", "after", 0).unwrap();
+    let worker = idle.queue.worker(WorkerOptions::new(), |_| Ok::<(), mongomq::BoxError>(())).unwrap();
+    assert!(worker.stop());
+    assert!(worker.stop(), "a second stop returns the first one's result");
+    assert!(worker.wait(), "and so does a wait after it");
+    drop(worker); // dropping a stopped worker: nothing more happens
+    idle.queue.publish("g", "after", &PublishOptions::default()).unwrap();
     assert_eq!(claim(&idle.queue).event(), b"after", "the stopped worker claims nothing");
 }
 
@@ -788,16 +807,16 @@ fn test_safety_queue_keeps_client() {
     let client = Client::connect(&common::uri()).unwrap();
     let queue = client.queue(&f.db, &f.prefix).unwrap();
     drop(client);
-    let seq = queue.publish("g", "x", 0).unwrap();
+    let seq = queue.publish("g", "x", &PublishOptions::default()).unwrap();
     let lease = claim(&queue);
     assert_eq!(lease.seq(), seq);
     queue.ack(&lease).unwrap();
     let waiter = {
         let q = queue.clone();
-        thread::spawn(move || q.claim_wait(&opts(30_000), Duration::from_secs(10)))
+        thread::spawn(move || q.claim(&opts(30_000).wait(Duration::from_secs(10))))
     };
     thread::sleep(Duration::from_millis(200));
-    queue.publish("g", "y", 0).unwrap();
+    queue.publish("g", "y", &PublishOptions::default()).unwrap();
     assert!(waiter.join().unwrap().unwrap().is_some());
     drop(queue); // the pool closes here, with its last queue
 }
@@ -809,7 +828,7 @@ fn test_safety_gc_any_order() {
     let f = Fixture::new();
     let orders: [[usize; 3]; 6] = [[0, 1, 2], [0, 2, 1], [1, 0, 2], [1, 2, 0], [2, 0, 1], [2, 1, 0]];
     for order in orders {
-        f.queue.publish("g", "x", 0).unwrap();
+        f.queue.publish("g", "x", &PublishOptions::default()).unwrap();
         let client = Client::connect(&common::uri()).unwrap();
         let queue = client.queue(&f.db, &f.prefix).unwrap();
         let lease = claim(&queue);
@@ -825,7 +844,7 @@ fn test_safety_gc_any_order() {
     // and from other threads than the one that made them
     let client = Client::connect(&common::uri()).unwrap();
     let queue = client.queue(&f.db, &f.prefix).unwrap();
-    f.queue.publish("g", "x", 0).unwrap();
+    f.queue.publish("g", "x", &PublishOptions::default()).unwrap();
     let lease = claim(&queue);
     let barrier = Arc::new(Barrier::new(3));
     let handles: Vec<_> = [
@@ -851,51 +870,56 @@ fn test_safety_gc_any_order() {
 
 #[test]
 fn test_manual_clock() {
-    const T: f64 = 1_000_000_000.0;
+    let t: SystemTime = UNIX_EPOCH + Duration::from_secs(1_000_000_000);
+    let s = Duration::from_secs;
     let f = Fixture::new();
-    let clock = ManualClock::new(T);
+    let clock = ManualClock::new(t);
     f.queue.set_clock(Some(&clock));
-    assert_eq!(f.queue.now(), T);
-    let seq = f.queue.publish_at("g", "later", 0, T + 60.0).unwrap();
+    assert_eq!(f.queue.now(), t);
+    let seq = f.queue.publish("g", "later", &PublishOptions::new().not_before(t + s(60))).unwrap();
     assert!(f.queue.claim(&opts(30_000)).unwrap().is_none(), "claimable before T + 60");
     clock.advance(Duration::from_secs(61));
-    assert_eq!(f.queue.now(), T + 61.0);
+    assert_eq!(f.queue.now(), t + s(61));
     let lease = f.queue.claim(&opts(30_000)).unwrap().expect("due once the clock is past T + 60");
     assert_eq!(lease.seq(), seq);
-    assert!((lease.deadline() - (T + 61.0 + 30.0)).abs() < 1e-3, "deadline {} is not T + 61 + 30", lease.deadline());
+    assert!(secs(lease.deadline(), t + s(61 + 30)).abs() < 1e-3, "deadline {:?} is not T + 61 + 30", lease.deadline());
     f.queue.ack(&lease).unwrap();
 
     // The clock handle dropped while the queue runs on it: the queue keeps it, and reads
     // it from other threads too (a waiting claim, a publish).
     drop(clock);
-    assert_eq!(f.queue.now(), T + 61.0);
+    assert_eq!(f.queue.now(), t + s(61));
     let waiter = {
         let q = f.queue.clone();
-        thread::spawn(move || q.claim_wait(&opts(30_000), Duration::from_secs(10)))
+        thread::spawn(move || q.claim(&opts(30_000).wait(Duration::from_secs(10))))
     };
     thread::sleep(Duration::from_millis(200));
     let publisher = {
         let q = f.queue.clone();
-        thread::spawn(move || q.publish("h", "now", 0))
+        thread::spawn(move || q.publish("h", "now", &PublishOptions::default()))
     };
     let seq = publisher.join().unwrap().unwrap();
     let lease = waiter.join().unwrap().unwrap().expect("the waiting claim got the publish");
     assert_eq!(lease.seq(), seq);
-    assert!((lease.deadline() - (T + 61.0 + 30.0)).abs() < 1e-3, "deadline {} on the dropped clock", lease.deadline());
+    assert!(
+        secs(lease.deadline(), t + s(61 + 30)).abs() < 1e-3,
+        "deadline {:?} on the dropped clock",
+        lease.deadline()
+    );
     f.queue.ack(&lease).unwrap();
 
     // A replaced clock, itself dropped: the queue reads the new one.
-    let second = ManualClock::new(T + 1000.0);
+    let second = ManualClock::new(t + s(1000));
     f.queue.set_clock(Some(&second));
     f.queue.set_clock(Some(&second.clone())); // the same clock again
     drop(second);
-    assert_eq!(f.queue.clone().now(), T + 1000.0, "clones share the clock");
+    assert_eq!(f.queue.clone().now(), t + s(1000), "clones share the clock");
 
     // No clock: server time again.
     f.queue.set_clock(None);
-    let wall = SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_secs_f64();
+    let wall = SystemTime::now();
     let now = f.queue.now();
-    assert!((now - wall).abs() < 60.0, "now {now} is not within a minute of the machine's clock {wall}");
+    assert!(secs(now, wall).abs() < 60.0, "now {now:?} is not within a minute of the machine's clock {wall:?}");
 }
 
 /// Serializes the tests that set the process-wide log handler (tests run in parallel).
@@ -944,7 +968,7 @@ fn test_worker_acks_success() {
     let mut want: HashMap<String, Vec<i64>> = HashMap::new();
     for i in 0..50 {
         let g = format!("g{}", i % 5);
-        let seq = f.queue.publish(&g, format!("{i}"), 0).unwrap();
+        let seq = f.queue.publish(&g, format!("{i}"), &PublishOptions::default()).unwrap();
         want.entry(g).or_default().push(seq);
     }
     let seen: Arc<Mutex<HashMap<String, Vec<i64>>>> = Arc::default();
@@ -952,7 +976,7 @@ fn test_worker_acks_success() {
     let (s, e) = (Arc::clone(&seen), Arc::clone(&errors));
     let worker = f
         .queue
-        .work(
+        .worker(
             WorkerOptions::new().concurrency(4).on_error(move |err| e.lock().unwrap().push(format!("{err:?}"))),
             move |lease| {
                 s.lock().unwrap().entry(lease.group().to_string()).or_default().push(lease.seq());
@@ -962,7 +986,7 @@ fn test_worker_acks_success() {
         .unwrap();
     assert!(eventually(Duration::from_secs(30), || seen.lock().unwrap().values().map(Vec::len).sum::<usize>() >= 50));
     assert!(eventually(Duration::from_secs(10), || f.queue.stats().unwrap().messages == 0), "every event acked");
-    assert!(worker.shutdown());
+    assert!(worker.stop());
     assert_eq!(*seen.lock().unwrap(), want, "each event handled once, in group order");
     assert!(errors.lock().unwrap().is_empty(), "{:?}", errors.lock().unwrap());
 }
@@ -970,13 +994,13 @@ fn test_worker_acks_success() {
 #[test]
 fn test_worker_nacks_failure_backoff() {
     let f = Fixture::new();
-    let seq = f.queue.publish("g", "flaky", 0).unwrap();
+    let seq = f.queue.publish("g", "flaky", &PublishOptions::default()).unwrap();
     let calls: Arc<Mutex<Vec<(Instant, u32, i64)>>> = Arc::default();
     let delays: Arc<Mutex<Vec<Duration>>> = Arc::default();
     let (c, d) = (Arc::clone(&calls), Arc::clone(&delays));
     let worker = f
         .queue
-        .work(
+        .worker(
             WorkerOptions::new()
                 .backoff_base(Duration::from_millis(300))
                 .backoff_cap(Duration::from_secs(10))
@@ -997,7 +1021,7 @@ fn test_worker_nacks_failure_backoff() {
         )
         .unwrap();
     assert!(eventually(Duration::from_secs(20), || f.queue.stats().unwrap().messages == 0), "acked in the end");
-    assert!(worker.shutdown());
+    assert!(worker.stop());
     let calls = calls.lock().unwrap();
     assert_eq!(calls.iter().map(|c| (c.1, c.2)).collect::<Vec<_>>(), [(1, seq), (2, seq), (3, seq)]);
     let delays = delays.lock().unwrap();
@@ -1015,13 +1039,13 @@ fn test_worker_nacks_failure_backoff() {
 #[test]
 fn test_worker_extends_lease() {
     let f = Fixture::new();
-    f.queue.publish("g", "slow", 0).unwrap();
+    f.queue.publish("g", "slow", &PublishOptions::default()).unwrap();
     let started = Arc::new(Barrier::new(2));
     let errors: Arc<Mutex<Vec<String>>> = Arc::default();
     let (b, e) = (Arc::clone(&started), Arc::clone(&errors));
     let worker = f
         .queue
-        .work(
+        .worker(
             WorkerOptions::new()
                 .visibility(Duration::from_millis(600))
                 .on_error(move |err| e.lock().unwrap().push(format!("{err:?}"))),
@@ -1040,19 +1064,19 @@ fn test_worker_extends_lease() {
         thread::sleep(Duration::from_millis(100));
     }
     assert!(eventually(Duration::from_secs(10), || f.queue.stats().unwrap().messages == 0), "acked");
-    assert!(worker.shutdown());
+    assert!(worker.stop());
     assert!(errors.lock().unwrap().is_empty(), "the ack and every extend were OK: {:?}", errors.lock().unwrap());
 }
 
 #[test]
 fn test_worker_dead_letters() {
     let f = Fixture::new();
-    f.queue.publish("g", "poison", 0).unwrap();
+    f.queue.publish("g", "poison", &PublishOptions::default()).unwrap();
     let calls = Arc::new(AtomicUsize::new(0));
     let c = Arc::clone(&calls);
     let worker = f
         .queue
-        .work(WorkerOptions::new().max_attempts(2).backoff_base(Duration::from_millis(50)), move |_| {
+        .worker(WorkerOptions::new().max_attempts(2).backoff_base(Duration::from_millis(50)), move |_| {
             c.fetch_add(1, Ordering::SeqCst);
             Err("always fails")
         })
@@ -1061,7 +1085,7 @@ fn test_worker_dead_letters() {
         eventually(Duration::from_secs(15), || f.queue.dead_count().unwrap() == 1),
         "the event ends in the dead letters"
     );
-    assert!(worker.shutdown());
+    assert!(worker.stop());
     assert_eq!(calls.load(Ordering::SeqCst), 2);
     assert_eq!(f.queue.stats().unwrap().messages, 0);
 }
@@ -1069,14 +1093,14 @@ fn test_worker_dead_letters() {
 #[test]
 fn test_worker_graceful_shutdown() {
     let f = Fixture::new();
-    f.queue.publish("g1", "running", 0).unwrap();
+    f.queue.publish("g1", "running", &PublishOptions::default()).unwrap();
     let started = Arc::new(Barrier::new(2));
     let finished = Arc::new(AtomicUsize::new(0));
     let handled = Arc::new(AtomicUsize::new(0));
     let (b, fin, h) = (Arc::clone(&started), Arc::clone(&finished), Arc::clone(&handled));
     let worker = f
         .queue
-        .work(WorkerOptions::new().concurrency(1), move |_| {
+        .worker(WorkerOptions::new().concurrency(1), move |_| {
             h.fetch_add(1, Ordering::SeqCst);
             b.wait();
             thread::sleep(Duration::from_millis(800));
@@ -1085,9 +1109,9 @@ fn test_worker_graceful_shutdown() {
         })
         .unwrap();
     started.wait();
-    f.queue.publish("g2", "not taken", 0).unwrap();
+    f.queue.publish("g2", "not taken", &PublishOptions::default()).unwrap();
     let start = Instant::now();
-    assert!(worker.shutdown(), "the running handler finished within the timeout");
+    assert!(worker.stop(), "the running handler finished within the timeout");
     assert!(start.elapsed() < Duration::from_secs(10));
     assert_eq!(finished.load(Ordering::SeqCst), 1, "the running handler finished before shutdown returned");
     assert_eq!(handled.load(Ordering::SeqCst), 1, "no claim after the stop");
@@ -1100,12 +1124,12 @@ fn test_worker_graceful_shutdown() {
 fn test_worker_stop_after_claim() {
     let f = Fixture::new();
     for cycle in 0..30u64 {
-        let seq = f.queue.publish("g", format!("cycle {cycle}"), 0).unwrap();
+        let seq = f.queue.publish("g", format!("cycle {cycle}"), &PublishOptions::default()).unwrap();
         let calls = Arc::new(AtomicUsize::new(0));
         let c = Arc::clone(&calls);
         let worker = f
             .queue
-            .work(WorkerOptions::new().concurrency(2).backoff_base(Duration::from_millis(1)), move |_| {
+            .worker(WorkerOptions::new().concurrency(2).backoff_base(Duration::from_millis(1)), move |_| {
                 c.fetch_add(1, Ordering::SeqCst);
                 Err("always fails")
             })
@@ -1113,8 +1137,8 @@ fn test_worker_stop_after_claim() {
         // The stop lands anywhere from before the first claim to after a few handler
         // calls: the claims and the handler take about a millisecond each here.
         thread::sleep(Duration::from_micros((cycle % 10) * 300));
-        assert!(worker.shutdown());
-        let lease = f.queue.claim_wait(&opts(30_000), Duration::from_secs(30)).unwrap().expect("the event");
+        assert!(worker.stop());
+        let lease = f.queue.claim(&opts(30_000).wait(Duration::from_secs(30))).unwrap().expect("the event");
         let calls = calls.load(Ordering::SeqCst);
         assert_eq!(lease.seq(), seq);
         assert_eq!(
@@ -1129,25 +1153,26 @@ fn test_worker_stop_after_claim() {
 // ---- beyond the contract ---------------------------------------------------------
 
 #[test]
-fn worker_stops_by_handle_while_waiting() {
+fn worker_stop_ends_wait_on_another_thread() {
     let f = Fixture::new();
-    let worker = f.queue.work(WorkerOptions::new().concurrency(3), |_| Ok::<(), mongomq::BoxError>(())).unwrap();
-    let stop = worker.stop_handle();
-    let waiter = thread::spawn(move || worker.wait());
+    let worker =
+        Arc::new(f.queue.worker(WorkerOptions::new().concurrency(3), |_| Ok::<(), mongomq::BoxError>(())).unwrap());
+    let waiting = Arc::clone(&worker);
+    let waiter = thread::spawn(move || waiting.wait());
     thread::sleep(Duration::from_millis(300));
     let start = Instant::now();
-    stop.stop();
-    assert!(waiter.join().unwrap());
+    assert!(worker.stop());
+    assert!(waiter.join().unwrap(), "wait returns what the stop found");
     assert!(start.elapsed() < PROMPTLY, "waiting claims were cancelled, not waited out");
 }
 
 #[test]
 fn claim_options_defaults() {
     let f = Fixture::new();
-    f.queue.publish("g", "x", 0).unwrap();
+    f.queue.publish("g", "x", &PublishOptions::default()).unwrap();
     let before = f.queue.now();
     let lease = f.queue.claim(&ClaimOptions::new()).unwrap().unwrap();
-    assert!((lease.deadline() - (before + 30.0)).abs() < 5.0, "default visibility 30 s");
+    assert!((secs(lease.deadline(), before) - 30.0).abs() < 5.0, "default visibility 30 s");
     assert_eq!(lease.count(), 1);
     assert!(mongomq::library_version().starts_with("0.4."));
 }
@@ -1156,13 +1181,13 @@ fn claim_options_defaults() {
 fn automatic_repair_on_empty_claims() {
     let f = Fixture::new();
     f.queue.set_repair_interval(Duration::from_millis(200)).unwrap();
-    f.queue.publish("g", "orphan", 0).unwrap();
+    f.queue.publish("g", "orphan", &PublishOptions::default()).unwrap();
     assert_eq!(common::delete_all_locks(&f), 1);
     assert!(f.queue.claim(&opts(30_000)).unwrap().is_none(), "the first empty claim starts the period");
     thread::sleep(Duration::from_millis(300));
     let lease = f.queue.claim(&opts(30_000)).unwrap().expect("the claim repaired the group and took it");
     assert_eq!(lease.event(), b"orphan");
-    assert_eq!(f.queue.repair_counts(), (1, 1));
+    assert_eq!(f.queue.repair_counts(), RepairCounts { runs: 1, fixed: 1 });
     assert_eq!(f.client.write_concern_errors(), 0);
     assert_bad_argument(f.queue.set_repair_interval(Duration::MAX), "interval");
 }
@@ -1170,9 +1195,9 @@ fn automatic_repair_on_empty_claims() {
 #[test]
 fn peek_and_dead_list() {
     let f = Fixture::new();
-    let s1 = f.queue.publish("g", "text ✓", 3).unwrap();
-    let s2 = f.queue.publish("g", b"\x00\xff bin", 3).unwrap();
-    let s3 = f.queue.publish("h", b"", 0).unwrap();
+    let s1 = f.queue.publish("g", "text ✓", &PublishOptions::new().priority(3)).unwrap();
+    let s2 = f.queue.publish("g", b"\x00\xff bin", &PublishOptions::new().priority(3)).unwrap();
+    let s3 = f.queue.publish("h", b"", &PublishOptions::default()).unwrap();
     let all = f.queue.peek(None, 10).unwrap();
     let got: Vec<_> = all.iter().map(|e| (e.seq, e.group.as_deref(), e.event.as_deref())).collect();
     assert_eq!(
@@ -1188,7 +1213,7 @@ fn peek_and_dead_list() {
     assert_eq!(f.queue.peek(Some("h"), 10).unwrap().len(), 1);
     assert_eq!(f.queue.peek(Some("g"), 1).unwrap()[0].seq, Some(s1));
     assert_eq!(f.queue.stats().unwrap().messages, 3, "peek changes nothing");
-    assert_bad_argument(f.queue.peek(None, 0), "max_events");
+    assert_bad_argument(f.queue.peek(None, 0), "limit");
     f.queue.set_max_attempts(1).unwrap();
     let lease = claim(&f.queue);
     f.queue.nack(&lease, Duration::ZERO).unwrap();
@@ -1234,4 +1259,58 @@ fn log_handler_panic_is_caught_and_replaced_handler_called_from_any_thread() {
     assert_eq!(seen, ids, "called on each connecting thread");
     assert_eq!(panics.load(Ordering::SeqCst), n, "the replaced handler is not called any more");
     mongomq::set_log_handler(None);
+}
+
+#[test]
+fn lease_text_and_json() {
+    let f = Fixture::new();
+    f.queue.publish("g", r#"{"order": 17, "item": "tea ✓"}"#, &PublishOptions::default()).unwrap();
+    f.queue.publish("h", b"\xff\xfe not utf-8", &PublishOptions::default()).unwrap();
+    let lease = claim(&f.queue);
+    assert_eq!(lease.text().unwrap(), r#"{"order": 17, "item": "tea ✓"}"#);
+    #[derive(serde::Deserialize, Debug, PartialEq)]
+    struct Order<'a> {
+        order: u32,
+        item: &'a str, // borrowed from the lease
+    }
+    assert_eq!(lease.json::<Order>().unwrap(), Order { order: 17, item: "tea ✓" });
+    let value: serde_json::Value = lease.json().unwrap();
+    assert_eq!(value["order"], 17);
+    let binary = claim(&f.queue);
+    let err = binary.text().unwrap_err();
+    assert_eq!(err.valid_up_to(), 0, "the error says where the bytes stop being UTF-8");
+    assert!(binary.json::<serde_json::Value>().is_err());
+}
+
+#[test]
+fn instants_are_system_time_on_the_queue_clock() {
+    let f = Fixture::new();
+    let at = f.queue.now() + Duration::from_secs(3600);
+    let seq = f.queue.publish("g", "later", &PublishOptions::new().not_before(at).priority(2)).unwrap();
+    let peeked = f.queue.peek(Some("g"), 1).unwrap();
+    assert_eq!(peeked[0].seq, Some(seq));
+    let not_before = peeked[0].not_before.expect("a scheduled event shows its time");
+    assert!(secs(not_before, at).abs() < 1e-3, "{not_before:?} is not {at:?}");
+    let published_at = peeked[0].published_at.expect("published_at");
+    assert!(secs(published_at, f.queue.now()).abs() < 60.0);
+    let stats = f.queue.stats().unwrap();
+    assert_eq!(stats.groups.parked, 1, "a scheduled head parks its group");
+    // serialized back, the stats keep the library's shape: `now` in epoch seconds
+    let json: serde_json::Value = serde_json::to_value(&stats).unwrap();
+    assert!(json["now"].as_f64().is_some_and(|now| now > 1.6e9), "{json}");
+}
+
+#[test]
+fn batch_events_may_be_scheduled() {
+    let f = Fixture::new();
+    let mut batch = Batch::new().unwrap();
+    let later = PublishOptions::new().not_before(f.queue.now() + Duration::from_millis(800));
+    batch.add("later", "scheduled", &later).unwrap();
+    batch.add("now", "due", &PublishOptions::new().priority(3)).unwrap();
+    let first = f.queue.publish_batch(&batch).unwrap();
+    let lease = f.queue.claim(&opts(30_000)).unwrap().expect("the due group");
+    assert_eq!((lease.group(), lease.seq()), ("now", first + 1));
+    assert!(f.queue.claim(&opts(30_000)).unwrap().is_none(), "the scheduled group waits for its time");
+    let lease = f.queue.claim(&opts(30_000).wait(Duration::from_secs(10))).unwrap().expect("due after its time");
+    assert_eq!((lease.group(), lease.seq()), ("later", first));
 }

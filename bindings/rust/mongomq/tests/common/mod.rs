@@ -7,7 +7,7 @@ use std::hash::BuildHasher;
 use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime};
 
 use mongomq::{ClaimOptions, Client, Lease, Queue};
 
@@ -59,6 +59,14 @@ pub fn opts(visibility_ms: u64) -> ClaimOptions {
 /// Claims with 30 s visibility and expects a lease.
 pub fn claim(q: &Queue) -> Lease {
     q.claim(&opts(30_000)).expect("claim").expect("a lease")
+}
+
+/// `a - b` in seconds (negative when a is before b).
+pub fn secs(a: SystemTime, b: SystemTime) -> f64 {
+    match a.duration_since(b) {
+        Ok(d) => d.as_secs_f64(),
+        Err(e) => -e.duration().as_secs_f64(),
+    }
 }
 
 /// Polls `f` every 20 ms until it is true or `limit` passes; returns whether it was.

@@ -4,7 +4,7 @@ use std::collections::HashMap;
 use std::io::{BufRead, Write};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use mongomq::{ClaimOptions, Client, Lease, Queue};
+use mongomq::{ClaimOptions, Client, Lease, PublishOptions, Queue};
 
 fn fnv(b: &[u8]) -> String {
     let mut h: u64 = 0xcbf29ce484222325;
@@ -33,8 +33,13 @@ fn spec_bytes(s: &str) -> Vec<u8> {
     }
 }
 
+/// Epoch seconds, as the protocol writes instants.
+fn epoch(t: SystemTime) -> f64 {
+    t.duration_since(UNIX_EPOCH).unwrap().as_secs_f64()
+}
+
 fn wall() -> f64 {
-    SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_secs_f64()
+    epoch(SystemTime::now())
 }
 
 fn secs(s: &str) -> Duration {
@@ -43,12 +48,12 @@ fn secs(s: &str) -> Duration {
 
 fn record(q: &Queue, l: &Lease) -> String {
     let ev = l.event();
-    format!("{},{},{},{},{},{:.6}", l.seq(), hex(l.group().as_bytes()), l.attempts(), ev.len(), fnv(ev), q.now())
+    format!("{},{},{},{},{},{:.6}", l.seq(), hex(l.group().as_bytes()), l.attempts(), ev.len(), fnv(ev), epoch(q.now()))
 }
 
 fn claim(q: &Queue, wait: &str, vis: &str) -> mongomq::Result<Option<Lease>> {
-    let opts = ClaimOptions::new().visibility(secs(vis)).worker_id("rust-agent");
-    q.claim_wait(&opts, secs(wait))
+    let opts = ClaimOptions::new().visibility(secs(vis)).wait(secs(wait)).worker_id("rust-agent");
+    q.claim(&opts)
 }
 
 fn ack(q: &Queue, l: &Lease) -> Result<&'static str, String> {
@@ -86,14 +91,14 @@ impl Agent {
             "publish" => {
                 let group = String::from_utf8(unhex(a[0])).map_err(|e| e.to_string())?;
                 let data = spec_bytes(a[3]);
-                let prio: i32 = a[1].parse().unwrap();
+                let opts = PublishOptions::new().priority(a[1].parse().unwrap());
                 let delay: f64 = a[2].parse().unwrap();
                 if delay > 0.0 {
-                    let at = q.now() + delay;
-                    let seq = q.publish_at(&group, &data, prio, at).map_err(e)?;
-                    Ok(format!("ok {seq} {at:.6}"))
+                    let at = q.now() + Duration::from_secs_f64(delay);
+                    let seq = q.publish(&group, &data, &opts.not_before(at)).map_err(e)?;
+                    Ok(format!("ok {seq} {:.6}", epoch(at)))
                 } else {
-                    let seq = q.publish(&group, &data, prio).map_err(e)?;
+                    let seq = q.publish(&group, &data, &opts).map_err(e)?;
                     Ok(format!("ok {seq} 0"))
                 }
             }
@@ -117,7 +122,14 @@ impl Agent {
                     let t1 = wall();
                     std::thread::sleep(hold);
                     let t2 = wall();
-                    out.push(format!("{},{},{:.6},{:.6},{}", l.seq(), hex(l.group().as_bytes()), t1, t2, fnv(l.event())));
+                    out.push(format!(
+                        "{},{},{:.6},{:.6},{}",
+                        l.seq(),
+                        hex(l.group().as_bytes()),
+                        t1,
+                        t2,
+                        fnv(l.event())
+                    ));
                     let st = ack(q, &l)?;
                     if st != "acked" {
                         return Err(format!("ack: {st}"));

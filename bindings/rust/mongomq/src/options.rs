@@ -1,0 +1,150 @@
+//! The options of a publish and of a claim: builders over `mq_publish_opts` and
+//! `mq_claim_opts`, the C API's one entry per operation (`mq_publish_with`,
+//! `mq_batch_add_with`, `mq_claim_with`).
+
+use std::time::{Duration, SystemTime};
+
+use mongomq_sys as sys;
+
+use crate::cancel::CancelToken;
+use crate::time::to_epoch;
+
+/// How [`Queue::publish`](crate::Queue::publish) and [`Batch::add`](crate::Batch::add)
+/// publish: a builder with the library's defaults. `Copy`: build it once, use it for
+/// many publishes.
+///
+/// | option | default |
+/// |---|---|
+/// | [`priority`](PublishOptions::priority) | 0 |
+/// | [`not_before`](PublishOptions::not_before) | none: due at once |
+///
+/// ```
+/// use std::time::{Duration, SystemTime};
+/// let urgent = mongomq::PublishOptions::new().priority(4);
+/// let later = mongomq::PublishOptions::new().not_before(SystemTime::now() + Duration::from_secs(60));
+/// # let _ = (urgent, later);
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct PublishOptions {
+    pub(crate) priority: i32,
+    pub(crate) not_before: Option<SystemTime>,
+}
+
+impl PublishOptions {
+    /// The defaults (see the table above); the same as `PublishOptions::default()`.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The group's priority (0..4), a floor claimers filter on. It counts only when
+    /// this publish creates the group (the group is new, or was drained).
+    pub fn priority(mut self, priority: i32) -> Self {
+        self.priority = priority;
+        self
+    }
+
+    /// Not delivered before `when`, on the queue's clock ([`Queue::now`]: server
+    /// time, or a [`ManualClock`](crate::ManualClock)); so for "in a minute" write
+    /// `queue.now() + Duration::from_secs(60)`. FIFO stays strict: while it is its
+    /// group's head, the group waits for it. A time before the epoch is an argument
+    /// error.
+    ///
+    /// [`Queue::now`]: crate::Queue::now
+    pub fn not_before(mut self, when: SystemTime) -> Self {
+        self.not_before = Some(when);
+        self
+    }
+
+    /// The C options (version MQ_PUBLISH_OPTS_VERSION).
+    pub(crate) fn to_c(self) -> sys::mq_publish_opts {
+        let mut c = sys::MQ_PUBLISH_OPTS_INIT;
+        c.priority = self.priority;
+        c.not_before = self.not_before.map_or(0.0, to_epoch);
+        c
+    }
+}
+
+/// How [`Queue::claim`](crate::Queue::claim) claims: a builder with the library's
+/// defaults.
+///
+/// | option | default |
+/// |---|---|
+/// | [`visibility`](ClaimOptions::visibility) | 30 s |
+/// | [`min_priority`](ClaimOptions::min_priority) | 0 |
+/// | [`max_events`](ClaimOptions::max_events) | 1 |
+/// | [`wait`](ClaimOptions::wait) | zero: return `None` at once when nothing is due |
+/// | [`worker_id`](ClaimOptions::worker_id) | the library's `host:pid` |
+/// | [`cancel`](ClaimOptions::cancel) | none |
+#[derive(Clone, Debug)]
+pub struct ClaimOptions {
+    pub(crate) visibility: Duration,
+    pub(crate) min_priority: i32,
+    pub(crate) max_events: usize,
+    pub(crate) wait: Duration,
+    pub(crate) worker_id: Option<String>,
+    pub(crate) cancel: Option<CancelToken>,
+}
+
+impl Default for ClaimOptions {
+    fn default() -> Self {
+        ClaimOptions {
+            visibility: Duration::from_secs(30),
+            min_priority: 0,
+            max_events: 1,
+            wait: Duration::ZERO,
+            worker_id: None,
+            cancel: None,
+        }
+    }
+}
+
+impl ClaimOptions {
+    /// The defaults (see the table above); the same as `ClaimOptions::default()`.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// How long the lease lasts (> 0) unless acked, nacked or extended.
+    pub fn visibility(mut self, visibility: Duration) -> Self {
+        self.visibility = visibility;
+        self
+    }
+
+    /// Only groups with priority >= this floor (0..4).
+    pub fn min_priority(mut self, min_priority: i32) -> Self {
+        self.min_priority = min_priority;
+        self
+    }
+
+    /// Up to this many consecutive events of one group in one lease (1..10,000).
+    pub fn max_events(mut self, max_events: usize) -> Self {
+        self.max_events = max_events;
+        self
+    }
+
+    /// Wait up to this long for a group to become due (woken by publishes, acks and
+    /// nacks, not by polling); `Duration::ZERO` does not wait. A waiting claim ends
+    /// early with [`ErrorKind::Interrupted`](crate::ErrorKind::Interrupted) after
+    /// [`Queue::interrupt`](crate::Queue::interrupt), or with
+    /// [`ErrorKind::Cancelled`](crate::ErrorKind::Cancelled) by its
+    /// [`cancel`](ClaimOptions::cancel) token.
+    pub fn wait(mut self, timeout: Duration) -> Self {
+        self.wait = timeout;
+        self
+    }
+
+    /// The worker id stored in the lease (non-empty UTF-8, at most 200 bytes).
+    pub fn worker_id(mut self, worker_id: impl Into<String>) -> Self {
+        self.worker_id = Some(worker_id.into());
+        self
+    }
+
+    /// Claims made with these options end with
+    /// [`ErrorKind::Cancelled`](crate::ErrorKind::Cancelled) once `token` is cancelled
+    /// (see [`CancelToken`]); a token already cancelled ends them before anything is
+    /// sent.
+    pub fn cancel(mut self, token: &CancelToken) -> Self {
+        self.cancel = Some(token.clone());
+        self
+    }
+}
