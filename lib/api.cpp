@@ -1,7 +1,6 @@
 // The C boundary. Every exported function is noexcept: it checks its arguments, calls
 // into the C++ inside through guard(), and turns whatever was thrown into a status and
 // an mq_error. Nothing C++ crosses the line.
-#include <sys/eventfd.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -10,6 +9,7 @@
 #include <new>
 #include <string>
 
+#include "cancel.hpp"
 #include "client.hpp"
 #include "error.hpp"
 #include "guard.hpp"
@@ -140,8 +140,7 @@ mq_status mq_queue_new(mq_client *client, const char *db_name, const char *prefi
         queue->locks = queue->prefix + "_locks";
         queue->counters = queue->prefix + "_counters";
         queue->dead = queue->prefix + "_dead";
-        queue->interrupt_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-        if (queue->interrupt_fd < 0) mongomq::fail(MQ_ERR_INTERNAL, "mq_queue_new: eventfd failed");
+        queue->interrupt_fd = mongomq::wake_fd_new("mq_queue_new");
         mongomq::queue_open(queue.get());
         *out = queue.release();
         return MQ_OK;

@@ -14,8 +14,8 @@
 #include "mongomq.h"
 
 namespace mongomq {
-class Waiters;  // lib/wait.cpp: one queue's sleeping claimers
-class Watcher;  // lib/wait.cpp: one change stream per client and database, shared by its queues
+class Waiters;  // lib/waiters.hpp: one queue's sleeping claimers
+class Watcher;  // lib/watcher.cpp: one change stream per client and database, shared by its queues
 }
 
 struct mq_client {
@@ -31,7 +31,7 @@ struct mq_client {
     mongoc_write_concern_t *write_concern = nullptr;
     // Writes the server applied but whose write concern it could not confirm.
     mutable std::atomic<uint64_t> write_concern_errors{0};
-    // The change-stream watchers, one per database with waiting queues (wait.cpp).
+    // The change-stream watchers, one per database with waiting queues (watcher.cpp).
     std::mutex watchers_mu;
     std::vector<std::pair<std::string, mongomq::Watcher *>> watchers;
 };

@@ -1,45 +1,33 @@
-// Waiting claims: mq_claim_wait and mq_queue_interrupt (docs/design.md, "Waiting
-// claims"). A waiter claims; when nothing is due it asks when the next group will be
+// Waiting claims: mq_claim_wait and its kin (docs/design.md, "Waiting claims"). A
+// waiter claims; when nothing is due it asks when the next group will be
 // (queue_next_due) and sleeps until then, the timeout, a hint that the locks changed,
-// or an interrupt, whichever comes first. The hints come from one change stream per
-// client and database, watched by a thread of its own (Watcher below) and shared by
-// every waiting queue handle of that client there; each hint wakes one sleeper (Waiters
-// below). Where the server has no change streams, or refuses them, waiters back off
-// instead (5 ms doubling to 50 ms), and the watcher says so once through libmongoc's
-// log (and again when a stream opens after all). Sleeping is local: no server command
-// is sent while a waiter sleeps.
+// or an interrupt or cancel, whichever comes first. The hints come from the
+// change-stream watcher (lib/watcher.cpp), one per client and database; each hint
+// wakes one sleeper of the queue handle's Waiters (lib/waiters.hpp, defined here).
+// Where the server has no change streams, or refuses them, waiters back off instead
+// (5 ms doubling to 50 ms). Sleeping is local: no server command is sent while a
+// waiter sleeps. Cancel and interrupt themselves are lib/cancel.cpp.
 #include "wait.hpp"
 
 #include <poll.h>
-#include <sys/eventfd.h>
-#include <unistd.h>
 
 #include <algorithm>
-#include <atomic>
-#include <cerrno>
 #include <chrono>
 #include <climits>
-#include <iterator>
 #include <condition_variable>
 #include <cstdint>
-#include <cstdio>
-#include <cstring>
 #include <memory>
 #include <mutex>
-#include <new>
 #include <string>
-#include <thread>
 
-#include "bson.hpp"
-#include "client.hpp"
 #include "error.hpp"
-#include "fault.hpp"
 #include "guard.hpp"
 #include "handles.hpp"
 #include "mongomq.h"
 #include "queue.hpp"
-#include "store.hpp"
 #include "validate.hpp"
+#include "waiters.hpp"
+#include "watcher.hpp"
 
 namespace mongomq {
 
@@ -62,72 +50,6 @@ constexpr double kDueSlack = 0.001;
 // handler, so waiters look).
 constexpr milliseconds kTick{10};
 
-// The watcher: how long the server may hold an empty getMore, and how often it
-// sends one at most when the server does not hold it (mongo-java-server answers at
-// once: without this the watcher would send thousands of getMores a second).
-constexpr int64_t kMaxAwaitMs = 200;
-constexpr milliseconds kGetMorePeriod{30};  // a hint within ~30 ms there
-// Pauses before reopening a stream that failed: doubling, capped.
-constexpr milliseconds kReopenFirst{100};
-constexpr milliseconds kReopenMax{5000};
-// A refused open (below) is tried again this often, not never: an operator may grant
-// the privilege or enable change streams, and one aggregate a minute costs nothing.
-constexpr milliseconds kRefusedRetry{60000};
-// A stream failing with transient errors for this long is logged (once): longer than
-// an election (about 12 s), so a failover passes unlogged.
-constexpr milliseconds kDownLogAfter{30000};
-
-// The two above, shortened by tests (mongomq_watch_set_intervals); 0: the default.
-std::atomic<int64_t> g_refused_retry_ms{0};
-std::atomic<int64_t> g_down_log_after_ms{0};
-
-milliseconds refused_retry() {
-    int64_t ms = g_refused_retry_ms.load();
-    return ms > 0 ? milliseconds(ms) : kRefusedRetry;
-}
-
-milliseconds down_log_after() {
-    int64_t ms = g_down_log_after_ms.load();
-    return ms > 0 ? milliseconds(ms) : kDownLogAfter;
-}
-
-// "60 s", "0.3 s": for the log.
-std::string seconds_text(Clock::duration d) {
-    double s = std::chrono::duration<double>(d).count();
-    char buf[32];
-    std::snprintf(buf, sizeof buf, s < 10 ? "%.1f s" : "%.0f s", s);
-    return buf;
-}
-
-// Server error codes that mean "no change streams on this deployment", for good:
-// 40573 ($changeStream on a standalone), 115 CommandNotSupported, 20
-// IllegalOperation, 40324 unknown pipeline stage (servers before 3.6, FerretDB, Cosmos
-// DB accounts before 3.6: "Unrecognized pipeline stage name: $changeStream").
-bool means_unsupported(int code) { return code == 40573 || code == 115 || code == 20 || code == 40324; }
-
-// Server error codes that mean "the server, or the way to it, failed this time", not
-// "this deployment refuses change streams": the open is tried again with back-off.
-// From MongoDB's src/mongo/base/error_codes.yml and its categories, and the change
-// streams specification's resumable errors (libmongoc 1.23, _is_resumable_error).
-bool means_transient(int code) {
-    static constexpr int kCodes[] = {
-        6, 7, 89, 9001, 202,        // NetworkError: HostUnreachable, HostNotFound, NetworkTimeout,
-                                    // SocketException, NetworkInterfaceExceededTimeLimit
-        10107, 13435, 13436, 189,   // NotPrimaryError: NotWritablePrimary, NotPrimaryNoSecondaryOk,
-        11602,                      // NotPrimaryOrSecondary, PrimarySteppedDown, InterruptedDueToReplStateChange
-        91, 11600,                  // ShutdownError: ShutdownInProgress, InterruptedAtShutdown
-        11601, 24, 50, 262,         // Interruption: Interrupted, LockTimeout, MaxTimeMSExpired, ExceededTimeLimit
-        133, 134, 216, 402,         // FailedToSatisfyReadPreference, ReadConcernMajorityNotAvailableYet,
-                                    // ElectionInProgress, ResourceExhausted
-        13388, 63, 150, 234,        // a mongos's stale routing (StaleConfig, StaleShardVersion,
-                                    // StaleEpoch), RetryChangeStream
-        43,                         // CursorNotFound
-        26,                         // NamespaceNotFound: a dropped collection not made again yet
-                                    // (MongoDB 3.6 refuses a stream on a missing collection)
-    };
-    return std::find(std::begin(kCodes), std::end(kCodes), code) != std::end(kCodes);
-}
-
 Clock::time_point after(Clock::time_point t, double seconds) {
     return t + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
 }
@@ -135,68 +57,6 @@ Clock::time_point after(Clock::time_point t, double seconds) {
 double seconds_until(Clock::time_point from, Clock::time_point to) {
     return std::chrono::duration<double>(to - from).count();
 }
-
-// The watcher's own connection: a single-threaded client on a copy of the queue's
-// URI, not one of the pool's. It is held for as long as the queue lives, so it must
-// not starve the pool; and its timeouts are the watcher's, so that waiters_destroy
-// never waits long for a watcher stuck on an unreachable server: a pooled client
-// would block for serverSelectionTimeoutMS (30 s by default), twice when libmongoc
-// resumes the stream, and a getMore on a half-open connection for socketTimeoutMS
-// (5 min). Its commands count in mq_client_command_count like the pool's.
-constexpr int32_t kWatchConnectMs = 2000;                       // connect, select a server
-constexpr int32_t kWatchSocketMs = 5000;                        // any one reply (> kMaxAwaitMs)
-
-void count_watch_command(const mongoc_apm_command_started_t *event) {
-    auto *client = static_cast<mq_client *>(mongoc_apm_command_started_get_context(event));
-    client->commands.fetch_add(1, std::memory_order_relaxed);
-    observe_command(event);
-}
-
-struct ClientFree {
-    void operator()(mongoc_client_t *c) const { mongoc_client_destroy(c); }
-};
-using Client = std::unique_ptr<mongoc_client_t, ClientFree>;
-
-struct UriFree {
-    void operator()(mongoc_uri_t *u) const { mongoc_uri_destroy(u); }
-};
-
-// nullptr when libmongoc refuses the URI copy (it took the original).
-Client watch_client(mq_client *owner) {
-    std::unique_ptr<mongoc_uri_t, UriFree> uri(mongoc_uri_copy(owner->uri));
-    if (!uri) throw std::bad_alloc();
-    auto at_most = [&](const char *option, int32_t ms) {
-        int32_t given = mongoc_uri_get_option_as_int32(uri.get(), option, 0);
-        if (given <= 0 || given > ms) mongoc_uri_set_option_as_int32(uri.get(), option, ms);
-    };
-    at_most(MONGOC_URI_CONNECTTIMEOUTMS, kWatchConnectMs);
-    at_most(MONGOC_URI_SERVERSELECTIONTIMEOUTMS, kWatchConnectMs);
-    // Not "at most": a shorter socket timeout than a getMore's await would fail it.
-    mongoc_uri_set_option_as_int32(uri.get(), MONGOC_URI_SOCKETTIMEOUTMS, kWatchSocketMs);
-    mongoc_uri_set_option_as_bool(uri.get(), MONGOC_URI_SERVERSELECTIONTRYONCE, true);
-    // The primary, whatever the URI says, and no read concern of the URI's: a change
-    // stream only ever returns majority-committed changes (docs/design.md,
-    // "Deployments").
-    mongoc_uri_set_read_prefs_t(uri.get(), owner->read_prefs);
-    std::unique_ptr<mongoc_read_concern_t, void (*)(mongoc_read_concern_t *)> no_level(mongoc_read_concern_new(),
-                                                                                      mongoc_read_concern_destroy);
-    if (!no_level) throw std::bad_alloc();
-    mongoc_uri_set_read_concern(uri.get(), no_level.get());
-    Client client(mongoc_client_new_from_uri(uri.get()));
-    if (!client) return client;
-    mongoc_client_set_error_api(client.get(), MONGOC_ERROR_API_VERSION_2);
-    mongoc_client_set_appname(client.get(), "mongomq");  // false if the URI names one: fine
-    mongoc_apm_callbacks_t *callbacks = mongoc_apm_callbacks_new();
-    mongoc_apm_set_command_started_cb(callbacks, count_watch_command);
-    mongoc_client_set_apm_callbacks(client.get(), callbacks, owner);
-    mongoc_apm_callbacks_destroy(callbacks);
-    return client;
-}
-
-struct StreamFree {
-    void operator()(mongoc_change_stream_t *s) const { mongoc_change_stream_destroy(s); }
-};
-using Stream = std::unique_ptr<mongoc_change_stream_t, StreamFree>;
 
 bool cancelled(const mq_cancel *cancel) { return cancel != nullptr && cancel->triggered.load(); }
 
@@ -221,447 +81,55 @@ void sleep_on_interrupt_fd(mq_queue *q, const mq_cancel *cancel, Clock::time_poi
 
 }  // namespace
 
-// One queue handle's waiting claimers: a generation counter that every hint and every
-// change of mode moves, and the sleepers. A hint (one change event on the queue's
-// locks collection) wakes ONE sleeper, the one with the lowest priority floor (it can
-// claim whatever a higher floor could); a change of mode wakes them all. Waiters that
-// are not asleep when a hint comes see the generation moved and claim again instead of
-// sleeping, so no hint is missed (docs/design.md, "Waiting claims").
-class Waiters {
-public:
-    enum class Mode {
-        starting,     // the watcher has not opened a stream for us yet: back off
-        live,         // a stream is open: hints come, the 1 s slice is a safety net
-        down,         // the stream failed and will be reopened: back off meanwhile
-        refused,      // the server refused to open one (a privilege, a setting): back
-                      // off; the watcher tries again every kRefusedRetry
-        unsupported,  // no change streams here (or no watcher): back off, for good
-    };
-
-    explicit Waiters(mq_queue *q) : q_(q) {}
-
-    Waiters(const Waiters &) = delete;
-    Waiters &operator=(const Waiters &) = delete;
-
-    mq_queue *queue() const { return q_; }
-
-    uint64_t generation() {
-        std::lock_guard<std::mutex> lock(mu_);
-        return gen_;
+void Waiters::sleep(uint64_t seen, Clock::time_point until, const mq_cancel *cancel, int floor) {
+    if (mode() == Mode::unsupported) {  // no hint will ever come
+        sleep_on_interrupt_fd(q_, cancel, until);
+        return;
     }
-
-    Mode mode() {
-        std::lock_guard<std::mutex> lock(mu_);
-        return mode_;
+    std::unique_lock<std::mutex> lock(mu_);
+    if (gen_ != seen) return;
+    Sleeper me;
+    me.floor = floor;
+    sleepers_.push_back(&me);
+    for (;;) {
+        if (me.woken || q_->interrupted.load() || cancelled(cancel)) break;
+        Clock::time_point now = Clock::now();
+        if (now >= until) break;
+        me.cv.wait_until(lock, std::min(until, now + kTick));
     }
-
-    // Sleeps until `until`, or until a hint or change of mode picks this sleeper, or
-    // the generation moved past `seen` before it fell asleep, or the queue is
-    // interrupted, or `cancel` (may be null) is triggered. `floor` is the claim's
-    // priority floor: hints go to the lowest floors first.
-    void sleep(uint64_t seen, Clock::time_point until, const mq_cancel *cancel, int floor) {
-        if (mode() == Mode::unsupported) {  // no hint will ever come
-            sleep_on_interrupt_fd(q_, cancel, until);
-            return;
-        }
-        std::unique_lock<std::mutex> lock(mu_);
-        if (gen_ != seen) return;
-        Sleeper me;
-        me.floor = floor;
-        sleepers_.push_back(&me);
-        for (;;) {
-            if (me.woken || q_->interrupted.load() || cancelled(cancel)) break;
-            Clock::time_point now = Clock::now();
-            if (now >= until) break;
-            me.cv.wait_until(lock, std::min(until, now + kTick));
-        }
-        if (!me.woken) {
-            sleepers_.erase(std::find(sleepers_.begin(), sleepers_.end(), &me));
-        } else if (cancelled(cancel) && !q_->interrupted.load()) {
-            wake_one_locked();  // picked, but leaving without a claim: pass the hint on
-        }
+    if (!me.woken) {
+        sleepers_.erase(std::find(sleepers_.begin(), sleepers_.end(), &me));
+    } else if (cancelled(cancel) && !q_->interrupted.load()) {
+        wake_one_locked();  // picked, but leaving without a claim: pass the hint on
     }
+}
 
-    // The watcher's calls (under its own lock, so none comes after unsubscribe).
-    void hint() {
-        std::lock_guard<std::mutex> lock(mu_);
-        gen_++;
-        wake_one_locked();
-    }
+void Waiters::hint() {
+    std::lock_guard<std::mutex> lock(mu_);
+    gen_++;
+    wake_one_locked();
+}
 
-    void set_mode(Mode mode) {
-        std::lock_guard<std::mutex> lock(mu_);
-        gen_++;
-        mode_ = mode;
-        for (Sleeper *s : sleepers_) {
-            s->woken = true;
-            s->cv.notify_one();
-        }
-        sleepers_.clear();
-    }
-
-private:
-    struct Sleeper {
-        int floor = 0;
-        bool woken = false;  // under mu_
-        std::condition_variable cv;
-    };
-
-    void wake_one_locked() {
-        if (sleepers_.empty()) return;
-        auto lowest = std::min_element(sleepers_.begin(), sleepers_.end(),
-                                       [](const Sleeper *a, const Sleeper *b) { return a->floor < b->floor; });
-        Sleeper *s = *lowest;
-        sleepers_.erase(lowest);
+void Waiters::set_mode(Mode mode) {
+    std::lock_guard<std::mutex> lock(mu_);
+    gen_++;
+    mode_ = mode;
+    for (Sleeper *s : sleepers_) {
         s->woken = true;
         s->cv.notify_one();
     }
+    sleepers_.clear();
+}
 
-    mq_queue *q_;
-    std::mutex mu_;
-    uint64_t gen_ = 0;                // under mu_
-    Mode mode_ = Mode::starting;      // under mu_
-    std::vector<Sleeper *> sleepers_;  // under mu_: asleep and not picked yet, oldest first
-};
-
-// One change stream for every waiting queue handle of one client on one database (a
-// thread and a connection of its own). It follows the locks collection of each: with
-// one collection, a collection stream on it; with several, a database stream whose
-// $match keeps their collections' events. Each event is a hint for the handles of its
-// collection (for all of them when the event names none: mongo-java-server's don't).
-class Watcher {
-public:
-    Watcher(mq_client *client, std::string db) : client_(client), db_(std::move(db)) {
-        try {
-            thread_ = std::thread([this] { run(); });
-        } catch (...) {  // no thread: waiters back off without hints
-            mode_ = Waiters::Mode::unsupported;
-        }
-    }
-
-    ~Watcher() {
-        try {
-            {
-                std::lock_guard<std::mutex> lock(mu_);
-                stop_ = true;
-            }
-            cv_.notify_all();
-            if (thread_.joinable()) thread_.join();
-        } catch (...) {  // a mutex or join that fails: nothing sane is left to do
-        }
-    }
-
-    Watcher(const Watcher &) = delete;
-    Watcher &operator=(const Watcher &) = delete;
-
-    void subscribe(Waiters *w) {
-        std::lock_guard<std::mutex> lock(mu_);
-        const std::string &coll = w->queue()->locks;
-        subs_.push_back(w);
-        // Already followed by the open stream: live at once. Otherwise the stream is
-        // reopened to follow it too, and the reopen makes it live. A handle joining a
-        // watcher that is down or refused is so too (its next open decides for all).
-        bool followed = std::find(streamed_.begin(), streamed_.end(), coll) != streamed_.end();
-        if (mode_ != Waiters::Mode::starting && (mode_ != Waiters::Mode::live || followed)) w->set_mode(mode_);
-        if (!followed) changed_ = true;
-        cv_.notify_all();
-    }
-
-    // True when no handle is left (the caller then destroys the watcher).
-    bool unsubscribe(Waiters *w) {
-        std::lock_guard<std::mutex> lock(mu_);
-        subs_.erase(std::remove(subs_.begin(), subs_.end(), w), subs_.end());
-        return subs_.empty();
-    }
-
-private:
-    enum class Outcome {
-        stopped,      // destroyed: end
-        idle,         // every handle is interrupted: give the connection back, wait
-        changed,      // the collections to follow changed: reopen now
-        unsupported,  // the server has no change streams: end
-        refused,      // the server refused the open: try again after kRefusedRetry
-        retry,        // reopen after a pause
-    };
-
-    // What the log has said last (the watcher thread's own): a line goes out once per
-    // change, never per retry.
-    enum class Said { nothing, down, refused };
-
-    // Under mu_.
-    void set_mode_locked(Waiters::Mode mode) {
-        mode_ = mode;
-        for (Waiters *w : subs_) w->set_mode(mode);
-    }
-
-    void set_mode(Waiters::Mode mode) {
-        std::lock_guard<std::mutex> lock(mu_);
-        set_mode_locked(mode);
-    }
-
-    bool stopping() {
-        std::lock_guard<std::mutex> lock(mu_);
-        return stop_;
-    }
-
-    // The locks collections of the handles not interrupted (interrupted ones never
-    // sleep again), sorted and distinct.
-    std::vector<std::string> wanted_locked() {
-        std::vector<std::string> colls;
-        for (Waiters *w : subs_)
-            if (!w->queue()->interrupted.load()) colls.push_back(w->queue()->locks);
-        std::sort(colls.begin(), colls.end());
-        colls.erase(std::unique(colls.begin(), colls.end()), colls.end());
-        return colls;
-    }
-
-    // Waits until `until` unless stopped first; false when stopped.
-    bool pause_until(Clock::time_point until) {
-        std::unique_lock<std::mutex> lock(mu_);
-        cv_.wait_until(lock, until, [this] { return stop_; });
-        return !stop_;
-    }
-
-    void run() noexcept {
-        milliseconds pause = kReopenFirst;
-        for (;;) {
-            Outcome outcome;
-            try {
-                outcome = watch(pause);
-            } catch (...) {  // bad_alloc and the like: try again later
-                outcome = Outcome::retry;
-                problem_ = "out of memory or a library error";
-            }
-            try {
-                switch (outcome) {
-                    case Outcome::stopped:
-                        conn_.reset();
-                        return;
-                    case Outcome::unsupported:
-                        conn_.reset();
-                        log_warning("change streams are not available on database \"" + db_ + "\" (" + problem_ +
-                                    "): waiting claims poll the locks instead, backing off 5 ms to 50 ms; not "
-                                    "tried again until this client's waiting queue handles there are destroyed");
-                        set_mode(Waiters::Mode::unsupported);
-                        return;
-                    case Outcome::changed:
-                        break;
-                    case Outcome::idle: {
-                        // No handle will sleep again until a new one subscribes: give
-                        // the connection back and send nothing meanwhile.
-                        conn_.reset();
-                        std::unique_lock<std::mutex> lock(mu_);
-                        streamed_.clear();
-                        cv_.wait(lock, [this] { return stop_ || changed_; });
-                        if (stop_) return;
-                        break;
-                    }
-                    case Outcome::refused: {
-                        // Nothing to hold a connection for until the next try.
-                        conn_.reset();
-                        failing();
-                        if (said_ != Said::refused) {
-                            said_ = Said::refused;
-                            log_warning("change streams refused on database \"" + db_ + "\" (" + problem_ +
-                                        "): waiting claims poll the locks instead, backing off 5 ms to 50 ms; "
-                                        "the stream is tried again every " + seconds_text(refused_retry()));
-                        }
-                        std::unique_lock<std::mutex> lock(mu_);
-                        streamed_.clear();
-                        if (mode_ != Waiters::Mode::refused) set_mode_locked(Waiters::Mode::refused);
-                        lock.unlock();
-                        if (!pause_until(Clock::now() + refused_retry())) return;
-                        break;
-                    }
-                    case Outcome::retry: {
-                        failing();
-                        if (said_ == Said::nothing && Clock::now() - failing_since_ >= down_log_after()) {
-                            said_ = Said::down;
-                            log_warning("change stream on database \"" + db_ + "\" down for " +
-                                        seconds_text(Clock::now() - failing_since_) + " (" + problem_ +
-                                        "): waiting claims poll the locks meanwhile, backing off 5 ms to 50 ms; "
-                                        "the stream is reopened with back-off up to 5 s");
-                        }
-                        std::unique_lock<std::mutex> lock(mu_);
-                        streamed_.clear();
-                        if (mode_ != Waiters::Mode::starting && mode_ != Waiters::Mode::down)
-                            set_mode_locked(Waiters::Mode::down);
-                        lock.unlock();
-                        if (!pause_until(Clock::now() + pause)) return;
-                        pause = std::min(pause * 2, kReopenMax);
-                        break;
-                    }
-                }
-            } catch (...) {
-                return;
-            }
-        }
-    }
-
-    // The log's state, on the watcher thread: when the failures began (since the last
-    // open stream, or the start), and the line that ends them.
-    void failing() {
-        if (!failing_) failing_since_ = Clock::now();
-        failing_ = true;
-    }
-
-    // A stream opened: says so if the log said it was down or refused.
-    void opened() {
-        if (said_ != Said::nothing) {
-            log_warning("change streams on database \"" + db_ + "\" are live again (" +
-                        (said_ == Said::refused ? "refused" : "down") + " for " +
-                        seconds_text(Clock::now() - failing_since_) + "): waiting claims are woken by changes again");
-        }
-        said_ = Said::nothing;
-        failing_ = false;
-    }
-
-    // What a failed open or getMore means (problem_ keeps its words for the log).
-    // "No change streams here" ends the watcher: the codes of means_unsupported, and a
-    // server error reply with no code at all (mongo-java-server without --oplog:
-    // "Unknown error"). A connection error, or a transient server error
-    // (means_transient, or labelled ResumableChangeStreamError), is retried with
-    // back-off, before and after a stream ever opened: a step-down, a rolling restart.
-    // Any other server error on an open is a refusal for this deployment (13
-    // Unauthorized: no changeStream privilege; 376 ChangeStreamNotEnabled; Cosmos DB's
-    // 2 BadValue for a pipeline it does not accept; DocumentDB without
-    // modifyChangeStreams, whose code AWS does not document), tried again slowly. On
-    // a stream that was open, such an error is retried with back-off: the deployment
-    // has change streams, and the reopen decides.
-    Outcome failed(bool server, int code, bool has_code, bool resumable, bool was_open, const std::string &message) {
-        problem_ = server ? (has_code ? "server error " + std::to_string(code) + ": " : "server error without a code: ")
-                          : std::string();
-        problem_ = scrub(problem_ + message, client_->password);
-        if (!server) return Outcome::retry;
-        if (means_unsupported(code) || !has_code) return Outcome::unsupported;
-        if (was_open || resumable || means_transient(code)) return Outcome::retry;
-        return Outcome::refused;
-    }
-
-    Outcome failed(const bson_error_t &error, const bson_t *reply, bool was_open) {
-        // Only the server's domains carry a server code; libmongoc's own errors (no
-        // server selected, a dropped connection, a failed handshake) are retried.
-        bool server = error.domain == MONGOC_ERROR_SERVER || error.domain == MONGOC_ERROR_QUERY;
-        bson_iter_t it;
-        bool has_code = reply == nullptr || bson_empty(reply) ||
-                        (bson_iter_init_find(&it, reply, "code") && BSON_ITER_HOLDS_NUMBER(&it));
-        bool resumable = reply != nullptr && mongoc_error_has_label(reply, "ResumableChangeStreamError");
-        return failed(server, static_cast<int>(error.code), has_code, resumable, was_open, error.message);
-    }
-
-    // Opens the stream and turns its events into hints until it fails, the handles
-    // change, or the watcher is destroyed. Resets `pause` once it opened.
-    Outcome watch(milliseconds &pause) {
-        std::vector<std::string> colls;
-        {
-            std::lock_guard<std::mutex> lock(mu_);
-            if (stop_) return Outcome::stopped;
-            changed_ = false;
-            colls = wanted_locked();
-        }
-        if (colls.empty()) return Outcome::idle;
-        if (!conn_) {
-            conn_ = watch_client(client_);
-            if (!conn_) {
-                problem_ = "libmongoc could not make the watcher's client from the queue's URI";
-                return Outcome::unsupported;
-            }
-        }
-        try {
-            fault_point("wait.watch");
-        } catch (const Failure &f) {
-            return failed(f.status != MQ_ERR_CONNECT, f.server_code, true, false, false, f.message);
-        }
-        BsonPtr opts = own(BCON_NEW("maxAwaitTimeMS", BCON_INT64(kMaxAwaitMs)));
-        Stream stream;
-        if (colls.size() == 1) {
-            Collection locks(mongoc_client_get_collection(conn_.get(), db_.c_str(), colls[0].c_str()));
-            Bson pipeline;  // every event: they are hints, their content is not read
-            stream.reset(mongoc_collection_watch(locks.get(), pipeline.get(), opts.get()));
-        } else {
-            // {pipeline: [{$match: {$or: [{"ns.coll": {$in: colls}}, {operationType:
-            // {$in: ["invalidate", "dropDatabase"]}}]}}]}
-            Bson in;
-            for (size_t i = 0; i < colls.size(); i++) {
-                char key[16];
-                const char *k;
-                bson_uint32_to_string(static_cast<uint32_t>(i), &k, key, sizeof key);
-                BSON_APPEND_UTF8(in.get(), k, colls[i].c_str());
-            }
-            BsonPtr pipeline = own(BCON_NEW("pipeline", "[", "{", "$match", "{", "$or", "[",                        //
-                                            "{", "ns.coll", "{", "$in", BCON_ARRAY(in.get()), "}", "}",              //
-                                            "{", "operationType", "{", "$in", "[", BCON_UTF8("invalidate"),          //
-                                            BCON_UTF8("dropDatabase"), "]", "}", "}", "]", "}", "}", "]"));
-            std::unique_ptr<mongoc_database_t, void (*)(mongoc_database_t *)> database(
-                mongoc_client_get_database(conn_.get(), db_.c_str()), mongoc_database_destroy);
-            if (!database) throw std::bad_alloc();
-            stream.reset(mongoc_database_watch(database.get(), pipeline.get(), opts.get()));
-        }
-        if (!stream) throw std::bad_alloc();
-        bson_error_t error;
-        const bson_t *reply = nullptr;
-        if (mongoc_change_stream_error_document(stream.get(), &error, &reply)) return failed(error, reply, false);
-
-        // Open. Whatever changed before the stream started is not in it: the change
-        // of mode makes every waiter claim once more.
-        {
-            std::lock_guard<std::mutex> lock(mu_);
-            streamed_ = colls;
-            set_mode_locked(Waiters::Mode::live);
-        }
-        opened();
-        pause = kReopenFirst;
-        for (;;) {
-            {
-                std::lock_guard<std::mutex> lock(mu_);
-                if (stop_) return Outcome::stopped;
-                if (changed_) return Outcome::changed;
-                if (wanted_locked().empty()) return Outcome::idle;
-            }
-            Clock::time_point asked = Clock::now();
-            const bson_t *event = nullptr;
-            if (mongoc_change_stream_next(stream.get(), &event)) {
-                // "invalidate" ends the stream on MongoDB (the collection or database
-                // was dropped or renamed): open a new one.
-                bson_iter_t it;
-                if (bson_iter_init_find(&it, event, "operationType") && BSON_ITER_HOLDS_UTF8(&it) &&
-                    std::strcmp(bson_iter_utf8(&it, nullptr), "invalidate") == 0)
-                    return Outcome::retry;
-                const char *coll = nullptr;
-                if (bson_iter_init(&it, event) && bson_iter_find_descendant(&it, "ns.coll", &it) &&
-                    BSON_ITER_HOLDS_UTF8(&it))
-                    coll = bson_iter_utf8(&it, nullptr);
-                std::lock_guard<std::mutex> lock(mu_);
-                for (Waiters *w : subs_)
-                    if (coll == nullptr || w->queue()->locks == coll) w->hint();
-                continue;
-            }
-            if (mongoc_change_stream_error_document(stream.get(), &error, &reply)) return failed(error, reply, true);
-            // An empty batch the server did not hold for maxAwaitTimeMS: pace the
-            // getMores ourselves.
-            if (Clock::now() - asked < milliseconds(kMaxAwaitMs / 2) && !pause_until(asked + kGetMorePeriod))
-                return Outcome::stopped;
-        }
-    }
-
-    mq_client *client_;
-    const std::string db_;
-    std::mutex mu_;
-    std::condition_variable cv_;
-    std::vector<Waiters *> subs_;                      // under mu_
-    std::vector<std::string> streamed_;                // under mu_: what the open stream follows
-    Waiters::Mode mode_ = Waiters::Mode::starting;     // under mu_
-    bool changed_ = false;                             // under mu_: a handle needs a reopen
-    bool stop_ = false;                                // under mu_
-    Client conn_;                                      // the watcher thread's own
-    // The watcher thread's own, for the log: the last failure in words, what the log
-    // said last, and since when opens have failed.
-    std::string problem_;
-    Said said_ = Said::nothing;
-    bool failing_ = false;
-    Clock::time_point failing_since_{};
-    std::thread thread_;                               // last: it starts with every member ready
-};
+void Waiters::wake_one_locked() {
+    if (sleepers_.empty()) return;
+    auto lowest = std::min_element(sleepers_.begin(), sleepers_.end(),
+                                   [](const Sleeper *a, const Sleeper *b) { return a->floor < b->floor; });
+    Sleeper *s = *lowest;
+    sleepers_.erase(lowest);
+    s->woken = true;
+    s->cv.notify_one();
+}
 
 namespace {
 
@@ -671,17 +139,7 @@ Waiters *waiters_of(mq_queue *q) {
     std::lock_guard<std::mutex> lock(q->waiters_mu);
     if (q->waiters != nullptr) return q->waiters;
     auto w = std::make_unique<Waiters>(q);
-    mq_client *client = q->client;
-    std::lock_guard<std::mutex> registry(client->watchers_mu);
-    Watcher *watcher = nullptr;
-    for (auto &entry : client->watchers)
-        if (entry.first == q->db) watcher = entry.second;
-    if (watcher == nullptr) {
-        auto made = std::make_unique<Watcher>(client, q->db);
-        client->watchers.emplace_back(q->db, made.get());
-        watcher = made.release();
-    }
-    watcher->subscribe(w.get());
+    watcher_subscribe(w.get());
     q->waiters = w.release();
     return q->waiters;
 }
@@ -776,36 +234,13 @@ void waiters_destroy(mq_queue *q) noexcept {
         q->waiters = nullptr;
     }
     if (w == nullptr) return;
-    // Unsubscribed, the watcher calls it no more. The last handle of the database
-    // stops and joins the watcher: at most one getMore's maxAwaitTimeMS, or while the
-    // server is unreachable the watcher client's timeouts (kWatchConnectMs,
-    // kWatchSocketMs).
-    Watcher *last = nullptr;
-    try {
-        mq_client *client = q->client;
-        std::lock_guard<std::mutex> registry(client->watchers_mu);
-        for (auto it = client->watchers.begin(); it != client->watchers.end(); ++it) {
-            if (it->first != q->db) continue;
-            if (it->second->unsubscribe(w)) {
-                last = it->second;
-                client->watchers.erase(it);
-            }
-            break;
-        }
-    } catch (...) {  // a mutex that cannot lock: leak rather than free what a thread may use
-        return;
-    }
-    delete last;
+    // Unsubscribed, the watcher calls it no more; the last handle of the database
+    // stops and joins the watcher (watcher_unsubscribe).
+    if (!watcher_unsubscribe(w)) return;  // leak rather than free what a thread may use
     delete w;
 }
 
 }  // namespace mongomq
-
-extern "C" void mongomq_watch_set_intervals(double refused_retry_s, double down_log_after_s) {
-    auto ms = [](double s) { return s > 0 ? static_cast<int64_t>(s * 1000 + 0.5) : int64_t{0}; };
-    mongomq::g_refused_retry_ms.store(ms(refused_retry_s));
-    mongomq::g_down_log_after_ms.store(ms(down_log_after_s));
-}
 
 extern "C" const char *mongomq_change_stream_mode(mq_queue *queue) {
     try {
@@ -864,60 +299,6 @@ mq_status mq_claim_wait_cancel(mq_queue *queue, const char *worker_id, double vi
                                mq_error *err) {
     return mongomq::claim_wait("mq_claim_wait_cancel", queue, worker_id, visibility_s, min_priority, max_events, timeout_s,
                       cancel, out, err);
-}
-
-mq_status mq_cancel_new(mq_cancel **out, mq_error *err) {
-    null_out(out);
-    return mongomq::guard(err, nullptr, [&] {
-        if (out == nullptr) fail_arg("mq_cancel_new", "out is NULL");
-        auto cancel = std::make_unique<mq_cancel>();
-        cancel->fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-        if (cancel->fd < 0) mongomq::fail(MQ_ERR_INTERNAL, "mq_cancel_new: eventfd failed");
-        *out = cancel.release();
-        return MQ_OK;
-    });
-}
-
-// Async-signal-safe, as mq_queue_interrupt.
-void mq_cancel_trigger(mq_cancel *cancel) {
-    if (cancel == nullptr) return;
-    cancel->triggered.store(true);
-    if (cancel->fd >= 0) {
-        int saved = errno;
-        uint64_t one = 1;
-        ssize_t written = write(cancel->fd, &one, sizeof one);
-        (void)written;  // EAGAIN only when the counter is full: it is readable anyway
-        errno = saved;
-    }
-}
-
-int mq_cancel_triggered(const mq_cancel *cancel) { return cancel != nullptr && cancel->triggered.load() ? 1 : 0; }
-
-void mq_cancel_reset(mq_cancel *cancel) {
-    if (cancel == nullptr) return;
-    if (cancel->fd >= 0) {
-        uint64_t drained;
-        ssize_t got = read(cancel->fd, &drained, sizeof drained);  // EAGAIN when never written
-        (void)got;
-    }
-    cancel->triggered.store(false);
-}
-
-void mq_cancel_destroy(mq_cancel *cancel) { delete cancel; }
-
-// Async-signal-safe: a lock-free atomic store and write(2), nothing else; errno is
-// kept for the interrupted code.
-void mq_queue_interrupt(mq_queue *queue) {
-    static_assert(std::atomic<bool>::is_always_lock_free, "interrupted must be lock-free in a signal handler");
-    if (queue == nullptr) return;
-    queue->interrupted.store(true);
-    if (queue->interrupt_fd >= 0) {
-        int saved = errno;
-        uint64_t one = 1;
-        ssize_t written = write(queue->interrupt_fd, &one, sizeof one);
-        (void)written;  // EAGAIN only when the counter is full: it is readable anyway
-        errno = saved;
-    }
 }
 
 }  // extern "C"

@@ -1,4 +1,6 @@
-// Waiting claims (mq_claim_wait, mq_queue_interrupt): lib/wait.cpp.
+// Waiting claims (mq_claim_wait and its kin): lib/wait.cpp, with the change-stream
+// watcher they share in lib/watcher.cpp (mongomq_watch_set_intervals is there).
+// Cancel and interrupt (mq_cancel_*, mq_queue_interrupt): lib/cancel.cpp.
 #pragma once
 
 #include <string>
