@@ -3620,8 +3620,8 @@ static void mqs_py_set_error_factory(PyObject *factory) {
     Py_XDECREF(old);
 }
 
-/* mq_claim_wait_cancel with the GIL released; timeout_s 0 with cancel NULL is a plain
- * claim (mq_claim_batch, which keeps working after mq_queue_interrupt). With
+/* The claim (mq_claim_with) with the GIL released; timeout_s 0 with cancel NULL is a
+ * plain claim (which keeps working after mq_queue_interrupt), else a waiting one. With
  * watch_signals (the main thread, a waiting claim, `cancel` this call's own), signals
  * with a Python handler cancel the wait; their handlers then run here: an exception
  * they raise (KeyboardInterrupt) ends the call with a lease taken meanwhile given
@@ -3633,7 +3633,13 @@ static mq_lease *mqs_py_claim(mq_queue *queue, const char *worker_id, double vis
                               mq_error *err) {
     mq_lease *lease = NULL;
     int chained = 0;
-    if (worker_id != NULL && worker_id[0] == '\0') worker_id = NULL;
+    mq_claim_opts opts = MQ_CLAIM_OPTS_INIT;
+    opts.worker_id = worker_id != NULL && worker_id[0] != '\0' ? worker_id : NULL;
+    opts.visibility_s = visibility_s;
+    opts.min_priority = min_priority;
+    opts.max_events = max_events;
+    opts.timeout_s = timeout_s;
+    opts.cancel = cancel;
     if (watch_signals && cancel != NULL && timeout_s > 0) {
         chained = mqs_py_signals_chain(cancel);
         /* A signal that came before our handler was in place: its Python handler runs
@@ -3645,10 +3651,7 @@ static mq_lease *mqs_py_claim(mq_queue *queue, const char *worker_id, double vis
         }
     }
     Py_BEGIN_ALLOW_THREADS
-    if (timeout_s == 0 && cancel == NULL)
-        mq_claim_batch(queue, worker_id, visibility_s, min_priority, max_events, &lease, err);
-    else
-        mq_claim_wait_cancel(queue, worker_id, visibility_s, min_priority, max_events, timeout_s, cancel, &lease, err);
+    mq_claim_with(queue, &opts, &lease, err);
     Py_END_ALLOW_THREADS
     if (chained) {
         int fired = mqs_py_sig_fired;
@@ -3861,14 +3864,14 @@ static uint64_t mqs_queue_repair_fixed(mq_queue *queue) {
     return fixed;
 }
 
-/* ---- publish: not_before_epoch_s 0 is "now" (mq_publish) ---- */
+/* ---- publish (mq_publish_with): not_before_epoch_s 0 is "now" ---- */
 static int64_t mqs_publish(mq_queue *queue, const char *group_id, const void *bytes, size_t len, int priority,
                            double not_before_epoch_s, mq_error *err) {
     int64_t seq = 0;
-    if (not_before_epoch_s > 0)
-        mq_publish_at(queue, group_id, bytes, len, priority, not_before_epoch_s, &seq, err);
-    else
-        mq_publish(queue, group_id, bytes, len, priority, &seq, err);
+    mq_publish_opts opts = MQ_PUBLISH_OPTS_INIT;
+    opts.priority = priority;
+    opts.not_before = not_before_epoch_s;
+    mq_publish_with(queue, group_id, bytes, len, &opts, &seq, err);
     return seq;
 }
 
@@ -3881,6 +3884,14 @@ static mq_batch *mqs_batch_new(mq_error *err) {
 static void mqs_batch_add(mq_batch *batch, const char *group_id, const void *bytes, size_t len, int priority,
                           mq_error *err) {
     mq_batch_add(batch, group_id, bytes, len, priority, err);
+}
+/* mq_batch_add_with: a batch event may be scheduled (not_before_epoch_s 0: now). */
+static void mqs_batch_add_at(mq_batch *batch, const char *group_id, const void *bytes, size_t len, int priority,
+                             double not_before_epoch_s, mq_error *err) {
+    mq_publish_opts opts = MQ_PUBLISH_OPTS_INIT;
+    opts.priority = priority;
+    opts.not_before = not_before_epoch_s;
+    mq_batch_add_with(batch, group_id, bytes, len, &opts, err);
 }
 static size_t mqs_batch_count(mq_batch *batch) { return mq_batch_count(batch); }
 static void mqs_batch_destroy(mq_batch *batch) { mq_batch_destroy(batch); }
@@ -3895,13 +3906,16 @@ static int64_t mqs_publish_batch(mq_queue *queue, mq_batch *batch, mq_error *err
 static mq_lease *mqs_claim(mq_queue *queue, const char *worker_id, double visibility_s, int min_priority,
                            size_t max_events, double timeout_s, mq_cancel *cancel, mq_error *err) {
     mq_lease *lease = NULL;
-    if (worker_id != NULL && worker_id[0] == '\0') worker_id = NULL;
-    /* A plain claim is mq_claim_batch: a waiting claim (even with timeout 0) returns
-     * MQ_INTERRUPTED once mq_queue_interrupt was called, a plain claim keeps working. */
-    if (timeout_s == 0 && cancel == NULL)
-        mq_claim_batch(queue, worker_id, visibility_s, min_priority, max_events, &lease, err);
-    else
-        mq_claim_wait_cancel(queue, worker_id, visibility_s, min_priority, max_events, timeout_s, cancel, &lease, err);
+    mq_claim_opts opts = MQ_CLAIM_OPTS_INIT;
+    /* mq_claim_with: without a timeout or a cancel the plain claim (no MQ_INTERRUPTED
+     * after mq_queue_interrupt), else the waiting one. */
+    opts.worker_id = worker_id != NULL && worker_id[0] != '\0' ? worker_id : NULL;
+    opts.visibility_s = visibility_s;
+    opts.min_priority = min_priority;
+    opts.max_events = max_events;
+    opts.timeout_s = timeout_s;
+    opts.cancel = cancel;
+    mq_claim_with(queue, &opts, &lease, err);
     return lease;
 }
 static void mqs_ack(mq_queue *queue, mq_lease *lease, mq_error *err) { mq_ack(queue, lease, err); }
@@ -5186,6 +5200,91 @@ SWIGINTERN PyObject *_wrap_mqs_batch_add(PyObject *self, PyObject *args) {
       Py_XDECREF(resultobj);
       resultobj = NULL;
       mqs_py_raise(arg6);
+      SWIG_fail;
+    }
+  }
+  if (alloc2 == SWIG_NEWOBJ) free((char*)buf2);
+  {
+    if (have_view3) PyBuffer_Release(&view3);
+  }
+  return resultobj;
+fail:
+  if (alloc2 == SWIG_NEWOBJ) free((char*)buf2);
+  {
+    if (have_view3) PyBuffer_Release(&view3);
+  }
+  return NULL;
+}
+
+
+SWIGINTERN PyObject *_wrap_mqs_batch_add_at(PyObject *self, PyObject *args) {
+  PyObject *resultobj = 0;
+  mq_batch *arg1 = 0 ;
+  char *arg2 = 0 ;
+  void *arg3 = 0 ;
+  size_t arg4 ;
+  int arg5 ;
+  double arg6 ;
+  mq_error *arg7 = 0 ;
+  void *argp1 = 0 ;
+  int res1 = 0 ;
+  int res2 ;
+  char *buf2 = 0 ;
+  int alloc2 = 0 ;
+  Py_buffer view3 ;
+  int have_view3 = 0 ;
+  int val5 ;
+  int ecode5 = 0 ;
+  double val6 ;
+  int ecode6 = 0 ;
+  mq_error temp7 ;
+  PyObject *swig_obj[5] ;
+  
+  {
+    temp7.status = MQ_OK;
+    temp7.server_code = 0;
+    temp7.message[0] = '\0';
+    arg7 = &temp7;
+  }
+  (void)self;
+  if (!SWIG_Python_UnpackTuple(args, "mqs_batch_add_at", 5, 5, swig_obj)) SWIG_fail;
+  res1 = SWIG_ConvertPtr(swig_obj[0], &argp1,SWIGTYPE_p_mq_batch, 0 |  0 );
+  if (!SWIG_IsOK(res1)) {
+    SWIG_exception_fail(SWIG_ArgError(res1), "in method '" "mqs_batch_add_at" "', argument " "1"" of type '" "mq_batch *""'"); 
+  }
+  arg1 = (mq_batch *)(argp1);
+  res2 = SWIG_AsCharPtrAndSize(swig_obj[1], &buf2, NULL, &alloc2);
+  if (!SWIG_IsOK(res2)) {
+    SWIG_exception_fail(SWIG_ArgError(res2), "in method '" "mqs_batch_add_at" "', argument " "2"" of type '" "char const *""'");
+  }
+  arg2 = (char *)(buf2);
+  {
+    if (PyObject_GetBuffer(swig_obj[2], &view3, PyBUF_SIMPLE) != 0) SWIG_fail;
+    have_view3 = 1;
+    arg3 = view3.buf;
+    arg4 = (size_t)view3.len;
+  }
+  ecode5 = SWIG_AsVal_int(swig_obj[3], &val5);
+  if (!SWIG_IsOK(ecode5)) {
+    SWIG_exception_fail(SWIG_ArgError(ecode5), "in method '" "mqs_batch_add_at" "', argument " "5"" of type '" "int""'");
+  } 
+  arg5 = (int)(val5);
+  ecode6 = SWIG_AsVal_double(swig_obj[4], &val6);
+  if (!SWIG_IsOK(ecode6)) {
+    SWIG_exception_fail(SWIG_ArgError(ecode6), "in method '" "mqs_batch_add_at" "', argument " "6"" of type '" "double""'");
+  } 
+  arg6 = (double)(val6);
+  {
+    SWIG_PYTHON_THREAD_BEGIN_ALLOW;
+    mqs_batch_add_at(arg1,(char const *)arg2,(void const *)arg3,arg4,arg5,arg6,arg7);
+    SWIG_PYTHON_THREAD_END_ALLOW;
+  }
+  resultobj = SWIG_Py_Void();
+  {
+    if (arg7->status != MQ_OK && arg7->status != MQ_EMPTY) {
+      Py_XDECREF(resultobj);
+      resultobj = NULL;
+      mqs_py_raise(arg7);
       SWIG_fail;
     }
   }
@@ -6705,6 +6804,7 @@ static PyMethodDef SwigMethods[] = {
 	 { "mqs_publish", _wrap_mqs_publish, METH_VARARGS, NULL},
 	 { "mqs_batch_new", _wrap_mqs_batch_new, METH_NOARGS, NULL},
 	 { "mqs_batch_add", _wrap_mqs_batch_add, METH_VARARGS, NULL},
+	 { "mqs_batch_add_at", _wrap_mqs_batch_add_at, METH_VARARGS, NULL},
 	 { "mqs_batch_count", _wrap_mqs_batch_count, METH_O, NULL},
 	 { "mqs_batch_destroy", _wrap_mqs_batch_destroy, METH_O, NULL},
 	 { "mqs_publish_batch", _wrap_mqs_publish_batch, METH_VARARGS, NULL},

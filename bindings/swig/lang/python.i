@@ -1,5 +1,5 @@
 /* lang/python.i — the Python typemaps of mongomq.i
- * (swig -python -threads -noproxy -interface _raw; see bindings/python/tools/generate.sh).
+ * (swig -python -threads -noproxy -module _raw: scripts/swig-generate.sh python).
  *
  * The generated extension is mongomq._raw, private to the package: the hand-written
  * layer (bindings/python/src/mongomq/) is what users import.
@@ -214,8 +214,8 @@ static void mqs_py_set_error_factory(PyObject *factory) {
     Py_XDECREF(old);
 }
 
-/* mq_claim_wait_cancel with the GIL released; timeout_s 0 with cancel NULL is a plain
- * claim (mq_claim_batch, which keeps working after mq_queue_interrupt). With
+/* The claim (mq_claim_with) with the GIL released; timeout_s 0 with cancel NULL is a
+ * plain claim (which keeps working after mq_queue_interrupt), else a waiting one. With
  * watch_signals (the main thread, a waiting claim, `cancel` this call's own), signals
  * with a Python handler cancel the wait; their handlers then run here: an exception
  * they raise (KeyboardInterrupt) ends the call with a lease taken meanwhile given
@@ -227,7 +227,13 @@ static mq_lease *mqs_py_claim(mq_queue *queue, const char *worker_id, double vis
                               mq_error *err) {
     mq_lease *lease = NULL;
     int chained = 0;
-    if (worker_id != NULL && worker_id[0] == '\0') worker_id = NULL;
+    mq_claim_opts opts = MQ_CLAIM_OPTS_INIT;
+    opts.worker_id = worker_id != NULL && worker_id[0] != '\0' ? worker_id : NULL;
+    opts.visibility_s = visibility_s;
+    opts.min_priority = min_priority;
+    opts.max_events = max_events;
+    opts.timeout_s = timeout_s;
+    opts.cancel = cancel;
     if (watch_signals && cancel != NULL && timeout_s > 0) {
         chained = mqs_py_signals_chain(cancel);
         /* A signal that came before our handler was in place: its Python handler runs
@@ -239,10 +245,7 @@ static mq_lease *mqs_py_claim(mq_queue *queue, const char *worker_id, double vis
         }
     }
     Py_BEGIN_ALLOW_THREADS
-    if (timeout_s == 0 && cancel == NULL)
-        mq_claim_batch(queue, worker_id, visibility_s, min_priority, max_events, &lease, err);
-    else
-        mq_claim_wait_cancel(queue, worker_id, visibility_s, min_priority, max_events, timeout_s, cancel, &lease, err);
+    mq_claim_with(queue, &opts, &lease, err);
     Py_END_ALLOW_THREADS
     if (chained) {
         int fired = mqs_py_sig_fired;
