@@ -17,6 +17,7 @@
 #include "guard.hpp"
 #include "handles.hpp"
 #include "json.hpp"
+#include "locks.hpp"
 #include "mongomq.h"
 #include "queue.hpp"
 #include "store.hpp"

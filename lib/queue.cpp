@@ -1,6 +1,8 @@
 // The queue algorithm: harel's MongoTransport (docs/design.md), with its races closed.
 // One function per operation; each lists its server commands by the names used in
-// docs/design.md, and the race it guards against is written beside the step.
+// docs/design.md, and the race it guards against is written beside the step. The lock
+// protocol they share (fenced writes, a new group's lock, dropping a lock with its
+// re-check, retries after a lost reply) is lib/locks.cpp.
 #include "queue.hpp"
 
 #include <unistd.h>
@@ -19,6 +21,7 @@
 #include "client.hpp"
 #include "error.hpp"
 #include "fault.hpp"
+#include "locks.hpp"
 #include "store.hpp"
 
 namespace mongomq {
@@ -59,108 +62,7 @@ std::string random_hex128() {
     return buf;
 }
 
-BsonPtr lock_filter(const std::string &group) { return own(BCON_NEW("_id", BCON_UTF8(group.c_str()))); }
-
-// Commands whose outcome is unknown after MQ_ERR_CONNECT (a lost reply) are retried
-// where repeating them is harmless: the re-check (a read) and the lock upserts
-// ($setOnInsert). A few tries, 50 ms apart doubling: a network blip, not an outage;
-// what outlasts them is healed by the automatic repair (mq_queue_set_repair_interval).
-constexpr int kConnectTries = 4;
-constexpr std::chrono::milliseconds kConnectPause{50};
-
-template <typename Op>
-auto retry_connect(Op op) -> decltype(op()) {
-    std::chrono::milliseconds pause = kConnectPause;
-    for (int attempt = 1;; attempt++) {
-        try {
-            return op();
-        } catch (const Failure &f) {
-            if (!outcome_unknown(f) || attempt >= kConnectTries) throw;
-        }
-        std::this_thread::sleep_for(pause);
-        pause *= 2;
-    }
-}
-
-void ensure_lock(const char *name, const Conn &c, const std::string &group, int priority, int64_t head,
-                 double due) {
-    BsonPtr filter = lock_filter(group);
-    BsonPtr update = lock_insert(priority, 0, head, due);
-    retry_connect([&] {
-        return retry_duplicate_key([&] { return update_one(name, c.locks(), filter.get(), update.get(), true); });
-    });
-}
-
-// {_id: group, token: token}: every lock mutation of a lease holder is fenced by it.
-BsonPtr fenced(const std::string &group, const std::string &token) {
-    return own(BCON_NEW("_id", BCON_UTF8(group.c_str()), "token", BCON_UTF8(token.c_str())));
-}
-
-// The re-check half of dropping a lock (design.md, "Dropping a lock"): a publish may
-// have inserted a message after we decided the group was empty. The publisher inserts
-// its message *before* upserting the lock, so either this re-check sees that message
-// and we re-create the lock, or the message was inserted after the re-check, hence the
-// publisher's upsert runs after our delete and creates the lock itself. Either way the
-// message has a lock. Both commands are retried after a lost reply (retry_connect).
-// The re-created lock keeps the dropped lock's priority: a publish that raced the drop
-// belongs to the group's current life (as it would have a moment earlier), not a new
-// one. harel's messages carry no priority, so it could not come from them.
-void recheck_group(const char *recheck, const char *relock, const Conn &c, mq_queue *q, const std::string &group,
-                   int priority) {
-    // The head's seq and publish time only (an event may be 16 MiB): the group_id
-    // index {group_id: 1, _id: 1} finds it (IXSCAN, one key, one document).
-    BsonPtr filter = own(BCON_NEW("group_id", BCON_UTF8(group.c_str())));
-    BsonPtr opts = own(BCON_NEW("sort", "{", "_id", BCON_INT32(1), "}", "limit", BCON_INT64(1),  //
-                                "projection", "{", "_id", BCON_INT32(1), "published_at", BCON_INT32(1), "}"));
-    std::vector<BsonPtr> left = retry_connect([&] { return find(recheck, c.messages(), filter.get(), opts.get()); });
-    if (left.empty()) return;
-    // In line from when the raced event was published (as its own publish's lock
-    // would be); a harel event has no publish time: from now.
-    double due = get_double_or(left[0].get(), "published_at", 0);
-    ensure_lock(relock, c, group, priority, get_int64_or(left[0].get(), "_id", 0), due > 0 ? due : q->now());
-}
-
-// Deletes a lock we hold, then re-checks (recheck_group).
-// Commands: <prefix>.drop (delete), <prefix>.recheck (find), maybe <prefix>.relock.
-// `priority` is the dropped lock's. Returns false when the lock was not ours any more
-// (token fenced). When the drop fails with MQ_ERR_CONNECT (its reply may have been
-// lost after the server applied it), the re-check still runs before the failure is
-// rethrown, so a publish that raced the drop is never left without a lock; if the drop
-// was not applied, our lock stays until a retry drops it or it expires.
-bool drop_lock(const char *drop, const char *recheck, const char *relock, const Conn &c, mq_queue *q,
-               const std::string &group, const std::string &token, int priority) {
-    try {
-        if (delete_one(drop, c.locks(), fenced(group, token).get()) == 0) return false;
-    } catch (const Failure &f) {
-        if (!outcome_unknown(f)) throw;
-        recheck_group(recheck, relock, c, q, group, priority);
-        throw;
-    }
-    recheck_group(recheck, relock, c, q, group, priority);
-    return true;
-}
-
 }  // namespace
-
-// The upsert that makes a group claimable if it has no lock. $setOnInsert only: a
-// group that is leased or parked keeps its available_at and token, and the priority
-// of the publish that created the group stays (harel's rule). A new group joins the
-// line at `due`, its first publish's time (fairness, design.md "Round-robin and
-// fairness": harel's 0.0 would put every new group ahead of every group released
-// since, so a stream of new groups could starve the old ones without bound). A group
-// whose first event is scheduled starts parked until then. `head` (0: unknown, left
-// out) is the event the lock's attempts count (design.md, "Attempts").
-BsonPtr lock_insert(int priority, double not_before, int64_t head, double due) {
-    Bson fields;
-    BSON_APPEND_DOUBLE(fields.get(), "available_at", std::max(not_before, due > 0 ? due : 0.0));
-    BSON_APPEND_NULL(fields.get(), "token");
-    BSON_APPEND_INT32(fields.get(), "priority", priority);
-    BSON_APPEND_INT32(fields.get(), "attempts", 0);
-    if (head > 0) BSON_APPEND_INT64(fields.get(), "head", head);
-    BsonPtr update = own(bson_new());
-    BSON_APPEND_DOCUMENT(update.get(), "$setOnInsert", fields.get());
-    return update;
-}
 
 double clock_offset(double t0, double t1, int64_t server_ms) {
     // localTime is truncated to the millisecond: the server's time was in [L, L + 1 ms).
@@ -488,6 +390,161 @@ bool auto_repair(const Conn &c, mq_queue *q) {
     return fixed > 0;
 }
 
+// Step 1 of the claim, as it found the lock: its pre-image (the lease's group and its
+// count before this delivery), or none.
+struct Leased {
+    BsonPtr lock;                   // null: no group is due
+    int pre_attempts = 0;           // the lock's attempts before this delivery
+    bool prior_known = false;       // the lock's available_at before our lease (for mq_unclaim)
+    double prior_available_at = 0;
+    bool look_again = false;        // claim.fix_attempts reset a foreign lock: lease again
+};
+
+// Step 1 of the claim: claim.lease (findAndModify on locks, sorted on available_at,
+// returning the pre-image); only when needed claim.fix_attempts or claim.recover.
+// The floor is an $in of the allowed priorities, not a $gte: with the index
+// {priority: 1, available_at: 1} the server merges one short scan per priority, sorted
+// on available_at (SORT_MERGE), instead of walking every due lower-priority lock
+// (docs/design.md, "Deployments").
+Leased lease_due_group(const Conn &c, int min_priority, double now, double visibility, const std::string &token,
+                       int &attempts_fixed) {
+    BsonPtr query = floor_filter(min_priority, "$lte", now);
+    BsonPtr sort = own(BCON_NEW("available_at", BCON_INT32(1)));
+    BsonPtr update = own(BCON_NEW("$set", "{", "token", BCON_UTF8(token.c_str()),               //
+                                  "available_at", BCON_DOUBLE(now + visibility), "}",           //
+                                  "$inc", "{", "attempts", BCON_INT32(1), "}"));
+    FamSpec spec;
+    spec.query = query.get();
+    spec.sort = sort.get();
+    spec.update = update.get();
+    spec.return_new = false;
+    Leased leased;
+    try {
+        leased.lock = find_and_modify("claim.lease", c.locks(), spec);
+        if (leased.lock) {
+            leased.pre_attempts = get_int_or(leased.lock.get(), "attempts", 0);  // harel's locks have none
+            leased.prior_known = true;
+            leased.prior_available_at = get_double_or(leased.lock.get(), "available_at", 0);
+        }
+    } catch (const Failure &f) {
+        // A lost reply: the lease may have been taken, under a token only we know.
+        // Look for it; found, it is ours (its attempts already counted this
+        // delivery); not found, nothing was leased.
+        if (f.status == MQ_ERR_SERVER && f.server_code == 14 && attempts_fixed < 8) {
+            // TypeMismatch: a lock mongomq did not write has an attempts that is
+            // no number, so the $inc fails for every claim and would block the
+            // whole queue. Reset one such field (claim.fix_attempts) and look
+            // again (issue 14, tests/test_hostile.c).
+            BsonPtr bad = own(BCON_NEW("attempts", "{", "$exists", BCON_BOOL(true), "$not", "{", "$type",
+                                       BCON_UTF8("number"), "}", "}"));
+            BsonPtr reset = own(BCON_NEW("$set", "{", "attempts", BCON_INT32(0), "}"));
+            if (update_one("claim.fix_attempts", c.locks(), bad.get(), reset.get(), false) > 0) {
+                attempts_fixed++;
+                leased.look_again = true;
+                return leased;
+            }
+        }
+        if (!outcome_unknown(f)) throw;
+        // The lease, if taken, has the priority the claim's filter allowed and the
+        // available_at it set: the claim index's fields (a point in one of the
+        // $in's scans), then the token; a filter on the token alone would walk
+        // every lock.
+        BsonPtr mine = floor_filter(min_priority, "$eq", now + visibility);
+        BSON_APPEND_UTF8(mine.get(), "token", token.c_str());
+        BsonPtr one = own(BCON_NEW("limit", BCON_INT64(1)));
+        std::vector<BsonPtr> found = retry_connect([&] { return find("claim.recover", c.locks(), mine.get(), one.get()); });
+        if (found.empty()) throw;
+        leased.lock = std::move(found[0]);
+        leased.pre_attempts = get_int_or(leased.lock.get(), "attempts", 1) - 1;
+    }
+    return leased;
+}
+
+// Step 2 of the claim, its result: the group's next events and the delivery of the
+// head this lease is.
+struct Heads {
+    std::vector<BsonPtr> docs;  // up to max_events + 1, head first; empty: none left
+    int attempts = 0;           // this delivery of the head, counted from 1
+    bool rehead = false;        // the lock's attempts counted another head: step 4 records this one
+};
+
+// Step 2 of the claim: claim.head, and the attempts: the lock's count + 1 while the head
+// is the lock's `head` (lock_head), else 1.
+Heads read_counted_heads(const Conn &c, const std::string &group, size_t max_events, int pre_attempts,
+                         int64_t lock_head) {
+    Heads h;
+    h.docs = read_heads(c, group, max_events + 1);
+    h.attempts = pre_attempts + 1;
+    if (!h.docs.empty() && get_int64(h.docs[0].get(), "_id", "claim.head") != lock_head) {
+        h.attempts = 1;
+        h.rehead = true;
+    }
+    return h;
+}
+
+// Dead letters (mq_queue_set_max_attempts), after step 2: for each head this lease
+// would deliver once too often, claim.dead_insert, claim.dead_delete (move_to_dead),
+// and claim.head again.
+void dead_letter_heads(mq_queue *q, const Conn &c, const std::string &group, size_t max_events, Heads &h) {
+    const int max_attempts = q->max_attempts.load();
+    while (!h.docs.empty() && max_attempts > 0 && h.attempts > max_attempts) {
+        // The head was delivered max_attempts times: dead-letter it and deliver the
+        // next one on this lease, as its first delivery.
+        int64_t seq = get_int64(h.docs[0].get(), "_id", "claim.head");
+        move_to_dead(q, c, h.docs[0].get(), seq, h.attempts - 1);
+        h.docs = read_heads(c, group, max_events + 1);
+        h.attempts = 1;
+        h.rehead = true;
+    }
+}
+
+// Step 3 of the claim: claim.park (fenced) when the head is scheduled for later,
+// restoring the attempts this lease counted. True when it parked the group.
+bool park_if_scheduled(const Conn &c, const std::string &group, const std::string &token, const Heads &h,
+                       int64_t head, double now) {
+    double not_before = get_double_or(h.docs[0].get(), "not_before", 0);
+    if (not_before > now) {
+        BsonPtr park = own(BCON_NEW("$set", "{", "available_at", BCON_DOUBLE(not_before), "token", BCON_NULL,  //
+                                    "attempts", BCON_INT32(h.attempts - 1), "head", BCON_INT64(head), "}"));
+        update_one("claim.park", c.locks(), fenced(group, token).get(), park.get(), false);
+        return true;
+    }
+    return false;
+}
+
+// Step 4 of the claim: claim.rehead (fenced): {attempts, head}. False when it matched
+// nothing: our lease ran out meanwhile.
+bool record_head(const Conn &c, const std::string &group, const std::string &token, int attempts, int64_t head) {
+    BsonPtr set = own(BCON_NEW("$set", "{", "attempts", BCON_INT32(attempts), "head", BCON_INT64(head), "}"));
+    return update_one("claim.rehead", c.locks(), fenced(group, token).get(), set.get(), false) != 0;
+}
+
+// Step 5 of the claim, no command: the lease handed out, with consecutive events up to
+// max_events, and whether another waits behind them (ack.release's new head).
+mq_lease *make_lease(const mq_queue *q, const Leased &leased, const std::string &group, const std::string &token,
+                     int priority, const Heads &h, double now, double visibility, size_t max_events) {
+    auto lease = std::make_unique<mq_lease>();
+    lease->ns = q->ns;
+    lease->group = group;
+    lease->token = token;
+    lease->attempts = h.attempts;
+    lease->priority = priority;
+    lease->prior_known = leased.prior_known;
+    lease->prior_available_at = leased.prior_available_at;
+    lease->deadline.store(now + visibility);
+    // Consecutive events up to max_events, stopping before one scheduled for later.
+    const std::vector<BsonPtr> &heads = h.docs;
+    size_t i = 0;
+    for (; i < heads.size() && i < max_events; i++) {
+        if (i > 0 && get_double_or(heads[i].get(), "not_before", 0) > now) break;
+        int64_t seq = get_int64(heads[i].get(), "_id", "claim.head");
+        lease->items.push_back({seq, get_event_bytes(heads[i].get(), seq)});
+    }
+    lease->more_after = i < heads.size();
+    if (lease->more_after) lease->next_seq = get_int64(heads[i].get(), "_id", "claim.head");
+    return lease.release();
+}
+
 }  // namespace
 
 // claim: claim.lease (sorted findAndModify), claim.head (find, limit max_events + 1).
@@ -513,138 +570,45 @@ mq_lease *queue_claim(mq_queue *q, const std::string &worker, double visibility,
         //    the lock's head (step 2 checks it is still the group's head). We read the
         //    document as it was before our update (see publish.seq): what we wrote we
         //    know.
-        //    The floor is an $in of the allowed priorities, not a $gte: with the
-        //    index {priority: 1, available_at: 1} the server merges one short scan per
-        //    priority, sorted on available_at (SORT_MERGE), instead of walking every
-        //    due lower-priority lock (docs/design.md, "Deployments").
-        BsonPtr query = floor_filter(min_priority, "$lte", now);
-        BsonPtr sort = own(BCON_NEW("available_at", BCON_INT32(1)));
-        BsonPtr update = own(BCON_NEW("$set", "{", "token", BCON_UTF8(token.c_str()),               //
-                                      "available_at", BCON_DOUBLE(now + visibility), "}",           //
-                                      "$inc", "{", "attempts", BCON_INT32(1), "}"));
-        FamSpec spec;
-        spec.query = query.get();
-        spec.sort = sort.get();
-        spec.update = update.get();
-        spec.return_new = false;
-        BsonPtr lock;
-        int pre_attempts;
-        bool prior_known = false;  // the lock's available_at before our lease (for mq_unclaim)
-        double prior_available_at = 0;
-        try {
-            lock = find_and_modify("claim.lease", c.locks(), spec);
-            if (lock) {
-                pre_attempts = get_int_or(lock.get(), "attempts", 0);  // harel's locks have none
-                prior_known = true;
-                prior_available_at = get_double_or(lock.get(), "available_at", 0);
-            }
-        } catch (const Failure &f) {
-            // A lost reply: the lease may have been taken, under a token only we know.
-            // Look for it; found, it is ours (its attempts already counted this
-            // delivery); not found, nothing was leased.
-            if (f.status == MQ_ERR_SERVER && f.server_code == 14 && attempts_fixed < 8) {
-                // TypeMismatch: a lock mongomq did not write has an attempts that is
-                // no number, so the $inc fails for every claim and would block the
-                // whole queue. Reset one such field (claim.fix_attempts) and look
-                // again (issue 14, tests/test_hostile.c).
-                BsonPtr bad = own(BCON_NEW("attempts", "{", "$exists", BCON_BOOL(true), "$not", "{", "$type",
-                                           BCON_UTF8("number"), "}", "}"));
-                BsonPtr reset = own(BCON_NEW("$set", "{", "attempts", BCON_INT32(0), "}"));
-                if (update_one("claim.fix_attempts", c.locks(), bad.get(), reset.get(), false) > 0) {
-                    attempts_fixed++;
-                    continue;
-                }
-            }
-            if (!outcome_unknown(f)) throw;
-            // The lease, if taken, has the priority the claim's filter allowed and the
-            // available_at it set: the claim index's fields (a point in one of the
-            // $in's scans), then the token; a filter on the token alone would walk
-            // every lock.
-            BsonPtr mine = floor_filter(min_priority, "$eq", now + visibility);
-            BSON_APPEND_UTF8(mine.get(), "token", token.c_str());
-            BsonPtr one = own(BCON_NEW("limit", BCON_INT64(1)));
-            std::vector<BsonPtr> found = retry_connect([&] { return find("claim.recover", c.locks(), mine.get(), one.get()); });
-            if (found.empty()) throw;
-            lock = std::move(found[0]);
-            pre_attempts = get_int_or(lock.get(), "attempts", 1) - 1;
-        }
-        if (!lock) {
+        Leased leased = lease_due_group(c, min_priority, now, visibility, token, attempts_fixed);
+        if (leased.look_again) continue;
+        if (!leased.lock) {
             if (!repaired && auto_repair(c, q)) {  // it made a group claimable: look again
                 repaired = true;
                 continue;
             }
             return nullptr;
         }
-        std::string group = get_string(lock.get(), "_id", "claim.lease");
-        int priority = get_int_or(lock.get(), "priority", 0);
-        int64_t lock_head = get_int64_or(lock.get(), "head", 0);  // 0: not recorded
+        std::string group = get_string(leased.lock.get(), "_id", "claim.lease");
+        int priority = get_int_or(leased.lock.get(), "priority", 0);
+        int64_t lock_head = get_int64_or(leased.lock.get(), "head", 0);  // 0: not recorded
 
         // 2. The events to hand out and whether another waits behind them: ack then
         //    knows without a read whether the group drains. attempts counts deliveries
         //    of the lock's head; a different head (the one before it was removed by
         //    someone else than the lease holder: a stale ack, a purge; or a lock that
-        //    never recorded one) is on its first delivery.
-        std::vector<BsonPtr> heads = read_heads(c, group, max_events + 1);
-        int attempts = pre_attempts + 1;
-        bool rehead = false;
-        if (!heads.empty() && get_int64(heads[0].get(), "_id", "claim.head") != lock_head) {
-            attempts = 1;
-            rehead = true;
-        }
-        const int max_attempts = q->max_attempts.load();
-        while (!heads.empty() && max_attempts > 0 && attempts > max_attempts) {
-            // The head was delivered max_attempts times: dead-letter it and deliver the
-            // next one on this lease, as its first delivery.
-            int64_t seq = get_int64(heads[0].get(), "_id", "claim.head");
-            move_to_dead(q, c, heads[0].get(), seq, attempts - 1);
-            heads = read_heads(c, group, max_events + 1);
-            attempts = 1;
-            rehead = true;
-        }
-        if (heads.empty()) {
+        //    never recorded one) is on its first delivery. A head this lease would
+        //    deliver more than max_attempts times goes to the dead letters first.
+        Heads heads = read_counted_heads(c, group, max_events, leased.pre_attempts, lock_head);
+        dead_letter_heads(q, c, group, max_events, heads);
+        if (heads.docs.empty()) {
             // A lock without messages (a drained group whose ack re-locked it, a
             // harel peer's leftover, or the dead letters took the last event): drop
             // it, closing the orphan race, and go on.
             drop_lock("claim.drop", "claim.recheck", "claim.relock", c, q, group, token, priority);
             continue;
         }
-        const int64_t head = get_int64(heads[0].get(), "_id", "claim.head");
+        const int64_t head = get_int64(heads.docs[0].get(), "_id", "claim.head");
 
         // 3. A head scheduled for later holds its group (strict FIFO): park the group
         //    until then and undo this lease's attempt; go on with the next group.
-        double not_before = get_double_or(heads[0].get(), "not_before", 0);
-        if (not_before > now) {
-            BsonPtr park = own(BCON_NEW("$set", "{", "available_at", BCON_DOUBLE(not_before), "token", BCON_NULL,  //
-                                        "attempts", BCON_INT32(attempts - 1), "head", BCON_INT64(head), "}"));
-            update_one("claim.park", c.locks(), fenced(group, token).get(), park.get(), false);
-            continue;
-        }
+        if (park_if_scheduled(c, group, token, heads, head, now)) continue;
         // 4. Record which event the attempts count, when that changed.
-        if (rehead) {
-            BsonPtr set = own(BCON_NEW("$set", "{", "attempts", BCON_INT32(attempts), "head", BCON_INT64(head), "}"));
-            if (update_one("claim.rehead", c.locks(), fenced(group, token).get(), set.get(), false) == 0)
-                continue;  // our lease ran out meanwhile: the group is someone else's
-        }
+        if (heads.rehead && !record_head(c, group, token, heads.attempts, head))
+            continue;  // our lease ran out meanwhile: the group is someone else's
 
-        auto lease = std::make_unique<mq_lease>();
-        lease->ns = q->ns;
-        lease->group = group;
-        lease->token = token;
-        lease->attempts = attempts;
-        lease->priority = priority;
-        lease->prior_known = prior_known;
-        lease->prior_available_at = prior_available_at;
-        lease->deadline.store(now + visibility);
-        // Consecutive events up to max_events, stopping before one scheduled for later.
-        size_t i = 0;
-        for (; i < heads.size() && i < max_events; i++) {
-            if (i > 0 && get_double_or(heads[i].get(), "not_before", 0) > now) break;
-            int64_t seq = get_int64(heads[i].get(), "_id", "claim.head");
-            lease->items.push_back({seq, get_event_bytes(heads[i].get(), seq)});
-        }
-        lease->more_after = i < heads.size();
-        if (lease->more_after) lease->next_seq = get_int64(heads[i].get(), "_id", "claim.head");
-        return lease.release();
+        // 5. The lease: the events, and whether another waits behind them.
+        return make_lease(q, leased, group, token, priority, heads, now, visibility, max_events);
     }
 }
 

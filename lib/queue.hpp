@@ -57,12 +57,6 @@ mq_status queue_nack(mq_queue *q, const mq_lease *lease, double delay);
 mq_status queue_unclaim(mq_queue *q, const mq_lease *lease);
 mq_status queue_extend(mq_queue *q, const mq_lease *lease, double visibility);
 
-// The lock a publish makes for a new group (a $setOnInsert update): in line from
-// `due` (the publish's time: a new group waits behind groups released before it), or
-// parked until not_before; `head` is the seq of the group's first event (0: unknown),
-// the event its attempts count (docs/design.md, "Attempts", "Round-robin and fairness").
-BsonPtr lock_insert(int priority, double not_before, int64_t head, double due);
-
 // mq_repair: re-creates the lock of every group that has events but none. Returns the
 // locks it created. (lib/admin.cpp) The claim's automatic repair passes its own Conn.
 int64_t queue_repair(mq_queue *q);
