@@ -1,5 +1,6 @@
 // The queue operations, on arguments already checked by the exported functions. Each
-// throws Failure.
+// throws Failure. lib/queue.cpp, but for open and the clock (wall_clock, clock_offset,
+// queue_open, sharded_refusal: lib/open.cpp) and the repair (lib/admin.cpp).
 #pragma once
 
 #include <cstdint>
