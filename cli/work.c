@@ -3,28 +3,24 @@
  * else nacks with a back-off. The first SIGINT/SIGTERM cancels the waiting claims and
  * lets the running commands finish (a lease a claim returned as the signal came is
  * given back with mq_unclaim, its command never started); a second kills them (their
- * events are nacked for another delivery at once). */
+ * events are nacked for another delivery at once). The command itself, as a child
+ * process, is run.c's. */
 #include <errno.h>
-#include <fcntl.h>
 #include <getopt.h>
 #include <math.h>
-#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
-#include <spawn.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/syscall.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "cli.h"
-
-extern char **environ;
+#include "run.h"
 
 enum {
     OPT_VISIBILITY = OPT_FIRST_LOCAL,
@@ -96,180 +92,6 @@ static void pause_unless_stopping(double seconds) {
     }
 }
 
-/* The command's environment: ours without MQ_GROUP/MQ_SEQ/MQ_ATTEMPTS, then those. */
-static char **make_env(const mq_lease *lease, char **vars) {
-    size_t n = 0;
-    while (environ[n] != NULL) n++;
-    char **env = malloc((n + 4) * sizeof *env);
-    if (env == NULL) return NULL;
-    size_t k = 0;
-    for (size_t i = 0; i < n; i++) {
-        const char *e = environ[i];
-        if (strncmp(e, "MQ_GROUP=", 9) == 0 || strncmp(e, "MQ_SEQ=", 7) == 0 ||
-            strncmp(e, "MQ_ATTEMPTS=", 12) == 0)
-            continue;
-        env[k++] = environ[i];
-    }
-    const char *group = mq_lease_group(lease);
-    vars[0] = malloc(strlen(group) + 10);
-    vars[1] = malloc(32);
-    vars[2] = malloc(32);
-    if (vars[0] == NULL || vars[1] == NULL || vars[2] == NULL) {
-        free(env);
-        return NULL;
-    }
-    sprintf(vars[0], "MQ_GROUP=%s", group);
-    sprintf(vars[1], "MQ_SEQ=%lld", (long long)mq_lease_seq(lease));
-    sprintf(vars[2], "MQ_ATTEMPTS=%d", mq_lease_attempts(lease));
-    env[k++] = vars[0];
-    env[k++] = vars[1];
-    env[k++] = vars[2];
-    env[k] = NULL;
-    return env;
-}
-
-/* Extends the lease while the command runs; reports trouble once. */
-static void extend(worker *w, const mq_lease *lease, int *lost) {
-    if (*lost) return;
-    mq_error err;
-    mq_status st = mq_extend(w->sh->ctx->queue, lease, w->sh->visibility, &err);
-    if (st == MQ_OK) return;
-    if (st == MQ_LEASE_LOST) {
-        *lost = 1;
-        cli_error(w->sh->ctx,
-                  "seq %lld (group %s): lease lost while the command runs: another worker "
-                  "may get the event too",
-                  (long long)mq_lease_seq(lease), mq_lease_group(lease));
-    } else {
-        cli_error(w->sh->ctx, "seq %lld: extending the lease: %s: %s (trying again)",
-                  (long long)mq_lease_seq(lease), mq_status_name(st), err.message);
-    }
-}
-
-/* Runs the command for one event; *wstatus is waitpid's status. 0, or -1 if it could
- * not be started (reported). */
-static int run_command(worker *w, const mq_lease *lease, int *wstatus) {
-    work_shared *sh = w->sh;
-    size_t len;
-    const char *event = mq_lease_event(lease, &len);
-    char *vars[3] = {NULL, NULL, NULL};
-    char **env = make_env(lease, vars);
-    int pipefd[2] = {-1, -1};
-    int rc = -1;
-    posix_spawn_file_actions_t fa;
-    posix_spawnattr_t attr;
-    int fa_ok = 0, attr_ok = 0;
-    pid_t pid = 0;
-
-    if (env == NULL) {
-        cli_error(sh->ctx, "out of memory");
-        goto out;
-    }
-    if (pipe2(pipefd, O_CLOEXEC) != 0) {
-        cli_error(sh->ctx, "pipe: %s", strerror(errno));
-        goto out;
-    }
-    if (posix_spawn_file_actions_init(&fa) != 0) goto out;
-    fa_ok = 1;
-    if (posix_spawnattr_init(&attr) != 0) goto out;
-    attr_ok = 1;
-    posix_spawn_file_actions_adddup2(&fa, pipefd[0], STDIN_FILENO);
-#if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 34))
-    posix_spawn_file_actions_addclosefrom_np(&fa, 3); /* the pool's sockets stay ours */
-#endif
-    /* Its own process group: a Ctrl-C on the terminal reaches the worker, not the
-     * commands (they finish; a second signal kills the group). */
-    sigset_t none, dfl;
-    sigemptyset(&none);
-    sigemptyset(&dfl);
-    sigaddset(&dfl, SIGINT);
-    sigaddset(&dfl, SIGTERM);
-    sigaddset(&dfl, SIGPIPE);
-    sigaddset(&dfl, SIGHUP);
-    sigaddset(&dfl, SIGQUIT);
-    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK |
-                                        POSIX_SPAWN_SETSIGDEF);
-    posix_spawnattr_setpgroup(&attr, 0);
-    posix_spawnattr_setsigmask(&attr, &none);
-    posix_spawnattr_setsigdefault(&attr, &dfl);
-    char *args[] = {"/bin/sh", "-c", (char *)sh->cmd, NULL};
-    int err = posix_spawn(&pid, "/bin/sh", &fa, &attr, args, env);
-    close(pipefd[0]);
-    pipefd[0] = -1;
-    if (err != 0) {
-        cli_error(sh->ctx, "starting /bin/sh: %s", strerror(err));
-        goto out;
-    }
-    atomic_store(&g_pgids[w->index], (int)pid);
-    if (atomic_load(&g_signals) >= 2) kill(-pid, SIGKILL); /* the handler may have missed it */
-
-    /* Feed the event and wait, extending the lease every visibility/3. */
-    int wfd = pipefd[1];
-    pipefd[1] = -1;
-    if (len == 0) {
-        close(wfd);
-        wfd = -1;
-    } else {
-        fcntl(wfd, F_SETFL, fcntl(wfd, F_GETFL) | O_NONBLOCK);
-    }
-    int pidfd = -1;
-#ifdef SYS_pidfd_open
-    pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
-#endif
-    double period = sh->visibility / 3;
-    double next_extend = cli_now() + period;
-    size_t off = 0;
-    int lost = 0;
-    for (;;) {
-        pid_t r = waitpid(pid, wstatus, WNOHANG);
-        if (r == pid) break;
-        if (r < 0 && errno != EINTR) {
-            cli_error(sh->ctx, "waitpid: %s", strerror(errno));
-            *wstatus = 0x7f00; /* as if it exited 127 */
-            break;
-        }
-        struct pollfd fds[2];
-        nfds_t n = 0;
-        int wslot = -1;
-        if (pidfd >= 0) fds[n++] = (struct pollfd){pidfd, POLLIN, 0};
-        if (wfd >= 0) {
-            wslot = (int)n;
-            fds[n++] = (struct pollfd){wfd, POLLOUT, 0};
-        }
-        double left = next_extend - cli_now();
-        int timeout_ms = left <= 0 ? 0 : (int)ceil(left * 1000);
-        if (pidfd < 0 && timeout_ms > 50) timeout_ms = 50; /* no pidfd: look again soon */
-        if (poll(fds, n, timeout_ms) < 0 && errno != EINTR) {
-            struct timespec ts = {0, 10 * 1000 * 1000};
-            nanosleep(&ts, NULL);
-        }
-        if (wslot >= 0 && fds[wslot].revents != 0) {
-            ssize_t k = write(wfd, event + off, len - off);
-            if (k > 0) off += (size_t)k;
-            if (off == len || (k < 0 && errno != EAGAIN && errno != EINTR)) {
-                close(wfd); /* done, or the command does not read its stdin (EPIPE) */
-                wfd = -1;
-            }
-        }
-        if (cli_now() >= next_extend) {
-            extend(w, lease, &lost);
-            next_extend = cli_now() + period;
-        }
-    }
-    atomic_store(&g_pgids[w->index], 0);
-    if (wfd >= 0) close(wfd);
-    if (pidfd >= 0) close(pidfd);
-    rc = 0;
-out:
-    if (pipefd[0] >= 0) close(pipefd[0]);
-    if (pipefd[1] >= 0) close(pipefd[1]);
-    if (fa_ok) posix_spawn_file_actions_destroy(&fa);
-    if (attr_ok) posix_spawnattr_destroy(&attr);
-    free(env);
-    for (int i = 0; i < 3; i++) free(vars[i]);
-    return rc;
-}
-
 /* ack or nack, retried while the server is unreachable (a retry with the same lease is
  * safe). */
 static mq_status settle(worker *w, const mq_lease *lease, int ack, double delay, mq_error *err) {
@@ -332,7 +154,8 @@ static void handle(worker *w, const mq_lease *lease) {
     atomic_fetch_add(&sh->claimed, 1);
     double start = cli_now();
     int ws = 0;
-    int started = run_command(w, lease, &ws) == 0;
+    cli_run run = {ctx, sh->cmd, sh->visibility, &g_pgids[w->index], &g_signals};
+    int started = cli_run_command(&run, lease, &ws) == 0;
     double took = cli_now() - start;
     char took_s[24];
     cli_format_duration(took, took_s, sizeof took_s);
