@@ -308,16 +308,14 @@ struct Heads {
 };
 
 // Step 2 of the claim: claim.head, and the attempts: the lock's count + 1 while the head
-// is the lock's `head` (lock_head), else 1.
+// is the lock's `head` (lock_head), else 1. (The count is not added to when it is not
+// used: a foreign lock's attempts may be INT_MAX.)
 Heads read_counted_heads(const Conn &c, const std::string &group, size_t max_events, int pre_attempts,
                          int64_t lock_head) {
     Heads h;
     h.docs = read_heads(c, group, max_events + 1);
-    h.attempts = pre_attempts + 1;
-    if (!h.docs.empty() && get_int64(h.docs[0].get(), "_id", "claim.head") != lock_head) {
-        h.attempts = 1;
-        h.rehead = true;
-    }
+    h.rehead = !h.docs.empty() && get_int64(h.docs[0].get(), "_id", "claim.head") != lock_head;
+    h.attempts = h.rehead ? 1 : pre_attempts + 1;
     return h;
 }
 
