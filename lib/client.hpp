@@ -1,3 +1,5 @@
+// The client: the pool, the write-concern note of the call running on this thread,
+// password scrubbing and the log handler (lib/client.cpp).
 #pragma once
 
 #include <string>

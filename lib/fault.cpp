@@ -1,3 +1,6 @@
+// Fault injection and observers for the tests (fault.hpp says what each does), and the
+// test-only entry points to internal checks (collation, classification of a failed
+// write, the mongos refusal, the clock offset). Linked into the static test library only.
 #include "fault.hpp"
 
 #include <atomic>

@@ -1,3 +1,6 @@
+// The server commands the queue is built from, one function per command kind
+// (store.hpp): each names its command for errors and the fault hook, applies the
+// client's read and write concerns, and reads the reply.
 #include "store.hpp"
 
 #include <cstring>

@@ -1,3 +1,5 @@
+// Argument checks made before anything is sent: UTF-8, group and worker ids, names
+// MongoDB accepts, numbers and durations (validate.hpp).
 #include "validate.hpp"
 
 #include <cmath>
