@@ -1,15 +1,18 @@
 #!/usr/bin/env bash
 # Builds and tests the Ruby gem (bindings/ruby) against the staged libmongomq, the way
 # a user installs it:
-#   1. the committed SWIG wrapper (ext/mongomq_raw/mongomq_raw_wrap.c) equals what the
-#      pinned SWIG generates now (bindings/ruby/generate.sh --check);
+#   1. the committed SWIG wrapper (ext/mongomq_raw/mongomq_raw_wrap.c) is what the
+#      pinned SWIG generates now (scripts/swig-generate.sh ruby --check);
 #   2. `gem build` of the gemspec, then `gem install --local` of the built .gem into
 #      GEM_HOME=build/ruby/gems (never the system's gems), which compiles the
 #      extension against libmongomq found with pkg-config;
-#   3. the minitest suite (bindings/ruby/test) against the installed gem: every
-#      scenario of bindings/CONTRACT.md under its name, and the Ruby-specific ones;
-#   4. the example of bindings/ruby/README.md, copied to a directory outside the
-#      repository and run there with the installed gem; it must print what it should;
+#   3. the minitest suite (bindings/ruby/test) against the installed gem, verbose; then
+#      scripts/contract-scenarios.py checks that every scenario of
+#      bindings/CONTRACT.md ran and passed under its name;
+#   4. the examples (bindings/ruby/examples: a producer, then a worker that stops once
+#      idle), which the README shows verbatim, copied to a directory outside the
+#      repository and run there with the installed gem; they must print what they
+#      should;
 #   5. a short run of the Ruby bench as a smoke test.
 # Uses MONGOMQ_TEST_URI when set (scripts/test.sh sets it); otherwise starts a test
 # server of its own and stops it on exit. Exits non-zero on any failure.
@@ -45,15 +48,7 @@ NAME=ruby
 source "$ROOT/scripts/with-server.sh"
 
 echo "== ruby: regenerate the SWIG wrapper with the pinned SWIG and compare =="
-bash "$RBDIR/generate.sh" --check
-
-echo "== ruby: every scenario of bindings/CONTRACT.md has its test, by name =="
-missing=0
-for name in $(sed -n 's/^| `\([a-z0-9_]*\)` |.*/\1/p' "$ROOT/bindings/CONTRACT.md"); do
-    grep -q "def test_$name\$" "$RBDIR"/test/test_*.rb || { echo "test-ruby: no test_$name" >&2; missing=1; }
-done
-[[ $missing == 0 ]] || exit 1
-echo "all $(grep -c '^| `[a-z0-9_]*` |' "$ROOT/bindings/CONTRACT.md") scenarios are there"
+bash "$ROOT/scripts/swig-generate.sh" ruby --check
 
 echo "== ruby: gem build =="
 VERSION="$(ruby -e 'load ARGV[0]; print MongoMQ::VERSION' "$RBDIR/lib/mongomq/version.rb")"
@@ -70,26 +65,37 @@ gem install --local --no-document "$GEM"
 ruby -e 'require "mongomq"; puts "installed: mongomq #{MongoMQ::VERSION} from #{Gem.loaded_specs["mongomq"].full_gem_path}, libmongomq #{MongoMQ.library_version}"'
 
 echo "== ruby: minitest =="
-# (libmongoc's monitor logs its failed connections to the unreachable-server tests'
-# 127.0.0.1:1 at DEBUG level, on stdout: those lines are dropped.)
-(cd "$RBDIR" && ruby -w -Itest -e 'Dir["test/test_*.rb"].sort.each { |f| require File.expand_path(f) }') |
-    { grep -v -E '^[0-9/ :.]+: \[ *[0-9]+\]: +DEBUG: ' || true; }
+(cd "$RBDIR" && ruby -w -Itest -e 'Dir["test/test_*.rb"].sort.each { |f| require File.expand_path(f) }' -- --verbose) |
+    tee "$OUT/minitest.out"
+python3 "$ROOT/scripts/contract-scenarios.py" check ruby "$OUT/minitest.out"
 
-echo "== ruby: the README example, outside the repository =="
+echo "== ruby: the examples, as the README shows them, outside the repository =="
 mkdir -p "$TMP/app"
-awk '/^<!-- example:/ { grab = 1; next } grab && /^```ruby$/ { inside = 1; next } inside && /^```$/ { exit } inside { print }' \
-    "$RBDIR/README.md" >"$TMP/app/example.rb"
-[[ -s "$TMP/app/example.rb" ]] || { echo "test-ruby: no example found in bindings/ruby/README.md" >&2; exit 1; }
-db="mqt_rb_example_$$_$RANDOM"
-(cd "$TMP/app" && MONGOMQ_URI="$MONGOMQ_TEST_URI" MONGOMQ_DB="$db" ruby example.rb) | tee "$TMP/example.out"
-expect=("published from seq 1"
-        "claimed customer-17 #1 attempt 1: {\"order\":1}"
-        "messages left: 0")
-for line in "${expect[@]}"; do
-    grep -qxF "$line" "$TMP/example.out" || { echo "test-ruby: the example did not print: $line" >&2; exit 1; }
+for f in producer.rb worker.rb; do
+    # The README's block after the line "<!-- examples/$f -->" is the file, verbatim.
+    awk -v mark="<!-- examples/$f -->" '$0 == mark { grab = 1; next } grab && /^```ruby$/ { inside = 1; next }
+        inside && /^```$/ { exit } inside { print }' "$RBDIR/README.md" >"$TMP/app/readme-$f"
+    cmp -s "$TMP/app/readme-$f" "$RBDIR/examples/$f" ||
+        { echo "test-ruby: bindings/ruby/README.md does not show examples/$f as it is" >&2; exit 1; }
+    cp "$RBDIR/examples/$f" "$TMP/app/$f"
 done
-[[ "$(grep -c '^worker handled ' "$TMP/example.out")" == 2 ]] || { echo "test-ruby: the example's worker did not handle 2 events" >&2; exit 1; }
-echo "the README example ran outside the repository"
+db="mqt_rb_example_$$_$RANDOM"
+(cd "$TMP/app" && MONGOMQ_URI="$MONGOMQ_TEST_URI" MONGOMQ_DB="$db" ruby producer.rb) | tee "$TMP/producer.out"
+(cd "$TMP/app" && MONGOMQ_URI="$MONGOMQ_TEST_URI" MONGOMQ_DB="$db" IDLE_TIMEOUT=1 timeout 60 ruby worker.rb) |
+    tee "$TMP/worker.out"
+expect() { # expect FILE LINE
+    grep -qxF "$2" "$1" || { echo "test-ruby: the example did not print: $2" >&2; exit 1; }
+}
+expect "$TMP/producer.out" "published order 1 as seq 1"
+expect "$TMP/producer.out" "published orders 2..5 from seq 3"
+expect "$TMP/producer.out" "events in the queue: 6"
+expect "$TMP/worker.out" "customer-17: order 1 charge (attempt 1)"
+expect "$TMP/worker.out" "customer-50: order 5 charge (attempt 1)"
+expect "$TMP/worker.out" "handled 5 events; stopped"
+ruby -e 'require "mongomq"
+  MongoMQ::Client.open(ARGV[0]) { |c| c.queue(ARGV[1], "orders") { |q| abort "left: #{q.stats["messages"]}" unless q.stats["messages"] == 1; q.drop } }' \
+    "$MONGOMQ_TEST_URI" "$db"
+echo "the examples ran outside the repository (the scheduled reminder is left, then dropped)"
 
 echo "== ruby: bench (smoke) =="
 ruby "$RBDIR/bench/bench.rb" --uri "$MONGOMQ_TEST_URI" --events 200 --groups 20 --workers 4

@@ -85,7 +85,7 @@ def run_mode(opts, db, batch_size)
       my_empty = 0
       until lock.synchronize { done >= n }
         c0 = monotonic
-        lease = q.claim(visibility: opts[:visibility], max_events: batch_size, wait: opts[:wait] ? 1.0 : nil)
+        lease = q.claim(visibility: opts[:visibility], max_events: batch_size, wait: opts[:wait] ? 1.0 : 0)
         unless lease
           my_empty += 1
           sleep 0.002 unless opts[:wait]

@@ -7,9 +7,10 @@
 #   queue  = client.queue("shop", "orders")
 #   queue.publish("customer-17", '{"order":1}', priority: 2)
 #   if (lease = queue.claim(visibility: 30, wait: 5))
-#     handle(lease.event)
+#     handle(lease.json)
 #     queue.ack(lease)
 #   end
+#   queue.work(concurrency: 4, idle_timeout: 60) { |lease| handle(lease.json) }
 module MongoMQ
 end
 
@@ -39,6 +40,7 @@ end
 require "mongomq/raw_handle"
 require "mongomq/lease"
 require "mongomq/stored_event"
+require "mongomq/repair_counts"
 require "mongomq/batch"
 require "mongomq/manual_clock"
 require "mongomq/log"

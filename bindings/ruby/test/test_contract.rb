@@ -209,14 +209,13 @@ class TestContract < MongoMQTest::Case
   end
 
   def test_scheduled_event
-    seq = @queue.publish_at("g", "later", @queue.now + 2.0)
+    seq = @queue.publish("g", "later", not_before: @queue.now + 2.0)
     assert_nil @queue.claim, "not claimable before its time"
     lease = @queue.claim(wait: 10)
     refute_nil lease, "claimable after its time"
     assert_equal seq, lease.seq
-    # publish(at:) with a Time is the same call
     @queue.ack(lease)
-    @queue.publish("h", "at", at: Time.at(@queue.now + 600))
+    @queue.publish("h", "much later", not_before: @queue.now + 600)
     assert_nil @queue.claim
   end
 
@@ -256,7 +255,7 @@ class TestContract < MongoMQTest::Case
     assert_equal({ "groups" => 1, "messages" => 2 }, stats["priorities"][1])
     assert_equal({ "groups" => 1, "messages" => 1 }, stats["priorities"][3])
     assert_equal "#{@db}.q", stats["queue"]
-    assert_kind_of Float, stats["now"]
+    assert_kind_of Time, stats["now"]
     assert_kind_of Float, stats["oldest_message_age_s"]
   end
 
@@ -272,8 +271,8 @@ class TestContract < MongoMQTest::Case
   end
 
   def test_automatic_repair
-    @queue.set_repair_interval(0.2)
-    assert_equal({ runs: 0, fixed: 0 }, @queue.repair_counts)
+    @queue.repair_interval = 0.2
+    assert_equal MongoMQ::RepairCounts.new(runs: 0, fixed: 0), @queue.repair_counts
     seq = @queue.publish("g", "orphan")
     assert_equal 1, MongoMQTest::RawMongo.delete_all(MongoMQTest.uri, @db, "q_locks")
     assert_nil @queue.claim, "the first empty claim only starts the period"
@@ -285,8 +284,8 @@ class TestContract < MongoMQTest::Case
     assert_equal seq, lease.seq
     @queue.ack(lease)
     counts = @queue.repair_counts
-    assert_operator counts[:runs], :>=, 1
-    assert_equal 1, counts[:fixed]
+    assert_operator counts.runs, :>=, 1
+    assert_equal 1, counts.fixed
   end
 
   def test_automatic_repair_off
@@ -297,7 +296,7 @@ class TestContract < MongoMQTest::Case
       assert_nil @queue.claim
       sleep 0.05
     end
-    assert_equal({ runs: 0, fixed: 0 }, @queue.repair_counts)
+    assert_equal MongoMQ::RepairCounts.new(runs: 0, fixed: 0), @queue.repair_counts
     assert_equal 1, @queue.repair, "the orphan was still there"
     [-1, Float::NAN, Float::INFINITY, "5", nil].each do |bad|
       e = assert_raises(MongoMQ::ArgumentError) { @queue.repair_interval = bad }
@@ -310,7 +309,7 @@ class TestContract < MongoMQTest::Case
     s1 = @queue.publish("g1", "héllo", priority: 2)
     s2 = @queue.publish("g2", "\xff\x00bin".b)
     later = @queue.now + 3600
-    s3 = @queue.publish("g1", "later", at: later)
+    s3 = @queue.publish("g1", "later", not_before: later)
     all = @queue.peek
     assert_equal [s1, s2, s3], all.map(&:seq)
     assert(all.all? { |e| e.is_a?(MongoMQ::StoredEvent) && e.frozen? })
@@ -318,7 +317,7 @@ class TestContract < MongoMQTest::Case
     assert_equal ["g1", 2, "héllo".b], [first.group, first.priority, first.event]
     assert_equal Encoding::ASCII_8BIT, first.event.encoding
     assert_equal "héllo", first.text
-    assert_kind_of Float, first.published_at
+    assert_kind_of Time, first.published_at
     assert_in_delta t0, first.published_at, 60
     assert_nil first.not_before
     assert_nil first.dead_at
@@ -350,7 +349,7 @@ class TestContract < MongoMQTest::Case
     d = dead.first
     assert_equal [seq, "g", "poison\0".b], [d.seq, d.group, d.event]
     assert_operator d.attempts, :>=, 1
-    assert_kind_of Float, d.dead_at
+    assert_kind_of Time, d.dead_at
     assert_operator d.dead_at, :>=, d.published_at
     assert_equal [], @queue.peek, "the dead letter is not in the queue"
     @queue.publish("g", "poison 2")
@@ -472,10 +471,13 @@ class TestContract < MongoMQTest::Case
       "visibility" => [-> { @queue.claim(visibility: -1) }, -> { @queue.claim(visibility: 0) },
                        -> { @queue.claim(visibility: "30") }, -> { @queue.extend_lease(lease, visibility: 0) }],
       "min_priority" => [-> { @queue.claim(min_priority: -1) }, -> { @queue.claim(min_priority: 5) }],
-      "wait" => [-> { @queue.claim(wait: -1) }, -> { @queue.claim(wait: Float::NAN) }],
+      "wait" => [-> { @queue.claim(wait: -1) }, -> { @queue.claim(wait: Float::NAN) }, -> { @queue.claim(wait: nil) }],
       "max_events" => [-> { @queue.claim(max_events: 0) }, -> { @queue.claim(max_events: 10_001) }],
       "delay" => [-> { @queue.nack(lease, delay: -1) }],
-      "at" => [-> { @queue.publish_at("g", "x", -5) }, -> { @queue.publish_at("g", "x", "tomorrow") }],
+      "not_before" => [-> { @queue.publish("g", "x", not_before: Time.at(-5)) },
+                       -> { @queue.publish("g", "x", not_before: "tomorrow") },
+                       -> { @queue.publish("g", "x", not_before: 1_900_000_000) },
+                       -> { MongoMQ::Batch.new.tap { |b| track(b) }.add("g", "x", not_before: 5) }],
       "max_attempts" => [-> { @queue.max_attempts = -1 }],
       "db_name" => [-> { @client.queue("bad.name", "q") }],
       "prefix" => [-> { @client.queue(@db, "") }],
@@ -580,10 +582,8 @@ class TestContract < MongoMQTest::Case
       lock.synchronize { handled[lease.seq] += 1 }
     end
     bounded("a worker (concurrency 4) draining 20 events") do
-      runner = Thread.new { worker.run }
       sleep 0.02 until lock.synchronize { handled.size } >= 20 && q.stats["messages"].zero?
-      worker.stop
-      runner.value
+      worker.stop.wait
     end
     assert_equal 20, handled.size
     assert_equal [1], handled.values.uniq, "each event handled once"
@@ -666,7 +666,7 @@ class TestContract < MongoMQTest::Case
     assert_raises(MongoMQ::ClosedError) { @queue.publish_batch(batch) }
 
     queue_calls = {
-      publish: -> { queue.publish("g", "x") }, publish_at: -> { queue.publish_at("g", "x", Time.now) },
+      publish: -> { queue.publish("g", "x") }, publish_later: -> { queue.publish("g", "x", not_before: Time.now) },
       publish_batch: -> { queue.publish_batch { |b| b.add("g", "x") } }, claim: -> { queue.claim },
       claim_wait: -> { queue.claim(wait: 1) }, ack: -> { queue.ack(fresh) }, nack: -> { queue.nack(fresh) },
       unclaim: -> { queue.unclaim(fresh) },
@@ -674,7 +674,7 @@ class TestContract < MongoMQTest::Case
       dead_count: -> { queue.dead_count }, dead_requeue: -> { queue.dead_requeue(1) }, dead_purge: -> { queue.dead_purge },
       stats: -> { queue.stats }, repair: -> { queue.repair }, purge_group: -> { queue.purge_group("g") },
       drop: -> { queue.drop }, interrupt: -> { queue.interrupt }, now: -> { queue.now },
-      clock_offset: -> { queue.clock_offset }, work: -> { queue.work { nil } }
+      clock_offset: -> { queue.clock_offset }, work: -> { queue.work { nil } }, worker: -> { queue.worker { nil } }
     }
     queue_calls.each do |name, call|
       error = assert_raises(MongoMQ::ClosedError, "queue.#{name}") { call.call }
@@ -763,12 +763,12 @@ class TestContract < MongoMQTest::Case
   # ---- clock and log ---------------------------------------------------------------------------
 
   def test_manual_clock
-    t = 2_000_000_000.0 # 2033-05-18: far from the machine's time
+    t = Time.at(2_000_000_000).utc # 2033-05-18: far from the machine's time
     clock = MongoMQ::ManualClock.new(t)
     assert_equal t, clock.now
     @queue.clock = clock
     assert_equal t, @queue.now
-    seq = @queue.publish_at("g", "later", t + 60)
+    seq = @queue.publish("g", "later", not_before: t + 60)
     assert_nil @queue.claim, "not claimable before T + 60"
     clock.advance(61)
     assert_equal t + 61, @queue.now
@@ -784,7 +784,7 @@ class TestContract < MongoMQTest::Case
     @queue.ack(lease)
     # no clock: server time again
     @queue.clock = nil
-    assert_in_delta Time.now.to_f, @queue.now, 60
+    assert_in_delta Time.now, @queue.now, 60
     @queue.publish("g", "now")
     assert_equal "now", claim!.event
   end
@@ -815,13 +815,12 @@ class TestContract < MongoMQTest::Case
 
   # ---- the worker ------------------------------------------------------------------------------
 
+  # worker: started by Queue#worker; stopped and waited for after the block.
   def run_worker(worker)
-    thread = Thread.new { worker.run }
     yield
   ensure
     worker.stop
-    assert thread.join(30), "the worker's run returned"
-    thread.value
+    assert worker.wait(30), "the worker ended"
   end
 
   def test_worker_acks_success
@@ -842,7 +841,7 @@ class TestContract < MongoMQTest::Case
     calls = []
     errors = []
     worker = @queue.worker(backoff_base: 0.5, backoff_cap: 10, jitter: -> { 1.0 },
-                           on_error: ->(e, _) { errors << e }) do |lease|
+                           on_error: ->(e, l) { errors << [e.message, l.seq] }) do |lease|
       calls << [monotonic, lease.attempts, lease.seq]
       raise "failure #{lease.attempts}" if lease.attempts < 3
     end
@@ -852,7 +851,7 @@ class TestContract < MongoMQTest::Case
     assert_operator gaps[0], :>=, 0.5 - 0.05, "the first nack waited backoff_base"
     assert_operator gaps[1], :>=, 1.0 - 0.05, "the second waited twice that"
     assert_operator gaps[1], :>, gaps[0], "growing delays"
-    assert_empty errors
+    assert_equal [["failure 1", seq], ["failure 2", seq]], errors, "each handler failure went to on_error"
   end
 
   def test_worker_extends_lease
@@ -898,19 +897,19 @@ class TestContract < MongoMQTest::Case
         lock.synchronize { calls += 1 }
         raise "always fails"
       end
-      runner = Thread.new { worker.run }
       # Stop at once, or a moment later: the stop lands before, during or just after
       # the first claims, so sometimes a claim returns its lease just as it comes.
       pause = rand * 0.02
       sleep pause if pause > 0.002
       worker.stop
-      assert runner.join(30), "the worker's run returned"
+      assert worker.wait(30), "the worker ended"
     end
     lease = claim!(wait: 10)
     assert_equal seq, lease.seq
     assert_equal calls + 1, lease.attempts,
                  "each delivery was seen by a handler: attempts = handler calls (#{calls}) + 1"
-    assert_empty errors
+    assert_equal calls, errors.size, "each handler failure went to on_error"
+    assert_empty errors.grep(MongoMQ::Error), "no queue error"
   end
 
   def test_worker_graceful_shutdown
@@ -922,14 +921,12 @@ class TestContract < MongoMQTest::Case
       sleep 1.0
       handled << lease.seq
     end
-    thread = Thread.new { worker.run }
     first = started.pop
     elapsed = timed do
       worker.stop
-      assert thread.join(15), "run returned"
+      assert worker.wait(15), "the worker ended"
     end
     assert_operator elapsed, :<, 10
-    assert_nil thread.value
     assert_equal [first], handled, "the running handler finished; no new claims after the stop"
     assert_equal 2, @queue.stats["messages"], "the handled event was acked, the others left"
     assert_equal "e1", claim!.event

@@ -94,24 +94,25 @@ class TestRuby < MongoMQTest::Case
     end
   end
 
-  # work(trap: true): SIGTERM, and SIGINT (Ctrl-C), stop the worker gracefully; the
-  # running handler finishes and is acked; the child exits normally.
-  def test_worker_trap_term
-    worker_stops_gracefully_on("TERM")
+  # handle_signals: true: SIGTERM, and SIGINT (Ctrl-C), stop the worker gracefully
+  # (work and worker + wait); the running handler finishes and is acked; the handlers
+  # the worker replaced come back; the child exits normally.
+  def test_worker_handle_signals_term
+    worker_stops_gracefully_on("TERM", "work")
   end
 
-  def test_worker_trap_int
-    worker_stops_gracefully_on("INT")
+  def test_worker_handle_signals_int
+    worker_stops_gracefully_on("INT", "worker")
   end
 
-  def worker_stops_gracefully_on(signal)
+  def worker_stops_gracefully_on(signal, mode)
     3.times { |i| @queue.publish("g", "e#{i}") }
-    spawn_ruby(File.join(FIXTURES, "trap_worker.rb"), @db) do |out, pid|
+    spawn_ruby(File.join(FIXTURES, "signal_worker.rb"), @db, mode) do |out, pid|
       assert_equal "handling e0\n", out.gets
       Process.kill(signal, pid)
       Process.wait(pid)
       assert_equal 0, $?.exitstatus, "SIG#{signal}: the child exits normally"
-      assert_equal ["handled e0", "stopped"], out.read.lines.map(&:chomp)
+      assert_equal ["handled e0", "stopped", "the previous INT and TERM handlers are back"], out.read.lines.map(&:chomp)
     end
     assert_equal 2, @queue.stats["messages"]
     assert_equal "e1", claim!.event
@@ -198,8 +199,8 @@ class TestRuby < MongoMQTest::Case
         lease.event
         queue.nack(lease, delay: 0)
         MongoMQ::Batch.new.add("h", "y").close
-        queue.clock = MongoMQ::ManualClock.new(2_000_000_000) # dropped while the queue holds it
-        MongoMQ::ManualClock.new(0).advance(1).close
+        queue.clock = MongoMQ::ManualClock.new(Time.at(2_000_000_000)) # dropped while the queue holds it
+        MongoMQ::ManualClock.new(Time.at(0)).advance(1).close
         queue.close
         MongoMQ::Client.new(MongoMQTest.uri).queue(@db, "q").publish("h", "z") # dropped, not closed
       ensure
@@ -217,18 +218,19 @@ class TestRuby < MongoMQTest::Case
     before = MongoMQ.handle_counts["clock"]
     start = Time.utc(2031, 1, 2, 3, 4, 5)
     clock = MongoMQ::ManualClock.new(start)
-    assert_equal start.to_f, clock.now
+    assert_equal start, clock.now
+    assert_kind_of Time, clock.now
+    assert clock.now.utc?
     assert_same clock, clock.advance(Rational(3, 2))
-    assert_equal start.to_f + 1.5, clock.now
-    clock.now = 1_900_000_000
-    assert_equal 1_900_000_000.0, clock.now
-    assert_same clock, clock.set(Time.at(1_900_000_010))
+    assert_equal start + 1.5, clock.now
+    clock.now = Time.at(1_900_000_010)
+    assert_equal Time.at(1_900_000_010), clock.now
     clock.advance(-10)
-    assert_equal 1_900_000_000.0, clock.now
+    assert_equal Time.at(1_900_000_000), clock.now
     {
-      "start" => [-> { MongoMQ::ManualClock.new("now") }, -> { MongoMQ::ManualClock.new(-1) },
-                  -> { MongoMQ::ManualClock.new(Float::NAN) }],
-      "time" => [-> { clock.set(nil) }, -> { clock.now = Float::INFINITY }],
+      "start" => [-> { MongoMQ::ManualClock.new("now") }, -> { MongoMQ::ManualClock.new(1_900_000_000) },
+                  -> { MongoMQ::ManualClock.new(Time.at(-1)) }],
+      "time" => [-> { clock.now = nil }, -> { clock.now = 1_900_000_000 }],
       "seconds" => [-> { clock.advance("1") }, -> { clock.advance(Float::NAN) }],
       "clock" => [-> { @queue.clock = 12 }, -> { @queue.clock = Time.now }]
     }.each do |name, calls|
@@ -240,8 +242,7 @@ class TestRuby < MongoMQTest::Case
     assert_nil clock.close
     assert_nil clock.close
     assert clock.closed?
-    [-> { clock.now }, -> { clock.set(1) }, -> { clock.now = 1 }, -> { clock.advance(1) },
-     -> { @queue.clock = clock }].each do |call|
+    [-> { clock.now }, -> { clock.now = Time.now }, -> { clock.advance(1) }, -> { @queue.clock = clock }].each do |call|
       error = assert_raises(MongoMQ::ClosedError) { call.call }
       assert_match(/clock/, error.message)
     end
@@ -249,13 +250,13 @@ class TestRuby < MongoMQTest::Case
     after = MongoMQ.handle_counts["clock"]
     assert_equal [before[0] + 1, before[1] + 1], after, "one clock made, its handle released once"
     @queue.close
-    assert_raises(MongoMQ::ClosedError) { @queue.clock = MongoMQ::ManualClock.new(0).tap { |c| track(c) } }
+    assert_raises(MongoMQ::ClosedError) { @queue.clock = MongoMQ::ManualClock.new(Time.at(0)).tap { |c| track(c) } }
   end
 
   # A clock dropped to the GC while queues run on it: they keep reading it; a queue
   # reopened from one (a worker's own) runs on it too, and a worker works on it.
   def test_manual_clock_gc_and_worker
-    t = 2_100_000_000.0
+    t = Time.at(2_100_000_000).utc
     other = other_queue
     collect # what earlier tests left
     released = MongoMQ.handle_counts["clock"][1]
@@ -275,15 +276,14 @@ class TestRuby < MongoMQTest::Case
     @queue.clock = nil
     assert_equal t + 5, reopened.now, "setting the first queue's clock changes nothing of the reopened one's"
     assert_equal t + 5, other.now
-    assert_in_delta Time.now.to_f, track(@queue.reopen).now, 60
+    assert_in_delta Time.now, track(@queue.reopen).now, 60
 
     clock = track(MongoMQ::ManualClock.new(t))
     other.clock = clock
-    other.publish_at("g", "due", t + 30)
+    other.publish("g", "due", not_before: t + 30)
     other.publish("g", "after")
     seen = Thread::Queue.new
     worker = other.worker(concurrency: 1, visibility: 10) { |lease| seen << [lease.text, lease.deadline] }
-    runner = Thread.new { worker.run }
     sleep 0.3
     assert seen.empty?, "nothing due on the worker's clock yet"
     clock.advance(30)
@@ -291,8 +291,7 @@ class TestRuby < MongoMQTest::Case
     assert_equal "due", text
     assert_in_delta t + 30 + 10, deadline, 1e-3, "the worker's leases are on the clock"
     assert_equal "after", seen.pop[0]
-    worker.stop
-    runner.join(10)
+    assert worker.stop.wait(10)
     other.close # the last queue holding the first clock: it goes now
   end
 

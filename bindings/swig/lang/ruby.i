@@ -1,56 +1,44 @@
-/* lang/ruby.i — the Ruby typemaps of mongomq.i, for the `mongomq` gem (bindings/ruby).
- *
- * Generated with `swig -ruby -module MongoMQ::Raw -initname mongomq_raw` by
- * bindings/ruby/generate.sh. The raw module is MongoMQ::Raw, private to the gem: users
- * see the hand-written layer in bindings/ruby/lib.
+/* lang/ruby.i — the Ruby typemaps of mongomq.i, for the `mongomq` gem (bindings/ruby):
+ * the handles' ownership, and the calls made without the GVL. Generated into
+ * bindings/ruby/ext/mongomq_raw/mongomq_raw_wrap.c by scripts/swig-generate.sh ruby.
+ * The raw module, MongoMQ::Raw, is private to the gem: users see bindings/ruby/lib.
  *
  * Values:
- *   mq_error *err         hidden, on the stack; after the call (argout) any status but
- *                         MQ_OK / MQ_EMPTY raises MongoMQ::Error.from_c(status, server
- *                         code, message), which picks the class (LeaseLost, ...).
+ *   mq_error *err         hidden, on the stack; after the call any status but MQ_OK and
+ *                         MQ_EMPTY raises MongoMQ::Error.from_c(status, its name, server
+ *                         code, message). The status name is mq_status_name's: the gem keeps
+ *                         no table of its own.
  *   (const void *bytes, size_t len)  <- a String of any encoding, its bytes as they are.
- *   const char * in       <- a String (nil is NULL), copied; a NUL byte inside it is a
- *                         MongoMQ::ArgumentError naming the parameter.
- *   mqs_bytes             -> a new String, always ASCII-8BIT (binary), copied once.
- *   const char * out      -> a UTF-8 String (group ids, tokens, names); the stats JSON
- *                         too, its C text released with mq_free.
+ *   const char * in       <- a String (nil is NULL), copied; a NUL byte inside it is the
+ *                         argument error naming the parameter.
+ *   mqs_bytes             -> a new binary (ASCII-8BIT) String, copied once.
+ *   const char * out      -> a UTF-8 String (group ids, tokens, the JSON texts).
  *
- * Handles. The five C handles (client, queue, lease, batch, manual clock) reach Ruby as one class,
- * MongoMQ::Raw::Handle, wrapping an mqr_handle that owns the C handle. The GC (the
- * %freefunc) and an explicit close (Raw.mqr_close) both come down to mqr_settle, which
- * destroys the C handle exactly once, when nothing needs it any more:
- *   - `owners` counts what keeps the C handle alive: its Ruby object until it is closed
- *     or collected and, for a client, every live queue made from it. So a queue keeps
- *     its client alive, and the GC may free a client and its queues in any order.
- *   - `busy` counts calls running on it without the GVL. A close while one runs marks
- *     the handle closed (new calls raise MongoMQ::ClosedError), wakes a queue's waiting
+ * Handles. The C handles (client, queue, lease, batch, manual clock) reach Ruby as one
+ * class, MongoMQ::Raw::Handle, over an mqr_handle. The GC (%freefunc) and an explicit
+ * close (Raw.mqr_close) both come down to mqr_settle, which destroys the C handle
+ * exactly once, when nothing needs it any more:
+ *   - `owners`: its Ruby object until closed or collected and, for a client, each live
+ *     queue made from it. So a queue keeps its client alive, and the GC may free a
+ *     client and its queues in any order.
+ *   - `busy`: calls running on it without the GVL. A close while one runs marks the
+ *     handle closed (new calls raise MongoMQ::ClosedError), wakes a queue's waiting
  *     claims (mq_queue_interrupt) and leaves the destroy to the last call out.
- * These fields are only touched with the GVL held; only the C calls run without it.
- * A manual clock (mqs_clock) is such a handle too: its destroy is mqs_clock_release,
- * the handle's reference; every queue it was given keeps one of its own until the
- * queue is destroyed, so the clock handle may be closed or collected first. Its calls
- * (now, set, advance) and giving it to a queue (Raw.mqr_queue_set_clock) are a mutex
- * each and run with the GVL held.
+ * These fields are only touched with the GVL held. A manual clock's destroy is
+ * mqs_clock_release (each queue it was given keeps a reference of its own).
  *
- * The GVL. Every shim call that talks to the server (client and queue new, publish,
- * publish_batch, claim, ack, nack, unclaim, extend, the dead letters, stats, repair,
- * purge group, drop), and the destroys of explicit closes, run without the GVL
- * (rb_thread_call_without_gvl2) on arguments copied first, so other Ruby threads run
- * meanwhile. A waiting claim gets an mq_cancel of its own and an unblocking function that
- * triggers it: Thread#kill, Thread#raise, Timeout.timeout and signals (Ctrl-C) end that
- * one claim within milliseconds, the interrupt is then processed as Ruby does, and the
- * queue goes on working. A claim that had just taken a lease when the interrupt raised
- * gives the lease back with mqs_unclaim before the exception goes on, so the group is
- * not held until the visibility runs out, and keeps its attempts count and place in
- * line (nobody saw the lease: a nack would count a delivery). An interrupt that raises
- * nothing (a trap handler that returns) lets the claim wait on for the rest of its
- * time. A plain claim (no wait) and the other calls have no unblocking function: each
- * is a few server commands, bounded by the URI's timeouts; it finishes, then the
- * interrupt is processed.
- *
- * The log. mqs_log_next (up to its timeout; the gem's log thread asks for 0.25 s) runs
- * without the GVL and without an unblocking function: Thread#kill of the log thread
- * takes effect when it returns. A line it took when an interrupt raised is freed.
+ * The GVL. Every call that talks to the server, and the destroys of explicit closes,
+ * run without the GVL (rb_thread_call_without_gvl2) on arguments copied first. A
+ * waiting claim gets an mq_cancel of its own and an unblocking function that triggers
+ * it: Thread#kill, Thread#raise, Timeout.timeout and signals end that one claim within
+ * milliseconds and the interrupt is processed as Ruby does. A lease the claim took as
+ * the interrupt came is given back with mqs_unclaim first (nobody saw it: a nack would
+ * count a delivery). An interrupt that raises nothing (a trap handler that returns)
+ * lets the claim wait on for the rest of its time. The other calls have no unblocking
+ * function: each is a few server commands, bounded by the URI's timeouts; it finishes,
+ * then the interrupt is processed, and what the call made (a handle, a text) is freed
+ * if the interrupt raises. mqs_log_next (the gem's log thread asks with timeout 0, and
+ * sleeps in Ruby between asks: see lib/mongomq/log.rb) runs without the GVL.
  */
 
 %{
@@ -59,22 +47,14 @@
 %}
 
 /* mqs_bytes is declared before this file is included, so SWIG wraps its struct (as
- * Raw::Mqs_bytes, unused: the typemap below turns it into a String) and warns that the
- * name is no Ruby class name (801). The warning says nothing here. */
+ * Raw::Mqs_bytes, unused: the typemap below makes a String) and warns that the name
+ * is no Ruby class name (801), which says nothing here. */
 #pragma SWIG nowarn=801
 
-/* Not for Ruby: the per-call mq_cancel is made here; destroys go through mqr_close. */
-%ignore mqs_client_destroy;
-%ignore mqs_queue_destroy;
-%ignore mqs_lease_destroy;
-%ignore mqs_batch_destroy;
-%ignore mqs_cancel_new;
-%ignore mqs_cancel_trigger;
-%ignore mqs_cancel_triggered;
-%ignore mqs_cancel_reset;
-%ignore mqs_cancel_destroy;
-/* A clock's handle is released by mqr_close (or the GC); a queue is given one with
- * mqr_queue_set_clock (nil: server time), which keeps track of it for Queue#reopen. */
+/* Not for Ruby: the per-call mq_cancel is made here; destroys go through mqr_close; a
+ * queue is given a clock with mqr_queue_set_clock (which notes it for reopen). */
+%rename("$ignore", regextarget=1) "^mqs_(client|queue|lease|batch|cancel)_destroy$";
+%rename("$ignore", regextarget=1) "^mqs_cancel_";
 %ignore mqs_clock_release;
 %ignore mqs_queue_set_clock;
 
@@ -119,39 +99,50 @@ static double mqr_monotonic(void) {
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-/* Raises the MongoMQ error for a status other than MQ_OK and MQ_EMPTY. */
-static void mqr_raise(const mq_error *e) {
-    VALUE exc = rb_funcall(rb_path2class("MongoMQ::Error"), rb_intern("from_c"), 3, INT2NUM((int)e->status),
-                           INT2NUM(e->server_code), rb_utf8_str_new_cstr(e->message));
-    rb_exc_raise(exc);
+/* The MongoMQ error for a status (not MQ_OK or MQ_EMPTY), named by the C library. */
+static VALUE mqr_error(mq_status status, int server_code, const char *message) {
+    return rb_funcall(rb_path2class("MongoMQ::Error"), rb_intern("from_c"), 4, INT2NUM((int)status),
+                      rb_utf8_str_new_cstr(mq_status_name(status)), INT2NUM(server_code),
+                      rb_utf8_str_new_cstr(message));
 }
 
-static void mqr_raise_closed(const char *what) {
-    rb_raise(rb_path2class("MongoMQ::ClosedError"), "%s", what);
+static void mqr_raise(const mq_error *e) { rb_exc_raise(mqr_error(e->status, e->server_code, e->message)); }
+
+static void mqr_raise_closed(const char *what) { rb_raise(rb_path2class("MongoMQ::ClosedError"), "%s", what); }
+
+static void mqr_raise_closed_kind(mqr_kind kind) {
+    static const char *const msg[] = {"the client is closed", "the queue is closed", "the lease is closed",
+                                      "the batch is closed", "the clock is closed"};
+    mqr_raise_closed(msg[kind]);
+}
+
+/* ---- calls without the GVL ---- */
+
+typedef struct mqr_call {
+    void *(*fn)(void *);
+    void *arg;
+    int ran;
+    rb_unblock_function_t *ubf;
+    void *ubf_arg;
+    mqr_handle *uses[2];
+} mqr_call;
+
+static void *mqr_call_run(void *p) {
+    mqr_call *c = (mqr_call *)p;
+    c->ran = 1;
+    return c->fn(c->arg);
 }
 
 /* Runs fn(arg) without the GVL, or with it when an interrupt is pending (gvl2 then
  * does not call fn): for work that must happen whatever comes. Interrupts stay
  * pending for Ruby's next check. */
-typedef struct mqr_once {
-    void *(*fn)(void *);
-    void *arg;
-    int ran;
-} mqr_once;
-
-static void *mqr_once_run(void *p) {
-    mqr_once *o = (mqr_once *)p;
-    o->ran = 1;
-    return o->fn(o->arg);
-}
-
 static void mqr_without_gvl_always(void *(*fn)(void *), void *arg) {
-    mqr_once o;
-    o.fn = fn;
-    o.arg = arg;
-    o.ran = 0;
-    rb_thread_call_without_gvl2(mqr_once_run, &o, NULL, NULL);
-    if (!o.ran) fn(arg);
+    mqr_call c;
+    c.fn = fn;
+    c.arg = arg;
+    c.ran = 0;
+    rb_thread_call_without_gvl2(mqr_call_run, &c, NULL, NULL);
+    if (!c.ran) fn(arg);
 }
 
 typedef struct mqr_destroy_args {
@@ -214,58 +205,26 @@ static VALUE mqr_wrap(mqr_kind kind, void *ptr, mqr_handle *parent) {
     mqr_handle *h;
     if (ptr == NULL) return Qnil;
     h = ALLOC(mqr_handle);
-    h->kind = kind;
-    h->ptr = ptr;
-    h->owners = 1;
-    h->busy = 0;
-    h->closed = 0;
-    h->collected = 0;
-    h->parent = parent;
-    h->clock = NULL;
+    *h = (mqr_handle){kind, ptr, 1, 0, 0, 0, parent, NULL};
     if (parent != NULL) parent->owners++;
     mqr_made[kind]++;
     return SWIG_NewPointerObj(h, SWIGTYPE_p_mqr_handle, SWIG_POINTER_OWN);
 }
 
-static mqr_handle *mqr_peek(VALUE obj, mqr_kind kind) {
+static mqr_handle *mqr_peek_any(VALUE obj) {
     void *p = NULL;
-    mqr_handle *h;
     if (!SWIG_IsOK(SWIG_ConvertPtr(obj, &p, SWIGTYPE_p_mqr_handle, 0)) || p == NULL)
-        rb_raise(rb_eTypeError, "expected a MongoMQ %s handle", mqr_kind_name[kind]);
-    h = (mqr_handle *)p;
-    if (h->kind != kind)
-        rb_raise(rb_eTypeError, "expected a MongoMQ %s handle, got a %s", mqr_kind_name[kind], mqr_kind_name[h->kind]);
-    return h;
-}
-
-static void mqr_raise_closed_kind(mqr_kind kind) {
-    static const char *const msg[] = {"the client is closed", "the queue is closed", "the lease is closed",
-                                      "the batch is closed", "the clock is closed"};
-    mqr_raise_closed(msg[kind]);
+        rb_raise(rb_eTypeError, "expected a MongoMQ handle");
+    return (mqr_handle *)p;
 }
 
 /* The handle behind a typemap's argument; a closed one raises MongoMQ::ClosedError. */
 static mqr_handle *mqr_get(VALUE obj, mqr_kind kind) {
-    mqr_handle *h = mqr_peek(obj, kind);
+    mqr_handle *h = mqr_peek_any(obj);
+    if (h->kind != kind)
+        rb_raise(rb_eTypeError, "expected a MongoMQ %s handle, got a %s", mqr_kind_name[kind], mqr_kind_name[h->kind]);
     if (h->closed || h->ptr == NULL) mqr_raise_closed_kind(kind);
     return h;
-}
-
-/* ---- calls without the GVL ---- */
-
-typedef struct mqr_call {
-    void *(*fn)(void *);
-    void *arg;
-    int ran;
-    rb_unblock_function_t *ubf;
-    void *ubf_arg;
-    mqr_handle *uses[2];
-} mqr_call;
-
-static void *mqr_call_run(void *p) {
-    mqr_call *c = (mqr_call *)p;
-    c->ran = 1;
-    return c->fn(c->arg);
 }
 
 static VALUE mqr_call_body(VALUE p) {
@@ -286,11 +245,18 @@ static VALUE mqr_check_ints(VALUE unused) {
     return Qnil;
 }
 
-/* The typemaps checked the handles, but converting the later arguments may have run
- * Ruby code (to_str, to_f) and let another thread close one: check again, with the
- * GVL held from here to the busy count. */
-static void mqr_check_open(mqr_call *c) {
+static void mqr_call_init(mqr_call *c, void *(*fn)(void *), void *arg, mqr_handle *h0, mqr_handle *h1) {
     int i;
+    c->fn = fn;
+    c->arg = arg;
+    c->ran = 0;
+    c->ubf = NULL;
+    c->ubf_arg = NULL;
+    c->uses[0] = h0;
+    c->uses[1] = h1;
+    /* The typemaps checked the handles, but converting later arguments may have run
+     * Ruby code (to_str, to_f) and let another thread close one: check again, with the
+     * GVL held from here to the busy count (mqr_begin). */
     for (i = 0; i < 2; i++)
         if (c->uses[i] != NULL && (c->uses[i]->closed || c->uses[i]->ptr == NULL)) mqr_raise_closed_kind(c->uses[i]->kind);
 }
@@ -320,96 +286,83 @@ static int mqr_run(mqr_call *c) {
     return state;
 }
 
-static void mqr_call_init(mqr_call *c, void *(*fn)(void *), void *arg, mqr_handle *h0, mqr_handle *h1) {
-    c->fn = fn;
-    c->arg = arg;
-    c->ran = 0;
-    c->ubf = NULL;
-    c->ubf_arg = NULL;
-    c->uses[0] = h0;
-    c->uses[1] = h1;
-}
-
-/* The whole of a call with nothing to release if an interrupt raises after it. */
-static void mqr_call_simple(void *(*fn)(void *), void *arg, mqr_handle *h0, mqr_handle *h1) {
+/* A whole call on handles h0, h1 (either NULL). *made (may be NULL) is what the call
+ * made, released with `release` if an interrupt raises after it. */
+static void mqr_call_do(void *(*fn)(void *), void *arg, void **made, void (*release)(void *), mqr_handle *h0,
+                        mqr_handle *h1) {
     mqr_call c;
     int state;
     mqr_call_init(&c, fn, arg, h0, h1);
-    mqr_check_open(&c);
     mqr_begin(&c);
     state = mqr_run(&c);
     mqr_end(&c);
+    if (state && c.ran && made != NULL && *made != NULL) {
+        release(*made);
+        *made = NULL;
+    }
     if (state) rb_jump_tag(state);
 }
 
+static void mqr_release_client(void *p) { mqs_client_destroy((mq_client *)p); }
+static void mqr_release_queue(void *p) { mqs_queue_destroy((mq_queue *)p); }
+
 /* MQR_NOGVL(name, result type, fields, call): a struct `name_args` of the call's
- * arguments and its result, and `name_fn`, which makes the call (for mqr_call). */
+ * arguments (in the wrapper's order) and its result, and `name_fn`, which makes it. */
 #define MQR_NOGVL(NAME, RTYPE, FIELDS, CALL)                   \
-    typedef struct NAME##_args {                               \
+    typedef struct mqr_##NAME##_args {                         \
         FIELDS                                                 \
         RTYPE result;                                          \
-    } NAME##_args;                                             \
-    static void *NAME##_fn(void *p) {                          \
-        NAME##_args *a = (NAME##_args *)p;                     \
+    } mqr_##NAME##_args;                                       \
+    static void *mqr_##NAME##_fn(void *p) {                    \
+        mqr_##NAME##_args *a = (mqr_##NAME##_args *)p;         \
         a->result = CALL;                                      \
         return NULL;                                           \
     }
 
-MQR_NOGVL(mqr_client_new, mq_client *, const char *uri; mq_error *err;, (mqs_client_new(a->uri, a->err)))
-MQR_NOGVL(mqr_queue_new, mq_queue *, mq_client *client; const char *db; const char *prefix; mq_error *err;,
+MQR_NOGVL(client_new, mq_client *, const char *uri; mq_error *err;, (mqs_client_new(a->uri, a->err)))
+MQR_NOGVL(queue_new, mq_queue *, mq_client *client; const char *db; const char *prefix; mq_error *err;,
           (mqs_queue_new(a->client, a->db, a->prefix, a->err)))
-MQR_NOGVL(mqr_publish, int64_t,
+MQR_NOGVL(publish, int64_t,
           mq_queue *queue; const char *group; const void *bytes; size_t len; int priority; double at; mq_error *err;,
           (mqs_publish(a->queue, a->group, a->bytes, a->len, a->priority, a->at, a->err)))
-MQR_NOGVL(mqr_publish_batch, int64_t, mq_queue *queue; mq_batch *batch; mq_error *err;,
+MQR_NOGVL(publish_batch, int64_t, mq_queue *queue; mq_batch *batch; mq_error *err;,
           (mqs_publish_batch(a->queue, a->batch, a->err)))
-MQR_NOGVL(mqr_ack, int, mq_queue *queue; mq_lease *lease; mq_error *err;, (mqs_ack(a->queue, a->lease, a->err), 0))
-MQR_NOGVL(mqr_nack, int, mq_queue *queue; mq_lease *lease; double delay; mq_error *err;,
+MQR_NOGVL(ack, int, mq_queue *queue; mq_lease *lease; mq_error *err;, (mqs_ack(a->queue, a->lease, a->err), 0))
+MQR_NOGVL(nack, int, mq_queue *queue; mq_lease *lease; double delay; mq_error *err;,
           (mqs_nack(a->queue, a->lease, a->delay, a->err), 0))
-MQR_NOGVL(mqr_unclaim, int, mq_queue *queue; mq_lease *lease; mq_error *err;,
-          (mqs_unclaim(a->queue, a->lease, a->err), 0))
-MQR_NOGVL(mqr_extend, int, mq_queue *queue; mq_lease *lease; double visibility; mq_error *err;,
+MQR_NOGVL(unclaim, int, mq_queue *queue; mq_lease *lease; mq_error *err;, (mqs_unclaim(a->queue, a->lease, a->err), 0))
+MQR_NOGVL(extend, int, mq_queue *queue; mq_lease *lease; double visibility; mq_error *err;,
           (mqs_extend(a->queue, a->lease, a->visibility, a->err), 0))
-MQR_NOGVL(mqr_dead_count, int64_t, mq_queue *queue; mq_error *err;, (mqs_dead_count(a->queue, a->err)))
-MQR_NOGVL(mqr_dead_requeue, int64_t, mq_queue *queue; int64_t seq; mq_error *err;,
+MQR_NOGVL(dead_count, int64_t, mq_queue *queue; mq_error *err;, (mqs_dead_count(a->queue, a->err)))
+MQR_NOGVL(dead_requeue, int64_t, mq_queue *queue; int64_t seq; mq_error *err;,
           (mqs_dead_requeue(a->queue, a->seq, a->err)))
-MQR_NOGVL(mqr_dead_purge, int64_t, mq_queue *queue; mq_error *err;, (mqs_dead_purge(a->queue, a->err)))
-MQR_NOGVL(mqr_stats_json, char *, mq_queue *queue; mq_error *err;, (mqs_stats_json(a->queue, a->err)))
-MQR_NOGVL(mqr_repair, int64_t, mq_queue *queue; mq_error *err;, (mqs_repair(a->queue, a->err)))
-MQR_NOGVL(mqr_peek_json, char *, mq_queue *queue; const char *group; size_t n; mq_error *err;,
+MQR_NOGVL(dead_purge, int64_t, mq_queue *queue; mq_error *err;, (mqs_dead_purge(a->queue, a->err)))
+MQR_NOGVL(stats_json, char *, mq_queue *queue; mq_error *err;, (mqs_stats_json(a->queue, a->err)))
+MQR_NOGVL(repair, int64_t, mq_queue *queue; mq_error *err;, (mqs_repair(a->queue, a->err)))
+MQR_NOGVL(peek_json, char *, mq_queue *queue; const char *group; size_t n; mq_error *err;,
           (mqs_peek_json(a->queue, a->group, a->n, a->err)))
-MQR_NOGVL(mqr_dead_list_json, char *, mq_queue *queue; size_t n; mq_error *err;,
+MQR_NOGVL(dead_list_json, char *, mq_queue *queue; size_t n; mq_error *err;,
           (mqs_dead_list_json(a->queue, a->n, a->err)))
-MQR_NOGVL(mqr_purge_group, int, mq_queue *queue; const char *group; mq_error *err;,
+MQR_NOGVL(purge_group, int, mq_queue *queue; const char *group; mq_error *err;,
           (mqs_purge_group(a->queue, a->group, a->err), 0))
-MQR_NOGVL(mqr_queue_drop, int, mq_queue *queue; mq_error *err;, (mqs_queue_drop(a->queue, a->err), 0))
-MQR_NOGVL(mqr_log_next, char *, double timeout;, (mqs_log_next(a->timeout)))
-MQR_NOGVL(mqr_claim, mq_lease *,
+MQR_NOGVL(queue_drop, int, mq_queue *queue; mq_error *err;, (mqs_queue_drop(a->queue, a->err), 0))
+MQR_NOGVL(log_next, char *, double timeout;, (mqs_log_next(a->timeout)))
+MQR_NOGVL(claim, mq_lease *,
           mq_queue *queue; const char *worker_id; double visibility; int min_priority; size_t max_events;
           double timeout; mq_cancel *cancel; mq_error *err;,
           (mqs_claim(a->queue, a->worker_id, a->visibility, a->min_priority, a->max_events, a->timeout, a->cancel,
                      a->err)))
 
-/* Makes the C handle a call made, then lets a pending interrupt raise: the handle is
- * destroyed first, so nothing leaks. */
-static void *mqr_call_making(void *(*fn)(void *), void *arg, void **made, mqr_kind kind, mqr_handle *h0) {
-    mqr_call c;
-    int state;
-    mqr_call_init(&c, fn, arg, h0, NULL);
-    mqr_check_open(&c);
-    mqr_begin(&c);
-    state = mqr_run(&c);
-    if (state && c.ran && *made != NULL) {
-        mqr_destroy_args d;
-        d.kind = kind;
-        d.ptr = *made;
-        mqr_destroy_run(&d);
-        *made = NULL;
-    }
-    mqr_end(&c);
-    if (state) rb_jump_tag(state);
-    return *made;
-}
+/* The actions below (one line each): the shim call NAME without the GVL, its
+ * arguments the wrapper's argN; h1, h2 are the typemaps' handles of arguments 1 and 2.
+ * MQR_DO: a call with a result; MQR_DO_VOID: without; MQR_DO_MADE: a call that makes
+ * something (a handle, a text), which RELEASE frees if an interrupt raises after it. */
+#define MQR_CALL(NAME, H2, ...) \
+    mqr_##NAME##_args a = {__VA_ARGS__, 0}; mqr_call_do(mqr_##NAME##_fn, &a, NULL, NULL, h1, H2);
+#define MQR_DO_VOID(NAME, H2, ...) { MQR_CALL(NAME, H2, __VA_ARGS__) }
+#define MQR_DO(NAME, H2, ...) { MQR_CALL(NAME, H2, __VA_ARGS__) result = a.result; }
+#define MQR_DO_MADE(NAME, RELEASE, H1, ...) { mqr_##NAME##_args a = {__VA_ARGS__, NULL}; \
+    mqr_call_do(mqr_##NAME##_fn, &a, (void **)&a.result, RELEASE, H1, NULL); result = a.result; }
 
 static void mqr_ubf_cancel(void *cancel) { mq_cancel_trigger((mq_cancel *)cancel); }
 
@@ -421,11 +374,10 @@ static mq_lease *mqr_claim_call(mqr_handle *hq, mqr_claim_args *a) {
     int closed_while_waiting = 0;
     double deadline = mqr_monotonic() + a->timeout;
     mqr_call_init(&c, mqr_claim_fn, a, hq, NULL);
-    mqr_check_open(&c);
     a->cancel = NULL;
     if (a->timeout > 0) {
-        /* A plain claim (timeout 0) gets no mq_cancel: mqs_claim makes it with
-         * mq_claim_batch, which keeps working after mq_queue_interrupt. Like the other
+        /* A plain claim (timeout 0) gets no mq_cancel: without one mqs_claim is the
+         * plain claim, which keeps working after mq_queue_interrupt. Like the other
          * short calls, it finishes, then the interrupt is processed. */
         a->cancel = mqs_cancel_new(&cerr);
         if (a->cancel == NULL) rb_raise(rb_eNoMemError, "mq_cancel_new: %s", cerr.message);
@@ -438,8 +390,8 @@ static mq_lease *mqr_claim_call(mqr_handle *hq, mqr_claim_args *a) {
         state = mqr_run(&c);
         if (state) {
             if (c.ran && a->result != NULL) {
-                /* The lease came with the interrupt: give it back before raising. No
-                 * handler saw it, so it is an unclaim (not a delivery), not a nack. */
+                /* The lease came with the interrupt: give it back (unclaim: no
+                 * handler saw it, so not a delivery) before raising. */
                 mq_error nerr;
                 mqs_unclaim(a->queue, a->result, &nerr);
                 mqs_lease_destroy(a->result);
@@ -475,14 +427,7 @@ static mq_lease *mqr_claim_call(mqr_handle *hq, mqr_claim_args *a) {
     return a->result;
 }
 
-/* ---- Ruby-only functions (wrapped below) ---- */
-
-static mqr_handle *mqr_peek_any(VALUE obj) {
-    void *p = NULL;
-    if (!SWIG_IsOK(SWIG_ConvertPtr(obj, &p, SWIGTYPE_p_mqr_handle, 0)) || p == NULL)
-        rb_raise(rb_eTypeError, "expected a MongoMQ handle");
-    return (mqr_handle *)p;
-}
+/* ---- Ruby-only functions (declared at the end) ---- */
 
 /* Closes a handle: no new calls; the C handle is destroyed now, or when the last call
  * on it returns (a queue's waiting claims are woken for that), or, for a client, when
@@ -547,31 +492,23 @@ static VALUE mqr_counts(void) {
   $1 = NULL;
 }
 
-/* Handles in. */
-%typemap(in) mq_client * (mqr_handle *h = NULL) {
-  h = mqr_get($input, MQR_CLIENT);
-  $1 = (mq_client *)h->ptr;
+/* Handles in: $1 the C handle, h<argnum> its mqr_handle (for the actions). */
+%define MQR_HANDLE_IN(TYPE, KIND)
+%typemap(in) TYPE * (mqr_handle *h = NULL) {
+  h = mqr_get($input, KIND);
+  $1 = (TYPE *)h->ptr;
 }
-%typemap(in) mq_queue * (mqr_handle *h = NULL) {
-  h = mqr_get($input, MQR_QUEUE);
-  $1 = (mq_queue *)h->ptr;
-}
-%typemap(in) mq_lease * (mqr_handle *h = NULL) {
-  h = mqr_get($input, MQR_LEASE);
-  $1 = (mq_lease *)h->ptr;
-}
-%typemap(in) mq_batch * (mqr_handle *h = NULL) {
-  h = mqr_get($input, MQR_BATCH);
-  $1 = (mq_batch *)h->ptr;
-}
-%typemap(in) mqs_clock * (mqr_handle *h = NULL) {
-  h = mqr_get($input, MQR_CLOCK);
-  $1 = (mqs_clock *)h->ptr;
-}
+%enddef
+MQR_HANDLE_IN(mq_client, MQR_CLIENT)
+MQR_HANDLE_IN(mq_queue, MQR_QUEUE)
+MQR_HANDLE_IN(mq_lease, MQR_LEASE)
+MQR_HANDLE_IN(mq_batch, MQR_BATCH)
+MQR_HANDLE_IN(mqs_clock, MQR_CLOCK)
 
 /* Handles out. */
 %typemap(out) mq_client *mqs_client_new "$result = mqr_wrap(MQR_CLIENT, $1, NULL);"
 %typemap(out) mq_queue *mqs_queue_new "$result = mqr_wrap(MQR_QUEUE, $1, h1);"
+%typemap(out) mq_queue *mqr_queue_reopen "$result = mqr_wrap(MQR_QUEUE, $1, h1->parent);"
 %typemap(out) mq_lease *mqs_claim "$result = mqr_wrap(MQR_LEASE, $1, NULL);"
 %typemap(out) mq_batch *mqs_batch_new "$result = mqr_wrap(MQR_BATCH, $1, NULL);"
 %typemap(out) mqs_clock *mqs_clock_new {
@@ -588,8 +525,7 @@ static VALUE mqr_counts(void) {
     VALUE s = $input;
     StringValue(s);
     if (memchr(RSTRING_PTR(s), '\0', (size_t)RSTRING_LEN(s)) != NULL)
-      rb_exc_raise(rb_funcall(rb_path2class("MongoMQ::Error"), rb_intern("from_c"), 3, INT2NUM(MQ_ERR_ARG),
-                              INT2NUM(0), rb_utf8_str_new_cstr("$1_name contains a NUL byte")));
+      rb_exc_raise(mqr_error(MQ_ERR_ARG, 0, "$1_name contains a NUL byte"));
     copy = rb_str_new(RSTRING_PTR(s), RSTRING_LEN(s));
     $1 = RSTRING_PTR(copy);
   }
@@ -611,185 +547,38 @@ static VALUE mqr_counts(void) {
   $result = $1.data == NULL ? Qnil : rb_str_new((const char *)$1.data, (long)$1.len);
 }
 
-/* Text out: UTF-8. */
-%typemap(out) const char * "$result = $1 == NULL ? Qnil : rb_utf8_str_new_cstr($1);"
-%typemap(out) char *mqs_stats_json "$result = $1 == NULL ? Qnil : rb_utf8_str_new_cstr($1);"
-%typemap(out) char *mqs_peek_json "$result = $1 == NULL ? Qnil : rb_utf8_str_new_cstr($1);"
-%typemap(out) char *mqs_dead_list_json "$result = $1 == NULL ? Qnil : rb_utf8_str_new_cstr($1);"
-/* "LEVEL\tDOMAIN\tMESSAGE" (UTF-8 as libmongoc writes it), or nil after the timeout;
- * the C text is freed with free() (mongomq.i's newfree). */
-%typemap(out) char *mqs_log_next "$result = $1 == NULL ? Qnil : rb_utf8_str_new_cstr($1);"
+/* Text out: UTF-8 (the JSON texts are then freed by mongomq.i's newfree; a log line is
+ * "LEVEL\tDOMAIN\tMESSAGE", or nil after the timeout). */
+%typemap(out) const char *, char * "$result = $1 == NULL ? Qnil : rb_utf8_str_new_cstr($1);"
 
 /* ---- the calls without the GVL ----------------------------------------------------- */
 
-%feature("action") mqs_client_new %{
-  {
-    mqr_client_new_args a = {arg1, arg2, NULL};
-    result = (mq_client *)mqr_call_making(mqr_client_new_fn, &a, (void **)&a.result, MQR_CLIENT, NULL);
-  }
-%}
-%feature("action") mqs_queue_new %{
-  {
-    mqr_queue_new_args a = {arg1, arg2, arg3, arg4, NULL};
-    result = (mq_queue *)mqr_call_making(mqr_queue_new_fn, &a, (void **)&a.result, MQR_QUEUE, h1);
-  }
-%}
-%feature("action") mqr_queue_reopen %{
-  {
-    mqr_queue_new_args a = {(mq_client *)h1->parent->ptr, arg2, arg3, arg4, NULL};
-    (void)arg1;
-    result = (mq_queue *)mqr_call_making(mqr_queue_new_fn, &a, (void **)&a.result, MQR_QUEUE, h1);
-  }
-%}
-%typemap(out) mq_queue *mqr_queue_reopen "$result = mqr_wrap(MQR_QUEUE, $1, h1->parent);"
-%feature("action") mqs_publish %{
-  {
-    mqr_publish_args a = {arg1, arg2, arg3, arg4, arg5, arg6, arg7, 0};
-    mqr_call_simple(mqr_publish_fn, &a, h1, NULL);
-    result = a.result;
-  }
-%}
-%feature("action") mqs_publish_batch %{
-  {
-    mqr_publish_batch_args a = {arg1, arg2, arg3, 0};
-    mqr_call_simple(mqr_publish_batch_fn, &a, h1, h2);
-    result = a.result;
-  }
-%}
+%feature("action") mqs_client_new "MQR_DO_MADE(client_new, mqr_release_client, NULL, arg1, arg2)"
+%feature("action") mqs_queue_new "MQR_DO_MADE(queue_new, mqr_release_queue, h1, arg1, arg2, arg3, arg4)"
+/* (the client of arg1's queue; the queue keeps it alive) */
+%feature("action") mqr_queue_reopen
+  "MQR_DO_MADE(queue_new, mqr_release_queue, h1, (mq_client *)h1->parent->ptr, arg2, arg3, arg4)"
+%feature("action") mqs_publish "MQR_DO(publish, NULL, arg1, arg2, arg3, arg4, arg5, arg6, arg7)"
+%feature("action") mqs_publish_batch "MQR_DO(publish_batch, h2, arg1, arg2, arg3)"
+%feature("action") mqs_ack "MQR_DO_VOID(ack, h2, arg1, arg2, arg3)"
+%feature("action") mqs_nack "MQR_DO_VOID(nack, h2, arg1, arg2, arg3, arg4)"
+%feature("action") mqs_unclaim "MQR_DO_VOID(unclaim, h2, arg1, arg2, arg3)"
+%feature("action") mqs_extend "MQR_DO_VOID(extend, h2, arg1, arg2, arg3, arg4)"
+%feature("action") mqs_dead_count "MQR_DO(dead_count, NULL, arg1, arg2)"
+%feature("action") mqs_dead_requeue "MQR_DO(dead_requeue, NULL, arg1, arg2, arg3)"
+%feature("action") mqs_dead_purge "MQR_DO(dead_purge, NULL, arg1, arg2)"
+%feature("action") mqs_repair "MQR_DO(repair, NULL, arg1, arg2)"
+%feature("action") mqs_purge_group "MQR_DO_VOID(purge_group, NULL, arg1, arg2, arg3)"
+%feature("action") mqs_queue_drop "MQR_DO_VOID(queue_drop, NULL, arg1, arg2)"
+%feature("action") mqs_stats_json "MQR_DO_MADE(stats_json, mq_free, h1, arg1, arg2)"
+%feature("action") mqs_peek_json "MQR_DO_MADE(peek_json, mq_free, h1, arg1, arg2, arg3, arg4)"
+%feature("action") mqs_dead_list_json "MQR_DO_MADE(dead_list_json, mq_free, h1, arg1, arg2, arg3)"
+%feature("action") mqs_log_next "MQR_DO_MADE(log_next, free, NULL, arg1)"
 %feature("action") mqs_claim %{
   {
     mqr_claim_args a = {arg1, arg2, arg3, arg4, arg5, arg6, NULL, arg8, NULL};
     (void)arg7; /* the typemap's NULL: mqr_claim_call makes the cancel */
     result = mqr_claim_call(h1, &a);
-  }
-%}
-%feature("action") mqs_ack %{
-  {
-    mqr_ack_args a = {arg1, arg2, arg3, 0};
-    mqr_call_simple(mqr_ack_fn, &a, h1, h2);
-  }
-%}
-%feature("action") mqs_nack %{
-  {
-    mqr_nack_args a = {arg1, arg2, arg3, arg4, 0};
-    mqr_call_simple(mqr_nack_fn, &a, h1, h2);
-  }
-%}
-%feature("action") mqs_unclaim %{
-  {
-    mqr_unclaim_args a = {arg1, arg2, arg3, 0};
-    mqr_call_simple(mqr_unclaim_fn, &a, h1, h2);
-  }
-%}
-%feature("action") mqs_extend %{
-  {
-    mqr_extend_args a = {arg1, arg2, arg3, arg4, 0};
-    mqr_call_simple(mqr_extend_fn, &a, h1, h2);
-  }
-%}
-%feature("action") mqs_dead_count %{
-  {
-    mqr_dead_count_args a = {arg1, arg2, 0};
-    mqr_call_simple(mqr_dead_count_fn, &a, h1, NULL);
-    result = a.result;
-  }
-%}
-%feature("action") mqs_dead_requeue %{
-  {
-    mqr_dead_requeue_args a = {arg1, arg2, arg3, 0};
-    mqr_call_simple(mqr_dead_requeue_fn, &a, h1, NULL);
-    result = a.result;
-  }
-%}
-%feature("action") mqs_dead_purge %{
-  {
-    mqr_dead_purge_args a = {arg1, arg2, 0};
-    mqr_call_simple(mqr_dead_purge_fn, &a, h1, NULL);
-    result = a.result;
-  }
-%}
-%feature("action") mqs_stats_json %{
-  {
-    mqr_stats_json_args a = {arg1, arg2, NULL};
-    mqr_call c;
-    int state;
-    mqr_call_init(&c, mqr_stats_json_fn, &a, h1, NULL);
-    mqr_check_open(&c);
-    mqr_begin(&c);
-    state = mqr_run(&c);
-    mqr_end(&c);
-    if (state) {
-      mq_free(a.result);
-      rb_jump_tag(state);
-    }
-    result = a.result;
-  }
-%}
-%feature("action") mqs_peek_json %{
-  {
-    mqr_peek_json_args a = {arg1, arg2, arg3, arg4, NULL};
-    mqr_call c;
-    int state;
-    mqr_call_init(&c, mqr_peek_json_fn, &a, h1, NULL);
-    mqr_check_open(&c);
-    mqr_begin(&c);
-    state = mqr_run(&c);
-    mqr_end(&c);
-    if (state) {
-      mq_free(a.result);
-      rb_jump_tag(state);
-    }
-    result = a.result;
-  }
-%}
-%feature("action") mqs_dead_list_json %{
-  {
-    mqr_dead_list_json_args a = {arg1, arg2, arg3, NULL};
-    mqr_call c;
-    int state;
-    mqr_call_init(&c, mqr_dead_list_json_fn, &a, h1, NULL);
-    mqr_check_open(&c);
-    mqr_begin(&c);
-    state = mqr_run(&c);
-    mqr_end(&c);
-    if (state) {
-      mq_free(a.result);
-      rb_jump_tag(state);
-    }
-    result = a.result;
-  }
-%}
-%feature("action") mqs_repair %{
-  {
-    mqr_repair_args a = {arg1, arg2, 0};
-    mqr_call_simple(mqr_repair_fn, &a, h1, NULL);
-    result = a.result;
-  }
-%}
-%feature("action") mqs_purge_group %{
-  {
-    mqr_purge_group_args a = {arg1, arg2, arg3, 0};
-    mqr_call_simple(mqr_purge_group_fn, &a, h1, NULL);
-  }
-%}
-%feature("action") mqs_queue_drop %{
-  {
-    mqr_queue_drop_args a = {arg1, arg2, 0};
-    mqr_call_simple(mqr_queue_drop_fn, &a, h1, NULL);
-  }
-%}
-%feature("action") mqs_log_next %{
-  {
-    mqr_log_next_args a = {arg1, NULL};
-    mqr_call c;
-    int state;
-    mqr_call_init(&c, mqr_log_next_fn, &a, NULL, NULL);
-    state = mqr_run(&c);
-    if (state) {
-      free(a.result);
-      rb_jump_tag(state);
-    }
-    result = a.result;
   }
 %}
 

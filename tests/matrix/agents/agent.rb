@@ -57,9 +57,9 @@ def handle(w)
     data = spec_bytes(a[3])
     delay = Float(a[2])
     if delay.positive?
-      at = queue.now.to_f + delay
-      seq = queue.publish_at(group, data, at, priority: Integer(a[1]))
-      format("ok %d %.6f", seq, at)
+      at = queue.now + delay
+      seq = queue.publish(group, data, priority: Integer(a[1]), not_before: at)
+      format("ok %d %.6f", seq, at.to_f)
     else
       "ok #{queue.publish(group, data, priority: Integer(a[1]))} 0"
     end

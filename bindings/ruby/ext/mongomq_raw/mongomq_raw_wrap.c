@@ -2430,14 +2430,14 @@ static uint64_t mqs_queue_repair_fixed(mq_queue *queue) {
     return fixed;
 }
 
-/* ---- publish: not_before_epoch_s 0 is "now" (mq_publish) ---- */
+/* ---- publish (mq_publish_with): not_before_epoch_s 0 is "now" ---- */
 static int64_t mqs_publish(mq_queue *queue, const char *group_id, const void *bytes, size_t len, int priority,
                            double not_before_epoch_s, mq_error *err) {
     int64_t seq = 0;
-    if (not_before_epoch_s > 0)
-        mq_publish_at(queue, group_id, bytes, len, priority, not_before_epoch_s, &seq, err);
-    else
-        mq_publish(queue, group_id, bytes, len, priority, &seq, err);
+    mq_publish_opts opts = MQ_PUBLISH_OPTS_INIT;
+    opts.priority = priority;
+    opts.not_before = not_before_epoch_s;
+    mq_publish_with(queue, group_id, bytes, len, &opts, &seq, err);
     return seq;
 }
 
@@ -2450,6 +2450,14 @@ static mq_batch *mqs_batch_new(mq_error *err) {
 static void mqs_batch_add(mq_batch *batch, const char *group_id, const void *bytes, size_t len, int priority,
                           mq_error *err) {
     mq_batch_add(batch, group_id, bytes, len, priority, err);
+}
+/* mq_batch_add_with: a batch event may be scheduled (not_before_epoch_s 0: now). */
+static void mqs_batch_add_at(mq_batch *batch, const char *group_id, const void *bytes, size_t len, int priority,
+                             double not_before_epoch_s, mq_error *err) {
+    mq_publish_opts opts = MQ_PUBLISH_OPTS_INIT;
+    opts.priority = priority;
+    opts.not_before = not_before_epoch_s;
+    mq_batch_add_with(batch, group_id, bytes, len, &opts, err);
 }
 static size_t mqs_batch_count(mq_batch *batch) { return mq_batch_count(batch); }
 static void mqs_batch_destroy(mq_batch *batch) { mq_batch_destroy(batch); }
@@ -2464,13 +2472,16 @@ static int64_t mqs_publish_batch(mq_queue *queue, mq_batch *batch, mq_error *err
 static mq_lease *mqs_claim(mq_queue *queue, const char *worker_id, double visibility_s, int min_priority,
                            size_t max_events, double timeout_s, mq_cancel *cancel, mq_error *err) {
     mq_lease *lease = NULL;
-    if (worker_id != NULL && worker_id[0] == '\0') worker_id = NULL;
-    /* A plain claim is mq_claim_batch: a waiting claim (even with timeout 0) returns
-     * MQ_INTERRUPTED once mq_queue_interrupt was called, a plain claim keeps working. */
-    if (timeout_s == 0 && cancel == NULL)
-        mq_claim_batch(queue, worker_id, visibility_s, min_priority, max_events, &lease, err);
-    else
-        mq_claim_wait_cancel(queue, worker_id, visibility_s, min_priority, max_events, timeout_s, cancel, &lease, err);
+    mq_claim_opts opts = MQ_CLAIM_OPTS_INIT;
+    /* mq_claim_with: without a timeout or a cancel the plain claim (no MQ_INTERRUPTED
+     * after mq_queue_interrupt), else the waiting one. */
+    opts.worker_id = worker_id != NULL && worker_id[0] != '\0' ? worker_id : NULL;
+    opts.visibility_s = visibility_s;
+    opts.min_priority = min_priority;
+    opts.max_events = max_events;
+    opts.timeout_s = timeout_s;
+    opts.cancel = cancel;
+    mq_claim_with(queue, &opts, &lease, err);
     return lease;
 }
 static void mqs_ack(mq_queue *queue, mq_lease *lease, mq_error *err) { mq_ack(queue, lease, err); }
@@ -3024,39 +3035,50 @@ static double mqr_monotonic(void) {
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-/* Raises the MongoMQ error for a status other than MQ_OK and MQ_EMPTY. */
-static void mqr_raise(const mq_error *e) {
-    VALUE exc = rb_funcall(rb_path2class("MongoMQ::Error"), rb_intern("from_c"), 3, INT2NUM((int)e->status),
-                           INT2NUM(e->server_code), rb_utf8_str_new_cstr(e->message));
-    rb_exc_raise(exc);
+/* The MongoMQ error for a status (not MQ_OK or MQ_EMPTY), named by the C library. */
+static VALUE mqr_error(mq_status status, int server_code, const char *message) {
+    return rb_funcall(rb_path2class("MongoMQ::Error"), rb_intern("from_c"), 4, INT2NUM((int)status),
+                      rb_utf8_str_new_cstr(mq_status_name(status)), INT2NUM(server_code),
+                      rb_utf8_str_new_cstr(message));
 }
 
-static void mqr_raise_closed(const char *what) {
-    rb_raise(rb_path2class("MongoMQ::ClosedError"), "%s", what);
+static void mqr_raise(const mq_error *e) { rb_exc_raise(mqr_error(e->status, e->server_code, e->message)); }
+
+static void mqr_raise_closed(const char *what) { rb_raise(rb_path2class("MongoMQ::ClosedError"), "%s", what); }
+
+static void mqr_raise_closed_kind(mqr_kind kind) {
+    static const char *const msg[] = {"the client is closed", "the queue is closed", "the lease is closed",
+                                      "the batch is closed", "the clock is closed"};
+    mqr_raise_closed(msg[kind]);
+}
+
+/* ---- calls without the GVL ---- */
+
+typedef struct mqr_call {
+    void *(*fn)(void *);
+    void *arg;
+    int ran;
+    rb_unblock_function_t *ubf;
+    void *ubf_arg;
+    mqr_handle *uses[2];
+} mqr_call;
+
+static void *mqr_call_run(void *p) {
+    mqr_call *c = (mqr_call *)p;
+    c->ran = 1;
+    return c->fn(c->arg);
 }
 
 /* Runs fn(arg) without the GVL, or with it when an interrupt is pending (gvl2 then
  * does not call fn): for work that must happen whatever comes. Interrupts stay
  * pending for Ruby's next check. */
-typedef struct mqr_once {
-    void *(*fn)(void *);
-    void *arg;
-    int ran;
-} mqr_once;
-
-static void *mqr_once_run(void *p) {
-    mqr_once *o = (mqr_once *)p;
-    o->ran = 1;
-    return o->fn(o->arg);
-}
-
 static void mqr_without_gvl_always(void *(*fn)(void *), void *arg) {
-    mqr_once o;
-    o.fn = fn;
-    o.arg = arg;
-    o.ran = 0;
-    rb_thread_call_without_gvl2(mqr_once_run, &o, NULL, NULL);
-    if (!o.ran) fn(arg);
+    mqr_call c;
+    c.fn = fn;
+    c.arg = arg;
+    c.ran = 0;
+    rb_thread_call_without_gvl2(mqr_call_run, &c, NULL, NULL);
+    if (!c.ran) fn(arg);
 }
 
 typedef struct mqr_destroy_args {
@@ -3119,58 +3141,26 @@ static VALUE mqr_wrap(mqr_kind kind, void *ptr, mqr_handle *parent) {
     mqr_handle *h;
     if (ptr == NULL) return Qnil;
     h = ALLOC(mqr_handle);
-    h->kind = kind;
-    h->ptr = ptr;
-    h->owners = 1;
-    h->busy = 0;
-    h->closed = 0;
-    h->collected = 0;
-    h->parent = parent;
-    h->clock = NULL;
+    *h = (mqr_handle){kind, ptr, 1, 0, 0, 0, parent, NULL};
     if (parent != NULL) parent->owners++;
     mqr_made[kind]++;
     return SWIG_NewPointerObj(h, SWIGTYPE_p_mqr_handle, SWIG_POINTER_OWN);
 }
 
-static mqr_handle *mqr_peek(VALUE obj, mqr_kind kind) {
+static mqr_handle *mqr_peek_any(VALUE obj) {
     void *p = NULL;
-    mqr_handle *h;
     if (!SWIG_IsOK(SWIG_ConvertPtr(obj, &p, SWIGTYPE_p_mqr_handle, 0)) || p == NULL)
-        rb_raise(rb_eTypeError, "expected a MongoMQ %s handle", mqr_kind_name[kind]);
-    h = (mqr_handle *)p;
-    if (h->kind != kind)
-        rb_raise(rb_eTypeError, "expected a MongoMQ %s handle, got a %s", mqr_kind_name[kind], mqr_kind_name[h->kind]);
-    return h;
-}
-
-static void mqr_raise_closed_kind(mqr_kind kind) {
-    static const char *const msg[] = {"the client is closed", "the queue is closed", "the lease is closed",
-                                      "the batch is closed", "the clock is closed"};
-    mqr_raise_closed(msg[kind]);
+        rb_raise(rb_eTypeError, "expected a MongoMQ handle");
+    return (mqr_handle *)p;
 }
 
 /* The handle behind a typemap's argument; a closed one raises MongoMQ::ClosedError. */
 static mqr_handle *mqr_get(VALUE obj, mqr_kind kind) {
-    mqr_handle *h = mqr_peek(obj, kind);
+    mqr_handle *h = mqr_peek_any(obj);
+    if (h->kind != kind)
+        rb_raise(rb_eTypeError, "expected a MongoMQ %s handle, got a %s", mqr_kind_name[kind], mqr_kind_name[h->kind]);
     if (h->closed || h->ptr == NULL) mqr_raise_closed_kind(kind);
     return h;
-}
-
-/* ---- calls without the GVL ---- */
-
-typedef struct mqr_call {
-    void *(*fn)(void *);
-    void *arg;
-    int ran;
-    rb_unblock_function_t *ubf;
-    void *ubf_arg;
-    mqr_handle *uses[2];
-} mqr_call;
-
-static void *mqr_call_run(void *p) {
-    mqr_call *c = (mqr_call *)p;
-    c->ran = 1;
-    return c->fn(c->arg);
 }
 
 static VALUE mqr_call_body(VALUE p) {
@@ -3191,11 +3181,18 @@ static VALUE mqr_check_ints(VALUE unused) {
     return Qnil;
 }
 
-/* The typemaps checked the handles, but converting the later arguments may have run
- * Ruby code (to_str, to_f) and let another thread close one: check again, with the
- * GVL held from here to the busy count. */
-static void mqr_check_open(mqr_call *c) {
+static void mqr_call_init(mqr_call *c, void *(*fn)(void *), void *arg, mqr_handle *h0, mqr_handle *h1) {
     int i;
+    c->fn = fn;
+    c->arg = arg;
+    c->ran = 0;
+    c->ubf = NULL;
+    c->ubf_arg = NULL;
+    c->uses[0] = h0;
+    c->uses[1] = h1;
+    /* The typemaps checked the handles, but converting later arguments may have run
+     * Ruby code (to_str, to_f) and let another thread close one: check again, with the
+     * GVL held from here to the busy count (mqr_begin). */
     for (i = 0; i < 2; i++)
         if (c->uses[i] != NULL && (c->uses[i]->closed || c->uses[i]->ptr == NULL)) mqr_raise_closed_kind(c->uses[i]->kind);
 }
@@ -3225,96 +3222,83 @@ static int mqr_run(mqr_call *c) {
     return state;
 }
 
-static void mqr_call_init(mqr_call *c, void *(*fn)(void *), void *arg, mqr_handle *h0, mqr_handle *h1) {
-    c->fn = fn;
-    c->arg = arg;
-    c->ran = 0;
-    c->ubf = NULL;
-    c->ubf_arg = NULL;
-    c->uses[0] = h0;
-    c->uses[1] = h1;
-}
-
-/* The whole of a call with nothing to release if an interrupt raises after it. */
-static void mqr_call_simple(void *(*fn)(void *), void *arg, mqr_handle *h0, mqr_handle *h1) {
+/* A whole call on handles h0, h1 (either NULL). *made (may be NULL) is what the call
+ * made, released with `release` if an interrupt raises after it. */
+static void mqr_call_do(void *(*fn)(void *), void *arg, void **made, void (*release)(void *), mqr_handle *h0,
+                        mqr_handle *h1) {
     mqr_call c;
     int state;
     mqr_call_init(&c, fn, arg, h0, h1);
-    mqr_check_open(&c);
     mqr_begin(&c);
     state = mqr_run(&c);
     mqr_end(&c);
+    if (state && c.ran && made != NULL && *made != NULL) {
+        release(*made);
+        *made = NULL;
+    }
     if (state) rb_jump_tag(state);
 }
 
+static void mqr_release_client(void *p) { mqs_client_destroy((mq_client *)p); }
+static void mqr_release_queue(void *p) { mqs_queue_destroy((mq_queue *)p); }
+
 /* MQR_NOGVL(name, result type, fields, call): a struct `name_args` of the call's
- * arguments and its result, and `name_fn`, which makes the call (for mqr_call). */
+ * arguments (in the wrapper's order) and its result, and `name_fn`, which makes it. */
 #define MQR_NOGVL(NAME, RTYPE, FIELDS, CALL)                   \
-    typedef struct NAME##_args {                               \
+    typedef struct mqr_##NAME##_args {                         \
         FIELDS                                                 \
         RTYPE result;                                          \
-    } NAME##_args;                                             \
-    static void *NAME##_fn(void *p) {                          \
-        NAME##_args *a = (NAME##_args *)p;                     \
+    } mqr_##NAME##_args;                                       \
+    static void *mqr_##NAME##_fn(void *p) {                    \
+        mqr_##NAME##_args *a = (mqr_##NAME##_args *)p;         \
         a->result = CALL;                                      \
         return NULL;                                           \
     }
 
-MQR_NOGVL(mqr_client_new, mq_client *, const char *uri; mq_error *err;, (mqs_client_new(a->uri, a->err)))
-MQR_NOGVL(mqr_queue_new, mq_queue *, mq_client *client; const char *db; const char *prefix; mq_error *err;,
+MQR_NOGVL(client_new, mq_client *, const char *uri; mq_error *err;, (mqs_client_new(a->uri, a->err)))
+MQR_NOGVL(queue_new, mq_queue *, mq_client *client; const char *db; const char *prefix; mq_error *err;,
           (mqs_queue_new(a->client, a->db, a->prefix, a->err)))
-MQR_NOGVL(mqr_publish, int64_t,
+MQR_NOGVL(publish, int64_t,
           mq_queue *queue; const char *group; const void *bytes; size_t len; int priority; double at; mq_error *err;,
           (mqs_publish(a->queue, a->group, a->bytes, a->len, a->priority, a->at, a->err)))
-MQR_NOGVL(mqr_publish_batch, int64_t, mq_queue *queue; mq_batch *batch; mq_error *err;,
+MQR_NOGVL(publish_batch, int64_t, mq_queue *queue; mq_batch *batch; mq_error *err;,
           (mqs_publish_batch(a->queue, a->batch, a->err)))
-MQR_NOGVL(mqr_ack, int, mq_queue *queue; mq_lease *lease; mq_error *err;, (mqs_ack(a->queue, a->lease, a->err), 0))
-MQR_NOGVL(mqr_nack, int, mq_queue *queue; mq_lease *lease; double delay; mq_error *err;,
+MQR_NOGVL(ack, int, mq_queue *queue; mq_lease *lease; mq_error *err;, (mqs_ack(a->queue, a->lease, a->err), 0))
+MQR_NOGVL(nack, int, mq_queue *queue; mq_lease *lease; double delay; mq_error *err;,
           (mqs_nack(a->queue, a->lease, a->delay, a->err), 0))
-MQR_NOGVL(mqr_unclaim, int, mq_queue *queue; mq_lease *lease; mq_error *err;,
-          (mqs_unclaim(a->queue, a->lease, a->err), 0))
-MQR_NOGVL(mqr_extend, int, mq_queue *queue; mq_lease *lease; double visibility; mq_error *err;,
+MQR_NOGVL(unclaim, int, mq_queue *queue; mq_lease *lease; mq_error *err;, (mqs_unclaim(a->queue, a->lease, a->err), 0))
+MQR_NOGVL(extend, int, mq_queue *queue; mq_lease *lease; double visibility; mq_error *err;,
           (mqs_extend(a->queue, a->lease, a->visibility, a->err), 0))
-MQR_NOGVL(mqr_dead_count, int64_t, mq_queue *queue; mq_error *err;, (mqs_dead_count(a->queue, a->err)))
-MQR_NOGVL(mqr_dead_requeue, int64_t, mq_queue *queue; int64_t seq; mq_error *err;,
+MQR_NOGVL(dead_count, int64_t, mq_queue *queue; mq_error *err;, (mqs_dead_count(a->queue, a->err)))
+MQR_NOGVL(dead_requeue, int64_t, mq_queue *queue; int64_t seq; mq_error *err;,
           (mqs_dead_requeue(a->queue, a->seq, a->err)))
-MQR_NOGVL(mqr_dead_purge, int64_t, mq_queue *queue; mq_error *err;, (mqs_dead_purge(a->queue, a->err)))
-MQR_NOGVL(mqr_stats_json, char *, mq_queue *queue; mq_error *err;, (mqs_stats_json(a->queue, a->err)))
-MQR_NOGVL(mqr_repair, int64_t, mq_queue *queue; mq_error *err;, (mqs_repair(a->queue, a->err)))
-MQR_NOGVL(mqr_peek_json, char *, mq_queue *queue; const char *group; size_t n; mq_error *err;,
+MQR_NOGVL(dead_purge, int64_t, mq_queue *queue; mq_error *err;, (mqs_dead_purge(a->queue, a->err)))
+MQR_NOGVL(stats_json, char *, mq_queue *queue; mq_error *err;, (mqs_stats_json(a->queue, a->err)))
+MQR_NOGVL(repair, int64_t, mq_queue *queue; mq_error *err;, (mqs_repair(a->queue, a->err)))
+MQR_NOGVL(peek_json, char *, mq_queue *queue; const char *group; size_t n; mq_error *err;,
           (mqs_peek_json(a->queue, a->group, a->n, a->err)))
-MQR_NOGVL(mqr_dead_list_json, char *, mq_queue *queue; size_t n; mq_error *err;,
+MQR_NOGVL(dead_list_json, char *, mq_queue *queue; size_t n; mq_error *err;,
           (mqs_dead_list_json(a->queue, a->n, a->err)))
-MQR_NOGVL(mqr_purge_group, int, mq_queue *queue; const char *group; mq_error *err;,
+MQR_NOGVL(purge_group, int, mq_queue *queue; const char *group; mq_error *err;,
           (mqs_purge_group(a->queue, a->group, a->err), 0))
-MQR_NOGVL(mqr_queue_drop, int, mq_queue *queue; mq_error *err;, (mqs_queue_drop(a->queue, a->err), 0))
-MQR_NOGVL(mqr_log_next, char *, double timeout;, (mqs_log_next(a->timeout)))
-MQR_NOGVL(mqr_claim, mq_lease *,
+MQR_NOGVL(queue_drop, int, mq_queue *queue; mq_error *err;, (mqs_queue_drop(a->queue, a->err), 0))
+MQR_NOGVL(log_next, char *, double timeout;, (mqs_log_next(a->timeout)))
+MQR_NOGVL(claim, mq_lease *,
           mq_queue *queue; const char *worker_id; double visibility; int min_priority; size_t max_events;
           double timeout; mq_cancel *cancel; mq_error *err;,
           (mqs_claim(a->queue, a->worker_id, a->visibility, a->min_priority, a->max_events, a->timeout, a->cancel,
                      a->err)))
 
-/* Makes the C handle a call made, then lets a pending interrupt raise: the handle is
- * destroyed first, so nothing leaks. */
-static void *mqr_call_making(void *(*fn)(void *), void *arg, void **made, mqr_kind kind, mqr_handle *h0) {
-    mqr_call c;
-    int state;
-    mqr_call_init(&c, fn, arg, h0, NULL);
-    mqr_check_open(&c);
-    mqr_begin(&c);
-    state = mqr_run(&c);
-    if (state && c.ran && *made != NULL) {
-        mqr_destroy_args d;
-        d.kind = kind;
-        d.ptr = *made;
-        mqr_destroy_run(&d);
-        *made = NULL;
-    }
-    mqr_end(&c);
-    if (state) rb_jump_tag(state);
-    return *made;
-}
+/* The actions below (one line each): the shim call NAME without the GVL, its
+ * arguments the wrapper's argN; h1, h2 are the typemaps' handles of arguments 1 and 2.
+ * MQR_DO: a call with a result; MQR_DO_VOID: without; MQR_DO_MADE: a call that makes
+ * something (a handle, a text), which RELEASE frees if an interrupt raises after it. */
+#define MQR_CALL(NAME, H2, ...) \
+    mqr_##NAME##_args a = {__VA_ARGS__, 0}; mqr_call_do(mqr_##NAME##_fn, &a, NULL, NULL, h1, H2);
+#define MQR_DO_VOID(NAME, H2, ...) { MQR_CALL(NAME, H2, __VA_ARGS__) }
+#define MQR_DO(NAME, H2, ...) { MQR_CALL(NAME, H2, __VA_ARGS__) result = a.result; }
+#define MQR_DO_MADE(NAME, RELEASE, H1, ...) { mqr_##NAME##_args a = {__VA_ARGS__, NULL}; \
+    mqr_call_do(mqr_##NAME##_fn, &a, (void **)&a.result, RELEASE, H1, NULL); result = a.result; }
 
 static void mqr_ubf_cancel(void *cancel) { mq_cancel_trigger((mq_cancel *)cancel); }
 
@@ -3326,11 +3310,10 @@ static mq_lease *mqr_claim_call(mqr_handle *hq, mqr_claim_args *a) {
     int closed_while_waiting = 0;
     double deadline = mqr_monotonic() + a->timeout;
     mqr_call_init(&c, mqr_claim_fn, a, hq, NULL);
-    mqr_check_open(&c);
     a->cancel = NULL;
     if (a->timeout > 0) {
-        /* A plain claim (timeout 0) gets no mq_cancel: mqs_claim makes it with
-         * mq_claim_batch, which keeps working after mq_queue_interrupt. Like the other
+        /* A plain claim (timeout 0) gets no mq_cancel: without one mqs_claim is the
+         * plain claim, which keeps working after mq_queue_interrupt. Like the other
          * short calls, it finishes, then the interrupt is processed. */
         a->cancel = mqs_cancel_new(&cerr);
         if (a->cancel == NULL) rb_raise(rb_eNoMemError, "mq_cancel_new: %s", cerr.message);
@@ -3343,8 +3326,8 @@ static mq_lease *mqr_claim_call(mqr_handle *hq, mqr_claim_args *a) {
         state = mqr_run(&c);
         if (state) {
             if (c.ran && a->result != NULL) {
-                /* The lease came with the interrupt: give it back before raising. No
-                 * handler saw it, so it is an unclaim (not a delivery), not a nack. */
+                /* The lease came with the interrupt: give it back (unclaim: no
+                 * handler saw it, so not a delivery) before raising. */
                 mq_error nerr;
                 mqs_unclaim(a->queue, a->result, &nerr);
                 mqs_lease_destroy(a->result);
@@ -3380,14 +3363,7 @@ static mq_lease *mqr_claim_call(mqr_handle *hq, mqr_claim_args *a) {
     return a->result;
 }
 
-/* ---- Ruby-only functions (wrapped below) ---- */
-
-static mqr_handle *mqr_peek_any(VALUE obj) {
-    void *p = NULL;
-    if (!SWIG_IsOK(SWIG_ConvertPtr(obj, &p, SWIGTYPE_p_mqr_handle, 0)) || p == NULL)
-        rb_raise(rb_eTypeError, "expected a MongoMQ handle");
-    return (mqr_handle *)p;
-}
+/* ---- Ruby-only functions (declared at the end) ---- */
 
 /* Closes a handle: no new calls; the C handle is destroyed now, or when the last call
  * on it returns (a queue's waiting claims are woken for that), or, for a client, when
@@ -3466,8 +3442,7 @@ _wrap_mqr_queue_reopen(int argc, VALUE *argv, VALUE self) {
       VALUE s = argv[1];
       StringValue(s);
       if (memchr(RSTRING_PTR(s), '\0', (size_t)RSTRING_LEN(s)) != NULL)
-      rb_exc_raise(rb_funcall(rb_path2class("MongoMQ::Error"), rb_intern("from_c"), 3, INT2NUM(MQ_ERR_ARG),
-          INT2NUM(0), rb_utf8_str_new_cstr("db_name contains a NUL byte")));
+      rb_exc_raise(mqr_error(MQ_ERR_ARG, 0, "db_name contains a NUL byte"));
       copy2 = rb_str_new(RSTRING_PTR(s), RSTRING_LEN(s));
       arg2 = RSTRING_PTR(copy2);
     }
@@ -3479,21 +3454,12 @@ _wrap_mqr_queue_reopen(int argc, VALUE *argv, VALUE self) {
       VALUE s = argv[2];
       StringValue(s);
       if (memchr(RSTRING_PTR(s), '\0', (size_t)RSTRING_LEN(s)) != NULL)
-      rb_exc_raise(rb_funcall(rb_path2class("MongoMQ::Error"), rb_intern("from_c"), 3, INT2NUM(MQ_ERR_ARG),
-          INT2NUM(0), rb_utf8_str_new_cstr("prefix contains a NUL byte")));
+      rb_exc_raise(mqr_error(MQ_ERR_ARG, 0, "prefix contains a NUL byte"));
       copy3 = rb_str_new(RSTRING_PTR(s), RSTRING_LEN(s));
       arg3 = RSTRING_PTR(copy3);
     }
   }
-  
-  {
-    mqr_queue_new_args a = {
-      (mq_client *)h1->parent->ptr, arg2, arg3, arg4, NULL
-    };
-    (void)arg1;
-    result = (mq_queue *)mqr_call_making(mqr_queue_new_fn, &a, (void **)&a.result, MQR_QUEUE, h1);
-  }
-  
+  MQR_DO_MADE(queue_new, mqr_release_queue, h1, (mq_client *)h1->parent->ptr, arg2, arg3, arg4)
   vresult = mqr_wrap(MQR_QUEUE, result, h1->parent);
   {
     if (arg4->status != MQ_OK && arg4->status != MQ_EMPTY) mqr_raise(arg4);
@@ -3654,20 +3620,12 @@ _wrap_mqs_client_new(int argc, VALUE *argv, VALUE self) {
       VALUE s = argv[0];
       StringValue(s);
       if (memchr(RSTRING_PTR(s), '\0', (size_t)RSTRING_LEN(s)) != NULL)
-      rb_exc_raise(rb_funcall(rb_path2class("MongoMQ::Error"), rb_intern("from_c"), 3, INT2NUM(MQ_ERR_ARG),
-          INT2NUM(0), rb_utf8_str_new_cstr("uri contains a NUL byte")));
+      rb_exc_raise(mqr_error(MQ_ERR_ARG, 0, "uri contains a NUL byte"));
       copy1 = rb_str_new(RSTRING_PTR(s), RSTRING_LEN(s));
       arg1 = RSTRING_PTR(copy1);
     }
   }
-  
-  {
-    mqr_client_new_args a = {
-      arg1, arg2, NULL
-    };
-    result = (mq_client *)mqr_call_making(mqr_client_new_fn, &a, (void **)&a.result, MQR_CLIENT, NULL);
-  }
-  
+  MQR_DO_MADE(client_new, mqr_release_client, NULL, arg1, arg2)
   vresult = mqr_wrap(MQR_CLIENT, result, NULL);
   {
     if (arg2->status != MQ_OK && arg2->status != MQ_EMPTY) mqr_raise(arg2);
@@ -3755,8 +3713,7 @@ _wrap_mqs_queue_new(int argc, VALUE *argv, VALUE self) {
       VALUE s = argv[1];
       StringValue(s);
       if (memchr(RSTRING_PTR(s), '\0', (size_t)RSTRING_LEN(s)) != NULL)
-      rb_exc_raise(rb_funcall(rb_path2class("MongoMQ::Error"), rb_intern("from_c"), 3, INT2NUM(MQ_ERR_ARG),
-          INT2NUM(0), rb_utf8_str_new_cstr("db_name contains a NUL byte")));
+      rb_exc_raise(mqr_error(MQ_ERR_ARG, 0, "db_name contains a NUL byte"));
       copy2 = rb_str_new(RSTRING_PTR(s), RSTRING_LEN(s));
       arg2 = RSTRING_PTR(copy2);
     }
@@ -3768,20 +3725,12 @@ _wrap_mqs_queue_new(int argc, VALUE *argv, VALUE self) {
       VALUE s = argv[2];
       StringValue(s);
       if (memchr(RSTRING_PTR(s), '\0', (size_t)RSTRING_LEN(s)) != NULL)
-      rb_exc_raise(rb_funcall(rb_path2class("MongoMQ::Error"), rb_intern("from_c"), 3, INT2NUM(MQ_ERR_ARG),
-          INT2NUM(0), rb_utf8_str_new_cstr("prefix contains a NUL byte")));
+      rb_exc_raise(mqr_error(MQ_ERR_ARG, 0, "prefix contains a NUL byte"));
       copy3 = rb_str_new(RSTRING_PTR(s), RSTRING_LEN(s));
       arg3 = RSTRING_PTR(copy3);
     }
   }
-  
-  {
-    mqr_queue_new_args a = {
-      arg1, arg2, arg3, arg4, NULL
-    };
-    result = (mq_queue *)mqr_call_making(mqr_queue_new_fn, &a, (void **)&a.result, MQR_QUEUE, h1);
-  }
-  
+  MQR_DO_MADE(queue_new, mqr_release_queue, h1, arg1, arg2, arg3, arg4)
   vresult = mqr_wrap(MQR_QUEUE, result, h1);
   {
     if (arg4->status != MQ_OK && arg4->status != MQ_EMPTY) mqr_raise(arg4);
@@ -4015,8 +3964,7 @@ _wrap_mqs_publish(int argc, VALUE *argv, VALUE self) {
       VALUE s = argv[1];
       StringValue(s);
       if (memchr(RSTRING_PTR(s), '\0', (size_t)RSTRING_LEN(s)) != NULL)
-      rb_exc_raise(rb_funcall(rb_path2class("MongoMQ::Error"), rb_intern("from_c"), 3, INT2NUM(MQ_ERR_ARG),
-          INT2NUM(0), rb_utf8_str_new_cstr("group_id contains a NUL byte")));
+      rb_exc_raise(mqr_error(MQ_ERR_ARG, 0, "group_id contains a NUL byte"));
       copy2 = rb_str_new(RSTRING_PTR(s), RSTRING_LEN(s));
       arg2 = RSTRING_PTR(copy2);
     }
@@ -4038,15 +3986,7 @@ _wrap_mqs_publish(int argc, VALUE *argv, VALUE self) {
     SWIG_exception_fail(SWIG_ArgError(ecode6), Ruby_Format_TypeError( "", "double","mqs_publish", 6, argv[4] ));
   } 
   arg6 = (double)(val6);
-  
-  {
-    mqr_publish_args a = {
-      arg1, arg2, arg3, arg4, arg5, arg6, arg7, 0
-    };
-    mqr_call_simple(mqr_publish_fn, &a, h1, NULL);
-    result = a.result;
-  }
-  
+  MQR_DO(publish, NULL, arg1, arg2, arg3, arg4, arg5, arg6, arg7)
   vresult = SWIG_From_long_SS_long((long long)(result));
   {
     if (arg7->status != MQ_OK && arg7->status != MQ_EMPTY) mqr_raise(arg7);
@@ -4120,8 +4060,7 @@ _wrap_mqs_batch_add(int argc, VALUE *argv, VALUE self) {
       VALUE s = argv[1];
       StringValue(s);
       if (memchr(RSTRING_PTR(s), '\0', (size_t)RSTRING_LEN(s)) != NULL)
-      rb_exc_raise(rb_funcall(rb_path2class("MongoMQ::Error"), rb_intern("from_c"), 3, INT2NUM(MQ_ERR_ARG),
-          INT2NUM(0), rb_utf8_str_new_cstr("group_id contains a NUL byte")));
+      rb_exc_raise(mqr_error(MQ_ERR_ARG, 0, "group_id contains a NUL byte"));
       copy2 = rb_str_new(RSTRING_PTR(s), RSTRING_LEN(s));
       arg2 = RSTRING_PTR(copy2);
     }
@@ -4141,6 +4080,79 @@ _wrap_mqs_batch_add(int argc, VALUE *argv, VALUE self) {
   mqs_batch_add(arg1,(char const *)arg2,(void const *)arg3,arg4,arg5,arg6);
   {
     if (arg6->status != MQ_OK && arg6->status != MQ_EMPTY) mqr_raise(arg6);
+  }
+  RB_GC_GUARD(copy2);
+  RB_GC_GUARD(copy3);
+  return vresult;
+fail:
+  RB_GC_GUARD(copy2);
+  RB_GC_GUARD(copy3);
+  return Qnil;
+}
+
+
+SWIGINTERN VALUE
+_wrap_mqs_batch_add_at(int argc, VALUE *argv, VALUE self) {
+  mq_batch *arg1 = 0 ;
+  char *arg2 = 0 ;
+  void *arg3 = 0 ;
+  size_t arg4 ;
+  int arg5 ;
+  double arg6 ;
+  mq_error *arg7 = 0 ;
+  mqr_handle *h1 = NULL ;
+  VALUE copy2 = Qnil ;
+  VALUE copy3 = Qnil ;
+  int val5 ;
+  int ecode5 = 0 ;
+  double val6 ;
+  int ecode6 = 0 ;
+  mq_error e7 ;
+  VALUE vresult = Qnil;
+  
+  {
+    memset(&e7, 0, sizeof e7);
+    arg7 = &e7;
+  }
+  if ((argc < 5) || (argc > 5)) {
+    rb_raise(rb_eArgError, "wrong # of arguments(%d for 5)",argc); SWIG_fail;
+  }
+  {
+    h1 = mqr_get(argv[0], MQR_BATCH);
+    arg1 = (mq_batch *)h1->ptr;
+  }
+  {
+    if (NIL_P(argv[1])) {
+      arg2 = NULL;
+    } else {
+      VALUE s = argv[1];
+      StringValue(s);
+      if (memchr(RSTRING_PTR(s), '\0', (size_t)RSTRING_LEN(s)) != NULL)
+      rb_exc_raise(mqr_error(MQ_ERR_ARG, 0, "group_id contains a NUL byte"));
+      copy2 = rb_str_new(RSTRING_PTR(s), RSTRING_LEN(s));
+      arg2 = RSTRING_PTR(copy2);
+    }
+  }
+  {
+    VALUE s = argv[2];
+    StringValue(s);
+    copy3 = rb_str_new_frozen(s);
+    arg3 = (void *)RSTRING_PTR(copy3);
+    arg4 = (size_t)RSTRING_LEN(copy3);
+  }
+  ecode5 = SWIG_AsVal_int(argv[3], &val5);
+  if (!SWIG_IsOK(ecode5)) {
+    SWIG_exception_fail(SWIG_ArgError(ecode5), Ruby_Format_TypeError( "", "int","mqs_batch_add_at", 5, argv[3] ));
+  } 
+  arg5 = (int)(val5);
+  ecode6 = SWIG_AsVal_double(argv[4], &val6);
+  if (!SWIG_IsOK(ecode6)) {
+    SWIG_exception_fail(SWIG_ArgError(ecode6), Ruby_Format_TypeError( "", "double","mqs_batch_add_at", 6, argv[4] ));
+  } 
+  arg6 = (double)(val6);
+  mqs_batch_add_at(arg1,(char const *)arg2,(void const *)arg3,arg4,arg5,arg6,arg7);
+  {
+    if (arg7->status != MQ_OK && arg7->status != MQ_EMPTY) mqr_raise(arg7);
   }
   RB_GC_GUARD(copy2);
   RB_GC_GUARD(copy3);
@@ -4200,15 +4212,7 @@ _wrap_mqs_publish_batch(int argc, VALUE *argv, VALUE self) {
     h2 = mqr_get(argv[1], MQR_BATCH);
     arg2 = (mq_batch *)h2->ptr;
   }
-  
-  {
-    mqr_publish_batch_args a = {
-      arg1, arg2, arg3, 0
-    };
-    mqr_call_simple(mqr_publish_batch_fn, &a, h1, h2);
-    result = a.result;
-  }
-  
+  MQR_DO(publish_batch, h2, arg1, arg2, arg3)
   vresult = SWIG_From_long_SS_long((long long)(result));
   {
     if (arg3->status != MQ_OK && arg3->status != MQ_EMPTY) mqr_raise(arg3);
@@ -4264,8 +4268,7 @@ _wrap_mqs_claim(int argc, VALUE *argv, VALUE self) {
       VALUE s = argv[1];
       StringValue(s);
       if (memchr(RSTRING_PTR(s), '\0', (size_t)RSTRING_LEN(s)) != NULL)
-      rb_exc_raise(rb_funcall(rb_path2class("MongoMQ::Error"), rb_intern("from_c"), 3, INT2NUM(MQ_ERR_ARG),
-          INT2NUM(0), rb_utf8_str_new_cstr("worker_id contains a NUL byte")));
+      rb_exc_raise(mqr_error(MQ_ERR_ARG, 0, "worker_id contains a NUL byte"));
       copy2 = rb_str_new(RSTRING_PTR(s), RSTRING_LEN(s));
       arg2 = RSTRING_PTR(copy2);
     }
@@ -4336,14 +4339,7 @@ _wrap_mqs_ack(int argc, VALUE *argv, VALUE self) {
     h2 = mqr_get(argv[1], MQR_LEASE);
     arg2 = (mq_lease *)h2->ptr;
   }
-  
-  {
-    mqr_ack_args a = {
-      arg1, arg2, arg3, 0
-    };
-    mqr_call_simple(mqr_ack_fn, &a, h1, h2);
-  }
-  
+  MQR_DO_VOID(ack, h2, arg1, arg2, arg3)
   {
     if (arg3->status != MQ_OK && arg3->status != MQ_EMPTY) mqr_raise(arg3);
   }
@@ -4386,14 +4382,7 @@ _wrap_mqs_nack(int argc, VALUE *argv, VALUE self) {
     SWIG_exception_fail(SWIG_ArgError(ecode3), Ruby_Format_TypeError( "", "double","mqs_nack", 3, argv[2] ));
   } 
   arg3 = (double)(val3);
-  
-  {
-    mqr_nack_args a = {
-      arg1, arg2, arg3, arg4, 0
-    };
-    mqr_call_simple(mqr_nack_fn, &a, h1, h2);
-  }
-  
+  MQR_DO_VOID(nack, h2, arg1, arg2, arg3, arg4)
   {
     if (arg4->status != MQ_OK && arg4->status != MQ_EMPTY) mqr_raise(arg4);
   }
@@ -4428,14 +4417,7 @@ _wrap_mqs_unclaim(int argc, VALUE *argv, VALUE self) {
     h2 = mqr_get(argv[1], MQR_LEASE);
     arg2 = (mq_lease *)h2->ptr;
   }
-  
-  {
-    mqr_unclaim_args a = {
-      arg1, arg2, arg3, 0
-    };
-    mqr_call_simple(mqr_unclaim_fn, &a, h1, h2);
-  }
-  
+  MQR_DO_VOID(unclaim, h2, arg1, arg2, arg3)
   {
     if (arg3->status != MQ_OK && arg3->status != MQ_EMPTY) mqr_raise(arg3);
   }
@@ -4478,14 +4460,7 @@ _wrap_mqs_extend(int argc, VALUE *argv, VALUE self) {
     SWIG_exception_fail(SWIG_ArgError(ecode3), Ruby_Format_TypeError( "", "double","mqs_extend", 3, argv[2] ));
   } 
   arg3 = (double)(val3);
-  
-  {
-    mqr_extend_args a = {
-      arg1, arg2, arg3, arg4, 0
-    };
-    mqr_call_simple(mqr_extend_fn, &a, h1, h2);
-  }
-  
+  MQR_DO_VOID(extend, h2, arg1, arg2, arg3, arg4)
   {
     if (arg4->status != MQ_OK && arg4->status != MQ_EMPTY) mqr_raise(arg4);
   }
@@ -4709,15 +4684,7 @@ _wrap_mqs_dead_count(int argc, VALUE *argv, VALUE self) {
     h1 = mqr_get(argv[0], MQR_QUEUE);
     arg1 = (mq_queue *)h1->ptr;
   }
-  
-  {
-    mqr_dead_count_args a = {
-      arg1, arg2, 0
-    };
-    mqr_call_simple(mqr_dead_count_fn, &a, h1, NULL);
-    result = a.result;
-  }
-  
+  MQR_DO(dead_count, NULL, arg1, arg2)
   vresult = SWIG_From_long_SS_long((long long)(result));
   {
     if (arg2->status != MQ_OK && arg2->status != MQ_EMPTY) mqr_raise(arg2);
@@ -4756,15 +4723,7 @@ _wrap_mqs_dead_requeue(int argc, VALUE *argv, VALUE self) {
     SWIG_exception_fail(SWIG_ArgError(ecode2), Ruby_Format_TypeError( "", "int64_t","mqs_dead_requeue", 2, argv[1] ));
   } 
   arg2 = (int64_t)(val2);
-  
-  {
-    mqr_dead_requeue_args a = {
-      arg1, arg2, arg3, 0
-    };
-    mqr_call_simple(mqr_dead_requeue_fn, &a, h1, NULL);
-    result = a.result;
-  }
-  
+  MQR_DO(dead_requeue, NULL, arg1, arg2, arg3)
   vresult = SWIG_From_long_SS_long((long long)(result));
   {
     if (arg3->status != MQ_OK && arg3->status != MQ_EMPTY) mqr_raise(arg3);
@@ -4795,15 +4754,7 @@ _wrap_mqs_dead_purge(int argc, VALUE *argv, VALUE self) {
     h1 = mqr_get(argv[0], MQR_QUEUE);
     arg1 = (mq_queue *)h1->ptr;
   }
-  
-  {
-    mqr_dead_purge_args a = {
-      arg1, arg2, 0
-    };
-    mqr_call_simple(mqr_dead_purge_fn, &a, h1, NULL);
-    result = a.result;
-  }
-  
+  MQR_DO(dead_purge, NULL, arg1, arg2)
   vresult = SWIG_From_long_SS_long((long long)(result));
   {
     if (arg2->status != MQ_OK && arg2->status != MQ_EMPTY) mqr_raise(arg2);
@@ -4834,25 +4785,7 @@ _wrap_mqs_stats_json(int argc, VALUE *argv, VALUE self) {
     h1 = mqr_get(argv[0], MQR_QUEUE);
     arg1 = (mq_queue *)h1->ptr;
   }
-  
-  {
-    mqr_stats_json_args a = {
-      arg1, arg2, NULL
-    };
-    mqr_call c;
-    int state;
-    mqr_call_init(&c, mqr_stats_json_fn, &a, h1, NULL);
-    mqr_check_open(&c);
-    mqr_begin(&c);
-    state = mqr_run(&c);
-    mqr_end(&c);
-    if (state) {
-      mq_free(a.result);
-      rb_jump_tag(state);
-    }
-    result = a.result;
-  }
-  
+  MQR_DO_MADE(stats_json, mq_free, h1, arg1, arg2)
   vresult = result == NULL ? Qnil : rb_utf8_str_new_cstr(result);
   {
     if (arg2->status != MQ_OK && arg2->status != MQ_EMPTY) mqr_raise(arg2);
@@ -4884,15 +4817,7 @@ _wrap_mqs_repair(int argc, VALUE *argv, VALUE self) {
     h1 = mqr_get(argv[0], MQR_QUEUE);
     arg1 = (mq_queue *)h1->ptr;
   }
-  
-  {
-    mqr_repair_args a = {
-      arg1, arg2, 0
-    };
-    mqr_call_simple(mqr_repair_fn, &a, h1, NULL);
-    result = a.result;
-  }
-  
+  MQR_DO(repair, NULL, arg1, arg2)
   vresult = SWIG_From_long_SS_long((long long)(result));
   {
     if (arg2->status != MQ_OK && arg2->status != MQ_EMPTY) mqr_raise(arg2);
@@ -4935,8 +4860,7 @@ _wrap_mqs_peek_json(int argc, VALUE *argv, VALUE self) {
       VALUE s = argv[1];
       StringValue(s);
       if (memchr(RSTRING_PTR(s), '\0', (size_t)RSTRING_LEN(s)) != NULL)
-      rb_exc_raise(rb_funcall(rb_path2class("MongoMQ::Error"), rb_intern("from_c"), 3, INT2NUM(MQ_ERR_ARG),
-          INT2NUM(0), rb_utf8_str_new_cstr("group_id contains a NUL byte")));
+      rb_exc_raise(mqr_error(MQ_ERR_ARG, 0, "group_id contains a NUL byte"));
       copy2 = rb_str_new(RSTRING_PTR(s), RSTRING_LEN(s));
       arg2 = RSTRING_PTR(copy2);
     }
@@ -4946,25 +4870,7 @@ _wrap_mqs_peek_json(int argc, VALUE *argv, VALUE self) {
     SWIG_exception_fail(SWIG_ArgError(ecode3), Ruby_Format_TypeError( "", "size_t","mqs_peek_json", 3, argv[2] ));
   } 
   arg3 = (size_t)(val3);
-  
-  {
-    mqr_peek_json_args a = {
-      arg1, arg2, arg3, arg4, NULL
-    };
-    mqr_call c;
-    int state;
-    mqr_call_init(&c, mqr_peek_json_fn, &a, h1, NULL);
-    mqr_check_open(&c);
-    mqr_begin(&c);
-    state = mqr_run(&c);
-    mqr_end(&c);
-    if (state) {
-      mq_free(a.result);
-      rb_jump_tag(state);
-    }
-    result = a.result;
-  }
-  
+  MQR_DO_MADE(peek_json, mq_free, h1, arg1, arg2, arg3, arg4)
   vresult = result == NULL ? Qnil : rb_utf8_str_new_cstr(result);
   {
     if (arg4->status != MQ_OK && arg4->status != MQ_EMPTY) mqr_raise(arg4);
@@ -5006,25 +4912,7 @@ _wrap_mqs_dead_list_json(int argc, VALUE *argv, VALUE self) {
     SWIG_exception_fail(SWIG_ArgError(ecode2), Ruby_Format_TypeError( "", "size_t","mqs_dead_list_json", 2, argv[1] ));
   } 
   arg2 = (size_t)(val2);
-  
-  {
-    mqr_dead_list_json_args a = {
-      arg1, arg2, arg3, NULL
-    };
-    mqr_call c;
-    int state;
-    mqr_call_init(&c, mqr_dead_list_json_fn, &a, h1, NULL);
-    mqr_check_open(&c);
-    mqr_begin(&c);
-    state = mqr_run(&c);
-    mqr_end(&c);
-    if (state) {
-      mq_free(a.result);
-      rb_jump_tag(state);
-    }
-    result = a.result;
-  }
-  
+  MQR_DO_MADE(dead_list_json, mq_free, h1, arg1, arg2, arg3)
   vresult = result == NULL ? Qnil : rb_utf8_str_new_cstr(result);
   {
     if (arg3->status != MQ_OK && arg3->status != MQ_EMPTY) mqr_raise(arg3);
@@ -5064,20 +4952,12 @@ _wrap_mqs_purge_group(int argc, VALUE *argv, VALUE self) {
       VALUE s = argv[1];
       StringValue(s);
       if (memchr(RSTRING_PTR(s), '\0', (size_t)RSTRING_LEN(s)) != NULL)
-      rb_exc_raise(rb_funcall(rb_path2class("MongoMQ::Error"), rb_intern("from_c"), 3, INT2NUM(MQ_ERR_ARG),
-          INT2NUM(0), rb_utf8_str_new_cstr("group_id contains a NUL byte")));
+      rb_exc_raise(mqr_error(MQ_ERR_ARG, 0, "group_id contains a NUL byte"));
       copy2 = rb_str_new(RSTRING_PTR(s), RSTRING_LEN(s));
       arg2 = RSTRING_PTR(copy2);
     }
   }
-  
-  {
-    mqr_purge_group_args a = {
-      arg1, arg2, arg3, 0
-    };
-    mqr_call_simple(mqr_purge_group_fn, &a, h1, NULL);
-  }
-  
+  MQR_DO_VOID(purge_group, NULL, arg1, arg2, arg3)
   {
     if (arg3->status != MQ_OK && arg3->status != MQ_EMPTY) mqr_raise(arg3);
   }
@@ -5108,14 +4988,7 @@ _wrap_mqs_queue_drop(int argc, VALUE *argv, VALUE self) {
     h1 = mqr_get(argv[0], MQR_QUEUE);
     arg1 = (mq_queue *)h1->ptr;
   }
-  
-  {
-    mqr_queue_drop_args a = {
-      arg1, arg2, 0
-    };
-    mqr_call_simple(mqr_queue_drop_fn, &a, h1, NULL);
-  }
-  
+  MQR_DO_VOID(queue_drop, NULL, arg1, arg2)
   {
     if (arg2->status != MQ_OK && arg2->status != MQ_EMPTY) mqr_raise(arg2);
   }
@@ -5268,22 +5141,7 @@ _wrap_mqs_log_next(int argc, VALUE *argv, VALUE self) {
     SWIG_exception_fail(SWIG_ArgError(ecode1), Ruby_Format_TypeError( "", "double","mqs_log_next", 1, argv[0] ));
   } 
   arg1 = (double)(val1);
-  
-  {
-    mqr_log_next_args a = {
-      arg1, NULL
-    };
-    mqr_call c;
-    int state;
-    mqr_call_init(&c, mqr_log_next_fn, &a, NULL, NULL);
-    state = mqr_run(&c);
-    if (state) {
-      free(a.result);
-      rb_jump_tag(state);
-    }
-    result = a.result;
-  }
-  
+  MQR_DO_MADE(log_next, free, NULL, arg1)
   vresult = result == NULL ? Qnil : rb_utf8_str_new_cstr(result);
   free(result);
   return vresult;
@@ -5888,6 +5746,7 @@ SWIGEXPORT void Init_mongomq_raw(void) {
   rb_define_module_function(mRaw, "mqs_publish", _wrap_mqs_publish, -1);
   rb_define_module_function(mRaw, "mqs_batch_new", _wrap_mqs_batch_new, -1);
   rb_define_module_function(mRaw, "mqs_batch_add", _wrap_mqs_batch_add, -1);
+  rb_define_module_function(mRaw, "mqs_batch_add_at", _wrap_mqs_batch_add_at, -1);
   rb_define_module_function(mRaw, "mqs_batch_count", _wrap_mqs_batch_count, -1);
   rb_define_module_function(mRaw, "mqs_publish_batch", _wrap_mqs_publish_batch, -1);
   rb_define_module_function(mRaw, "mqs_claim", _wrap_mqs_claim, -1);

@@ -11,10 +11,11 @@ module MongoMQ
       @raw = Raw.mqs_batch_new
     end
 
-    # Adds an event (checked as Queue#publish checks it; the bytes are copied).
-    # Returns self.
-    def add(group, event, priority: 0)
-      Raw.mqs_batch_add(@raw, Check.group(group), Check.event(event), Check.integer(priority, :priority))
+    # Adds an event, with Queue#publish's options and checks (the bytes are copied):
+    # priority (0..4), not_before (a Time on the queue clock; nil: now). Returns self.
+    def add(group, event, priority: 0, not_before: nil)
+      Raw.mqs_batch_add_at(@raw, Check.group(group), Check.event(event), Check.integer(priority, :priority),
+                           Check.optional_time(not_before, :not_before))
       self
     end
 

@@ -50,14 +50,23 @@ module MongoMQ
       value.to_f
     end
 
-    # A point in time: a Time, or seconds since the epoch (finite, >= 0; the shim
-    # takes 0 as "now", so the library never sees a negative one to refuse).
-    def epoch(value, name)
-      fail!(name, "a Time or seconds since the epoch", value) unless value.is_a?(Time) || (value.is_a?(Numeric) && value.real?)
+    # An instant: a Time (not before the epoch), as seconds since the epoch.
+    def time(value, name)
+      fail!(name, "a Time", value) unless value.is_a?(Time)
       seconds = value.to_f
-      fail!(name, "finite and not before the epoch", value) unless seconds.finite? && seconds >= 0
+      fail!(name, "a Time not before the epoch", value) unless seconds >= 0
 
       seconds
+    end
+
+    # An optional instant: nil is 0.0 (the C library's "now").
+    def optional_time(value, name)
+      value.nil? ? 0.0 : time(value, name)
+    end
+
+    # Seconds since the epoch from the C library as a Time (UTC); nil stays nil.
+    def to_time(seconds)
+      seconds.nil? ? nil : Time.at(seconds).utc
     end
   end
   private_constant :Check

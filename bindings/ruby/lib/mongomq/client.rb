@@ -21,9 +21,11 @@ module MongoMQ
 
     # uri: a MongoDB URI ("mongodb://host:port/?options"). Does not contact the server
     # (the first queue does): a malformed URI raises MongoMQ::ArgumentError here, an
-    # unreachable server MongoMQ::ConnectError from #queue.
+    # unreachable server MongoMQ::ConnectError from #queue. The first client routes
+    # libmongoc's log to MongoMQ.logger (see MongoMQ.log_handler=).
     def initialize(uri)
       Check.event(uri, :uri)
+      Log.client_made
       @raw = Raw.mqs_client_new(uri)
     end
 

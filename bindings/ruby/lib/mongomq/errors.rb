@@ -1,23 +1,20 @@
 # frozen_string_literal: true
 
 module MongoMQ
-  # The C library's statuses, by value, as the symbols Error#status returns.
-  STATUSES = {
-    0 => :ok, 1 => :empty, 2 => :lease_lost, 3 => :interrupted, 4 => :cancelled,
-    -1 => :err_arg, -2 => :err_connect, -3 => :err_server, -4 => :err_nomem, -5 => :err_internal
-  }.freeze
-
-  # What MongoMQ's errors carry besides their message.
+  # What MongoMQ's errors carry besides their message. The status names are the C
+  # library's (mq_status_name): the gem keeps no table of its own.
   module ErrorDetails
-    # The status as a Symbol: :lease_lost, :interrupted, :err_arg, :err_connect,
-    # :err_server, :err_nomem, :err_internal (or :closed for a closed object).
-    attr_reader :status
+    # The C name of the status: "MQ_LEASE_LOST", "MQ_ERR_SERVER", ... (nil for
+    # ClosedError, which is the gem's own and has no C status).
+    attr_reader :status_name
     # MongoDB's error code when the server answered with an error, else 0.
     attr_reader :server_code
 
-    # The C name of the status: "MQ_LEASE_LOST", "MQ_ERR_SERVER", ...
-    def status_name
-      "MQ_#{status.to_s.upcase}"
+    # The status as a Symbol made from its C name: :lease_lost, :interrupted,
+    # :err_arg, :err_connect, :err_server, :err_nomem, :err_internal (nil for
+    # ClosedError).
+    def status
+      status_name&.delete_prefix("MQ_")&.downcase&.to_sym
     end
   end
 
@@ -26,31 +23,32 @@ module MongoMQ
   class Error < StandardError
     include ErrorDetails
 
-    def initialize(message = nil, status: :err_internal, server_code: 0)
+    def initialize(message = nil, status_name: nil, server_code: 0)
       super(message)
-      @status = status
+      @status_name = status_name
       @server_code = server_code
     end
 
     # The C library's argument names, as the Ruby layer calls them.
     ARGUMENT_NAMES = {
       "group_id" => "group", "visibility_s" => "visibility", "delay_s" => "delay",
-      "timeout_s" => "wait", "not_before_epoch_s" => "at"
+      "timeout_s" => "wait", "not_before_epoch_s" => "not_before"
     }.freeze
     private_constant :ARGUMENT_NAMES
 
-    # @api private: the extension raises what this returns for a C status.
-    def self.from_c(status, server_code, message)
-      sym = STATUSES.fetch(status, :err_internal)
-      case sym
-      when :err_arg
+    # @api private: the extension raises what this returns for a C status (not
+    # MQ_OK, MQ_EMPTY) and its name (mq_status_name).
+    def self.from_c(status, name, server_code, message)
+      details = { status_name: name, server_code: server_code }
+      case status
+      when Raw::MQ_ERR_ARG
         message = message.gsub(/\b(#{ARGUMENT_NAMES.keys.join("|")})\b/) { ARGUMENT_NAMES[Regexp.last_match(1)] }
-        MongoMQ::ArgumentError.new(message, server_code: server_code)
-      when :lease_lost then LeaseLost.new(message, status: sym, server_code: server_code)
-      when :err_connect then ConnectError.new(message, status: sym, server_code: server_code)
-      when :err_server then ServerError.new(message, status: sym, server_code: server_code)
-      when :interrupted then Interrupted.new(message, status: sym, server_code: server_code)
-      else Error.new(message, status: sym, server_code: server_code)
+        MongoMQ::ArgumentError.new(message, **details)
+      when Raw::MQ_LEASE_LOST then LeaseLost.new(message, **details)
+      when Raw::MQ_ERR_CONNECT then ConnectError.new(message, **details)
+      when Raw::MQ_ERR_SERVER then ServerError.new(message, **details)
+      when Raw::MQ_INTERRUPTED then Interrupted.new(message, **details)
+      else Error.new(message, **details)
       end
     end
   end
@@ -70,22 +68,28 @@ module MongoMQ
   # waiting ones end at once (a plain claim, without wait:, still works).
   class Interrupted < Error; end
 
-  # A call on a closed client, queue, lease or batch.
+  # A call on a closed client, queue, lease, batch or clock: the gem's own error, with
+  # no C status (#status and #status_name are nil).
   class ClosedError < Error
-    def initialize(message = "closed", status: :closed, server_code: 0)
+    def initialize(message = "closed")
       super
     end
   end
 
-  # A bad argument; the message names it. An ::ArgumentError, with #status (:err_arg)
-  # and #server_code like MongoMQ::Error.
+  # A bad argument; the message names it. An ::ArgumentError, with #status_name
+  # ("MQ_ERR_ARG"), #status (:err_arg) and #server_code like MongoMQ::Error, whether
+  # the C library or the Ruby layer found it.
   class ArgumentError < ::ArgumentError
     include ErrorDetails
 
-    def initialize(message = nil, status: :err_arg, server_code: 0)
+    def initialize(message = nil, status_name: nil, server_code: 0)
       super(message)
-      @status = status
+      @status_name = status_name
       @server_code = server_code
+    end
+
+    def status_name
+      @status_name ||= Raw.mqs_status_name(Raw::MQ_ERR_ARG)
     end
   end
 end

@@ -8,11 +8,11 @@ module MongoMQ
   #
   # Events come back as binary Strings (Encoding::ASCII_8BIT) holding exactly the
   # published bytes, whatever the encoding of the String published; #text gives the
-  # head as UTF-8.
+  # head as UTF-8 and #json parses it.
   class Lease
     include RawHandle # #close frees the lease; closing twice does nothing
 
-    # The visibility (seconds) the lease was claimed with: the default of
+    # The visibility (Float seconds) the lease was claimed with: the default of
     # Queue#extend_lease.
     attr_reader :visibility
 
@@ -42,10 +42,24 @@ module MongoMQ
       Raw.mqs_lease_event_at(@raw, 0)
     end
 
-    # The head event as a UTF-8 String (the same bytes; check #valid_encoding? when
-    # the publisher may have sent binary).
+    # The head event as a UTF-8 String (the same bytes); Encoding::InvalidByteSequenceError
+    # when they are not valid UTF-8.
     def text
-      event.force_encoding(Encoding::UTF_8)
+      Lease.utf8(event)
+    end
+
+    # The head event parsed as JSON (#text, then JSON.parse with `options`, e.g.
+    # symbolize_names: true); JSON::ParserError when it is not JSON.
+    def json(**options)
+      JSON.parse(text, **options)
+    end
+
+    # @api private: bytes as a UTF-8 String, or the encoding error (Lease, StoredEvent).
+    def self.utf8(bytes)
+      s = bytes.dup.force_encoding(Encoding::UTF_8)
+      raise Encoding::InvalidByteSequenceError, "the event is not valid UTF-8" unless s.valid_encoding?
+
+      s
     end
 
     # Events in the lease (1 unless claimed with max_events > 1).
@@ -69,10 +83,10 @@ module MongoMQ
       Raw.mqs_lease_token(@raw)
     end
 
-    # When the lease runs out, in seconds since the epoch on the queue's clock
-    # (Queue#now): the claim's time plus its visibility, moved by extend_lease.
+    # When the lease runs out, a Time on the queue's clock (Queue#now): the claim's
+    # time plus its visibility, moved by extend_lease.
     def deadline
-      Raw.mqs_lease_deadline(@raw)
+      Check.to_time(Raw.mqs_lease_deadline(@raw))
     end
 
     def inspect

@@ -2,13 +2,13 @@
 
 module MongoMQ
   # A clock for tests and simulations, set and advanced by hand: a queue given one
-  # (Queue#clock=) reads its time from it (publish_at, claims, lease deadlines,
-  # Queue#now) instead of the server's. The time lives in C: the library reads it from
-  # any thread without calling into Ruby. Thread-safe.
+  # (Queue#clock=) reads its time from it (scheduled publishes, claims, lease
+  # deadlines, Queue#now) instead of the server's. The time lives in C: the library
+  # reads it from any thread without calling into Ruby. Thread-safe.
   #
   #   clock = MongoMQ::ManualClock.new(Time.utc(2030, 1, 1))
   #   queue.clock = clock
-  #   queue.publish_at("g", "later", clock.now + 60)
+  #   queue.publish("g", "later", not_before: clock.now + 60)
   #   clock.advance(61)   # now it is due
   #   queue.clock = nil   # back to the server's time
   #
@@ -20,25 +20,19 @@ module MongoMQ
     # nothing; other calls raise ClosedError after it.
     include RawHandle
 
-    # start: a Time or seconds since the epoch (Integer, Float, Rational; >= 0).
+    # start: a Time (not before the epoch).
     def initialize(start)
-      @raw = Raw.mqs_clock_new(Check.epoch(start, :start))
+      @raw = Raw.mqs_clock_new(Check.time(start, :start))
     end
 
-    # The clock's time, seconds since the epoch (Float).
+    # The clock's time, a Time (UTC).
     def now
-      Raw.mqs_clock_now(@raw)
+      Check.to_time(Raw.mqs_clock_now(@raw))
     end
 
-    # Sets the time (a Time or epoch seconds). Returns the clock.
-    def set(time)
-      Raw.mqs_clock_set(@raw, Check.epoch(time, :time))
-      self
-    end
-
-    # Sets the time (a Time or epoch seconds).
+    # Sets the time (a Time).
     def now=(time)
-      set(time)
+      Raw.mqs_clock_set(@raw, Check.time(time, :time))
     end
 
     # Moves the time by `seconds` (Integer, Float or Rational; negative goes back).

@@ -6,8 +6,8 @@ module MongoMQ
   # one queue.
   # Calls that talk to the server release the GVL, so other threads run meanwhile.
   #
-  # Durations are seconds (Integer or Float); times are a Time or seconds since the
-  # epoch, on the queue's clock (#now: the server's time).
+  # Durations are seconds (Integer, Float or Rational); instants are Time values on the
+  # queue's clock (#now: the server's time).
   class Queue
     include RawHandle # close (below), closed?
 
@@ -40,20 +40,12 @@ module MongoMQ
     end
 
     # Appends an event (a String: its bytes, exactly, whatever its encoding) to the
-    # tail of group. priority (0..4) counts when this publish creates the group. at:
-    # not delivered before that time (a Time or epoch seconds on the queue clock).
-    # Returns the event's sequence number.
-    def publish(group, event, priority: 0, at: nil)
-      not_before = at.nil? ? 0.0 : Check.epoch(at, :at)
-      Raw.mqs_publish(@raw, Check.group(group), Check.event(event), Check.integer(priority, :priority), not_before)
-    end
-
-    # publish with a time: the event is not delivered before `at` (FIFO stays strict:
-    # the group waits for it).
-    def publish_at(group, event, at, priority: 0)
-      raise MongoMQ::ArgumentError, "at must be a Time or seconds since the epoch (got nil)" if at.nil?
-
-      publish(group, event, priority: priority, at: at)
+    # tail of group. priority (0..4) counts when this publish creates the group.
+    # not_before: not delivered before that Time on the queue clock (nil: now; FIFO
+    # stays strict: the group waits for it). Returns the event's sequence number.
+    def publish(group, event, priority: 0, not_before: nil)
+      Raw.mqs_publish(@raw, Check.group(group), Check.event(event), Check.integer(priority, :priority),
+                      Check.optional_time(not_before, :not_before))
     end
 
     # Publishes a Batch in 3 server commands; with a block instead, yields a new
@@ -77,24 +69,20 @@ module MongoMQ
     end
 
     # Leases the head of the due group that has waited longest among groups of
-    # priority >= min_priority, for `visibility` seconds. wait: seconds to wait for a
-    # group to become due (nil or 0: don't wait). max_events > 1 leases up to that many
-    # consecutive events of the group. Returns a Lease, or nil when nothing is due.
+    # priority >= min_priority, for `visibility` seconds. max_events > 1 leases up to
+    # that many consecutive events of the group (Lease#events, #seqs). wait: seconds to
+    # wait for a group to become due (0: don't wait). worker_id: the name in the lease
+    # (nil: the queue's, else the library's "host:pid"). Returns a Lease, or nil when
+    # nothing is due.
     #
     # A waiting claim ends at once on Thread#kill, Thread#raise, Timeout.timeout or a
     # signal (Ctrl-C), which then goes on as Ruby does; the queue keeps working.
-    def claim(visibility: 30, min_priority: 0, wait: nil, max_events: 1, worker_id: nil)
+    def claim(visibility: 30, min_priority: 0, max_events: 1, wait: 0, worker_id: nil)
       vis = Check.seconds(visibility, :visibility)
       raw = Raw.mqs_claim(@raw, worker_id.nil? ? @worker_id : Check.group(worker_id, :worker_id), vis,
                           Check.integer(min_priority, :min_priority), Check.count(max_events, :max_events),
-                          wait.nil? ? 0.0 : Check.seconds(wait, :wait))
+                          Check.seconds(wait, :wait))
       raw && Lease.new(raw, vis)
-    end
-
-    # claim with max_events: a lease of up to max_events consecutive events of one
-    # group (Lease#events, #seqs); ack removes them all.
-    def claim_batch(max_events, **options)
-      claim(max_events: max_events, **options)
     end
 
     # Removes the leased event(s) and releases the group. MongoMQ::LeaseLost when the
@@ -164,16 +152,10 @@ module MongoMQ
       Raw.mqs_queue_set_repair_interval(@raw, interval)
     end
 
-    # repair_interval= as a method call; returns the queue.
-    def set_repair_interval(seconds)
-      self.repair_interval = seconds
-      self
-    end
-
-    # The automatic repairs of this queue object: {runs: repairs run, fixed: locks
-    # they re-created}.
+    # The automatic repairs of this queue object, a RepairCounts: runs (repairs run)
+    # and fixed (locks they re-created).
     def repair_counts
-      { runs: Raw.mqs_queue_repair_runs(@raw), fixed: Raw.mqs_queue_repair_fixed(@raw) }
+      RepairCounts.new(runs: Raw.mqs_queue_repair_runs(@raw), fixed: Raw.mqs_queue_repair_fixed(@raw)).freeze
     end
 
     # Events in the dead letters.
@@ -195,7 +177,7 @@ module MongoMQ
     # The queue's state as a Hash with String keys (those of the C library's stats
     # JSON): "messages", "dead", "groups" => {"ready", "leased", "parked", "total"},
     # "oldest_message_age_s", "priorities" => {0..4 (Integer keys) => {"groups",
-    # "messages"}}, "now", "queue", and "handle" => {"change_streams", "repair" =>
+    # "messages"}}, "now" (a Time), "queue", and "handle" => {"change_streams", "repair" =>
     # {"runs", "fixed", "failed"}}: this queue object's own state. Reads whole
     # collections: for monitoring.
     def stats
@@ -203,6 +185,7 @@ module MongoMQ
       if stats["priorities"].is_a?(Hash)
         stats["priorities"] = stats["priorities"].to_h { |k, v| [k.match?(/\A\d+\z/) ? k.to_i : k, v] }
       end
+      stats["now"] = Check.to_time(stats["now"]) if stats["now"].is_a?(Numeric)
       stats
     end
 
@@ -234,13 +217,13 @@ module MongoMQ
       nil
     end
 
-    # The queue's clock: the server's time (or the ManualClock's, see #clock=), in
-    # seconds since the epoch (Float).
+    # The queue's clock: the server's time (or the ManualClock's, see #clock=), a Time
+    # (UTC).
     def now
-      Raw.mqs_queue_now(@raw)
+      Check.to_time(Raw.mqs_queue_now(@raw))
     end
 
-    # Runs the queue on a ManualClock (tests and simulations): publish_at, claims,
+    # Runs the queue on a ManualClock (tests and simulations): scheduled publishes, claims,
     # lease deadlines and #now read it instead of the server's time. nil: back to the
     # server's time. For this queue object (and the workers started on it after); the
     # queue keeps the clock until it is closed, so the clock may be closed first.
@@ -252,25 +235,25 @@ module MongoMQ
       Raw.mqr_queue_set_clock(@raw, clock&.raw_handle)
     end
 
-    # Seconds the server's clock is ahead of this machine's.
+    # Seconds (Float) the server's clock is ahead of this machine's.
     def clock_offset
       Raw.mqs_queue_clock_offset(@raw)
     end
 
-    # A Worker running `handler` on this queue's leases (see Worker for options);
-    # call #run on it, and #stop to end it.
-    def worker(**options, &handler)
-      Worker.new(self, **options, &handler)
+    # Runs `handler` on this queue's leases with a Worker (options: see Worker) and
+    # blocks until it stops: Worker#stop from another thread, #interrupt or #close,
+    # idle_timeout, or INT/TERM with handle_signals: true. The handler's return acks,
+    # an exception nacks with back-off. Returns nil.
+    #
+    #   queue.work(concurrency: 8, handle_signals: true) { |lease| handle(lease.json) }
+    def work(**options, &handler)
+      Worker.new(self, **options, &handler).run
     end
 
-    # Runs a Worker until it is stopped (Worker#stop, #interrupt, or INT/TERM with
-    # trap: true): the handler's return acks, an exception nacks with back-off; a
-    # lease claimed just as the stop came, whose handler did not start, is given back
-    # with #unclaim.
-    #
-    #   queue.work(concurrency: 8, trap: true) { |lease| handle(lease.event) }
-    def work(trap: false, **options, &handler)
-      Worker.new(self, **options, &handler).run(trap: trap)
+    # Starts a Worker (options: see Worker) on threads of its own and returns it at
+    # once: Worker#stop ends it gracefully, Worker#wait waits until it has ended.
+    def worker(**options, &handler)
+      Worker.new(self, **options, &handler).start
     end
 
     # Closes the queue: no new calls; running claims are woken (they raise

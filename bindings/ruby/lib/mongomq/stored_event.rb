@@ -6,14 +6,20 @@ module MongoMQ
   #
   # seq, group (UTF-8 String), priority (the group's at publish), attempts
   # (deliveries so far; nil when none was recorded), published_at, not_before (nil
-  # unless scheduled), dead_at (dead letters only; else nil): times are Float epoch
-  # seconds on the queue clock. event: a binary String (Encoding::ASCII_8BIT) of the
+  # unless scheduled), dead_at (dead letters only; else nil): times are Time values
+  # (UTC) on the queue clock. event: a binary String (Encoding::ASCII_8BIT) of the
   # published bytes.
   StoredEvent = Struct.new(:seq, :group, :priority, :attempts, :published_at, :not_before, :dead_at, :event,
                            keyword_init: true) do
-    # The event as a UTF-8 String (the same bytes).
+    # The event as a UTF-8 String (the same bytes); Encoding::InvalidByteSequenceError
+    # when they are not valid UTF-8.
     def text
-      event.dup.force_encoding(Encoding::UTF_8)
+      Lease.utf8(event)
+    end
+
+    # The event parsed as JSON (JSON.parse's options pass through).
+    def json(**options)
+      JSON.parse(text, **options)
     end
 
     # @api private: one element of the C library's peek / dead list JSON.
@@ -25,8 +31,8 @@ module MongoMQ
                 event.to_s.b
               end
       new(seq: obj["seq"], group: obj["group"], priority: obj["priority"], attempts: obj["attempts"],
-          published_at: obj["published_at"], not_before: obj["not_before"], dead_at: obj["dead_at"],
-          event: bytes.b.freeze).freeze
+          published_at: Check.to_time(obj["published_at"]), not_before: Check.to_time(obj["not_before"]),
+          dead_at: Check.to_time(obj["dead_at"]), event: bytes.b.freeze).freeze
     end
 
     # @api private

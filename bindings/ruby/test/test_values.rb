@@ -1,0 +1,105 @@
+# frozen_string_literal: true
+
+# The values of 0.4.0's vocabulary: instants are Time values (UTC) in and out,
+# durations Float seconds; the lease's text and json; RepairCounts; status names from
+# the C library (and none for ClosedError); a scheduled batch event; the old names gone.
+require_relative "test_helper"
+
+class TestValues < MongoMQTest::Case
+  def test_instants_are_times
+    now = @queue.now
+    assert_kind_of Time, now
+    assert now.utc?
+    assert_in_delta Time.now, now, 60
+    @queue.publish("g", "x", not_before: now - 1) # a Time in the past: due now
+    lease = claim!(visibility: Rational(5, 2))
+    assert_kind_of Time, lease.deadline
+    assert_in_delta now + 2.5, lease.deadline, 2
+    assert_equal 2.5, lease.visibility
+    assert_kind_of Float, @queue.clock_offset
+    peeked = @queue.peek.first
+    assert_kind_of Time, peeked.published_at
+    assert_kind_of Time, peeked.not_before
+    assert peeked.published_at.utc?
+    assert_kind_of Time, @queue.stats["now"]
+    @queue.ack(lease)
+  end
+
+  def test_durations_are_seconds
+    assert_nil @queue.claim(wait: 0)
+    waited = timed { assert_nil @queue.claim(wait: Rational(3, 10)) }
+    assert_operator waited, :>=, 0.25
+    @queue.publish("g", "x")
+    lease = claim!(visibility: 1)
+    @queue.nack(lease, delay: 0.2)
+    assert_nil @queue.claim
+    refute_nil @queue.claim(wait: 5)
+  end
+
+  def test_lease_text_and_json
+    @queue.publish("g", '{"order":1,"items":["a"]}')
+    @queue.publish("h", "\xff\xfe".b)
+    @queue.publish("i", "not json")
+    lease = claim!
+    assert_equal({ "order" => 1, "items" => ["a"] }, lease.json)
+    assert_equal({ order: 1, items: ["a"] }, lease.json(symbolize_names: true))
+    assert_equal Encoding::UTF_8, lease.text.encoding
+    binary = claim!
+    assert_raises(Encoding::InvalidByteSequenceError) { binary.text }
+    assert_raises(Encoding::InvalidByteSequenceError) { binary.json }
+    assert_equal "\xff\xfe".b, binary.event, "the bytes are still there"
+    assert_raises(JSON::ParserError) { claim!.json }
+    stored = @queue.peek(group: "g").first
+    assert_equal 1, stored.json["order"]
+    assert_raises(Encoding::InvalidByteSequenceError) { @queue.peek(group: "h").first.text }
+  end
+
+  def test_repair_counts_type
+    counts = @queue.repair_counts
+    assert_kind_of MongoMQ::RepairCounts, counts
+    assert counts.frozen?
+    assert_equal [0, 0], [counts.runs, counts.fixed]
+    refute_respond_to @queue, :set_repair_interval, "one setter style: repair_interval ="
+  end
+
+  def test_status_names_from_the_library
+    refute MongoMQ.const_defined?(:STATUSES), "no status table of the gem's own"
+    @queue.publish("g", "x")
+    stale = claim!(visibility: 0.2)
+    sleep 0.4
+    claim!(other_queue)
+    lost = assert_raises(MongoMQ::LeaseLost) { @queue.ack(stale) }
+    assert_equal ["MQ_LEASE_LOST", :lease_lost], [lost.status_name, lost.status]
+    from_c = assert_raises(MongoMQ::ArgumentError) { @queue.publish("g", "x", priority: 9) }
+    from_ruby = assert_raises(MongoMQ::ArgumentError) { @queue.publish("g", "x", priority: "9") }
+    [from_c, from_ruby].each { |e| assert_equal ["MQ_ERR_ARG", :err_arg], [e.status_name, e.status] }
+    queue = other_queue
+    queue.close
+    closed = assert_raises(MongoMQ::ClosedError) { queue.publish("g", "x") }
+    assert_equal [nil, nil], [closed.status_name, closed.status], "closed is the gem's own, with no C status"
+    assert_kind_of MongoMQ::Error, closed
+  end
+
+  def test_batch_scheduled_event
+    later = @queue.now + 1.5
+    first = @queue.publish_batch do |b|
+      b.add("later", "l", not_before: later)
+      b.add("now", "n", priority: 2)
+    end
+    lease = claim!
+    assert_equal ["now", first + 1], [lease.group, lease.seq]
+    @queue.ack(lease)
+    assert_nil @queue.claim, "the scheduled batch event is not due yet"
+    lease = claim!(wait: 10)
+    assert_equal ["later", first], [lease.group, lease.seq]
+    assert_in_delta later, @queue.peek(group: "later").first.not_before, 0.01
+  end
+
+  def test_old_names_are_gone
+    refute_respond_to @queue, :publish_at
+    refute_respond_to @queue, :claim_batch
+    refute_respond_to MongoMQ::ManualClock.new(Time.now).tap { |c| track(c) }, :set
+    assert_raises(::ArgumentError) { @queue.publish("g", "x", at: Time.now) }
+    assert_raises(::ArgumentError) { MongoMQ::Batch.new.tap { |b| track(b) }.add("g", "x", at: Time.now) }
+  end
+end
