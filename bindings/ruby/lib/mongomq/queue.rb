@@ -210,7 +210,7 @@ module MongoMQ
 
     # Ends every waiting claim on this queue object with MongoMQ::Interrupted, and
     # every later waiting one at once; stops the workers running on it (gracefully).
-    # Other calls, plain claims (no wait) included, keep working. Safe in a signal trap.
+    # Other calls, plain claims (wait: 0) included, keep working. Safe in a signal trap.
     def interrupt
       Raw.mqs_queue_interrupt(@raw)
       @workers.dup.each(&:stop)
