@@ -560,7 +560,7 @@ class ContractTest extends QueueTestBase {
     }
 
     @Test
-    void claimWaitOnInterruptedThread() {
+    void waitingClaimOnInterruptedThread() {
         queue.publish("g", b("x"));
         Thread.currentThread().interrupt();
         try {
