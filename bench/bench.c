@@ -59,15 +59,13 @@
 
 #define BENCH_MAX_MODES 2
 
-double now_mono(void)
-{
+double now_mono(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-void sleep_ms(long ms)
-{
+void sleep_ms(long ms) {
     struct timespec ts;
     ts.tv_sec = ms / 1000;
     ts.tv_nsec = (ms % 1000) * 1000000L;
@@ -75,21 +73,17 @@ void sleep_ms(long ms)
     }
 }
 
-static void bench_log(int level, const char *domain, const char *message, void *ctx)
-{
+static void bench_log(int level, const char *domain, const char *message, void *ctx) {
     (void)ctx;
-    if (level <= 2)
-        fprintf(stderr, "libmongoc: [%s] %s\n", domain ? domain : "?", message ? message : "");
+    if (level <= 2) fprintf(stderr, "libmongoc: [%s] %s\n", domain ? domain : "?", message ? message : "");
 }
 
-void report_error(const char *what, mq_status st, const mq_error *err)
-{
+void report_error(const char *what, mq_status st, const mq_error *err) {
     fprintf(stderr, "bench: %s failed: %s: %s\n", what, mq_status_name(st),
             err && err->message[0] ? err->message : "(no message)");
 }
 
-static void usage(FILE *f)
-{
+static void usage(FILE *f) {
     fprintf(f,
             "usage: bench [--uri URI] [--events N] [--groups G] [--workers W]\n"
             "             [--visibility S] [--batch B] [--wait] [--json]\n"
@@ -113,16 +107,12 @@ static void usage(FILE *f)
 }
 
 /* --name VALUE or --name=VALUE; returns the value or NULL (and advances *i). */
-static const char *opt_value(int argc, char **argv, int *i, const char *name)
-{
+static const char *opt_value(int argc, char **argv, int *i, const char *name) {
     size_t n = strlen(name);
     const char *a = argv[*i];
-    if (strncmp(a, name, n) != 0)
-        return NULL;
-    if (a[n] == '=')
-        return a + n + 1;
-    if (a[n] != '\0')
-        return NULL;
+    if (strncmp(a, name, n) != 0) return NULL;
+    if (a[n] == '=') return a + n + 1;
+    if (a[n] != '\0') return NULL;
     if (*i + 1 >= argc) {
         fprintf(stderr, "bench: %s needs a value\n", name);
         exit(2);
@@ -130,22 +120,19 @@ static const char *opt_value(int argc, char **argv, int *i, const char *name)
     return argv[++*i];
 }
 
-static long parse_long(const char *name, const char *v, long min, long max)
-{
+static long parse_long(const char *name, const char *v, long min, long max) {
     char *end;
     long x;
     errno = 0;
     x = strtol(v, &end, 10);
     if (errno != 0 || end == v || *end != '\0' || x < min || x > max) {
-        fprintf(stderr, "bench: %s must be an integer in %ld..%ld (got \"%s\")\n", name, min,
-                max, v);
+        fprintf(stderr, "bench: %s must be an integer in %ld..%ld (got \"%s\")\n", name, min, max, v);
         exit(2);
     }
     return x;
 }
 
-static double parse_double(const char *name, const char *v)
-{
+static double parse_double(const char *name, const char *v) {
     char *end;
     double x;
     errno = 0;
@@ -157,8 +144,7 @@ static double parse_double(const char *name, const char *v)
     return x;
 }
 
-static void parse_args(int argc, char **argv, bench_opts *o)
-{
+static void parse_args(int argc, char **argv, bench_opts *o) {
     int i;
     o->uri = getenv("MONGOMQ_URI");
     o->events = 2000;
@@ -208,27 +194,18 @@ static void parse_args(int argc, char **argv, bench_opts *o)
     }
 }
 
-double per_event(uint64_t cmds, long events)
-{
-    return events > 0 ? (double)cmds / (double)events : 0.0;
-}
+double per_event(uint64_t cmds, long events) { return events > 0 ? (double)cmds / (double)events : 0.0; }
 
-double rate(long n, double secs)
-{
-    return secs > 0.0 ? (double)n / secs : 0.0;
-}
+double rate(long n, double secs) { return secs > 0.0 ? (double)n / secs : 0.0; }
 
 /* x rounded to `digits` decimals (x >= 0), so the JSON shows no float noise. */
-double rnd(double x, int digits)
-{
+double rnd(double x, int digits) {
     double scale = 1.0;
-    while (digits-- > 0)
-        scale *= 10.0;
+    while (digits-- > 0) scale *= 10.0;
     return (double)(long long)(x * scale + 0.5) / scale;
 }
 
-int main(int argc, char **argv)
-{
+int main(int argc, char **argv) {
     bench_opts opt;
     bench_result res[BENCH_MAX_MODES];
     long batches[BENCH_MAX_MODES];

@@ -13,7 +13,7 @@
 
 #include <stdint.h>
 
-#define BENCH_WAIT_S 1.0 /* mq_claim_wait's timeout with --wait */
+#define BENCH_WAIT_S 1.0       /* mq_claim_wait's timeout with --wait */
 #define BENCH_DEFAULT_BATCH 10 /* the batch mode's B when both modes run */
 
 /* The arguments (bench.c, parse_args). */

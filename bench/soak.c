@@ -13,8 +13,7 @@
 /* ---- --soak: a long steady run, a line a minute (issue 14) ---- */
 
 /* The process's resident set in KiB (from /proc/self/statm), or -1. */
-static long rss_kib(void)
-{
+static long rss_kib(void) {
     long pages_total = 0, pages_rss = -1;
     FILE *f = fopen("/proc/self/statm", "r");
     if (f == NULL) return -1;
@@ -26,8 +25,7 @@ static long rss_kib(void)
 /* Publishes 100 events over the groups, claims and acks until the queue is empty,
  * and again, for opt->soak minutes. Every event must be delivered once with its
  * text; a failed call ends the run (exit 1). */
-int run_soak(const bench_opts *opt, const char *db)
-{
+int run_soak(const bench_opts *opt, const char *db) {
     mq_client *client = NULL;
     mq_queue *queue = NULL;
     mq_error err;

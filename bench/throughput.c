@@ -52,13 +52,11 @@ struct bench_shared {
     double last_progress;
 };
 
-static int samples_add(samples *s, double v)
-{
+static int samples_add(samples *s, double v) {
     if (s->n == s->cap) {
         size_t cap = s->cap ? s->cap * 2 : 1024;
         double *p = (double *)realloc(s->v, cap * sizeof *p);
-        if (p == NULL)
-            return -1;
+        if (p == NULL) return -1;
         s->v = p;
         s->cap = cap;
     }
@@ -66,62 +64,49 @@ static int samples_add(samples *s, double v)
     return 0;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
+static int cmp_double(const void *a, const void *b) {
     double x = *(const double *)a, y = *(const double *)b;
     return (x > y) - (x < y);
 }
 
 /* Nearest-rank percentile of sorted samples; 0 when there are none. */
-static double percentile(const samples *s, double p)
-{
+static double percentile(const samples *s, double p) {
     size_t rank;
-    if (s->n == 0)
-        return 0.0;
+    if (s->n == 0) return 0.0;
     rank = (size_t)(p / 100.0 * (double)s->n + 0.999999);
-    if (rank < 1)
-        rank = 1;
-    if (rank > s->n)
-        rank = s->n;
+    if (rank < 1) rank = 1;
+    if (rank > s->n) rank = s->n;
     return s->v[rank - 1];
 }
 
-static int samples_merge(samples *dst, const samples *src)
-{
+static int samples_merge(samples *dst, const samples *src) {
     size_t i;
     for (i = 0; i < src->n; i++)
-        if (samples_add(dst, src->v[i]) != 0)
-            return -1;
+        if (samples_add(dst, src->v[i]) != 0) return -1;
     return 0;
 }
 
 /* With --wait: ends every worker's mq_claim_wait (at the end, or on an error). */
-static void wake_workers(bench_shared *sh)
-{
+static void wake_workers(bench_shared *sh) {
     long i;
-    if (!sh->opt->wait)
-        return;
-    for (i = 0; i < sh->opt->workers; i++)
-        mq_queue_interrupt(sh->workers[i].queue);
+    if (!sh->opt->wait) return;
+    for (i = 0; i < sh->opt->workers; i++) mq_queue_interrupt(sh->workers[i].queue);
 }
 
-static void set_stop(bench_shared *sh)
-{
+static void set_stop(bench_shared *sh) {
     pthread_mutex_lock(&sh->mu);
     sh->stop = 1;
     pthread_mutex_unlock(&sh->mu);
     wake_workers(sh);
 }
 
-static void worker_fail(bench_worker *w)
-{
+static void worker_fail(bench_worker *w) {
     w->failed = 1;
     set_stop(w->sh);
 }
 
 /* Event i: its group name, its text {"i":i} (length returned) and its priority. */
-static int make_event(long i, long groups, char group[32], char ev[48], int *priority)
-{
+static int make_event(long i, long groups, char group[32], char ev[48], int *priority) {
     long g = i % groups;
     snprintf(group, 32, "bench-%06ld", g);
     *priority = (int)(g % BENCH_PRIORITIES);
@@ -129,21 +114,17 @@ static int make_event(long i, long groups, char group[32], char ev[48], int *pri
 }
 
 /* The event index from {"i":N}; -1 if it is not that. */
-static long parse_index(const void *data, size_t len)
-{
+static long parse_index(const void *data, size_t len) {
     char buf[64];
     long i;
-    if (data == NULL || len == 0 || len >= sizeof buf)
-        return -1;
+    if (data == NULL || len == 0 || len >= sizeof buf) return -1;
     memcpy(buf, data, len);
     buf[len] = '\0';
-    if (sscanf(buf, "{\"i\":%ld}", &i) != 1)
-        return -1;
+    if (sscanf(buf, "{\"i\":%ld}", &i) != 1) return -1;
     return i;
 }
 
-static void describe_claim_call(char *buf, size_t cap, long batch, int wait)
-{
+static void describe_claim_call(char *buf, size_t cap, long batch, int wait) {
     if (!wait && batch == 1)
         snprintf(buf, cap, "mq_claim");
     else if (!wait)
@@ -151,14 +132,12 @@ static void describe_claim_call(char *buf, size_t cap, long batch, int wait)
     else if (batch == 1)
         snprintf(buf, cap, "mq_claim_wait(timeout %.0f s)", BENCH_WAIT_S);
     else
-        snprintf(buf, cap, "mq_claim_batch(max %ld), on MQ_EMPTY mq_claim_wait(timeout %.0f s)", batch,
-                 BENCH_WAIT_S);
+        snprintf(buf, cap, "mq_claim_batch(max %ld), on MQ_EMPTY mq_claim_wait(timeout %.0f s)", batch, BENCH_WAIT_S);
 }
 
 /* One claim as the mode asks, with its commands and latency counted. MQ_EMPTY from a
  * waiting claim is an empty wait; from a plain one, an empty claim. */
-static mq_status claim_one(bench_worker *w, mq_lease **lease, mq_error *err)
-{
+static mq_status claim_one(bench_worker *w, mq_lease **lease, mq_error *err) {
     const bench_opts *opt = w->sh->opt;
     long batch = w->sh->batch;
     uint64_t c0 = mq_client_command_count(w->client), c1;
@@ -212,8 +191,7 @@ static mq_status claim_one(bench_worker *w, mq_lease **lease, mq_error *err)
     return st;
 }
 
-static void *worker_main(void *arg)
-{
+static void *worker_main(void *arg) {
     bench_worker *w = (bench_worker *)arg;
     bench_shared *sh = w->sh;
     const bench_opts *opt = sh->opt;
@@ -234,8 +212,7 @@ static void *worker_main(void *arg)
         pthread_mutex_lock(&sh->mu);
         stop = sh->stop;
         pthread_mutex_unlock(&sh->mu);
-        if (stop)
-            break;
+        if (stop) break;
 
         st = claim_one(w, &lease, &err);
         if (st == MQ_INTERRUPTED) /* --wait: the last event was acked, or a stop */
@@ -246,15 +223,13 @@ static void *worker_main(void *arg)
             done = sh->acked_total >= opt->events;
             stalled = !done && now_mono() - sh->last_progress > stall_s;
             if (stalled && !sh->stop) {
-                fprintf(stderr, "bench: no event acked for %.0f s; %ld of %ld acked\n", stall_s,
-                        sh->acked_total, opt->events);
+                fprintf(stderr, "bench: no event acked for %.0f s; %ld of %ld acked\n", stall_s, sh->acked_total,
+                        opt->events);
                 sh->stop = 1;
             }
             pthread_mutex_unlock(&sh->mu);
-            if (done || stalled)
-                break;
-            if (!opt->wait)
-                sleep_ms(BENCH_IDLE_SLEEP_MS);
+            if (done || stalled) break;
+            if (!opt->wait) sleep_ms(BENCH_IDLE_SLEEP_MS);
             continue;
         }
         if (st != MQ_OK) {
@@ -268,8 +243,8 @@ static void *worker_main(void *arg)
             ev = mq_lease_event_at(lease, k, &len);
             idx = parse_index(ev, len);
             if (idx < 0 || idx >= opt->events) {
-                fprintf(stderr, "bench: unexpected event %.*s (group %s, seq %lld)\n", (int)len,
-                        (const char *)ev, mq_lease_group(lease), (long long)mq_lease_seq_at(lease, k));
+                fprintf(stderr, "bench: unexpected event %.*s (group %s, seq %lld)\n", (int)len, (const char *)ev,
+                        mq_lease_group(lease), (long long)mq_lease_seq_at(lease, k));
                 worker_fail(w);
                 break;
             }
@@ -294,8 +269,7 @@ static void *worker_main(void *arg)
         }
         /* MQ_LEASE_LOST: the event is removed all the same (it was processed), but
          * the new owner will process it again: counted, and shows as a duplicate. */
-        if (st == MQ_LEASE_LOST)
-            w->lease_lost++;
+        if (st == MQ_LEASE_LOST) w->lease_lost++;
         w->acks++;
         if (samples_add(&w->ack_ms, (t1 - t0) * 1e3) != 0) {
             fprintf(stderr, "bench: out of memory\n");
@@ -312,23 +286,20 @@ static void *worker_main(void *arg)
                 sh->acked_total++;
             else
                 sh->duplicates++;
-            if (mq_lease_seq_at(lease, k) != sh->seq_of[idx])
-                sh->seq_mismatch++;
+            if (mq_lease_seq_at(lease, k) != sh->seq_of[idx]) sh->seq_mismatch++;
         }
         sh->last_progress = now_mono();
         done = sh->acked_total >= opt->events;
         pthread_mutex_unlock(&sh->mu);
         mq_lease_destroy(lease);
-        if (done)
-            wake_workers(sh); /* --wait: nothing is left to wait for */
+        if (done) wake_workers(sh); /* --wait: nothing is left to wait for */
     }
     return NULL;
 }
 
 /* Phase 1: every event, in batches of `batch` (1: mq_publish). seq_of[i] receives
  * event i's seq. 0 on success. */
-static int publish_all(mq_queue *queue, const bench_opts *opt, long batch, int64_t *seq_of)
-{
+static int publish_all(mq_queue *queue, const bench_opts *opt, long batch, int64_t *seq_of) {
     long i, k;
     char group[32], ev[48];
     int len, priority;
@@ -348,11 +319,9 @@ static int publish_all(mq_queue *queue, const bench_opts *opt, long batch, int64
                 len = make_event(i + k, opt->groups, group, ev, &priority);
                 st = mq_batch_add(b, group, ev, (size_t)len, priority, &err);
             }
-            if (st == MQ_OK)
-                st = mq_publish_batch(queue, b, &first, &err);
+            if (st == MQ_OK) st = mq_publish_batch(queue, b, &first, &err);
             mq_batch_destroy(b);
-            for (k = 0; st == MQ_OK && k < n; k++)
-                seq_of[i + k] = first + k;
+            for (k = 0; st == MQ_OK && k < n; k++) seq_of[i + k] = first + k;
         }
         if (st != MQ_OK) {
             report_error(batch == 1 ? "mq_publish" : "mq_publish_batch", st, &err);
@@ -365,8 +334,7 @@ static int publish_all(mq_queue *queue, const bench_opts *opt, long batch, int64
 /* Runs one mode (B = batch) on the queue db.prefix: publish, drain, check. Fills *res
  * and returns 0 when there are figures (res->ok tells whether the checks passed);
  * -1 when the run could not start or its publish failed (nothing to report). */
-int run_mode(const bench_opts *opt, const char *db, long batch, bench_result *res)
-{
+int run_mode(const bench_opts *opt, const char *db, long batch, bench_result *res) {
     bench_shared sh;
     bench_worker *w = NULL;
     pthread_t *threads = NULL;
@@ -438,14 +406,12 @@ int run_mode(const bench_opts *opt, const char *db, long batch, bench_result *re
     /* Phase 1: publish. */
     c0 = mq_client_command_count(client);
     t0 = now_mono();
-    if (publish_all(queue, opt, batch, sh.seq_of) != 0)
-        goto out;
+    if (publish_all(queue, opt, batch, sh.seq_of) != 0) goto out;
     res->t_pub = now_mono() - t0;
     res->cmd_pub = mq_client_command_count(client) - c0;
 
     /* Phase 2: drain. */
-    for (i = 0; i < opt->workers; i++)
-        w[i].cmd_start = mq_client_command_count(w[i].client);
+    for (i = 0; i < opt->workers; i++) w[i].cmd_start = mq_client_command_count(w[i].client);
     sh.last_progress = now_mono();
     t0 = now_mono();
     for (i = 0; i < opt->workers; i++) {
@@ -457,8 +423,7 @@ int run_mode(const bench_opts *opt, const char *db, long batch, bench_result *re
         }
         started++;
     }
-    for (i = 0; i < started; i++)
-        pthread_join(threads[i], NULL);
+    for (i = 0; i < started; i++) pthread_join(threads[i], NULL);
     res->t_drain = now_mono() - t0;
 
     for (i = 0; i < opt->workers; i++) {
@@ -474,8 +439,7 @@ int run_mode(const bench_opts *opt, const char *db, long batch, bench_result *re
         /* Everything the worker's client sent, timed calls or not (a waiting
          * claim's change-stream watcher sends commands of its own). */
         cmd_workers += mq_client_command_count(w[i].client) - w[i].cmd_start;
-        if (samples_merge(&claim_all, &w[i].claim_ms) != 0 ||
-            samples_merge(&ack_all, &w[i].ack_ms) != 0) {
+        if (samples_merge(&claim_all, &w[i].claim_ms) != 0 || samples_merge(&ack_all, &w[i].ack_ms) != 0) {
             fprintf(stderr, "bench: out of memory\n");
             res->failed = 1;
         }
@@ -487,8 +451,7 @@ int run_mode(const bench_opts *opt, const char *db, long batch, bench_result *re
     res->ack_p50 = percentile(&ack_all, 50);
     res->ack_p99 = percentile(&ack_all, 99);
     for (i = 0; i < opt->events; i++)
-        if (sh.acked[i] == 0)
-            res->lost++;
+        if (sh.acked[i] == 0) res->lost++;
     res->acked_total = sh.acked_total;
     res->duplicates = sh.duplicates;
     res->seq_mismatch = sh.seq_mismatch;
@@ -518,43 +481,36 @@ out:
     return rc;
 }
 
-void print_table(const bench_opts *opt, const char *db, const bench_result *r)
-{
+void print_table(const bench_opts *opt, const char *db, const bench_result *r) {
     long n = opt->events;
     printf("== %s: queue %s.%s_*\n", r->mode, db, r->prefix);
-    printf("events %ld  groups %ld  workers %ld  batch %ld  visibility %.3g s\n", n, opt->groups,
-           opt->workers, r->batch, opt->visibility);
-    printf("publish call: %s   claim call: %s\n\n", r->batch == 1 ? "mq_publish" : "mq_publish_batch",
-           r->claim_call);
-    printf("%-10s %10s %12s %10s %10s %14s\n", "phase", "seconds", "events/s", "p50 ms",
-           "p99 ms", "commands/event");
-    printf("%-10s %10.3f %12.1f %10s %10s %14.2f\n", "publish", r->t_pub, rate(n, r->t_pub), "-",
-           "-", per_event(r->cmd_pub, n));
-    printf("%-10s %10.3f %12.1f %10s %10s %14.2f\n", "drain", r->t_drain,
-           rate(r->acked_total, r->t_drain), "-", "-", per_event(r->cmd_total - r->cmd_pub, n));
-    printf("%-10s %10s %12s %10.3f %10.3f %14.2f\n", "  claim", "-", "-", r->claim_p50,
-           r->claim_p99, per_event(r->cmd_claim, n));
+    printf("events %ld  groups %ld  workers %ld  batch %ld  visibility %.3g s\n", n, opt->groups, opt->workers,
+           r->batch, opt->visibility);
+    printf("publish call: %s   claim call: %s\n\n", r->batch == 1 ? "mq_publish" : "mq_publish_batch", r->claim_call);
+    printf("%-10s %10s %12s %10s %10s %14s\n", "phase", "seconds", "events/s", "p50 ms", "p99 ms", "commands/event");
+    printf("%-10s %10.3f %12.1f %10s %10s %14.2f\n", "publish", r->t_pub, rate(n, r->t_pub), "-", "-",
+           per_event(r->cmd_pub, n));
+    printf("%-10s %10.3f %12.1f %10s %10s %14.2f\n", "drain", r->t_drain, rate(r->acked_total, r->t_drain), "-", "-",
+           per_event(r->cmd_total - r->cmd_pub, n));
+    printf("%-10s %10s %12s %10.3f %10.3f %14.2f\n", "  claim", "-", "-", r->claim_p50, r->claim_p99,
+           per_event(r->cmd_claim, n));
     printf("%-10s %10s %12s %10.3f %10.3f %14.2f\n", "  ack", "-", "-", r->ack_p50, r->ack_p99,
            per_event(r->cmd_ack, n));
-    printf("%-10s %10s %12s %10s %10s %14.2f\n", "  empty", "-", "-", "-", "-",
-           per_event(r->cmd_empty, n));
-    printf("%-10s %10s %12s %10s %10s %14.2f\n", "  other", "-", "-", "-", "-",
-           per_event(r->cmd_other, n));
+    printf("%-10s %10s %12s %10s %10s %14.2f\n", "  empty", "-", "-", "-", "-", per_event(r->cmd_empty, n));
+    printf("%-10s %10s %12s %10s %10s %14.2f\n", "  other", "-", "-", "-", "-", per_event(r->cmd_other, n));
     printf("%-10s %10.3f %12s %10s %10s %14.2f\n\n", "total", r->t_pub + r->t_drain, "-", "-", "-",
            per_event(r->cmd_total, n));
-    printf("claims %ld (+ %ld empty)  empty waits %ld  acks %ld  lease lost %ld\n", r->claims_ok,
-           r->claims_empty, r->empty_waits, r->acks, r->lease_lost);
+    printf("claims %ld (+ %ld empty)  empty waits %ld  acks %ld  lease lost %ld\n", r->claims_ok, r->claims_empty,
+           r->empty_waits, r->acks, r->lease_lost);
     printf("commands: publish %llu  claim %llu  ack %llu  empty claims %llu  other %llu  total %llu\n",
-           (unsigned long long)r->cmd_pub, (unsigned long long)r->cmd_claim,
-           (unsigned long long)r->cmd_ack, (unsigned long long)r->cmd_empty,
-           (unsigned long long)r->cmd_other, (unsigned long long)r->cmd_total);
-    printf("every event acked exactly once: %s (lost %ld, duplicated %ld, seq mismatch %ld)\n\n",
-           r->ok ? "yes" : "NO", r->lost, r->duplicates, r->seq_mismatch);
+           (unsigned long long)r->cmd_pub, (unsigned long long)r->cmd_claim, (unsigned long long)r->cmd_ack,
+           (unsigned long long)r->cmd_empty, (unsigned long long)r->cmd_other, (unsigned long long)r->cmd_total);
+    printf("every event acked exactly once: %s (lost %ld, duplicated %ld, seq mismatch %ld)\n\n", r->ok ? "yes" : "NO",
+           r->lost, r->duplicates, r->seq_mismatch);
 }
 
 /* The mode's JSON object (NULL when jansson fails). */
-json_t *result_json(const bench_opts *opt, const char *db, const bench_result *r)
-{
+json_t *result_json(const bench_opts *opt, const char *db, const bench_result *r) {
     long n = opt->events;
     return json_pack(
         "{s:s, s:s, s:s, s:I, s:I, s:I, s:I, s:f, s:b, s:s, s:s, "
@@ -563,25 +519,19 @@ json_t *result_json(const bench_opts *opt, const char *db, const bench_result *r
         "s:{s:f, s:f, s:f, s:f, s:f, s:f}, "
         "s:{s:I, s:I, s:I, s:I, s:I, s:I}, "
         "s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:b}",
-        "mode", r->batch == 1 ? "single" : "batch", "database", db, "prefix", r->prefix,
-        "events", (json_int_t)n, "groups", (json_int_t)opt->groups,
-        "workers", (json_int_t)opt->workers, "batch", (json_int_t)r->batch,
-        "visibility_s", opt->visibility, "wait", r->wait,
-        "publish_call", r->batch == 1 ? "mq_publish" : "mq_publish_batch", "claim_call", r->claim_call,
-        "publish_s", rnd(r->t_pub, 4), "publish_eps", rnd(rate(n, r->t_pub), 1),
-        "drain_s", rnd(r->t_drain, 4), "drain_eps", rnd(rate(r->acked_total, r->t_drain), 1),
-        "claim_p50_ms", rnd(r->claim_p50, 4), "claim_p99_ms", rnd(r->claim_p99, 4),
-        "ack_p50_ms", rnd(r->ack_p50, 4), "ack_p99_ms", rnd(r->ack_p99, 4),
-        "commands_per_event",
-        "publish", rnd(per_event(r->cmd_pub, n), 3), "claim", rnd(per_event(r->cmd_claim, n), 3),
-        "ack", rnd(per_event(r->cmd_ack, n), 3), "empty_claim", rnd(per_event(r->cmd_empty, n), 3),
-        "other", rnd(per_event(r->cmd_other, n), 3), "total", rnd(per_event(r->cmd_total, n), 3),
-        "commands",
-        "publish", (json_int_t)r->cmd_pub, "claim", (json_int_t)r->cmd_claim,
-        "ack", (json_int_t)r->cmd_ack, "empty_claim", (json_int_t)r->cmd_empty,
-        "other", (json_int_t)r->cmd_other, "total", (json_int_t)r->cmd_total,
-        "claims", (json_int_t)r->claims_ok, "empty_claims", (json_int_t)r->claims_empty,
-        "empty_waits", (json_int_t)r->empty_waits, "lease_lost", (json_int_t)r->lease_lost,
-        "lost", (json_int_t)r->lost, "duplicated", (json_int_t)r->duplicates,
-        "seq_mismatch", (json_int_t)r->seq_mismatch, "ok", r->ok);
+        "mode", r->batch == 1 ? "single" : "batch", "database", db, "prefix", r->prefix, "events", (json_int_t)n,
+        "groups", (json_int_t)opt->groups, "workers", (json_int_t)opt->workers, "batch", (json_int_t)r->batch,
+        "visibility_s", opt->visibility, "wait", r->wait, "publish_call",
+        r->batch == 1 ? "mq_publish" : "mq_publish_batch", "claim_call", r->claim_call, "publish_s", rnd(r->t_pub, 4),
+        "publish_eps", rnd(rate(n, r->t_pub), 1), "drain_s", rnd(r->t_drain, 4), "drain_eps",
+        rnd(rate(r->acked_total, r->t_drain), 1), "claim_p50_ms", rnd(r->claim_p50, 4), "claim_p99_ms",
+        rnd(r->claim_p99, 4), "ack_p50_ms", rnd(r->ack_p50, 4), "ack_p99_ms", rnd(r->ack_p99, 4), "commands_per_event",
+        "publish", rnd(per_event(r->cmd_pub, n), 3), "claim", rnd(per_event(r->cmd_claim, n), 3), "ack",
+        rnd(per_event(r->cmd_ack, n), 3), "empty_claim", rnd(per_event(r->cmd_empty, n), 3), "other",
+        rnd(per_event(r->cmd_other, n), 3), "total", rnd(per_event(r->cmd_total, n), 3), "commands", "publish",
+        (json_int_t)r->cmd_pub, "claim", (json_int_t)r->cmd_claim, "ack", (json_int_t)r->cmd_ack, "empty_claim",
+        (json_int_t)r->cmd_empty, "other", (json_int_t)r->cmd_other, "total", (json_int_t)r->cmd_total, "claims",
+        (json_int_t)r->claims_ok, "empty_claims", (json_int_t)r->claims_empty, "empty_waits",
+        (json_int_t)r->empty_waits, "lease_lost", (json_int_t)r->lease_lost, "lost", (json_int_t)r->lost, "duplicated",
+        (json_int_t)r->duplicates, "seq_mismatch", (json_int_t)r->seq_mismatch, "ok", r->ok);
 }

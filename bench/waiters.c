@@ -26,8 +26,8 @@
 
 typedef struct {
     mq_queue *queue;
-    long acked;        /* under mu */
-    int stop, failed;  /* under mu */
+    long acked;       /* under mu */
+    int stop, failed; /* under mu */
     pthread_mutex_t mu;
 } waiters_shared;
 
@@ -36,8 +36,7 @@ typedef struct {
     int index;
 } waiters_arg;
 
-static void *waiter_main(void *p)
-{
+static void *waiter_main(void *p) {
     waiters_arg *a = p;
     waiters_shared *sh = a->sh;
     char id[32];
@@ -46,12 +45,9 @@ static void *waiter_main(void *p)
         mq_error err;
         mq_lease *lease = NULL;
         mq_status st = mq_claim_wait(sh->queue, id, 30, 0, 5.0, &lease, &err);
-        if (st == MQ_INTERRUPTED)
-            return NULL;
-        if (st == MQ_EMPTY)
-            continue;
-        if (st == MQ_OK)
-            st = mq_ack(sh->queue, lease, &err);
+        if (st == MQ_INTERRUPTED) return NULL;
+        if (st == MQ_EMPTY) continue;
+        if (st == MQ_OK) st = mq_ack(sh->queue, lease, &err);
         mq_lease_destroy(lease);
         pthread_mutex_lock(&sh->mu);
         if (st == MQ_OK) {
@@ -61,13 +57,11 @@ static void *waiter_main(void *p)
             sh->failed = 1;
         }
         pthread_mutex_unlock(&sh->mu);
-        if (st != MQ_OK)
-            return NULL;
+        if (st != MQ_OK) return NULL;
     }
 }
 
-static long waiters_acked(waiters_shared *sh, int *failed)
-{
+static long waiters_acked(waiters_shared *sh, int *failed) {
     long n;
     pthread_mutex_lock(&sh->mu);
     n = sh->acked;
@@ -76,8 +70,7 @@ static long waiters_acked(waiters_shared *sh, int *failed)
     return n;
 }
 
-int run_waiters(const bench_opts *opt, const char *db)
-{
+int run_waiters(const bench_opts *opt, const char *db) {
     mq_client *wclient = NULL, *pclient = NULL;
     mq_queue *pqueue = NULL;
     waiters_shared sh;
@@ -92,8 +85,7 @@ int run_waiters(const bench_opts *opt, const char *db)
 
     memset(&sh, 0, sizeof sh);
     pthread_mutex_init(&sh.mu, NULL);
-    if (args == NULL || threads == NULL)
-        goto out;
+    if (args == NULL || threads == NULL) goto out;
     if ((st = mq_client_new(opt->uri, &wclient, &err)) != MQ_OK ||
         (st = mq_client_new(opt->uri, &pclient, &err)) != MQ_OK) {
         report_error("mq_client_new", st, &err);
@@ -107,8 +99,7 @@ int run_waiters(const bench_opts *opt, const char *db)
     for (i = 0; i < opt->waiters; i++) {
         args[i].sh = &sh;
         args[i].index = (int)i;
-        if (pthread_create(&threads[i], NULL, waiter_main, &args[i]) != 0)
-            goto stop;
+        if (pthread_create(&threads[i], NULL, waiter_main, &args[i]) != 0) goto stop;
         started++;
     }
     sleep_ms(1000); /* the watcher is up and every waiter asleep */
@@ -125,8 +116,7 @@ int run_waiters(const bench_opts *opt, const char *db)
             report_error("mq_publish", st, &err);
             goto stop;
         }
-        while (waiters_acked(&sh, &failed) < i + 1 && !failed && now_mono() - t0 < 10)
-            sleep_ms(1);
+        while (waiters_acked(&sh, &failed) < i + 1 && !failed && now_mono() - t0 < 10) sleep_ms(1);
         if (failed || waiters_acked(&sh, &failed) < i + 1) {
             fprintf(stderr, "bench: event %ld was not acked within 10 s\n", i);
             goto stop;
@@ -142,16 +132,13 @@ int run_waiters(const bench_opts *opt, const char *db)
         double per_event = (cmds - idle_rate * window) / n;
         double wakeups = 1.0 + (per_event - 7.0) / 2.0;
         if (opt->json) {
-            json_t *o = json_pack("{s:s, s:s, s:I, s:I, s:f, s:f, s:f, s:f, s:f}", "library", mq_version(),
-                                  "mode", "waiters", "waiters", (json_int_t)opt->waiters, "events",
-                                  (json_int_t)opt->events, "idle_commands_per_s", rnd(idle_rate, 1),
-                                  "raw_commands_per_event", rnd(cmds / n, 2), "commands_per_event",
-                                  rnd(per_event > 0 ? per_event : 0, 2), "wakeups_per_event",
-                                  rnd(wakeups > 0 ? wakeups : 0, 2), "publish_to_ack_ms",
-                                  rnd(latency / n * 1e3, 2));
+            json_t *o = json_pack("{s:s, s:s, s:I, s:I, s:f, s:f, s:f, s:f, s:f}", "library", mq_version(), "mode",
+                                  "waiters", "waiters", (json_int_t)opt->waiters, "events", (json_int_t)opt->events,
+                                  "idle_commands_per_s", rnd(idle_rate, 1), "raw_commands_per_event", rnd(cmds / n, 2),
+                                  "commands_per_event", rnd(per_event > 0 ? per_event : 0, 2), "wakeups_per_event",
+                                  rnd(wakeups > 0 ? wakeups : 0, 2), "publish_to_ack_ms", rnd(latency / n * 1e3, 2));
             char *text = o ? json_dumps(o, JSON_COMPACT | JSON_REAL_PRECISION(12)) : NULL;
-            if (text != NULL)
-                printf("%s\n", text);
+            if (text != NULL) printf("%s\n", text);
             free(text);
             json_decref(o);
         } else {
@@ -167,8 +154,7 @@ int run_waiters(const bench_opts *opt, const char *db)
     rc = 0;
 stop:
     mq_queue_interrupt(sh.queue);
-    for (i = 0; i < started; i++)
-        pthread_join(threads[i], NULL);
+    for (i = 0; i < started; i++) pthread_join(threads[i], NULL);
 out:
     mq_queue_destroy(pqueue);
     mq_queue_destroy(sh.queue);

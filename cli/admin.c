@@ -30,25 +30,32 @@ int parse_admin(cli_ctx *ctx, int argc, char **argv, const char *allowed, admin_
             if (code >= 0) return code;
             continue;
         }
-        const char *name = c == OPT_JSON ? "json" : c == 'y' ? "yes" : c == OPT_ALL ? "all"
-                         : c == 'n' ? "limit" : c == 'w' ? "watch" : NULL;
+        const char *name = c == OPT_JSON  ? "json"
+                           : c == 'y'     ? "yes"
+                           : c == OPT_ALL ? "all"
+                           : c == 'n'     ? "limit"
+                           : c == 'w'     ? "watch"
+                                          : NULL;
         if (name == NULL) return cli_try(ctx);
-        if (strstr(allowed, name) == NULL)
-            return cli_usage_error(ctx, "--%s does not apply here", name);
+        if (strstr(allowed, name) == NULL) return cli_usage_error(ctx, "--%s does not apply here", name);
         switch (c) {
-        case OPT_JSON: o->json = 1; break;
-        case 'y': o->yes = 1; break;
-        case OPT_ALL: o->all = 1; break;
-        case 'n':
-            if (cli_parse_int(optarg, 1, MQ_BATCH_MAX, &o->limit) != 0)
-                return cli_usage_error(ctx, "--limit: expected 1..%d, got '%s'", MQ_BATCH_MAX,
-                                       optarg);
-            break;
-        case 'w':
-            if (cli_parse_double(optarg, 0.1, 86400, &o->watch) != 0)
-                return cli_usage_error(ctx, "--watch: expected seconds (0.1..86400), got '%s'",
-                                       optarg);
-            break;
+            case OPT_JSON:
+                o->json = 1;
+                break;
+            case 'y':
+                o->yes = 1;
+                break;
+            case OPT_ALL:
+                o->all = 1;
+                break;
+            case 'n':
+                if (cli_parse_int(optarg, 1, MQ_BATCH_MAX, &o->limit) != 0)
+                    return cli_usage_error(ctx, "--limit: expected 1..%d, got '%s'", MQ_BATCH_MAX, optarg);
+                break;
+            case 'w':
+                if (cli_parse_double(optarg, 0.1, 86400, &o->watch) != 0)
+                    return cli_usage_error(ctx, "--watch: expected seconds (0.1..86400), got '%s'", optarg);
+                break;
         }
     }
     return -1;
@@ -58,8 +65,7 @@ int parse_admin(cli_ctx *ctx, int argc, char **argv, const char *allowed, admin_
  * cannot ask. */
 static int refuse_unasked(cli_ctx *ctx, int yes, const char *what) {
     if (yes || isatty(STDIN_FILENO)) return -1;
-    return cli_usage_error(ctx, "%s asks for confirmation, and stdin is not a terminal: add --yes",
-                           what);
+    return cli_usage_error(ctx, "%s asks for confirmation, and stdin is not a terminal: add --yes", what);
 }
 
 int no_more_args(cli_ctx *ctx, int argc, char **argv, int first) {
@@ -96,11 +102,16 @@ static void event_cell(json_t *ev, char *buf, size_t size, size_t max) {
         }
         char esc[8];
         size_t k = 0;
-        if (*p == '\n') k = (size_t)snprintf(esc, sizeof esc, "\\n");
-        else if (*p == '\t') k = (size_t)snprintf(esc, sizeof esc, "\\t");
-        else if (*p == '\r') k = (size_t)snprintf(esc, sizeof esc, "\\r");
-        else if (*p < 0x20 || *p == 0x7f) k = (size_t)snprintf(esc, sizeof esc, "\\x%02x", *p);
-        else esc[k++] = (char)*p;
+        if (*p == '\n')
+            k = (size_t)snprintf(esc, sizeof esc, "\\n");
+        else if (*p == '\t')
+            k = (size_t)snprintf(esc, sizeof esc, "\\t");
+        else if (*p == '\r')
+            k = (size_t)snprintf(esc, sizeof esc, "\\r");
+        else if (*p < 0x20 || *p == 0x7f)
+            k = (size_t)snprintf(esc, sizeof esc, "\\x%02x", *p);
+        else
+            esc[k++] = (char)*p;
         if (n + k + 4 >= size) {
             cut = 1;
             break;
@@ -248,8 +259,8 @@ static int requeue_all(cli_ctx *ctx, const admin_opts *o) {
     }
     char name[512], question[700];
     cli_queue_name(ctx, name, sizeof name);
-    snprintf(question, sizeof question, "Requeue %s %lld dead letter%s of %s?",
-             total == 1 ? "the" : "all", (long long)total, total == 1 ? "" : "s", name);
+    snprintf(question, sizeof question, "Requeue %s %lld dead letter%s of %s?", total == 1 ? "the" : "all",
+             (long long)total, total == 1 ? "" : "s", name);
     if ((rc = cli_confirm(ctx, o->yes, question)) != EXIT_OK) return rc;
     /* At most the letters there were: ones that die again meanwhile wait for next time. */
     int64_t left = total;
@@ -296,8 +307,7 @@ int cmd_dead(cli_ctx *ctx, int argc, char **argv) {
     int is_requeue = strcmp(what, "requeue") == 0, is_purge = strcmp(what, "purge") == 0;
     if (!is_list && !is_count && !is_requeue && !is_purge)
         return cli_usage_error(ctx, "no 'dead %s' (list, count, requeue, purge)", what);
-    if (!is_list && (o.json || o.limit != 100))
-        return cli_usage_error(ctx, "--json and --limit are for 'dead list'");
+    if (!is_list && (o.json || o.limit != 100)) return cli_usage_error(ctx, "--json and --limit are for 'dead list'");
     if (!is_requeue && o.all) return cli_usage_error(ctx, "--all is for 'dead requeue'");
     if (o.yes && !is_purge && !(is_requeue && o.all))
         return cli_usage_error(ctx, "--yes is for 'dead purge' and 'dead requeue --all'");
@@ -305,10 +315,8 @@ int cmd_dead(cli_ctx *ctx, int argc, char **argv) {
     int64_t *seqs = NULL;
     size_t nseqs = 0;
     if (is_requeue) {
-        if (o.all && first < argc)
-            return cli_usage_error(ctx, "give SEQ... or --all, not both");
-        if (!o.all && first >= argc)
-            return cli_usage_error(ctx, "which dead letters? (SEQ... or --all)");
+        if (o.all && first < argc) return cli_usage_error(ctx, "give SEQ... or --all, not both");
+        if (!o.all && first >= argc) return cli_usage_error(ctx, "which dead letters? (SEQ... or --all)");
         nseqs = (size_t)(argc - first);
         seqs = calloc(nseqs + 1, sizeof *seqs);
         if (seqs == NULL) return EXIT_FAIL;
@@ -316,8 +324,7 @@ int cmd_dead(cli_ctx *ctx, int argc, char **argv) {
             long v;
             if (cli_parse_int(argv[first + (int)i], 1, 0x7fffffffffffffffL, &v) != 0) {
                 free(seqs);
-                return cli_usage_error(ctx, "'%s' is not a seq (a positive integer)",
-                                       argv[first + (int)i]);
+                return cli_usage_error(ctx, "'%s' is not a seq (a positive integer)", argv[first + (int)i]);
             }
             seqs[i] = v;
         }
@@ -372,8 +379,8 @@ int cmd_dead(cli_ctx *ctx, int argc, char **argv) {
     if ((rc = dead_count(ctx, &total)) != EXIT_OK) return rc;
     char name[512], question[700];
     cli_queue_name(ctx, name, sizeof name);
-    snprintf(question, sizeof question, "Delete %s %lld dead letter%s of %s?",
-             total == 1 ? "the" : "all", (long long)total, total == 1 ? "" : "s", name);
+    snprintf(question, sizeof question, "Delete %s %lld dead letter%s of %s?", total == 1 ? "the" : "all",
+             (long long)total, total == 1 ? "" : "s", name);
     if (total > 0 && (rc = cli_confirm(ctx, o.yes, question)) != EXIT_OK) return rc;
     purged = 0;
     if (total > 0) {
@@ -439,8 +446,8 @@ int cmd_drop(cli_ctx *ctx, int argc, char **argv) {
         long long events = (long long)jint(root, "messages", NULL);
         long long dead = (long long)jint(root, "dead", NULL);
         snprintf(question, sizeof question,
-                 "Drop the queue %s (%lld event%s, %lld dead letter%s), for every process using it?",
-                 name, events, events == 1 ? "" : "s", dead, dead == 1 ? "" : "s");
+                 "Drop the queue %s (%lld event%s, %lld dead letter%s), for every process using it?", name, events,
+                 events == 1 ? "" : "s", dead, dead == 1 ? "" : "s");
         json_decref(root);
         if ((rc = cli_confirm(ctx, o.yes, question)) != EXIT_OK) return rc;
     }

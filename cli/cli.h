@@ -11,19 +11,19 @@
 /* Exit codes (documented in --help and cli/README.md). */
 enum {
     EXIT_OK = 0,
-    EXIT_FAIL = 1,        /* the command failed (a server error, a declined confirmation, ...) */
-    EXIT_USAGE = 2,       /* bad options or arguments */
-    EXIT_UNREACHABLE = 3  /* the server could not be reached (MQ_ERR_CONNECT) */
+    EXIT_FAIL = 1,       /* the command failed (a server error, a declined confirmation, ...) */
+    EXIT_USAGE = 2,      /* bad options or arguments */
+    EXIT_UNREACHABLE = 3 /* the server could not be reached (MQ_ERR_CONNECT) */
 };
 
 /* Options every subcommand accepts (before or after its name). */
 typedef struct cli_ctx {
-    const char *cmd;      /* "publish", ... ("" before a subcommand is known) */
-    const char *uri;      /* --uri, else MONGOMQ_URI, else the default */
-    const char *db;       /* --db, else MONGOMQ_DB, else NULL (the library's "mongomq") */
-    const char *prefix;   /* --prefix, else MONGOMQ_PREFIX, else NULL ("mq") */
-    int verbose;          /* -v: more on stderr (libmongoc's warnings, every event of work) */
-    char *uri_owned;      /* the URI with the default server selection timeout added */
+    const char *cmd;    /* "publish", ... ("" before a subcommand is known) */
+    const char *uri;    /* --uri, else MONGOMQ_URI, else the default */
+    const char *db;     /* --db, else MONGOMQ_DB, else NULL (the library's "mongomq") */
+    const char *prefix; /* --prefix, else MONGOMQ_PREFIX, else NULL ("mq") */
+    int verbose;        /* -v: more on stderr (libmongoc's warnings, every event of work) */
+    char *uri_owned;    /* the URI with the default server selection timeout added */
     mq_client *client;
     mq_queue *queue;
 } cli_ctx;
@@ -33,12 +33,11 @@ typedef struct cli_ctx {
 
 /* The common long options, for a subcommand's option table; their codes. */
 enum { OPT_URI = 0x1000, OPT_DB, OPT_PREFIX, OPT_HELP, OPT_FIRST_LOCAL };
-#define CLI_COMMON_OPTIONS                                     \
-    {"uri", required_argument, NULL, OPT_URI},                 \
-    {"db", required_argument, NULL, OPT_DB},                   \
-    {"prefix", required_argument, NULL, OPT_PREFIX},           \
-    {"verbose", no_argument, NULL, 'v'},                       \
-    {"help", no_argument, NULL, 'h'}
+#define CLI_COMMON_OPTIONS                                                                    \
+  {"uri", required_argument, NULL, OPT_URI}, {"db", required_argument, NULL, OPT_DB},         \
+      {"prefix", required_argument, NULL, OPT_PREFIX}, {"verbose", no_argument, NULL, 'v'}, { \
+    "help", no_argument, NULL, 'h'                                                            \
+  }
 
 /* Handles a common option's code from getopt_long: 1 if it was one (with *exit_code
  * set to -1 to go on, or to an exit code: --help printed the help), 0 if not. */

@@ -5,14 +5,14 @@
 
 #include "cli.h"
 
-#define COMMON_OPTIONS_TEXT                                                               \
-    "Common options (before or after the command):\n"                                     \
-    "      --uri URI        MongoDB URI (default: $MONGOMQ_URI, else\n"                    \
-    "                       mongodb://localhost:27017)\n"                                  \
-    "      --db NAME        database (default: $MONGOMQ_DB, else mongomq)\n"               \
-    "      --prefix NAME    collections' prefix (default: $MONGOMQ_PREFIX, else mq)\n"     \
-    "  -v, --verbose        more on stderr\n"                                              \
-    "  -h, --help           this help\n"
+#define COMMON_OPTIONS_TEXT                                                          \
+  "Common options (before or after the command):\n"                                  \
+  "      --uri URI        MongoDB URI (default: $MONGOMQ_URI, else\n"                \
+  "                       mongodb://localhost:27017)\n"                              \
+  "      --db NAME        database (default: $MONGOMQ_DB, else mongomq)\n"           \
+  "      --prefix NAME    collections' prefix (default: $MONGOMQ_PREFIX, else mq)\n" \
+  "  -v, --verbose        more on stderr\n"                                          \
+  "  -h, --help           this help\n"
 
 static const char main_help[] =
     "Usage: mongomq [OPTIONS] COMMAND [ARGS]\n"
@@ -74,8 +74,7 @@ static const char publish_help[] =
     "                       batch on is published\n"
     "  -b, --batch N        publish lines N at a time, in 3 server commands per batch\n"
     "                       (1..10000, default 100; scheduled events go one by one)\n"
-    "\n"
-    COMMON_OPTIONS_TEXT
+    "\n" COMMON_OPTIONS_TEXT
     "\n"
     "Examples:\n"
     "  mongomq publish customer-17 '{\"order\": 1042}'\n"
@@ -123,8 +122,7 @@ static const char work_help[] =
     "Exit status 0 when it stopped (after --idle, --limit or a signal) with every\n"
     "command finished, 1 when commands were killed or the queue failed, 3 when the\n"
     "server could not be reached at start.\n"
-    "\n"
-    COMMON_OPTIONS_TEXT
+    "\n" COMMON_OPTIONS_TEXT
     "\n"
     "Examples:\n"
     "  mongomq work --exec 'python3 handle.py' --concurrency 4 --max-attempts 5\n"
@@ -143,8 +141,7 @@ static const char stats_help[] =
     "  -w, --watch SECS     again every SECS seconds until Ctrl-C (on a terminal the\n"
     "                       screen is redrawn; otherwise one table, or one JSON line,\n"
     "                       each time)\n"
-    "\n"
-    COMMON_OPTIONS_TEXT
+    "\n" COMMON_OPTIONS_TEXT
     "\n"
     "Example:\n"
     "  mongomq stats --json | jq .groups.ready\n";
@@ -161,8 +158,7 @@ static const char peek_help[] =
     "Options:\n"
     "  -n, --limit N        at most N events (1..10000, default 10)\n"
     "      --json           JSON lines\n"
-    "\n"
-    COMMON_OPTIONS_TEXT;
+    "\n" COMMON_OPTIONS_TEXT;
 
 static const char dead_help[] =
     "Usage: mongomq dead list [-n N] [--json]\n"
@@ -186,8 +182,7 @@ static const char dead_help[] =
     "      --all            requeue: every dead letter\n"
     "  -y, --yes            do not ask: `requeue --all` and `purge` ask on a\n"
     "                       terminal, and refuse without --yes otherwise\n"
-    "\n"
-    COMMON_OPTIONS_TEXT;
+    "\n" COMMON_OPTIONS_TEXT;
 
 static const char repair_help[] =
     "Usage: mongomq repair\n"
@@ -196,8 +191,7 @@ static const char repair_help[] =
     "between its two writes); never changes a lock that exists. Prints how many\n"
     "locks it created. Reads every group: for start-up or a periodic sweep.\n"
     "Workers also do this by themselves now and then.\n"
-    "\n"
-    COMMON_OPTIONS_TEXT;
+    "\n" COMMON_OPTIONS_TEXT;
 
 static const char purge_group_help[] =
     "Usage: mongomq purge-group GROUP [--yes]\n"
@@ -208,8 +202,7 @@ static const char purge_group_help[] =
     "\n"
     "Options:\n"
     "  -y, --yes            do not ask\n"
-    "\n"
-    COMMON_OPTIONS_TEXT;
+    "\n" COMMON_OPTIONS_TEXT;
 
 static const char drop_help[] =
     "Usage: mongomq drop [--yes]\n"
@@ -219,17 +212,20 @@ static const char drop_help[] =
     "\n"
     "Options:\n"
     "  -y, --yes            do not ask\n"
-    "\n"
-    COMMON_OPTIONS_TEXT;
+    "\n" COMMON_OPTIONS_TEXT;
 
 static const struct {
     const char *name;
     const char *text;
 } helps[] = {
-    {"publish", publish_help}, {"work", work_help},
-    {"stats", stats_help},     {"peek", peek_help},
-    {"dead", dead_help},       {"repair", repair_help},
-    {"purge-group", purge_group_help}, {"drop", drop_help},
+    {"publish", publish_help},
+    {"work", work_help},
+    {"stats", stats_help},
+    {"peek", peek_help},
+    {"dead", dead_help},
+    {"repair", repair_help},
+    {"purge-group", purge_group_help},
+    {"drop", drop_help},
 };
 
 const char *cli_help_text(const char *cmd) {
@@ -249,17 +245,19 @@ static void roff_text(const char *text, FILE *out) {
     int line_start = 1;
     for (const char *p = text; *p; p++) {
         if (line_start && (*p == '.' || *p == '\'')) fputs("\\&", out);
-        if (*p == '\\') fputs("\\e", out);
-        else if (*p == '-') fputs("\\-", out);
-        else fputc(*p, out);
+        if (*p == '\\')
+            fputs("\\e", out);
+        else if (*p == '-')
+            fputs("\\-", out);
+        else
+            fputc(*p, out);
         line_start = *p == '\n';
     }
 }
 
 void cli_print_man(FILE *out, const char *version) {
     fprintf(out, ".TH MONGOMQ 1 \"\" \"mongomq %s\" \"User Commands\"\n", version);
-    fputs(".SH NAME\nmongomq \\- publish, work, watch and repair a mongomq queue from the shell\n",
-          out);
+    fputs(".SH NAME\nmongomq \\- publish, work, watch and repair a mongomq queue from the shell\n", out);
     fputs(".SH DESCRIPTION\n.nf\n", out);
     roff_text(main_help, out);
     fputs(".fi\n", out);

@@ -7,16 +7,21 @@
 #include "cli.h"
 
 #ifndef MONGOMQ_CLI_VERSION
-#define MONGOMQ_CLI_VERSION "unknown"
+#  define MONGOMQ_CLI_VERSION "unknown"
 #endif
 
 static const struct {
     const char *name;
     int (*run)(cli_ctx *ctx, int argc, char **argv);
 } commands[] = {
-    {"publish", cmd_publish}, {"work", cmd_work},     {"stats", cmd_stats},
-    {"peek", cmd_peek},       {"dead", cmd_dead},     {"repair", cmd_repair},
-    {"purge-group", cmd_purge_group}, {"drop", cmd_drop},
+    {"publish", cmd_publish},
+    {"work", cmd_work},
+    {"stats", cmd_stats},
+    {"peek", cmd_peek},
+    {"dead", cmd_dead},
+    {"repair", cmd_repair},
+    {"purge-group", cmd_purge_group},
+    {"drop", cmd_drop},
 };
 
 enum { OPT_VERSION = OPT_FIRST_LOCAL };
@@ -46,8 +51,9 @@ int main(int argc, char **argv) {
         }
     }
     if (optind >= argc) {
-        fprintf(stderr, "mongomq: which command? (publish, work, stats, peek, dead, repair, "
-                        "purge-group, drop)\nTry 'mongomq --help'.\n");
+        fprintf(stderr,
+                "mongomq: which command? (publish, work, stats, peek, dead, repair, "
+                "purge-group, drop)\nTry 'mongomq --help'.\n");
         return EXIT_USAGE;
     }
     const char *name = argv[optind];

@@ -15,9 +15,9 @@ enum { OPT_AT = OPT_FIRST_LOCAL, OPT_DELAY, OPT_RAW, OPT_JSON };
 typedef struct publish_opts {
     const char *group;
     int priority;
-    int scheduled;      /* --at or --delay */
-    double at;          /* epoch seconds (--at) */
-    double delay;       /* seconds from now (--delay) */
+    int scheduled; /* --at or --delay */
+    double at;     /* epoch seconds (--at) */
+    double delay;  /* seconds from now (--delay) */
     int has_delay;
     int raw, json;
     long batch;
@@ -99,7 +99,7 @@ static int publish_raw(cli_ctx *ctx, const publish_opts *o, FILE *in) {
 }
 
 typedef struct progress {
-    int on;          /* stderr is a terminal and stdin is not */
+    int on; /* stderr is a terminal and stdin is not */
     int shown;
     double start, last;
 } progress;
@@ -127,9 +127,8 @@ static int flush_batch(cli_ctx *ctx, mq_batch *batch, long first_line, long last
     if (st != MQ_OK) {
         char what[128];
         if (st == MQ_ERR_CONNECT)
-            snprintf(what, sizeof what,
-                     "publishing lines %ld..%ld (they may or may not be in the queue)",
-                     first_line, last_line);
+            snprintf(what, sizeof what, "publishing lines %ld..%ld (they may or may not be in the queue)", first_line,
+                     last_line);
         else
             snprintf(what, sizeof what, "publishing lines %ld..%ld", first_line, last_line);
         return cli_fail(ctx, what, st, &err);
@@ -241,42 +240,45 @@ int cmd_publish(cli_ctx *ctx, int argc, char **argv) {
             continue;
         }
         switch (c) {
-        case 'p':
-            if (cli_parse_int(optarg, MQ_PRIORITY_MIN, MQ_PRIORITY_MAX, &v) != 0)
-                return cli_usage_error(ctx, "--priority: expected 0..4, got '%s'", optarg);
-            o.priority = (int)v;
-            break;
-        case OPT_AT: {
-            const char *why;
-            if (o.scheduled) return cli_usage_error(ctx, "give one of --at and --delay");
-            if (cli_parse_time(optarg, &o.at, &why) != 0)
-                return cli_usage_error(ctx, "--at '%s': %s", optarg, why);
-            o.scheduled = 1;
-            break;
-        }
-        case OPT_DELAY:
-            if (o.scheduled) return cli_usage_error(ctx, "give one of --at and --delay");
-            if (cli_parse_double(optarg, 0, 3.2e9, &o.delay) != 0)
-                return cli_usage_error(ctx, "--delay: expected seconds >= 0, got '%s'", optarg);
-            o.scheduled = o.has_delay = 1;
-            break;
-        case 'f': file = optarg; break;
-        case OPT_RAW: o.raw = 1; break;
-        case OPT_JSON: o.json = 1; break;
-        case 'b':
-            if (cli_parse_int(optarg, 1, MQ_BATCH_MAX, &o.batch) != 0)
-                return cli_usage_error(ctx, "--batch: expected 1..%d, got '%s'", MQ_BATCH_MAX,
-                                       optarg);
-            batch_given = 1;
-            break;
-        default: return cli_try(ctx);
+            case 'p':
+                if (cli_parse_int(optarg, MQ_PRIORITY_MIN, MQ_PRIORITY_MAX, &v) != 0)
+                    return cli_usage_error(ctx, "--priority: expected 0..4, got '%s'", optarg);
+                o.priority = (int)v;
+                break;
+            case OPT_AT: {
+                const char *why;
+                if (o.scheduled) return cli_usage_error(ctx, "give one of --at and --delay");
+                if (cli_parse_time(optarg, &o.at, &why) != 0) return cli_usage_error(ctx, "--at '%s': %s", optarg, why);
+                o.scheduled = 1;
+                break;
+            }
+            case OPT_DELAY:
+                if (o.scheduled) return cli_usage_error(ctx, "give one of --at and --delay");
+                if (cli_parse_double(optarg, 0, 3.2e9, &o.delay) != 0)
+                    return cli_usage_error(ctx, "--delay: expected seconds >= 0, got '%s'", optarg);
+                o.scheduled = o.has_delay = 1;
+                break;
+            case 'f':
+                file = optarg;
+                break;
+            case OPT_RAW:
+                o.raw = 1;
+                break;
+            case OPT_JSON:
+                o.json = 1;
+                break;
+            case 'b':
+                if (cli_parse_int(optarg, 1, MQ_BATCH_MAX, &o.batch) != 0)
+                    return cli_usage_error(ctx, "--batch: expected 1..%d, got '%s'", MQ_BATCH_MAX, optarg);
+                batch_given = 1;
+                break;
+            default:
+                return cli_try(ctx);
         }
     }
     int rest = argc - optind;
     if (rest < 1) return cli_usage_error(ctx, "which group? (mongomq publish GROUP [EVENT])");
-    if (rest > 2)
-        return cli_usage_error(ctx, "too many arguments from '%s' on (quote the event)",
-                               argv[optind + 2]);
+    if (rest > 2) return cli_usage_error(ctx, "too many arguments from '%s' on (quote the event)", argv[optind + 2]);
     o.group = argv[optind];
     const char *event = rest == 2 ? argv[optind + 1] : NULL;
     if (o.group[0] == '\0') return cli_usage_error(ctx, "the group is empty");
@@ -284,8 +286,7 @@ int cmd_publish(cli_ctx *ctx, int argc, char **argv) {
     if (event != NULL && o.raw) return cli_usage_error(ctx, "--raw reads the input: give no EVENT");
     if (batch_given && (o.scheduled || o.raw || event != NULL))
         return cli_usage_error(ctx, "--batch applies to lines of input without --at or --delay");
-    if (event != NULL && o.json && check_json(ctx, event, strlen(event), 0) != 0)
-        return EXIT_USAGE;
+    if (event != NULL && o.json && check_json(ctx, event, strlen(event), 0) != 0) return EXIT_USAGE;
 
     FILE *in = stdin;
     if (event == NULL && file != NULL && strcmp(file, "-") != 0) {
@@ -299,8 +300,7 @@ int cmd_publish(cli_ctx *ctx, int argc, char **argv) {
         } else if (o.raw) {
             rc = publish_raw(ctx, &o, in);
         } else {
-            if (isatty(fileno(in)))
-                fprintf(stderr, "mongomq publish: one event per line; Ctrl-D ends\n");
+            if (isatty(fileno(in))) fprintf(stderr, "mongomq publish: one event per line; Ctrl-D ends\n");
             rc = publish_lines(ctx, &o, in);
         }
     }

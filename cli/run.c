@@ -32,8 +32,7 @@ static char **make_env(const mq_lease *lease, char **vars) {
     size_t k = 0;
     for (size_t i = 0; i < n; i++) {
         const char *e = environ[i];
-        if (strncmp(e, "MQ_GROUP=", 9) == 0 || strncmp(e, "MQ_SEQ=", 7) == 0 ||
-            strncmp(e, "MQ_ATTEMPTS=", 12) == 0)
+        if (strncmp(e, "MQ_GROUP=", 9) == 0 || strncmp(e, "MQ_SEQ=", 7) == 0 || strncmp(e, "MQ_ATTEMPTS=", 12) == 0)
             continue;
         env[k++] = environ[i];
     }
@@ -68,8 +67,8 @@ static void extend(const cli_run *run, const mq_lease *lease, int *lost) {
                   "may get the event too",
                   (long long)mq_lease_seq(lease), mq_lease_group(lease));
     } else {
-        cli_error(run->ctx, "seq %lld: extending the lease: %s: %s (trying again)",
-                  (long long)mq_lease_seq(lease), mq_status_name(st), err.message);
+        cli_error(run->ctx, "seq %lld: extending the lease: %s: %s (trying again)", (long long)mq_lease_seq(lease),
+                  mq_status_name(st), err.message);
     }
 }
 
@@ -111,8 +110,7 @@ int cli_run_command(const cli_run *run, const mq_lease *lease, int *wstatus) {
     sigaddset(&dfl, SIGPIPE);
     sigaddset(&dfl, SIGHUP);
     sigaddset(&dfl, SIGQUIT);
-    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK |
-                                        POSIX_SPAWN_SETSIGDEF);
+    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
     posix_spawnattr_setpgroup(&attr, 0);
     posix_spawnattr_setsigmask(&attr, &none);
     posix_spawnattr_setsigdefault(&attr, &dfl);

@@ -39,9 +39,9 @@ static int print_stats_table(const cli_ctx *ctx, const char *text) {
     }
     printf("queue     %s at %s\n", json_is_string(q) ? json_string_value(q) : "?", when);
     printf("messages  %lld%s\n", (long long)jint(root, "messages", NULL), age);
-    printf("groups    %lld: %lld ready, %lld leased, %lld parked\n",
-           (long long)jint(root, "groups", "total"), (long long)jint(root, "groups", "ready"),
-           (long long)jint(root, "groups", "leased"), (long long)jint(root, "groups", "parked"));
+    printf("groups    %lld: %lld ready, %lld leased, %lld parked\n", (long long)jint(root, "groups", "total"),
+           (long long)jint(root, "groups", "ready"), (long long)jint(root, "groups", "leased"),
+           (long long)jint(root, "groups", "parked"));
     printf("dead      %lld\n\n", (long long)jint(root, "dead", NULL));
     cli_table *t = cli_table_new(3);
     if (t == NULL) {
@@ -96,8 +96,10 @@ int cmd_stats(cli_ctx *ctx, int argc, char **argv) {
         if (o.json) {
             printf("%s\n", text);
         } else {
-            if (o.watch > 0 && tty) fputs("\033[H\033[2J", stdout);
-            else if (round > 0) fputc('\n', stdout);
+            if (o.watch > 0 && tty)
+                fputs("\033[H\033[2J", stdout);
+            else if (round > 0)
+                fputc('\n', stdout);
             rc = print_stats_table(ctx, text);
             if (o.watch > 0 && tty) printf("\nevery %gs; Ctrl-C to stop\n", o.watch);
         }

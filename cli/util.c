@@ -43,10 +43,14 @@ int cli_try(const cli_ctx *ctx) {
 
 int cli_exit_code(mq_status st) {
     switch (st) {
-    case MQ_OK: return EXIT_OK;
-    case MQ_ERR_CONNECT: return EXIT_UNREACHABLE;
-    case MQ_ERR_ARG: return EXIT_USAGE;
-    default: return EXIT_FAIL;
+        case MQ_OK:
+            return EXIT_OK;
+        case MQ_ERR_CONNECT:
+            return EXIT_UNREACHABLE;
+        case MQ_ERR_ARG:
+            return EXIT_USAGE;
+        default:
+            return EXIT_FAIL;
     }
 }
 
@@ -62,15 +66,24 @@ int cli_fail(const cli_ctx *ctx, const char *what, mq_status st, const mq_error 
 int cli_common_option(cli_ctx *ctx, int code, const char *arg, int *exit_code) {
     *exit_code = -1;
     switch (code) {
-    case OPT_URI: ctx->uri = arg; return 1;
-    case OPT_DB: ctx->db = arg; return 1;
-    case OPT_PREFIX: ctx->prefix = arg; return 1;
-    case 'v': ctx->verbose++; return 1;
-    case 'h':
-        cli_print_help(ctx->cmd, stdout);
-        *exit_code = EXIT_OK;
-        return 1;
-    default: return 0;
+        case OPT_URI:
+            ctx->uri = arg;
+            return 1;
+        case OPT_DB:
+            ctx->db = arg;
+            return 1;
+        case OPT_PREFIX:
+            ctx->prefix = arg;
+            return 1;
+        case 'v':
+            ctx->verbose++;
+            return 1;
+        case 'h':
+            cli_print_help(ctx->cmd, stdout);
+            *exit_code = EXIT_OK;
+            return 1;
+        default:
+            return 0;
     }
 }
 
@@ -94,8 +107,7 @@ static char *uri_with_timeout(const char *uri) {
     const char *scheme = strstr(uri, "://");
     const char *hosts = scheme != NULL ? scheme + 3 : uri;
     if (strchr(hosts, '?') != NULL)
-        sprintf(out + n, "%sserverSelectionTimeoutMS=%d", uri[n - 1] == '?' ? "" : "&",
-                CLI_DEFAULT_TIMEOUT_MS);
+        sprintf(out + n, "%sserverSelectionTimeoutMS=%d", uri[n - 1] == '?' ? "" : "&", CLI_DEFAULT_TIMEOUT_MS);
     else if (strchr(hosts, '/') != NULL)
         sprintf(out + n, "?serverSelectionTimeoutMS=%d", CLI_DEFAULT_TIMEOUT_MS);
     else
@@ -113,8 +125,7 @@ int cli_open(cli_ctx *ctx) {
     if (uri == NULL || uri[0] == '\0') uri = CLI_DEFAULT_URI;
     if (ctx->db == NULL && getenv("MONGOMQ_DB") != NULL && getenv("MONGOMQ_DB")[0] != '\0')
         ctx->db = getenv("MONGOMQ_DB");
-    if (ctx->prefix == NULL && getenv("MONGOMQ_PREFIX") != NULL &&
-        getenv("MONGOMQ_PREFIX")[0] != '\0')
+    if (ctx->prefix == NULL && getenv("MONGOMQ_PREFIX") != NULL && getenv("MONGOMQ_PREFIX")[0] != '\0')
         ctx->prefix = getenv("MONGOMQ_PREFIX");
     ctx->uri_owned = uri_with_timeout(uri);
     if (ctx->uri_owned == NULL) {
@@ -200,9 +211,7 @@ int cli_parse_time(const char *s, double *epoch_s, const char **why) {
 
     long y, mo, d, h, mi, sec = 0;
     double frac = 0;
-    if (digits(&p, 4, &y) || *p++ != '-' || digits(&p, 2, &mo) || *p++ != '-' ||
-        digits(&p, 2, &d))
-        return -1;
+    if (digits(&p, 4, &y) || *p++ != '-' || digits(&p, 2, &mo) || *p++ != '-' || digits(&p, 2, &d)) return -1;
     if (*p != 'T' && *p != 't' && *p != ' ') {
         if (*p == '\0') *why = "a date needs a time and a zone (2026-01-01T09:00:00Z)";
         return -1;
@@ -251,8 +260,7 @@ int cli_parse_time(const char *s, double *epoch_s, const char **why) {
         return -1;
     }
     if (*p != '\0') return -1;
-    double t = (double)days_from_civil(y, mo, d) * 86400.0 + h * 3600.0 + mi * 60.0 + sec +
-               frac - offset;
+    double t = (double)days_from_civil(y, mo, d) * 86400.0 + h * 3600.0 + mi * 60.0 + sec + frac - offset;
     if (t < 0) {
         *why = "before 1970";
         return -1;
@@ -271,11 +279,11 @@ void cli_format_time(double epoch_s, char *buf, size_t size) {
     gmtime_r(&t, &tm);
     int tenths = (int)floor((epoch_s - (double)t) * 10);
     if (tenths > 0)
-        snprintf(buf, size, "%04d-%02d-%02dT%02d:%02d:%02d.%dZ", tm.tm_year + 1900,
-                 tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, tenths);
+        snprintf(buf, size, "%04d-%02d-%02dT%02d:%02d:%02d.%dZ", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday,
+                 tm.tm_hour, tm.tm_min, tm.tm_sec, tenths);
     else
-        snprintf(buf, size, "%04d-%02d-%02dT%02d:%02d:%02dZ", tm.tm_year + 1900, tm.tm_mon + 1,
-                 tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec);
+        snprintf(buf, size, "%04d-%02d-%02dT%02d:%02d:%02dZ", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
+                 tm.tm_min, tm.tm_sec);
 }
 
 void cli_format_duration(double s, char *buf, size_t size) {
@@ -301,8 +309,7 @@ void cli_format_duration(double s, char *buf, size_t size) {
 int cli_confirm(const cli_ctx *ctx, int yes, const char *question) {
     if (yes) return EXIT_OK;
     if (!isatty(STDIN_FILENO))
-        return cli_usage_error(ctx, "%s -- stdin is not a terminal: add --yes to go ahead",
-                               question);
+        return cli_usage_error(ctx, "%s -- stdin is not a terminal: add --yes to go ahead", question);
     fprintf(stderr, "%s [y/N] ", question);
     fflush(stderr);
     char line[64];
@@ -373,8 +380,7 @@ void cli_table_print(const cli_table *t, FILE *out) {
         for (size_t c = 0; c < t->columns; c++) {
             const char *cell = t->cells[r * t->columns + c];
             fputs(cell, out);
-            if (c + 1 < t->columns)
-                fprintf(out, "%*s", (int)(w[c] - width(cell) + 2), "");
+            if (c + 1 < t->columns) fprintf(out, "%*s", (int)(w[c] - width(cell) + 2), "");
         }
         fputc('\n', out);
     }

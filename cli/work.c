@@ -35,24 +35,25 @@ enum {
 typedef struct work_shared {
     cli_ctx *ctx;
     const char *cmd;
-    const char *worker_id;  /* NULL: host:pid */
+    const char *worker_id; /* NULL: host:pid */
     double visibility, idle;
     double backoff_base, backoff_cap;
     int min_priority, max_attempts, concurrency;
     long limit;
-    atomic_long tickets;    /* claims started, for --limit */
+    atomic_long tickets; /* claims started, for --limit */
     atomic_long claimed, acked, failed, killed, lost, errors, given_back;
-    atomic_int fatal;       /* an exit code once a worker met an error it cannot ride out */
+    atomic_int fatal; /* an exit code once a worker met an error it cannot ride out */
 } work_shared;
 
 /* What the signal handler sees: it runs in any thread, so only atomics. */
-static mq_cancel *g_cancel;     /* set before the handler is installed */
-static atomic_int g_signals;    /* SIGINT/SIGTERM received */
-static atomic_int *g_pgids;     /* per worker: the running command's process group, or 0 */
+static mq_cancel *g_cancel;  /* set before the handler is installed */
+static atomic_int g_signals; /* SIGINT/SIGTERM received */
+static atomic_int *g_pgids;  /* per worker: the running command's process group, or 0 */
 static int g_workers;
 
 static void say(const char *text) {
-    if (write(STDERR_FILENO, text, strlen(text)) < 0) { /* nothing to do */ }
+    if (write(STDERR_FILENO, text, strlen(text)) < 0) { /* nothing to do */
+    }
 }
 
 static void on_signal(int sig) {
@@ -97,8 +98,7 @@ static void pause_unless_stopping(double seconds) {
 static mq_status settle(worker *w, const mq_lease *lease, int ack, double delay, mq_error *err) {
     mq_status st = MQ_OK;
     for (int i = 0; i < 6; i++) {
-        st = ack ? mq_ack(w->sh->ctx->queue, lease, err)
-                 : mq_nack(w->sh->ctx->queue, lease, delay, err);
+        st = ack ? mq_ack(w->sh->ctx->queue, lease, err) : mq_nack(w->sh->ctx->queue, lease, delay, err);
         if (st != MQ_ERR_CONNECT) break;
         struct timespec ts = {1, 0};
         nanosleep(&ts, NULL);
@@ -127,15 +127,18 @@ static void give_back(worker *w, const mq_lease *lease) {
     if (st == MQ_OK) {
         atomic_fetch_add(&sh->given_back, 1);
         if (sh->ctx->verbose)
-            cli_error(sh->ctx, "seq %lld (group %s, attempt %d): claimed as the stop came; given "
-                      "back unstarted", seq, mq_lease_group(lease), mq_lease_attempts(lease));
+            cli_error(sh->ctx,
+                      "seq %lld (group %s, attempt %d): claimed as the stop came; given "
+                      "back unstarted",
+                      seq, mq_lease_group(lease), mq_lease_attempts(lease));
     } else if (st == MQ_LEASE_LOST) {
         atomic_fetch_add(&sh->lost, 1);
     } else {
         atomic_fetch_add(&sh->errors, 1);
-        cli_error(sh->ctx, "seq %lld: giving back its unstarted lease: %s: %s (it will be "
-                  "delivered again when the lease runs out)", seq, mq_status_name(st),
-                  err.message);
+        cli_error(sh->ctx,
+                  "seq %lld: giving back its unstarted lease: %s: %s (it will be "
+                  "delivered again when the lease runs out)",
+                  seq, mq_status_name(st), err.message);
     }
 }
 
@@ -167,28 +170,31 @@ static void handle(worker *w, const mq_lease *lease) {
         if (st == MQ_OK) {
             atomic_fetch_add(&sh->acked, 1);
             if (ctx->verbose)
-                cli_error(ctx, "seq %lld (group %s, attempt %d): done in %s, acked", seq, group,
-                          attempts, took_s);
+                cli_error(ctx, "seq %lld (group %s, attempt %d): done in %s, acked", seq, group, attempts, took_s);
         } else if (st == MQ_LEASE_LOST) {
             atomic_fetch_add(&sh->lost, 1);
-            cli_error(ctx, "seq %lld (group %s): done in %s, but the lease was lost (longer "
-                      "than --visibility?): another worker may run it too", seq, group, took_s);
+            cli_error(ctx,
+                      "seq %lld (group %s): done in %s, but the lease was lost (longer "
+                      "than --visibility?): another worker may run it too",
+                      seq, group, took_s);
         } else {
             atomic_fetch_add(&sh->errors, 1);
-            cli_error(ctx, "seq %lld: ack: %s: %s (it will be delivered again)", seq,
-                      mq_status_name(st), err.message);
+            cli_error(ctx, "seq %lld: ack: %s: %s (it will be delivered again)", seq, mq_status_name(st), err.message);
         }
         return;
     }
 
     char why[64];
     double delay;
-    int killed = started && WIFSIGNALED(ws) && WTERMSIG(ws) == SIGKILL &&
-                 atomic_load(&g_signals) >= 2;
-    if (!started) snprintf(why, sizeof why, "the command could not start");
-    else if (WIFEXITED(ws)) snprintf(why, sizeof why, "exit status %d", WEXITSTATUS(ws));
-    else if (WIFSIGNALED(ws)) snprintf(why, sizeof why, "killed by signal %d", WTERMSIG(ws));
-    else snprintf(why, sizeof why, "wait status %d", ws);
+    int killed = started && WIFSIGNALED(ws) && WTERMSIG(ws) == SIGKILL && atomic_load(&g_signals) >= 2;
+    if (!started)
+        snprintf(why, sizeof why, "the command could not start");
+    else if (WIFEXITED(ws))
+        snprintf(why, sizeof why, "exit status %d", WEXITSTATUS(ws));
+    else if (WIFSIGNALED(ws))
+        snprintf(why, sizeof why, "killed by signal %d", WTERMSIG(ws));
+    else
+        snprintf(why, sizeof why, "wait status %d", ws);
     const char *next;
     char next_buf[96];
     if (killed) {
@@ -197,28 +203,30 @@ static void handle(worker *w, const mq_lease *lease) {
         atomic_fetch_add(&sh->killed, 1);
     } else if (sh->max_attempts > 0 && attempts >= sh->max_attempts) {
         delay = 0; /* the next claim moves it to the dead letters: no need to wait */
-        snprintf(next_buf, sizeof next_buf, "to the dead letters (--max-attempts %d)",
-                 sh->max_attempts);
+        snprintf(next_buf, sizeof next_buf, "to the dead letters (--max-attempts %d)", sh->max_attempts);
         next = next_buf;
         atomic_fetch_add(&sh->failed, 1);
     } else {
         delay = backoff(w, attempts);
         char d[24];
         cli_format_duration(delay, d, sizeof d);
-        if (delay > 0) snprintf(next_buf, sizeof next_buf, "again in %s", d);
-        else snprintf(next_buf, sizeof next_buf, "again at once");
+        if (delay > 0)
+            snprintf(next_buf, sizeof next_buf, "again in %s", d);
+        else
+            snprintf(next_buf, sizeof next_buf, "again at once");
         next = next_buf;
         atomic_fetch_add(&sh->failed, 1);
     }
-    cli_error(ctx, "seq %lld (group %s, attempt %d): %s after %s; %s", seq, group, attempts, why,
-              took_s, next);
+    cli_error(ctx, "seq %lld (group %s, attempt %d): %s after %s; %s", seq, group, attempts, why, took_s, next);
     st = settle(w, lease, 0, delay, &err);
     if (st == MQ_LEASE_LOST) {
         atomic_fetch_add(&sh->lost, 1);
     } else if (st != MQ_OK) {
         atomic_fetch_add(&sh->errors, 1);
-        cli_error(ctx, "seq %lld: nack: %s: %s (it will be delivered again when the lease "
-                  "runs out)", seq, mq_status_name(st), err.message);
+        cli_error(ctx,
+                  "seq %lld: nack: %s: %s (it will be delivered again when the lease "
+                  "runs out)",
+                  seq, mq_status_name(st), err.message);
     }
 }
 
@@ -231,8 +239,8 @@ static void *worker_main(void *arg) {
         mq_lease *lease = NULL;
         mq_error err;
         double timeout = sh->idle > 0 ? sh->idle : 600;
-        mq_status st = mq_claim_wait_cancel(sh->ctx->queue, sh->worker_id, sh->visibility,
-                                            sh->min_priority, 1, timeout, g_cancel, &lease, &err);
+        mq_status st = mq_claim_wait_cancel(sh->ctx->queue, sh->worker_id, sh->visibility, sh->min_priority, 1, timeout,
+                                            g_cancel, &lease, &err);
         if (st == MQ_OK) {
             trouble = 0;
             if (atomic_load(&g_signals) > 0 || atomic_load(&sh->fatal) != 0) {
@@ -252,9 +260,7 @@ static void *worker_main(void *arg) {
         if (st == MQ_CANCELLED || st == MQ_INTERRUPTED) break;
         if (st == MQ_ERR_CONNECT || st == MQ_ERR_SERVER) {
             /* Ride it out, saying so now and then. */
-            if (trouble % 10 == 0)
-                cli_error(sh->ctx, "claim: %s: %s (trying again)", mq_status_name(st),
-                          err.message);
+            if (trouble % 10 == 0) cli_error(sh->ctx, "claim: %s: %s (trying again)", mq_status_name(st), err.message);
             trouble++;
             pause_unless_stopping(trouble < 4 ? trouble : 5);
             continue;
@@ -296,64 +302,59 @@ int cmd_work(cli_ctx *ctx, int argc, char **argv) {
             continue;
         }
         switch (c) {
-        case 'e':
-            if (optarg[0] == '\0') return cli_usage_error(ctx, "--exec: the command is empty");
-            sh.cmd = optarg;
-            break;
-        case 'c':
-            if (cli_parse_int(optarg, 1, 256, &v) != 0)
-                return cli_usage_error(ctx, "--concurrency: expected 1..256, got '%s'", optarg);
-            sh.concurrency = (int)v;
-            break;
-        case OPT_VISIBILITY:
-            if (cli_parse_double(optarg, 0.5, 3.2e9, &sh.visibility) != 0)
-                return cli_usage_error(ctx, "--visibility: expected seconds >= 0.5, got '%s'",
-                                       optarg);
-            break;
-        case OPT_MIN_PRIORITY:
-            if (cli_parse_int(optarg, MQ_PRIORITY_MIN, MQ_PRIORITY_MAX, &v) != 0)
-                return cli_usage_error(ctx, "--min-priority: expected 0..4, got '%s'", optarg);
-            sh.min_priority = (int)v;
-            break;
-        case OPT_BACKOFF: {
-            char buf[128], *comma;
-            snprintf(buf, sizeof buf, "%s", optarg);
-            comma = strchr(buf, ',');
-            if (comma != NULL) *comma = '\0';
-            if (comma == NULL || cli_parse_double(buf, 0, 3.2e9, &sh.backoff_base) != 0 ||
-                cli_parse_double(comma + 1, 0, 3.2e9, &sh.backoff_cap) != 0 ||
-                sh.backoff_cap < sh.backoff_base)
-                return cli_usage_error(
-                    ctx, "--backoff: expected BASE,CAP in seconds with CAP >= BASE, got '%s'",
-                    optarg);
-            break;
-        }
-        case OPT_MAX_ATTEMPTS:
-            if (cli_parse_int(optarg, 0, 1000000, &v) != 0)
-                return cli_usage_error(ctx, "--max-attempts: expected 0.. (0: never), got '%s'",
-                                       optarg);
-            sh.max_attempts = (int)v;
-            max_attempts_given = 1;
-            break;
-        case OPT_IDLE:
-            if (cli_parse_double(optarg, 0.01, 3.2e9, &sh.idle) != 0)
-                return cli_usage_error(ctx, "--idle: expected seconds > 0, got '%s'", optarg);
-            break;
-        case OPT_LIMIT:
-            if (cli_parse_int(optarg, 1, 0x7fffffffL, &sh.limit) != 0)
-                return cli_usage_error(ctx, "--limit: expected a count >= 1, got '%s'", optarg);
-            break;
-        case OPT_WORKER_ID:
-            if (optarg[0] == '\0' || strlen(optarg) > MQ_WORKER_ID_MAX)
-                return cli_usage_error(ctx, "--worker-id: 1..%d bytes", MQ_WORKER_ID_MAX);
-            sh.worker_id = optarg;
-            break;
-        default: return cli_try(ctx);
+            case 'e':
+                if (optarg[0] == '\0') return cli_usage_error(ctx, "--exec: the command is empty");
+                sh.cmd = optarg;
+                break;
+            case 'c':
+                if (cli_parse_int(optarg, 1, 256, &v) != 0)
+                    return cli_usage_error(ctx, "--concurrency: expected 1..256, got '%s'", optarg);
+                sh.concurrency = (int)v;
+                break;
+            case OPT_VISIBILITY:
+                if (cli_parse_double(optarg, 0.5, 3.2e9, &sh.visibility) != 0)
+                    return cli_usage_error(ctx, "--visibility: expected seconds >= 0.5, got '%s'", optarg);
+                break;
+            case OPT_MIN_PRIORITY:
+                if (cli_parse_int(optarg, MQ_PRIORITY_MIN, MQ_PRIORITY_MAX, &v) != 0)
+                    return cli_usage_error(ctx, "--min-priority: expected 0..4, got '%s'", optarg);
+                sh.min_priority = (int)v;
+                break;
+            case OPT_BACKOFF: {
+                char buf[128], *comma;
+                snprintf(buf, sizeof buf, "%s", optarg);
+                comma = strchr(buf, ',');
+                if (comma != NULL) *comma = '\0';
+                if (comma == NULL || cli_parse_double(buf, 0, 3.2e9, &sh.backoff_base) != 0 ||
+                    cli_parse_double(comma + 1, 0, 3.2e9, &sh.backoff_cap) != 0 || sh.backoff_cap < sh.backoff_base)
+                    return cli_usage_error(ctx, "--backoff: expected BASE,CAP in seconds with CAP >= BASE, got '%s'",
+                                           optarg);
+                break;
+            }
+            case OPT_MAX_ATTEMPTS:
+                if (cli_parse_int(optarg, 0, 1000000, &v) != 0)
+                    return cli_usage_error(ctx, "--max-attempts: expected 0.. (0: never), got '%s'", optarg);
+                sh.max_attempts = (int)v;
+                max_attempts_given = 1;
+                break;
+            case OPT_IDLE:
+                if (cli_parse_double(optarg, 0.01, 3.2e9, &sh.idle) != 0)
+                    return cli_usage_error(ctx, "--idle: expected seconds > 0, got '%s'", optarg);
+                break;
+            case OPT_LIMIT:
+                if (cli_parse_int(optarg, 1, 0x7fffffffL, &sh.limit) != 0)
+                    return cli_usage_error(ctx, "--limit: expected a count >= 1, got '%s'", optarg);
+                break;
+            case OPT_WORKER_ID:
+                if (optarg[0] == '\0' || strlen(optarg) > MQ_WORKER_ID_MAX)
+                    return cli_usage_error(ctx, "--worker-id: 1..%d bytes", MQ_WORKER_ID_MAX);
+                sh.worker_id = optarg;
+                break;
+            default:
+                return cli_try(ctx);
         }
     }
-    if (optind < argc)
-        return cli_usage_error(ctx, "unexpected argument '%s' (quote the --exec command)",
-                               argv[optind]);
+    if (optind < argc) return cli_usage_error(ctx, "unexpected argument '%s' (quote the --exec command)", argv[optind]);
     if (sh.cmd == NULL) return cli_usage_error(ctx, "--exec CMD is required");
 
     mq_error err;
@@ -421,15 +422,18 @@ int cmd_work(cli_ctx *ctx, int argc, char **argv) {
     if (rc == EXIT_OK) {
         long errors = atomic_load(&sh.errors), killed = atomic_load(&sh.killed);
         long given_back = atomic_load(&sh.given_back);
-        fprintf(stderr, "mongomq work: %ld claimed, %ld acked, %ld failed, %ld killed, "
-                        "%ld leases lost",
-                atomic_load(&sh.claimed), atomic_load(&sh.acked), atomic_load(&sh.failed),
-                killed, atomic_load(&sh.lost));
+        fprintf(stderr,
+                "mongomq work: %ld claimed, %ld acked, %ld failed, %ld killed, "
+                "%ld leases lost",
+                atomic_load(&sh.claimed), atomic_load(&sh.acked), atomic_load(&sh.failed), killed,
+                atomic_load(&sh.lost));
         if (given_back > 0) fprintf(stderr, ", %ld given back unstarted", given_back);
         if (errors > 0) fprintf(stderr, ", %ld acks/nacks/give-backs failed", errors);
         fputc('\n', stderr);
-        if (atomic_load(&sh.fatal) != 0) rc = atomic_load(&sh.fatal);
-        else if (killed > 0 || errors > 0) rc = EXIT_FAIL;
+        if (atomic_load(&sh.fatal) != 0)
+            rc = atomic_load(&sh.fatal);
+        else if (killed > 0 || errors > 0)
+            rc = EXIT_FAIL;
     }
     mq_cancel_destroy(g_cancel);
     g_cancel = NULL;

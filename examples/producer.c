@@ -24,7 +24,7 @@ int main(int argc, char **argv) {
     int rc = 0;
     for (int i = 0; i < 6 && rc == 0; i++) {
         char group[32], event[64];
-        snprintf(group, sizeof group, "customer-%d", i % 3); /* the group: one FIFO each */
+        snprintf(group, sizeof group, "customer-%d", i % 3);        /* the group: one FIFO each */
         snprintf(event, sizeof event, "{\"order\": %d}", 1000 + i); /* any bytes; here JSON */
         int64_t seq;
         if (mq_publish_with(queue, group, event, strlen(event), &opts, &seq, &err) != MQ_OK) {

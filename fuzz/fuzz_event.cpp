@@ -23,7 +23,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     BSON_APPEND_INT64(msg, "_id", 7);
     BSON_APPEND_UTF8(msg, "group_id", "g");
     if (text)
-        bson_append_utf8(msg, "event", -1, size > 0 ? reinterpret_cast<const char *>(data) : "", static_cast<int>(size));
+        bson_append_utf8(msg, "event", -1, size > 0 ? reinterpret_cast<const char *>(data) : "",
+                         static_cast<int>(size));
     else
         bson_append_binary(msg, "event", -1, BSON_SUBTYPE_BINARY, data, static_cast<uint32_t>(size));
     BSON_APPEND_INT32(msg, "priority", 0);

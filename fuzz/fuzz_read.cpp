@@ -36,8 +36,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     // the server never returns a document that is not well-formed BSON
     if (!bson_validate(&doc, BSON_VALIDATE_NONE, nullptr)) return 0;
 
-    static const char *fields[] = {"_id", "group_id", "event", "priority", "attempts", "head", "available_at",
-                                   "token", "n", "total", "ready", "leased", "published_at", "not_before", "dead_at"};
+    static const char *fields[] = {"_id",   "group_id",     "event",        "priority",   "attempts",
+                                   "head",  "available_at", "token",        "n",          "total",
+                                   "ready", "leased",       "published_at", "not_before", "dead_at"};
     for (const char *f : fields) {
         expect_ok_or_server("get_int64", [&] { (void)mongomq::get_int64(&doc, f, "fuzz.read"); });
         expect_ok_or_server("get_string", [&] { (void)mongomq::get_string(&doc, f, "fuzz.read"); });

@@ -95,10 +95,10 @@ extern "C" {
 #define MQ_VERSION_PATCH 0
 
 /* Limits checked before anything is sent to the server. */
-#define MQ_GROUP_ID_MAX 1000            /* bytes of a group id (UTF-8, non-empty) */
-#define MQ_WORKER_ID_MAX 200            /* bytes of a worker id (UTF-8, non-empty) */
+#define MQ_GROUP_ID_MAX 1000                        /* bytes of a group id (UTF-8, non-empty) */
+#define MQ_WORKER_ID_MAX 200                        /* bytes of a worker id (UTF-8, non-empty) */
 #define MQ_EVENT_MAX (16 * 1024 * 1024 - 16 * 1024) /* bytes of one event: BSON's 16 MiB less room for the envelope */
-#define MQ_BATCH_MAX 10000              /* events in one mq_batch or one batch lease */
+#define MQ_BATCH_MAX 10000                          /* events in one mq_batch or one batch lease */
 #define MQ_PRIORITY_MIN 0
 #define MQ_PRIORITY_MAX 4
 
@@ -117,19 +117,19 @@ typedef enum mq_status {
     MQ_ERR_INTERNAL = -5
 } mq_status;
 
-typedef struct mq_error {          /* caller-allocated; every fallible call fills it */
+typedef struct mq_error { /* caller-allocated; every fallible call fills it */
     mq_status status;
-    int server_code;               /* MongoDB error code, or 0 */
-    char message[504];             /* NUL-terminated, never contains a password */
+    int server_code;   /* MongoDB error code, or 0 */
+    char message[504]; /* NUL-terminated, never contains a password */
 } mq_error;
 
 /* The size is part of the ABI. */
 typedef char mq_error_size_check_[(sizeof(mq_error) == 512) ? 1 : -1];
 
-typedef struct mq_client mq_client;  /* a connection pool; thread-safe */
-typedef struct mq_queue  mq_queue;   /* one queue (database + prefix); thread-safe */
-typedef struct mq_lease  mq_lease;   /* one claimed group: 1..n events; owned by the caller */
-typedef struct mq_batch  mq_batch;   /* events to publish together; not thread-safe */
+typedef struct mq_client mq_client; /* a connection pool; thread-safe */
+typedef struct mq_queue mq_queue;   /* one queue (database + prefix); thread-safe */
+typedef struct mq_lease mq_lease;   /* one claimed group: 1..n events; owned by the caller */
+typedef struct mq_batch mq_batch;   /* events to publish together; not thread-safe */
 
 /* "0.4.0": the library's version, which may differ from MQ_VERSION_* of the header
  * the caller compiled against. */
@@ -150,8 +150,8 @@ MQ_API const char *mq_status_name(mq_status status);
  * waits for other members (majority, w > 1) always has a time limit: the URI's
  * wtimeoutMS, else 10 s (a write that reaches it was applied: see below). A URI with
  * w=0, or with journal=false under majority, is MQ_ERR_ARG naming the option: the
- * fenced updates need acknowledged writes, and majority writes are journaled. retryWrites is libmongoc's (on by default); see
- * docs/design.md, "Deployments", for what holds on each kind of deployment.
+ * fenced updates need acknowledged writes, and majority writes are journaled. retryWrites is libmongoc's (on by
+ * default); see docs/design.md, "Deployments", for what holds on each kind of deployment.
  *
  * A write-concern error (e.g. a wtimeout, server code 64) on a write the server
  * applied is not a failure: the call returns its usual status (MQ_OK) with its
@@ -161,7 +161,7 @@ MQ_API const char *mq_status_name(mq_status status);
  * before it replicates). A status >= 0 (MQ_OK, MQ_EMPTY, ...) with err->server_code
  * != 0 is that case; mq_client_write_concern_errors counts them. */
 MQ_API mq_status mq_client_new(const char *uri, mq_client **out, mq_error *err);
-MQ_API void      mq_client_destroy(mq_client *client);
+MQ_API void mq_client_destroy(mq_client *client);
 
 /* Number of commands this client has sent to the server so far (counted with
  * libmongoc's APM callbacks). Monotonic; for benchmarks and monitoring. */
@@ -182,13 +182,13 @@ MQ_API uint64_t mq_client_write_concern_errors(const mq_client *client);
  * locks or counters collection is sharded (MQ_ERR_SERVER naming it and the fix).
  * A server that reports no localTime leaves the queue on this machine's clock, with a
  * warning in libmongoc's log (domain "mongomq"). */
-MQ_API mq_status mq_queue_new(mq_client *client, const char *db_name, const char *prefix,
-                              mq_queue **out, mq_error *err);
+MQ_API mq_status mq_queue_new(mq_client *client, const char *db_name, const char *prefix, mq_queue **out,
+                              mq_error *err);
 /* No call may be running on the queue. When it is the last queue of its client and
  * database that waited (mq_claim_wait) with a change-stream watcher, it stops the
  * watcher and waits for its current read: up to 200 ms, a few seconds if the server
  * is unreachable. */
-MQ_API void      mq_queue_destroy(mq_queue *queue);
+MQ_API void mq_queue_destroy(mq_queue *queue);
 
 /* Appends an event to the tail of group_id. The event is any bytes (event_len may be
  * 0; event may then be NULL). Valid UTF-8 without NUL bytes is stored as a BSON
@@ -199,8 +199,7 @@ MQ_API void      mq_queue_destroy(mq_queue *queue);
  * without a lock for long: the publish locks its group even after a lost insert
  * reply). Retrying publishes it again with a new seq: at-least-once publishing; dedupe
  * in the consumer if a duplicate matters. */
-MQ_API mq_status mq_publish(mq_queue *queue, const char *group_id,
-                            const void *event, size_t event_len, int priority,
+MQ_API mq_status mq_publish(mq_queue *queue, const char *group_id, const void *event, size_t event_len, int priority,
                             int64_t *seq_out /* may be NULL */, mq_error *err);
 
 /* Leases the head event of the due group that has waited longest, considering only
@@ -220,9 +219,8 @@ MQ_API mq_status mq_publish(mq_queue *queue, const char *group_id,
  * the lease returned; if even that fails, a group may stay held by a lease nobody has
  * until visibility_s runs out (its head is then redelivered with attempts counting
  * that lost delivery). Retrying the claim is safe. */
-MQ_API mq_status mq_claim(mq_queue *queue, const char *worker_id /* NULL -> host:pid */,
-                          double visibility_s, int min_priority,
-                          mq_lease **out, mq_error *err);
+MQ_API mq_status mq_claim(mq_queue *queue, const char *worker_id /* NULL -> host:pid */, double visibility_s,
+                          int min_priority, mq_lease **out, mq_error *err);
 
 /* Removes the leased event(s) and releases its group: to the back of the round-robin
  * when more events waited at claim time, or deletes the group's lock when the claim
@@ -265,27 +263,26 @@ MQ_API mq_status mq_unclaim(mq_queue *queue, const mq_lease *lease, mq_error *er
 /* Moves the lease's expiry to now + visibility_s (also after a delayed nack: it
  * replaces the delay). 1 server command. MQ_LEASE_LOST as mq_ack. After
  * MQ_ERR_CONNECT: retry (idempotent). */
-MQ_API mq_status mq_extend(mq_queue *queue, const mq_lease *lease, double visibility_s,
-                           mq_error *err);
+MQ_API mq_status mq_extend(mq_queue *queue, const mq_lease *lease, double visibility_s, mq_error *err);
 
 /* A lease's fields; NULL lease -> 0 / NULL. Strings and the event are valid until
  * destroy; a 0-byte event is a valid non-NULL pointer with *len_out 0. */
-MQ_API int64_t     mq_lease_seq(const mq_lease *lease);
+MQ_API int64_t mq_lease_seq(const mq_lease *lease);
 MQ_API const char *mq_lease_group(const mq_lease *lease);
 MQ_API const void *mq_lease_event(const mq_lease *lease, size_t *len_out); /* valid until destroy */
 MQ_API const char *mq_lease_token(const mq_lease *lease);
-MQ_API int         mq_lease_attempts(const mq_lease *lease); /* deliveries of this head, this one included */
-MQ_API void        mq_lease_destroy(mq_lease *lease);
+MQ_API int mq_lease_attempts(const mq_lease *lease); /* deliveries of this head, this one included */
+MQ_API void mq_lease_destroy(mq_lease *lease);
 
 /* ---- Batches: fewer round trips per event ------------------------------------ */
 
 /* A batch of events to publish with mq_publish_batch. Each mq_batch_add checks its
  * arguments as mq_publish would (nothing is sent); the batch copies the bytes. */
 MQ_API mq_status mq_batch_new(mq_batch **out, mq_error *err);
-MQ_API mq_status mq_batch_add(mq_batch *batch, const char *group_id, const void *event,
-                              size_t event_len, int priority, mq_error *err);
-MQ_API size_t    mq_batch_count(const mq_batch *batch);
-MQ_API void      mq_batch_destroy(mq_batch *batch);
+MQ_API mq_status mq_batch_add(mq_batch *batch, const char *group_id, const void *event, size_t event_len, int priority,
+                              mq_error *err);
+MQ_API size_t mq_batch_count(const mq_batch *batch);
+MQ_API void mq_batch_destroy(mq_batch *batch);
 
 /* Publishes every event of the batch, whatever its size, in 3 server commands: one
  * $inc of the counter by the batch's size, one insertMany, one unordered bulk of
@@ -294,22 +291,21 @@ MQ_API void      mq_batch_destroy(mq_batch *batch);
  * MQ_ERR_CONNECT: as mq_publish, for the batch as a whole (its insertMany is one
  * command: all of the batch is in the queue, or none of it, or, on a server that
  * stops inside the insertMany, a prefix of it). */
-MQ_API mq_status mq_publish_batch(mq_queue *queue, const mq_batch *batch,
-                                  int64_t *first_seq /* may be NULL */, mq_error *err);
+MQ_API mq_status mq_publish_batch(mq_queue *queue, const mq_batch *batch, int64_t *first_seq /* may be NULL */,
+                                  mq_error *err);
 
 /* As mq_claim, but the lease holds up to max_events (>= 1) consecutive events of one
  * group, in FIFO order: 2 server commands. mq_ack removes them all (2 commands, 3 if
  * the group drains), mq_nack gives them all back. mq_claim is this with max_events 1.
  * mq_lease_attempts counts the head's deliveries only: the events behind it start
  * their own count when they become the head (docs/design.md, "Attempts"). */
-MQ_API mq_status mq_claim_batch(mq_queue *queue, const char *worker_id, double visibility_s,
-                                int min_priority, size_t max_events,
-                                mq_lease **out, mq_error *err);
+MQ_API mq_status mq_claim_batch(mq_queue *queue, const char *worker_id, double visibility_s, int min_priority,
+                                size_t max_events, mq_lease **out, mq_error *err);
 
 /* The events of a lease, i in 0..count-1 (0 is the head; mq_lease_seq/event are i 0).
  * Out of range -> 0 / NULL. */
-MQ_API size_t      mq_lease_count(const mq_lease *lease);
-MQ_API int64_t     mq_lease_seq_at(const mq_lease *lease, size_t i);
+MQ_API size_t mq_lease_count(const mq_lease *lease);
+MQ_API int64_t mq_lease_seq_at(const mq_lease *lease, size_t i);
 MQ_API const void *mq_lease_event_at(const mq_lease *lease, size_t i, size_t *len_out);
 
 /* ---- Waiting claims ------------------------------------------------------------ */
@@ -331,15 +327,13 @@ MQ_API const void *mq_lease_event_at(const mq_lease *lease, size_t i, size_t *le
  * its queue (the one with the lowest min_priority); elsewhere waiters back off (5 ms
  * up to 50 ms). Either way they sleep until the earliest known due time. On a fake
  * clock (mq_queue_set_clock) due times become real sleeps. */
-MQ_API mq_status mq_claim_wait(mq_queue *queue, const char *worker_id, double visibility_s,
-                               int min_priority, double timeout_s,
-                               mq_lease **out, mq_error *err);
+MQ_API mq_status mq_claim_wait(mq_queue *queue, const char *worker_id, double visibility_s, int min_priority,
+                               double timeout_s, mq_lease **out, mq_error *err);
 
 /* mq_claim_wait for a batch lease (up to max_events consecutive events of one group,
  * as mq_claim_batch). */
-MQ_API mq_status mq_claim_batch_wait(mq_queue *queue, const char *worker_id, double visibility_s,
-                                     int min_priority, size_t max_events, double timeout_s,
-                                     mq_lease **out, mq_error *err);
+MQ_API mq_status mq_claim_batch_wait(mq_queue *queue, const char *worker_id, double visibility_s, int min_priority,
+                                     size_t max_events, double timeout_s, mq_lease **out, mq_error *err);
 
 /* Wakes every mq_claim_wait on this queue (within about 10 ms while a change-stream
  * watcher may run, at once otherwise), and makes every later one return
@@ -367,20 +361,20 @@ typedef struct mq_cancel mq_cancel;
 
 MQ_API mq_status mq_cancel_new(mq_cancel **out, mq_error *err);
 /* Async-signal-safe and thread-safe; NULL does nothing. */
-MQ_API void      mq_cancel_trigger(mq_cancel *cancel);
+MQ_API void mq_cancel_trigger(mq_cancel *cancel);
 /* 1 once triggered (until reset), else 0; 0 for NULL. */
-MQ_API int       mq_cancel_triggered(const mq_cancel *cancel);
+MQ_API int mq_cancel_triggered(const mq_cancel *cancel);
 /* Re-arms it. No call may be using it. */
-MQ_API void      mq_cancel_reset(mq_cancel *cancel);
+MQ_API void mq_cancel_reset(mq_cancel *cancel);
 /* No call may be using it. NULL does nothing. */
-MQ_API void      mq_cancel_destroy(mq_cancel *cancel);
+MQ_API void mq_cancel_destroy(mq_cancel *cancel);
 
 /* mq_claim_batch_wait (max_events 1 is mq_claim_wait) that also returns MQ_CANCELLED
  * when `cancel` (may be NULL: then it is exactly mq_claim_batch_wait) is triggered
  * before a lease is taken. */
-MQ_API mq_status mq_claim_wait_cancel(mq_queue *queue, const char *worker_id, double visibility_s,
-                                      int min_priority, size_t max_events, double timeout_s,
-                                      mq_cancel *cancel, mq_lease **out, mq_error *err);
+MQ_API mq_status mq_claim_wait_cancel(mq_queue *queue, const char *worker_id, double visibility_s, int min_priority,
+                                      size_t max_events, double timeout_s, mq_cancel *cancel, mq_lease **out,
+                                      mq_error *err);
 
 /* ---- One entry per operation: versioned options (0.4.0) --------------------------- */
 
@@ -398,19 +392,20 @@ MQ_API mq_status mq_claim_wait_cancel(mq_queue *queue, const char *worker_id, do
 
 #define MQ_PUBLISH_OPTS_VERSION 1
 typedef struct mq_publish_opts {
-    unsigned int version;     /* MQ_PUBLISH_OPTS_VERSION */
-    int priority;             /* 0..4, default 0; counts only when the publish creates the group */
-    double not_before;        /* epoch seconds on the queue's clock (mq_queue_now); 0: now */
+    unsigned int version; /* MQ_PUBLISH_OPTS_VERSION */
+    int priority;         /* 0..4, default 0; counts only when the publish creates the group */
+    double not_before;    /* epoch seconds on the queue's clock (mq_queue_now); 0: now */
 } mq_publish_opts;
-#define MQ_PUBLISH_OPTS_INIT {MQ_PUBLISH_OPTS_VERSION, 0, 0.0}
+#define MQ_PUBLISH_OPTS_INIT \
+  { MQ_PUBLISH_OPTS_VERSION, 0, 0.0 }
 
 /* Fills *opts with the defaults of `version` (MQ_PUBLISH_OPTS_VERSION). */
 MQ_API mq_status mq_publish_opts_init(mq_publish_opts *opts, unsigned int version);
 
 /* mq_publish with options: not_before > 0 is mq_publish_at's schedule. 3 commands. */
 MQ_API mq_status mq_publish_with(mq_queue *queue, const char *group_id, const void *event, size_t event_len,
-                                 const mq_publish_opts *opts /* NULL: defaults */,
-                                 int64_t *seq_out /* may be NULL */, mq_error *err);
+                                 const mq_publish_opts *opts /* NULL: defaults */, int64_t *seq_out /* may be NULL */,
+                                 mq_error *err);
 
 /* mq_batch_add with options: a batch event may be scheduled (not_before), with
  * mq_publish_at's FIFO rule: a group the batch creates starts parked until its first
@@ -420,15 +415,16 @@ MQ_API mq_status mq_batch_add_with(mq_batch *batch, const char *group_id, const 
 
 #define MQ_CLAIM_OPTS_VERSION 1
 typedef struct mq_claim_opts {
-    unsigned int version;     /* MQ_CLAIM_OPTS_VERSION */
-    const char *worker_id;    /* NULL: "host:pid" */
-    double visibility_s;      /* > 0, finite; default 30 */
-    int min_priority;         /* 0..4, default 0 */
-    size_t max_events;        /* 1..MQ_BATCH_MAX, default 1 (a batch lease when > 1) */
-    double timeout_s;         /* >= 0, finite; default 0: don't wait */
-    mq_cancel *cancel;        /* NULL: none */
+    unsigned int version;  /* MQ_CLAIM_OPTS_VERSION */
+    const char *worker_id; /* NULL: "host:pid" */
+    double visibility_s;   /* > 0, finite; default 30 */
+    int min_priority;      /* 0..4, default 0 */
+    size_t max_events;     /* 1..MQ_BATCH_MAX, default 1 (a batch lease when > 1) */
+    double timeout_s;      /* >= 0, finite; default 0: don't wait */
+    mq_cancel *cancel;     /* NULL: none */
 } mq_claim_opts;
-#define MQ_CLAIM_OPTS_INIT {MQ_CLAIM_OPTS_VERSION, NULL, 30.0, 0, 1, 0.0, NULL}
+#define MQ_CLAIM_OPTS_INIT \
+  { MQ_CLAIM_OPTS_VERSION, NULL, 30.0, 0, 1, 0.0, NULL }
 
 /* Fills *opts with the defaults of `version` (MQ_CLAIM_OPTS_VERSION). */
 MQ_API mq_status mq_claim_opts_init(mq_claim_opts *opts, unsigned int version);
@@ -437,8 +433,8 @@ MQ_API mq_status mq_claim_opts_init(mq_claim_opts *opts, unsigned int version);
  * (2 commands; MQ_EMPTY when nothing is due; never MQ_INTERRUPTED); with a timeout or
  * a cancel it is mq_claim_wait_cancel (waits up to timeout_s; MQ_INTERRUPTED,
  * MQ_CANCELLED as there). */
-MQ_API mq_status mq_claim_with(mq_queue *queue, const mq_claim_opts *opts /* NULL: defaults */,
-                               mq_lease **out, mq_error *err);
+MQ_API mq_status mq_claim_with(mq_queue *queue, const mq_claim_opts *opts /* NULL: defaults */, mq_lease **out,
+                               mq_error *err);
 
 /* When the lease runs out, on the queue's clock (mq_queue_now): the claim's time plus
  * its visibility, moved by mq_extend and by mq_nack with a delay. A claim that took
@@ -478,9 +474,8 @@ MQ_API void mq_queue_repair_counts(const mq_queue *queue, uint64_t *runs, uint64
  * it parks the group until then); a group it creates starts parked until then (a
  * time already past makes a group that is due at once, as with mq_publish). 3
  * commands. MQ_ERR_CONNECT: as mq_publish. */
-MQ_API mq_status mq_publish_at(mq_queue *queue, const char *group_id, const void *event,
-                               size_t event_len, int priority, double not_before_epoch_s,
-                               int64_t *seq_out, mq_error *err);
+MQ_API mq_status mq_publish_at(mq_queue *queue, const char *group_id, const void *event, size_t event_len, int priority,
+                               double not_before_epoch_s, int64_t *seq_out, mq_error *err);
 
 /* ---- Dead letters -------------------------------------------------------------- */
 
@@ -498,8 +493,7 @@ MQ_API mq_status mq_queue_set_max_attempts(mq_queue *queue, int max_attempts, mq
  * it gone says MQ_ERR_ARG, and one that finds it still there (its publish landed,
  * its delete did not) publishes it a second time. */
 MQ_API mq_status mq_dead_count(mq_queue *queue, int64_t *count, mq_error *err);
-MQ_API mq_status mq_dead_requeue(mq_queue *queue, int64_t seq, int64_t *new_seq /* may be NULL */,
-                                 mq_error *err);
+MQ_API mq_status mq_dead_requeue(mq_queue *queue, int64_t seq, int64_t *new_seq /* may be NULL */, mq_error *err);
 MQ_API mq_status mq_dead_purge(mq_queue *queue, int64_t *purged /* may be NULL */, mq_error *err);
 
 /* ---- Stats, repair, purge -------------------------------------------------------- */
@@ -542,8 +536,8 @@ MQ_API mq_status mq_queue_drop(mq_queue *queue, mq_error *err);
  * "not_before"?, "event"}, where "event" is the text for a text event and
  * {"base64": "..."} for a binary one; a field whose stored value has another type
  * (a document mongomq did not write) is left out. For tooling, not for every event. */
-MQ_API mq_status mq_peek_json(mq_queue *queue, const char *group_id /* may be NULL */,
-                              size_t max_events, char **json_out, mq_error *err);
+MQ_API mq_status mq_peek_json(mq_queue *queue, const char *group_id /* may be NULL */, size_t max_events,
+                              char **json_out, mq_error *err);
 
 /* The dead letters, oldest seq first, up to max_events, as mq_peek_json's array
  * (with "attempts" and "dead_at"). 1 server command. */

@@ -90,12 +90,12 @@ struct MessageStats {
 };
 
 MessageStats message_stats(const Conn &c) {
-    BsonPtr pipeline = own(BCON_NEW("pipeline", "[",                                          //
-                                    "{", "$sort", "{", "_id", BCON_INT32(1), "}", "}",        //
-                                    "{", "$group", "{",                                       //
-                                    "_id", BCON_UTF8("$priority"),                            //
-                                    "n", "{", "$sum", BCON_INT32(1), "}",                     //
-                                    "first_id", "{", "$first", BCON_UTF8("$_id"), "}",        //
+    BsonPtr pipeline = own(BCON_NEW("pipeline", "[",                                                       //
+                                    "{", "$sort", "{", "_id", BCON_INT32(1), "}", "}",                     //
+                                    "{", "$group", "{",                                                    //
+                                    "_id", BCON_UTF8("$priority"),                                         //
+                                    "n", "{", "$sum", BCON_INT32(1), "}",                                  //
+                                    "first_id", "{", "$first", BCON_UTF8("$_id"), "}",                     //
                                     "first_published_at", "{", "$first", BCON_UTF8("$published_at"), "}",  //
                                     "}", "}", "]"));
     MessageStats s;
@@ -124,18 +124,18 @@ MessageStats message_stats(const Conn &c) {
 // a string": the test server has no $type expression, and we write nothing else.
 void lock_stats(const Conn &c, double now, GroupCounts *all, GroupCounts by_priority[kPriorities]) {
     BsonPtr pipeline = own(BCON_NEW(
-        "pipeline", "[", "{", "$group", "{",                                                             //
-        "_id", BCON_UTF8("$priority"),                                                                   //
-        "total", "{", "$sum", BCON_INT32(1), "}",                                                        //
-        "ready", "{", "$sum", "{", "$cond", "[",                                                         //
+        "pipeline", "[", "{", "$group", "{",                                                                     //
+        "_id", BCON_UTF8("$priority"),                                                                           //
+        "total", "{", "$sum", BCON_INT32(1), "}",                                                                //
+        "ready", "{", "$sum", "{", "$cond", "[",                                                                 //
         "{", "$lte", "[", BCON_UTF8("$available_at"), BCON_DOUBLE(now), "]", "}", BCON_INT32(1), BCON_INT32(0),  //
-        "]", "}", "}",                                                                                   //
-        "leased", "{", "$sum", "{", "$cond", "[",                                                        //
-        "{", "$and", "[",                                                                                //
-        "{", "$gt", "[", BCON_UTF8("$available_at"), BCON_DOUBLE(now), "]", "}",                         //
-        "{", "$ne", "[", "{", "$ifNull", "[", BCON_UTF8("$token"), BCON_NULL, "]", "}", BCON_NULL, "]", "}",  //
-        "]", "}",                                                                                        //
-        BCON_INT32(1), BCON_INT32(0), "]", "}", "}",                                                     //
+        "]", "}", "}",                                                                                           //
+        "leased", "{", "$sum", "{", "$cond", "[",                                                                //
+        "{", "$and", "[",                                                                                        //
+        "{", "$gt", "[", BCON_UTF8("$available_at"), BCON_DOUBLE(now), "]", "}",                                 //
+        "{", "$ne", "[", "{", "$ifNull", "[", BCON_UTF8("$token"), BCON_NULL, "]", "}", BCON_NULL, "]", "}",     //
+        "]", "}",                                                                                                //
+        BCON_INT32(1), BCON_INT32(0), "]", "}", "}",                                                             //
         "}", "}", "]"));
     for (const BsonPtr &doc : aggregate("stats.locks", c.locks(), pipeline.get())) {
         const int64_t total = int_or(doc.get(), "total", 0);
@@ -186,8 +186,7 @@ char *stats_json(mq_queue *q) {
     put_int(repair, "failed", static_cast<int64_t>(q->repair_failures.load()));
 
     put(root.get(), "oldest_message_age_s",
-        messages.any && messages.oldest_has_published_at ? json_real(now - messages.oldest_published_at)
-                                                         : json_null());
+        messages.any && messages.oldest_has_published_at ? json_real(now - messages.oldest_published_at) : json_null());
 
     json_t *priorities = json_object();
     put(root.get(), "priorities", priorities);
@@ -219,18 +218,19 @@ int64_t queue_repair(mq_queue *q) {
 }
 
 int64_t queue_repair(const Conn &c, mq_queue *q) {
-    BsonPtr pipeline = own(BCON_NEW("pipeline", "[",                                                            //
+    BsonPtr pipeline = own(BCON_NEW("pipeline", "[",                                                               //
                                     "{", "$sort", "{", "group_id", BCON_INT32(1), "_id", BCON_INT32(1), "}", "}",  //
-                                    "{", "$group", "{",                                                         //
-                                    "_id", BCON_UTF8("$group_id"),                                              //
-                                    "head", "{", "$first", BCON_UTF8("$_id"), "}",                              //
+                                    "{", "$group", "{",                                                            //
+                                    "_id", BCON_UTF8("$group_id"),                                                 //
+                                    "head", "{", "$first", BCON_UTF8("$_id"), "}",                                 //
                                     "}", "}", "]"));
     BsonPtr disk = own(BCON_NEW("allowDiskUse", BCON_BOOL(true)));
     std::vector<BsonPtr> groups = aggregate("repair.groups", c.messages(), pipeline.get(), disk.get());
     if (groups.empty()) return 0;
 
     BsonPtr all = own(bson_new());
-    BsonPtr ids_only = own(BCON_NEW("sort", "{", "_id", BCON_INT32(1), "}", "projection", "{", "_id", BCON_INT32(1), "}"));
+    BsonPtr ids_only =
+        own(BCON_NEW("sort", "{", "_id", BCON_INT32(1), "}", "projection", "{", "_id", BCON_INT32(1), "}"));
     std::unordered_set<std::string> locked;
     for (const BsonPtr &lock : find("repair.locks", c.locks(), all.get(), ids_only.get())) {
         bson_iter_t it;
@@ -309,7 +309,8 @@ void purge_group(mq_queue *q, const std::string &group) {
     // A new life of the group: the lock its publish would have made.
     int priority = priority_of(left[0].get(), "priority");
     double not_before = get_double_or(left[0].get(), "not_before", 0);
-    BsonPtr relock = lock_insert(priority >= 0 ? priority : 0, not_before, get_int64_or(left[0].get(), "_id", 0), q->now());
+    BsonPtr relock =
+        lock_insert(priority >= 0 ? priority : 0, not_before, get_int64_or(left[0].get(), "_id", 0), q->now());
     retry_duplicate_key([&] { return update_one("purge.relock", c.locks(), by_id.get(), relock.get(), true); });
 }
 

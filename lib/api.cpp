@@ -19,13 +19,13 @@
 #include "validate.hpp"
 #include "wait.hpp"
 
-using mongomq::unknown_version;
+using mongomq::check_queue;
+using mongomq::default_worker_id;
 using mongomq::fail_arg;
 using mongomq::guard;
 using mongomq::guard_queue;
-using mongomq::check_queue;
 using mongomq::null_out;
-using mongomq::default_worker_id;
+using mongomq::unknown_version;
 
 static_assert(sizeof(mq_error) == 512, "mq_error is part of the ABI");
 
@@ -59,8 +59,8 @@ mq_status publish_one(const char *fn, mq_queue *queue, const char *group_id, con
         mongomq::check_priority(fn, "priority", priority);
         mongomq::check_epoch(fn, "not_before_epoch_s", not_before_epoch_s);
         std::string group(group_id);
-        std::vector<mongomq::Outgoing> one{{&group, event, event_len, mongomq::event_is_text(event, event_len),
-                                            priority, not_before_epoch_s}};
+        std::vector<mongomq::Outgoing> one{
+            {&group, event, event_len, mongomq::event_is_text(event, event_len), priority, not_before_epoch_s}};
         int64_t seq = mongomq::queue_publish(queue, one);
         if (seq_out != nullptr) *seq_out = seq;
         return MQ_OK;
@@ -92,16 +92,26 @@ const char *mq_version(void) { return MONGOMQ_VERSION_STRING; }
 
 const char *mq_status_name(mq_status status) {
     switch (status) {
-        case MQ_OK: return "MQ_OK";
-        case MQ_EMPTY: return "MQ_EMPTY";
-        case MQ_LEASE_LOST: return "MQ_LEASE_LOST";
-        case MQ_INTERRUPTED: return "MQ_INTERRUPTED";
-        case MQ_CANCELLED: return "MQ_CANCELLED";
-        case MQ_ERR_ARG: return "MQ_ERR_ARG";
-        case MQ_ERR_CONNECT: return "MQ_ERR_CONNECT";
-        case MQ_ERR_SERVER: return "MQ_ERR_SERVER";
-        case MQ_ERR_NOMEM: return "MQ_ERR_NOMEM";
-        case MQ_ERR_INTERNAL: return "MQ_ERR_INTERNAL";
+        case MQ_OK:
+            return "MQ_OK";
+        case MQ_EMPTY:
+            return "MQ_EMPTY";
+        case MQ_LEASE_LOST:
+            return "MQ_LEASE_LOST";
+        case MQ_INTERRUPTED:
+            return "MQ_INTERRUPTED";
+        case MQ_CANCELLED:
+            return "MQ_CANCELLED";
+        case MQ_ERR_ARG:
+            return "MQ_ERR_ARG";
+        case MQ_ERR_CONNECT:
+            return "MQ_ERR_CONNECT";
+        case MQ_ERR_SERVER:
+            return "MQ_ERR_SERVER";
+        case MQ_ERR_NOMEM:
+            return "MQ_ERR_NOMEM";
+        case MQ_ERR_INTERNAL:
+            return "MQ_ERR_INTERNAL";
     }
     return "MQ_UNKNOWN";
 }
@@ -122,8 +132,7 @@ uint64_t mq_client_command_count(const mq_client *client) {
     return client != nullptr ? client->commands.load(std::memory_order_relaxed) : 0;
 }
 
-mq_status mq_queue_new(mq_client *client, const char *db_name, const char *prefix, mq_queue **out,
-                       mq_error *err) {
+mq_status mq_queue_new(mq_client *client, const char *db_name, const char *prefix, mq_queue **out, mq_error *err) {
     null_out(out);
     return guard(err, client, [&] {
         const char *fn = "mq_queue_new";
@@ -172,7 +181,9 @@ mq_status mq_publish_with(mq_queue *queue, const char *group_id, const void *eve
     if (opts != nullptr) {
         if (opts->version != MQ_PUBLISH_OPTS_VERSION) {
             if (seq_out != nullptr) *seq_out = 0;
-            return guard_queue(err, queue, [&]() -> mq_status { fail_arg(fn, unknown_version(opts->version, MQ_PUBLISH_OPTS_VERSION)); });
+            return guard_queue(err, queue, [&]() -> mq_status {
+                fail_arg(fn, unknown_version(opts->version, MQ_PUBLISH_OPTS_VERSION));
+            });
         }
         o = *opts;
     }
@@ -181,8 +192,7 @@ mq_status mq_publish_with(mq_queue *queue, const char *group_id, const void *eve
 
 mq_status mq_publish_at(mq_queue *queue, const char *group_id, const void *event, size_t event_len, int priority,
                         double not_before_epoch_s, int64_t *seq_out, mq_error *err) {
-    return publish_one("mq_publish_at", queue, group_id, event, event_len, priority, not_before_epoch_s, seq_out,
-                       err);
+    return publish_one("mq_publish_at", queue, group_id, event, event_len, priority, not_before_epoch_s, seq_out, err);
 }
 
 mq_status mq_claim(mq_queue *queue, const char *worker_id, double visibility_s, int min_priority, mq_lease **out,
@@ -209,7 +219,9 @@ mq_status mq_claim_with(mq_queue *queue, const mq_claim_opts *opts, mq_lease **o
     if (opts != nullptr) {
         if (opts->version != MQ_CLAIM_OPTS_VERSION) {
             null_out(out);
-            return guard_queue(err, queue, [&]() -> mq_status { fail_arg(fn, unknown_version(opts->version, MQ_CLAIM_OPTS_VERSION)); });
+            return guard_queue(err, queue, [&]() -> mq_status {
+                fail_arg(fn, unknown_version(opts->version, MQ_CLAIM_OPTS_VERSION));
+            });
         }
         o = *opts;  // version 1: every field (a later version reads its own fields only)
     }

@@ -56,7 +56,9 @@ mq_status mq_batch_add_with(mq_batch *batch, const char *group_id, const void *e
     mq_publish_opts o = MQ_PUBLISH_OPTS_INIT;
     if (opts != nullptr) {
         if (opts->version != MQ_PUBLISH_OPTS_VERSION)
-            return guard(err, nullptr, [&]() -> mq_status { fail_arg(fn, mongomq::unknown_version(opts->version, MQ_PUBLISH_OPTS_VERSION)); });
+            return guard(err, nullptr, [&]() -> mq_status {
+                fail_arg(fn, mongomq::unknown_version(opts->version, MQ_PUBLISH_OPTS_VERSION));
+            });
         o = *opts;
     }
     return batch_add(fn, batch, group_id, event, event_len, o.priority, o.not_before, err);

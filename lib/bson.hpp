@@ -81,11 +81,11 @@ public:
     // no call of the library holds one client while it takes another (a call that
     // needs a second command passes its Conn down). libmongoc returns none after the
     // URI's waitQueueTimeoutMS, if it sets one.
-    explicit PooledClient(mongoc_client_pool_t *pool)
-        : pool_(pool), client_(mongoc_client_pool_pop(pool)) {
+    explicit PooledClient(mongoc_client_pool_t *pool) : pool_(pool), client_(mongoc_client_pool_pop(pool)) {
         if (client_ == nullptr)
-            fail(MQ_ERR_CONNECT, "no pooled connection became free within the URI's waitQueueTimeoutMS "
-                                 "(every one of maxPoolSize was in use)");
+            fail(MQ_ERR_CONNECT,
+                 "no pooled connection became free within the URI's waitQueueTimeoutMS "
+                 "(every one of maxPoolSize was in use)");
     }
     ~PooledClient() { mongoc_client_pool_push(pool_, client_); }
     PooledClient(const PooledClient &) = delete;

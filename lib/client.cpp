@@ -34,8 +34,7 @@ bool is_outcome_unknown_code(int code) {
 void fail_mongoc(const char *command, const bson_error_t &error, const bson_t *reply) {
     std::string msg = std::string(command) + ": " + error.message;
     // Could not reach (or keep) a server: selection timed out or the socket failed.
-    if (error.domain == MONGOC_ERROR_SERVER_SELECTION || error.domain == MONGOC_ERROR_STREAM)
-        fail(MQ_ERR_CONNECT, msg);
+    if (error.domain == MONGOC_ERROR_SERVER_SELECTION || error.domain == MONGOC_ERROR_STREAM) fail(MQ_ERR_CONNECT, msg);
     const bool server = error.domain == MONGOC_ERROR_SERVER || error.domain == MONGOC_ERROR_WRITE_CONCERN ||
                         error.domain == MONGOC_ERROR_QUERY || error.domain == MONGOC_ERROR_COMMAND ||
                         error.domain == MONGOC_ERROR_COLLECTION;
@@ -43,8 +42,7 @@ void fail_mongoc(const char *command, const bson_error_t &error, const bson_t *r
     const bool labelled = reply != nullptr && mongoc_error_has_label(reply, "RetryableWriteError");
     if ((server && is_outcome_unknown_code(code)) || labelled)
         fail(MQ_ERR_CONNECT,
-             msg + " (server code " + std::to_string(code) +
-                 (labelled ? ", RetryableWriteError" : "") +
+             msg + " (server code " + std::to_string(code) + (labelled ? ", RetryableWriteError" : "") +
                  ": the primary stepped down, shut down or lost the connection under the command; a write may "
                  "have been applied)",
              code);
@@ -76,10 +74,9 @@ mongoc_write_concern_t *queue_write_concern(const mongoc_uri_t *uri) {
     const mongoc_write_concern_t *given = mongoc_uri_get_write_concern(uri);
     int32_t w = mongoc_write_concern_get_w(given);
     if (w == MONGOC_WRITE_CONCERN_W_UNACKNOWLEDGED || w == MONGOC_WRITE_CONCERN_W_ERRORS_IGNORED)
-        fail(MQ_ERR_ARG,
-             "mq_client_new: uri option w=" + std::to_string(w) +
-                 " is refused: mongomq needs acknowledged writes (its fenced updates read the match "
-                 "count); leave w out (mongomq then uses w=majority) or set w=majority or w=1");
+        fail(MQ_ERR_ARG, "mq_client_new: uri option w=" + std::to_string(w) +
+                             " is refused: mongomq needs acknowledged writes (its fenced updates read the match "
+                             "count); leave w out (mongomq then uses w=majority) or set w=majority or w=1");
     mongoc_write_concern_t *wc = mongoc_write_concern_copy(given);
     if (wc == nullptr) throw std::bad_alloc();
     const int64_t wtimeout = mongoc_write_concern_get_wtimeout_int64(given);

@@ -23,8 +23,8 @@ void log_set_handler(mq_log_fn handler, void *ctx);
 // call that otherwise succeeded.
 struct WriteConcernNote {
     int count = 0;
-    int code = 0;             // the server's code of the last one (64: wtimeout)
-    std::string message;      // a sentence for mq_error
+    int code = 0;         // the server's code of the last one (64: wtimeout)
+    std::string message;  // a sentence for mq_error
 };
 WriteConcernNote &write_concern_note();  // this thread's
 void note_write_concern_error(const char *command, int code, const std::string &server_message);

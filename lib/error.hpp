@@ -49,8 +49,6 @@ inline bool outcome_unknown(const Failure &f) { return f.status == MQ_ERR_CONNEC
 // MongoDB's duplicate key error: an upsert that raced another upsert of the same _id.
 constexpr int kDuplicateKey = 11000;
 
-inline bool is_duplicate_key(const Failure &f) {
-    return f.status == MQ_ERR_SERVER && f.server_code == kDuplicateKey;
-}
+inline bool is_duplicate_key(const Failure &f) { return f.status == MQ_ERR_SERVER && f.server_code == kDuplicateKey; }
 
 }  // namespace mongomq

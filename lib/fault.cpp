@@ -42,7 +42,7 @@ thread_local bool t_applied_labelled = false;
     bson_error_t error;
     bson_set_error(&error, MONGOC_ERROR_SERVER, static_cast<uint32_t>(code), "injected server error %d%s", code, how);
     mongomq::BsonPtr reply = mongomq::own(labelled ? BCON_NEW("ok", BCON_INT32(0), "code", BCON_INT32(code),
-                                                             "errorLabels", "[", BCON_UTF8("RetryableWriteError"), "]")
+                                                              "errorLabels", "[", BCON_UTF8("RetryableWriteError"), "]")
                                                    : BCON_NEW("ok", BCON_INT32(0), "code", BCON_INT32(code)));
     mongomq::fail_mongoc(command, error, reply.get());
 }
@@ -188,9 +188,8 @@ void observe_command(const mongoc_apm_command_started_t *event) {
         observer = g_command_observer;
     }
     if (observer.fn == nullptr) return;
-    observer.fn(mongoc_apm_command_started_get_command_name(event),
-                mongoc_apm_command_started_get_database_name(event), mongoc_apm_command_started_get_command(event),
-                observer.ctx);
+    observer.fn(mongoc_apm_command_started_get_command_name(event), mongoc_apm_command_started_get_database_name(event),
+                mongoc_apm_command_started_get_command(event), observer.ctx);
 }
 
 void observe_read_prefs(const char *command, int read_mode) {

@@ -36,7 +36,8 @@ mq_status guard(mq_error *err, const mq_client *client, Body body) noexcept {
     // Write-concern errors of applied writes (client.hpp): counted per client; a call
     // that otherwise succeeded reports the last one in err (status unchanged).
     auto count_wce = [&] {
-        if (wce.count > 0 && client != nullptr) client->write_concern_errors.fetch_add(static_cast<uint64_t>(wce.count));
+        if (wce.count > 0 && client != nullptr)
+            client->write_concern_errors.fetch_add(static_cast<uint64_t>(wce.count));
     };
     try {
         if (client != nullptr) password = client->password;

@@ -16,13 +16,13 @@
 namespace mongomq {
 class Waiters;  // lib/waiters.hpp: one queue's sleeping claimers
 class Watcher;  // lib/watcher.cpp: one change stream per client and database, shared by its queues
-}
+}  // namespace mongomq
 
 struct mq_client {
     mongoc_client_pool_t *pool = nullptr;
     mongoc_uri_t *uri = nullptr;
-    std::string password;                   // scrubbed from every message we produce
-    std::atomic<uint64_t> commands{0};      // APM: commands started through this pool
+    std::string password;               // scrubbed from every message we produce
+    std::atomic<uint64_t> commands{0};  // APM: commands started through this pool
     // What every command on a queue's collections uses, whatever the URI says
     // (docs/design.md, "Deployments"): the primary, read concern "local", and the
     // URI's write concern or w:"majority" when the URI sets no w.
@@ -40,14 +40,14 @@ struct mq_queue {
     mq_client *client = nullptr;
     std::string db;
     std::string prefix;
-    std::string ns;                                // "db.prefix": whose leases these are
-    std::string messages, locks, counters, dead;   // collection names
+    std::string ns;                               // "db.prefix": whose leases these are
+    std::string messages, locks, counters, dead;  // collection names
 
-    std::atomic<int> max_attempts{0};              // 0: unlimited (dead letters off)
-    double clock_offset = 0;                       // server clock - wall clock, set at open
+    std::atomic<int> max_attempts{0};  // 0: unlimited (dead letters off)
+    double clock_offset = 0;           // server clock - wall clock, set at open
 
     std::mutex clock_mu;
-    double (*clock)(void *) = nullptr;             // nullptr: wall clock + clock_offset
+    double (*clock)(void *) = nullptr;  // nullptr: wall clock + clock_offset
     void *clock_ctx = nullptr;
 
     // mq_queue_interrupt: the flag, and an eventfd it writes once and nobody drains,
@@ -61,10 +61,10 @@ struct mq_queue {
     std::atomic<int64_t> repair_last_ns{0};
     std::atomic<uint64_t> repair_runs{0};
     std::atomic<uint64_t> repair_fixed{0};
-    std::atomic<uint64_t> repair_failures{0};      // automatic repairs that failed (logged)
+    std::atomic<uint64_t> repair_failures{0};  // automatic repairs that failed (logged)
 
-    std::mutex waiters_mu;                         // guards the creation of waiters
-    mongomq::Waiters *waiters = nullptr;           // made by the first mq_claim_wait
+    std::mutex waiters_mu;                // guards the creation of waiters
+    mongomq::Waiters *waiters = nullptr;  // made by the first mq_claim_wait
 
     double now();
 

@@ -16,8 +16,7 @@ namespace {
 
 // The lock of a group that has events, made if it has none (<name>: an upsert of
 // lock_insert, retried after a lost reply and after a raced upsert's duplicate key).
-void ensure_lock(const char *name, const Conn &c, const std::string &group, int priority, int64_t head,
-                 double due) {
+void ensure_lock(const char *name, const Conn &c, const std::string &group, int priority, int64_t head, double due) {
     BsonPtr filter = lock_filter(group);
     BsonPtr update = lock_insert(priority, 0, head, due);
     retry_connect([&] {

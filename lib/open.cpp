@@ -119,8 +119,9 @@ void queue_open(mq_queue *q) {
     for (const BsonPtr &info : list_collections("open.collation", c, q->db, names.get())) {
         std::string collation = non_simple_collation(info.get());
         if (!collation.empty())
-            fail(MQ_ERR_SERVER, "mq_queue_new: collection " + q->db + "." + get_string(info.get(), "name", "open.collation") +
-                                    " has the collation " + collation +
+            fail(MQ_ERR_SERVER, "mq_queue_new: collection " + q->db + "." +
+                                    get_string(info.get(), "name", "open.collation") + " has the collation " +
+                                    collation +
                                     ": mongomq needs the simple (binary) collation, or group ids that differ only by "
                                     "case or accents would be one group; move the queue to a new prefix");
     }
@@ -131,12 +132,12 @@ void queue_open(mq_queue *q) {
     // {available_at: 1, priority: 1}: it stays (it costs a key per lock write; drop it
     // once no older process claims), and it serves next.due.
     BsonPtr locks = own(BCON_NEW("createIndexes", BCON_UTF8(q->locks.c_str()), "indexes", "[", "{",  //
-                                 "key", "{", "priority", BCON_INT32(1), "available_at", BCON_INT32(1), "}",
-                                 "name", BCON_UTF8("priority_1_available_at_1"), "}", "]"));
+                                 "key", "{", "priority", BCON_INT32(1), "available_at", BCON_INT32(1), "}", "name",
+                                 BCON_UTF8("priority_1_available_at_1"), "}", "]"));
     // The head lookup: without it, finding a group's head walks other groups' backlog.
     BsonPtr messages = own(BCON_NEW("createIndexes", BCON_UTF8(q->messages.c_str()), "indexes", "[", "{",  //
-                                    "key", "{", "group_id", BCON_INT32(1), "_id", BCON_INT32(1), "}",
-                                    "name", BCON_UTF8("group_id_1__id_1"), "}", "]"));
+                                    "key", "{", "group_id", BCON_INT32(1), "_id", BCON_INT32(1), "}", "name",
+                                    BCON_UTF8("group_id_1__id_1"), "}", "]"));
     for (const BsonPtr *cmd : {&locks, &messages}) {
         try {
             write_command("open.indexes", c, q->db, cmd->get());
@@ -174,7 +175,8 @@ void queue_open(mq_queue *q) {
     if (reply && bson_iter_init_find(&it, reply.get(), "localTime") && BSON_ITER_HOLDS_DATE_TIME(&it))
         q->clock_offset = clock_offset(t0, t1, bson_iter_date_time(&it));
     else
-        log_warning("mq_queue_new(" + q->ns + "): the server's hello/isMaster reply has no localTime: the queue runs "
+        log_warning("mq_queue_new(" + q->ns +
+                    "): the server's hello/isMaster reply has no localTime: the queue runs "
                     "on this machine's clock, uncorrected (docs/design.md, \"Time\")");
 }
 

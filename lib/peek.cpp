@@ -131,9 +131,10 @@ mq_status mq_peek_json(mq_queue *queue, const char *group_id, size_t max_events,
         mongomq::check_max(fn, max_events);
         if (json_out == nullptr) fail_arg(fn, "json_out is NULL");
         mongomq::Conn c(queue);
-        mongomq::BsonPtr filter = mongomq::own(group_id != nullptr ? BCON_NEW("group_id", BCON_UTF8(group_id)) : bson_new());
-        mongomq::BsonPtr opts = mongomq::own(BCON_NEW("sort", "{", "_id", BCON_INT32(1), "}", "limit",
-                                                      BCON_INT64(static_cast<int64_t>(max_events))));
+        mongomq::BsonPtr filter =
+            mongomq::own(group_id != nullptr ? BCON_NEW("group_id", BCON_UTF8(group_id)) : bson_new());
+        mongomq::BsonPtr opts = mongomq::own(
+            BCON_NEW("sort", "{", "_id", BCON_INT32(1), "}", "limit", BCON_INT64(static_cast<int64_t>(max_events))));
         *json_out = mongomq::array_text(mongomq::find("peek.messages", c.messages(), filter.get(), opts.get()), fn);
         return MQ_OK;
     });
@@ -149,8 +150,8 @@ mq_status mq_dead_list_json(mq_queue *queue, size_t max_events, char **json_out,
         if (json_out == nullptr) fail_arg(fn, "json_out is NULL");
         mongomq::Conn c(queue);
         mongomq::BsonPtr all = mongomq::own(bson_new());
-        mongomq::BsonPtr opts = mongomq::own(BCON_NEW("sort", "{", "_id", BCON_INT32(1), "}", "limit",
-                                                      BCON_INT64(static_cast<int64_t>(max_events))));
+        mongomq::BsonPtr opts = mongomq::own(
+            BCON_NEW("sort", "{", "_id", BCON_INT32(1), "}", "limit", BCON_INT64(static_cast<int64_t>(max_events))));
         *json_out = mongomq::array_text(mongomq::find("dead.list", c.dead(), all.get(), opts.get()), fn);
         return MQ_OK;
     });

@@ -105,7 +105,8 @@ int64_t queue_publish(const Conn &c, mq_queue *q, const std::vector<Outgoing> &e
     // the lock; every upsert is $setOnInsert only, so repeating the bulk is harmless,
     // and so is repeating it after a lost reply (retry_connect).
     auto lock_groups = [&] {
-        retry_connect([&] { return retry_duplicate_key([&] { return bulk_upsert("publish.lock", c.locks(), upserts); }); });
+        retry_connect(
+            [&] { return retry_duplicate_key([&] { return bulk_upsert("publish.lock", c.locks(), upserts); }); });
     };
     try {
         insert_many("publish.insert", c.messages(), docs);
@@ -155,8 +156,8 @@ BsonPtr floor_filter(int min_priority, const char *op, double t) {
 double queue_next_due(mq_queue *q, int min_priority) {
     Conn c(q);
     BsonPtr filter = floor_filter(min_priority, "$gt", q->now());
-    BsonPtr opts = own(BCON_NEW("sort", "{", "available_at", BCON_INT32(1), "}", "limit", BCON_INT64(1),
-                                "projection", "{", "available_at", BCON_INT32(1), "}"));
+    BsonPtr opts = own(BCON_NEW("sort", "{", "available_at", BCON_INT32(1), "}", "limit", BCON_INT64(1), "projection",
+                                "{", "available_at", BCON_INT32(1), "}"));
     std::vector<BsonPtr> next = find("next.due", c.locks(), filter.get(), opts.get());
     return next.empty() ? 0 : get_double_or(next[0].get(), "available_at", 0);
 }
@@ -205,9 +206,9 @@ void move_to_dead(mq_queue *q, const Conn &c, const bson_t *head, int64_t seq, i
 bool auto_repair(const Conn &c, mq_queue *q) {
     const double interval = q->repair_interval.load();
     if (interval <= 0) return false;
-    const int64_t now = std::chrono::duration_cast<std::chrono::nanoseconds>(
-                            std::chrono::steady_clock::now().time_since_epoch())
-                            .count();
+    const int64_t now =
+        std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+            .count();
     int64_t last = q->repair_last_ns.load();
     if (last == 0) {  // the first empty claim starts the period
         q->repair_last_ns.compare_exchange_strong(last, now);
@@ -232,11 +233,11 @@ bool auto_repair(const Conn &c, mq_queue *q) {
 // Step 1 of the claim, as it found the lock: its pre-image (the lease's group and its
 // count before this delivery), or none.
 struct Leased {
-    BsonPtr lock;                   // null: no group is due
-    int pre_attempts = 0;           // the lock's attempts before this delivery
-    bool prior_known = false;       // the lock's available_at before our lease (for mq_unclaim)
+    BsonPtr lock;              // null: no group is due
+    int pre_attempts = 0;      // the lock's attempts before this delivery
+    bool prior_known = false;  // the lock's available_at before our lease (for mq_unclaim)
     double prior_available_at = 0;
-    bool look_again = false;        // claim.fix_attempts reset a foreign lock: lease again
+    bool look_again = false;  // claim.fix_attempts reset a foreign lock: lease again
 };
 
 // Step 1 of the claim: claim.lease (findAndModify on locks, sorted on available_at,
@@ -249,8 +250,8 @@ Leased lease_due_group(const Conn &c, int min_priority, double now, double visib
                        int &attempts_fixed) {
     BsonPtr query = floor_filter(min_priority, "$lte", now);
     BsonPtr sort = own(BCON_NEW("available_at", BCON_INT32(1)));
-    BsonPtr update = own(BCON_NEW("$set", "{", "token", BCON_UTF8(token.c_str()),               //
-                                  "available_at", BCON_DOUBLE(now + visibility), "}",           //
+    BsonPtr update = own(BCON_NEW("$set", "{", "token", BCON_UTF8(token.c_str()),      //
+                                  "available_at", BCON_DOUBLE(now + visibility), "}",  //
                                   "$inc", "{", "attempts", BCON_INT32(1), "}"));
     FamSpec spec;
     spec.query = query.get();
@@ -291,7 +292,8 @@ Leased lease_due_group(const Conn &c, int min_priority, double now, double visib
         BsonPtr mine = floor_filter(min_priority, "$eq", now + visibility);
         BSON_APPEND_UTF8(mine.get(), "token", token.c_str());
         BsonPtr one = own(BCON_NEW("limit", BCON_INT64(1)));
-        std::vector<BsonPtr> found = retry_connect([&] { return find("claim.recover", c.locks(), mine.get(), one.get()); });
+        std::vector<BsonPtr> found =
+            retry_connect([&] { return find("claim.recover", c.locks(), mine.get(), one.get()); });
         if (found.empty()) throw;
         leased.lock = std::move(found[0]);
         leased.pre_attempts = get_int_or(leased.lock.get(), "attempts", 1) - 1;
@@ -337,8 +339,8 @@ void dead_letter_heads(mq_queue *q, const Conn &c, const std::string &group, siz
 
 // Step 3 of the claim: claim.park (fenced) when the head is scheduled for later,
 // restoring the attempts this lease counted. True when it parked the group.
-bool park_if_scheduled(const Conn &c, const std::string &group, const std::string &token, const Heads &h,
-                       int64_t head, double now) {
+bool park_if_scheduled(const Conn &c, const std::string &group, const std::string &token, const Heads &h, int64_t head,
+                       double now) {
     double not_before = get_double_or(h.docs[0].get(), "not_before", 0);
     if (not_before > now) {
         BsonPtr park = own(BCON_NEW("$set", "{", "available_at", BCON_DOUBLE(not_before), "token", BCON_NULL,  //
@@ -392,10 +394,9 @@ mq_lease *make_lease(const mq_queue *q, const Leased &leased, const std::string 
 // attempts do not count yet is recorded (claim.rehead); a lost claim.lease reply is
 // looked up by its token (claim.recover); and when nothing is due, the automatic
 // repair may run (auto_repair).
-mq_lease *queue_claim(mq_queue *q, const std::string &worker, double visibility, int min_priority,
-                      size_t max_events) {
+mq_lease *queue_claim(mq_queue *q, const std::string &worker, double visibility, int min_priority, size_t max_events) {
     Conn c(q);
-    bool repaired = false;  // at most one automatic repair per call
+    bool repaired = false;   // at most one automatic repair per call
     int attempts_fixed = 0;  // foreign locks whose attempts was no number, reset here
     for (;;) {
         double now = q->now();
@@ -488,7 +489,8 @@ mq_status queue_ack(mq_queue *q, const mq_lease *lease) {
             // event becomes the head the attempts count.
             BsonPtr release = own(BCON_NEW("$set", "{", "available_at", BCON_DOUBLE(q->now()), "token", BCON_NULL,
                                            "attempts", BCON_INT32(0), "head", BCON_INT64(lease->next_seq), "}"));
-            if (update_one("ack.release", c.locks(), fenced(lease->group, lease->token).get(), release.get(), false) > 0)
+            if (update_one("ack.release", c.locks(), fenced(lease->group, lease->token).get(), release.get(), false) >
+                0)
                 return MQ_OK;
             return lease->outcome_unknown.load() ? MQ_OK : MQ_LEASE_LOST;
         }

@@ -19,9 +19,9 @@ struct Outgoing {
     const std::string *group;
     const void *bytes;
     size_t len;
-    bool text;         // store as a BSON string (valid UTF-8, no NUL) or binary
+    bool text;  // store as a BSON string (valid UTF-8, no NUL) or binary
     int priority;
-    double not_before; // 0: now
+    double not_before;  // 0: now
 };
 
 // The server clock's offset to ours, in seconds, from our wall clock before (t0) and
@@ -49,8 +49,7 @@ int64_t queue_publish(const Conn &c, mq_queue *q, const std::vector<Outgoing> &e
 
 // claim up to max_events (>= 1) consecutive events of one due group; nullptr when
 // no group is due.
-mq_lease *queue_claim(mq_queue *q, const std::string &worker, double visibility, int min_priority,
-                      size_t max_events);
+mq_lease *queue_claim(mq_queue *q, const std::string &worker, double visibility, int min_priority, size_t max_events);
 
 mq_status queue_ack(mq_queue *q, const mq_lease *lease);
 mq_status queue_nack(mq_queue *q, const mq_lease *lease, double delay);

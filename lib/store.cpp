@@ -101,7 +101,8 @@ void insert_one(const char *name, mongoc_collection_t *coll, const bson_t *doc) 
     fault_point(name);
     Bson reply;
     bson_error_t error;
-    if (!mongoc_collection_insert_one(coll, doc, nullptr, reply.get(), &error)) applied_or_fail(name, error, reply.get());
+    if (!mongoc_collection_insert_one(coll, doc, nullptr, reply.get(), &error))
+        applied_or_fail(name, error, reply.get());
     fault_reply(name);
 }
 
@@ -172,8 +173,7 @@ int64_t bulk_upsert(const char *name, mongoc_collection_t *coll, const std::vect
             fail_mongoc(name, error);
     }
     Bson reply;
-    if (mongoc_bulk_operation_execute(bulk.get(), reply.get(), &error) == 0)
-        applied_or_fail(name, error, reply.get());
+    if (mongoc_bulk_operation_execute(bulk.get(), reply.get(), &error) == 0) applied_or_fail(name, error, reply.get());
     fault_reply(name);
     return reply_count(reply.get(), "nUpserted");
 }

@@ -61,8 +61,8 @@ BsonPtr find_and_modify(const char *name, mongoc_collection_t *coll, const FamSp
 void insert_one(const char *name, mongoc_collection_t *coll, const bson_t *doc);
 
 // updateOne; returns the number of documents matched (an upsert that inserted counts 1).
-int64_t update_one(const char *name, mongoc_collection_t *coll, const bson_t *filter,
-                   const bson_t *update, bool upsert);
+int64_t update_one(const char *name, mongoc_collection_t *coll, const bson_t *filter, const bson_t *update,
+                   bool upsert);
 
 // deleteOne; returns the number of documents deleted.
 int64_t delete_one(const char *name, mongoc_collection_t *coll, const bson_t *filter);
@@ -75,8 +75,7 @@ void insert_many(const char *name, mongoc_collection_t *coll, const std::vector<
 
 // One unordered bulk of updateOne upserts ({filter, update} pairs): one command.
 // Returns the number of documents the upserts inserted.
-int64_t bulk_upsert(const char *name, mongoc_collection_t *coll,
-                    const std::vector<std::pair<BsonPtr, BsonPtr>> &ops);
+int64_t bulk_upsert(const char *name, mongoc_collection_t *coll, const std::vector<std::pair<BsonPtr, BsonPtr>> &ops);
 
 // countDocuments (an aggregate on the server).
 int64_t count_documents(const char *name, mongoc_collection_t *coll, const bson_t *filter);
@@ -89,8 +88,7 @@ std::vector<BsonPtr> aggregate(const char *name, mongoc_collection_t *coll, cons
 void drop_collection(const char *name, mongoc_collection_t *coll);
 
 // find with opts (sort, limit, projection); every document of the (small) result.
-std::vector<BsonPtr> find(const char *name, mongoc_collection_t *coll, const bson_t *filter,
-                          const bson_t *opts);
+std::vector<BsonPtr> find(const char *name, mongoc_collection_t *coll, const bson_t *filter, const bson_t *opts);
 
 // A command on the queue's database, e.g. createIndexes.
 void write_command(const char *name, mongoc_client_t *client, const std::string &db, const bson_t *cmd);

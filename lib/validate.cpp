@@ -57,8 +57,8 @@ void check_utf8_id(const char *fn, const char *name, const char *value, size_t m
     size_t len = std::strlen(value);
     if (len == 0) fail_arg(fn, std::string(name) + " is empty");
     if (len > max)
-        fail_arg(fn, std::string(name) + " is " + std::to_string(len) + " bytes, more than the " +
-                         std::to_string(max) + " allowed");
+        fail_arg(fn, std::string(name) + " is " + std::to_string(len) + " bytes, more than the " + std::to_string(max) +
+                         " allowed");
     size_t bad = 0;
     if (!utf8_valid(value, len, &bad))
         fail_arg(fn, std::string(name) + " is not valid UTF-8 (byte offset " + std::to_string(bad) + ")");
@@ -66,9 +66,7 @@ void check_utf8_id(const char *fn, const char *name, const char *value, size_t m
 
 }  // namespace
 
-void check_group_id(const char *fn, const char *group_id) {
-    check_utf8_id(fn, "group_id", group_id, MQ_GROUP_ID_MAX);
-}
+void check_group_id(const char *fn, const char *group_id) { check_utf8_id(fn, "group_id", group_id, MQ_GROUP_ID_MAX); }
 
 void check_worker_id(const char *fn, const char *worker_id) {
     check_utf8_id(fn, "worker_id", worker_id, MQ_WORKER_ID_MAX);
@@ -91,8 +89,8 @@ void check_seconds(const char *fn, const char *name, double seconds, bool zero_o
 void check_event(const char *fn, const void *event, size_t len) {
     if (event == nullptr && len > 0) fail_arg(fn, "event is NULL but event_len is " + std::to_string(len));
     if (len > static_cast<size_t>(MQ_EVENT_MAX))
-        fail_arg(fn, "event is " + std::to_string(len) + " bytes, more than the " +
-                         std::to_string(MQ_EVENT_MAX) + " allowed (MQ_EVENT_MAX)");
+        fail_arg(fn, "event is " + std::to_string(len) + " bytes, more than the " + std::to_string(MQ_EVENT_MAX) +
+                         " allowed (MQ_EVENT_MAX)");
 }
 
 void check_epoch(const char *fn, const char *name, double epoch_s) {
@@ -105,8 +103,8 @@ void check_epoch(const char *fn, const char *name, double epoch_s) {
 void check_max_events(const char *fn, size_t max_events) {
     if (max_events == 0) fail_arg(fn, "max_events is 0; it must be at least 1");
     if (max_events > MQ_BATCH_MAX)
-        fail_arg(fn, "max_events is " + std::to_string(max_events) + ", more than the " +
-                         std::to_string(MQ_BATCH_MAX) + " allowed (MQ_BATCH_MAX)");
+        fail_arg(fn, "max_events is " + std::to_string(max_events) + ", more than the " + std::to_string(MQ_BATCH_MAX) +
+                         " allowed (MQ_BATCH_MAX)");
 }
 
 bool event_is_text(const void *event, size_t len) {
@@ -130,14 +128,14 @@ void check_db_name(const char *fn, const std::string &db) {
 void check_prefix(const char *fn, const std::string &db, const std::string &prefix) {
     if (prefix.empty()) fail_arg(fn, "prefix is empty");
     if (!utf8_valid(prefix.data(), prefix.size())) fail_arg(fn, "prefix is not valid UTF-8");
-    if (prefix.find('$') != std::string::npos) fail_arg(fn, "prefix contains '$', which MongoDB does not allow in a collection name");
+    if (prefix.find('$') != std::string::npos)
+        fail_arg(fn, "prefix contains '$', which MongoDB does not allow in a collection name");
     if (prefix.find('\0') != std::string::npos) fail_arg(fn, "prefix contains NUL");
     if (prefix[0] == '.') fail_arg(fn, "prefix starts with '.', which MongoDB does not allow in a collection name");
     if (prefix.rfind("system.", 0) == 0) fail_arg(fn, "prefix starts with \"system.\", which MongoDB reserves");
     // "db.prefix_messages" (the longest name) must fit MongoDB's 255-byte namespace.
     size_t ns = db.size() + 1 + prefix.size() + std::strlen("_messages");
-    if (ns > 255)
-        fail_arg(fn, "prefix makes the namespace " + std::to_string(ns) + " bytes long; MongoDB allows 255");
+    if (ns > 255) fail_arg(fn, "prefix makes the namespace " + std::to_string(ns) + " bytes long; MongoDB allows 255");
 }
 
 std::string unknown_version(unsigned int got, unsigned int known) {

@@ -17,7 +17,7 @@ void check_priority(const char *fn, const char *name, int priority);
 void check_seconds(const char *fn, const char *name, double seconds, bool zero_ok);
 void check_event(const char *fn, const void *event, size_t len);
 void check_epoch(const char *fn, const char *name, double epoch_s);  // finite, >= 0
-void check_max_events(const char *fn, size_t max_events);           // 1..MQ_BATCH_MAX
+void check_max_events(const char *fn, size_t max_events);            // 1..MQ_BATCH_MAX
 
 // Whether an event is stored as a BSON string (valid UTF-8 without NUL bytes, what
 // harel stores) or as binary.

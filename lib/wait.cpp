@@ -283,22 +283,21 @@ mq_status claim_wait(const char *fn, mq_queue *queue, const char *worker_id, dou
 
 extern "C" {
 
-mq_status mq_claim_wait(mq_queue *queue, const char *worker_id, double visibility_s, int min_priority,
-                        double timeout_s, mq_lease **out, mq_error *err) {
+mq_status mq_claim_wait(mq_queue *queue, const char *worker_id, double visibility_s, int min_priority, double timeout_s,
+                        mq_lease **out, mq_error *err) {
     return mq_claim_batch_wait(queue, worker_id, visibility_s, min_priority, 1, timeout_s, out, err);
 }
 
 mq_status mq_claim_batch_wait(mq_queue *queue, const char *worker_id, double visibility_s, int min_priority,
                               size_t max_events, double timeout_s, mq_lease **out, mq_error *err) {
-    return mongomq::claim_wait(max_events == 1 ? "mq_claim_wait" : "mq_claim_batch_wait", queue, worker_id, visibility_s,
-                      min_priority, max_events, timeout_s, nullptr, out, err);
+    return mongomq::claim_wait(max_events == 1 ? "mq_claim_wait" : "mq_claim_batch_wait", queue, worker_id,
+                               visibility_s, min_priority, max_events, timeout_s, nullptr, out, err);
 }
 
 mq_status mq_claim_wait_cancel(mq_queue *queue, const char *worker_id, double visibility_s, int min_priority,
-                               size_t max_events, double timeout_s, mq_cancel *cancel, mq_lease **out,
-                               mq_error *err) {
-    return mongomq::claim_wait("mq_claim_wait_cancel", queue, worker_id, visibility_s, min_priority, max_events, timeout_s,
-                      cancel, out, err);
+                               size_t max_events, double timeout_s, mq_cancel *cancel, mq_lease **out, mq_error *err) {
+    return mongomq::claim_wait("mq_claim_wait_cancel", queue, worker_id, visibility_s, min_priority, max_events,
+                               timeout_s, cancel, out, err);
 }
 
 }  // extern "C"

@@ -71,8 +71,8 @@ private:
 
     mq_queue *q_;
     std::mutex mu_;
-    uint64_t gen_ = 0;                // under mu_
-    Mode mode_ = Mode::starting;      // under mu_
+    uint64_t gen_ = 0;                 // under mu_
+    Mode mode_ = Mode::starting;       // under mu_
     std::vector<Sleeper *> sleepers_;  // under mu_: asleep and not picked yet, oldest first
 };
 

@@ -89,19 +89,19 @@ bool means_unsupported(int code) { return code == 40573 || code == 115 || code =
 // streams specification's resumable errors (libmongoc 1.23, _is_resumable_error).
 bool means_transient(int code) {
     static constexpr int kCodes[] = {
-        6, 7, 89, 9001, 202,        // NetworkError: HostUnreachable, HostNotFound, NetworkTimeout,
-                                    // SocketException, NetworkInterfaceExceededTimeLimit
-        10107, 13435, 13436, 189,   // NotPrimaryError: NotWritablePrimary, NotPrimaryNoSecondaryOk,
-        11602,                      // NotPrimaryOrSecondary, PrimarySteppedDown, InterruptedDueToReplStateChange
-        91, 11600,                  // ShutdownError: ShutdownInProgress, InterruptedAtShutdown
-        11601, 24, 50, 262,         // Interruption: Interrupted, LockTimeout, MaxTimeMSExpired, ExceededTimeLimit
-        133, 134, 216, 402,         // FailedToSatisfyReadPreference, ReadConcernMajorityNotAvailableYet,
-                                    // ElectionInProgress, ResourceExhausted
-        13388, 63, 150, 234,        // a mongos's stale routing (StaleConfig, StaleShardVersion,
-                                    // StaleEpoch), RetryChangeStream
-        43,                         // CursorNotFound
-        26,                         // NamespaceNotFound: a dropped collection not made again yet
-                                    // (MongoDB 3.6 refuses a stream on a missing collection)
+        6, 7, 89, 9001, 202,       // NetworkError: HostUnreachable, HostNotFound, NetworkTimeout,
+                                   // SocketException, NetworkInterfaceExceededTimeLimit
+        10107, 13435, 13436, 189,  // NotPrimaryError: NotWritablePrimary, NotPrimaryNoSecondaryOk,
+        11602,                     // NotPrimaryOrSecondary, PrimarySteppedDown, InterruptedDueToReplStateChange
+        91, 11600,                 // ShutdownError: ShutdownInProgress, InterruptedAtShutdown
+        11601, 24, 50, 262,        // Interruption: Interrupted, LockTimeout, MaxTimeMSExpired, ExceededTimeLimit
+        133, 134, 216, 402,        // FailedToSatisfyReadPreference, ReadConcernMajorityNotAvailableYet,
+                                   // ElectionInProgress, ResourceExhausted
+        13388, 63, 150, 234,       // a mongos's stale routing (StaleConfig, StaleShardVersion,
+                                   // StaleEpoch), RetryChangeStream
+        43,                        // CursorNotFound
+        26,                        // NamespaceNotFound: a dropped collection not made again yet
+                                   // (MongoDB 3.6 refuses a stream on a missing collection)
     };
     return std::find(std::begin(kCodes), std::end(kCodes), code) != std::end(kCodes);
 }
@@ -113,8 +113,8 @@ bool means_transient(int code) {
 // would block for serverSelectionTimeoutMS (30 s by default), twice when libmongoc
 // resumes the stream, and a getMore on a half-open connection for socketTimeoutMS
 // (5 min). Its commands count in mq_client_command_count like the pool's.
-constexpr int32_t kWatchConnectMs = 2000;                       // connect, select a server
-constexpr int32_t kWatchSocketMs = 5000;                        // any one reply (> kMaxAwaitMs)
+constexpr int32_t kWatchConnectMs = 2000;  // connect, select a server
+constexpr int32_t kWatchSocketMs = 5000;   // any one reply (> kMaxAwaitMs)
 
 void count_watch_command(const mongoc_apm_command_started_t *event) {
     auto *client = static_cast<mq_client *>(mongoc_apm_command_started_get_context(event));
@@ -149,7 +149,7 @@ Client watch_client(mq_client *owner) {
     // "Deployments").
     mongoc_uri_set_read_prefs_t(uri.get(), owner->read_prefs);
     std::unique_ptr<mongoc_read_concern_t, void (*)(mongoc_read_concern_t *)> no_level(mongoc_read_concern_new(),
-                                                                                      mongoc_read_concern_destroy);
+                                                                                       mongoc_read_concern_destroy);
     if (!no_level) throw std::bad_alloc();
     mongoc_uri_set_read_concern(uri.get(), no_level.get());
     Client client(mongoc_client_new_from_uri(uri.get()));
@@ -310,7 +310,8 @@ private:
                             said_ = Said::refused;
                             log_warning("change streams refused on database \"" + db_ + "\" (" + problem_ +
                                         "): waiting claims poll the locks instead, backing off 5 ms to 50 ms; "
-                                        "the stream is tried again every " + seconds_text(refused_retry()));
+                                        "the stream is tried again every " +
+                                        seconds_text(refused_retry()));
                         }
                         std::unique_lock<std::mutex> lock(mu_);
                         streamed_.clear();
@@ -434,9 +435,9 @@ private:
                 bson_uint32_to_string(static_cast<uint32_t>(i), &k, key, sizeof key);
                 BSON_APPEND_UTF8(in.get(), k, colls[i].c_str());
             }
-            BsonPtr pipeline = own(BCON_NEW("pipeline", "[", "{", "$match", "{", "$or", "[",                        //
-                                            "{", "ns.coll", "{", "$in", BCON_ARRAY(in.get()), "}", "}",              //
-                                            "{", "operationType", "{", "$in", "[", BCON_UTF8("invalidate"),          //
+            BsonPtr pipeline = own(BCON_NEW("pipeline", "[", "{", "$match", "{", "$or", "[",                 //
+                                            "{", "ns.coll", "{", "$in", BCON_ARRAY(in.get()), "}", "}",      //
+                                            "{", "operationType", "{", "$in", "[", BCON_UTF8("invalidate"),  //
                                             BCON_UTF8("dropDatabase"), "]", "}", "}", "]", "}", "}", "]"));
             std::unique_ptr<mongoc_database_t, void (*)(mongoc_database_t *)> database(
                 mongoc_client_get_database(conn_.get(), db_.c_str()), mongoc_database_destroy);
@@ -494,19 +495,19 @@ private:
     const std::string db_;
     std::mutex mu_;
     std::condition_variable cv_;
-    std::vector<Waiters *> subs_;                      // under mu_
-    std::vector<std::string> streamed_;                // under mu_: what the open stream follows
-    Waiters::Mode mode_ = Waiters::Mode::starting;     // under mu_
-    bool changed_ = false;                             // under mu_: a handle needs a reopen
-    bool stop_ = false;                                // under mu_
-    Client conn_;                                      // the watcher thread's own
+    std::vector<Waiters *> subs_;                   // under mu_
+    std::vector<std::string> streamed_;             // under mu_: what the open stream follows
+    Waiters::Mode mode_ = Waiters::Mode::starting;  // under mu_
+    bool changed_ = false;                          // under mu_: a handle needs a reopen
+    bool stop_ = false;                             // under mu_
+    Client conn_;                                   // the watcher thread's own
     // The watcher thread's own, for the log: the last failure in words, what the log
     // said last, and since when opens have failed.
     std::string problem_;
     Said said_ = Said::nothing;
     bool failing_ = false;
     Clock::time_point failing_since_{};
-    std::thread thread_;                               // last: it starts with every member ready
+    std::thread thread_;  // last: it starts with every member ready
 };
 
 void watcher_subscribe(Waiters *w) {

@@ -17,8 +17,9 @@ static void quiet_log(int level, const char *domain, const char *message, void *
 const char *test_uri(void) {
     const char *uri = getenv("MONGOMQ_TEST_URI");
     if (uri == NULL || uri[0] == '\0')
-        fail_msg("MONGOMQ_TEST_URI is not set: start a server (scripts/test-server.sh start) "
-                 "or run scripts/test.sh");
+        fail_msg(
+            "MONGOMQ_TEST_URI is not set: start a server (scripts/test-server.sh start) "
+            "or run scripts/test.sh");
     return uri;
 }
 

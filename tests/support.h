@@ -22,9 +22,9 @@ typedef struct tq {
     mq_queue *queue;
     char db[64];
     const char *prefix;
-    double now;                 /* the queue's clock when fake_clock is set */
+    double now; /* the queue's clock when fake_clock is set */
     int fake_clock;
-    mongoc_client_t *raw;       /* for reading and writing documents directly */
+    mongoc_client_t *raw; /* for reading and writing documents directly */
 } tq;
 
 /* The test server's URI; fails the current test when MONGOMQ_TEST_URI is unset. */
@@ -35,16 +35,16 @@ const char *test_uri(void);
 char *tq_uri_with(const char *options);
 
 /* A fresh database per test, dropped by the teardown. */
-int tq_setup(void **state);             /* wall clock */
-int tq_setup_fake_clock(void **state);  /* clock starts at 1e9 s and moves by tq_advance */
+int tq_setup(void **state);            /* wall clock */
+int tq_setup_fake_clock(void **state); /* clock starts at 1e9 s and moves by tq_advance */
 int tq_teardown(void **state);
 
 void tq_advance(tq *t, double seconds);
 
 /* Assert-on-failure helpers: they print the mq_error when a call does not succeed. */
 int64_t tq_publish(tq *t, const char *group, const char *text, int priority);
-mq_lease *tq_claim(tq *t, double visibility, int min_priority);  /* asserts MQ_OK */
-void tq_expect_empty(tq *t, int min_priority);                   /* asserts MQ_EMPTY */
+mq_lease *tq_claim(tq *t, double visibility, int min_priority); /* asserts MQ_OK */
+void tq_expect_empty(tq *t, int min_priority);                  /* asserts MQ_EMPTY */
 void tq_ack(tq *t, const mq_lease *lease);
 /* The event as a NUL-terminated copy in buf. */
 const char *tq_event_text(const mq_lease *lease, char *buf, size_t size);
@@ -66,12 +66,12 @@ void tq_run_threads(int threads, void (*fn)(void *arg, int index), void *arg);
 double tq_monotonic(void);
 void tq_sleep(double seconds);
 
-#define ASSERT_MQ(expected, call, err)                                                   \
-    do {                                                                                 \
-        mq_status st_ = (call);                                                          \
-        if (st_ != (expected))                                                           \
-            fail_msg("%s returned %s, expected %s: %s", #call, mq_status_name(st_),      \
-                     mq_status_name(expected), (err).message);                         \
-    } while (0)
+#define ASSERT_MQ(expected, call, err)                                                                  \
+  do {                                                                                                  \
+    mq_status st_ = (call);                                                                             \
+    if (st_ != (expected))                                                                              \
+      fail_msg("%s returned %s, expected %s: %s", #call, mq_status_name(st_), mq_status_name(expected), \
+               (err).message);                                                                          \
+  } while (0)
 
 #endif

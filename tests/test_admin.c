@@ -106,8 +106,8 @@ static int collection_exists(tq *t, const char *suffix) {
 
 typedef struct {
     const char *command;
-    int code;                         /* injected error (-1: connection dropped), or 0 */
-    void (*before)(tq *t);            /* run once, just before `command` is sent */
+    int code;              /* injected error (-1: connection dropped), or 0 */
+    void (*before)(tq *t); /* run once, just before `command` is sent */
     tq *t;
     int calls;
 } rule;
@@ -164,13 +164,14 @@ static int64_t publish_without_lock(tq *t, const char *group, int priority, doub
 
 /* ---- stats ---- */
 
-#define NO_PRIORITIES                                                                                  \
-    "\"priorities\":{\"0\":{\"groups\":0,\"messages\":0},\"1\":{\"groups\":0,\"messages\":0},"         \
-    "\"2\":{\"groups\":0,\"messages\":0},\"3\":{\"groups\":0,\"messages\":0},\"4\":{\"groups\":0,\"messages\":0}}"
+#define NO_PRIORITIES                                                                        \
+  "\"priorities\":{\"0\":{\"groups\":0,\"messages\":0},\"1\":{\"groups\":0,\"messages\":0}," \
+  "\"2\":{\"groups\":0,\"messages\":0},\"3\":{\"groups\":0,\"messages\":0},\"4\":{\"groups\":0,\"messages\":0}}"
 
 static void stats_of_an_empty_queue(void **state) {
     tq *t = *state;
-    expect_stats(t, "{\"dead\":0,\"groups\":{\"leased\":0,\"parked\":0,\"ready\":0,\"total\":0}," HANDLE_IDLE ",\"messages\":0,"
+    expect_stats(t, "{\"dead\":0,\"groups\":{\"leased\":0,\"parked\":0,\"ready\":0,\"total\":0}," HANDLE_IDLE
+                    ",\"messages\":0,"
                     "\"now\":1000000000.0,\"oldest_message_age_s\":null," NO_PRIORITIES ",\"queue\":\"%s.mq\"}");
 }
 
@@ -188,8 +189,9 @@ static void stats_count_groups_messages_and_dead_letters(void **state) {
     tq_advance(t, 1);
     tq_publish(t, "g0", "d", 0);
     ASSERT_MQ(MQ_OK, mq_publish_at(t->queue, "g1", "later", 5, 1, t->now + 100, NULL, &err), err);
-    tq_insert_json(t, "dead", "{\"_id\": {\"$numberLong\": \"99\"}, \"group_id\": \"x\", \"event\": \"e\", "
-                              "\"priority\": 0, \"attempts\": 5, \"dead_at\": 1.0}");
+    tq_insert_json(t, "dead",
+                   "{\"_id\": {\"$numberLong\": \"99\"}, \"group_id\": \"x\", \"event\": \"e\", "
+                   "\"priority\": 0, \"attempts\": 5, \"dead_at\": 1.0}");
     mq_lease *leased = tq_claim(t, 60, 4);
     assert_string_equal(mq_lease_group(leased), "g4");
     mq_lease *nacked = tq_claim(t, 60, 2);
@@ -197,7 +199,8 @@ static void stats_count_groups_messages_and_dead_letters(void **state) {
     ASSERT_MQ(MQ_OK, mq_nack(t->queue, nacked, 30, &err), err);
     tq_advance(t, 4); /* the first publish was 7 s ago */
 
-    expect_stats(t, "{\"dead\":1,\"groups\":{\"leased\":2,\"parked\":1,\"ready\":1,\"total\":4}," HANDLE_IDLE ",\"messages\":5,"
+    expect_stats(t, "{\"dead\":1,\"groups\":{\"leased\":2,\"parked\":1,\"ready\":1,\"total\":4}," HANDLE_IDLE
+                    ",\"messages\":5,"
                     "\"now\":1000000007.0,\"oldest_message_age_s\":7.0,"
                     "\"priorities\":{\"0\":{\"groups\":1,\"messages\":2},\"1\":{\"groups\":1,\"messages\":1},"
                     "\"2\":{\"groups\":1,\"messages\":1},\"3\":{\"groups\":0,\"messages\":0},"
@@ -206,7 +209,8 @@ static void stats_count_groups_messages_and_dead_letters(void **state) {
     /* The lease and the park run out: every group is ready; the scheduled head's
      * group is ready too, once its time has come. */
     tq_advance(t, 100);
-    expect_stats(t, "{\"dead\":1,\"groups\":{\"leased\":0,\"parked\":0,\"ready\":4,\"total\":4}," HANDLE_IDLE ",\"messages\":5,"
+    expect_stats(t, "{\"dead\":1,\"groups\":{\"leased\":0,\"parked\":0,\"ready\":4,\"total\":4}," HANDLE_IDLE
+                    ",\"messages\":5,"
                     "\"now\":1000000107.0,\"oldest_message_age_s\":107.0,"
                     "\"priorities\":{\"0\":{\"groups\":1,\"messages\":2},\"1\":{\"groups\":1,\"messages\":1},"
                     "\"2\":{\"groups\":1,\"messages\":1},\"3\":{\"groups\":0,\"messages\":0},"
@@ -224,7 +228,8 @@ static void stats_of_a_harel_message(void **state) {
     tq_insert_json(t, "locks", "{\"_id\": \"h\", \"available_at\": 0.0, \"token\": null, \"priority\": 3}");
     tq_advance(t, 5);
     assert_int_equal(tq_publish(t, "ours", "e", 1), 2);
-    expect_stats(t, "{\"dead\":0,\"groups\":{\"leased\":0,\"parked\":0,\"ready\":2,\"total\":2}," HANDLE_IDLE ",\"messages\":2,"
+    expect_stats(t, "{\"dead\":0,\"groups\":{\"leased\":0,\"parked\":0,\"ready\":2,\"total\":2}," HANDLE_IDLE
+                    ",\"messages\":2,"
                     "\"now\":1000000005.0,\"oldest_message_age_s\":null,"
                     "\"priorities\":{\"0\":{\"groups\":0,\"messages\":0},\"1\":{\"groups\":1,\"messages\":1},"
                     "\"2\":{\"groups\":0,\"messages\":0},\"3\":{\"groups\":1,\"messages\":0},"
@@ -256,8 +261,9 @@ static void repair_gives_an_event_without_lock_its_lock(void **state) {
     bson_t *lock = lock_of(t, "g");
     char *json = bson_as_relaxed_extended_json(lock, NULL);
     /* in line from the event's publish (the manual clock's 1e9) */
-    assert_string_equal(json, "{ \"_id\" : \"g\", \"available_at\" : 1000000000.0, \"token\" : null, \"priority\" : 3, "
-                              "\"attempts\" : 0, \"head\" : 1 }");
+    assert_string_equal(json,
+                        "{ \"_id\" : \"g\", \"available_at\" : 1000000000.0, \"token\" : null, \"priority\" : 3, "
+                        "\"attempts\" : 0, \"head\" : 1 }");
     bson_free(json);
     bson_destroy(lock);
 
@@ -451,7 +457,8 @@ static void drop_removes_the_queue(void **state) {
     mq_lease_destroy(lease);
 
     /* The handle stays valid and the queue starts afresh. */
-    expect_stats(t, "{\"dead\":0,\"groups\":{\"leased\":0,\"parked\":0,\"ready\":0,\"total\":0}," HANDLE_IDLE ",\"messages\":0,"
+    expect_stats(t, "{\"dead\":0,\"groups\":{\"leased\":0,\"parked\":0,\"ready\":0,\"total\":0}," HANDLE_IDLE
+                    ",\"messages\":0,"
                     "\"now\":1000000000.0,\"oldest_message_age_s\":null," NO_PRIORITIES ",\"queue\":\"%s.mq\"}");
     assert_int_equal(tq_publish(t, "g", "again", 0), 1);
     lease = tq_claim(t, 30, 0);
@@ -462,25 +469,25 @@ static void drop_removes_the_queue(void **state) {
 
 /* ---- bad arguments: MQ_ERR_ARG naming the argument, nothing sent, nothing changed ---- */
 
-#define EXPECT_ARG(t, needle, call)                                                                   \
-    do {                                                                                              \
-        char *before_ = tq_snapshot(t);                                                               \
-        int64_t dead_ = tq_count(t, "dead", "{}");                                                    \
-        uint64_t commands_ = commands(t);                                                             \
-        mq_error err;                                                                                 \
-        memset(&err, 'Z', sizeof err);                                                                \
-        mq_status st_ = (call);                                                                       \
-        if (st_ != MQ_ERR_ARG) fail_msg("%s returned %s: %s", #call, mq_status_name(st_), err.message); \
-        assert_int_equal(err.status, MQ_ERR_ARG);                                                     \
-        if (strstr(err.message, (needle)) == NULL)                                                    \
-            fail_msg("%s: \"%s\" does not name \"%s\"", #call, err.message, (needle));                \
-        assert_int_equal(commands(t), commands_);                                                     \
-        char *after_ = tq_snapshot(t);                                                                \
-        assert_string_equal(before_, after_);                                                         \
-        assert_int_equal(tq_count(t, "dead", "{}"), dead_);                                           \
-        free(before_);                                                                                \
-        free(after_);                                                                                 \
-    } while (0)
+#define EXPECT_ARG(t, needle, call)                                                                 \
+  do {                                                                                              \
+    char *before_ = tq_snapshot(t);                                                                 \
+    int64_t dead_ = tq_count(t, "dead", "{}");                                                      \
+    uint64_t commands_ = commands(t);                                                               \
+    mq_error err;                                                                                   \
+    memset(&err, 'Z', sizeof err);                                                                  \
+    mq_status st_ = (call);                                                                         \
+    if (st_ != MQ_ERR_ARG) fail_msg("%s returned %s: %s", #call, mq_status_name(st_), err.message); \
+    assert_int_equal(err.status, MQ_ERR_ARG);                                                       \
+    if (strstr(err.message, (needle)) == NULL)                                                      \
+      fail_msg("%s: \"%s\" does not name \"%s\"", #call, err.message, (needle));                    \
+    assert_int_equal(commands(t), commands_);                                                       \
+    char *after_ = tq_snapshot(t);                                                                  \
+    assert_string_equal(before_, after_);                                                           \
+    assert_int_equal(tq_count(t, "dead", "{}"), dead_);                                             \
+    free(before_);                                                                                  \
+    free(after_);                                                                                   \
+  } while (0)
 
 static void bad_arguments_send_nothing(void **state) {
     tq *t = *state;

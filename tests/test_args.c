@@ -29,11 +29,11 @@ static char sentinel_[1];
 static void check_error(int line, const char *call, mq_status expected, const char *fn, const char *needle,
                         mq_status got, const mq_error *e) {
     if (got != expected)
-        fail_msg("line %d: %s returned %s, expected %s: %s", line, call, mq_status_name(got),
-                 mq_status_name(expected), e->message);
+        fail_msg("line %d: %s returned %s, expected %s: %s", line, call, mq_status_name(got), mq_status_name(expected),
+                 e->message);
     if (e->status != got)
-        fail_msg("line %d: %s: err.status is %s (%d), the call returned %s", line, call,
-                 mq_status_name(e->status), (int)e->status, mq_status_name(got));
+        fail_msg("line %d: %s: err.status is %s (%d), the call returned %s", line, call, mq_status_name(e->status),
+                 (int)e->status, mq_status_name(got));
     if (memchr(e->message, '\0', sizeof e->message) == NULL)
         fail_msg("line %d: %s: err.message is not NUL-terminated", line, call);
     if (fn != NULL && strstr(e->message, fn) == NULL)
@@ -60,35 +60,34 @@ static void check_unchanged(int line, const char *call, tq *t, char *before, uin
 /* EXPECT_FAIL_OUT(t, status, fn, needle, out, call): `out` is the variable the call
  * writes through its out-parameter; it must come back NULL. t may be NULL (no server
  * state to compare). fn/needle may be NULL (not checked). */
-#define EXPECT_FAIL_IMPL(t, expected, fn, needle, reset, check_out, call)                          \
-    do {                                                                                           \
-        tq *t_ = (t);                                                                              \
-        char *before_ = t_ != NULL ? tq_snapshot(t_) : NULL;                                       \
-        uint64_t commands_ = t_ != NULL ? mq_client_command_count(t_->client) : 0;                 \
-        mq_error e_;                                                                               \
-        memset(&e_, 'Z', sizeof e_);                                                               \
-        e_.message[sizeof e_.message - 1] = '\0';                                                  \
-        mq_error *ERR = &e_;                                                                       \
-        reset;                                                                                     \
-        mq_status got_ = (call);                                                                   \
-        check_out;                                                                                 \
-        check_error(__LINE__, #call, (expected), (fn), (needle), got_, &e_);                       \
-        ERR = NULL;                                                                                \
-        reset;                                                                                     \
-        mq_status again_ = (call);                                                                 \
-        check_out;                                                                                 \
-        if (again_ != got_)                                                                        \
-            fail_msg("line %d: %s with err NULL returned %s, with err %s", __LINE__, #call,        \
-                     mq_status_name(again_), mq_status_name(got_));                                \
-        check_unchanged(__LINE__, #call, t_, before_, commands_);                                  \
-    } while (0)
+#define EXPECT_FAIL_IMPL(t, expected, fn, needle, reset, check_out, call)                                     \
+  do {                                                                                                        \
+    tq *t_ = (t);                                                                                             \
+    char *before_ = t_ != NULL ? tq_snapshot(t_) : NULL;                                                      \
+    uint64_t commands_ = t_ != NULL ? mq_client_command_count(t_->client) : 0;                                \
+    mq_error e_;                                                                                              \
+    memset(&e_, 'Z', sizeof e_);                                                                              \
+    e_.message[sizeof e_.message - 1] = '\0';                                                                 \
+    mq_error *ERR = &e_;                                                                                      \
+    reset;                                                                                                    \
+    mq_status got_ = (call);                                                                                  \
+    check_out;                                                                                                \
+    check_error(__LINE__, #call, (expected), (fn), (needle), got_, &e_);                                      \
+    ERR = NULL;                                                                                               \
+    reset;                                                                                                    \
+    mq_status again_ = (call);                                                                                \
+    check_out;                                                                                                \
+    if (again_ != got_)                                                                                       \
+      fail_msg("line %d: %s with err NULL returned %s, with err %s", __LINE__, #call, mq_status_name(again_), \
+               mq_status_name(got_));                                                                         \
+    check_unchanged(__LINE__, #call, t_, before_, commands_);                                                 \
+  } while (0)
 
 #define EXPECT_FAIL(t, expected, fn, needle, call) EXPECT_FAIL_IMPL(t, expected, fn, needle, (void)0, (void)0, call)
 
-#define EXPECT_FAIL_OUT(t, expected, fn, needle, out, call)                                        \
-    EXPECT_FAIL_IMPL(t, expected, fn, needle, (out) = SENTINEL,                                    \
-                     if ((out) != NULL) fail_msg("line %d: %s left %s non-NULL", __LINE__, #call, #out), \
-                     call)
+#define EXPECT_FAIL_OUT(t, expected, fn, needle, out, call)   \
+  EXPECT_FAIL_IMPL(t, expected, fn, needle, (out) = SENTINEL, \
+                   if ((out) != NULL) fail_msg("line %d: %s left %s non-NULL", __LINE__, #call, #out), call)
 
 #define EXPECT_ARG(t, fn, needle, call) EXPECT_FAIL(t, MQ_ERR_ARG, fn, needle, call)
 #define EXPECT_ARG_OUT(t, fn, needle, out, call) EXPECT_FAIL_OUT(t, MQ_ERR_ARG, fn, needle, out, call)
@@ -126,9 +125,7 @@ static void drop_database(tq *t, const char *name) {
     mongoc_database_destroy(db);
 }
 
-static int compare_strings(const void *a, const void *b) {
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
+static int compare_strings(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
 
 /* The collection names of the test database, sorted, one per line (caller frees). */
 static char *collection_names(tq *t) {
@@ -260,8 +257,16 @@ static void test_client_new_bad(void **state) {
     EXPECT_ARG(NULL, "mq_client_new", "out", mq_client_new(NULL, NULL, ERR));
 
     static const char *malformed[] = {
-        "not-a-uri", "mongodb://", "mongodb://host:99999", "", "mongodb://host:0", "mongodb://:27017",
-        "http://127.0.0.1:27017", "mongodb://127.0.0.1/?tls=maybe", "mongodb://[bad", "mongodb://h1,[bad:27017/",
+        "not-a-uri",
+        "mongodb://",
+        "mongodb://host:99999",
+        "",
+        "mongodb://host:0",
+        "mongodb://:27017",
+        "http://127.0.0.1:27017",
+        "mongodb://127.0.0.1/?tls=maybe",
+        "mongodb://[bad",
+        "mongodb://h1,[bad:27017/",
     };
     for (size_t i = 0; i < sizeof malformed / sizeof *malformed; i++) {
         print_message("uri \"%s\"\n", malformed[i]);
@@ -270,13 +275,11 @@ static void test_client_new_bad(void **state) {
 
     /* Malformed URIs with a password: the message never shows it. */
     static const char *secret[] = {
-        "mongodb://user:s3cretPW@/bad?x",
-        "mongodb://user:s3cretPW@host:99999",
-        "mongodb://user:s3cretPW@[bad/",        /* an unclosed [: libmongoc takes it as a host */
-        "mongodb://user:s3cretPW%zz@host",      /* bad escape in the password */
-        "mongodb://us:er:s3cretPW@host",        /* unescaped ':' in the password */
-        "mongodb://user:s3cretPW@host/?tls=maybe",
-        "mongodb://user:s3cretPW@host/db?authMechanism=MONGODB-X509",
+        "mongodb://user:s3cretPW@/bad?x",          "mongodb://user:s3cretPW@host:99999",
+        "mongodb://user:s3cretPW@[bad/",   /* an unclosed [: libmongoc takes it as a host */
+        "mongodb://user:s3cretPW%zz@host", /* bad escape in the password */
+        "mongodb://us:er:s3cretPW@host",   /* unescaped ':' in the password */
+        "mongodb://user:s3cretPW@host/?tls=maybe", "mongodb://user:s3cretPW@host/db?authMechanism=MONGODB-X509",
     };
     for (size_t i = 0; i < sizeof secret / sizeof *secret; i++) {
         mq_error err;
@@ -315,8 +318,7 @@ static void test_unreachable_server(void **state) {
     mq_error err;
     mq_client *client = NULL;
     ASSERT_MQ(MQ_OK,
-              mq_client_new("mongodb://127.0.0.1:1/?serverSelectionTimeoutMS=300&connectTimeoutMS=300", &client,
-                            &err),
+              mq_client_new("mongodb://127.0.0.1:1/?serverSelectionTimeoutMS=300&connectTimeoutMS=300", &client, &err),
               err);
     assert_non_null(client);
 
@@ -412,13 +414,18 @@ static void test_group_id_accepted(void **state) {
     memcpy(group + MQ_GROUP_ID_MAX - 2, "\xc3\xa9", 3);
     assert_int_equal(strlen(group), MQ_GROUP_ID_MAX);
     tq_publish(t, group, "max", 1);
-    tq_publish(t, "gr\xc3\xbc\xc3\x9f" "e-\xf0\x9f\x98\x80", "emoji", 0);
+    tq_publish(t,
+               "gr\xc3\xbc\xc3\x9f"
+               "e-\xf0\x9f\x98\x80",
+               "emoji", 0);
     mq_lease *lease = tq_claim(t, 30, 1);
     assert_string_equal(mq_lease_group(lease), group);
     tq_ack(t, lease);
     mq_lease_destroy(lease);
     lease = tq_claim(t, 30, 0);
-    assert_string_equal(mq_lease_group(lease), "gr\xc3\xbc\xc3\x9f" "e-\xf0\x9f\x98\x80");
+    assert_string_equal(mq_lease_group(lease),
+                        "gr\xc3\xbc\xc3\x9f"
+                        "e-\xf0\x9f\x98\x80");
     tq_ack(t, lease);
     mq_lease_destroy(lease);
     free(group);
@@ -465,8 +472,7 @@ static void test_worker_id_default(void **state) {
     snprintf(prefix, sizeof prefix, "%s:%ld:", host, (long)getpid());
     const char *token = mq_lease_token(lease);
     print_message("default token: %s\n", token);
-    if (strncmp(token, prefix, strlen(prefix)) != 0)
-        fail_msg("token \"%s\" does not start with \"%s\"", token, prefix);
+    if (strncmp(token, prefix, strlen(prefix)) != 0) fail_msg("token \"%s\" does not start with \"%s\"", token, prefix);
     assert_true(strlen(token) > strlen(prefix));
     tq_ack(t, lease);
     mq_lease_destroy(lease);
@@ -561,8 +567,7 @@ static void test_visibility_claim(void **state) {
     mq_lease *lease = seed(t);
     mq_lease *out = NULL;
     for (size_t i = 0; i < sizeof bad_seconds / sizeof *bad_seconds; i++)
-        EXPECT_ARG_OUT(t, "mq_claim", "visibility_s", out,
-                       mq_claim(t->queue, "w", bad_seconds[i], 0, &out, ERR));
+        EXPECT_ARG_OUT(t, "mq_claim", "visibility_s", out, mq_claim(t->queue, "w", bad_seconds[i], 0, &out, ERR));
     EXPECT_ARG_OUT(t, "mq_claim", "visibility_s", out, mq_claim(t->queue, "w", 0.0, 0, &out, ERR));
     EXPECT_ARG_OUT(t, "mq_claim", "visibility_s", out, mq_claim(t->queue, "w", -0.0, 0, &out, ERR));
     EXPECT_ARG_OUT(t, "mq_claim", "visibility_s", out, mq_claim(t->queue, NULL, NAN, 0, &out, ERR));
@@ -650,8 +655,8 @@ static void test_prefix(void **state) {
     mq_queue *queue = NULL;
     char *collections = collection_names(t);
 
-    static const char *bad[] = {"", "a$b", "$", "mq$", ".mq", ".", "system.mq", "system.", "\xff", "mq\xc0\xaf",
-                                "\xed\xa0\x80"};
+    static const char *bad[] = {"",          "a$b",     "$",    "mq$",        ".mq",         ".",
+                                "system.mq", "system.", "\xff", "mq\xc0\xaf", "\xed\xa0\x80"};
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         EXPECT_ARG_OUT(t, "mq_queue_new", "prefix", queue, mq_queue_new(t->client, t->db, bad[i], &queue, ERR));
         EXPECT_ARG_OUT(t, "mq_queue_new", "prefix", queue, mq_queue_new(t->client, NULL, bad[i], &queue, ERR));

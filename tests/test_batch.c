@@ -194,8 +194,8 @@ static void batches_of_ten_cost_under_one_command_per_event(void **state) {
     }
     uint64_t commands = mq_client_command_count(t->client) - c0;
     assert_int_equal(events, GROUPS * PER_GROUP);
-    print_message("batches of %d: %llu commands for %d events (%.2f per event)\n", BATCH,
-                  (unsigned long long)commands, events, (double)commands / events);
+    print_message("batches of %d: %llu commands for %d events (%.2f per event)\n", BATCH, (unsigned long long)commands,
+                  events, (double)commands / events);
     assert_true(commands <= (uint64_t)events);
 }
 
@@ -252,14 +252,10 @@ static void bad_batch_arguments(void **state) {
 int main(void) {
 #define T(f) cmocka_unit_test_setup_teardown(f, tq_setup_fake_clock, tq_teardown)
     const struct CMUnitTest tests[] = {
-        T(publish_batch_keeps_add_order),
-        T(batch_can_be_published_again),
-        T(claim_batch_takes_consecutive_events),
-        T(nack_returns_the_whole_batch),
-        T(stale_batch_lease_is_fenced),
-        T(batches_of_ten_cost_under_one_command_per_event),
-        T(batch_wait_returns_a_batch),
-        T(bad_batch_arguments),
+        T(publish_batch_keeps_add_order),        T(batch_can_be_published_again),
+        T(claim_batch_takes_consecutive_events), T(nack_returns_the_whole_batch),
+        T(stale_batch_lease_is_fenced),          T(batches_of_ten_cost_under_one_command_per_event),
+        T(batch_wait_returns_a_batch),           T(bad_batch_arguments),
     };
 #undef T
     return cmocka_run_group_tests_name("batch", tests, NULL, NULL);

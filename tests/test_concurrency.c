@@ -80,22 +80,22 @@ typedef struct {
     tq *t;
     int groups, per_group, total;
     double visibility;
-    int nack_percent;       /* chance a delivery is nacked instead of acked */
-    int slow_percent;       /* chance a worker sleeps past its lease before acking */
+    int nack_percent; /* chance a delivery is nacked instead of acked */
+    int slow_percent; /* chance a worker sleeps past its lease before acking */
     double slow_seconds;
-    int publishers;         /* > 0: events are published while workers run */
-    int batch;              /* events per lease (mq_claim_batch) */
-    double deadline;        /* monotonic seconds: give up (and fail) after this */
+    int publishers;  /* > 0: events are published while workers run */
+    int batch;       /* events per lease (mq_claim_batch) */
+    double deadline; /* monotonic seconds: give up (and fail) after this */
 
-    pthread_mutex_t mu;     /* guards everything below */
-    int64_t *seq_of;        /* [group * per_group + n] -> seq */
-    int *acked;             /* successful acks per event */
-    int *processed;         /* acks attempted (OK or LEASE_LOST) per event */
-    int *next_n;            /* per group: the n the next successful ack must carry */
-    int *in_flight;         /* per group: 1 while a live lease is held */
-    int done;               /* events acked at least once */
+    pthread_mutex_t mu; /* guards everything below */
+    int64_t *seq_of;    /* [group * per_group + n] -> seq */
+    int *acked;         /* successful acks per event */
+    int *processed;     /* acks attempted (OK or LEASE_LOST) per event */
+    int *next_n;        /* per group: the n the next successful ack must carry */
+    int *in_flight;     /* per group: 1 while a live lease is held */
+    int done;           /* events acked at least once */
     int double_held, out_of_order, errors, lost_leases, nacks, foreign;
-    int multi;              /* leases that held more than one event */
+    int multi; /* leases that held more than one event */
     char first_error[600];
 } drain_ctx;
 
@@ -307,8 +307,7 @@ static void assert_exactly_once_in_order(const drain_ctx *c) {
     assert_int_equal(c->lost_leases, 0);
     assert_int_equal(c->out_of_order, 0);
     for (int i = 0; i < c->total; i++) {
-        if (c->acked[i] != 1)
-            fail_msg("event %d (seq %lld) acked %d times", i, (long long)c->seq_of[i], c->acked[i]);
+        if (c->acked[i] != 1) fail_msg("event %d (seq %lld) acked %d times", i, (long long)c->seq_of[i], c->acked[i]);
     }
     assert_queue_empty(c->t);
 }

@@ -37,7 +37,7 @@ static void head_goes_to_dead_letters_after_max_attempts(void **state) {
     nack(t, tq_claim(t, 30, 0)); /* delivery 1 */
     mq_lease *lease = tq_claim(t, 30, 0);
     assert_int_equal(mq_lease_attempts(lease), 2);
-    nack(t, lease); /* delivery 2 */
+    nack(t, lease);             /* delivery 2 */
     lease = tq_claim(t, 30, 0); /* a 3rd delivery would be too many: moved, next one */
     assert_int_equal(mq_lease_seq(lease), next);
     assert_int_equal(mq_lease_attempts(lease), 1);
@@ -163,7 +163,7 @@ static void crash_during_the_move_loses_nothing(void **state) {
     assert_int_equal(tq_count(t, "dead", filter), 1);
     assert_int_equal(tq_count(t, "messages", filter), 1);
 
-    tq_advance(t, 11); /* the dead claim's lease runs out */
+    tq_advance(t, 11);          /* the dead claim's lease runs out */
     lease = tq_claim(t, 10, 0); /* repeats the move (the insert finds it there) */
     assert_int_equal(mq_lease_seq(lease), next);
     mq_lease_destroy(lease);

@@ -312,7 +312,8 @@ static void reads_go_to_primary_whatever_the_uri(void **state) {
     mongoc_client_t *raw = mongoc_client_new(uri);
     assert_non_null(raw);
     mongoc_collection_t *coll = mongoc_client_get_collection(raw, t->db, "dep_locks");
-    assert_int_equal(mongoc_read_prefs_get_mode(mongoc_collection_get_read_prefs(coll)), MONGOC_READ_SECONDARY_PREFERRED);
+    assert_int_equal(mongoc_read_prefs_get_mode(mongoc_collection_get_read_prefs(coll)),
+                     MONGOC_READ_SECONDARY_PREFERRED);
     assert_string_equal(mongoc_read_concern_get_level(mongoc_collection_get_read_concern(coll)), "majority");
     mongoc_collection_destroy(coll);
     mongoc_client_destroy(raw);
@@ -447,7 +448,8 @@ static void failed_write_replies_are_read_right(void **state) {
 
     static const int unknown[] = {91, 189, 10107, 11600, 11602, 13435, 13436};
     for (size_t i = 0; i < sizeof unknown / sizeof unknown[0]; i++) {
-        assert_int_equal(mongomq_classify_error(MONGOC_ERROR_SERVER, (uint32_t)unknown[i], NULL, &code), MQ_ERR_CONNECT);
+        assert_int_equal(mongomq_classify_error(MONGOC_ERROR_SERVER, (uint32_t)unknown[i], NULL, &code),
+                         MQ_ERR_CONNECT);
         assert_int_equal(code, unknown[i]);
     }
     bson_t *labelled = BCON_NEW("ok", BCON_INT32(0), "code", BCON_INT32(96), "errorLabels", "[",
@@ -540,9 +542,10 @@ static void write_concern_error_is_an_applied_write(void **state) {
 static void expect_server_applied(const mq_error *err, const char *what) {
     if (err->status != MQ_OK || (err->server_code != 64 && err->server_code != 79) ||
         strstr(err->message, "applied but not confirmed by the write concern") == NULL)
-        fail_msg("%s: status %d, server code %d, message \"%s\": expected an applied write with a write-concern "
-                 "error",
-                 what, err->status, err->server_code, err->message);
+        fail_msg(
+            "%s: status %d, server code %d, message \"%s\": expected an applied write with a write-concern "
+            "error",
+            what, err->status, err->server_code, err->message);
 }
 
 static void server_write_concern_error_is_an_applied_write(void **state) {
@@ -730,9 +733,10 @@ static void one_watcher_per_client_and_database(void **state) {
         }
     char *last_json = last != NULL ? json_of(last->body) : NULL;
     pthread_mutex_unlock(&g_mu);
-    print_message("[ deploy   ] 3 waiting queues of one client: %d change-stream aggregates, then %d getMores on "
-                  "%d cursor(s) in 0.5 s; last stream %s\n",
-                  opened, getmores, cursors, last_json != NULL ? last_json : "-");
+    print_message(
+        "[ deploy   ] 3 waiting queues of one client: %d change-stream aggregates, then %d getMores on "
+        "%d cursor(s) in 0.5 s; last stream %s\n",
+        opened, getmores, cursors, last_json != NULL ? last_json : "-");
 
     if (streams) {
         assert_non_null(last);
@@ -774,7 +778,8 @@ static void one_watcher_per_client_and_database(void **state) {
 static void single_queue_uses_a_collection_stream(void **state) {
     tq *t = *state;
     if (!server_has_change_streams(t)) {
-        print_message("[ deploy   ] server without change streams: the stream's shape is shown by the test with --oplog\n");
+        print_message(
+            "[ deploy   ] server without change streams: the stream's shape is shown by the test with --oplog\n");
         observe();
         mq_lease *lease = NULL;
         mq_error err;

@@ -17,12 +17,12 @@
 typedef struct {
     pthread_mutex_t mu;
     pthread_cond_t cv;
-    const char *command;  /* the command this rule applies to */
-    int code;             /* error to inject (11000, or -1 for a dropped connection) */
-    int times;            /* how many calls to fail; -1 = all */
-    int calls;            /* calls of `command` seen */
-    int pause;            /* pause instead of failing */
-    int paused, resume;   /* the paused thread's state */
+    const char *command; /* the command this rule applies to */
+    int code;            /* error to inject (11000, or -1 for a dropped connection) */
+    int times;           /* how many calls to fail; -1 = all */
+    int calls;           /* calls of `command` seen */
+    int pause;           /* pause instead of failing */
+    int paused, resume;  /* the paused thread's state */
 } rule;
 
 static rule g_rule = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, NULL, 0, 0, 0, 0, 0, 0};

@@ -14,19 +14,17 @@
 static int passed;
 static int failed;
 
-#define CHECK(cond)                                                                \
-    do {                                                                           \
-        if (cond) {                                                                \
-            passed++;                                                              \
-        } else {                                                                   \
-            failed++;                                                              \
-            fprintf(stderr, "test_header: FAILED at line %d: %s\n", __LINE__, #cond); \
-        }                                                                          \
-    } while (0)
+#define CHECK(cond)                                                             \
+  do {                                                                          \
+    if (cond) {                                                                 \
+      passed++;                                                                 \
+    } else {                                                                    \
+      failed++;                                                                 \
+      fprintf(stderr, "test_header: FAILED at line %d: %s\n", __LINE__, #cond); \
+    }                                                                           \
+  } while (0)
 
-static int streq(const char *a, const char *b) {
-    return a != NULL && b != NULL && strcmp(a, b) == 0;
-}
+static int streq(const char *a, const char *b) { return a != NULL && b != NULL && strcmp(a, b) == 0; }
 
 int main(void) {
     /* <mqueue.h>: its types and a call that fails harmlessly (bad descriptor). */

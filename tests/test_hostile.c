@@ -24,7 +24,8 @@ static const hostile_case cases[] = {
      {"messages|{\"_id\": {\"$numberLong\": \"1000001\"}, \"group_id\": \"bad\", \"event\": 5, \"priority\": 0}",
       "locks|{\"_id\": \"bad\", \"available_at\": 0.0, \"token\": null, \"priority\": 0, \"attempts\": 0}"}},
     {"event a nested document",
-     {"messages|{\"_id\": {\"$numberLong\": \"1000001\"}, \"group_id\": \"bad\", \"event\": {\"a\": {\"b\": [1, {\"c\": null}]}}}",
+     {"messages|{\"_id\": {\"$numberLong\": \"1000001\"}, \"group_id\": \"bad\", \"event\": {\"a\": {\"b\": [1, "
+      "{\"c\": null}]}}}",
       "locks|{\"_id\": \"bad\", \"available_at\": 0.0, \"token\": null, \"priority\": 0, \"attempts\": 0}"}},
     {"message without event",
      {"messages|{\"_id\": {\"$numberLong\": \"1000001\"}, \"group_id\": \"bad\"}",
@@ -45,25 +46,36 @@ static const hostile_case cases[] = {
       "locks|{\"_id\": 7, \"available_at\": 0.0, \"token\": null, \"priority\": 0, \"attempts\": 0}"}},
     {"lock without messages",
      {"locks|{\"_id\": \"bad\", \"available_at\": 0.0, \"token\": null, \"priority\": 0, \"attempts\": 0}",
-      "locks|{\"_id\": \"bad2\", \"available_at\": 0.0, \"token\": \"someone:1\", \"priority\": 4, \"attempts\": 3, \"head\": {\"$numberLong\": \"5\"}}"}},
+      "locks|{\"_id\": \"bad2\", \"available_at\": 0.0, \"token\": \"someone:1\", \"priority\": 4, \"attempts\": 3, "
+      "\"head\": {\"$numberLong\": \"5\"}}"}},
     {"lock priority 99 and \"x\"",
-     {"messages|{\"_id\": {\"$numberLong\": \"1000001\"}, \"group_id\": \"bad\", \"event\": \"junk\", \"priority\": 99}",
+     {"messages|{\"_id\": {\"$numberLong\": \"1000001\"}, \"group_id\": \"bad\", \"event\": \"junk\", \"priority\": "
+      "99}",
       "locks|{\"_id\": \"bad\", \"available_at\": 0.0, \"token\": null, \"priority\": 99, \"attempts\": 0}",
-      "messages|{\"_id\": {\"$numberLong\": \"1000002\"}, \"group_id\": \"bad2\", \"event\": \"junk\", \"priority\": \"x\"}",
+      "messages|{\"_id\": {\"$numberLong\": \"1000002\"}, \"group_id\": \"bad2\", \"event\": \"junk\", \"priority\": "
+      "\"x\"}",
       "locks|{\"_id\": \"bad2\", \"available_at\": 0.0, \"token\": null, \"priority\": \"x\", \"attempts\": 0}"}},
     {"lock fields of the wrong types",
      {"messages|{\"_id\": {\"$numberLong\": \"1000001\"}, \"group_id\": \"bad\", \"event\": \"junk\"}",
-      "locks|{\"_id\": \"bad\", \"available_at\": \"soon\", \"token\": 5, \"priority\": 0, \"attempts\": \"many\", \"head\": \"h\"}",
+      "locks|{\"_id\": \"bad\", \"available_at\": \"soon\", \"token\": 5, \"priority\": 0, \"attempts\": \"many\", "
+      "\"head\": \"h\"}",
       "messages|{\"_id\": {\"$numberLong\": \"1000002\"}, \"group_id\": \"bad2\", \"event\": \"junk\"}",
-      "locks|{\"_id\": \"bad2\", \"available_at\": 0.0, \"token\": [1, 2], \"priority\": 0, \"attempts\": {\"n\": 1}, \"head\": 1.5}"}},
+      "locks|{\"_id\": \"bad2\", \"available_at\": 0.0, \"token\": [1, 2], \"priority\": 0, \"attempts\": {\"n\": 1}, "
+      "\"head\": 1.5}"}},
     {"huge values",
-     {"messages|{\"_id\": {\"$numberLong\": \"9223372036854775807\"}, \"group_id\": \"bad\", \"event\": \"junk\", \"priority\": {\"$numberLong\": \"9223372036854775807\"}, \"published_at\": 1e308, \"not_before\": -1e308}",
-      "locks|{\"_id\": \"bad\", \"available_at\": -1e308, \"token\": null, \"priority\": 0, \"attempts\": 2147483647, \"head\": {\"$numberLong\": \"-9223372036854775808\"}}",
-      "dead|{\"_id\": {\"$numberLong\": \"1000009\"}, \"group_id\": \"bad\", \"event\": \"junk\", \"attempts\": 2147483647, \"dead_at\": 1e308, \"priority\": -5}"}},
+     {"messages|{\"_id\": {\"$numberLong\": \"9223372036854775807\"}, \"group_id\": \"bad\", \"event\": \"junk\", "
+      "\"priority\": {\"$numberLong\": \"9223372036854775807\"}, \"published_at\": 1e308, \"not_before\": -1e308}",
+      "locks|{\"_id\": \"bad\", \"available_at\": -1e308, \"token\": null, \"priority\": 0, \"attempts\": 2147483647, "
+      "\"head\": {\"$numberLong\": \"-9223372036854775808\"}}",
+      "dead|{\"_id\": {\"$numberLong\": \"1000009\"}, \"group_id\": \"bad\", \"event\": \"junk\", \"attempts\": "
+      "2147483647, \"dead_at\": 1e308, \"priority\": -5}"}},
     {"times that are not numbers (NaN, infinity)",
-     {"messages|{\"_id\": {\"$numberLong\": \"1000001\"}, \"group_id\": \"bad\", \"event\": \"junk\", \"published_at\": {\"$numberDouble\": \"NaN\"}, \"not_before\": {\"$numberDouble\": \"-Infinity\"}}",
-      "locks|{\"_id\": \"bad\", \"available_at\": {\"$numberDouble\": \"NaN\"}, \"token\": null, \"priority\": 0, \"attempts\": 0}",
-      "dead|{\"_id\": {\"$numberLong\": \"1000001\"}, \"group_id\": \"bad\", \"event\": \"junk\", \"dead_at\": {\"$numberDouble\": \"Infinity\"}, \"published_at\": {\"$numberDouble\": \"NaN\"}}"}},
+     {"messages|{\"_id\": {\"$numberLong\": \"1000001\"}, \"group_id\": \"bad\", \"event\": \"junk\", "
+      "\"published_at\": {\"$numberDouble\": \"NaN\"}, \"not_before\": {\"$numberDouble\": \"-Infinity\"}}",
+      "locks|{\"_id\": \"bad\", \"available_at\": {\"$numberDouble\": \"NaN\"}, \"token\": null, \"priority\": 0, "
+      "\"attempts\": 0}",
+      "dead|{\"_id\": {\"$numberLong\": \"1000001\"}, \"group_id\": \"bad\", \"event\": \"junk\", \"dead_at\": "
+      "{\"$numberDouble\": \"Infinity\"}, \"published_at\": {\"$numberDouble\": \"NaN\"}}"}},
     {"harel leftovers",
      {"messages|{\"_id\": {\"$numberLong\": \"1000001\"}, \"group_id\": \"harel\", \"event\": \"{\\\"k\\\": 1}\"}",
       "locks|{\"_id\": \"harel\", \"available_at\": 0.0, \"token\": null}",
@@ -71,9 +83,9 @@ static const hostile_case cases[] = {
     {"dead letters of the wrong shape",
      {"dead|{\"_id\": {\"$numberLong\": \"1000001\"}, \"group_id\": 3, \"event\": 4}",
       "dead|{\"_id\": \"d\", \"event\": \"x\"}",
-      "dead|{\"_id\": {\"$numberLong\": \"1000002\"}, \"group_id\": \"bad\", \"event\": {\"$binary\": {\"base64\": \"AAEC\", \"subType\": \"00\"}}, \"attempts\": \"x\", \"dead_at\": \"y\"}"}},
-    {"counter of the wrong type",
-     {"counters|{\"_id\": \"seq\", \"n\": \"not a number\"}"}},
+      "dead|{\"_id\": {\"$numberLong\": \"1000002\"}, \"group_id\": \"bad\", \"event\": {\"$binary\": {\"base64\": "
+      "\"AAEC\", \"subType\": \"00\"}}, \"attempts\": \"x\", \"dead_at\": \"y\"}"}},
+    {"counter of the wrong type", {"counters|{\"_id\": \"seq\", \"n\": \"not a number\"}"}},
 };
 
 static int errors_seen;
@@ -85,8 +97,8 @@ static mq_status check(const char *where, const char *call, mq_status st, const 
     if (st != MQ_ERR_SERVER && !(st == MQ_ERR_ARG && strcmp(call, "dead requeue") == 0))
         fail_msg("%s: %s returned %s: %s", where, call, mq_status_name(st), err->message);
     const char *colon = strstr(err->message, ": ");
-    int names_command = colon != NULL && strlen(colon) >= 8 &&
-                        memchr(err->message, '.', (size_t)(colon - err->message)) != NULL;
+    int names_command =
+        colon != NULL && strlen(colon) >= 8 && memchr(err->message, '.', (size_t)(colon - err->message)) != NULL;
     int names_field = strchr(err->message, '\'') != NULL || strstr(err->message, "_messages") != NULL ||
                       strstr(err->message, "_locks") != NULL || strstr(err->message, "_dead") != NULL ||
                       strstr(err->message, "_counters") != NULL;
@@ -148,7 +160,9 @@ static void run_case(const hostile_case *c) {
     for (int i = 0; i < 30 && good < 2; i++) {
         lease = NULL;
         mq_status st = check(w, "claim", mq_claim(t->queue, "h", 30, 0, &lease, &err), &err);
-        if (getenv("HOSTILE_TRACE")) printf("      claim %d: %s %s %lld\n", i, mq_status_name(st), st == MQ_OK ? mq_lease_group(lease) : "-", st == MQ_OK ? (long long)mq_lease_seq(lease) : 0LL);
+        if (getenv("HOSTILE_TRACE"))
+            printf("      claim %d: %s %s %lld\n", i, mq_status_name(st), st == MQ_OK ? mq_lease_group(lease) : "-",
+                   st == MQ_OK ? (long long)mq_lease_seq(lease) : 0LL);
         if (st != MQ_OK) continue;
         check(w, "extend", mq_extend(t->queue, lease, 30, &err), &err);
         if (strcmp(mq_lease_group(lease), "good") == 0) {
@@ -207,7 +221,8 @@ static void huge_foreign_event(void **state) {
     assert_true(mongoc_collection_insert_one(coll, &doc, NULL, NULL, &error));
     mongoc_collection_destroy(coll);
     bson_destroy(&doc);
-    tq_insert_json(t, "locks", "{\"_id\": \"big\", \"available_at\": 0.0, \"token\": null, \"priority\": 0, \"attempts\": 0}");
+    tq_insert_json(t, "locks",
+                   "{\"_id\": \"big\", \"available_at\": 0.0, \"token\": null, \"priority\": 0, \"attempts\": 0}");
     mq_lease *lease = tq_claim(t, 30, 0);
     size_t len = 0;
     const void *event = mq_lease_event(lease, &len);

@@ -25,10 +25,10 @@ static int g_unknown = MONGOMQ_FAULT_LOSE_REPLY;
 
 typedef struct {
     const char *command;
-    int code;     /* g_unknown, MONGOMQ_FAULT_CONNECT, or a server code */
-    int first;    /* the first call (1-based) that gets it */
-    int times;    /* how many calls from there on */
-    int calls;    /* calls of `command` seen */
+    int code;  /* g_unknown, MONGOMQ_FAULT_CONNECT, or a server code */
+    int first; /* the first call (1-based) that gets it */
+    int times; /* how many calls from there on */
+    int calls; /* calls of `command` seen */
 } rule;
 
 static pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER;
@@ -371,7 +371,7 @@ static void stale_ack_does_not_pass_attempts_on(void **state) {
     mq_lease *w2 = tq_claim(t, 5, 0);
     assert_int_equal(mq_lease_seq(w2), a);
     assert_int_equal(mq_lease_attempts(w2), 2);
-    ASSERT_MQ(MQ_LEASE_LOST, mq_ack(t->queue, w1, &err), err);  /* a deleted all the same */
+    ASSERT_MQ(MQ_LEASE_LOST, mq_ack(t->queue, w1, &err), err); /* a deleted all the same */
     ASSERT_MQ(MQ_OK, mq_nack(t->queue, w2, 0, &err), err);
     mq_lease *next = tq_claim(t, 5, 0);
     assert_int_equal(mq_lease_seq(next), b);
@@ -394,7 +394,7 @@ static void ack_after_own_nack_does_not_pass_attempts_on(void **state) {
     int64_t b = tq_publish(t, "g", "b", 0);
     mq_lease *l = tq_claim(t, 30, 0);
     ASSERT_MQ(MQ_OK, mq_nack(t->queue, l, 0, &err), err);
-    ASSERT_MQ(MQ_LEASE_LOST, mq_ack(t->queue, l, &err), err);  /* its nack gave the group back */
+    ASSERT_MQ(MQ_LEASE_LOST, mq_ack(t->queue, l, &err), err); /* its nack gave the group back */
     mq_lease_destroy(l);
     l = tq_claim(t, 30, 0);
     assert_int_equal(mq_lease_seq(l), b);

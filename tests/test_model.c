@@ -74,8 +74,8 @@ static const char *const WORKER[3] = {"w0", "w1", "w2"};
 /* What the sequences did, summed over the run: printed at the end, so that a run that
  * never met a case shows it. */
 static struct {
-    long claims_ok, claims_empty, batch_leases, lost, stale_ok, dead, requeued, parks, drops, tie_peeks,
-        orphans, auto_fixed, repaired, relocks, ambiguous_attempts, listed, unclaimed;
+    long claims_ok, claims_empty, batch_leases, lost, stale_ok, dead, requeued, parks, drops, tie_peeks, orphans,
+        auto_fixed, repaired, relocks, ambiguous_attempts, listed, unclaimed;
 } cover;
 
 /* ---- random numbers: splitmix64, the same sequence on every platform ---- */
@@ -144,16 +144,16 @@ typedef struct model {
     /* Two handles on the queue, as two processes would have: each call goes through
      * one of them. max attempts and the automatic repair are per handle. */
     mq_queue *q[2];
-    int h;                  /* the handle of the running operation */
-    int hmax[2];            /* each handle's max attempts */
-    int max_attempts;       /* the claiming handle's, while a claim is modelled */
-    int ngroups;            /* this sequence's groups: GROUP[0 .. ngroups-1] */
-    int auto_repair;        /* the automatic repair runs on every empty claim (interval ~0) */
-    int repair_started[2];  /* its period started (the handle's first empty claim) */
+    int h;                 /* the handle of the running operation */
+    int hmax[2];           /* each handle's max attempts */
+    int max_attempts;      /* the claiming handle's, while a claim is modelled */
+    int ngroups;           /* this sequence's groups: GROUP[0 .. ngroups-1] */
+    int auto_repair;       /* the automatic repair runs on every empty claim (interval ~0) */
+    int repair_started[2]; /* its period started (the handle's first empty claim) */
     uint64_t repair_runs[2], repair_fixed[2];
     char trace[TRACE][LINE];
     int ntrace;
-    char cur[LINE]; /* the operation running now */
+    char cur[LINE];          /* the operation running now */
     struct srv_doc *scratch; /* MAX_EV documents read from the server */
     jmp_buf fail_jmp;
 } model;
@@ -223,8 +223,8 @@ static void mfail(model *m, const char *fmt, ...) {
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
     if (m->cur[0]) end_op(m);
-    printf("\n[model] FAILED: sequence %d (seed %llu), step %d: %s\n", m->sequence,
-           (unsigned long long)m->seed, m->step, msg);
+    printf("\n[model] FAILED: sequence %d (seed %llu), step %d: %s\n", m->sequence, (unsigned long long)m->seed,
+           m->step, msg);
     printf("[model] replay: MONGOMQ_MODEL_SEED=%llu MONGOMQ_MODEL_SEQUENCES=1 (steps: %d)\n",
            (unsigned long long)m->seed, m->step + 1);
     int first = m->ntrace > TRACE ? m->ntrace - TRACE : 0;
@@ -303,16 +303,16 @@ static mev *add_event(model *m, int64_t seq, int g, int priority, const unsigned
 static size_t make_event(model *m, unsigned char *buf) {
     int id = ++m->event_ids;
     switch (below(m, 4)) {
-    case 0:
-        buf[0] = 0x00;
-        buf[1] = 0xff;
-        buf[2] = (unsigned char)(id & 0xff);
-        buf[3] = (unsigned char)((id >> 8) & 0xff);
-        return 4;
-    case 1:
-        return 0;
-    default:
-        return (size_t)snprintf((char *)buf, 16, "ev%d", id);
+        case 0:
+            buf[0] = 0x00;
+            buf[1] = 0xff;
+            buf[2] = (unsigned char)(id & 0xff);
+            buf[3] = (unsigned char)((id >> 8) & 0xff);
+            return 4;
+        case 1:
+            return 0;
+        default:
+            return (size_t)snprintf((char *)buf, 16, "ev%d", id);
     }
 }
 
@@ -328,8 +328,7 @@ static const char *describe_bytes(const unsigned char *b, size_t len, char *out,
 
 /* ---- reading the server (the documents of docs/design.md, "Schema") ---- */
 
-static mongoc_cursor_t *raw_find(model *m, const char *suffix, bson_t *filter, int sorted,
-                                 mongoc_collection_t **coll) {
+static mongoc_cursor_t *raw_find(model *m, const char *suffix, bson_t *filter, int sorted, mongoc_collection_t **coll) {
     *coll = tq_collection(m->t, suffix);
     bson_t *opts = sorted ? BCON_NEW("sort", "{", "_id", BCON_INT32(1), "}") : bson_new();
     mongoc_cursor_t *cursor = mongoc_collection_find_with_opts(*coll, filter, opts, NULL);
@@ -337,8 +336,7 @@ static mongoc_cursor_t *raw_find(model *m, const char *suffix, bson_t *filter, i
     return cursor;
 }
 
-static void raw_done(model *m, mongoc_cursor_t *cursor, mongoc_collection_t *coll, bson_t *filter,
-                     const char *what) {
+static void raw_done(model *m, mongoc_cursor_t *cursor, mongoc_collection_t *coll, bson_t *filter, const char *what) {
     bson_error_t error;
     int bad = mongoc_cursor_error(cursor, &error);
     mongoc_cursor_destroy(cursor);
@@ -510,16 +508,17 @@ static visit_result visit(model *m, int g, const claim_ctx *c) {
             int attempts = -1;
             int in_dead = srv_dead(m, h->seq, &attempts);
             if (surely && !in_dead)
-                mfail(m, "group %s: head %lld was delivered %d times and max attempts is %d: the claim that visited "
-                         "the group must move it to the dead letters, and it is not there",
+                mfail(m,
+                      "group %s: head %lld was delivered %d times and max attempts is %d: the claim that visited "
+                      "the group must move it to the dead letters, and it is not there",
                       GROUP[g], (long long)h->seq, h->lo, m->max_attempts);
             if (in_dead) {
                 if (attempts < h->lo || attempts > h->hi)
                     mfail(m, "dead letter %lld says attempts %d, the model counts %d..%d deliveries of that event",
                           (long long)h->seq, attempts, h->lo, h->hi);
                 if (attempts < m->max_attempts)
-                    mfail(m, "dead letter %lld was delivered %d times, fewer than max attempts %d",
-                          (long long)h->seq, attempts, m->max_attempts);
+                    mfail(m, "dead letter %lld was delivered %d times, fewer than max attempts %d", (long long)h->seq,
+                          attempts, m->max_attempts);
                 h->state = EV_DEAD;
                 h->dead_at = now;
                 h->lo = h->hi = attempts;
@@ -656,8 +655,9 @@ static void model_claim(model *m, mq_status st, const mq_error *err, const claim
                              " (the server moved it to the dead letters with attempts %d; the model counts %d "
                              "deliveries, max attempts %d)",
                              attempts, h->lo, m->max_attempts);
-                mfail(m, "the claim returned %s, but group %s (available_at %s%.3f, priority %d) was due%s and its "
-                         "head %lld is deliverable%s",
+                mfail(m,
+                      "the claim returned %s, but group %s (available_at %s%.3f, priority %d) was due%s and its "
+                      "head %lld is deliverable%s",
                       G >= 0 ? GROUP[G] : "MQ_EMPTY", GROUP[g], best == 0 ? "0 = " : "+", best == 0 ? 0 : best - 1e9,
                       m->lock[g].priority, G >= 0 ? " first" : "", (long long)h->seq, where);
             }
@@ -725,8 +725,8 @@ static void op_publish(model *m) {
     begin_op(m, "publish %s prio %d %s", GROUP[g], priority, describe_bytes(bytes, len, d, sizeof d));
     mq_error err;
     int64_t seq = 0;
-    mq_status st = mq_publish(m->q[m->h], GROUP[g], len == 0 && below(m, 2) ? NULL : (const void *)bytes, len,
-                              priority, &seq, &err);
+    mq_status st = mq_publish(m->q[m->h], GROUP[g], len == 0 && below(m, 2) ? NULL : (const void *)bytes, len, priority,
+                              &seq, &err);
     say(m, " -> %s seq %lld", mq_status_name(st), (long long)seq);
     expect_status(m, "mq_publish", st, MQ_OK, &err);
     add_event(m, seq, g, priority, bytes, len, 0);
@@ -772,7 +772,8 @@ static void op_batch(model *m) {
         prios[i] = below(m, 5);
         lens[i] = make_event(m, bytes[i]);
         char d[64];
-        say(m, "%s%s/p%d %s", i ? ", " : "", GROUP[groups[i]], prios[i], describe_bytes(bytes[i], lens[i], d, sizeof d));
+        say(m, "%s%s/p%d %s", i ? ", " : "", GROUP[groups[i]], prios[i],
+            describe_bytes(bytes[i], lens[i], d, sizeof d));
         if (mq_batch_add(batch, GROUP[groups[i]], bytes[i], lens[i], prios[i], &err) != MQ_OK) {
             mq_batch_destroy(batch);
             mfail(m, "mq_batch_add: %s", err.message);
@@ -807,17 +808,17 @@ static void op_claim(model *m) {
     mq_lease *lease = NULL;
     mq_status st;
     switch (variant) {
-    case 1:
-        st = mq_claim(m->q[m->h], worker, visibility, floor, &lease, &err);
-        break;
-    case 2:
-        st = mq_claim_batch_wait(m->q[m->h], worker, visibility, floor, (size_t)max_events, 0, &lease, &err);
-        break;
-    case 3:
-        st = mq_claim_wait_cancel(m->q[m->h], worker, visibility, floor, (size_t)max_events, 0, NULL, &lease, &err);
-        break;
-    default:
-        st = mq_claim_batch(m->q[m->h], worker, visibility, floor, (size_t)max_events, &lease, &err);
+        case 1:
+            st = mq_claim(m->q[m->h], worker, visibility, floor, &lease, &err);
+            break;
+        case 2:
+            st = mq_claim_batch_wait(m->q[m->h], worker, visibility, floor, (size_t)max_events, 0, &lease, &err);
+            break;
+        case 3:
+            st = mq_claim_wait_cancel(m->q[m->h], worker, visibility, floor, (size_t)max_events, 0, NULL, &lease, &err);
+            break;
+        default:
+            st = mq_claim_batch(m->q[m->h], worker, visibility, floor, (size_t)max_events, &lease, &err);
     }
     if (st == MQ_OK) {
         say(m, " %s [", mq_lease_group(lease));
@@ -1056,7 +1057,8 @@ static void base64_of(const unsigned char *in, size_t len, char *out) {
     static const char *const abc = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
     size_t o = 0;
     for (size_t i = 0; i < len; i += 3) {
-        unsigned v = (unsigned)in[i] << 16 | (i + 1 < len ? (unsigned)in[i + 1] << 8 : 0) | (i + 2 < len ? in[i + 2] : 0);
+        unsigned v =
+            (unsigned)in[i] << 16 | (i + 1 < len ? (unsigned)in[i + 1] << 8 : 0) | (i + 2 < len ? in[i + 2] : 0);
         out[o++] = abc[(v >> 18) & 63];
         out[o++] = abc[(v >> 12) & 63];
         out[o++] = i + 1 < len ? abc[(v >> 6) & 63] : '=';
@@ -1164,7 +1166,8 @@ static void op_peek(model *m) {
     } else if (json_array_size(root) != n) {
         snprintf(msg, sizeof msg, "%zu elements, the model has %zu", json_array_size(root), n);
     } else {
-        for (size_t i = 0; i < n && msg[0] == '\0'; i++) compare_listed(want[i], json_array_get(root, i), dead, msg, sizeof msg);
+        for (size_t i = 0; i < n && msg[0] == '\0'; i++)
+            compare_listed(want[i], json_array_get(root, i), dead, msg, sizeof msg);
     }
     json_decref(root);
     if (msg[0] != '\0') {
@@ -1200,8 +1203,9 @@ static void op_repair(model *m) {
         unsigned char bytes[16];
         size_t len = make_event(m, bytes);
         char d[64];
-        begin_op(m, "publish %s prio %d %s, its lock then deleted on the server (a publisher that died before "
-                    "publish.lock)",
+        begin_op(m,
+                 "publish %s prio %d %s, its lock then deleted on the server (a publisher that died before "
+                 "publish.lock)",
                  GROUP[g], priority, describe_bytes(bytes, len, d, sizeof d));
         int64_t seq = 0;
         mq_status st = mq_publish(m->q[m->h], GROUP[g], bytes, len, priority, &seq, &err);
@@ -1276,8 +1280,9 @@ static int read_ids(model *m, const char *suffix, srv_doc *out, int cap) {
         }
         bson_iter_t it;
         out[n].seq = bson_iter_init_find(&it, doc, "_id") && BSON_ITER_HOLDS_NUMBER(&it) ? bson_iter_as_int64(&it) : -1;
-        snprintf(out[n].group, sizeof out[n].group, "%s",
-                 bson_iter_init_find(&it, doc, "group_id") && BSON_ITER_HOLDS_UTF8(&it) ? bson_iter_utf8(&it, NULL) : "?");
+        snprintf(
+            out[n].group, sizeof out[n].group, "%s",
+            bson_iter_init_find(&it, doc, "group_id") && BSON_ITER_HOLDS_UTF8(&it) ? bson_iter_utf8(&it, NULL) : "?");
         n++;
     }
     raw_done(m, cursor, coll, filter, suffix);
@@ -1319,8 +1324,8 @@ static void check_dead(model *m) {
     for (int k = 0; k < n; k++) {
         mev *e = find_ev(m, m->scratch[k].seq);
         if (e == NULL || e->state != EV_DEAD)
-            mfail(m, "event %lld (%s) is a dead letter on the server, the model has it %s", (long long)m->scratch[k].seq,
-                  m->scratch[k].group, e ? EV_STATE[e->state] : "never published");
+            mfail(m, "event %lld (%s) is a dead letter on the server, the model has it %s",
+                  (long long)m->scratch[k].seq, m->scratch[k].group, e ? EV_STATE[e->state] : "never published");
     }
     if (n != dead_count_model(m)) {
         for (int i = 0; i < m->nev; i++)
@@ -1342,7 +1347,8 @@ static void check_locks(model *m) {
     char unknown[128] = "";
     while (mongoc_cursor_next(cursor, &doc)) {
         bson_iter_t it;
-        const char *id = bson_iter_init_find(&it, doc, "_id") && BSON_ITER_HOLDS_UTF8(&it) ? bson_iter_utf8(&it, NULL) : "?";
+        const char *id =
+            bson_iter_init_find(&it, doc, "_id") && BSON_ITER_HOLDS_UTF8(&it) ? bson_iter_utf8(&it, NULL) : "?";
         int g = group_index(id);
         if (g < 0)
             snprintf(unknown, sizeof unknown, "%s", id);
@@ -1354,8 +1360,8 @@ static void check_locks(model *m) {
     for (int g = 0; g < NGROUPS; g++) {
         const mlock *a = &srv[g], *b = &m->lock[g];
         if (a->exists != b->exists)
-            mfail(m, "group %s: %s on the server, %s in the model (%d events)", GROUP[g], a->exists ? "a lock" : "no lock",
-                  b->exists ? "a lock" : "no lock", live_count(m, g));
+            mfail(m, "group %s: %s on the server, %s in the model (%d events)", GROUP[g],
+                  a->exists ? "a lock" : "no lock", b->exists ? "a lock" : "no lock", live_count(m, g));
         if (!a->exists) continue;
         if (a->avail != b->avail || strcmp(a->token, b->token) != 0 || a->priority != b->priority)
             mfail(m, "group %s: the lock is {available_at %.3f, token %s, priority %d}, the model's {%.3f, %s, %d}",
@@ -1615,15 +1621,17 @@ static void random_sequences_agree_with_the_model(void **state) {
     free(m->scratch);
     free(m);
     printf("[model] %d sequences, %d failed, in %.1f s\n", sequences, failures, tq_monotonic() - t0);
-    printf("[model] met: %ld leases (%ld of batches), %ld empty claims, %ld acks of stale leases (MQ_LEASE_LOST), "
-           "%ld acks of expired leases nobody took, %ld dead letters, %ld requeued, %ld parks, %ld stale locks dropped, "
-           "%ld ties settled by reading the server, %ld groups re-created by an ack, %ld orphans (%ld repaired by "
-           "mq_repair, %ld by the automatic repair), %ld attempts of heads first delivered inside a batch, %ld events "
-           "listed by peek and dead list, %ld leases given back (unclaim)\n",
-           cover.claims_ok, cover.batch_leases, cover.claims_empty, cover.lost, cover.stale_ok, cover.dead,
-           cover.requeued, cover.parks, cover.drops, cover.tie_peeks, cover.relocks, cover.orphans, cover.repaired,
-           cover.auto_fixed, cover.ambiguous_attempts, cover.listed, cover.unclaimed);
-    if (failures > 0) fail_msg("%d of %d sequences disagree with the model; their seeds:%s", failures, sequences, failed_seeds);
+    printf(
+        "[model] met: %ld leases (%ld of batches), %ld empty claims, %ld acks of stale leases (MQ_LEASE_LOST), "
+        "%ld acks of expired leases nobody took, %ld dead letters, %ld requeued, %ld parks, %ld stale locks dropped, "
+        "%ld ties settled by reading the server, %ld groups re-created by an ack, %ld orphans (%ld repaired by "
+        "mq_repair, %ld by the automatic repair), %ld attempts of heads first delivered inside a batch, %ld events "
+        "listed by peek and dead list, %ld leases given back (unclaim)\n",
+        cover.claims_ok, cover.batch_leases, cover.claims_empty, cover.lost, cover.stale_ok, cover.dead, cover.requeued,
+        cover.parks, cover.drops, cover.tie_peeks, cover.relocks, cover.orphans, cover.repaired, cover.auto_fixed,
+        cover.ambiguous_attempts, cover.listed, cover.unclaimed);
+    if (failures > 0)
+        fail_msg("%d of %d sequences disagree with the model; their seeds:%s", failures, sequences, failed_seeds);
 }
 
 int main(void) {

@@ -137,7 +137,7 @@ static void every_call_on_a_one_slot_pool(void **state) {
 typedef struct {
     tq *t;
     mq_queue *q;
-    int failures;  /* calls that did not return what they should (asserted after) */
+    int failures; /* calls that did not return what they should (asserted after) */
 } shared;
 
 static pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER;

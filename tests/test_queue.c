@@ -250,7 +250,7 @@ static void priority_fixed_by_first_publish_and_reset_on_drain(void **state) {
         mq_lease_destroy(lease);
     }
     assert_int_equal(tq_count(t, "locks", "{}"), 0); /* drained: the lock is gone */
-    tq_publish(t, "g", "third", 4);                    /* a new life at a new priority */
+    tq_publish(t, "g", "third", 4);                  /* a new life at a new priority */
     mq_lease *lease = tq_claim(t, 30, 4);
     assert_string_equal(mq_lease_group(lease), "g");
     mq_lease_destroy(lease);
@@ -420,7 +420,7 @@ static void publish_while_last_event_leased(void **state) {
 
 static void payloads_round_trip(void **state) {
     tq *t = *state;
-    static const char nul_text[] = "a\0b";           /* UTF-8 but with a NUL: binary */
+    static const char nul_text[] = "a\0b"; /* UTF-8 but with a NUL: binary */
     static const unsigned char bytes[] = {0xff, 0x00, 0xfe, 0x80, 0x41};
     static const char utf8[] = "h\xc3\xa9llo \xe2\x9c\x93 {\"k\": [1,2]}";
     struct {
@@ -507,9 +507,12 @@ static void documents_are_harels(void **state) {
 static void consumes_what_harel_wrote(void **state) {
     tq *t = *state;
     tq_insert_json(t, "counters", "{\"_id\": \"seq\", \"n\": {\"$numberInt\": \"2\"}}");
-    tq_insert_json(t, "messages", "{\"_id\": {\"$numberInt\": \"1\"}, \"group_id\": \"h\", \"event\": \"{\\\"a\\\": 1}\"}");
-    tq_insert_json(t, "messages", "{\"_id\": {\"$numberInt\": \"2\"}, \"group_id\": \"h\", \"event\": \"{\\\"a\\\": 2}\"}");
-    tq_insert_json(t, "locks", "{\"_id\": \"h\", \"available_at\": 0.0, \"token\": null, \"priority\": {\"$numberInt\": \"0\"}}");
+    tq_insert_json(t, "messages",
+                   "{\"_id\": {\"$numberInt\": \"1\"}, \"group_id\": \"h\", \"event\": \"{\\\"a\\\": 1}\"}");
+    tq_insert_json(t, "messages",
+                   "{\"_id\": {\"$numberInt\": \"2\"}, \"group_id\": \"h\", \"event\": \"{\\\"a\\\": 2}\"}");
+    tq_insert_json(t, "locks",
+                   "{\"_id\": \"h\", \"available_at\": 0.0, \"token\": null, \"priority\": {\"$numberInt\": \"0\"}}");
     int64_t ours = tq_publish(t, "h", "{\"a\": 3}", 0); /* continues harel's counter */
     assert_int_equal(ours, 3);
     char buf[64];

@@ -112,12 +112,12 @@ static void close_handle(handle *h) {
 
 typedef struct {
     mq_queue *queue;
-    double delay;          /* seconds before acting */
+    double delay; /* seconds before acting */
     const char *group;
     int priority;
-    const mq_lease *ack;   /* ack this lease instead of publishing */
+    const mq_lease *ack; /* ack this lease instead of publishing */
     mq_status status;
-    double done_at;        /* monotonic time when the call returned */
+    double done_at; /* monotonic time when the call returned */
     pthread_t thread;
 } actor;
 
@@ -244,8 +244,8 @@ static void publish_while_waiting(tq *t, int rounds, double step, const char *la
         mq_lease_destroy(lease);
     }
     qsort(latency, (size_t)rounds, sizeof latency[0], cmp_double);
-    printf("[ wait     ] %s: publish -> claimed: min %.1f ms, median %.1f ms, max %.1f ms\n", label,
-           latency[0] * 1e3, latency[rounds / 2] * 1e3, latency[rounds - 1] * 1e3);
+    printf("[ wait     ] %s: publish -> claimed: min %.1f ms, median %.1f ms, max %.1f ms\n", label, latency[0] * 1e3,
+           latency[rounds / 2] * 1e3, latency[rounds - 1] * 1e3);
 }
 
 /* One publish from another thread while `q` waits: claimed, and soon (a hint). */
@@ -331,7 +331,7 @@ static void drop_while_waiting(void **state) {
 typedef struct {
     mq_queue *queue;
     pthread_mutex_t mu;
-    int seen[64];   /* deliveries per event index */
+    int seen[64]; /* deliveries per event index */
     int total, expected, errors;
     char first_error[600];
 } share;
@@ -574,7 +574,7 @@ static void on_sigusr1(int sig) {
 }
 
 typedef struct {
-    int to_waiter;      /* 1: the signal goes to the waiting thread; 0: to this one */
+    int to_waiter; /* 1: the signal goes to the waiting thread; 0: to this one */
     pthread_t waiter;
     double sent_at;
 } signaller;
@@ -612,8 +612,8 @@ static void interrupt_from_signal(tq *t, int to_waiter, const char *how) {
         pthread_join(thread, NULL);
         ASSERT_MQ(MQ_INTERRUPTED, st, err);
         assert_null(lease);
-        printf("[ wait     ] %s mode: SIGUSR1 %s -> MQ_INTERRUPTED after %.1f ms\n",
-               fallback ? "fallback" : mode(t), how, (returned_at - s.sent_at) * 1e3);
+        printf("[ wait     ] %s mode: SIGUSR1 %s -> MQ_INTERRUPTED after %.1f ms\n", fallback ? "fallback" : mode(t),
+               how, (returned_at - s.sent_at) * 1e3);
         mongomq_fault_set(NULL, NULL);
         g_signal_queue = NULL;
         close_handle(&h);
@@ -621,9 +621,7 @@ static void interrupt_from_signal(tq *t, int to_waiter, const char *how) {
     sigaction(SIGUSR1, &old, NULL);
 }
 
-static void interrupt_from_signal_handler(void **state) {
-    interrupt_from_signal(*state, 1, "to the waiting thread");
-}
+static void interrupt_from_signal_handler(void **state) { interrupt_from_signal(*state, 1, "to the waiting thread"); }
 
 static void interrupt_from_signal_on_other_thread(void **state) {
     interrupt_from_signal(*state, 0, "handled on another thread");
@@ -871,7 +869,8 @@ static void cancel_ends_one_waiter(tq *t, const char *label) {
     mq_cancel_trigger(a.cancel);
     assert_int_equal(mq_cancel_triggered(a.cancel), 1);
     pthread_join(a.thread, NULL);
-    if (a.status != MQ_CANCELLED) fail_msg("%s: cancelled waiter: %s: %s", label, mq_status_name(a.status), a.err.message);
+    if (a.status != MQ_CANCELLED)
+        fail_msg("%s: cancelled waiter: %s: %s", label, mq_status_name(a.status), a.err.message);
     assert_null(a.lease);
     assert_non_null(strstr(a.err.message, "cancelled"));
     double took = a.returned_at - cancelled_at;

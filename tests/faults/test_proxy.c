@@ -63,7 +63,8 @@ static int http(const char *method, const char *path, const char *body) {
     close(fd);
     int code = -1;
     if (sscanf(resp, "HTTP/1.%*d %d", &code) != 1) return -1;
-    if (code >= 300 && strcmp(method, "GET") != 0) fprintf(stderr, "toxiproxy %s %s -> %d: %s\n", method, path, code, resp);
+    if (code >= 300 && strcmp(method, "GET") != 0)
+        fprintf(stderr, "toxiproxy %s %s -> %d: %s\n", method, path, code, resp);
     return code;
 }
 
@@ -72,8 +73,8 @@ static void toxic_add(const char *name, const char *type, const char *stream, co
     char path[128], body[512];
     snprintf(path, sizeof path, "/proxies/%s/toxics", g_proxy);
     snprintf(body, sizeof body,
-             "{\"name\":\"%s\",\"type\":\"%s\",\"stream\":\"%s\",\"toxicity\":1.0,\"attributes\":%s}", name,
-             type, stream, attributes);
+             "{\"name\":\"%s\",\"type\":\"%s\",\"stream\":\"%s\",\"toxicity\":1.0,\"attributes\":%s}", name, type,
+             stream, attributes);
     int code = http("POST", path, body);
     if (code != 200) fail_msg("adding toxic %s (%s): HTTP %d", name, type, code);
 }
@@ -180,8 +181,7 @@ static int teardown(void **state) {
  * ("publish.seq: ...") and says something. */
 static void expect_connect_error(mq_status st, const mq_error *err, const char *what) {
     if (st != MQ_ERR_CONNECT)
-        fail_msg("%s under a fault returned %s (%s), expected MQ_ERR_CONNECT", what, mq_status_name(st),
-                 err->message);
+        fail_msg("%s under a fault returned %s (%s), expected MQ_ERR_CONNECT", what, mq_status_name(st), err->message);
     const char *colon = strstr(err->message, ": ");
     if (colon == NULL || colon == err->message || strlen(colon) < 6 || strchr(err->message, '.') == NULL ||
         strchr(err->message, '.') > colon)
@@ -455,7 +455,10 @@ static void waiting_claim_cut(void **state) {
         pthread_t th;
         pthread_create(&th, NULL, wait_main, &w);
         tq_sleep(0.3);
-        if (round == 0) cut_replies(); else toxic_add("cut", "timeout", "upstream", "{\"timeout\":0}");
+        if (round == 0)
+            cut_replies();
+        else
+            toxic_add("cut", "timeout", "upstream", "{\"timeout\":0}");
         const char *text = round ? "w1" : "w0";
         ASSERT_MQ(MQ_OK, mq_publish(dq, "G", text, 2, 0, NULL, &w.err), w.err);
         pthread_join(th, NULL);
@@ -633,7 +636,8 @@ static void worker_main(void *arg, int index) {
         int r = (int)(rand_r(&seed) % 10);
         if (r == 0) {
             st = mq_extend(q, lease, 1.5, &err);
-            if (st != MQ_OK) note_error(c, st, &err);
+            if (st != MQ_OK)
+                note_error(c, st, &err);
             else {
                 pthread_mutex_lock(&c->mu);
                 if (strcmp(c->token[g], mq_lease_token(lease)) == 0) c->deadline[g] = mq_lease_deadline(lease) + 1.5;
@@ -661,7 +665,10 @@ static void publisher_main(chaos *c) {
         mq_error err;
         mq_status st = mq_publish(c->t->queue, g, text, strlen(text), 0, NULL, &err);
         pthread_mutex_lock(&c->mu);
-        if (st == MQ_OK) c->published_ok[ev] = 1; else c->published_maybe[ev] = 1;
+        if (st == MQ_OK)
+            c->published_ok[ev] = 1;
+        else
+            c->published_maybe[ev] = 1;
         pthread_mutex_unlock(&c->mu);
         if (st != MQ_OK) note_error(c, st, &err);
         tq_sleep(0.1);
@@ -672,12 +679,9 @@ static void fault_main(chaos *c) {
     (void)c;
     /* ~6 s of faults, each for 300-600 ms, with short healthy gaps */
     static const char *types[][3] = {
-        {"reset_peer", "downstream", "{\"timeout\":0}"},
-        {"limit_data", "downstream", "{\"bytes\":1}"},
-        {"latency", "downstream", "{\"latency\":2500}"},
-        {"timeout", "upstream", "{\"timeout\":0}"},
-        {"reset_peer", "upstream", "{\"timeout\":20}"},
-        {"slow_close", "downstream", "{\"delay\":800}"},
+        {"reset_peer", "downstream", "{\"timeout\":0}"}, {"limit_data", "downstream", "{\"bytes\":1}"},
+        {"latency", "downstream", "{\"latency\":2500}"}, {"timeout", "upstream", "{\"timeout\":0}"},
+        {"reset_peer", "upstream", "{\"timeout\":20}"},  {"slow_close", "downstream", "{\"delay\":800}"},
     };
     double until = tq_monotonic() + 6;
     unsigned seed = 42;
@@ -699,8 +703,10 @@ static void fault_main(chaos *c) {
 
 static void side_main(void *arg, int index) {
     chaos *c = arg;
-    if (index == 0) fault_main(c);
-    else publisher_main(c);
+    if (index == 0)
+        fault_main(c);
+    else
+        publisher_main(c);
 }
 
 static void *side_thread(void *arg) {
@@ -764,9 +770,10 @@ static void workers_drain_while_faults_fire(void **state) {
             fail_msg("event %d delivered but never published", i);
         }
     }
-    printf("    %d events published OK (all delivered, %d more than once), %d publishes MQ_ERR_CONNECT "
-           "(%d of them in the queue after all); errors: %d MQ_ERR_CONNECT, %d MQ_LEASE_LOST, %d other\n",
-           ok, redelivered, maybe, maybe_seen, c->errors_connect, c->lease_lost, c->errors_other);
+    printf(
+        "    %d events published OK (all delivered, %d more than once), %d publishes MQ_ERR_CONNECT "
+        "(%d of them in the queue after all); errors: %d MQ_ERR_CONNECT, %d MQ_LEASE_LOST, %d other\n",
+        ok, redelivered, maybe, maybe_seen, c->errors_connect, c->lease_lost, c->errors_other);
     if (c->errors_other) fail_msg("an error other than MQ_ERR_CONNECT/MQ_LEASE_LOST: %s", c->other_error);
     assert_int_equal(c->bad_messages, 0);
     assert_int_equal(c->double_leases, 0);

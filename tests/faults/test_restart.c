@@ -46,8 +46,8 @@ static void fam_main(void *arg, int index) {
         bson_t reply;
         bson_error_t error;
         int64_t v = -1;
-        if (mongoc_collection_find_and_modify(coll, query, NULL, update, NULL, false, false, f->return_new != 0,
-                                              &reply, &error)) {
+        if (mongoc_collection_find_and_modify(coll, query, NULL, update, NULL, false, false, f->return_new != 0, &reply,
+                                              &error)) {
             bson_iter_t it;
             if (bson_iter_init_find(&it, &reply, "value") && BSON_ITER_HOLDS_DOCUMENT(&it)) {
                 bson_iter_t child;
@@ -130,9 +130,10 @@ static void h2_find_and_modify_is_atomic(void **state) {
     tq *t = *state;
     int pre = fam_duplicates(t, 0);
     int post = fam_duplicates(t, 1);
-    printf("    findAndModify $inc, %d threads x %d: pre-image duplicates %d, post-image duplicates %d "
-           "(the library uses the pre-image)\n",
-           FAM_THREADS, FAM_CALLS, pre, post);
+    printf(
+        "    findAndModify $inc, %d threads x %d: pre-image duplicates %d, post-image duplicates %d "
+        "(the library uses the pre-image)\n",
+        FAM_THREADS, FAM_CALLS, pre, post);
     assert_int_equal(pre, 0);
 
     /* concurrent claims never share a group */
@@ -194,8 +195,10 @@ static void kill_worker(void *arg, int index) {
         }
         if (st != MQ_OK) {
             pthread_mutex_lock(&k->mu);
-            if (st == MQ_ERR_CONNECT) k->connect_errors++;
-            else k->other_errors++, snprintf(k->other, sizeof k->other, "claim: %s", err.message);
+            if (st == MQ_ERR_CONNECT)
+                k->connect_errors++;
+            else
+                k->other_errors++, snprintf(k->other, sizeof k->other, "claim: %s", err.message);
             pthread_mutex_unlock(&k->mu);
             tq_sleep(0.1);
             continue;

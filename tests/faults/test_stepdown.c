@@ -86,9 +86,9 @@ static int replaced(void) {
 
 /* ---- setup: the queue through the proxy, the checks straight to the server ---- */
 
-#define PROXY_OPTS                                                                               \
-    "retryWrites=false&serverSelectionTimeoutMS=5000&socketTimeoutMS=5000&connectTimeoutMS=2000" \
-    "&heartbeatFrequencyMS=500"
+#define PROXY_OPTS                                                                             \
+  "retryWrites=false&serverSelectionTimeoutMS=5000&socketTimeoutMS=5000&connectTimeoutMS=2000" \
+  "&heartbeatFrequencyMS=500"
 
 /* The same queue straight to the server (tq_setup's handles, kept): the other
  * publisher of the racing case. */
@@ -100,13 +100,13 @@ static int group_setup(void **state) {
     const char *proxy = getenv("MONGOMQ_STEPDOWN_PROXY");
     const char *ctl = getenv("MONGOMQ_STEPDOWN_CONTROL");
     if (proxy == NULL || ctl == NULL || getenv("MONGOMQ_TEST_URI") == NULL) {
-        fprintf(stderr, "MONGOMQ_TEST_URI, MONGOMQ_STEPDOWN_PROXY and MONGOMQ_STEPDOWN_CONTROL must be set "
-                        "(tests/faults/stepdown.sh)\n");
+        fprintf(stderr,
+                "MONGOMQ_TEST_URI, MONGOMQ_STEPDOWN_PROXY and MONGOMQ_STEPDOWN_CONTROL must be set "
+                "(tests/faults/stepdown.sh)\n");
         return -1;
     }
     const char *colon = strrchr(ctl, ':');
-    if (colon == NULL || (size_t)(colon - ctl) >= sizeof g_control_host || strlen(proxy) >= sizeof g_proxy)
-        return -1;
+    if (colon == NULL || (size_t)(colon - ctl) >= sizeof g_control_host || strlen(proxy) >= sizeof g_proxy) return -1;
     memcpy(g_control_host, ctl, (size_t)(colon - ctl));
     g_control_host[colon - ctl] = '\0';
     g_control_port = atoi(colon + 1);
@@ -154,11 +154,13 @@ static const char *text_of(const mq_lease *lease, char *buf, size_t size) {
 static void expect_unknown(const char *what, mq_status st, const mq_error *err, int code, const char *command,
                            int before) {
     if (st != MQ_ERR_CONNECT)
-        fail_msg("%s: %s (server_code %d: %s), expected MQ_ERR_CONNECT: the write was applied, its outcome "
-                 "is unknown to the caller",
-                 what, mq_status_name(st), err->server_code, err->message);
+        fail_msg(
+            "%s: %s (server_code %d: %s), expected MQ_ERR_CONNECT: the write was applied, its outcome "
+            "is unknown to the caller",
+            what, mq_status_name(st), err->server_code, err->message);
     assert_int_equal(err->server_code, code);
-    if (strstr(err->message, command) == NULL) fail_msg("%s: the message does not name %s: %s", what, command, err->message);
+    if (strstr(err->message, command) == NULL)
+        fail_msg("%s: the message does not name %s: %s", what, command, err->message);
     assert_int_equal(replaced() - before, 1);
 }
 
@@ -174,14 +176,16 @@ static void publish_insert_answered(tq *t, int code, const char *code_name, cons
     mq_lease *lease = NULL;
     mq_status cst = mq_claim(t->queue, "w", 30, 0, &lease, &cerr);
     char buf[16];
-    printf("    publish.insert answered %d%s%s: %s (server_code %d: %s); on the server: events %lld, lock %lld; "
-           "a claim right after: %s %s\n",
-           code, label ? " + " : "", label ? label : "", mq_status_name(st), err.server_code, err.message,
-           (long long)in, (long long)locked, mq_status_name(cst), text_of(lease, buf, sizeof buf));
+    printf(
+        "    publish.insert answered %d%s%s: %s (server_code %d: %s); on the server: events %lld, lock %lld; "
+        "a claim right after: %s %s\n",
+        code, label ? " + " : "", label ? label : "", mq_status_name(st), err.server_code, err.message, (long long)in,
+        (long long)locked, mq_status_name(cst), text_of(lease, buf, sizeof buf));
     expect_unknown("publish", st, &err, code, "publish.insert", before);
     assert_int_equal(in, 1);     /* the server applied the insert */
     assert_int_equal(locked, 1); /* and the publish made the lock after the unknown outcome */
-    if (cst != MQ_OK) fail_msg("a claim right after the publish: %s (%s): the event is stranded", mq_status_name(cst), cerr.message);
+    if (cst != MQ_OK)
+        fail_msg("a claim right after the publish: %s (%s): the event is stranded", mq_status_name(cst), cerr.message);
     assert_string_equal(buf, "e");
     assert_int_equal(mq_lease_attempts(lease), 1);
     bson_t *doc = tq_find_one(t, "messages", "{\"event\": \"e\"}");
@@ -239,14 +243,15 @@ static void ack_drop_with_a_publish_racing(void **state) {
     mq_lease *next = NULL;
     mq_status cst = mq_claim(t->queue, "w", 30, 0, &next, &cerr);
     char buf[16];
-    printf("    ack.drop answered 10107: %s (server_code %d: %s); on the server: e1 %lld, e2 %lld, G's free lock "
-           "%lld; the retried ack: %s; a claim: %s %s\n",
-           mq_status_name(st), err.server_code, err.message, (long long)e1_left, (long long)e2_left,
-           (long long)locked, mq_status_name(rst), mq_status_name(cst), text_of(next, buf, sizeof buf));
+    printf(
+        "    ack.drop answered 10107: %s (server_code %d: %s); on the server: e1 %lld, e2 %lld, G's free lock "
+        "%lld; the retried ack: %s; a claim: %s %s\n",
+        mq_status_name(st), err.server_code, err.message, (long long)e1_left, (long long)e2_left, (long long)locked,
+        mq_status_name(rst), mq_status_name(cst), text_of(next, buf, sizeof buf));
     expect_unknown("ack", st, &err, 10107, "ack.drop", before);
     assert_int_equal(e1_left, 0); /* ack.delete went first */
     assert_int_equal(e2_left, 1);
-    assert_int_equal(locked, 1);  /* the drop was applied; the re-check made e2's lock */
+    assert_int_equal(locked, 1); /* the drop was applied; the re-check made e2's lock */
     if (rst != MQ_OK) fail_msg("the retried ack: %s (%s), expected MQ_OK", mq_status_name(rst), rerr.message);
     mq_lease_destroy(lease);
     if (cst != MQ_OK) fail_msg("a claim after the ack: %s (%s): e2 is stranded", mq_status_name(cst), cerr.message);
@@ -278,10 +283,10 @@ static void ack_release(void **state) {
     int64_t released = tq_count(t, "locks", filter);
     int64_t total = tq_count(t, "messages", "{}");
     mq_status rst = mq_ack(t->queue, lease, &rerr);
-    printf("    ack.release answered 10107: %s (server_code %d: %s); on the server: events %lld, G released to "
-           "e2 %lld; the retried ack: %s\n",
-           mq_status_name(st), err.server_code, err.message, (long long)total, (long long)released,
-           mq_status_name(rst));
+    printf(
+        "    ack.release answered 10107: %s (server_code %d: %s); on the server: events %lld, G released to "
+        "e2 %lld; the retried ack: %s\n",
+        mq_status_name(st), err.server_code, err.message, (long long)total, (long long)released, mq_status_name(rst));
     expect_unknown("ack", st, &err, 10107, "ack.release", before);
     assert_int_equal(total, 1);    /* e1 deleted, e2 waits */
     assert_int_equal(released, 1); /* the release was applied */

@@ -64,8 +64,7 @@ static void refused(const char *options, const char *what) {
         mq_client_destroy(client);
     }
     free(uri);
-    if (st != MQ_ERR_CONNECT)
-        fail_msg("%s: %s (%s), expected MQ_ERR_CONNECT", what, mq_status_name(st), err.message);
+    if (st != MQ_ERR_CONNECT) fail_msg("%s: %s (%s), expected MQ_ERR_CONNECT", what, mq_status_name(st), err.message);
     assert_non_null(strchr(err.message, ':'));
     printf("    %s -> MQ_ERR_CONNECT: %s\n", what, err.message);
 }

@@ -8,12 +8,15 @@
 #include <time.h>
 
 static mq_client *client;
-static struct { char *db, *prefix; mq_queue *q; } queues[64];
+static struct {
+    char *db, *prefix;
+    mq_queue *q;
+} queues[64];
 static int nqueues;
 static mq_queue *held_q;
 static mq_lease *held;
 
-static char *out;             /* the reply being built */
+static char *out; /* the reply being built */
 static size_t out_len, out_cap;
 
 static void put(const char *s) {
@@ -34,7 +37,10 @@ static double wall(void) {
 
 static unsigned long long fnv(const unsigned char *p, size_t n) {
     unsigned long long h = 0xcbf29ce484222325ULL;
-    for (size_t i = 0; i < n; i++) { h ^= p[i]; h *= 0x100000001b3ULL; }
+    for (size_t i = 0; i < n; i++) {
+        h ^= p[i];
+        h *= 0x100000001b3ULL;
+    }
     return h;
 }
 
@@ -53,7 +59,10 @@ static unsigned char *unhex(const char *s, size_t *len) {
 
 static void hex(const unsigned char *p, size_t n) {
     char buf[3];
-    for (size_t i = 0; i < n; i++) { snprintf(buf, sizeof buf, "%02x", p[i]); put(buf); }
+    for (size_t i = 0; i < n; i++) {
+        snprintf(buf, sizeof buf, "%02x", p[i]);
+        put(buf);
+    }
 }
 
 static mq_queue *queue(const char *db, const char *prefix, mq_error *err) {
@@ -83,7 +92,8 @@ static int fail(const char *what, mq_status st, const mq_error *err) {
     char buf[700];
     out_len = 0;
     snprintf(buf, sizeof buf, "err %s: %s %s", what, mq_status_name(st), err->message);
-    for (char *c = buf; *c; c++) if (*c == '\n') *c = ' ';
+    for (char *c = buf; *c; c++)
+        if (*c == '\n') *c = ' ';
     put(buf);
     return 0;
 }
@@ -96,12 +106,18 @@ static int handle(char **w, int n) {
         st = mq_ack(held_q, held, &err);
         mq_lease_destroy(held);
         held = NULL;
-        if (st == MQ_OK) put("ok acked");
-        else if (st == MQ_LEASE_LOST) put("ok lease_lost");
-        else return fail("ack", st, &err);
+        if (st == MQ_OK)
+            put("ok acked");
+        else if (st == MQ_LEASE_LOST)
+            put("ok lease_lost");
+        else
+            return fail("ack", st, &err);
         return 1;
     }
-    if (n < 3) { put("err bad line"); return 0; }
+    if (n < 3) {
+        put("err bad line");
+        return 0;
+    }
     mq_queue *q = queue(w[1], w[2], &err);
     if (!q) return fail("queue", err.status, &err);
     if (!strcmp(w[0], "publish") && n == 7) {
@@ -109,12 +125,14 @@ static int handle(char **w, int n) {
         unsigned char *g = unhex(w[3], &glen), *data;
         int prio = atoi(w[4]);
         double delay = atof(w[5]), at = 0;
-        if (!strcmp(w[6], "-")) data = calloc(1, 1);
+        if (!strcmp(w[6], "-"))
+            data = calloc(1, 1);
         else if (!strncmp(w[6], "big:", 4)) {
             len = (size_t)atol(w[6] + 4);
             data = malloc(len);
             for (size_t i = 0; i < len; i++) data[i] = (unsigned char)(i % 251);
-        } else data = unhex(w[6], &len);
+        } else
+            data = unhex(w[6], &len);
         int64_t seq = 0;
         if (delay > 0) {
             at = mq_queue_now(q) + delay;
@@ -175,7 +193,10 @@ static int handle(char **w, int n) {
     if (!strcmp(w[0], "hold") && n == 5) {
         mq_lease *l = NULL;
         st = mq_claim_wait(q, "c-agent", atof(w[4]), 0, atof(w[3]), &l, &err);
-        if (st == MQ_EMPTY) { put("ok none"); return 1; }
+        if (st == MQ_EMPTY) {
+            put("ok none");
+            return 1;
+        }
         if (st != MQ_OK) return fail("claim", st, &err);
         held = l;
         held_q = q;
