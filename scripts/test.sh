@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Runs every test: installs what is missing, builds, starts the local test server
 # (unless MONGOMQ_TEST_URI names one), then
-#   1. the whole CTest suite on a RelWithDebInfo build (the C library, the mongomq
-#      command, the harel interop), and the ABI check;
+#   1. the C and C++ style check (.clang-format), the whole CTest suite on a
+#      RelWithDebInfo build (the C library, the mongomq command, the examples, the
+#      harel interop), and the ABI check;
 #   2. each language binding's own suite (scripts/test-<language>.sh: its package
 #      built the way its users build it, against the library installed in
 #      build/stage, and its contract scenarios in its own test runner), then the
@@ -47,6 +48,8 @@ build() { # build DIR [cmake args...]
 
 echo "== build (RelWithDebInfo) =="
 build build
+echo "== C and C++ style (scripts/format.sh --check) =="
+bash scripts/format.sh --check
 echo "== tests =="
 (cd build && ctest --output-on-failure)
 echo "== ABI against abi/libmongomq.so.0.abi =="
