@@ -1,15 +1,19 @@
 #!/usr/bin/env bash
 # The Python package (bindings/python), tested as a user gets it:
-#   1. checks that the committed SWIG wrapper is what the pinned SWIG makes;
+#   1. checks that the committed SWIG wrapper is what the pinned SWIG makes
+#      (scripts/swig-generate.sh python --check);
 #   2. builds libmongomq into the staging prefix (scripts/stage.sh) and, against it
 #      (pkg-config), the package's wheel with `pip wheel`;
 #   3. `pip install`s the wheel (and its "test" extra) in a fresh venv in a temp dir
 #      outside the repository (scripts/with-server.sh's $TMP, removed on exit), as a
 #      user would, and checks that mongomq is imported from that venv;
-#   4. runs pytest (every bindings/CONTRACT.md scenario) with that venv, against
-#      MONGOMQ_TEST_URI (or a server of its own, started here and stopped on exit);
-#   5. runs the README's example with that venv's python, from a directory outside
-#      the repository.
+#   4. runs pytest with that venv, against MONGOMQ_TEST_URI (or a server of its own,
+#      started here and stopped on exit), and checks from its JUnit XML that every
+#      bindings/CONTRACT.md scenario passed under its name
+#      (scripts/contract-scenarios.py check python);
+#   5. checks that the README shows examples/producer.py and examples/worker.py as
+#      they are, and runs them with that venv's python, from a directory outside the
+#      repository, on a fresh database (the worker stops by its idle_timeout).
 # Exits non-zero on any failure.
 #
 # Environment: PYTHON (default python3), MONGOMQ_TEST_URI, MONGOMQ_PY_DIR (default
@@ -41,20 +45,8 @@ if ! has_headers || ! has_venv; then
     has_venv || die "$PYTHON cannot make venvs (Debian: apt-get install python3-venv)"
 fi
 
-# ---- 1. the committed wrapper, and a test for every contract scenario ----
-bash "$PKG/tools/generate.sh" --check
-scenarios="$(awk '/^## The scenarios/ {on = 1} on && /^\| `[a-z0-9_]+` \|/ {gsub(/^\| `|` \|.*$/, ""); print}' \
-    bindings/CONTRACT.md)"
-[[ -n "$scenarios" ]] || die "no scenarios found in bindings/CONTRACT.md"
-missing=0
-for name in $scenarios; do
-    if ! grep -q "^def test_${name}(" "$PKG"/tests/test_*.py; then
-        echo "test-python: no test_${name} for the contract scenario ${name}" >&2
-        missing=1
-    fi
-done
-[[ $missing == 0 ]] || die "contract scenarios without a test"
-say "every contract scenario ($(wc -w <<<"$scenarios")) has its test_<name>"
+# ---- 1. the committed wrapper ----
+bash scripts/swig-generate.sh python --check
 
 # ---- 2. the library and the wheel ----
 PREFIX="$(bash scripts/stage.sh)"
@@ -97,16 +89,32 @@ esac
 
 # ---- 4. the suite, on the installed package (not the source tree) ----
 say "pytest against $MONGOMQ_TEST_URI"
-(cd "$PKG" && "$PY" -m pytest -p no:cacheprovider -ra tests)
+RESULTS="$TMP/pytest-results.xml"
+(cd "$PKG" && "$PY" -m pytest -p no:cacheprovider -ra --junitxml="$RESULTS" tests)
+python3 scripts/contract-scenarios.py check python "$RESULTS"
 
-# ---- 5. the README's example, with the venv's python, from outside the repository ----
-EXAMPLE_DIR="$TMP/example"
+# ---- 5. the examples: the README's blocks are the files, and they run ----
+EXAMPLE_DIR="$TMP/examples"
 mkdir -p "$EXAMPLE_DIR"
-awk '/<!-- scripts\/test-python.sh runs this block/ {armed = 1; next}
-     armed && /^```python$/ {inside = 1; next}
-     inside && /^```$/ {exit}
-     inside {print}' "$PKG/README.md" >"$EXAMPLE_DIR/example.py"
-[[ -s "$EXAMPLE_DIR/example.py" ]] || die "no example found in bindings/python/README.md"
-say "running the README example in $EXAMPLE_DIR with $PY"
-(cd "$EXAMPLE_DIR" && MONGOMQ_URI="$MONGOMQ_TEST_URI" timeout 120 "$PY" example.py)
-say "README example: ok"
+for name in producer worker; do
+    # the ```python block right after the README's "<!-- examples/NAME.py -->" line
+    awk -v mark="<!-- examples/$name.py -->" '$0 == mark {armed = 1; next}
+         armed && /^```python$/ {inside = 1; next}
+         inside && /^```$/ {exit}
+         inside {print}' "$PKG/README.md" >"$EXAMPLE_DIR/readme-$name.py"
+    [[ -s "$EXAMPLE_DIR/readme-$name.py" ]] || die "bindings/python/README.md shows no examples/$name.py"
+    diff -u "$PKG/examples/$name.py" "$EXAMPLE_DIR/readme-$name.py" >&2 \
+        || die "the README's examples/$name.py differs from the file"
+    cp "$PKG/examples/$name.py" "$EXAMPLE_DIR/"
+done
+EXAMPLE_DB="mqt_py_examples_$$"
+say "running examples/producer.py and examples/worker.py in $EXAMPLE_DIR with $PY (database $EXAMPLE_DB)"
+export MONGOMQ_URI="$MONGOMQ_TEST_URI" MONGOMQ_DB="$EXAMPLE_DB"
+(cd "$EXAMPLE_DIR" && timeout 120 "$PY" producer.py) | tee "$TMP/producer.out"
+grep -qx "queued: 10 events" "$TMP/producer.out" || die "the producer did not queue its 10 events"
+(cd "$EXAMPLE_DIR" && timeout 120 "$PY" worker.py) | tee "$TMP/worker.out"
+grep -qx "handled 10 orders; 0 events left" "$TMP/worker.out" || die "the worker did not handle the 10 orders"
+"$PY" -c 'import mongomq, os, sys
+with mongomq.Client(sys.argv[1]) as c, c.queue(sys.argv[2], "orders") as q:
+    q.drop()' "$MONGOMQ_TEST_URI" "$EXAMPLE_DB"
+say "examples: ok"

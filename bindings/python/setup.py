@@ -1,7 +1,8 @@
-"""The C extension mongomq._raw: the SWIG wrapper in generated/ (made by
-tools/generate.sh with the project's pinned SWIG and committed, so building needs no
-SWIG), compiled against the libmongomq that pkg-config finds (set PKG_CONFIG_PATH for
-a library installed under a prefix of your own)."""
+"""The C extension mongomq._raw: the SWIG wrapper in generated/ (made by the
+repository's scripts/swig-generate.sh python with the project's pinned SWIG and
+committed, so building needs no SWIG), compiled against the libmongomq that
+pkg-config finds (set PKG_CONFIG_PATH for a library installed under a prefix of your
+own)."""
 
 import shlex
 import subprocess

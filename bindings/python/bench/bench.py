@@ -39,7 +39,7 @@ def run_mode(uri: str, db: str, batch: int, n: int, groups: int, workers: int, v
             if batch == 1:
                 for i in range(n):
                     g = i % groups
-                    seq = queue.publish("g%d" % g, b'{"i":%d}' % i, g % 5)
+                    seq = queue.publish("g%d" % g, b'{"i":%d}' % i, priority=g % 5)
                     expected[seq] = i
             else:
                 for start in range(0, n, batch):
@@ -61,7 +61,7 @@ def run_mode(uri: str, db: str, batch: int, n: int, groups: int, workers: int, v
             def drain(q: mongomq.Queue) -> None:
                 while not done.is_set():
                     try:
-                        lease = q.claim(visibility, 0, 1.0 if wait else 0.0, batch)
+                        lease = q.claim(visibility=visibility, max_events=batch, wait=1.0 if wait else 0.0)
                     except mongomq.Interrupted:
                         return
                     if lease is None:

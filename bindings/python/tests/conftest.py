@@ -8,7 +8,7 @@ import subprocess
 import sys
 import textwrap
 import uuid
-from typing import Iterator, Tuple
+from typing import Iterator
 
 import pytest
 

@@ -1,12 +1,16 @@
 """The worker scenarios of bindings/CONTRACT.md ("The worker"), and the worker's own
-edges."""
+options and edges: work() blocks until idle_timeout, a CancelToken or the queue ends
+it; worker() returns a handle (stop, wait); on_error and its default, the logger.
+(handle_signals and Ctrl-C are in test_signals.py: they need a child process.)"""
 
 from __future__ import annotations
 
+import logging
 import random
 import threading
 import time
 from collections import defaultdict
+from datetime import timedelta
 
 import pytest
 
@@ -196,17 +200,18 @@ def test_work_blocks_until_stop(queue):
     for i in range(5):
         queue.publish("g", b"%d" % i)
     got = []
-    stop = threading.Event()
+    stop = mongomq.CancelToken()
 
     def handler(lease):
         got.append(int(lease.event))
         if len(got) == 5:
-            stop.set()
+            stop.cancel()
 
     t0 = time.monotonic()
-    queue.work(handler, stop=stop, concurrency=2)
+    queue.work(handler, cancel=stop, concurrency=2)
     assert time.monotonic() - t0 < 20
     assert got == [0, 1, 2, 3, 4]
+    assert queue.stats().messages == 0  # the last one was acked before work returned
 
 
 def test_worker_ends_when_queue_interrupted(queue):
@@ -227,5 +232,138 @@ def test_worker_bad_options(queue):
         queue.worker(lambda l: None, visibility=0)
     with pytest.raises(ValueError, match="max_attempts"):
         queue.worker(lambda l: None, max_attempts=-1)
-    with pytest.raises(TypeError, match="batch"):
-        queue.worker(lambda l: None, batch="3")
+    with pytest.raises(TypeError, match="max_events"):
+        queue.worker(lambda l: None, max_events="3")
+    with pytest.raises(ValueError, match="max_events"):
+        queue.worker(lambda l: None, max_events=0)
+    with pytest.raises(ValueError, match="idle_timeout"):
+        queue.worker(lambda l: None, idle_timeout=0)
+    with pytest.raises(TypeError, match="handle_signals"):
+        queue.worker(lambda l: None, handle_signals="yes")
+    with pytest.raises(TypeError, match="batch"):  # the 0.3 name is gone
+        queue.worker(lambda l: None, batch=3)
+    with pytest.raises(TypeError, match="cancel"):
+        queue.work(lambda l: None, cancel=threading.Event())
+
+
+def test_worker_max_events(queue):
+    for i in range(6):
+        queue.publish("g", b"%d" % i)
+    counts = []
+    with queue.worker(lambda lease: counts.append(lease.count), max_events=3):
+        assert wait_for(lambda: queue.stats().messages == 0)
+    assert counts == [3, 3]
+
+
+def test_work_idle_timeout_returns(queue):
+    """work() ends by itself once no lease came for idle_timeout, even when a handler
+    ran for longer than that (the clock starts when the last handler ends)."""
+    queue.publish("g", b"slow")
+    queue.publish("g", b"fast")
+    got = []
+
+    def handler(lease):
+        if lease.event == b"slow":
+            time.sleep(1.0)  # longer than idle_timeout
+        got.append(lease.event)
+
+    t0 = time.monotonic()
+    queue.work(handler, idle_timeout=0.4, visibility=timedelta(seconds=30))
+    elapsed = time.monotonic() - t0
+    assert got == [b"slow", b"fast"]
+    assert queue.stats().messages == 0
+    assert 1.4 <= elapsed < 10, elapsed
+
+
+def test_work_idle_timeout_on_empty_queue(queue):
+    t0 = time.monotonic()
+    queue.work(lambda lease: None, idle_timeout=timedelta(milliseconds=300), concurrency=3)
+    assert 0.3 <= time.monotonic() - t0 < 5
+
+
+def test_worker_stop_and_wait(queue):
+    queue.publish("g", b"x")
+    handled = threading.Event()
+    t0 = time.monotonic()
+    w = queue.worker(lambda lease: handled.set(), concurrency=2)
+    assert time.monotonic() - t0 < 1  # worker() returns at once; the threads run
+    assert handled.wait(10)
+    assert w.running
+    assert w.wait(0.3) is False  # nothing stops it by itself
+    assert w.stop() is True
+    assert w.wait() is True and w.wait(0) is True
+    assert not w.running
+    assert w.stop() is True  # again: nothing to do
+    assert "stopped" in repr(w)
+
+
+def test_worker_ends_with_idle_timeout_and_wait(queue):
+    w = queue.worker(lambda lease: None, idle_timeout=0.3)
+    assert w.wait(10) is True
+    assert not w.running
+    w.stop()
+
+
+def test_worker_on_error_default_logs(queue, caplog):
+    """With no on_error, a handler failure goes to the "mongomq" logger at ERROR with
+    its traceback: never swallowed."""
+    queue.publish("g", b"bad")
+    calls = []
+
+    def failing_handler(lease):
+        calls.append(lease.attempts)
+        raise ValueError("the handler failed on purpose")
+
+    with caplog.at_level(logging.WARNING, logger="mongomq"):
+        with queue.worker(failing_handler, backoff_base=0.01, backoff_cap=0.01):
+            assert wait_for(lambda: len(calls) >= 2)
+    failures = [r for r in caplog.records if r.name == "mongomq" and r.levelno == logging.ERROR
+                and "handler failed" in r.getMessage()]
+    assert failures, [r.getMessage() for r in caplog.records]
+    record = failures[0]
+    assert "'g'" in record.getMessage() and "the handler failed on purpose" in record.getMessage()
+    assert record.exc_info is not None and record.exc_info[0] is ValueError
+    assert "failing_handler" in caplog.text  # the traceback names the handler's frame
+
+
+def test_worker_on_error_gets_queue_errors(queue, monkeypatch):
+    """A queue error (a claim's ConnectError) goes to on_error with no lease, and the
+    worker goes on (backing off) until stopped."""
+    with pytest.raises(TypeError, match="on_error"):
+        queue.worker(lambda l: None, on_error="log")
+    boom = mongomq.ConnectError("mongomq: injected", mongomq._raw.MQ_ERR_CONNECT)
+    real_claim = mongomq.Queue.claim
+    calls = {"n": 0}
+
+    def flaky_claim(self, **kw):
+        calls["n"] += 1
+        if calls["n"] <= 2:
+            raise boom
+        return real_claim(self, **kw)
+
+    monkeypatch.setattr(mongomq.Queue, "claim", flaky_claim)
+    errors = []
+    w = queue.worker(lambda l: None, on_error=lambda e, lease: errors.append((e, lease)))
+    assert wait_for(lambda: calls["n"] >= 3)
+    assert w.running
+    assert w.stop()
+    assert errors == [(boom, None), (boom, None)]
+
+
+def test_worker_on_error_that_raises_is_logged(queue, caplog):
+    queue.publish("g", b"x")
+    seen = []
+
+    def on_error(exc, lease):
+        seen.append(exc)
+        raise RuntimeError("on_error failed on purpose")
+
+    def handler(lease):
+        raise KeyError("handler")
+
+    with caplog.at_level(logging.WARNING, logger="mongomq"):
+        with queue.worker(handler, on_error=on_error, backoff_base=0.01):
+            assert wait_for(lambda: seen)
+    text = caplog.text
+    assert "on_error raised" in text and "on_error failed on purpose" in text
+    assert "handler failed" in text  # and the error it was given is logged too

@@ -65,6 +65,8 @@ if HAREL:
     def drop(q):
         pass  # the driver drops the whole database at the end
 else:
+    from datetime import timedelta
+
     import mongomq
     client = mongomq.Client(URI)
 
@@ -74,13 +76,13 @@ else:
         return queues[db, prefix]
 
     def now(q):
-        return q.now()
+        return q.now().timestamp()  # the protocol's times are epoch seconds
 
     def publish(q, group, data, prio, delay):
         if delay > 0:
-            at = q.now() + delay
-            return q.publish(group, data, prio, at=at), at
-        return q.publish(group, data, prio), 0.0
+            at = q.now() + timedelta(seconds=delay)
+            return q.publish(group, data, priority=prio, not_before=at), at.timestamp()
+        return q.publish(group, data, priority=prio), 0.0
 
     def claim(q, wait, vis):
         return q.claim(visibility=vis, wait=wait)

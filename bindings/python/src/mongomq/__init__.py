@@ -15,6 +15,10 @@ mongomq._raw is private). Start with::
 from __future__ import annotations
 
 from . import _raw
+from ._batch import Batch
+from ._cancel import CancelToken
+from ._client import Client
+from ._clock import ManualClock
 from ._errors import (
     ArgumentError,
     Cancelled,
@@ -24,13 +28,18 @@ from ._errors import (
     Interrupted,
     LeaseLost,
 )
-from ._handles import BATCH_MAX, PRIORITY_MAX, PRIORITY_MIN, Batch, CancelToken, Client, Lease, ManualClock, Queue
-from ._log import LogHandler, set_log_handler
+from ._lease import Lease
+from ._log import LogHandler, log_to_logging, set_log_handler
+from ._queue import Queue
 from ._stats import GroupStats, PriorityStats, RepairCounts, Stats
 from ._stored import StoredEvent
 from ._worker import Worker, backoff_delay
 
 __version__ = "0.4.0"
+
+PRIORITY_MIN = _raw.MQ_PRIORITY_MIN
+PRIORITY_MAX = _raw.MQ_PRIORITY_MAX
+BATCH_MAX = _raw.MQ_BATCH_MAX
 
 
 def library_version() -> str:
@@ -64,5 +73,6 @@ __all__ = [
     "Worker",
     "backoff_delay",
     "library_version",
+    "log_to_logging",
     "set_log_handler",
 ]

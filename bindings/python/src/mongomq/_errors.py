@@ -1,49 +1,31 @@
-"""The exceptions of mongomq, and the factory the C extension raises them with."""
+"""The exceptions of mongomq, and the factory the C extension raises them with
+(registered here with mqs_py_set_error_factory). Status numbers are the C library's
+(mongomq._raw.MQ_*) and their names come from it (mq_status_name): the package keeps
+no table of its own."""
 
 from __future__ import annotations
 
 import re
 from typing import Any, Optional, Tuple
 
-# mq_status values (include/mongomq.h); also in mongomq._raw as MQ_*.
-OK = 0
-EMPTY = 1
-LEASE_LOST = 2
-INTERRUPTED = 3
-CANCELLED = 4
-ERR_ARG = -1
-ERR_CONNECT = -2
-ERR_SERVER = -3
-ERR_NOMEM = -4
-ERR_INTERNAL = -5
-
-_STATUS_NAMES = {
-    OK: "MQ_OK",
-    EMPTY: "MQ_EMPTY",
-    LEASE_LOST: "MQ_LEASE_LOST",
-    INTERRUPTED: "MQ_INTERRUPTED",
-    CANCELLED: "MQ_CANCELLED",
-    ERR_ARG: "MQ_ERR_ARG",
-    ERR_CONNECT: "MQ_ERR_CONNECT",
-    ERR_SERVER: "MQ_ERR_SERVER",
-    ERR_NOMEM: "MQ_ERR_NOMEM",
-    ERR_INTERNAL: "MQ_ERR_INTERNAL",
-}
+from . import _raw
 
 
 class Error(Exception):
     """Every error of mongomq. ``status`` is the C library's mq_status (an int; its
-    name in ``status_name``), ``server_code`` MongoDB's error code or 0."""
+    name, from the library, in ``status_name``), or None for an error of this package
+    that no C call returned (ClosedError); ``server_code`` is MongoDB's error code or 0."""
 
-    def __init__(self, message: str, status: int = ERR_INTERNAL, server_code: int = 0) -> None:
+    def __init__(self, message: str, status: Optional[int] = None, server_code: int = 0) -> None:
         super().__init__(message)
         self.message = message
         self.status = status
         self.server_code = server_code
 
     @property
-    def status_name(self) -> str:
-        return _STATUS_NAMES.get(self.status, "MQ_UNKNOWN")
+    def status_name(self) -> Optional[str]:
+        """"MQ_LEASE_LOST", "MQ_ERR_CONNECT"...: mq_status_name(status); None without a status."""
+        return None if self.status is None else _raw.mqs_status_name(self.status)
 
     def __reduce__(self) -> Tuple[Any, ...]:  # picklable with its fields (multiprocessing, logging)
         return (type(self), (self.message, self.status, self.server_code))
@@ -56,10 +38,10 @@ class LeaseLost(Error):
 
 
 class ArgumentError(Error, ValueError):
-    """A bad argument (out of range, empty, not UTF-8...). Also a ValueError.
-    ``argument`` names it as the Python call does."""
+    """A bad argument (out of range, empty, not UTF-8, a naive datetime...). Also a
+    ValueError. ``argument`` names it as the Python call does."""
 
-    def __init__(self, message: str, status: int = ERR_ARG, server_code: int = 0,
+    def __init__(self, message: str, status: Optional[int] = _raw.MQ_ERR_ARG, server_code: int = 0,
                  argument: Optional[str] = None) -> None:
         super().__init__(message, status, server_code)
         self.argument = argument
@@ -69,7 +51,8 @@ class ArgumentError(Error, ValueError):
 
 
 class ConnectError(Error):
-    """The server could not be reached (within serverSelectionTimeoutMS)."""
+    """The server could not be reached (within serverSelectionTimeoutMS), or a write's
+    outcome is unknown (include/mongomq.h says, call by call, what a retry does)."""
 
 
 class Interrupted(Error):
@@ -82,24 +65,25 @@ class Cancelled(Error):
 
 class ClosedError(Error, ValueError):
     """A call on a closed Client, Queue, Lease, Batch or ManualClock (as a closed file is a
-    ValueError in Python, this is one too)."""
+    ValueError in Python, this is one too). No C call returned it: ``status`` is None."""
 
-    def __init__(self, message: str, status: int = ERR_ARG, server_code: int = 0) -> None:
+    def __init__(self, message: str, status: Optional[int] = None, server_code: int = 0) -> None:
         super().__init__(message, status, server_code)
 
 
 # The C library names its arguments as the C API does; say the Python name.
 _C_TO_PY = {
     "group_id": "group",
-    "event": "data",
-    "event_len": "data",
+    "event": "event",
+    "event_len": "event",
     "priority": "priority",
     "visibility_s": "visibility",
     "min_priority": "min_priority",
     "timeout_s": "wait",
     "delay_s": "delay",
     "max_events": "max_events",
-    "not_before_epoch_s": "at",
+    "not_before": "not_before",
+    "not_before_epoch_s": "not_before",
     "worker_id": "worker_id",
     "db_name": "db",
     "prefix": "prefix",
@@ -109,13 +93,14 @@ _C_TO_PY = {
     "batch": "batch",
 }
 # Messages the package itself writes already use the Python names.
-_C_TO_PY.update({name: name for name in list(_C_TO_PY.values()) + ["at", "wait", "delay", "visibility", "start", "t", "seconds"]})
+_C_TO_PY.update({name: name for name in list(_C_TO_PY.values()) + [
+    "wait", "delay", "visibility", "start", "t", "seconds", "limit"]})
 _ARG_RE = re.compile(r"^(?:(mq_\w+): )?(\w+)\b")
 
 
 def _from_c(status: int, server_code: int, message: str) -> Error:
     """The factory mongomq._raw raises every failed call's exception with."""
-    if status == ERR_ARG:
+    if status == _raw.MQ_ERR_ARG:
         m = _ARG_RE.match(message)
         argument = None
         if m:
@@ -129,8 +114,10 @@ def _from_c(status: int, server_code: int, message: str) -> Error:
 
 
 _BY_STATUS = {
-    LEASE_LOST: LeaseLost,
-    ERR_CONNECT: ConnectError,
-    INTERRUPTED: Interrupted,
-    CANCELLED: Cancelled,
+    _raw.MQ_LEASE_LOST: LeaseLost,
+    _raw.MQ_ERR_CONNECT: ConnectError,
+    _raw.MQ_INTERRUPTED: Interrupted,
+    _raw.MQ_CANCELLED: Cancelled,
 }
+
+_raw.mqs_py_set_error_factory(_from_c)

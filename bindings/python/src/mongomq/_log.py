@@ -1,4 +1,6 @@
-"""libmongoc's log, handed to a Python function: set_log_handler.
+"""libmongoc's log in Python: by default into the "mongomq" logger of the logging
+module (installed by the first Client), or handed to a function of the program's
+(set_log_handler).
 
 The C library never calls into Python: the SWIG shim's handler (installed with
 mq_log_set_handler, process-wide) buffers libmongoc's lines in C, up to 1024 (beyond,
@@ -8,6 +10,8 @@ for them without the GIL and calls the current Python handler with each.
 
 from __future__ import annotations
 
+import atexit
+import logging
 import os
 import sys
 import threading
@@ -26,12 +30,54 @@ _lock = threading.RLock()
 _handler: Optional[LogHandler] = None
 _thread: Optional[threading.Thread] = None
 _POLL_S = 0.25
+# Whether the log was decided (the default installed, kept by the environment, or a
+# handler set): the first Client then leaves it alone.
+_decided = False
+
+KEEP_ENV = "MONGOMQ_LIBMONGOC_LOG"
+"""MONGOMQ_LIBMONGOC_LOG=keep: the first Client does not install the default, so a
+program that configured libmongoc's log itself keeps its handler."""
+
+logger = logging.getLogger("mongomq")
+
+# libmongoc's levels (0 error, 1 critical, 2 warning, 3 message, 4 info, 5 debug,
+# 6 trace) as logging's: the same map in every binding.
+_LEVELS = (logging.ERROR, logging.ERROR, logging.WARNING, logging.INFO, logging.INFO,
+           logging.DEBUG, logging.DEBUG)
+
+
+def log_to_logging(level: int, domain: str, message: str) -> None:
+    """The default handler: each line to the "mongomq" logger, at logging's level for
+    libmongoc's (0, 1 error; 2 warning; 3, 4 info; 5, 6 debug), as "DOMAIN: MESSAGE"
+    with the domain also in the record's ``mongoc_domain``. Quiet by default: with
+    logging unconfigured, only warnings and above show (on stderr); debug lines show
+    only when the program asks for them."""
+    py_level = _LEVELS[level] if 0 <= level < len(_LEVELS) else logging.ERROR
+    if logger.isEnabledFor(py_level):
+        logger.log(py_level, "%s: %s", domain, message, extra={"mongoc_domain": domain})
+
+
+def _install_default() -> None:
+    """Called by every Client before it is made: the first one routes libmongoc's log
+    into logging, unless a handler was set already or MONGOMQ_LIBMONGOC_LOG=keep."""
+    global _decided
+    if _decided:
+        return
+    with _lock:
+        if _decided:
+            return
+        _decided = True
+        if os.environ.get(KEEP_ENV, "").strip().lower() == "keep":
+            return
+        _set(log_to_logging)
 
 
 def set_log_handler(handler: Optional[LogHandler]) -> None:
     """Routes libmongoc's log (the MongoDB C driver under libmongomq: connection,
     server selection and URI warnings...) to ``handler(level, domain, message)``, or,
-    with None, silences it.
+    with None, silences it. Without a call, the first Client routes it into the
+    "mongomq" logger (``log_to_logging``); a call before the first Client is what the
+    program keeps (``set_log_handler(None)``: silence).
 
     Process-wide: this replaces libmongoc's own handler (which prints to stderr) for
     every user of libmongoc in the process, and a later call replaces this one. The
@@ -39,9 +85,16 @@ def set_log_handler(handler: Optional[LogHandler]) -> None:
     time, in order; an exception it raises goes to ``sys.unraisablehook`` (or is
     printed with its traceback) and delivery goes on. After ``set_log_handler(None)``
     (or another handler) returns, the handler it replaced is not called again."""
-    global _handler, _thread
+    global _decided
     if handler is not None and not callable(handler):
         raise TypeError("handler must be callable or None, not %s" % type(handler).__name__)
+    with _lock:
+        _decided = True
+        _set(handler)
+
+
+def _set(handler: Optional[LogHandler]) -> None:
+    global _handler, _thread
     with _lock:
         _handler = handler
         if handler is None:
@@ -74,21 +127,42 @@ def _drain() -> None:
                 if _thread is threading.current_thread():
                     _thread = None
                 return
-        if line is None:
-            continue
-        level, domain, message = _parse(line)
-        failed: Optional[BaseException] = None
-        with _lock:
-            handler = _handler
-            if handler is None:  # silenced after the line was taken
-                continue
-            try:
-                handler(level, domain, message)
-            except BaseException as exc:  # noqa: B036 - a handler's SystemExit must not end delivery
-                failed = exc
-        if failed is not None:
-            _report(failed, handler)
-            failed = None
+        if line is not None:
+            _deliver(line)
+
+
+def _deliver(line: str) -> None:
+    level, domain, message = _parse(line)
+    failed: Optional[BaseException] = None
+    with _lock:
+        handler = _handler
+        if handler is None:  # silenced after the line was taken
+            return
+        try:
+            handler(level, domain, message)
+        except BaseException as exc:  # noqa: B036 - a handler's SystemExit must not end delivery
+            failed = exc
+    if failed is not None:
+        _report(failed, handler)
+
+
+@atexit.register
+def _flush_at_exit() -> None:
+    # The log thread is a daemon: lines libmongoc wrote just before the program ended
+    # (a URI warning, the last connection error) are delivered here, not lost.
+    if _handler is None:
+        return
+    try:
+        for _ in range(_raw_buffer_max):
+            line = _raw.mqs_log_next(0.0)
+            if line is None:
+                break
+            _deliver(line)
+    except Exception:  # the interpreter is going: nothing left to tell
+        pass
+
+
+_raw_buffer_max = 1024  # the shim's buffer (MQS_LOG_MAX)
 
 
 class _Unraisable:

@@ -1,10 +1,14 @@
-"""Queue.stats(): mq_stats_json parsed into dataclasses (keys as docs/design.md)."""
+"""Queue.stats(): mq_stats_json parsed into dataclasses (keys as docs/design.md), and
+Queue.repair_counts()'s RepairCounts."""
 
 from __future__ import annotations
 
 import dataclasses
+import datetime as _dt
 from dataclasses import dataclass
-from typing import Any, Dict, NamedTuple, Optional
+from typing import Any, Dict, Optional
+
+from ._args import to_datetime
 
 
 @dataclass(frozen=True)
@@ -28,12 +32,13 @@ class PriorityStats:
 class Stats:
     queue: str
     """"db.prefix" """
-    now: float
-    """the queue clock when the stats were taken (epoch seconds)"""
+    now: _dt.datetime
+    """the queue clock when the stats were taken (an aware UTC datetime)"""
     messages: int
     dead: int
     groups: GroupStats
     oldest_message_age_s: Optional[float]
+    """seconds"""
     priorities: Dict[int, PriorityStats]
     """all five priorities, 0..4"""
 
@@ -43,7 +48,7 @@ class Stats:
         age = d.get("oldest_message_age_s")
         return cls(
             queue=d["queue"],
-            now=float(d["now"]),
+            now=to_datetime(float(d["now"])),
             messages=int(d["messages"]),
             dead=int(d["dead"]),
             groups=GroupStats(ready=int(g["ready"]), leased=int(g["leased"]), parked=int(g["parked"]),
@@ -54,11 +59,12 @@ class Stats:
         )
 
     def to_dict(self) -> Dict[str, Any]:
-        """As the library's JSON object (priority keys as ints)."""
+        """As the library's JSON object (priority keys as ints; now a datetime)."""
         return dataclasses.asdict(self)
 
 
-class RepairCounts(NamedTuple):
+@dataclass(frozen=True)
+class RepairCounts:
     """Queue.repair_counts(): the automatic repairs of one Queue object."""
 
     runs: int

@@ -4,15 +4,18 @@ StoredEvent values (fields as include/mongomq.h, "Looking without claiming")."""
 from __future__ import annotations
 
 import base64
+import datetime as _dt
 import json
 from dataclasses import dataclass
 from typing import Any, Dict, List, Optional
 
+from ._args import to_datetime
+
 
 @dataclass(frozen=True)
 class StoredEvent:
-    """One event as stored: nothing was claimed to read it. Times are epoch seconds
-    on the queue clock."""
+    """One event as stored: nothing was claimed to read it. Times are aware UTC
+    datetimes on the queue clock."""
 
     seq: int
     group: str
@@ -20,18 +23,22 @@ class StoredEvent:
     """the group's priority when the event was published"""
     attempts: Optional[int]
     """deliveries recorded with the event (dead letters); None when none was"""
-    published_at: Optional[float]
-    not_before: Optional[float]
+    published_at: Optional[_dt.datetime]
+    not_before: Optional[_dt.datetime]
     """None unless the event was scheduled"""
-    dead_at: Optional[float]
+    dead_at: Optional[_dt.datetime]
     """dead letters only; None otherwise"""
     event: bytes
     """the published bytes (text events as their UTF-8 bytes)"""
 
     @property
     def text(self) -> str:
-        """The event decoded as UTF-8 (errors replaced)."""
-        return self.event.decode("utf-8", "replace")
+        """The event decoded as UTF-8 (UnicodeDecodeError, a ValueError, when it is not)."""
+        return self.event.decode("utf-8")
+
+    def json(self, **kwargs: Any) -> Any:
+        """The event parsed as JSON (json.loads of ``text``)."""
+        return json.loads(self.text, **kwargs)
 
     @classmethod
     def _from_json(cls, d: Dict[str, Any]) -> "StoredEvent":
@@ -44,9 +51,9 @@ class StoredEvent:
         else:
             data = b""
 
-        def num(key: str) -> Optional[float]:
+        def when(key: str) -> Optional[_dt.datetime]:
             v = d.get(key)
-            return None if v is None else float(v)
+            return None if v is None else to_datetime(float(v))
 
         def count(key: str) -> Optional[int]:
             v = d.get(key)
@@ -57,9 +64,9 @@ class StoredEvent:
             group=str(d.get("group", "")),
             priority=int(d.get("priority", 0)),
             attempts=count("attempts"),
-            published_at=num("published_at"),
-            not_before=num("not_before"),
-            dead_at=num("dead_at"),
+            published_at=when("published_at"),
+            not_before=when("not_before"),
+            dead_at=when("dead_at"),
             event=data,
         )
 

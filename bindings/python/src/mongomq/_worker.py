@@ -1,19 +1,27 @@
 """The worker helper (bindings/CONTRACT.md, "The worker helper"): a handler run on
 leases by N threads, ack on success, nack with back-off on failure, a heartbeat that
-extends running leases, and a two-phase graceful shutdown."""
+extends running leases, a stop when idle, SIGINT/SIGTERM when asked, and a two-phase
+graceful shutdown. Queue.worker() starts one and returns it; Queue.work() runs one
+and blocks until it stops."""
 
 from __future__ import annotations
 
 import atexit
 import logging
+import math
 import random
 import threading
 import time
 import weakref
 from typing import Any, Callable, Dict, List, Optional, Set
 
+from . import _args, _raw
+from ._cancel import CancelToken
 from ._errors import Cancelled, ClosedError, Error, Interrupted, LeaseLost
-from ._handles import CancelToken, Lease, Queue, _int, _seconds, _worker_id
+from ._lease import Lease
+from ._queue import Queue
+from ._signals import SignalGuard
+from ._signals import name as _signal_name
 
 log = logging.getLogger("mongomq")
 
@@ -31,7 +39,8 @@ _live: "weakref.WeakSet[Worker]" = weakref.WeakSet()
 @atexit.register
 def _stop_all_at_exit() -> None:
     # Worker threads are daemons (a forgotten worker never holds the interpreter's
-    # exit up); at exit they are stopped gracefully before Python finalizes.
+    # exit up: Python joins non-daemon threads before atexit runs); at exit they are
+    # stopped gracefully here, before Python finalizes.
     for w in list(_live):
         try:
             w.stop()
@@ -47,8 +56,16 @@ def backoff_delay(attempts: int, base: float, cap: float, rng: Callable[[float, 
     return raw * rng(0.5, 1.0)
 
 
+def _positive(name: str, value: Any, *, zero_ok: bool) -> float:
+    v = _args.seconds(name, value)
+    if math.isnan(v) or math.isinf(v) or v < 0 or (v == 0 and not zero_ok):
+        raise ValueError("%s is %r; it must be finite and %s" % (name, v, ">= 0" if zero_ok else "> 0"))
+    return v
+
+
 class Worker:
     """Runs ``handler(lease)`` on the queue's leases with ``concurrency`` threads.
+    Made by Queue.worker() (started, returned at once) and Queue.work() (blocks).
 
     - handler returns: the lease is acked. It raises: nacked with delay
       backoff_delay(lease.attempts, backoff_base, backoff_cap).
@@ -56,6 +73,12 @@ class Worker:
       extend that reports LeaseLost stops that heartbeat (the handler goes on).
     - max_attempts > 0 is set on the queue: a head delivered that often goes to the
       dead letters on its next claim.
+    - idle_timeout (seconds; None: never): the worker stops by itself once no lease
+      was claimed, and no handler ran, for that long.
+    - handle_signals=True (main thread only): SIGINT and SIGTERM stop it gracefully
+      (work() then returns); a second one while it stops goes to the handler that
+      was there before (Ctrl-C: KeyboardInterrupt). The previous handlers are put back
+      when it ends.
     - errors of the queue (connect, server) are reported to on_error and retried
       after 100 ms doubling to 5 s; they never end the worker. An interrupted or
       closed queue ends it.
@@ -65,38 +88,40 @@ class Worker:
       running handlers to finish and ack/nack; handlers still running then are
       abandoned (their leases expire and are redelivered).
 
-    on_error(exc, lease_or_None) receives handler exceptions, lease-lost acks/nacks/
-    unclaims/extends and queue errors; by default they go to the "mongomq" logger.
+    on_error(exc, lease_or_None) receives every handler exception, lease-lost or
+    failed acks/nacks/unclaims/extends and queue errors. Without one, each goes to
+    the "mongomq" logger with its traceback (handler failures at ERROR, the others
+    at WARNING): nothing is swallowed.
     """
 
-    def __init__(self, queue: Queue, handler: Handler, *, concurrency: int = 1, visibility: float = 30.0,
-                 min_priority: int = 0, batch: int = 1, backoff_base: float = 1.0, backoff_cap: float = 60.0,
-                 max_attempts: int = 0, shutdown_timeout: float = 30.0, worker_id: Optional[str] = None,
+    def __init__(self, queue: Queue, handler: Handler, *, concurrency: int = 1,
+                 visibility: _args.Duration = 30.0, min_priority: int = 0, max_events: int = 1,
+                 backoff_base: _args.Duration = 1.0, backoff_cap: _args.Duration = 60.0, max_attempts: int = 0,
+                 shutdown_timeout: _args.Duration = 30.0, worker_id: Optional[str] = None,
+                 idle_timeout: Optional[_args.Duration] = None, handle_signals: bool = False,
                  on_error: Optional[ErrorCallback] = None) -> None:
         if not callable(handler):
             raise TypeError("handler must be callable")
-        _int("concurrency", concurrency)
+        _args.integer("concurrency", concurrency)
         if concurrency < 1:
             raise ValueError("concurrency is %d; it must be at least 1" % concurrency)
-        visibility = _seconds("visibility", visibility)
-        if not visibility > 0 or visibility == float("inf"):
-            raise ValueError("visibility is %r; it must be finite and > 0" % visibility)
-        _int("min_priority", min_priority)
-        _int("batch", batch)
-        if batch < 1:
-            raise ValueError("batch is %d; it must be at least 1" % batch)
-        backoff_base = _seconds("backoff_base", backoff_base)
-        backoff_cap = _seconds("backoff_cap", backoff_cap)
-        if not (backoff_base >= 0 and backoff_cap >= 0):
-            raise ValueError("backoff_base and backoff_cap must be >= 0")
-        _int("max_attempts", max_attempts)
+        visibility = _positive("visibility", visibility, zero_ok=False)
+        _args.integer("min_priority", min_priority)
+        _args.integer("max_events", max_events)
+        if not 1 <= max_events <= _raw.MQ_BATCH_MAX:
+            raise ValueError("max_events is %d; it must be 1..%d" % (max_events, _raw.MQ_BATCH_MAX))
+        backoff_base = _positive("backoff_base", backoff_base, zero_ok=True)
+        backoff_cap = _positive("backoff_cap", backoff_cap, zero_ok=True)
+        _args.integer("max_attempts", max_attempts)
         if max_attempts < 0:
             raise ValueError("max_attempts is %d; it must be >= 0" % max_attempts)
-        shutdown_timeout = _seconds("shutdown_timeout", shutdown_timeout)
-        if not shutdown_timeout >= 0:
-            raise ValueError("shutdown_timeout must be >= 0")
+        shutdown_timeout = _positive("shutdown_timeout", shutdown_timeout, zero_ok=True)
         if worker_id is not None:
-            _worker_id(worker_id)
+            _args.worker_id(worker_id)
+        if idle_timeout is not None:
+            idle_timeout = _positive("idle_timeout", idle_timeout, zero_ok=False)
+        if not isinstance(handle_signals, bool):
+            raise TypeError("handle_signals must be a bool, not %s" % type(handle_signals).__name__)
         if on_error is not None and not callable(on_error):
             raise TypeError("on_error must be callable")
 
@@ -105,12 +130,14 @@ class Worker:
         self.concurrency = concurrency
         self.visibility = visibility
         self.min_priority = min_priority
-        self.batch = batch
+        self.max_events = max_events
         self.backoff_base = backoff_base
         self.backoff_cap = backoff_cap
         self.max_attempts = max_attempts
         self.shutdown_timeout = shutdown_timeout
         self.worker_id = worker_id
+        self.idle_timeout = idle_timeout
+        self.handle_signals = handle_signals
         self.on_error = on_error
 
         self._stopping = threading.Event()
@@ -120,6 +147,9 @@ class Worker:
         self._alive = 0
         self._lock = threading.Lock()
         self._started = False
+        self._handling = 0  # leases claimed and not yet acked/nacked
+        self._last_active = time.monotonic()
+        self._signals: Optional[SignalGuard] = None
         # heartbeat: lease -> next extend (monotonic); leases being extended now
         self._hb_cond = threading.Condition()
         self._hb_due: Dict[Lease, float] = {}
@@ -133,113 +163,198 @@ class Worker:
 
     # ---- life cycle ----
 
-    def start(self) -> "Worker":
+    def _start(self) -> "Worker":
         with self._lock:
             if self._started:
                 raise RuntimeError("the worker was started already")
             self._started = True
-            self._alive = self.concurrency
-        _live.add(self)
-        self._hb_thread = threading.Thread(target=self._heartbeat, name="mongomq-heartbeat", daemon=True)
-        self._hb_thread.start()
-        for i in range(self.concurrency):
-            t = threading.Thread(target=self._run, name="mongomq-worker-%d" % i, daemon=True)
-            self._threads.append(t)
-            t.start()
+            # The starter holds one count until every thread is started, so that a
+            # thread that ends at once (a closed queue) cannot look like the last one,
+            # and a Ctrl-C in the middle leaves a count the stop can wait for.
+            self._alive = 1
+            self._last_active = time.monotonic()
+        try:
+            if self.handle_signals:
+                self._signals = SignalGuard(self._on_signal)  # before any thread: it may refuse
+            _live.add(self)
+            self._hb_thread = threading.Thread(target=self._heartbeat, name="mongomq-heartbeat", daemon=True)
+            self._hb_thread.start()
+            for i in range(self.concurrency):
+                t = threading.Thread(target=self._run, name="mongomq-worker-%d" % i, daemon=True)
+                with self._lock:
+                    self._alive += 1
+                try:
+                    t.start()
+                except BaseException:
+                    with self._lock:
+                        self._alive -= 1
+                    raise
+                self._threads.append(t)
+        finally:
+            self._thread_ended()
         return self
 
-    def stop(self, timeout: Optional[float] = None) -> bool:
+    def stop(self, timeout: Optional[_args.Duration] = None) -> bool:
         """Graceful shutdown: stop claiming, wait up to timeout (default
         shutdown_timeout) for running handlers. True when every thread finished."""
-        if timeout is None:
-            timeout = self.shutdown_timeout
-        self._stopping.set()
-        self._cancel.cancel()
-        finished = self.wait(timeout)
-        with self._hb_cond:
-            self._hb_stop = True
-            self._hb_cond.notify_all()
+        limit = self.shutdown_timeout if timeout is None else _positive("timeout", timeout, zero_ok=True)
+        self._request_stop()
+        finished = self.wait(limit)
+        self._end_heartbeat()
         _live.discard(self)
+        self._restore_signals()
         return finished
 
-    def wait(self, timeout: Optional[float] = None) -> bool:
-        """Waits until every worker thread ended (after stop(), or on its own when the
-        queue was interrupted or closed). True if they did within timeout."""
+    def wait(self, timeout: Optional[_args.Duration] = None) -> bool:
+        """Waits until every worker thread ended (after stop(), a signal with
+        handle_signals, idle_timeout, or on its own when the queue was interrupted or
+        closed). True if they did within timeout (None: no limit)."""
         if not self._started:
             return True
+        limit = None if timeout is None else _args.seconds("timeout", timeout)
         # In slices, so that Ctrl-C reaches a main thread waiting here.
-        deadline = None if timeout is None else time.monotonic() + timeout
+        deadline = None if limit is None else time.monotonic() + limit
         while True:
             left = 0.5 if deadline is None else min(0.5, deadline - time.monotonic())
             if left <= 0:
-                return self._done.is_set()
+                done = self._done.is_set()
+                break
             if self._done.wait(left):
-                return True
+                done = True
+                break
+        if done:
+            self._restore_signals()
+        return done
 
     @property
     def running(self) -> bool:
         return self._started and not self._done.is_set()
 
+    @property
+    def _stop_requested(self) -> bool:
+        return self._stopping.is_set()
+
     def __enter__(self) -> "Worker":
-        if not self._started:
-            self.start()
         return self
 
     def __exit__(self, *exc: Any) -> None:
         self.stop()
 
+    def __repr__(self) -> str:
+        state = "running" if self.running else ("stopped" if self._started else "new")
+        return "<mongomq.Worker %s on %r, concurrency %d>" % (state, self.queue, self.concurrency)
+
+    def _request_stop(self) -> None:
+        self._stopping.set()
+        self._cancel.cancel()
+
+    def _abandon(self) -> None:
+        """Stops claiming and waits for nothing (a second Ctrl-C during a stop)."""
+        self._request_stop()
+        self._end_heartbeat()
+        _live.discard(self)
+        self._restore_signals()
+
+    def _restore_signals(self) -> None:
+        if self._signals is not None and self._signals.restore():
+            self._signals = None
+
+    def _on_signal(self, signum: int) -> bool:
+        if self._done.is_set() or self._stopping.is_set():
+            return False  # over, or a second signal: the previous handler's turn
+        log.info("mongomq worker: %s: stopping (running handlers get up to %g s)",
+                 _signal_name(signum), self.shutdown_timeout)
+        self._request_stop()
+        return True
+
     # ---- the worker threads ----
 
-    def _report(self, exc: BaseException, lease: Optional[Lease]) -> None:
+    def _report(self, exc: BaseException, lease: Optional[Lease], what: str) -> None:
         if self.on_error is not None:
             try:
                 self.on_error(exc, lease)
                 return
             except Exception:
-                log.exception("mongomq: on_error raised")
-        if lease is not None:
-            log.warning("mongomq worker: group %r seq %s: %r", lease._group, lease._seq, exc)
+                log.exception("mongomq worker: on_error raised (the error it was given follows)")
+        if lease is None:
+            log.warning("mongomq worker: %s failed (retrying): %s", what, exc, exc_info=exc)
+        elif what == "handler":
+            log.error("mongomq worker: the handler failed on group %r seq %d (attempt %d): %r",
+                      lease._group, lease._seq, lease._attempts, exc, exc_info=exc)
         else:
-            log.warning("mongomq worker: %r", exc)
+            log.warning("mongomq worker: %s of group %r seq %d: %r", what, lease._group, lease._seq, exc,
+                        exc_info=exc)
+
+    def _claim_wait(self) -> float:
+        if self.idle_timeout is None:
+            return _CLAIM_SLICE
+        left = self._last_active + self.idle_timeout - time.monotonic()
+        return min(_CLAIM_SLICE, max(0.01, left))
+
+    def _stop_if_idle(self) -> None:
+        """After an empty claim: the stop of idle_timeout, by the first thread to see it."""
+        with self._lock:
+            if self._handling or self._stopping.is_set():
+                return
+            if time.monotonic() - self._last_active < self.idle_timeout:  # type: ignore[operator]
+                return
+            self._stopping.set()
+        log.info("mongomq worker: no lease for %g s (idle_timeout): stopping", self.idle_timeout)
+        self._request_stop()
 
     def _run(self) -> None:
         try:
             backoff = _QUEUE_BACKOFF_FIRST
             while not self._stopping.is_set():
                 try:
-                    lease = self.queue.claim(self.visibility, self.min_priority, _CLAIM_SLICE, self.batch,
+                    lease = self.queue.claim(visibility=self.visibility, min_priority=self.min_priority,
+                                             max_events=self.max_events, wait=self._claim_wait(),
                                              worker_id=self.worker_id, cancel=self._cancel)
                 except Cancelled:
                     break
                 except (Interrupted, ClosedError):
                     break  # the queue is shut for good
                 except Error as e:
-                    self._report(e, None)
+                    self._report(e, None, "claim")
                     if self._stopping.wait(backoff):
                         break
                     backoff = min(backoff * 2, _QUEUE_BACKOFF_CAP)
                     continue
                 backoff = _QUEUE_BACKOFF_FIRST
                 if lease is None:
+                    if self.idle_timeout is not None:
+                        self._stop_if_idle()
                     continue
-                if self._stopping.is_set():
-                    # The stop came while the claim was taking this lease: no handler
-                    # ran, so it goes back without counting a delivery.
-                    self._give_back(lease)
-                    break
-                self._handle(lease)
+                with self._lock:
+                    self._handling += 1
+                    self._last_active = time.monotonic()
+                try:
+                    if self._stopping.is_set():
+                        # The stop came while the claim was taking this lease: no handler
+                        # ran, so it goes back without counting a delivery.
+                        self._give_back(lease)
+                        break
+                    self._handle(lease)
+                finally:
+                    with self._lock:
+                        self._handling -= 1
+                        self._last_active = time.monotonic()
         finally:
-            with self._lock:
-                self._alive -= 1
-                last = self._alive == 0
-            if last:
-                self._done.set()
+            self._thread_ended()
+
+    def _thread_ended(self) -> None:
+        with self._lock:
+            self._alive -= 1
+            last = self._alive == 0
+        if last:
+            self._end_heartbeat()
+            self._done.set()
 
     def _give_back(self, lease: Lease) -> None:
         try:
             self.queue.unclaim(lease)
         except Error as e:
-            self._report(e, lease)
+            self._report(e, lease, "unclaim")
         finally:
             lease.close()
 
@@ -252,22 +367,26 @@ class Worker:
             failure = e
         finally:
             self._hb_remove(lease)
+        what = "ack" if failure is None else "nack"
         try:
             if failure is None:
                 self.queue.ack(lease)
             else:
-                self._report(failure, lease)
+                self._report(failure, lease, "handler")
                 self.queue.nack(lease, backoff_delay(lease._attempts, self.backoff_base, self.backoff_cap))
-        except LeaseLost as e:
-            self._report(e, lease)
         except Error as e:
-            self._report(e, lease)
+            self._report(e, lease, what)
         finally:
             lease.close()
         if failure is not None and not isinstance(failure, Exception):
             raise failure  # SystemExit and the like end this thread, after the nack
 
     # ---- heartbeat ----
+
+    def _end_heartbeat(self) -> None:
+        with self._hb_cond:
+            self._hb_stop = True
+            self._hb_cond.notify_all()
 
     def _hb_add(self, lease: Lease) -> None:
         with self._hb_cond:
@@ -299,12 +418,11 @@ class Worker:
             for lease in due:
                 try:
                     self.queue.extend(lease, self.visibility)
-                except LeaseLost as e:
-                    with self._hb_cond:
-                        self._hb_due.pop(lease, None)
-                    self._report(e, lease)
                 except Error as e:
-                    self._report(e, lease)
+                    if isinstance(e, LeaseLost):
+                        with self._hb_cond:
+                            self._hb_due.pop(lease, None)
+                    self._report(e, lease, "extend")
                 finally:
                     with self._hb_cond:
                         self._hb_busy.discard(lease)

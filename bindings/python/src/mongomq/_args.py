@@ -1,0 +1,117 @@
+"""Argument checks shared by the handles and the worker, and the package's two time
+types: durations in (seconds as a float, an int or a timedelta) and instants in and
+out (timezone-aware datetimes; the C library speaks epoch seconds on the queue clock).
+
+Types are checked here, with the Python argument's name; ranges are the C library's
+to check (its message names the C argument, which _errors translates), except where
+C never sees the value or would read it otherwise (a 0 that means "now" or
+"the default"): those are refused here, as the library would word it.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import math
+from typing import Any, Union
+
+from . import _raw
+from ._errors import _from_c
+
+Event = Union[bytes, bytearray, memoryview, str]
+"""What publish takes: bytes (any buffer) or str, sent as UTF-8."""
+Duration = Union[int, float, _dt.timedelta]
+"""Seconds as a float (an int or a datetime.timedelta is taken too)."""
+
+_UTC = _dt.timezone.utc
+
+
+def text(name: str, value: Any) -> str:
+    if type(value) is not str:
+        if not isinstance(value, str):
+            raise TypeError("%s must be str, not %s" % (name, type(value).__name__))
+    if "\0" in value:
+        raise ValueError("%s contains a NUL character" % name)
+    return value
+
+
+def event(value: Any) -> Any:
+    t = type(value)
+    if t is bytes:
+        return value
+    if t is str or isinstance(value, str):
+        return value.encode("utf-8")
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return value
+    try:
+        memoryview(value)
+    except TypeError:
+        raise TypeError("event must be bytes or str, not %s" % type(value).__name__) from None
+    return value
+
+
+def worker_id(value: Any) -> str:
+    text("worker_id", value)
+    if value == "":  # the C shim would take "" for "the default"
+        raise _from_c(_raw.MQ_ERR_ARG, 0, "worker_id is empty (None is the default: host:pid)")
+    return str(value)
+
+
+def integer(name: str, value: Any) -> int:
+    if type(value) is not int:
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise TypeError("%s must be int, not %s" % (name, type(value).__name__))
+    return value
+
+
+def seconds(name: str, value: Any) -> float:
+    """A duration: seconds as a float, an int or a timedelta."""
+    t = type(value)
+    if t is float or t is int:
+        return float(value)
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        if isinstance(value, _dt.timedelta):
+            return value.total_seconds()
+        raise TypeError("%s must be seconds as a float (or a timedelta), not %s" % (name, type(value).__name__))
+    return float(value)
+
+
+def limit(value: Any) -> int:
+    integer("limit", value)
+    if value < 1:  # size_t in C: a negative one would not reach the library's check
+        raise _from_c(_raw.MQ_ERR_ARG, 0, "limit is %d; it must be at least 1" % value)
+    if value > _raw.MQ_BATCH_MAX:
+        raise _from_c(_raw.MQ_ERR_ARG, 0, "limit is %d; it must be at most %d" % (value, _raw.MQ_BATCH_MAX))
+    return int(value)
+
+
+def check_seconds(name: str, value: float, zero_ok: bool) -> None:
+    """For the checks the C library cannot name (a value it never sees)."""
+    if math.isnan(value) or math.isinf(value) or value < 0 or (value == 0 and not zero_ok):
+        raise _from_c(_raw.MQ_ERR_ARG, 0, "%s is %r; it must be %s" % (
+            name, value, "finite and >= 0" if zero_ok else "finite and > 0"))
+
+
+def instant(name: str, value: Any) -> float:
+    """An aware datetime as epoch seconds. A naive one is refused: whether it meant
+    local time or UTC, the queue cannot know (and the queue clock is UTC)."""
+    if not isinstance(value, _dt.datetime):
+        raise TypeError("%s must be a timezone-aware datetime.datetime, not %s" % (name, type(value).__name__))
+    if value.tzinfo is None or value.utcoffset() is None:
+        raise _from_c(_raw.MQ_ERR_ARG, 0, "%s is a naive datetime (%s); give an aware one, such as "
+                      "datetime.now(timezone.utc) or queue.now() + timedelta(...)" % (name, value.isoformat()))
+    return value.timestamp()
+
+
+def not_before(value: Any) -> float:
+    """publish's and Batch.add's not_before as the shim's epoch seconds (0: now)."""
+    if value is None:
+        return 0.0
+    when = instant("not_before", value)
+    if not when > 0:  # 0 means "now" to the C shim; say it is bad instead
+        check_seconds("not_before", when, zero_ok=False)
+    return when
+
+
+def to_datetime(epoch_s: float) -> _dt.datetime:
+    """Epoch seconds from the library as an aware UTC datetime (to the microsecond)."""
+    return _dt.datetime.fromtimestamp(epoch_s, _UTC)

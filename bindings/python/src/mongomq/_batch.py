@@ -1,0 +1,66 @@
+"""Batch: events published together (mq_batch; mq_batch_add_with through the shim's
+mqs_batch_add_at, so a batch event may be scheduled)."""
+
+from __future__ import annotations
+
+import datetime as _dt
+from typing import Any, Iterable, Optional, Tuple
+
+from . import _args, _raw
+from ._handle import _Handle
+
+
+class Batch(_Handle):
+    """Events to publish together with Queue.publish_batch (3 server commands for the
+    whole batch). Not thread-safe while being filled; may be published again.
+
+    ``Batch(events)`` adds each of an iterable of tuples (group, event[, priority[,
+    not_before]])."""
+
+    __slots__ = ()
+    _what = "batch"
+    _destroy = staticmethod(_raw.mqs_batch_destroy)
+
+    def __init__(self, events: Iterable[Tuple[Any, ...]] = ()) -> None:
+        super().__init__(_raw.mqs_batch_new())
+        for item in events:
+            if not isinstance(item, tuple) or not 2 <= len(item) <= 4:
+                self.close()
+                raise TypeError("each event must be a tuple (group, event[, priority[, not_before]])")
+            try:
+                self.add(item[0], item[1], priority=item[2] if len(item) > 2 else 0,
+                         not_before=item[3] if len(item) > 3 else None)
+            except BaseException:
+                self.close()
+                raise
+
+    def add(self, group: str, event: _args.Event, *, priority: int = 0,
+            not_before: Optional[_dt.datetime] = None) -> "Batch":
+        """Adds an event (checked as publish would; the bytes are copied). not_before
+        schedules it, as publish's does: a group the batch creates starts parked
+        until its first event's time."""
+        _args.text("group", group)
+        event = _args.event(event)
+        _args.integer("priority", priority)
+        when = _args.not_before(not_before)
+        ptr = self._enter()
+        try:
+            _raw.mqs_batch_add_at(ptr, group, event, priority, when)
+        finally:
+            self._leave()
+        return self
+
+    def __len__(self) -> int:
+        ptr = self._enter()
+        try:
+            return _raw.mqs_batch_count(ptr)
+        finally:
+            self._leave()
+
+    def _free(self, ptr: Any) -> None:
+        self._destroy(ptr)
+
+    def __repr__(self) -> str:
+        if self._ptr is None:
+            return "<mongomq.Batch closed>"
+        return "<mongomq.Batch of %d>" % len(self)

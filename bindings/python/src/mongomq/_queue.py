@@ -1,0 +1,392 @@
+"""Queue: one queue (mq_queue) and every call on it: publish, claim (one entry,
+mq_claim_with, waiting or not), ack/nack/unclaim/extend, dead letters, looking,
+repair, admin, the queue clock, and the doors to the worker helper."""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import threading
+import time
+from typing import TYPE_CHECKING, Any, Callable, Iterable, List, Optional, Tuple, TypeVar, Union
+
+from . import _args, _raw
+from ._batch import Batch
+from ._cancel import NO_TOKEN, CancelToken
+from ._clock import ManualClock
+from ._errors import Cancelled, ClosedError, Interrupted, _from_c
+from ._handle import _Handle
+from ._lease import Lease
+from ._stats import RepairCounts, Stats
+from ._stored import StoredEvent
+from ._stored import _parse as _parse_stored
+
+if TYPE_CHECKING:
+    from ._client import Client
+    from ._worker import Worker
+
+_T = TypeVar("_T")
+
+_main_ident = threading.main_thread().ident
+_get_ident = threading.get_ident
+_monotonic = time.monotonic
+_seconds = _args.seconds
+
+
+class Queue(_Handle):
+    """One queue: the collections {db}.{prefix}_messages, _locks, _counters (and _dead).
+    Thread-safe: any number of threads may publish, claim, ack, nack, unclaim and extend
+    at once. A context manager; keeps its client alive."""
+
+    __slots__ = ("client", "db", "prefix")
+    _what = "queue"
+    _destroy = staticmethod(_raw.mqs_queue_destroy)
+
+    def __init__(self, client: "Client", db: str, prefix: str) -> None:
+        cptr = client._queue_opened()
+        try:
+            ptr = _raw.mqs_queue_new(cptr, db, prefix)
+        except BaseException:
+            client._leave()
+            client._queue_closed()
+            raise
+        client._leave()
+        self.client = client
+        self.db = db
+        self.prefix = prefix
+        super().__init__(ptr)
+
+    # -- publish --
+
+    def publish(self, group: str, event: _args.Event, *, priority: int = 0,
+                not_before: Optional[_dt.datetime] = None) -> int:
+        """Appends an event (bytes; str is encoded as UTF-8) to the tail of group and
+        returns its seq. priority (0..4) counts when this publish creates the group.
+        not_before: an aware datetime on the queue clock (see now()) before which the
+        event is not delivered; None: now."""
+        if type(group) is not str or "\0" in group:
+            _args.text("group", group)
+        if type(event) is not bytes:
+            event = _args.event(event)
+        if type(priority) is not int:
+            _args.integer("priority", priority)
+        when = 0.0 if not_before is None else _args.not_before(not_before)
+        ptr = self._enter()
+        try:
+            return _raw.mqs_publish(ptr, group, event, priority, when)
+        finally:
+            self._leave()
+
+    def publish_batch(self, events: Union[Batch, Iterable[Tuple[Any, ...]]]) -> int:
+        """Publishes many events in 3 server commands. events: a Batch, or an iterable
+        of tuples (group, event[, priority[, not_before]]). Seqs follow the order
+        given; returns the first (the others follow it by 1)."""
+        if isinstance(events, Batch):
+            return self._publish_batch(events)
+        with Batch(events) as batch:
+            return self._publish_batch(batch)
+
+    def _publish_batch(self, batch: Batch) -> int:
+        bptr = batch._enter()
+        try:
+            ptr = self._enter()
+            try:
+                return _raw.mqs_publish_batch(ptr, bptr)
+            finally:
+                self._leave()
+        finally:
+            batch._leave()
+
+    # -- claim --
+
+    def claim(self, *, visibility: _args.Duration = 30.0, min_priority: int = 0, max_events: int = 1,
+              wait: _args.Duration = 0.0, worker_id: Optional[str] = None,
+              cancel: Optional[CancelToken] = None) -> Optional[Lease]:
+        """Leases the head event (or the first max_events events) of the due group
+        that has waited longest, among groups of priority >= min_priority, for
+        visibility seconds. None when nothing is due.
+
+        wait > 0 waits up to that many seconds for a group to become due. Ctrl-C
+        (any signal whose Python handler raises) ends a wait on the main thread with
+        that exception (KeyboardInterrupt); a CancelToken ends it from another thread
+        with Cancelled. Neither touches the queue or other waiters. worker_id: the
+        name the lease is recorded under (None: host:pid)."""
+        if type(visibility) is not float:
+            visibility = _seconds("visibility", visibility)
+        if type(min_priority) is not int:
+            _args.integer("min_priority", min_priority)
+        if type(wait) is not float:
+            wait = _seconds("wait", wait)
+        if type(max_events) is not int:
+            _args.integer("max_events", max_events)
+        if max_events < 1:
+            raise _from_c(_raw.MQ_ERR_ARG, 0, "max_events is %d; it must be at least 1" % max_events)
+        if worker_id is not None:
+            _args.worker_id(worker_id)
+        if cancel is not None and not isinstance(cancel, CancelToken):
+            raise TypeError("cancel must be a mongomq.CancelToken or None, not %s" % type(cancel).__name__)
+        ptr = self._enter()
+        try:
+            if wait == 0.0 and cancel is None:
+                lease = _raw.mqs_py_claim(ptr, worker_id, visibility, min_priority, max_events, 0.0, None, 0)
+            else:
+                lease = self._claim_wait(ptr, worker_id, visibility, min_priority, max_events, wait, cancel)
+        except Interrupted:
+            if self._ptr is None:
+                raise ClosedError("mongomq: the queue was closed during the claim") from None
+            raise
+        finally:
+            self._leave()
+        return None if lease is None else Lease(lease)
+
+    def _claim_wait(self, ptr: Any, worker_id: Optional[str], visibility: float, min_priority: int,
+                    max_events: int, wait: float, cancel: Optional[CancelToken]) -> Any:
+        # One mq_cancel per call: the token (another thread) or a signal (the main
+        # thread) triggers it; nothing else on the queue is touched.
+        c = _raw.mqs_cancel_new()
+        token: Any = NO_TOKEN if cancel is None else cancel
+        try:
+            if cancel is not None and not cancel._add(c):
+                raise Cancelled("mongomq: the claim's CancelToken was cancelled", _raw.MQ_CANCELLED)
+            try:
+                main = 1 if _get_ident() == _main_ident else 0
+                remaining = wait
+                deadline = _monotonic() + wait
+                while True:
+                    try:
+                        return _raw.mqs_py_claim(ptr, worker_id, visibility, min_priority, max_events,
+                                                 remaining, c, main)
+                    except Cancelled:
+                        # A signal whose handler did not raise: wait for the rest of
+                        # the time, unless the token was cancelled as well.
+                        if not main or not token._rearm(c):
+                            raise
+                        remaining = max(0.0, deadline - _monotonic())
+            finally:
+                if cancel is not None:
+                    cancel._remove(c)
+        finally:
+            _raw.mqs_cancel_destroy(c)
+
+    # -- ack, nack, unclaim, extend --
+
+    def ack(self, lease: Lease) -> None:
+        """Removes the lease's event(s) and releases the group. LeaseLost when the
+        lease expired and another worker took the group (the event is removed all the
+        same)."""
+        self._on_lease(_raw.mqs_ack, lease)
+
+    def nack(self, lease: Lease, delay: _args.Duration = 0.0) -> None:
+        """Gives the event back: claimable again now (delay 0), or after delay seconds
+        (the group stays held until then). The redelivery has attempts + 1."""
+        if type(delay) is not float:
+            delay = _seconds("delay", delay)
+        self._on_lease(_raw.mqs_nack, lease, delay)
+
+    def unclaim(self, lease: Lease) -> None:
+        """Gives back a lease no handler ran (say, a claim that returned as the program
+        was told to stop). Unlike nack it is no delivery: the group gets back the
+        attempts count and the place in line the claim found, so the same head is
+        claimed next with the same attempts. LeaseLost (nothing changed) when the group
+        is no longer this lease's. After ConnectError, retry with the same lease: a
+        retry that finds its earlier give-back applied returns normally."""
+        self._on_lease(_raw.mqs_unclaim, lease)
+
+    def extend(self, lease: Lease, visibility: _args.Duration) -> None:
+        """Moves the lease's expiry to now + visibility seconds (lease.deadline follows)."""
+        if type(visibility) is not float:
+            visibility = _seconds("visibility", visibility)
+        self._on_lease(_raw.mqs_extend, lease, visibility)
+
+    def _on_lease(self, fn: Callable[..., None], lease: Lease, *args: Any) -> None:
+        lptr = lease._enter()
+        try:
+            ptr = self._enter()
+            try:
+                fn(ptr, lptr, *args)
+            finally:
+                self._leave()
+        finally:
+            lease._leave()
+
+    # -- dead letters --
+
+    def set_max_attempts(self, max_attempts: int) -> None:
+        """n > 0: a head about to be delivered for the (n+1)th time goes to the dead
+        letters instead. 0 (the default): unlimited. For this Queue object."""
+        _args.integer("max_attempts", max_attempts)
+        self._call(_raw.mqs_queue_set_max_attempts, max_attempts)
+
+    def dead_count(self) -> int:
+        """The number of dead letters."""
+        return self._call(_raw.mqs_dead_count)
+
+    def dead_requeue(self, seq: int) -> int:
+        """Publishes the dead letter `seq` again at the tail of its group; returns the
+        new seq. ArgumentError when there is no such dead letter."""
+        _args.integer("seq", seq)
+        return self._call(_raw.mqs_dead_requeue, seq)
+
+    def dead_purge(self) -> int:
+        """Removes every dead letter; returns how many."""
+        return self._call(_raw.mqs_dead_purge)
+
+    def dead_list(self, limit: int = 10) -> List[StoredEvent]:
+        """The dead letters, oldest seq first, up to limit (1..BATCH_MAX), with
+        attempts and dead_at. 1 server command."""
+        _args.limit(limit)
+        return _parse_stored(self._call(_raw.mqs_dead_list_json, limit))
+
+    # -- looking without claiming --
+
+    def peek(self, group: Optional[str] = None, limit: int = 10) -> List[StoredEvent]:
+        """Up to limit (1..BATCH_MAX) events, oldest first, of one group (None: of the
+        whole queue). Nothing is claimed or changed; 1 server command (for tooling,
+        not for every event)."""
+        if group is not None:
+            _args.text("group", group)
+            if group == "":  # the C shim would take "" for "the whole queue"
+                raise _from_c(_raw.MQ_ERR_ARG, 0, "group is empty (None is the whole queue)")
+        _args.limit(limit)
+        return _parse_stored(self._call(_raw.mqs_peek_json, group, limit))
+
+    # -- automatic repair --
+
+    def set_repair_interval(self, seconds: _args.Duration) -> None:
+        """A claim that finds nothing due runs repair() first when this many seconds
+        passed since this Queue object's last automatic repair (default 60; 0 turns it
+        off). The period starts at the first empty claim."""
+        value = _seconds("seconds", seconds)
+        _args.check_seconds("seconds", value, True)
+        self._call(_raw.mqs_queue_set_repair_interval, value)
+
+    def repair_counts(self) -> RepairCounts:
+        """RepairCounts(runs, fixed): the automatic repairs this Queue object ran, and
+        the locks they re-created."""
+        ptr = self._enter()
+        try:
+            return RepairCounts(runs=_raw.mqs_queue_repair_runs(ptr), fixed=_raw.mqs_queue_repair_fixed(ptr))
+        finally:
+            self._leave()
+
+    # -- admin --
+
+    def stats(self) -> Stats:
+        """The queue's state (3 commands that read whole collections: monitoring, not
+        every event)."""
+        return Stats._from_json(json.loads(self._call(_raw.mqs_stats_json)))
+
+    def repair(self) -> int:
+        """Re-creates the lock of every group that has events but no lock; returns how
+        many it created."""
+        return self._call(_raw.mqs_repair)
+
+    def purge_group(self, group: str) -> None:
+        """Removes a group's events and its lock (its holder's ack is LeaseLost)."""
+        _args.text("group", group)
+        self._call(_raw.mqs_purge_group, group)
+
+    def drop(self) -> None:
+        """Drops the queue's collections (tests and tooling)."""
+        self._call(_raw.mqs_queue_drop)
+
+    def interrupt(self) -> None:
+        """Ends every waiting claim on this queue with Interrupted, now and for good
+        (shutdown). Other calls keep working, plain claims (wait=0, no cancel)
+        included. Also safe from a signal handler."""
+        self._call(_raw.mqs_queue_interrupt)
+
+    # -- the queue clock --
+
+    def now(self) -> _dt.datetime:
+        """The queue clock (server time, or the ManualClock given to set_clock), as an
+        aware UTC datetime: what not_before and lease deadlines are on."""
+        return _args.to_datetime(self._call(_raw.mqs_queue_now))
+
+    def set_clock(self, clock: Optional[ManualClock]) -> None:
+        """Runs this Queue object on a ManualClock from now on (tests and simulations:
+        scheduled events, nack delays, lease deadlines and expiry all follow it), or,
+        with None, on server time again. The queue keeps every clock it was given
+        until it is closed, so closing the clock first is safe."""
+        if clock is None:
+            self._call(_raw.mqs_queue_set_clock, None)
+            return
+        if not isinstance(clock, ManualClock):
+            raise TypeError("clock must be a mongomq.ManualClock or None, not %s" % type(clock).__name__)
+        cptr = clock._enter()
+        try:
+            self._call(_raw.mqs_queue_set_clock, cptr)
+        finally:
+            clock._leave()
+
+    @property
+    def clock_offset(self) -> float:
+        """Server clock minus this machine's clock, in seconds."""
+        return self._call(_raw.mqs_queue_clock_offset)
+
+    # -- the worker --
+
+    def worker(self, handler: Callable[[Lease], Any], **options: Any) -> "Worker":
+        """Starts a Worker running handler on this queue's leases (options as
+        mongomq.Worker) and returns it at once: stop it with stop() (graceful), wait
+        for it with wait(), or use it as a context manager (the with block's end
+        stops it)."""
+        from ._worker import Worker
+
+        w = Worker(self, handler, **options)
+        try:
+            w._start()
+        except BaseException:
+            w._abandon()
+            raise
+        return w
+
+    def work(self, handler: Callable[[Lease], Any], *, cancel: Optional[CancelToken] = None,
+             **options: Any) -> None:
+        """Runs handler on leases (a Worker, options as mongomq.Worker) and blocks
+        until it stops: idle_timeout passed with no lease, SIGINT/SIGTERM with
+        handle_signals=True (then work returns), the CancelToken `cancel` was
+        cancelled, the queue was interrupted or closed, or Ctrl-C without
+        handle_signals (KeyboardInterrupt is raised after the graceful shutdown). A
+        handler that returns acks; one that raises nacks with back-off."""
+        if cancel is not None and not isinstance(cancel, CancelToken):
+            raise TypeError("cancel must be a mongomq.CancelToken or None, not %s" % type(cancel).__name__)
+        from ._worker import Worker
+
+        w = Worker(self, handler, **options)
+        try:
+            w._start()
+            while not w.wait(0.1):
+                if cancel is not None and cancel.cancelled:
+                    break
+        except BaseException:
+            # Ctrl-C: a graceful stop, unless the stop had begun already (a second
+            # signal): then nothing more is waited for.
+            if w._stop_requested:
+                w._abandon()
+            else:
+                w.stop()
+            raise
+        w.stop()
+
+    # -- internals --
+
+    def _call(self, fn: Callable[..., _T], *args: Any) -> _T:
+        ptr = self._enter()
+        try:
+            return fn(ptr, *args)
+        finally:
+            self._leave()
+
+    def _wake(self, ptr: Any) -> None:
+        # Waiting claims would hold close() up for their whole wait.
+        _raw.mqs_queue_interrupt(ptr)
+
+    def _free(self, ptr: Any) -> None:
+        try:
+            self._destroy(ptr)
+        finally:
+            self.client._queue_closed()
+
+    def __repr__(self) -> str:
+        return "<mongomq.Queue %s.%s%s>" % (self.db, self.prefix, " closed" if self._ptr is None else "")

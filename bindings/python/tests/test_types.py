@@ -1,0 +1,149 @@
+"""The package's types, beyond the CONTRACT scenarios: instants are aware UTC
+datetimes in and out, durations are seconds or timedeltas, a lease's event as text
+and JSON, scheduled batch events, keyword-only options, status names from the C
+library, and the names 0.4.0 dropped."""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from datetime import datetime, timedelta, timezone
+
+import pytest
+
+import mongomq
+from mongomq import _raw
+
+UTC = timezone.utc
+
+
+def test_instants_are_aware_utc_datetimes(queue):
+    now = queue.now()
+    assert isinstance(now, datetime) and now.utcoffset() == timedelta(0)
+    assert abs(now.timestamp() - time.time()) < 60
+    queue.publish("g", b"x")
+    queue.publish("g", b"later", not_before=now + timedelta(hours=1))
+    lease = queue.claim(visibility=timedelta(seconds=20))
+    assert isinstance(lease.deadline, datetime) and lease.deadline.utcoffset() == timedelta(0)
+    assert timedelta(seconds=19) < lease.deadline - now < timedelta(seconds=40)
+    peeked = queue.peek()
+    assert all(isinstance(e.published_at, datetime) and e.published_at.tzinfo is not None for e in peeked)
+    assert peeked[1].not_before is not None and peeked[1].not_before.utcoffset() == timedelta(0)
+    assert isinstance(queue.stats().now, datetime)
+    with mongomq.ManualClock(datetime(2031, 5, 6, 7, 8, 9, 123000, tzinfo=UTC)) as clock:
+        assert clock.now == datetime(2031, 5, 6, 7, 8, 9, 123000, tzinfo=UTC)
+    queue.ack(lease)
+
+
+def test_not_before_any_timezone(queue):
+    """An aware datetime in any zone is its instant; a naive one is refused, naming
+    not_before (was it local time or UTC? the queue cannot know)."""
+    plus2 = timezone(timedelta(hours=2))
+    when = (queue.now() + timedelta(hours=1)).astimezone(plus2)
+    queue.publish("g", b"x", not_before=when)
+    stored = queue.peek()[0].not_before
+    assert abs(stored - when) < timedelta(milliseconds=1)
+    assert stored.utcoffset() == timedelta(0)
+    with pytest.raises(mongomq.ArgumentError, match="naive") as info:
+        queue.publish("g", b"x", not_before=datetime.now())
+    assert info.value.argument == "not_before"
+    with pytest.raises(TypeError, match="not_before"):
+        queue.publish("g", b"x", not_before=time.time())
+
+
+def test_durations_take_timedelta(queue):
+    queue.publish("g", b"x")
+    lease = queue.claim(visibility=timedelta(minutes=2), wait=timedelta(seconds=1))
+    assert timedelta(seconds=110) < lease.deadline - queue.now() <= timedelta(seconds=120)
+    queue.extend(lease, timedelta(seconds=5))
+    assert lease.deadline - queue.now() <= timedelta(seconds=5)
+    queue.nack(lease, delay=timedelta(milliseconds=300))
+    assert queue.claim() is None
+    assert queue.claim(wait=5.0).attempts == 2
+    with pytest.raises(TypeError, match="visibility"):
+        queue.claim(visibility="30")
+
+
+def test_scheduled_batch_event(queue):
+    """Batch.add takes not_before as publish does (mq_batch_add_with)."""
+    soon = queue.now() + timedelta(seconds=1)
+    with mongomq.Batch() as batch:
+        batch.add("later", b"scheduled", not_before=soon)
+        batch.add("now", b"at once", priority=1)
+        first = queue.publish_batch(batch)
+    first_lease = queue.claim()
+    assert (first_lease.group, first_lease.seq) == ("now", first + 1)
+    queue.ack(first_lease)
+    assert queue.claim() is None  # "later" is parked until its time
+    started = time.monotonic()
+    lease = queue.claim(wait=10.0)
+    assert (lease.group, lease.event, lease.seq) == ("later", b"scheduled", first)
+    assert time.monotonic() - started < 8
+    queue.ack(lease)
+    # and as a tuple's fourth item
+    queue.publish_batch([("t", b"t1", 0, queue.now() + timedelta(hours=1))])
+    assert queue.peek("t")[0].not_before is not None
+
+
+def test_lease_text_and_json(queue):
+    queue.publish("g", '{"order": 17, "name": "Müller"}')
+    queue.publish("g", b"\xff\xfe not utf-8")
+    queue.publish("g", "not json")
+    lease = queue.claim()
+    assert lease.text == '{"order": 17, "name": "Müller"}'
+    assert lease.json() == {"order": 17, "name": "Müller"}
+    queue.ack(lease)
+    lease = queue.claim()
+    with pytest.raises(UnicodeDecodeError):
+        lease.text
+    with pytest.raises(ValueError):
+        lease.json()
+    queue.ack(lease)
+    lease = queue.claim()
+    assert lease.text == "not json"
+    with pytest.raises(ValueError):
+        lease.json()
+    stored = queue.peek()[0]
+    assert stored.text == "not json"
+    queue.ack(lease)
+    lease.close()
+    with pytest.raises(mongomq.ClosedError):
+        lease.text
+
+
+def test_options_are_keywords(queue):
+    """Options are keyword-only: claim(30.0) or publish(group, event, 2) would read as
+    something else to the next reader (and did, in 0.3)."""
+    with pytest.raises(TypeError):
+        queue.claim(30.0)  # type: ignore[misc]
+    with pytest.raises(TypeError):
+        queue.publish("g", b"x", 2)  # type: ignore[misc]
+    with pytest.raises(TypeError):
+        mongomq.Batch().add("g", b"x", 2)  # type: ignore[misc]
+
+
+def test_status_names_from_the_library():
+    for name in ("MQ_OK", "MQ_EMPTY", "MQ_LEASE_LOST", "MQ_INTERRUPTED", "MQ_CANCELLED", "MQ_ERR_ARG",
+                 "MQ_ERR_CONNECT", "MQ_ERR_SERVER", "MQ_ERR_NOMEM", "MQ_ERR_INTERNAL"):
+        assert mongomq.Error("x", getattr(_raw, name)).status_name == name
+    assert mongomq.Error("x", 42).status_name == "MQ_UNKNOWN"
+    closed = mongomq.ClosedError("mongomq: the queue is closed")
+    assert closed.status is None and closed.status_name is None  # not a C status
+
+
+def test_names_of_0_4_0(queue):
+    assert mongomq.library_version() == "0.4.0" == mongomq.__version__
+    counts = queue.repair_counts()
+    assert dataclasses.is_dataclass(counts) and not isinstance(counts, tuple)
+    assert (counts.runs, counts.fixed) == (0, 0)
+    queue.publish("g", b"x")
+    lease = queue.claim()
+    for gone in ("data",):
+        assert not hasattr(lease, gone)
+    with pytest.raises(TypeError):
+        queue.publish("g", data=b"x")  # type: ignore[call-arg]
+    with pytest.raises(TypeError):
+        queue.publish("g", b"x", at=1.0)  # type: ignore[call-arg]
+    for gone in ("publish_at", "claim_batch", "claim_wait"):
+        assert not hasattr(queue, gone)
+    queue.ack(lease)
