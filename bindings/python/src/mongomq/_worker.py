@@ -150,6 +150,7 @@ class Worker:
         self._handling = 0  # leases claimed and not yet acked/nacked
         self._last_active = time.monotonic()
         self._signals: Optional[SignalGuard] = None
+        self._launch = "pending"  # the launcher's state: pending, running, abandoned
         # heartbeat: lease -> next extend (monotonic); leases being extended now
         self._hb_cond = threading.Condition()
         self._hb_due: Dict[Lease, float] = {}
@@ -164,35 +165,57 @@ class Worker:
     # ---- life cycle ----
 
     def _start(self) -> "Worker":
+        # The threads are started by a thread of their own ("mongomq-worker-start"):
+        # on the main thread a signal handler (Ctrl-C's KeyboardInterrupt) may raise in
+        # the middle of Thread.start(), after the thread was launched, and the count of
+        # running threads would then be wrong. The launcher holds one count until it
+        # started them all, so that a thread that ends at once cannot look like the last.
         with self._lock:
             if self._started:
                 raise RuntimeError("the worker was started already")
             self._started = True
-            # The starter holds one count until every thread is started, so that a
-            # thread that ends at once (a closed queue) cannot look like the last one,
-            # and a Ctrl-C in the middle leaves a count the stop can wait for.
             self._alive = 1
+            self._launch = "pending"
             self._last_active = time.monotonic()
         try:
             if self.handle_signals:
                 self._signals = SignalGuard(self._on_signal)  # before any thread: it may refuse
             _live.add(self)
+            threading.Thread(target=self._launch_threads, name="mongomq-worker-start", daemon=True).start()
+        except BaseException:
+            with self._lock:
+                abandoned = self._launch == "pending"
+                if abandoned:
+                    self._launch = "abandoned"  # a launcher that comes late does nothing
+            if abandoned:
+                self._thread_ended()
+            raise
+        return self
+
+    def _launch_threads(self) -> None:
+        with self._lock:
+            if self._launch != "pending":
+                return
+            self._launch = "running"
+        try:
             self._hb_thread = threading.Thread(target=self._heartbeat, name="mongomq-heartbeat", daemon=True)
             self._hb_thread.start()
             for i in range(self.concurrency):
+                if self._stopping.is_set():
+                    break
                 t = threading.Thread(target=self._run, name="mongomq-worker-%d" % i, daemon=True)
                 with self._lock:
                     self._alive += 1
                 try:
-                    t.start()
-                except BaseException:
+                    t.start()  # not the main thread: only a failure to start raises here
+                except BaseException as e:
                     with self._lock:
                         self._alive -= 1
-                    raise
+                    self._report(e, None, "starting a worker thread")
+                    break
                 self._threads.append(t)
         finally:
             self._thread_ended()
-        return self
 
     def stop(self, timeout: Optional[_args.Duration] = None) -> bool:
         """Graceful shutdown: stop claiming, wait up to timeout (default
@@ -277,7 +300,7 @@ class Worker:
             except Exception:
                 log.exception("mongomq worker: on_error raised (the error it was given follows)")
         if lease is None:
-            log.warning("mongomq worker: %s failed (retrying): %s", what, exc, exc_info=exc)
+            log.warning("mongomq worker: %s failed: %s", what, exc, exc_info=exc)
         elif what == "handler":
             log.error("mongomq worker: the handler failed on group %r seq %d (attempt %d): %r",
                       lease._group, lease._seq, lease._attempts, exc, exc_info=exc)
@@ -315,7 +338,7 @@ class Worker:
                 except (Interrupted, ClosedError):
                     break  # the queue is shut for good
                 except Error as e:
-                    self._report(e, None, "claim")
+                    self._report(e, None, "a claim (tried again after a back-off)")
                     if self._stopping.wait(backoff):
                         break
                     backoff = min(backoff * 2, _QUEUE_BACKOFF_CAP)
