@@ -6,10 +6,10 @@
 # 4.1's Ruby output uses the untyped Data_* API, which newer Rubies deprecate and then
 # remove (bindings/ruby/README.md, "Rubies"), and the same version is then had on any
 # distribution with a Python, not only Debian 12. The generated sources that packages
-# ship are made by this version: Go's, Ruby's and Python's are committed, and
-# scripts/test-go.sh, bindings/ruby/generate.sh --check and
-# bindings/python/tools/generate.sh --check regenerate them and fail on any
-# difference; Java's is generated at build time.
+# ship are made by this version, through scripts/swig-generate.sh (the one generator):
+# Go's, Ruby's and Python's are committed, and each language's test script runs
+# `swig-generate.sh <lang> --check`, which fails on any difference; Java's is
+# generated at build time.
 #
 #   swig.sh --path    print the swig executable's path (installing it if needed)
 set -euo pipefail

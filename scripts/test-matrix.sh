@@ -76,7 +76,11 @@ RUST_AGENT="$CARGO_TARGET_DIR/release/mongomq-matrix-agent"
 PY="$ROOT/build/python/venv/bin/python"
 if ! { [[ -x "$PY" ]] && "$PY" -c 'import mongomq' 2>/dev/null; }; then
     PY="$OUT/py-venv/bin/python"
-    if ! { [[ -x "$PY" ]] && "$PY" -c 'import mongomq' 2>/dev/null; }; then
+    # Reinstalled when the package's sources are newer than the venv: an old venv would
+    # run a stale package against the current agent.
+    stale=""
+    [[ -d "$OUT/py-venv" ]] && stale="$(find bindings/python/src bindings/python/generated -newer "$OUT/py-venv" -type f | head -n 1)"
+    if [[ -n "$stale" ]] || ! { [[ -x "$PY" ]] && "$PY" -c 'import mongomq' 2>/dev/null; }; then
         say "installing the Python package into build/matrix/py-venv"
         rm -rf "$OUT/py-venv"
         python3 -m venv "$OUT/py-venv"
