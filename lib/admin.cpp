@@ -60,9 +60,7 @@ int priority_of(const bson_t *doc, const char *field) {
 
 // ---- building the stats text with jansson ----
 
-void put(json_t *obj, const char *key, json_t *value) { json_put(obj, key, value); }
-
-void put_int(json_t *obj, const char *key, int64_t n) { put(obj, key, json_integer(static_cast<json_int_t>(n))); }
+void put_int(json_t *obj, const char *key, int64_t n) { json_put(obj, key, json_integer(static_cast<json_int_t>(n))); }
 
 // Key order is sorted and the text has no spaces, so equal stats are equal strings.
 // Reals are printed with jansson's default precision (17 significant digits), which
@@ -162,13 +160,13 @@ char *stats_json(mq_queue *q) {
 
     Json root = json_owned(json_object());
     if (!utf8_valid(q->ns.data(), q->ns.size())) fail(MQ_ERR_INTERNAL, "mq_stats_json: queue name is not UTF-8");
-    put(root.get(), "queue", json_stringn(q->ns.data(), q->ns.size()));
-    put(root.get(), "now", json_real(now));
+    json_put(root.get(), "queue", json_stringn(q->ns.data(), q->ns.size()));
+    json_put(root.get(), "now", json_real(now));
     put_int(root.get(), "messages", messages.total);
     put_int(root.get(), "dead", dead);
 
     json_t *g = json_object();
-    put(root.get(), "groups", g);  // root holds it now; g stays valid while root lives
+    json_put(root.get(), "groups", g);  // root holds it now; g stays valid while root lives
     put_int(g, "total", groups.total);
     put_int(g, "ready", groups.ready);
     put_int(g, "leased", groups.leased);
@@ -177,23 +175,24 @@ char *stats_json(mq_queue *q) {
     // This handle's own state, not the queue's: how its waiting claims learn of
     // changes (lib/wait.hpp: "none" until it waits) and its automatic repairs.
     json_t *handle = json_object();
-    put(root.get(), "handle", handle);
-    put(handle, "change_streams", json_string(change_stream_mode(q)));
+    json_put(root.get(), "handle", handle);
+    json_put(handle, "change_streams", json_string(change_stream_mode(q)));
     json_t *repair = json_object();
-    put(handle, "repair", repair);
+    json_put(handle, "repair", repair);
     put_int(repair, "runs", static_cast<int64_t>(q->repair_runs.load()));
     put_int(repair, "fixed", static_cast<int64_t>(q->repair_fixed.load()));
     put_int(repair, "failed", static_cast<int64_t>(q->repair_failures.load()));
 
-    put(root.get(), "oldest_message_age_s",
+    json_put(
+        root.get(), "oldest_message_age_s",
         messages.any && messages.oldest_has_published_at ? json_real(now - messages.oldest_published_at) : json_null());
 
     json_t *priorities = json_object();
-    put(root.get(), "priorities", priorities);
+    json_put(root.get(), "priorities", priorities);
     for (int p = 0; p < kPriorities; p++) {
         json_t *entry = json_object();
         const std::string key = std::to_string(MQ_PRIORITY_MIN + p);
-        put(priorities, key.c_str(), entry);
+        json_put(priorities, key.c_str(), entry);
         put_int(entry, "groups", groups_by_priority[p].total);
         put_int(entry, "messages", messages.by_priority[p]);
     }

@@ -24,10 +24,6 @@
 namespace mongomq {
 namespace {
 
-Json made(json_t *j) { return json_owned(j); }
-
-void put(json_t *obj, const char *key, json_t *value) { json_put(obj, key, value); }
-
 std::string base64(const uint8_t *data, size_t len) {
     static const char alphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
     std::string out;
@@ -48,25 +44,25 @@ std::string base64(const uint8_t *data, size_t len) {
 // write (a document someone else wrote may have anything: it is shown, not trusted).
 // "event" is the text for a BSON string, {"base64": "..."} for binary.
 Json event_json(const bson_t *doc) {
-    Json o = made(json_object());
+    Json o = json_owned(json_object());
     bson_iter_t it;
     if (bson_iter_init_find(&it, doc, "_id") && BSON_ITER_HOLDS_NUMBER(&it))
-        put(o.get(), "seq", json_integer(bson_iter_as_int64(&it)));
+        json_put(o.get(), "seq", json_integer(bson_iter_as_int64(&it)));
     if (bson_iter_init_find(&it, doc, "group_id") && BSON_ITER_HOLDS_UTF8(&it)) {
         uint32_t len;
         const char *g = bson_iter_utf8(&it, &len);
         json_t *gs = json_stringn(g, len);  // NULL for invalid UTF-8: left out
-        if (gs != nullptr) put(o.get(), "group", gs);
+        if (gs != nullptr) json_put(o.get(), "group", gs);
     }
     for (const char *field : {"priority", "attempts"}) {
         if (bson_iter_init_find(&it, doc, field) && BSON_ITER_HOLDS_NUMBER(&it))
-            put(o.get(), field, json_integer(bson_iter_as_int64(&it)));
+            json_put(o.get(), field, json_integer(bson_iter_as_int64(&it)));
     }
     for (const char *field : {"published_at", "not_before", "dead_at"}) {
         // NaN and infinities (JSON has none; json_real refuses them) are left out
         if (bson_iter_init_find(&it, doc, field) && BSON_ITER_HOLDS_NUMBER(&it) &&
             std::isfinite(bson_iter_as_double(&it)))
-            put(o.get(), field, json_real(bson_iter_as_double(&it)));
+            json_put(o.get(), field, json_real(bson_iter_as_double(&it)));
     }
     if (bson_iter_init_find(&it, doc, "event")) {
         if (BSON_ITER_HOLDS_UTF8(&it)) {
@@ -74,27 +70,27 @@ Json event_json(const bson_t *doc) {
             const char *text = bson_iter_utf8(&it, &len);
             json_t *s = json_stringn(text, len);  // NULL for invalid UTF-8: shown as base64
             if (s != nullptr) {
-                put(o.get(), "event", s);
+                json_put(o.get(), "event", s);
             } else {
-                Json b = made(json_object());
-                put(b.get(), "base64", json_string(base64(reinterpret_cast<const uint8_t *>(text), len).c_str()));
-                put(o.get(), "event", b.release());
+                Json b = json_owned(json_object());
+                json_put(b.get(), "base64", json_string(base64(reinterpret_cast<const uint8_t *>(text), len).c_str()));
+                json_put(o.get(), "event", b.release());
             }
         } else if (BSON_ITER_HOLDS_BINARY(&it)) {
             bson_subtype_t subtype;
             uint32_t len;
             const uint8_t *data;
             bson_iter_binary(&it, &subtype, &len, &data);
-            Json b = made(json_object());
-            put(b.get(), "base64", json_string(base64(data, len).c_str()));
-            put(o.get(), "event", b.release());
+            Json b = json_owned(json_object());
+            json_put(b.get(), "base64", json_string(base64(data, len).c_str()));
+            json_put(o.get(), "event", b.release());
         }
     }
     return o;
 }
 
 char *array_text(const std::vector<BsonPtr> &docs, const char *fn) {
-    Json arr = made(json_array());
+    Json arr = json_owned(json_array());
     for (const BsonPtr &d : docs) {
         Json e = event_json(d.get());
         if (json_array_append_new(arr.get(), e.release()) != 0) throw std::bad_alloc();
