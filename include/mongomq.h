@@ -543,6 +543,75 @@ MQ_API mq_status mq_peek_json(mq_queue *queue, const char *group_id /* may be NU
  * (with "attempts" and "dead_at"). 1 server command. */
 MQ_API mq_status mq_dead_list_json(mq_queue *queue, size_t max_events, char **json_out, mq_error *err);
 
+/* ---- Groups: listing, pausing; dead letters by page (0.5.0) ---------------------- */
+
+/* A group's state, as the listing shows it and filters on (bit flags: OR them in
+ * mq_groups_opts.states; 0 is every state). The first three are mq_stats_json's. */
+#define MQ_GROUP_READY 1u  /* due now: available_at <= now (new, released, retried, a lease that ran out) */
+#define MQ_GROUP_LEASED 2u /* available_at > now with a token: held (a nack with a delay keeps it held) */
+#define MQ_GROUP_PARKED 4u /* available_at > now without a token: waiting for a scheduled head */
+#define MQ_GROUP_PAUSED 8u /* paused (mq_pause_group): never claimed until resumed, whatever the rest */
+
+#define MQ_GROUPS_SORT_ID 0  /* by group id, ascending (byte order) */
+#define MQ_GROUPS_SORT_DUE 1 /* by available_at, ascending: the order claims take them */
+
+#define MQ_GROUPS_OPTS_VERSION 1
+typedef struct mq_groups_opts {
+    unsigned int version;      /* MQ_GROUPS_OPTS_VERSION */
+    unsigned int states;       /* OR of MQ_GROUP_*; 0: every state */
+    const char *id_prefix;     /* only group ids that start with it; NULL or "": all */
+    int min_attempts;          /* only groups whose head was delivered at least this often (2: "stuck"); 0: any */
+    double held_longer_than_s; /* > 0: only leases taken more than this long ago (held groups only) */
+    double parked_beyond_s;    /* > 0: only groups not due for more than this (leased, parked or paused) */
+    int sort;                  /* MQ_GROUPS_SORT_ID (default) or MQ_GROUPS_SORT_DUE */
+    const char *after;         /* the previous page's "next" (opaque text); NULL or "": the first page */
+    size_t limit;              /* rows per page, 1..1000; 0: 50 */
+} mq_groups_opts;
+#define MQ_GROUPS_OPTS_INIT \
+  { MQ_GROUPS_OPTS_VERSION, 0u, NULL, 0, 0.0, 0.0, MQ_GROUPS_SORT_ID, NULL, 0 }
+
+/* Fills *opts with the defaults of `version` (MQ_GROUPS_OPTS_VERSION). */
+MQ_API mq_status mq_groups_opts_init(mq_groups_opts *opts, unsigned int version);
+
+/* One page of the queue's groups (their locks) as a JSON object in *json_out (release
+ * with mq_free): {"groups": [...], "next": <text for opts.after, or null on the last
+ * page>, "now": <the queue clock>}. Each row: "group", "state" ("ready", "leased",
+ * "parked" or "paused"), "paused", "priority" (0..4, also while paused), "attempts"
+ * (deliveries of the head), "available_at", "holder" (the worker id in the lease's
+ * token, or null), "held_for_s" (since the current lease was taken, or null),
+ * "lease_deadline" (available_at while held, or null), "backlog" (events in the
+ * group), "head" (its oldest seq, or null) and "head_age_s" (since the head was
+ * published, or null). A page costs 3 server commands (1 when it is empty), each on
+ * an index with a limit (docs/design.md, "Listing groups"). For tooling. */
+MQ_API mq_status mq_groups_json(mq_queue *queue, const mq_groups_opts *opts /* NULL: defaults */, char **json_out,
+                                mq_error *err);
+
+/* Pauses a group: no claim takes it (harel's neither) until mq_resume_group; a worker
+ * holding it keeps its lease until it acks, nacks or lets it run out, and the pause
+ * outlasts the group's draining and refilling and mq_purge_group. A group without
+ * events can be paused ahead (its first publish then finds it paused, at priority 0).
+ * Pausing a paused group, or resuming one that is not paused, changes nothing and is
+ * MQ_OK. 2 server commands. */
+MQ_API mq_status mq_pause_group(mq_queue *queue, const char *group_id, mq_error *err);
+MQ_API mq_status mq_resume_group(mq_queue *queue, const char *group_id, mq_error *err);
+
+#define MQ_DEAD_LIST_OPTS_VERSION 1
+typedef struct mq_dead_list_opts {
+    unsigned int version; /* MQ_DEAD_LIST_OPTS_VERSION */
+    size_t limit;         /* letters per page, 1..1000; 0: 50 */
+    size_t offset;        /* letters to skip, oldest seq first */
+} mq_dead_list_opts;
+#define MQ_DEAD_LIST_OPTS_INIT \
+  { MQ_DEAD_LIST_OPTS_VERSION, 0, 0 }
+
+/* Fills *opts with the defaults of `version` (MQ_DEAD_LIST_OPTS_VERSION). */
+MQ_API mq_status mq_dead_list_opts_init(mq_dead_list_opts *opts, unsigned int version);
+
+/* A page of the dead letters, oldest seq first: {"letters": [mq_dead_list_json's
+ * rows], "offset": <opts.offset>, "total": <letters in all>}. 2 server commands. */
+MQ_API mq_status mq_dead_list_with(mq_queue *queue, const mq_dead_list_opts *opts /* NULL: defaults */, char **json_out,
+                                   mq_error *err);
+
 /* ---- Time ---------------------------------------------------------------------- */
 
 /* Leases compare times written by different machines. mq_queue_new measures the

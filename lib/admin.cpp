@@ -58,6 +58,15 @@ int priority_of(const bson_t *doc, const char *field) {
     return p >= MQ_PRIORITY_MIN && p <= MQ_PRIORITY_MAX ? static_cast<int>(p) : -1;
 }
 
+// The priority p of a paused lock's bucket (its stored priority is -1 - p), or -1.
+int paused_priority_of(const bson_t *doc, const char *field) {
+    bson_iter_t it;
+    if (!bson_iter_init_find(&it, doc, field) || !BSON_ITER_HOLDS_INT(&it)) return -1;
+    int64_t stored = bson_iter_as_int64(&it);
+    int64_t p = -1 - stored;
+    return p >= MQ_PRIORITY_MIN && p <= MQ_PRIORITY_MAX ? static_cast<int>(p) : -1;
+}
+
 // ---- building the stats text with jansson ----
 
 void put_int(json_t *obj, const char *key, int64_t n) { json_put(obj, key, json_integer(static_cast<json_int_t>(n))); }
@@ -70,7 +79,7 @@ constexpr size_t kStatsFlags = JSON_COMPACT | JSON_SORT_KEYS;
 // ---- stats ----
 
 struct GroupCounts {
-    int64_t total = 0, ready = 0, leased = 0;  // parked = total - ready - leased
+    int64_t total = 0, ready = 0, leased = 0, paused = 0;  // parked = total - ready - leased - paused
 };
 
 // stats.messages: one aggregate on messages, by the priority each was published
@@ -140,6 +149,14 @@ void lock_stats(const Conn &c, double now, GroupCounts *all, GroupCounts by_prio
         const int64_t ready = int_or(doc.get(), "ready", 0);
         const int64_t leased = int_or(doc.get(), "leased", 0);
         all->total += total;
+        // A paused lock keeps its priority p as -1 - p (lib/groups.cpp): it counts as
+        // paused, whatever its available_at and token, under priority p.
+        int paused = paused_priority_of(doc.get(), "_id");
+        if (paused >= 0) {
+            all->paused += total;
+            by_priority[paused].total += total;
+            continue;
+        }
         all->ready += ready;
         all->leased += leased;
         // A lock without a priority in 0..4 (not ours) counts only in the totals.
@@ -157,6 +174,11 @@ char *stats_json(mq_queue *q) {
     lock_stats(c, now, &groups, groups_by_priority);
     BsonPtr all = own(bson_new());
     int64_t dead = count_documents("stats.dead", c.dead(), all.get());
+    // stats.seq: the seq counter, i.e. events ever published (0 before the first).
+    BsonPtr seq_id = own(BCON_NEW("_id", BCON_UTF8("seq")));
+    BsonPtr one = own(BCON_NEW("limit", BCON_INT64(1)));
+    std::vector<BsonPtr> seq = find("stats.seq", c.counters(), seq_id.get(), one.get());
+    const int64_t published = seq.empty() ? 0 : int_or(seq[0].get(), "n", 0);
 
     Json root = json_owned(json_object());
     if (!utf8_valid(q->ns.data(), q->ns.size())) fail(MQ_ERR_INTERNAL, "mq_stats_json: queue name is not UTF-8");
@@ -164,13 +186,15 @@ char *stats_json(mq_queue *q) {
     json_put(root.get(), "now", json_real(now));
     put_int(root.get(), "messages", messages.total);
     put_int(root.get(), "dead", dead);
+    put_int(root.get(), "published", published);
 
     json_t *g = json_object();
     json_put(root.get(), "groups", g);  // root holds it now; g stays valid while root lives
     put_int(g, "total", groups.total);
     put_int(g, "ready", groups.ready);
     put_int(g, "leased", groups.leased);
-    put_int(g, "parked", groups.total - groups.ready - groups.leased);
+    put_int(g, "parked", groups.total - groups.ready - groups.leased - groups.paused);
+    put_int(g, "paused", groups.paused);
 
     // This handle's own state, not the queue's: how its waiting claims learn of
     // changes (lib/wait.hpp: "none" until it waits) and its automatic repairs.
@@ -299,7 +323,16 @@ void purge_group(mq_queue *q, const std::string &group) {
     BsonPtr by_group = own(BCON_NEW("group_id", BCON_UTF8(group.c_str())));
     delete_many("purge.messages", c.messages(), by_group.get());
     BsonPtr by_id = own(BCON_NEW("_id", BCON_UTF8(group.c_str())));
-    delete_one("purge.lock", c.locks(), by_id.get());
+    BsonPtr unpaused = own(BCON_NEW("_id", BCON_UTF8(group.c_str())));
+    BSON_APPEND_DOCUMENT(unpaused.get(), "priority", not_paused().get());
+    if (delete_one("purge.lock", c.locks(), unpaused.get()) == 0) {
+        // A paused group stays paused (design.md, "Pausing a group"): its lock stays,
+        // released (purge.unlease: a holder's ack, nack and extend then match nothing).
+        BsonPtr paused = own(BCON_NEW("_id", BCON_UTF8(group.c_str()), "priority", "{", "$lt", BCON_INT32(0), "}"));
+        BsonPtr idle = own(BCON_NEW("$set", "{", "available_at", BCON_DOUBLE(q->now()), "token", BCON_NULL, "attempts",
+                                    BCON_INT32(0), "}", "$unset", "{", "head", BCON_UTF8(""), "}"));
+        update_one("purge.unlease", c.locks(), paused.get(), idle.get(), false);
+    }
 
     BsonPtr head = own(BCON_NEW("sort", "{", "_id", BCON_INT32(1), "}", "limit", BCON_INT64(1),  //
                                 "projection", "{", "priority", BCON_INT32(1), "not_before", BCON_INT32(1), "}"));

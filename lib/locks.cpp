@@ -12,6 +12,16 @@ namespace mongomq {
 
 BsonPtr lock_filter(const std::string &group) { return own(BCON_NEW("_id", BCON_UTF8(group.c_str()))); }
 
+BsonPtr not_paused() { return own(BCON_NEW("$not", "{", "$lt", BCON_INT32(0), "}")); }
+
+bool keep_paused(const char *keep, const Conn &c, mq_queue *q, const std::string &group, const std::string &token) {
+    BsonPtr paused = fenced(group, token);
+    BSON_APPEND_DOCUMENT(paused.get(), "priority", own(BCON_NEW("$lt", BCON_INT32(0))).get());
+    BsonPtr idle = own(BCON_NEW("$set", "{", "available_at", BCON_DOUBLE(q->now()), "token", BCON_NULL, "attempts",
+                                BCON_INT32(0), "}", "$unset", "{", "head", BCON_UTF8(""), "}"));
+    return update_one(keep, c.locks(), paused.get(), idle.get(), false) > 0;
+}
+
 namespace {
 
 // The lock of a group that has events, made if it has none (<name>: an upsert of
@@ -45,10 +55,13 @@ void recheck_group(const char *recheck, const char *relock, const Conn &c, mq_qu
     ensure_lock(relock, c, group, priority, get_int64_or(left[0].get(), "_id", 0), due > 0 ? due : q->now());
 }
 
-bool drop_lock(const char *drop, const char *recheck, const char *relock, const Conn &c, mq_queue *q,
+bool drop_lock(const char *drop, const char *keep, const char *recheck, const char *relock, const Conn &c, mq_queue *q,
                const std::string &group, const std::string &token, int priority) {
     try {
-        if (delete_one(drop, c.locks(), fenced(group, token).get()) == 0) return false;
+        // A paused lock (priority < 0) is not dropped: the pause outlives the drain.
+        BsonPtr unpaused = fenced(group, token);
+        BSON_APPEND_DOCUMENT(unpaused.get(), "priority", not_paused().get());
+        if (delete_one(drop, c.locks(), unpaused.get()) == 0) return keep_paused(keep, c, q, group, token);
     } catch (const Failure &f) {
         if (!outcome_unknown(f)) throw;
         recheck_group(recheck, relock, c, q, group, priority);

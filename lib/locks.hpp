@@ -24,6 +24,13 @@ BsonPtr lock_filter(const std::string &group);
 
 // {_id: group, token: token}: every lock mutation of a lease holder is fenced by it.
 BsonPtr fenced(const std::string &group, const std::string &token);
+// {$not: {$lt: 0}}, a priority that is not paused (a paused lock keeps its priority p
+// as -1 - p, lib/groups.cpp; a lock without a priority is not paused).
+BsonPtr not_paused();
+// A paused lock the holder lets go of while its group drains stays, released and
+// without a head (<keep>: an updateOne fenced by the token and priority < 0), so the
+// pause outlives the drain. True when it was ours and paused.
+bool keep_paused(const char *keep, const Conn &c, mq_queue *q, const std::string &group, const std::string &token);
 
 // The lock a publish makes for a new group (a $setOnInsert update): in line from
 // `due` (the publish's time: a new group waits behind groups released before it), or
@@ -71,7 +78,9 @@ void recheck_group(const char *recheck, const char *relock, const Conn &c, mq_qu
 // lost after the server applied it), the re-check still runs before the failure is
 // rethrown, so a publish that raced the drop is never left without a lock; if the drop
 // was not applied, our lock stays until a retry drops it or it expires.
-bool drop_lock(const char *drop, const char *recheck, const char *relock, const Conn &c, mq_queue *q,
+// A paused lock is not dropped but kept (keep_paused, command <keep>), and the result
+// is then whether that matched.
+bool drop_lock(const char *drop, const char *keep, const char *recheck, const char *relock, const Conn &c, mq_queue *q,
                const std::string &group, const std::string &token, int priority);
 
 }  // namespace mongomq

@@ -1,7 +1,7 @@
-// Read-only looks into a queue (mq_peek_json, mq_dead_list_json): what the next
-// events are, and what is in the dead letters, without claiming or changing anything.
-// One find each. For tooling (the mongomq command's `peek` and `dead list`), not for
-// every event.
+// Read-only looks into a queue (mq_peek_json, mq_dead_list_json, mq_dead_list_with):
+// what the next events are, and what is in the dead letters, without claiming or
+// changing anything. One find each (and a count for a page of dead letters). For tooling (the mongomq command's `peek`
+// and `dead list`), not for every event.
 #include <jansson.h>
 
 #include <cmath>
@@ -149,6 +149,51 @@ mq_status mq_dead_list_json(mq_queue *queue, size_t max_events, char **json_out,
         mongomq::BsonPtr opts = mongomq::own(
             BCON_NEW("sort", "{", "_id", BCON_INT32(1), "}", "limit", BCON_INT64(static_cast<int64_t>(max_events))));
         *json_out = mongomq::array_text(mongomq::find("dead.list", c.dead(), all.get(), opts.get()), fn);
+        return MQ_OK;
+    });
+}
+
+mq_status mq_dead_list_opts_init(mq_dead_list_opts *opts, unsigned int version) {
+    if (opts == nullptr || version != MQ_DEAD_LIST_OPTS_VERSION) return MQ_ERR_ARG;
+    const mq_dead_list_opts defaults = MQ_DEAD_LIST_OPTS_INIT;
+    *opts = defaults;
+    return MQ_OK;
+}
+
+// dead page: dead.page (find sort {_id: 1} skip k limit n: the _id index) and
+// dead.total (countDocuments).
+mq_status mq_dead_list_with(mq_queue *queue, const mq_dead_list_opts *opts, char **json_out, mq_error *err) {
+    null_out(json_out);
+    return guard_queue(err, queue, [&] {
+        const char *fn = "mq_dead_list_with";
+        mongomq::check_queue(fn, queue);
+        mq_dead_list_opts o = MQ_DEAD_LIST_OPTS_INIT;
+        if (opts != nullptr) {
+            if (opts->version != MQ_DEAD_LIST_OPTS_VERSION)
+                fail_arg(fn, mongomq::unknown_version(opts->version, MQ_DEAD_LIST_OPTS_VERSION));
+            o = *opts;
+        }
+        if (o.limit > 1000) fail_arg(fn, "limit is " + std::to_string(o.limit) + ", more than 1000");
+        if (o.offset > static_cast<size_t>(INT64_MAX)) fail_arg(fn, "offset is too large");
+        if (json_out == nullptr) fail_arg(fn, "json_out is NULL");
+        const size_t limit = o.limit == 0 ? 50 : o.limit;
+        mongomq::Conn c(queue);
+        mongomq::BsonPtr all = mongomq::own(bson_new());
+        mongomq::BsonPtr page = mongomq::own(BCON_NEW("sort", "{", "_id", BCON_INT32(1), "}",  //
+                                                      "skip", BCON_INT64(static_cast<int64_t>(o.offset)), "limit",
+                                                      BCON_INT64(static_cast<int64_t>(limit))));
+        std::vector<mongomq::BsonPtr> docs = mongomq::find("dead.page", c.dead(), all.get(), page.get());
+        const int64_t total = mongomq::count_documents("dead.total", c.dead(), all.get());
+        mongomq::Json root = mongomq::json_owned(json_object());
+        json_t *letters = json_array();
+        mongomq::json_put(root.get(), "letters", letters);
+        for (const mongomq::BsonPtr &d : docs) {
+            mongomq::Json e = mongomq::event_json(d.get());
+            if (json_array_append_new(letters, e.release()) != 0) throw std::bad_alloc();
+        }
+        mongomq::json_put(root.get(), "offset", json_integer(static_cast<json_int_t>(o.offset)));
+        mongomq::json_put(root.get(), "total", json_integer(static_cast<json_int_t>(total)));
+        *json_out = mongomq::json_text(root.get(), JSON_COMPACT | JSON_SORT_KEYS | JSON_ENSURE_ASCII, fn);
         return MQ_OK;
     });
 }

@@ -250,8 +250,10 @@ Leased lease_due_group(const Conn &c, int min_priority, double now, double visib
                        int &attempts_fixed) {
     BsonPtr query = floor_filter(min_priority, "$lte", now);
     BsonPtr sort = own(BCON_NEW("available_at", BCON_INT32(1)));
-    BsonPtr update = own(BCON_NEW("$set", "{", "token", BCON_UTF8(token.c_str()),      //
-                                  "available_at", BCON_DOUBLE(now + visibility), "}",  //
+    // leased_at: when this lease was taken, for the group listing's "held for" (ours;
+    // harel ignores it).
+    BsonPtr update = own(BCON_NEW("$set", "{", "token", BCON_UTF8(token.c_str()),                                     //
+                                  "available_at", BCON_DOUBLE(now + visibility), "leased_at", BCON_DOUBLE(now), "}",  //
                                   "$inc", "{", "attempts", BCON_INT32(1), "}"));
     FamSpec spec;
     spec.query = query.get();
@@ -433,7 +435,7 @@ mq_lease *queue_claim(mq_queue *q, const std::string &worker, double visibility,
             // A lock without messages (a drained group whose ack re-locked it, a
             // harel peer's leftover, or the dead letters took the last event): drop
             // it, closing the orphan race, and go on.
-            drop_lock("claim.drop", "claim.recheck", "claim.relock", c, q, group, token, priority);
+            drop_lock("claim.drop", "claim.keep_paused", "claim.recheck", "claim.relock", c, q, group, token, priority);
             continue;
         }
         const int64_t head = get_int64(heads.docs[0].get(), "_id", "claim.head");
@@ -497,7 +499,8 @@ mq_status queue_ack(mq_queue *q, const mq_lease *lease) {
         // The claim saw nothing behind its events: the group drains. The lock goes (so
         // the next publish sets the group's priority afresh); drop_lock re-checks for a
         // publish that landed meanwhile.
-        if (drop_lock("ack.drop", "ack.recheck", "ack.relock", c, q, lease->group, lease->token, lease->priority))
+        if (drop_lock("ack.drop", "ack.keep_paused", "ack.recheck", "ack.relock", c, q, lease->group, lease->token,
+                      lease->priority))
             return MQ_OK;
         if (!lease->outcome_unknown.load()) return MQ_LEASE_LOST;
         // An earlier try's drop may have been applied with its re-check failing after

@@ -24,7 +24,7 @@ static char *stats(tq *t) {
     char *text = (char *)&err; /* must be replaced */
     uint64_t before = commands(t);
     ASSERT_MQ(MQ_OK, mq_stats_json(t->queue, &text, &err), err);
-    assert_int_equal(commands(t) - before, 3); /* stats.messages, stats.locks, stats.dead */
+    assert_int_equal(commands(t) - before, 4); /* stats.messages, stats.locks, stats.dead, stats.seq */
     assert_non_null(text);
     json_error_t jerr;
     json_t *parsed = json_loads(text, 0, &jerr);
@@ -170,9 +170,10 @@ static int64_t publish_without_lock(tq *t, const char *group, int priority, doub
 
 static void stats_of_an_empty_queue(void **state) {
     tq *t = *state;
-    expect_stats(t, "{\"dead\":0,\"groups\":{\"leased\":0,\"parked\":0,\"ready\":0,\"total\":0}," HANDLE_IDLE
-                    ",\"messages\":0,"
-                    "\"now\":1000000000.0,\"oldest_message_age_s\":null," NO_PRIORITIES ",\"queue\":\"%s.mq\"}");
+    expect_stats(
+        t, "{\"dead\":0,\"groups\":{\"leased\":0,\"parked\":0,\"paused\":0,\"ready\":0,\"total\":0}," HANDLE_IDLE
+           ",\"messages\":0,"
+           "\"now\":1000000000.0,\"oldest_message_age_s\":null," NO_PRIORITIES ",\"published\":0,\"queue\":\"%s.mq\"}");
 }
 
 /* Groups at priorities 0, 1 (scheduled), 2 and 4: one ready, one leased, one leased
@@ -199,22 +200,24 @@ static void stats_count_groups_messages_and_dead_letters(void **state) {
     ASSERT_MQ(MQ_OK, mq_nack(t->queue, nacked, 30, &err), err);
     tq_advance(t, 4); /* the first publish was 7 s ago */
 
-    expect_stats(t, "{\"dead\":1,\"groups\":{\"leased\":2,\"parked\":1,\"ready\":1,\"total\":4}," HANDLE_IDLE
-                    ",\"messages\":5,"
-                    "\"now\":1000000007.0,\"oldest_message_age_s\":7.0,"
-                    "\"priorities\":{\"0\":{\"groups\":1,\"messages\":2},\"1\":{\"groups\":1,\"messages\":1},"
-                    "\"2\":{\"groups\":1,\"messages\":1},\"3\":{\"groups\":0,\"messages\":0},"
-                    "\"4\":{\"groups\":1,\"messages\":1}},\"queue\":\"%s.mq\"}");
+    expect_stats(t,
+                 "{\"dead\":1,\"groups\":{\"leased\":2,\"parked\":1,\"paused\":0,\"ready\":1,\"total\":4}," HANDLE_IDLE
+                 ",\"messages\":5,"
+                 "\"now\":1000000007.0,\"oldest_message_age_s\":7.0,"
+                 "\"priorities\":{\"0\":{\"groups\":1,\"messages\":2},\"1\":{\"groups\":1,\"messages\":1},"
+                 "\"2\":{\"groups\":1,\"messages\":1},\"3\":{\"groups\":0,\"messages\":0},"
+                 "\"4\":{\"groups\":1,\"messages\":1}},\"published\":5,\"queue\":\"%s.mq\"}");
 
     /* The lease and the park run out: every group is ready; the scheduled head's
      * group is ready too, once its time has come. */
     tq_advance(t, 100);
-    expect_stats(t, "{\"dead\":1,\"groups\":{\"leased\":0,\"parked\":0,\"ready\":4,\"total\":4}," HANDLE_IDLE
-                    ",\"messages\":5,"
-                    "\"now\":1000000107.0,\"oldest_message_age_s\":107.0,"
-                    "\"priorities\":{\"0\":{\"groups\":1,\"messages\":2},\"1\":{\"groups\":1,\"messages\":1},"
-                    "\"2\":{\"groups\":1,\"messages\":1},\"3\":{\"groups\":0,\"messages\":0},"
-                    "\"4\":{\"groups\":1,\"messages\":1}},\"queue\":\"%s.mq\"}");
+    expect_stats(t,
+                 "{\"dead\":1,\"groups\":{\"leased\":0,\"parked\":0,\"paused\":0,\"ready\":4,\"total\":4}," HANDLE_IDLE
+                 ",\"messages\":5,"
+                 "\"now\":1000000107.0,\"oldest_message_age_s\":107.0,"
+                 "\"priorities\":{\"0\":{\"groups\":1,\"messages\":2},\"1\":{\"groups\":1,\"messages\":1},"
+                 "\"2\":{\"groups\":1,\"messages\":1},\"3\":{\"groups\":0,\"messages\":0},"
+                 "\"4\":{\"groups\":1,\"messages\":1}},\"published\":5,\"queue\":\"%s.mq\"}");
     mq_lease_destroy(leased);
     mq_lease_destroy(nacked);
 }
@@ -228,12 +231,13 @@ static void stats_of_a_harel_message(void **state) {
     tq_insert_json(t, "locks", "{\"_id\": \"h\", \"available_at\": 0.0, \"token\": null, \"priority\": 3}");
     tq_advance(t, 5);
     assert_int_equal(tq_publish(t, "ours", "e", 1), 2);
-    expect_stats(t, "{\"dead\":0,\"groups\":{\"leased\":0,\"parked\":0,\"ready\":2,\"total\":2}," HANDLE_IDLE
-                    ",\"messages\":2,"
-                    "\"now\":1000000005.0,\"oldest_message_age_s\":null,"
-                    "\"priorities\":{\"0\":{\"groups\":0,\"messages\":0},\"1\":{\"groups\":1,\"messages\":1},"
-                    "\"2\":{\"groups\":0,\"messages\":0},\"3\":{\"groups\":1,\"messages\":0},"
-                    "\"4\":{\"groups\":0,\"messages\":0}},\"queue\":\"%s.mq\"}");
+    expect_stats(t,
+                 "{\"dead\":0,\"groups\":{\"leased\":0,\"parked\":0,\"paused\":0,\"ready\":2,\"total\":2}," HANDLE_IDLE
+                 ",\"messages\":2,"
+                 "\"now\":1000000005.0,\"oldest_message_age_s\":null,"
+                 "\"priorities\":{\"0\":{\"groups\":0,\"messages\":0},\"1\":{\"groups\":1,\"messages\":1},"
+                 "\"2\":{\"groups\":0,\"messages\":0},\"3\":{\"groups\":1,\"messages\":0},"
+                 "\"4\":{\"groups\":0,\"messages\":0}},\"published\":2,\"queue\":\"%s.mq\"}");
 
     /* Once the harel message is gone, ours is the oldest. */
     mq_lease *lease = tq_claim(t, 30, 3);
@@ -457,9 +461,10 @@ static void drop_removes_the_queue(void **state) {
     mq_lease_destroy(lease);
 
     /* The handle stays valid and the queue starts afresh. */
-    expect_stats(t, "{\"dead\":0,\"groups\":{\"leased\":0,\"parked\":0,\"ready\":0,\"total\":0}," HANDLE_IDLE
-                    ",\"messages\":0,"
-                    "\"now\":1000000000.0,\"oldest_message_age_s\":null," NO_PRIORITIES ",\"queue\":\"%s.mq\"}");
+    expect_stats(
+        t, "{\"dead\":0,\"groups\":{\"leased\":0,\"parked\":0,\"paused\":0,\"ready\":0,\"total\":0}," HANDLE_IDLE
+           ",\"messages\":0,"
+           "\"now\":1000000000.0,\"oldest_message_age_s\":null," NO_PRIORITIES ",\"published\":0,\"queue\":\"%s.mq\"}");
     assert_int_equal(tq_publish(t, "g", "again", 0), 1);
     lease = tq_claim(t, 30, 0);
     assert_int_equal(mq_lease_seq(lease), 1);
