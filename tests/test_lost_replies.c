@@ -709,6 +709,86 @@ static void table_repair_lock(void **state) {
     assert_int_equal(drain(t), 1);
 }
 
+/* ---- pausing (0.5.0): every write of a pause, resume and of what keeps a pause ---- */
+
+static int64_t paused_locks_of(tq *t, const char *group) {
+    char filter[256];
+    snprintf(filter, sizeof filter, "{\"_id\": \"%s\", \"priority\": {\"$lt\": 0}}", group);
+    return tq_count(t, "locks", filter);
+}
+
+/* pause.set and resume.set: an unknown outcome is settled by reading again inside the
+ * call, which then reports what is true (MQ_OK). */
+static void table_pause_and_resume_set(void **state) {
+    tq *t = *state;
+    mq_error err;
+    tq_publish(t, "G", "e", 0);
+    add_rule("pause.set", g_unknown, 1, 1);
+    ASSERT_MQ(MQ_OK, mq_pause_group(t->queue, "G", &err), err);
+    assert_int_equal(rule_calls("pause.set"), 1);
+    no_faults();
+    assert_int_equal(paused_locks_of(t, "G"), 1);
+    tq_expect_empty(t, 0);
+    add_rule("resume.set", g_unknown, 1, 1);
+    ASSERT_MQ(MQ_OK, mq_resume_group(t->queue, "G", &err), err);
+    no_faults();
+    assert_int_equal(paused_locks_of(t, "G"), 0);
+    assert_int_equal(drain(t), 1);
+}
+
+/* pause.lock (a group paused ahead of its first event): the upsert is retried. */
+static void table_pause_lock(void **state) {
+    tq *t = *state;
+    mq_error err;
+    add_rule("pause.lock", g_unknown, 1, 1);
+    ASSERT_MQ(MQ_OK, mq_pause_group(t->queue, "G", &err), err);
+    no_faults();
+    assert_int_equal(paused_locks_of(t, "G"), 1);
+    tq_publish(t, "G", "e", 0);
+    tq_expect_empty(t, 0);
+    ASSERT_MQ(MQ_OK, mq_resume_group(t->queue, "G", &err), err);
+    assert_int_equal(drain(t), 1);
+}
+
+/* ack.keep_paused: the last event's ack of a paused group; its retry says MQ_OK and the
+ * lock stays, paused and released. */
+static void table_ack_keep_paused(void **state) {
+    tq *t = *state;
+    mq_error err;
+    tq_publish(t, "G", "e", 0);
+    mq_lease *l = tq_claim(t, 30, 0);
+    ASSERT_MQ(MQ_OK, mq_pause_group(t->queue, "G", &err), err);
+    add_rule("ack.keep_paused", g_unknown, 1, 1);
+    ASSERT_MQ(MQ_ERR_CONNECT, mq_ack(t->queue, l, &err), err);
+    no_faults();
+    ASSERT_MQ(MQ_OK, mq_ack(t->queue, l, &err), err);
+    mq_lease_destroy(l);
+    assert_int_equal(tq_count(t, "messages", "{}"), 0);
+    assert_int_equal(tq_count(t, "locks", "{\"_id\": \"G\", \"priority\": -1, \"token\": null}"), 1);
+    tq_publish(t, "G", "again", 0);
+    tq_expect_empty(t, 0);
+    ASSERT_MQ(MQ_OK, mq_resume_group(t->queue, "G", &err), err);
+    assert_int_equal(drain(t), 1);
+}
+
+/* purge.unlease: purging a paused group; the retried purge is MQ_OK and the pause stays. */
+static void table_purge_unlease(void **state) {
+    tq *t = *state;
+    mq_error err;
+    tq_publish(t, "G", "e", 0);
+    ASSERT_MQ(MQ_OK, mq_pause_group(t->queue, "G", &err), err);
+    add_rule("purge.unlease", g_unknown, 1, 1);
+    ASSERT_MQ(MQ_ERR_CONNECT, mq_purge_group(t->queue, "G", &err), err);
+    no_faults();
+    ASSERT_MQ(MQ_OK, mq_purge_group(t->queue, "G", &err), err);
+    assert_int_equal(tq_count(t, "messages", "{}"), 0);
+    assert_int_equal(paused_locks_of(t, "G"), 1);
+    tq_publish(t, "G", "after", 0);
+    tq_expect_empty(t, 0);
+    ASSERT_MQ(MQ_OK, mq_resume_group(t->queue, "G", &err), err);
+    assert_int_equal(drain(t), 1);
+}
+
 int main(void) {
 #define T(f) cmocka_unit_test_setup_teardown(f, tq_setup_fake_clock, teardown)
 #define W(f) cmocka_unit_test_setup_teardown(f, tq_setup, teardown)
@@ -742,6 +822,10 @@ int main(void) {
         T(table_dead_delete),
         T(table_purge),
         T(table_repair_lock),
+        T(table_pause_and_resume_set),
+        T(table_pause_lock),
+        T(table_ack_keep_paused),
+        T(table_purge_unlease),
     };
 #undef T
 #undef W
