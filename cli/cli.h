@@ -97,6 +97,7 @@ int cmd_dead(cli_ctx *ctx, int argc, char **argv);
 int cmd_repair(cli_ctx *ctx, int argc, char **argv);
 int cmd_purge_group(cli_ctx *ctx, int argc, char **argv);
 int cmd_drop(cli_ctx *ctx, int argc, char **argv);
+int cmd_web(cli_ctx *ctx, int argc, char **argv); /* cli/web/ */
 
 /* Help texts (help.c): the usage of one subcommand, or of the whole command. */
 const char *cli_help_text(const char *cmd); /* NULL for an unknown name */

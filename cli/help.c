@@ -30,6 +30,7 @@ static const char main_help[] =
     "  repair                  make events claimable whose group lost its lock\n"
     "  purge-group GROUP       delete a group's events\n"
     "  drop                    delete the whole queue\n"
+    "  web [QUEUE...]          a dashboard in the browser, /metrics, a JSON API\n"
     "  help [COMMAND]          this help, or a command's\n"
     "\n"
     "Options (also accepted after COMMAND):\n"
@@ -214,6 +215,39 @@ static const char drop_help[] =
     "  -y, --yes            do not ask\n"
     "\n" COMMON_OPTIONS_TEXT;
 
+static const char web_help[] =
+    "Usage: mongomq web [OPTIONS] [QUEUE...]\n"
+    "\n"
+    "Serves a dashboard of the queue(s) over HTTP: the overview with charts over\n"
+    "time, the groups (paged, filtered by GET parameters), one group with its\n"
+    "oldest events and actions (purge, pause, resume), the dead letters (requeue,\n"
+    "purge), the workers holding leases; /metrics for Prometheus, /healthz, and\n"
+    "the JSON API under /api/ that the pages use. Runs until SIGINT or SIGTERM.\n"
+    "\n"
+    "QUEUE is DB.PREFIX, or PREFIX in --db. Without one: --prefix's queue if it is\n"
+    "given, else every queue found in --db (a PREFIX_locks/PREFIX_messages pair).\n"
+    "\n"
+    "Options:\n"
+    "      --listen HOST:PORT   where to listen (default 127.0.0.1:8080; port 0\n"
+    "                       picks a free one, printed on stderr). A non-loopback\n"
+    "                       address needs --token-file or --read-only\n"
+    "      --token-file PATH    require this token (one line, 16+ characters): an\n"
+    "                       'Authorization: Bearer TOKEN' header, or the login\n"
+    "                       form, which sets a session cookie\n"
+    "      --read-only      no actions: the pages show none and POSTs are refused\n"
+    "      --cache SECONDS  stats (metrics, overview) are at most this old: one\n"
+    "                       read per queue per interval (default 5)\n"
+    "      --history-interval SECONDS\n"
+    "                       one history sample per queue per interval, whoever\n"
+    "                       writes it (default 10; 0: do not sample)\n"
+    "      --history-keep N samples kept in PREFIX_web_history (default 8640: a\n"
+    "                       day at 10 s)\n"
+    "\n" COMMON_OPTIONS_TEXT
+    "\n"
+    "Examples:\n"
+    "  mongomq web --db shop                 every queue of the database shop\n"
+    "  mongomq web shop.orders shop.refunds --listen 0.0.0.0:8080 --token-file tok\n";
+
 static const struct {
     const char *name;
     const char *text;
@@ -226,6 +260,7 @@ static const struct {
     {"repair", repair_help},
     {"purge-group", purge_group_help},
     {"drop", drop_help},
+    {"web", web_help},
 };
 
 const char *cli_help_text(const char *cmd) {

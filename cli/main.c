@@ -22,6 +22,7 @@ static const struct {
     {"repair", cmd_repair},
     {"purge-group", cmd_purge_group},
     {"drop", cmd_drop},
+    {"web", cmd_web},
 };
 
 enum { OPT_VERSION = OPT_FIRST_LOCAL };
@@ -53,7 +54,7 @@ int main(int argc, char **argv) {
     if (optind >= argc) {
         fprintf(stderr,
                 "mongomq: which command? (publish, work, stats, peek, dead, repair, "
-                "purge-group, drop)\nTry 'mongomq --help'.\n");
+                "purge-group, drop, web)\nTry 'mongomq --help'.\n");
         return EXIT_USAGE;
     }
     const char *name = argv[optind];

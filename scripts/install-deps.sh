@@ -25,6 +25,11 @@ PACKAGES=(
     clang-format       # the C and C++ style (.clang-format, scripts/format.sh)
     libclang-rt-14-dev # libFuzzer's and the sanitizers' runtime for clang
     openssl            # the TLS test's CA and certificate (tests/faults)
+    libmicrohttpd-dev  # mongomq web's HTTP server (cli/web)
+    chromium           # the dashboard's browser tests (tests/web, scripts/test-web.sh)
+    chromium-driver
+    python3-selenium
+    python3-prometheus-client # the /metrics test parses with its text parser
 )
 
 export DEBIAN_FRONTEND=noninteractive
