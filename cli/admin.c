@@ -12,7 +12,7 @@
 #include "admin.h"
 #include "cli.h"
 
-enum { OPT_JSON = OPT_FIRST_LOCAL, OPT_ALL };
+enum { OPT_JSON = OPT_FIRST_LOCAL, OPT_ALL, OPT_OFFSET };
 
 int parse_admin(cli_ctx *ctx, int argc, char **argv, const char *allowed, admin_opts *o) {
     static const struct option options[] = {
@@ -21,6 +21,7 @@ int parse_admin(cli_ctx *ctx, int argc, char **argv, const char *allowed, admin_
         {"yes", no_argument, NULL, 'y'},
         {"all", no_argument, NULL, OPT_ALL},
         {"limit", required_argument, NULL, 'n'},
+        {"offset", required_argument, NULL, OPT_OFFSET},
         {"watch", required_argument, NULL, 'w'},
         {NULL, 0, NULL, 0},
     };
@@ -34,6 +35,7 @@ int parse_admin(cli_ctx *ctx, int argc, char **argv, const char *allowed, admin_
                            : c == 'y'     ? "yes"
                            : c == OPT_ALL ? "all"
                            : c == 'n'     ? "limit"
+                           : c == OPT_OFFSET ? "offset"
                            : c == 'w'     ? "watch"
                                           : NULL;
         if (name == NULL) return cli_try(ctx);
@@ -51,6 +53,10 @@ int parse_admin(cli_ctx *ctx, int argc, char **argv, const char *allowed, admin_
             case 'n':
                 if (cli_parse_int(optarg, 1, MQ_BATCH_MAX, &o->limit) != 0)
                     return cli_usage_error(ctx, "--limit: expected 1..%d, got '%s'", MQ_BATCH_MAX, optarg);
+                break;
+            case OPT_OFFSET:
+                if (cli_parse_int(optarg, 0, 0x7fffffffffffffffL, &o->offset) != 0)
+                    return cli_usage_error(ctx, "--offset: expected a count (0 or more), got '%s'", optarg);
                 break;
             case 'w':
                 if (cli_parse_double(optarg, 0.1, 86400, &o->watch) != 0)
@@ -298,7 +304,7 @@ static int requeue_all(cli_ctx *ctx, const admin_opts *o) {
 int cmd_dead(cli_ctx *ctx, int argc, char **argv) {
     admin_opts o = {0};
     o.limit = 100;
-    int rc = parse_admin(ctx, argc, argv, "json limit yes all", &o);
+    int rc = parse_admin(ctx, argc, argv, "json limit offset yes all", &o);
     if (rc >= 0) return rc;
     if (optind >= argc) return cli_usage_error(ctx, "what? (list, count, requeue, purge)");
     const char *what = argv[optind];
@@ -307,7 +313,9 @@ int cmd_dead(cli_ctx *ctx, int argc, char **argv) {
     int is_requeue = strcmp(what, "requeue") == 0, is_purge = strcmp(what, "purge") == 0;
     if (!is_list && !is_count && !is_requeue && !is_purge)
         return cli_usage_error(ctx, "no 'dead %s' (list, count, requeue, purge)", what);
-    if (!is_list && (o.json || o.limit != 100)) return cli_usage_error(ctx, "--json and --limit are for 'dead list'");
+    if (!is_list && (o.json || o.limit != 100 || o.offset != 0))
+        return cli_usage_error(ctx, "--json, --limit and --offset are for 'dead list'");
+    if (is_list && o.limit > 1000) return cli_usage_error(ctx, "--limit: expected 1..1000 for 'dead list'");
     if (!is_requeue && o.all) return cli_usage_error(ctx, "--all is for 'dead requeue'");
     if (o.yes && !is_purge && !(is_requeue && o.all))
         return cli_usage_error(ctx, "--yes is for 'dead purge' and 'dead requeue --all'");
@@ -343,15 +351,25 @@ int cmd_dead(cli_ctx *ctx, int argc, char **argv) {
 
     mq_error err;
     if (is_list) {
-        int64_t total;
-        if ((rc = dead_count(ctx, &total)) != EXIT_OK) return rc;
+        /* one page (mq_dead_list_with): the letters and how many there are in all */
+        mq_dead_list_opts page = MQ_DEAD_LIST_OPTS_INIT;
+        page.limit = (size_t)o.limit;
+        page.offset = (size_t)o.offset;
         char *text;
-        mq_status st = mq_dead_list_json(ctx->queue, (size_t)o.limit, &text, &err);
+        mq_status st = mq_dead_list_with(ctx->queue, &page, &text, &err);
         if (st != MQ_OK) return cli_fail(ctx, "listing the dead letters", st, &err);
-        rc = print_events(ctx, text, o.json, 1);
+        json_t *root = json_loads(text, 0, NULL);
         mq_free(text);
-        if (rc == EXIT_OK && total > o.limit)
-            cli_error(ctx, "%ld of %lld shown (--limit N for more)", o.limit, (long long)total);
+        char *letters = root != NULL ? json_dumps(json_object_get(root, "letters"), JSON_COMPACT) : NULL;
+        long long total = (long long)jint(root, "total", NULL);
+        json_decref(root);
+        if (letters == NULL) return cli_fail(ctx, "reading the dead letters", MQ_ERR_INTERNAL, NULL);
+        rc = print_events(ctx, letters, o.json, 1);
+        free(letters);
+        long long shown_to = o.offset + o.limit < total ? o.offset + o.limit : total;
+        if (rc == EXIT_OK && (o.offset > 0 || total > shown_to))
+            cli_error(ctx, "%lld..%lld of %lld shown (--offset K, --limit N for others)",
+                      total == 0 || o.offset >= total ? 0 : (long long)o.offset + 1, shown_to, total);
         return rc;
     }
     if (is_count) {

@@ -10,11 +10,11 @@
 /* Options of the smaller commands, parsed in one place. */
 typedef struct admin_opts {
     int json, yes, all;
-    long limit;
+    long limit, offset;
     double watch;
 } admin_opts;
 
-/* Parses the options in `allowed` ("json", "yes", "all", "limit", "watch"); leaves
+/* Parses the options in `allowed` ("json", "yes", "all", "limit", "offset", "watch"); leaves
  * the positional arguments at argv[optind..]. -1 to go on, else an exit code. */
 int parse_admin(cli_ctx *ctx, int argc, char **argv, const char *allowed, admin_opts *o);
 

@@ -97,6 +97,9 @@ int cmd_dead(cli_ctx *ctx, int argc, char **argv);
 int cmd_repair(cli_ctx *ctx, int argc, char **argv);
 int cmd_purge_group(cli_ctx *ctx, int argc, char **argv);
 int cmd_drop(cli_ctx *ctx, int argc, char **argv);
+int cmd_groups(cli_ctx *ctx, int argc, char **argv); /* groups.c */
+int cmd_pause(cli_ctx *ctx, int argc, char **argv);
+int cmd_resume(cli_ctx *ctx, int argc, char **argv);
 int cmd_web(cli_ctx *ctx, int argc, char **argv); /* cli/web/ */
 
 /* Help texts (help.c): the usage of one subcommand, or of the whole command. */

@@ -30,6 +30,9 @@ static const char main_help[] =
     "  repair                  make events claimable whose group lost its lock\n"
     "  purge-group GROUP       delete a group's events\n"
     "  drop                    delete the whole queue\n"
+    "  groups                  the groups: state, holder, backlog, head age\n"
+    "  pause GROUP, resume GROUP\n"
+    "                          stop and restart claims of one group\n"
     "  web [QUEUE...]          a dashboard in the browser, /metrics, a JSON API\n"
     "  help [COMMAND]          this help, or a command's\n"
     "\n"
@@ -162,7 +165,7 @@ static const char peek_help[] =
     "\n" COMMON_OPTIONS_TEXT;
 
 static const char dead_help[] =
-    "Usage: mongomq dead list [-n N] [--json]\n"
+    "Usage: mongomq dead list [-n N] [--offset K] [--json]\n"
     "       mongomq dead count\n"
     "       mongomq dead requeue SEQ...\n"
     "       mongomq dead requeue --all [--yes]\n"
@@ -178,11 +181,43 @@ static const char dead_help[] =
     "  purge     delete them all; prints how many\n"
     "\n"
     "Options:\n"
-    "  -n, --limit N        list: at most N (1..10000, default 100)\n"
+    "  -n, --limit N        list: at most N (1..1000, default 100)\n"
+    "      --offset K       list: skip the K oldest first (paging)\n"
     "      --json           list: JSON lines\n"
     "      --all            requeue: every dead letter\n"
     "  -y, --yes            do not ask: `requeue --all` and `purge` ask on a\n"
     "                       terminal, and refuse without --yes otherwise\n"
+    "\n" COMMON_OPTIONS_TEXT;
+
+static const char groups_help[] =
+    "Usage: mongomq groups [--state S,...] [--id-prefix P] [--stuck] [--held-longer SEC]\n"
+    "                      [--parked-beyond SEC] [--sort id|due] [-n N] [--after C]\n"
+    "                      [--json]\n"
+    "\n"
+    "One page of the queue's groups: a table (GROUP STATE PRI ATTEMPTS BACKLOG\n"
+    "HEAD AGE HOLDER HELD DUE IN), or with --json one object per line as\n"
+    "mq_groups_json's rows. When there are more, stderr says the --after to give.\n"
+    "\n"
+    "Options:\n"
+    "      --state S,...    ready, leased, parked, paused (default: all)\n"
+    "      --id-prefix P    group ids starting with P\n"
+    "      --stuck          heads delivered 2 times or more\n"
+    "      --held-longer SEC  leases taken more than SEC seconds ago\n"
+    "      --parked-beyond SEC  groups not due for more than SEC seconds\n"
+    "      --sort id|due    by group id (default) or in the order claims take them\n"
+    "  -n, --limit N        rows per page (1..1000, default 50)\n"
+    "      --after C        the page after cursor C\n"
+    "      --json           JSON lines\n"
+    "\n" COMMON_OPTIONS_TEXT;
+
+static const char pause_help[] =
+    "Usage: mongomq pause GROUP\n"
+    "       mongomq resume GROUP\n"
+    "\n"
+    "pause: no worker claims GROUP (harel's neither) until it is resumed; a worker\n"
+    "holding it keeps its lease until it acks or nacks. The pause outlasts the\n"
+    "group draining and refilling and purge-group. A group with no events yet can\n"
+    "be paused ahead. resume: claims take it again. Both are idempotent.\n"
     "\n" COMMON_OPTIONS_TEXT;
 
 static const char repair_help[] =
@@ -260,6 +295,9 @@ static const struct {
     {"repair", repair_help},
     {"purge-group", purge_group_help},
     {"drop", drop_help},
+    {"groups", groups_help},
+    {"pause", pause_help},
+    {"resume", pause_help},
     {"web", web_help},
 };
 

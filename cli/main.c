@@ -22,6 +22,9 @@ static const struct {
     {"repair", cmd_repair},
     {"purge-group", cmd_purge_group},
     {"drop", cmd_drop},
+    {"groups", cmd_groups},
+    {"pause", cmd_pause},
+    {"resume", cmd_resume},
     {"web", cmd_web},
 };
 
@@ -54,7 +57,7 @@ int main(int argc, char **argv) {
     if (optind >= argc) {
         fprintf(stderr,
                 "mongomq: which command? (publish, work, stats, peek, dead, repair, "
-                "purge-group, drop, web)\nTry 'mongomq --help'.\n");
+                "purge-group, drop, groups, pause, resume, web)\nTry 'mongomq --help'.\n");
         return EXIT_USAGE;
     }
     const char *name = argv[optind];

@@ -39,9 +39,11 @@ static int print_stats_table(const cli_ctx *ctx, const char *text) {
     }
     printf("queue     %s at %s\n", json_is_string(q) ? json_string_value(q) : "?", when);
     printf("messages  %lld%s\n", (long long)jint(root, "messages", NULL), age);
-    printf("groups    %lld: %lld ready, %lld leased, %lld parked\n", (long long)jint(root, "groups", "total"),
-           (long long)jint(root, "groups", "ready"), (long long)jint(root, "groups", "leased"),
-           (long long)jint(root, "groups", "parked"));
+    printf("groups    %lld: %lld ready, %lld leased, %lld parked, %lld paused\n",
+           (long long)jint(root, "groups", "total"), (long long)jint(root, "groups", "ready"),
+           (long long)jint(root, "groups", "leased"), (long long)jint(root, "groups", "parked"),
+           (long long)jint(root, "groups", "paused"));
+    printf("published %lld (events ever)\n", (long long)jint(root, "published", NULL));
     printf("dead      %lld\n\n", (long long)jint(root, "dead", NULL));
     cli_table *t = cli_table_new(3);
     if (t == NULL) {

@@ -12,11 +12,12 @@ mq publish c later --at 2030-01-01T00:00:00Z >/dev/null
 expect_rc 0 "stats" mq stats
 expect_match "the queue's name and time" "^queue +$MONGOMQ_DB\\.mq at [0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:.]+Z\$" "$(sed -n 1p "$OUT")"
 expect_match "messages, with the oldest's age" '^messages +4 \(oldest waited [0-9.]+(ms|s|m[0-9]+s)\)$' "$(sed -n 2p "$OUT")"
-expect_eq "groups" "groups    3: 2 ready, 0 leased, 1 parked" "$(sed -n 3p "$OUT")"
-expect_eq "dead letters" "dead      0" "$(sed -n 4p "$OUT")"
-expect_match "the priority table's header" '^PRIORITY +GROUPS +MESSAGES$' "$(sed -n 6p "$OUT")"
-expect_match "priority 0: 2 groups, 3 events" '^0 +2 +3$' "$(sed -n 7p "$OUT")"
-expect_match "priority 2: 1 group, 1 event" '^2 +1 +1$' "$(sed -n 9p "$OUT")"
+expect_eq "groups" "groups    3: 2 ready, 0 leased, 1 parked, 0 paused" "$(sed -n 3p "$OUT")"
+expect_eq "published" "published 4 (events ever)" "$(sed -n 4p "$OUT")"
+expect_eq "dead letters" "dead      0" "$(sed -n 5p "$OUT")"
+expect_match "the priority table's header" '^PRIORITY +GROUPS +MESSAGES$' "$(sed -n 7p "$OUT")"
+expect_match "priority 0: 2 groups, 3 events" '^0 +2 +3$' "$(sed -n 8p "$OUT")"
+expect_match "priority 2: 1 group, 1 event" '^2 +1 +1$' "$(sed -n 10p "$OUT")"
 expect_rc 0 "stats --json" mq stats --json
 expect_eq "one line" "1" "$(wc -l <"$OUT" | tr -d ' ')"
 expect_eq "the library's object" "[\"$MONGOMQ_DB.mq\", 4, 2, 1]" \
@@ -113,5 +114,36 @@ tty y "$MQ_BIN" drop
 expect_eq "drop, answered y: exit 0" "0" "$RC"
 run mq stats --json
 expect_eq "the queue is empty" "[0, 0]" "$(json '[d["messages"], d["groups"]["total"]]' <"$OUT")"
+
+# ---- groups, pause, resume, dead list --offset ------------------------------------------
+mq publish g1 one >/dev/null
+mq publish g1 two >/dev/null
+mq publish g2 three >/dev/null
+expect_rc 0 "pause g2" mq pause g2
+expect_rc 0 "groups" mq groups
+expect_match "a table with its header" '^GROUP +STATE +PRI +ATTEMPTS +BACKLOG +HEAD AGE +HOLDER +HELD +DUE IN$' "$(sed -n 1p "$OUT")"
+expect_match "g1: ready, 2 events" '^g1 +ready +0 +0 +2 ' "$(sed -n 2p "$OUT")"
+expect_match "g2: paused" '^g2 +paused +0 +0 +1 ' "$(sed -n 3p "$OUT")"
+expect_rc 0 "groups --state paused --json" mq groups --state paused --json
+expect_eq "only g2, paused" '["g2", true, 1]' "$(json '[d["group"], d["paused"], d["backlog"]]' <"$OUT")"
+expect_rc 0 "groups --id-prefix g1 --json" mq groups --id-prefix g1 --json
+expect_eq "only g1" 'g1' "$(json 'd["group"]' <"$OUT")"
+expect_rc 0 "groups -n 1" mq groups -n 1 --json
+expect_match "stderr names the next page" "more: --after 'id:[^']+'" "$(cat "$ERR")"
+after=$(sed -n "s/.*--after '\\(.*\\)'.*/\\1/p" "$ERR")
+expect_rc 0 "groups --after" mq groups -n 1 --json --after "$after"
+expect_eq "the page after it" 'g2' "$(json 'd["group"]' <"$OUT")"
+expect_rc 2 "groups --state nope" mq groups --state nope
+expect_match "names the option" "--state" "$(cat "$ERR")"
+expect_rc 2 "groups --sort sideways" mq groups --sort sideways
+expect_rc 2 "pause without a group" mq pause
+run mq stats --json
+expect_eq "stats: 1 paused, 3 published (the drop above reset the counter)" "[1, 3]" "$(json '[d["groups"]["paused"], d["published"]]' <"$OUT")"
+expect_rc 0 "resume g2" mq resume g2
+expect_rc 0 "groups --state ready --sort due" mq groups --state ready --sort due
+expect_eq "both ready, in line" "2" "$(grep -c ' ready ' "$OUT")"
+expect_rc 0 "dead list --offset 1" mq dead list --offset 1 --limit 5
+expect_rc 2 "--offset is for dead list" mq dead count --offset 1
+mq drop --yes >/dev/null
 
 finish
