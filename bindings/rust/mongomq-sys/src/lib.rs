@@ -357,7 +357,119 @@ extern "C" {
         json_out: *mut *mut c_char,
         err: *mut mq_error,
     ) -> mq_status;
+}
 
+// ---- Groups: listing, pausing; dead letters by page (0.5.0) ------------------------
+
+// A group's state, as mq_groups_json shows it and filters on: bit flags, OR them in
+// mq_groups_opts.states (0: every state).
+
+/// Due now: available_at <= now.
+pub const MQ_GROUP_READY: c_uint = 1;
+/// Held: available_at > now with a token (a nack with a delay keeps it held).
+pub const MQ_GROUP_LEASED: c_uint = 2;
+/// available_at > now without a token: waiting for a scheduled head.
+pub const MQ_GROUP_PARKED: c_uint = 4;
+/// Paused (mq_pause_group): never claimed until resumed.
+pub const MQ_GROUP_PAUSED: c_uint = 8;
+
+/// By group id, ascending (byte order).
+pub const MQ_GROUPS_SORT_ID: c_int = 0;
+/// By available_at, ascending: the order claims take them.
+pub const MQ_GROUPS_SORT_DUE: c_int = 1;
+
+pub const MQ_GROUPS_OPTS_VERSION: c_uint = 1;
+
+/// Options of mq_groups_json.
+#[repr(C)]
+#[derive(Copy, Clone, Debug, PartialEq)]
+pub struct mq_groups_opts {
+    /// MQ_GROUPS_OPTS_VERSION.
+    pub version: c_uint,
+    /// OR of MQ_GROUP_*; 0: every state.
+    pub states: c_uint,
+    /// Only group ids that start with it; NULL or "": all.
+    pub id_prefix: *const c_char,
+    /// Only groups whose head was delivered at least this often; 0: any.
+    pub min_attempts: c_int,
+    /// > 0: only leases taken more than this long ago.
+    pub held_longer_than_s: f64,
+    /// > 0: only groups not due for more than this.
+    pub parked_beyond_s: f64,
+    /// MQ_GROUPS_SORT_ID (default) or MQ_GROUPS_SORT_DUE.
+    pub sort: c_int,
+    /// The previous page's "next"; NULL or "": the first page.
+    pub after: *const c_char,
+    /// Rows per page, 1..1000; 0: 50.
+    pub limit: usize,
+}
+
+/// The header's `MQ_GROUPS_OPTS_INIT`: version 1, every state, no filter, by id, the
+/// first page of 50.
+pub const MQ_GROUPS_OPTS_INIT: mq_groups_opts = mq_groups_opts {
+    version: MQ_GROUPS_OPTS_VERSION,
+    states: 0,
+    id_prefix: core::ptr::null(),
+    min_attempts: 0,
+    held_longer_than_s: 0.0,
+    parked_beyond_s: 0.0,
+    sort: MQ_GROUPS_SORT_ID,
+    after: core::ptr::null(),
+    limit: 0,
+};
+
+extern "C" {
+    /// Fills *opts with the defaults of `version`.
+    pub fn mq_groups_opts_init(opts: *mut mq_groups_opts, version: c_uint) -> mq_status;
+    /// One page of groups as JSON (`{"groups": [...], "next": ..., "now": ...}`,
+    /// release with mq_free). opts NULL: defaults. 3 commands (1 when empty).
+    pub fn mq_groups_json(
+        queue: *mut mq_queue,
+        opts: *const mq_groups_opts,
+        json_out: *mut *mut c_char,
+        err: *mut mq_error,
+    ) -> mq_status;
+    /// No claim takes the group until mq_resume_group; the holder keeps its lease.
+    /// Pausing a paused group is MQ_OK. 2 commands.
+    pub fn mq_pause_group(queue: *mut mq_queue, group_id: *const c_char, err: *mut mq_error) -> mq_status;
+    /// Resuming a group that is not paused is MQ_OK. 2 commands.
+    pub fn mq_resume_group(queue: *mut mq_queue, group_id: *const c_char, err: *mut mq_error) -> mq_status;
+}
+
+pub const MQ_DEAD_LIST_OPTS_VERSION: c_uint = 1;
+
+/// Options of mq_dead_list_with.
+#[repr(C)]
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct mq_dead_list_opts {
+    /// MQ_DEAD_LIST_OPTS_VERSION.
+    pub version: c_uint,
+    /// Letters per page, 1..1000; 0: 50.
+    pub limit: usize,
+    /// Letters to skip, oldest seq first.
+    pub offset: usize,
+}
+
+/// The header's `MQ_DEAD_LIST_OPTS_INIT`: version 1, a page of 50 from the first.
+pub const MQ_DEAD_LIST_OPTS_INIT: mq_dead_list_opts =
+    mq_dead_list_opts { version: MQ_DEAD_LIST_OPTS_VERSION, limit: 0, offset: 0 };
+
+extern "C" {
+    /// Fills *opts with the defaults of `version`.
+    pub fn mq_dead_list_opts_init(opts: *mut mq_dead_list_opts, version: c_uint) -> mq_status;
+    /// A page of dead letters, oldest seq first: `{"letters": [...], "offset": n,
+    /// "total": n}` (release with mq_free). opts NULL: defaults. 2 commands.
+    pub fn mq_dead_list_with(
+        queue: *mut mq_queue,
+        opts: *const mq_dead_list_opts,
+        json_out: *mut *mut c_char,
+        err: *mut mq_error,
+    ) -> mq_status;
+}
+
+// ---- Time, log --------------------------------------------------------------------
+
+extern "C" {
     pub fn mq_queue_clock_offset(queue: *const mq_queue) -> f64;
     pub fn mq_queue_now(queue: *mut mq_queue) -> f64;
     pub fn mq_queue_set_clock(queue: *mut mq_queue, clock: mq_clock_fn, ctx: *mut c_void);

@@ -284,6 +284,10 @@ fn struct_constant_values() -> Vec<(&'static str, Vec<(&'static str, f64)>)> {
     values! {
         MQ_PUBLISH_OPTS_INIT { version, priority, not_before }
         MQ_CLAIM_OPTS_INIT { version, worker_id, visibility_s, min_priority, max_events, timeout_s, cancel }
+        MQ_GROUPS_OPTS_INIT {
+            version, states, id_prefix, min_attempts, held_longer_than_s, parked_beyond_s, sort, after, limit
+        }
+        MQ_DEAD_LIST_OPTS_INIT { version, limit, offset }
     }
 }
 
@@ -305,6 +309,10 @@ fn struct_layouts() -> Vec<Layout> {
         mq_error { status, server_code, message }
         mq_publish_opts { version, priority, not_before }
         mq_claim_opts { version, worker_id, visibility_s, min_priority, max_events, timeout_s, cancel }
+        mq_groups_opts {
+            version, states, id_prefix, min_attempts, held_longer_than_s, parked_beyond_s, sort, after, limit
+        }
+        mq_dead_list_opts { version, limit, offset }
     }
 }
 
@@ -383,6 +391,14 @@ fn constant_values() -> Vec<(&'static str, i128)> {
         MQ_ERR_INTERNAL,
         MQ_PUBLISH_OPTS_VERSION,
         MQ_CLAIM_OPTS_VERSION,
+        MQ_GROUP_READY,
+        MQ_GROUP_LEASED,
+        MQ_GROUP_PARKED,
+        MQ_GROUP_PAUSED,
+        MQ_GROUPS_SORT_ID,
+        MQ_GROUPS_SORT_DUE,
+        MQ_GROUPS_OPTS_VERSION,
+        MQ_DEAD_LIST_OPTS_VERSION,
     ]
 }
 
@@ -586,7 +602,21 @@ fn options_init_matches_crate_constants() {
     // SAFETY: claim is a valid, writable mq_claim_opts.
     assert_eq!(unsafe { sys::mq_claim_opts_init(&mut claim, sys::MQ_CLAIM_OPTS_VERSION) }, sys::MQ_OK);
     assert_eq!(claim, sys::MQ_CLAIM_OPTS_INIT);
+    let mut groups = sys::MQ_GROUPS_OPTS_INIT;
+    groups.states = sys::MQ_GROUP_PAUSED;
+    groups.limit = 7;
+    // SAFETY: groups is a valid, writable mq_groups_opts.
+    assert_eq!(unsafe { sys::mq_groups_opts_init(&mut groups, sys::MQ_GROUPS_OPTS_VERSION) }, sys::MQ_OK);
+    assert_eq!(groups, sys::MQ_GROUPS_OPTS_INIT);
+    let mut dead = sys::mq_dead_list_opts { version: 0, limit: 3, offset: 9 };
+    // SAFETY: dead is a valid, writable mq_dead_list_opts.
+    assert_eq!(unsafe { sys::mq_dead_list_opts_init(&mut dead, sys::MQ_DEAD_LIST_OPTS_VERSION) }, sys::MQ_OK);
+    assert_eq!(dead, sys::MQ_DEAD_LIST_OPTS_INIT);
     for version in [0, sys::MQ_CLAIM_OPTS_VERSION + 1] {
+        // SAFETY: groups is a valid, writable mq_groups_opts.
+        assert_eq!(unsafe { sys::mq_groups_opts_init(&mut groups, version) }, sys::MQ_ERR_ARG, "version {version}");
+        // SAFETY: dead is a valid, writable mq_dead_list_opts.
+        assert_eq!(unsafe { sys::mq_dead_list_opts_init(&mut dead, version) }, sys::MQ_ERR_ARG, "version {version}");
         // SAFETY: as above.
         assert_eq!(unsafe { sys::mq_claim_opts_init(&mut claim, version) }, sys::MQ_ERR_ARG, "version {version}");
         // SAFETY: as above.
