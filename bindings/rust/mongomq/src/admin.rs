@@ -1,5 +1,6 @@
-//! The queue's admin and inspection calls: dead letters, stats, peek, repair, purge,
-//! drop, and the per-handle settings (max attempts, the automatic repair's period).
+//! The queue's admin and inspection calls: dead letters (by page too), stats, peek,
+//! repair, purge, drop, and the per-handle settings (max attempts, the automatic
+//! repair's period). The group listing and pausing are in groups.rs.
 
 use std::ffi::{c_char, CStr};
 use std::ptr;
@@ -10,10 +11,15 @@ use mongomq_sys as sys;
 use crate::error::{c_string, check, Error, Result};
 use crate::queue::{opt_ptr, Queue};
 use crate::stats::{RepairCounts, Stats};
-use crate::stored::StoredEvent;
+use crate::stored::{DeadPage, StoredEvent};
 
 /// The text a `*_json` call returned: copied, then released with mq_free.
-fn take_text(function: &str, status: sys::mq_status, err: &sys::mq_error, json: *mut c_char) -> Result<String> {
+pub(crate) fn take_text(
+    function: &str,
+    status: sys::mq_status,
+    err: &sys::mq_error,
+    json: *mut c_char,
+) -> Result<String> {
     check(status, err)?;
     if json.is_null() {
         return Err(Error::internal(format!("{function} returned MQ_OK and no text")));
@@ -26,7 +32,7 @@ fn take_text(function: &str, status: sys::mq_status, err: &sys::mq_error, json: 
     Ok(text)
 }
 
-fn parse_json<T: serde::de::DeserializeOwned>(function: &str, text: &str) -> Result<T> {
+pub(crate) fn parse_json<T: serde::de::DeserializeOwned>(function: &str, text: &str) -> Result<T> {
     serde_json::from_str(text).map_err(|e| Error::internal(format!("{function}: cannot parse {text:?}: {e}")))
 }
 
@@ -139,6 +145,43 @@ impl Queue {
     /// [`dead_list_json`](Queue::dead_list_json), parsed.
     pub fn dead_list(&self, limit: usize) -> Result<Vec<StoredEvent>> {
         parse_json("mq_dead_list_json", &self.dead_list_json(limit)?)
+    }
+
+    /// A page of the dead letters as the library's JSON text (`{"letters": [...],
+    /// "offset": n, "total": n}`); see [`dead_page`](Queue::dead_page).
+    pub fn dead_page_json(&self, offset: usize, limit: usize) -> Result<String> {
+        if limit == 0 {
+            return Err(Error::argument("dead_page", "limit is 0, outside 1..1000"));
+        }
+        let mut c_opts = sys::MQ_DEAD_LIST_OPTS_INIT;
+        c_opts.offset = offset;
+        c_opts.limit = limit;
+        let mut json: *mut c_char = ptr::null_mut();
+        let mut err = sys::mq_error::new();
+        // SAFETY: the queue is alive for &self; c_opts is a filled mq_dead_list_opts;
+        // json and err point to locals.
+        let status = unsafe { sys::mq_dead_list_with(self.ptr(), &c_opts, &mut json, &mut err) };
+        take_text("mq_dead_list_with", status, &err, json)
+    }
+
+    /// Up to `limit` (1..1000) dead letters, oldest seq first, after skipping `offset`
+    /// of them, and how many there are in all ([`DeadPage`]): a page of a dead-letter
+    /// view. 2 server commands (the skip walks the index: a far offset costs what it
+    /// skips).
+    ///
+    /// ```
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// # let uri = std::env::var("MONGOMQ_TEST_URI")?;
+    /// # let queue = mongomq::Client::connect(&uri)?.queue("mqt_rust_doc_dead_page", "q")?;
+    /// let page = queue.dead_page(0, 20)?;
+    /// println!("{} of {} dead letters", page.letters.len(), page.total);
+    /// # assert_eq!((page.letters.len(), page.offset, page.total), (0, 0, 0));
+    /// # queue.drop_queue()?;
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn dead_page(&self, offset: usize, limit: usize) -> Result<DeadPage> {
+        parse_json("mq_dead_list_with", &self.dead_page_json(offset, limit)?)
     }
 
     /// Re-creates the lock of every group that has events but no lock (a publisher

@@ -53,7 +53,10 @@
 //!
 //! libmongoc's log goes, from the first [`Client`] on, into the `log` crate (target
 //! `"mongomq"`); [`set_log_handler`] routes it elsewhere or silences it. For tests and
-//! simulations, a queue runs on a [`ManualClock`] given to [`Queue::set_clock`].
+//! simulations, a queue runs on a [`ManualClock`] given to [`Queue::set_clock`]. For
+//! tooling, [`Queue::groups`] lists the groups a page at a time (state, holder,
+//! backlog), [`Queue::pause_group`] stops claims of one until
+//! [`Queue::resume_group`], and [`Queue::dead_page`] pages through the dead letters.
 #![deny(missing_docs)]
 #![deny(clippy::undocumented_unsafe_blocks)]
 
@@ -65,6 +68,7 @@ mod cancel;
 mod client;
 mod clock;
 mod error;
+mod groups;
 mod lease;
 mod logging;
 mod options;
@@ -79,12 +83,13 @@ pub use cancel::CancelToken;
 pub use client::Client;
 pub use clock::ManualClock;
 pub use error::{status_name, Error, ErrorKind, Result};
+pub use groups::{GroupInfo, GroupState, GroupsOptions, GroupsPage, GroupsSort};
 pub use lease::Lease;
 pub use logging::{set_log_handler, LogHandler, LOG_TARGET};
 pub use options::{ClaimOptions, PublishOptions};
 pub use queue::Queue;
 pub use stats::{GroupStats, PriorityStats, RepairCounts, Stats};
-pub use stored::StoredEvent;
+pub use stored::{DeadPage, StoredEvent};
 pub use worker::{BoxError, Worker, WorkerError, WorkerOptions};
 
 /// The version of the libmongomq this process runs with (e.g. `"0.4.0"`), which may

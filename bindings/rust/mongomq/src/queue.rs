@@ -1,6 +1,6 @@
 //! `Queue`: the C queue handle and the calls of one event's life (publish, claim, ack,
 //! nack, unclaim, extend), waiting and interrupting, and the queue's clock. The admin
-//! and inspection calls are in admin.rs.
+//! and inspection calls are in admin.rs, the group listing and pausing in groups.rs.
 
 use std::ffi::{c_char, CString};
 use std::ptr::{self, NonNull};

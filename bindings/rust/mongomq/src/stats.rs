@@ -19,6 +19,9 @@ pub struct Stats {
     pub messages: u64,
     /// Dead letters.
     pub dead: u64,
+    /// Events ever published to the queue (the seq counter; a requeued dead letter
+    /// counts again); 0 before the first.
+    pub published: u64,
     /// Groups by state.
     pub groups: GroupStats,
     /// Age of the oldest event in seconds (the library's key, which says its unit);
@@ -28,7 +31,8 @@ pub struct Stats {
     pub priorities: BTreeMap<u8, PriorityStats>,
 }
 
-/// Groups by state.
+/// Groups by state (the states of [`GroupState`](crate::GroupState)): `total` is the
+/// sum of the other four.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct GroupStats {
     /// Claimable now.
@@ -37,7 +41,10 @@ pub struct GroupStats {
     pub leased: u64,
     /// Waiting for a scheduled head.
     pub parked: u64,
-    /// Every group with events.
+    /// Paused ([`Queue::pause_group`](crate::Queue::pause_group)), whatever their lease
+    /// or schedule: counted here only.
+    pub paused: u64,
+    /// Every group (with events, or paused ahead of its first).
     pub total: u64,
 }
 

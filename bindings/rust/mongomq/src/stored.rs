@@ -1,5 +1,6 @@
 //! `StoredEvent`: one event as peek and the dead-letter list show it (the library's
-//! JSON, parsed), with the base64 decoding of binary events.
+//! JSON, parsed), with the base64 decoding of binary events; `DeadPage`, a page of dead
+//! letters.
 
 use std::time::SystemTime;
 
@@ -36,6 +37,18 @@ pub struct StoredEvent {
     /// The event's bytes, exactly as published.
     #[serde(default, deserialize_with = "event_bytes")]
     pub event: Option<Vec<u8>>,
+}
+
+/// A page of the dead letters ([`Queue::dead_page`](crate::Queue::dead_page)), parsed
+/// from `mq_dead_list_with`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DeadPage {
+    /// The page's letters, oldest seq first.
+    pub letters: Vec<StoredEvent>,
+    /// How many letters were skipped before the page (the call's offset).
+    pub offset: u64,
+    /// How many dead letters there are in all.
+    pub total: u64,
 }
 
 /// "event" is the text for a text event, `{"base64": "..."}` for a binary one.

@@ -1,5 +1,6 @@
 //! Instants across the C line: the library counts seconds since the epoch as an `f64`
-//! on the queue's clock; the crate hands out and takes `SystemTime`.
+//! on the queue's clock; the crate hands out and takes `SystemTime`. Durations the
+//! library reports in seconds become `Duration`s.
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -54,9 +55,44 @@ pub(crate) mod epoch_seconds {
     }
 }
 
+/// A duration the library reports as seconds (an `f64`): negative (two machines'
+/// clocks a little apart) or not a number is zero, beyond `Duration::MAX` is that.
+pub(crate) fn from_seconds(seconds: f64) -> Duration {
+    if seconds.is_nan() || seconds <= 0.0 {
+        return Duration::ZERO;
+    }
+    Duration::try_from_secs_f64(seconds).unwrap_or(Duration::MAX)
+}
+
+/// serde for an `Option<Duration>` field kept as the library's JSON keeps it: seconds,
+/// or null (`None`).
+pub(crate) mod seconds_option {
+    use serde::{Deserialize, Deserializer, Serializer};
+    use std::time::Duration;
+
+    pub(crate) fn serialize<S: Serializer>(d: &Option<Duration>, s: S) -> Result<S::Ok, S::Error> {
+        match d {
+            Some(d) => s.serialize_some(&d.as_secs_f64()),
+            None => s.serialize_none(),
+        }
+    }
+
+    pub(crate) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Duration>, D::Error> {
+        Ok(Option::<f64>::deserialize(d)?.map(super::from_seconds))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn seconds_clamp() {
+        assert_eq!(from_seconds(2.5), Duration::from_millis(2500));
+        assert_eq!(from_seconds(-0.002), Duration::ZERO);
+        assert_eq!(from_seconds(f64::NAN), Duration::ZERO);
+        assert_eq!(from_seconds(f64::INFINITY), Duration::MAX);
+    }
 
     #[test]
     fn epoch_round_trips() {

@@ -12,8 +12,8 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use common::{claim, eventually, opts, secs, Fixture};
 use mongomq::{
-    Batch, CancelToken, ClaimOptions, Client, ErrorKind, Lease, ManualClock, PublishOptions, Queue, RepairCounts,
-    WorkerError, WorkerOptions,
+    Batch, CancelToken, ClaimOptions, Client, ErrorKind, GroupState, GroupsOptions, GroupsPage, GroupsSort, Lease,
+    ManualClock, PublishOptions, Queue, RepairCounts, WorkerError, WorkerOptions,
 };
 
 const PROMPTLY: Duration = Duration::from_secs(5);
@@ -396,6 +396,150 @@ fn test_lease_deadline() {
         secs(d, before) >= 120.0 - 0.5 && secs(d, after) <= 120.0 + 0.5,
         "deadline {d:?} after extend not in [{before:?}, {after:?}] + 120 s"
     );
+}
+
+// ---- groups (0.5.0) --------------------------------------------------------------
+
+#[test]
+fn test_pause_resume() {
+    let f = Fixture::new();
+    let q = &f.queue;
+    let p2 = PublishOptions::new().priority(2);
+    let first = q.publish("P", "p1", &p2).unwrap();
+    let second = q.publish("P", "p2", &p2).unwrap();
+    q.pause_group("P").unwrap();
+    assert!(q.claim(&opts(30_000)).unwrap().is_none(), "a paused group is not claimed");
+    let s = q.stats().unwrap();
+    assert_eq!((s.groups.paused, s.groups.ready, s.groups.total), (1, 0, 1), "{s:?}");
+    q.pause_group("P").unwrap(); // again: nothing changes
+    assert!(q.claim(&opts(30_000)).unwrap().is_none());
+
+    q.resume_group("P").unwrap();
+    assert_eq!(q.stats().unwrap().groups.paused, 0);
+    let held = q.claim(&opts(30_000).min_priority(2)).unwrap().expect("resumed, at its priority 2");
+    assert_eq!((held.group(), held.seq(), held.attempts()), ("P", first, 1));
+
+    // Paused while held: the holder keeps its lease; the next event waits.
+    q.pause_group("P").unwrap();
+    q.ack(&held).unwrap();
+    assert!(q.claim(&opts(30_000)).unwrap().is_none(), "P's second event is not claimable while paused");
+    assert_eq!(q.stats().unwrap().groups.paused, 1);
+
+    // Its second event's lease acked while paused too: P drains and stays paused.
+    q.resume_group("P").unwrap();
+    let last = claim(q);
+    assert_eq!(last.seq(), second);
+    q.pause_group("P").unwrap();
+    q.ack(&last).unwrap();
+    let s = q.stats().unwrap();
+    assert_eq!((s.messages, s.groups.paused), (0, 1), "drained, still paused: {s:?}");
+    let third = q.publish("P", "p3", &PublishOptions::default()).unwrap();
+    assert!(q.claim(&opts(30_000)).unwrap().is_none(), "a new publish to a paused group is not claimable");
+    q.resume_group("P").unwrap();
+    let lease = claim(q);
+    assert_eq!((lease.seq(), lease.event()), (third, &b"p3"[..]));
+    q.ack(&lease).unwrap();
+
+    // Resuming a group that is not paused (or has no lock at all) is OK.
+    q.resume_group("P").unwrap();
+    q.resume_group("never-seen").unwrap();
+    let s = q.stats().unwrap();
+    assert_eq!((s.groups.paused, s.groups.total, s.published), (0, 0, 3), "{s:?}");
+    assert_bad_argument(q.pause_group(""), "group_id");
+    assert_bad_argument(q.resume_group("a\0b"), "group_id");
+}
+
+/// The group ids of a page, in page order.
+fn ids(page: &GroupsPage) -> Vec<&str> {
+    page.groups.iter().map(|g| g.group.as_str()).collect()
+}
+
+#[test]
+fn test_group_listing() {
+    let f = Fixture::new();
+    let q = &f.queue;
+    // On a manual clock, so that ages and deadlines are exact: b leased by w-b at T,
+    // a published at T + 1 s, c at T + 2 s and paused; listed at T + 4 s.
+    let start = UNIX_EPOCH + Duration::from_secs(1_000_000_000);
+    let clock = ManualClock::new(start);
+    q.set_clock(Some(&clock));
+    let at = |s: u64| start + Duration::from_secs(s);
+    q.publish("b", "b1", &PublishOptions::new().priority(1)).unwrap();
+    let b_lease = q.claim(&opts(60_000).worker_id("w-b")).unwrap().expect("b is the only group: the claim takes it");
+    assert_eq!(b_lease.group(), "b");
+    clock.advance(Duration::from_secs(1));
+    let a1 = q.publish("a", "a1", &PublishOptions::default()).unwrap();
+    q.publish("a", "a2", &PublishOptions::default()).unwrap();
+    clock.advance(Duration::from_secs(1));
+    q.publish("c", "c1", &PublishOptions::new().priority(3)).unwrap();
+    q.pause_group("c").unwrap();
+    clock.advance(Duration::from_secs(2));
+
+    let page = q.groups(&GroupsOptions::new()).unwrap();
+    assert_eq!(ids(&page), ["a", "b", "c"], "by id");
+    assert_eq!(page.next, None);
+    assert_eq!(page.now, at(4));
+    let [a, b, c] = &page.groups[..] else { unreachable!() };
+    assert_eq!((a.state, a.paused, a.backlog, a.priority, a.attempts), (GroupState::Ready, false, 2, 0, 0));
+    assert_eq!((a.head, a.head_age, a.holder.as_deref()), (Some(a1), Some(Duration::from_secs(3)), None));
+    assert_eq!((a.held_for, a.lease_deadline), (None, None));
+    assert_eq!((b.state, b.holder.as_deref(), b.attempts, b.backlog), (GroupState::Leased, Some("w-b"), 1, 1));
+    assert_eq!(b.held_for, Some(Duration::from_secs(4)));
+    assert_eq!(b.lease_deadline, Some(at(60)));
+    assert_eq!(b.lease_deadline, Some(b_lease.deadline()), "the lease's own deadline");
+    assert_eq!((c.state, c.paused, c.priority, c.backlog), (GroupState::Paused, true, 3, 1), "the priority kept");
+
+    let only =
+        |o: GroupsOptions| -> Vec<String> { ids(&q.groups(&o).unwrap()).into_iter().map(str::to_string).collect() };
+    assert_eq!(only(GroupsOptions::new().states([GroupState::Leased])), ["b"]);
+    assert_eq!(only(GroupsOptions::new().states([GroupState::Ready, GroupState::Paused])), ["a", "c"]);
+    assert_eq!(only(GroupsOptions::new().id_prefix("c")), ["c"]);
+    assert_eq!(only(GroupsOptions::new().held_longer_than(Duration::from_secs(3))), ["b"]);
+    assert!(only(GroupsOptions::new().held_longer_than(Duration::from_secs(5))).is_empty());
+    assert_eq!(only(GroupsOptions::new().min_attempts(1)), ["b"]);
+
+    // Pages of 2: a and b with a cursor, then c and none.
+    let first = q.groups(&GroupsOptions::new().limit(2)).unwrap();
+    assert_eq!(ids(&first), ["a", "b"]);
+    let next = first.next.clone().expect("a next cursor after a full page");
+    let second = q.groups(&GroupsOptions::new().limit(2).after(next)).unwrap();
+    assert_eq!(ids(&second), ["c"]);
+    assert_eq!(second.next, None);
+
+    // By due: a (due since T + 1 s), the paused c (T + 2 s) in its place, b (held to T + 60 s).
+    let due = q.groups(&GroupsOptions::new().sort(GroupsSort::Due)).unwrap();
+    assert_eq!(ids(&due), ["a", "c", "b"]);
+    let due_first = q.groups(&GroupsOptions::new().sort(GroupsSort::Due).limit(1)).unwrap();
+    let rest = q.groups(&GroupsOptions::new().sort(GroupsSort::Due).after(due_first.next.clone().unwrap())).unwrap();
+    assert_eq!((ids(&due_first), ids(&rest)), (vec!["a"], vec!["c", "b"]));
+
+    // Bad options are the argument error, naming the option.
+    assert_bad_argument(q.groups(&GroupsOptions::new().limit(1001)), "limit");
+    assert_bad_argument(q.groups(&GroupsOptions::new().limit(0)), "limit");
+    assert_bad_argument("bogus".parse::<GroupState>(), "state");
+    assert_bad_argument(q.groups(&GroupsOptions::new().after(due_first.next.unwrap())), "after"); // another sort's
+    assert_bad_argument(q.groups(&GroupsOptions::new().id_prefix("c\0")), "id_prefix");
+    assert_bad_argument(q.groups(&GroupsOptions::new().min_attempts(u32::MAX)), "min_attempts");
+    q.ack(&b_lease).unwrap();
+
+    // Dead letters by page: 3 letters, a page of 2 from offset 1 is the 2nd and 3rd.
+    let d = Fixture::new();
+    d.queue.set_max_attempts(1).unwrap();
+    let mut dead = Vec::new();
+    for i in 0..3 {
+        dead.push(d.queue.publish(&format!("d{i}"), format!("dead {i}"), &PublishOptions::default()).unwrap());
+        nack_times(&d.queue, 1);
+        assert!(d.queue.claim(&opts(30_000)).unwrap().is_none(), "its second delivery went to the dead letters");
+    }
+    let page = d.queue.dead_page(1, 2).unwrap();
+    let seqs: Vec<Option<i64>> = page.letters.iter().map(|l| l.seq).collect();
+    assert_eq!(seqs, [Some(dead[1]), Some(dead[2])]);
+    assert_eq!((page.offset, page.total), (1, 3));
+    assert_eq!(page.letters[0].event.as_deref(), Some(&b"dead 1"[..]));
+    let past = d.queue.dead_page(3, 2).unwrap();
+    assert_eq!((past.letters.len(), past.total), (0, 3));
+    assert_bad_argument(d.queue.dead_page(0, 1001), "limit");
+    assert_bad_argument(d.queue.dead_page(0, 0), "limit");
 }
 
 // ---- waiting claims --------------------------------------------------------------
@@ -1313,4 +1457,34 @@ fn batch_events_may_be_scheduled() {
     assert!(f.queue.claim(&opts(30_000)).unwrap().is_none(), "the scheduled group waits for its time");
     let lease = f.queue.claim(&opts(30_000).wait(Duration::from_secs(10))).unwrap().expect("due after its time");
     assert_eq!((lease.group(), lease.seq()), ("later", first));
+}
+
+#[test]
+fn groups_show_a_lapsed_lease_and_a_group_paused_ahead() {
+    let f = Fixture::new();
+    let q = &f.queue;
+    let start = UNIX_EPOCH + Duration::from_secs(1_000_000_000);
+    let clock = ManualClock::new(start);
+    q.set_clock(Some(&clock));
+    q.publish("lapsed", "x", &PublishOptions::default()).unwrap();
+    let lease = q.claim(&opts(10_000).worker_id("w-old")).unwrap().unwrap();
+    clock.advance(Duration::from_secs(11)); // the lease ran out: ready again
+    q.pause_group("ahead").unwrap(); // no events yet
+    let page = q.groups(&GroupsOptions::new()).unwrap();
+    assert_eq!(ids(&page), ["ahead", "lapsed"]);
+    let (ahead, lapsed) = (&page.groups[0], &page.groups[1]);
+    assert_eq!((ahead.state, ahead.backlog, ahead.head, ahead.head_age), (GroupState::Paused, 0, None, None));
+    assert_eq!((lapsed.state, lapsed.holder.as_deref()), (GroupState::Ready, Some("w-old")), "its last holder");
+    assert_eq!((lapsed.held_for, lapsed.lease_deadline, lapsed.attempts), (None, None, 1));
+    let s = q.stats().unwrap();
+    assert_eq!((s.groups.total, s.groups.ready, s.groups.paused, s.published), (2, 1, 1, 1), "{s:?}");
+    q.ack(&lease).unwrap(); // lapsed, but nobody took the group over: the token still fences it
+                            // A prefix is literal: no pattern characters.
+    q.publish("a.b*1", "x", &PublishOptions::default()).unwrap();
+    q.publish("aXb*2", "x", &PublishOptions::default()).unwrap();
+    assert_eq!(ids(&q.groups(&GroupsOptions::new().id_prefix("a.b*")).unwrap()), ["a.b*1"]);
+    // serialized back, a page keeps the library's keys
+    let json: serde_json::Value = serde_json::to_value(&page).unwrap();
+    assert_eq!(json["groups"][1]["holder"], "w-old");
+    assert!(json["groups"][1]["held_for_s"].is_null() && json["now"].as_f64() == Some(1_000_000_011.0), "{json}");
 }
