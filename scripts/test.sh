@@ -10,7 +10,9 @@
 #      matrix (scripts/test-matrix.sh: every language and harel on one queue;
 #      MONGOMQ_MATRIX=0 skips it), and the faults from outside
 #      (scripts/test-faults.sh: toxiproxy between the library and the server, a
-#      server killed and restarted on its H2 file, TLS, 20 s of each fuzz harness);
+#      server killed and restarted on its H2 file, TLS, 20 s of each fuzz harness),
+#      and the dashboard (scripts/test-web.sh: mongomq web in a headless Chromium,
+#      /metrics through prometheus_client's parser);
 #   3. the whole CTest suite again on an ASan+UBSan build (-fno-sanitize-recover);
 #   4. every CTest suite but the harel interop (python cannot load a TSan library) on
 #      a TSan build.
@@ -59,6 +61,9 @@ for lang in ${MONGOMQ_BINDINGS-$BINDINGS}; do
     echo "== bindings: $lang =="
     bash "scripts/test-$lang.sh"
 done
+
+echo "== the dashboard: mongomq web in Chromium, /metrics (scripts/test-web.sh) =="
+bash scripts/test-web.sh
 
 echo "== faults from outside: fault proxy, server crash and restart, TLS, short fuzz runs =="
 bash scripts/test-faults.sh

@@ -31,9 +31,9 @@ const MQCharts = (() => {
     return Number.isInteger(v) ? String(v) : v.toFixed(1);
   }
 
-  function fmtClock(t) {
-    const d = new Date(t * 1000);
-    return String(d.getHours()).padStart(2, "0") + ":" + String(d.getMinutes()).padStart(2, "0");
+  function fmtClock(t, seconds) {
+    const d = new Date(t * 1000), two = n => String(n).padStart(2, "0");
+    return two(d.getHours()) + ":" + two(d.getMinutes()) + (seconds ? ":" + two(d.getSeconds()) : "");
   }
 
   function line(title, series, opts) {
@@ -66,7 +66,8 @@ const MQCharts = (() => {
     const nx = 5;
     for (let i = 0; i <= nx; i++) {
       const t = t0 + (t1 - t0) * i / nx;
-      root.appendChild(svg("text", {x: x(t), y: H - 6, "text-anchor": "middle"}, fmtClock(t)));
+      const anchor = i === 0 ? "start" : i === nx ? "end" : "middle";
+      root.appendChild(svg("text", {x: x(t), y: H - 6, "text-anchor": anchor}, fmtClock(t, t1 - t0 < 600)));
     }
     root.appendChild(svg("line", {class: "axis", x1: L, x2: W - R, y1: H - B, y2: H - B}));
     root.appendChild(svg("line", {class: "axis", x1: L, x2: L, y1: T, y2: H - B}));
