@@ -29,11 +29,11 @@ gen() {
     mkdir -p "$dir"
     case "$1" in
         go) (cd "$ROOT/bindings/go/internal/raw" &&
-                 swig -go -cgo -intgosize 64 -package raw -outdir "$dir" -o "$dir/mongomq_raw_wrap.c" ../../../swig/mongomq.i) ;;
+                 swig -go -cgo -intgosize 64 -package raw -I"$ROOT/include" -outdir "$dir" -o "$dir/mongomq_raw_wrap.c" ../../../swig/mongomq.i) ;;
         ruby) (cd "$SWIG_DIR" &&
-                   swig -ruby -module MongoMQ::Raw -initname mongomq_raw -Wextra -Werror \
+                   swig -ruby -module MongoMQ::Raw -initname mongomq_raw -Wextra -Werror -I"$ROOT/include" \
                        -o "$dir/mongomq_raw_wrap.c" mongomq.i) ;;
-        python) swig -python -threads -noproxy -module _raw -outdir "$dir" -o "$dir/_raw_wrap.c" "$SWIG_DIR/mongomq.i" ;;  # (no source path in its output)
+        python) swig -python -threads -noproxy -module _raw -I"$ROOT/include" -outdir "$dir" -o "$dir/_raw_wrap.c" "$SWIG_DIR/mongomq.i" ;;  # (no source path in its output)
         *) echo "swig-generate.sh: unknown language '$1'" >&2; exit 2 ;;
     esac
 }

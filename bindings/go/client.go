@@ -12,7 +12,7 @@ import (
 )
 
 // LibraryVersion is the version of the libmongomq the program runs with ("0.4.0").
-func LibraryVersion() string { return raw.Mqs_version() }
+func LibraryVersion() string { return raw.Mq_version() }
 
 // Client is a connection pool to one MongoDB deployment. It is safe for concurrent
 // use. Close it when done; a finalizer closes a Client that became unreachable,
@@ -40,11 +40,11 @@ func Connect(uri string) (*Client, error) {
 	if err := checkText("Connect", "uri", uri); err != nil {
 		return nil, err
 	}
-	var c raw.Struct_SS_mq_client
-	err := call("Connect", func(e raw.Struct_SS_mq_error) { c = raw.Mqs_client_new(uri, e) })
+	var c raw.SwigcptrStruct_SS_mq_client
+	err := call("Connect", func(e raw.Struct_SS_mq_error) { raw.Mq_client_new(uri, &c, e) })
 	if err != nil {
-		if c != nil && c.Swigcptr() != 0 {
-			raw.Mqs_client_destroy(c)
+		if c != 0 {
+			raw.Mq_client_destroy(c)
 		}
 		return nil, err
 	}
@@ -74,7 +74,7 @@ func (c *Client) Close() error {
 // destroyIfUnused frees the C client once it is closed and no queue uses it. c.mu held.
 func (c *Client) destroyIfUnused() {
 	if c.closed && c.queues == 0 && c.c != nil {
-		raw.Mqs_client_destroy(c.c)
+		raw.Mq_client_destroy(c.c)
 		c.c = nil
 		liveClients.Add(-1)
 	}
@@ -99,7 +99,7 @@ func (c *Client) CommandCount() uint64 {
 	if c.c == nil {
 		return 0
 	}
-	return raw.Mqs_client_command_count(c.c)
+	return raw.Mq_client_command_count(c.c)
 }
 
 // WriteConcernErrors is the number of writes this client sent that the server
@@ -115,7 +115,7 @@ func (c *Client) WriteConcernErrors() uint64 {
 	if c.c == nil {
 		return 0
 	}
-	return raw.Mqs_client_write_concern_errors(c.c)
+	return raw.Mq_client_write_concern_errors(c.c)
 }
 
 // Queue opens the queue {db}.{prefix}_*: db "" is "mongomq", prefix "" is "mq". It
@@ -142,17 +142,17 @@ func (c *Client) Queue(db, prefix string) (*Queue, error) {
 	cc := c.c
 	c.mu.Unlock()
 
-	var q raw.Struct_SS_mq_queue
-	// The C API's NULL defaults are reached through the shim with "" -> defaults here.
+	var q raw.SwigcptrStruct_SS_mq_queue
+	// A Go string cannot be NULL (the C API's default), so "" is the default here.
 	if db == "" {
 		db = "mongomq"
 	}
 	if prefix == "" {
 		prefix = "mq"
 	}
-	err := call(op, func(e raw.Struct_SS_mq_error) { q = raw.Mqs_queue_new(cc, db, prefix, e) })
+	err := call(op, func(e raw.Struct_SS_mq_error) { raw.Mq_queue_new(cc, db, prefix, &q, e) })
 	if err != nil {
-		if q != nil && q.Swigcptr() != 0 {
+		if q != 0 {
 			raw.Mqs_queue_destroy(q)
 		}
 		c.release()

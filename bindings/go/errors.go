@@ -36,7 +36,7 @@ func (s Status) String() string {
 	if int(s) < math.MinInt32 || int(s) > math.MaxInt32 {
 		return "MQ_UNKNOWN"
 	}
-	return raw.Mqs_status_name(int(s))
+	return raw.Mq_status_name(raw.Mq_status(s))
 }
 
 // Sentinels for errors.Is. Every error the library reported is an *Error (use

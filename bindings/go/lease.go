@@ -43,19 +43,19 @@ type Lease struct {
 }
 
 func newLease(l raw.Struct_SS_mq_lease) *Lease {
-	n := int(raw.Mqs_lease_count(l))
+	n := int(raw.Mq_lease_count(l))
 	lease := &Lease{
 		l:        l,
-		seq:      raw.Mqs_lease_seq(l),
-		group:    raw.Mqs_lease_group(l),
-		token:    raw.Mqs_lease_token(l),
-		attempts: raw.Mqs_lease_attempts(l),
-		deadline: raw.Mqs_lease_deadline(l),
+		seq:      raw.Mq_lease_seq(l),
+		group:    raw.Mq_lease_group(l),
+		token:    raw.Mq_lease_token(l),
+		attempts: raw.Mq_lease_attempts(l),
+		deadline: raw.Mq_lease_deadline(l),
 		seqs:     make([]int64, n),
 		events:   make([][]byte, n),
 	}
 	for i := 0; i < n; i++ {
-		lease.seqs[i] = raw.Mqs_lease_seq_at(l, int64(i))
+		lease.seqs[i] = raw.Mq_lease_seq_at(l, int64(i))
 		lease.events[i] = raw.Mqs_lease_event_at(l, int64(i)) // copied
 	}
 	liveLeases.Add(1)
@@ -195,7 +195,7 @@ func (l *Lease) Close() error {
 	defer l.mu.Unlock()
 	if l.l != nil {
 		runtime.SetFinalizer(l, nil)
-		raw.Mqs_lease_destroy(l.l)
+		raw.Mq_lease_destroy(l.l)
 		l.l = nil
 		liveLeases.Add(-1)
 	}
@@ -214,7 +214,7 @@ func (l *Lease) use(op string, f func(h raw.Struct_SS_mq_lease)) error {
 	}
 	f(l.l)
 	// Reading the deadline here keeps Deadline() current after Extend and Nack.
-	d := raw.Mqs_lease_deadline(l.l)
+	d := raw.Mq_lease_deadline(l.l)
 	l.dmu.Lock()
 	l.deadline = d
 	l.dmu.Unlock()

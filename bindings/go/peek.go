@@ -110,7 +110,7 @@ func (q *Queue) Peek(group string, limit int) ([]StoredEvent, error) {
 	}
 	var text string
 	if err := q.run(op, func(h raw.Struct_SS_mq_queue, e raw.Struct_SS_mq_error) {
-		text = raw.Mqs_peek_json(h, group, int64(limit), e)
+		raw.Mq_peek_json(h, group, int64(limit), &text, e) // "" is the whole queue (go.i)
 	}); err != nil {
 		return nil, err
 	}
@@ -126,7 +126,7 @@ func (q *Queue) DeadList(limit int) ([]StoredEvent, error) {
 	}
 	var text string
 	if err := q.run(op, func(h raw.Struct_SS_mq_queue, e raw.Struct_SS_mq_error) {
-		text = raw.Mqs_dead_list_json(h, int64(limit), e)
+		raw.Mq_dead_list_json(h, int64(limit), &text, e)
 	}); err != nil {
 		return nil, err
 	}
@@ -140,7 +140,7 @@ func (q *Queue) DeadList(limit int) ([]StoredEvent, error) {
 // is ErrInvalidArgument. It applies to this Queue value.
 func (q *Queue) SetRepairInterval(interval time.Duration) error {
 	return q.run("SetRepairInterval", func(h raw.Struct_SS_mq_queue, e raw.Struct_SS_mq_error) {
-		raw.Mqs_queue_set_repair_interval(h, seconds(interval), e)
+		raw.Mq_queue_set_repair_interval(h, seconds(interval), e)
 	})
 }
 
@@ -156,8 +156,7 @@ type RepairCounts struct {
 func (q *Queue) RepairCounts() (RepairCounts, error) {
 	var rc RepairCounts
 	err := q.use("RepairCounts", func(h raw.Struct_SS_mq_queue) {
-		rc.Runs = raw.Mqs_queue_repair_runs(h)
-		rc.Fixed = raw.Mqs_queue_repair_fixed(h)
+		raw.Mq_queue_repair_counts(h, &rc.Runs, &rc.Fixed)
 	})
 	return rc, err
 }

@@ -58,7 +58,7 @@ func (q *Queue) Close() error {
 		// Wake waiting claims so the write lock below need not wait for their timeouts.
 		q.mu.RLock()
 		if q.q != nil {
-			raw.Mqs_queue_interrupt(q.q)
+			raw.Mq_queue_interrupt(q.q)
 		}
 		q.mu.RUnlock()
 	}
@@ -179,7 +179,7 @@ func (q *Queue) Publish(group string, event []byte, opts PublishOptions) (int64,
 	}
 	var seq int64
 	err := q.run(op, func(h raw.Struct_SS_mq_queue, e raw.Struct_SS_mq_error) {
-		seq = raw.Mqs_publish(h, group, event, opts.Priority, opts.notBefore(), e)
+		raw.Mqs_publish(h, group, event, opts.Priority, opts.notBefore(), &seq, e)
 	})
 	runtime.KeepAlive(event)
 	return seq, err
@@ -210,11 +210,11 @@ func (q *Queue) PublishBatch(messages []Message) (int64, error) {
 			return 0, err
 		}
 	}
-	var b raw.Struct_SS_mq_batch
-	if err := call(op, func(e raw.Struct_SS_mq_error) { b = raw.Mqs_batch_new(e) }); err != nil {
+	var b raw.SwigcptrStruct_SS_mq_batch
+	if err := call(op, func(e raw.Struct_SS_mq_error) { raw.Mq_batch_new(&b, e) }); err != nil {
 		return 0, err
 	}
-	defer raw.Mqs_batch_destroy(b)
+	defer raw.Mq_batch_destroy(b)
 	for i, m := range messages {
 		if err := call(op, func(e raw.Struct_SS_mq_error) {
 			raw.Mqs_batch_add_at(b, m.Group, m.Event, m.Priority, m.notBefore(), e)
@@ -228,7 +228,7 @@ func (q *Queue) PublishBatch(messages []Message) (int64, error) {
 	}
 	var first int64
 	err := q.run(op, func(h raw.Struct_SS_mq_queue, e raw.Struct_SS_mq_error) {
-		first = raw.Mqs_publish_batch(h, b, e)
+		raw.Mq_publish_batch(h, b, &first, e)
 	})
 	runtime.KeepAlive(messages)
 	return first, err
@@ -296,10 +296,10 @@ func (q *Queue) Claim(ctx context.Context, opts ClaimOptions) (*Lease, error) {
 
 	// One mq_cancel per waiting call, triggered by a goroutine watching ctx; the
 	// goroutine is gone before the cancel is destroyed.
-	var cancel raw.Struct_SS_mq_cancel
+	var cancel raw.SwigcptrStruct_SS_mq_cancel // 0: none
 	var stop, stopped chan struct{}
 	if opts.Wait > 0 && ctx.Done() != nil {
-		if err := call(op, func(e raw.Struct_SS_mq_error) { cancel = raw.Mqs_cancel_new(e) }); err != nil {
+		if err := call(op, func(e raw.Struct_SS_mq_error) { raw.Mq_cancel_new(&cancel, e) }); err != nil {
 			return nil, err
 		}
 		stop, stopped = make(chan struct{}), make(chan struct{})
@@ -307,15 +307,13 @@ func (q *Queue) Claim(ctx context.Context, opts ClaimOptions) (*Lease, error) {
 			defer close(stopped)
 			select {
 			case <-ctx.Done():
-				raw.Mqs_cancel_trigger(c)
+				raw.Mq_cancel_trigger(c)
 			case <-stop:
 			}
 		}(cancel)
-	} else {
-		cancel = raw.SwigcptrStruct_SS_mq_cancel(0)
 	}
 
-	var l raw.Struct_SS_mq_lease
+	var l raw.SwigcptrStruct_SS_mq_lease
 	var st Status
 	var err error
 	start := time.Now()
@@ -326,20 +324,20 @@ func (q *Queue) Claim(ctx context.Context, opts ClaimOptions) (*Lease, error) {
 			st, err = StatusNoMemory, &Error{Op: op, Status: StatusNoMemory, Message: "out of memory"}
 			return
 		}
-		l = raw.Mqs_claim(h, opts.WorkerID, seconds(vis), opts.MinPriority, int64(maxEvents), seconds(opts.Wait), cancel, c.p)
+		raw.Mqs_claim(h, opts.WorkerID, seconds(vis), opts.MinPriority, int64(maxEvents), seconds(opts.Wait), cancel, &l, c.p)
 		st = c.status()
 		err = c.err(op)
 	})
 	if stop != nil {
 		close(stop)
 		<-stopped
-		raw.Mqs_cancel_destroy(cancel)
+		raw.Mq_cancel_destroy(cancel)
 	}
 	yieldAfter(start)
 	if uerr != nil {
 		return nil, uerr
 	}
-	if l != nil && l.Swigcptr() != 0 {
+	if l != 0 {
 		return newLease(l), nil // MQ_OK (a lease is never dropped, cancelled or not)
 	}
 	switch st {
@@ -383,7 +381,7 @@ func emptyMessage(minPriority int, wait time.Duration) string {
 // verdict (a connect or server error): then it may be retried.
 func (q *Queue) Ack(lease *Lease) error {
 	return q.settle("Ack", lease, func(h raw.Struct_SS_mq_queue, l raw.Struct_SS_mq_lease, e raw.Struct_SS_mq_error) {
-		raw.Mqs_ack(h, l, e)
+		raw.Mq_ack(h, l, e)
 	})
 }
 
@@ -392,7 +390,7 @@ func (q *Queue) Ack(lease *Lease) error {
 // long first. Closes the lease as Ack does.
 func (q *Queue) Nack(lease *Lease, delay time.Duration) error {
 	return q.settle("Nack", lease, func(h raw.Struct_SS_mq_queue, l raw.Struct_SS_mq_lease, e raw.Struct_SS_mq_error) {
-		raw.Mqs_nack(h, l, seconds(delay), e)
+		raw.Mq_nack(h, l, seconds(delay), e)
 	})
 }
 
@@ -404,7 +402,7 @@ func (q *Queue) Nack(lease *Lease, delay time.Duration) error {
 // same lease: a retry that finds its earlier give-back applied returns nil.
 func (q *Queue) Unclaim(lease *Lease) error {
 	return q.settle("Unclaim", lease, func(h raw.Struct_SS_mq_queue, l raw.Struct_SS_mq_lease, e raw.Struct_SS_mq_error) {
-		raw.Mqs_unclaim(h, l, e)
+		raw.Mq_unclaim(h, l, e)
 	})
 }
 
@@ -412,7 +410,7 @@ func (q *Queue) Unclaim(lease *Lease) error {
 func (q *Queue) Extend(lease *Lease, visibility time.Duration) error {
 	const op = "Extend"
 	return q.withLease(op, lease, func(h raw.Struct_SS_mq_queue, l raw.Struct_SS_mq_lease, e raw.Struct_SS_mq_error) {
-		raw.Mqs_extend(h, l, seconds(visibility), e)
+		raw.Mq_extend(h, l, seconds(visibility), e)
 	})
 }
 
@@ -450,7 +448,7 @@ func (q *Queue) settle(op string, lease *Lease, f func(raw.Struct_SS_mq_queue, r
 // no reset (open a new Queue to wait again); a claim without Wait and the other
 // calls keep working. To end one claim, cancel its context instead.
 func (q *Queue) Interrupt() error {
-	return q.use("Interrupt", func(h raw.Struct_SS_mq_queue) { raw.Mqs_queue_interrupt(h) })
+	return q.use("Interrupt", func(h raw.Struct_SS_mq_queue) { raw.Mq_queue_interrupt(h) })
 }
 
 // SetMaxAttempts turns dead letters on (n > 0): a claim that would deliver a head
@@ -461,7 +459,7 @@ func (q *Queue) SetMaxAttempts(n int) error {
 		return argError("SetMaxAttempts", fmt.Sprintf("max_attempts out of range (got %d)", n))
 	}
 	return q.run("SetMaxAttempts", func(h raw.Struct_SS_mq_queue, e raw.Struct_SS_mq_error) {
-		raw.Mqs_queue_set_max_attempts(h, n, e)
+		raw.Mq_queue_set_max_attempts(h, n, e)
 	})
 }
 
@@ -470,7 +468,7 @@ func (q *Queue) SetMaxAttempts(n int) error {
 // Lease.Deadline are on it.
 func (q *Queue) Now() (time.Time, error) {
 	var s float64
-	err := q.use("Now", func(h raw.Struct_SS_mq_queue) { s = raw.Mqs_queue_now(h) })
+	err := q.use("Now", func(h raw.Struct_SS_mq_queue) { s = raw.Mq_queue_now(h) })
 	return epochToTime(s), err
 }
 
@@ -478,14 +476,14 @@ func (q *Queue) Now() (time.Time, error) {
 // queue was opened (the queue runs on server time: see Now).
 func (q *Queue) ClockOffset() (time.Duration, error) {
 	var s float64
-	err := q.use("ClockOffset", func(h raw.Struct_SS_mq_queue) { s = raw.Mqs_queue_clock_offset(h) })
+	err := q.use("ClockOffset", func(h raw.Struct_SS_mq_queue) { s = raw.Mq_queue_clock_offset(h) })
 	return time.Duration(s * float64(time.Second)), err
 }
 
 // DeadCount is the number of dead letters.
 func (q *Queue) DeadCount() (int64, error) {
 	var n int64
-	err := q.run("DeadCount", func(h raw.Struct_SS_mq_queue, e raw.Struct_SS_mq_error) { n = raw.Mqs_dead_count(h, e) })
+	err := q.run("DeadCount", func(h raw.Struct_SS_mq_queue, e raw.Struct_SS_mq_error) { raw.Mq_dead_count(h, &n, e) })
 	return n, err
 }
 
@@ -493,14 +491,14 @@ func (q *Queue) DeadCount() (int64, error) {
 // returns its new sequence number. A seq that is no dead letter is ErrInvalidArgument.
 func (q *Queue) DeadRequeue(seq int64) (int64, error) {
 	var n int64
-	err := q.run("DeadRequeue", func(h raw.Struct_SS_mq_queue, e raw.Struct_SS_mq_error) { n = raw.Mqs_dead_requeue(h, seq, e) })
+	err := q.run("DeadRequeue", func(h raw.Struct_SS_mq_queue, e raw.Struct_SS_mq_error) { raw.Mq_dead_requeue(h, seq, &n, e) })
 	return n, err
 }
 
 // DeadPurge removes every dead letter and returns how many there were.
 func (q *Queue) DeadPurge() (int64, error) {
 	var n int64
-	err := q.run("DeadPurge", func(h raw.Struct_SS_mq_queue, e raw.Struct_SS_mq_error) { n = raw.Mqs_dead_purge(h, e) })
+	err := q.run("DeadPurge", func(h raw.Struct_SS_mq_queue, e raw.Struct_SS_mq_error) { raw.Mq_dead_purge(h, &n, e) })
 	return n, err
 }
 
@@ -509,7 +507,7 @@ func (q *Queue) DeadPurge() (int64, error) {
 // It reads every group: for start-up and a periodic sweep, not for every claim.
 func (q *Queue) Repair() (int64, error) {
 	var n int64
-	err := q.run("Repair", func(h raw.Struct_SS_mq_queue, e raw.Struct_SS_mq_error) { n = raw.Mqs_repair(h, e) })
+	err := q.run("Repair", func(h raw.Struct_SS_mq_queue, e raw.Struct_SS_mq_error) { raw.Mq_repair(h, &n, e) })
 	return n, err
 }
 
@@ -519,11 +517,11 @@ func (q *Queue) PurgeGroup(group string) error {
 	if err := checkText("PurgeGroup", "group", group); err != nil {
 		return err
 	}
-	return q.run("PurgeGroup", func(h raw.Struct_SS_mq_queue, e raw.Struct_SS_mq_error) { raw.Mqs_purge_group(h, group, e) })
+	return q.run("PurgeGroup", func(h raw.Struct_SS_mq_queue, e raw.Struct_SS_mq_error) { raw.Mq_purge_group(h, group, e) })
 }
 
 // Drop drops the queue's collections (for tests and tooling). The Queue stays
 // usable, but without its indexes: open it again before real use.
 func (q *Queue) Drop() error {
-	return q.run("Drop", func(h raw.Struct_SS_mq_queue, e raw.Struct_SS_mq_error) { raw.Mqs_queue_drop(h, e) })
+	return q.run("Drop", func(h raw.Struct_SS_mq_queue, e raw.Struct_SS_mq_error) { raw.Mq_queue_drop(h, e) })
 }

@@ -63,7 +63,7 @@ type statsJSON struct {
 func (q *Queue) Stats() (*Stats, error) {
 	const op = "Stats"
 	var text string
-	if err := q.run(op, func(h raw.Struct_SS_mq_queue, e raw.Struct_SS_mq_error) { text = raw.Mqs_stats_json(h, e) }); err != nil {
+	if err := q.run(op, func(h raw.Struct_SS_mq_queue, e raw.Struct_SS_mq_error) { raw.Mq_stats_json(h, &text, e) }); err != nil {
 		return nil, err
 	}
 	var j statsJSON

@@ -1,25 +1,43 @@
 /* mongomq.i — the one SWIG interface every SWIG binding (Java, Go, Ruby, Python) is
  * generated from. What it does once, for every language:
  *
- *   - It wraps a small set of "mqs_" shim functions (below), not the C API itself.
- *     Each shim is one C API call reshaped for SWIG: the handle a call makes is its
- *     return value (not a T **out), a seq is a return value (not an int64_t *), and
- *     the last parameter is always `mq_error *err`.
- *   - `mq_error *err` is hidden from the language: a per-language typemap allocates
- *     it on the stack and, after the call, raises the language's error when
- *     err->status is anything but MQ_OK or MQ_EMPTY (MQ_EMPTY is "no lease": the shim
- *     returns NULL). The error carries the status, the server code and the message.
- *     (Go has no exceptions: go.i passes the mq_error through and the hand-written
- *     Go package turns it into an `error` value.)
- *   - `(const void *bytes, size_t len)` is the language's byte string in, and
- *     `mqs_bytes` (a pointer and a length into a lease) is a byte string out, copied
- *     once by the typemap.
- *   - Strings the library allocates (the stats JSON) are released with mq_free.
- *   - The two C calls that take a function pointer are reshaped so that the library
- *     never calls into a language's runtime: mq_queue_set_clock gets a manual clock
- *     kept here (mqs_clock: the language sets and advances it), and mq_log_set_handler
- *     gets a handler kept here that buffers libmongoc's lines (mqs_log_*), which each
- *     binding drains on a thread of its own and hands to the user's function.
+ *   - It wraps the C API itself, from include/mongomq.h (which the C compiler includes
+ *     too): every mq_* and MQ_* name of the header is ignored but the functions named
+ *     in the list below, so the languages call mq_ack, mq_publish_batch, ... (Go:
+ *     Mq_ack) with the header's own parameters. A new function of the header is not
+ *     wrapped until it is added to the list.
+ *   - "mqs_" shims remain only where SWIG cannot take a C call as it is, each with the
+ *     C call's shape (its out-parameters and `mq_error *err` last, an mq_status back):
+ *       - the options structs: mqs_publish, mqs_batch_add_at and mqs_claim fill an
+ *         mq_publish_opts / mq_claim_opts from scalars for mq_publish_with,
+ *         mq_batch_add_with and mq_claim_with (a SWIG struct proxy would cost a heap
+ *         object and one call per field, and a typemap that turns several arguments
+ *         into one parameter exists in the scripting languages only);
+ *       - bytes out: mqs_lease_event_at gives an mqs_bytes (a pointer and a length
+ *         into the lease), copied once by the typemap;
+ *       - the two calls that take a function pointer, reshaped so that the library
+ *         never calls into a language's runtime: mq_queue_set_clock gets a manual clock
+ *         kept here (mqs_clock_*, mqs_queue_set_clock; mqs_queue_destroy destroys the
+ *         queue and lets go of its clocks), and mq_log_set_handler gets a handler kept
+ *         here that buffers libmongoc's lines (mqs_log_*), which each binding drains on
+ *         a thread of its own and hands to the user's function.
+ *   - Out-parameters (`T **out`, the int64_t and uint64_t counts and seqs named below,
+ *     `char **json_out`) come back as values, one typemap per type and language, with
+ *     no reshaping shim: Python and Ruby return them (a list for
+ *     mq_queue_repair_counts' two; text released with mq_free). Java and Go cannot give
+ *     a call another return type than its C one without a typemap per function: Java
+ *     makes every mq_status a long, so a handle, seq or count comes back as that long,
+ *     and text and repair counts' pair in one-element arrays; Go passes pointers
+ *     (&seq), as cgo does.
+ *   - A returned mq_status is no value of its own: it is None/nil in Python and Ruby,
+ *     and a number the Java and Go layers ignore. Errors travel in `mq_error *err`,
+ *     hidden from the language: a per-language typemap allocates it on the stack and,
+ *     after the call, raises the language's error when err->status is anything but
+ *     MQ_OK or MQ_EMPTY (MQ_EMPTY is "no lease": the lease out-parameter is NULL). The
+ *     error carries the status, the server code and the message. (Go has no
+ *     exceptions: go.i passes the mq_error through and the hand-written Go package
+ *     turns it into an `error` value.)
+ *   - `(const void *event, size_t event_len)` is the language's byte string in.
  *
  * Per-language typemaps live in lang/<language>.i, included below; nothing else here
  * is language-specific. The generated module is private to each package: users see
@@ -41,8 +59,6 @@ static void mqs_queue_destroy(mq_queue *queue);
 
 %include <stdint.i>
 
-/* ---- the shim: one C call each, reshaped for SWIG --------------------------------- */
-
 %inline %{
 /* Bytes inside a lease, valid until the lease is destroyed; copied out by the
  * language's typemap. */
@@ -52,28 +68,8 @@ typedef struct mqs_bytes {
 } mqs_bytes;
 %}
 
-/* The per-language typemaps: mq_error *err, (const void *bytes, size_t len),
- * mqs_bytes, and the release of returned strings. */
-#if defined(SWIGJAVA)
-%include "lang/java.i"
-#elif defined(SWIGGO)
-%include "lang/go.i"
-#elif defined(SWIGRUBY)
-%include "lang/ruby.i"
-#elif defined(SWIGPYTHON)
-%include "lang/python.i"
-#else
-#error "mongomq.i: no typemaps for this SWIG language"
-#endif
-
-/* Opaque handles: SWIG sees only the typedef names. */
-typedef struct mq_client mq_client;
-typedef struct mq_queue mq_queue;
-typedef struct mq_lease mq_lease;
-typedef struct mq_batch mq_batch;
-typedef struct mq_cancel mq_cancel;
-
-/* Constants the layers above need. */
+/* Constants the layers above need. (Declared before the header: SWIG's preprocessor
+ * would expand the names once it has read the header's #defines.) */
 %constant int MQ_OK = MQ_OK;
 %constant int MQ_EMPTY = MQ_EMPTY;
 %constant int MQ_LEASE_LOST = MQ_LEASE_LOST;
@@ -88,189 +84,125 @@ typedef struct mq_cancel mq_cancel;
 %constant int MQ_PRIORITY_MAX = MQ_PRIORITY_MAX;
 %constant int MQ_BATCH_MAX = MQ_BATCH_MAX;
 
-%newobject mqs_stats_json;
-%newobject mqs_peek_json;
-%newobject mqs_dead_list_json;
-%typemap(newfree) char *mqs_stats_json "mq_free($1);"
-%typemap(newfree) char *mqs_peek_json "mq_free($1);"
-%typemap(newfree) char *mqs_dead_list_json "mq_free($1);"
-%newobject mqs_log_next;
-%typemap(newfree) char *mqs_log_next "free($1);"
+/* ---- the C API: what of the header is wrapped ---------------------------------- */
+
+/* Nothing of the header (functions, its structs, enums and macros) but these
+ * functions; an exact name beats the patterns. Not here: mq_queue_destroy and
+ * mq_queue_set_clock (the clock shims), mq_log_set_handler (the log shims), mq_free
+ * (the typemaps call it), the publish and claim entries and mq_batch_add* (the options
+ * shims), mq_lease_event* (mqs_lease_event_at). */
+%rename("$ignore", regextarget=1) "^mq_";
+%rename("$ignore", regextarget=1) "^MQ_";
+%rename("%s") mq_version;
+%rename("%s") mq_status_name;
+%rename("%s") mq_client_new;
+%rename("%s") mq_client_destroy;
+%rename("%s") mq_client_command_count;
+%rename("%s") mq_client_write_concern_errors;
+%rename("%s") mq_queue_new;
+%rename("%s") mq_queue_interrupt;
+%rename("%s") mq_queue_set_max_attempts;
+%rename("%s") mq_queue_now;
+%rename("%s") mq_queue_clock_offset;
+%rename("%s") mq_queue_set_repair_interval;
+%rename("%s") mq_queue_repair_counts;
+%rename("%s") mq_batch_new;
+%rename("%s") mq_batch_count;
+%rename("%s") mq_batch_destroy;
+%rename("%s") mq_publish_batch;
+%rename("%s") mq_ack;
+%rename("%s") mq_nack;
+%rename("%s") mq_unclaim;
+%rename("%s") mq_extend;
+%rename("%s") mq_lease_seq;
+%rename("%s") mq_lease_group;
+%rename("%s") mq_lease_token;
+%rename("%s") mq_lease_attempts;
+%rename("%s") mq_lease_deadline;
+%rename("%s") mq_lease_count;
+%rename("%s") mq_lease_seq_at;
+%rename("%s") mq_lease_destroy;
+%rename("%s") mq_cancel_new;
+%rename("%s") mq_cancel_trigger;
+%rename("%s") mq_cancel_triggered;
+%rename("%s") mq_cancel_reset;
+%rename("%s") mq_cancel_destroy;
+%rename("%s") mq_dead_count;
+%rename("%s") mq_dead_requeue;
+%rename("%s") mq_dead_purge;
+%rename("%s") mq_stats_json;
+%rename("%s") mq_repair;
+%rename("%s") mq_peek_json;
+%rename("%s") mq_dead_list_json;
+%rename("%s") mq_purge_group;
+%rename("%s") mq_queue_drop;
+
+/* The per-language typemaps: mq_error *err, (const void *event, size_t event_len),
+ * mqs_bytes, the handles, mq_status and the out-parameters (T **out, int64_t *OUT,
+ * uint64_t *OUT, char **json_out). A language file may %ignore a function of the list
+ * above (an %ignore after it wins). */
+#if defined(SWIGJAVA)
+%include "lang/java.i"
+#elif defined(SWIGGO)
+%include "lang/go.i"
+#elif defined(SWIGRUBY)
+%include "lang/ruby.i"
+#elif defined(SWIGPYTHON)
+%include "lang/python.i"
+#else
+#error "mongomq.i: no typemaps for this SWIG language"
+#endif
+
+/* The header's counts and seqs returned through a pointer, by their names there. */
+%apply int64_t *OUT { int64_t *seq_out, int64_t *first_seq, int64_t *count, int64_t *new_seq, int64_t *purged,
+                      int64_t *fixed };
+%apply uint64_t *OUT { uint64_t *runs, uint64_t *fixed };
+
+%include "mongomq.h"
+
+/* ---- the shims -------------------------------------------------------------------- */
 
 %inline %{
-static const char *mqs_version(void) { return mq_version(); }
-static const char *mqs_status_name(int status) { return mq_status_name((mq_status)status); }
-
-/* ---- client ---- */
-static mq_client *mqs_client_new(const char *uri, mq_error *err) {
-    mq_client *c = NULL;
-    mq_client_new(uri, &c, err);
-    return c;
-}
-static void mqs_client_destroy(mq_client *client) { mq_client_destroy(client); }
-static uint64_t mqs_client_command_count(mq_client *client) { return mq_client_command_count(client); }
-static uint64_t mqs_client_write_concern_errors(mq_client *client) { return mq_client_write_concern_errors(client); }
-
-/* ---- queue ---- */
-static mq_queue *mqs_queue_new(mq_client *client, const char *db_name, const char *prefix, mq_error *err) {
-    mq_queue *q = NULL;
-    mq_queue_new(client, db_name, prefix, &q, err);
-    return q;
-}
-static void mqs_queue_interrupt(mq_queue *queue) { mq_queue_interrupt(queue); }
-static void mqs_queue_set_max_attempts(mq_queue *queue, int max_attempts, mq_error *err) {
-    mq_queue_set_max_attempts(queue, max_attempts, err);
-}
-static double mqs_queue_now(mq_queue *queue) { return mq_queue_now(queue); }
-static double mqs_queue_clock_offset(mq_queue *queue) { return mq_queue_clock_offset(queue); }
-static void mqs_queue_set_repair_interval(mq_queue *queue, double interval_s, mq_error *err) {
-    mq_queue_set_repair_interval(queue, interval_s, err);
-}
-static uint64_t mqs_queue_repair_runs(mq_queue *queue) {
-    uint64_t runs = 0;
-    mq_queue_repair_counts(queue, &runs, NULL);
-    return runs;
-}
-static uint64_t mqs_queue_repair_fixed(mq_queue *queue) {
-    uint64_t fixed = 0;
-    mq_queue_repair_counts(queue, NULL, &fixed);
-    return fixed;
-}
-
-/* ---- publish (mq_publish_with): not_before_epoch_s 0 is "now" ---- */
-static int64_t mqs_publish(mq_queue *queue, const char *group_id, const void *bytes, size_t len, int priority,
-                           double not_before_epoch_s, mq_error *err) {
-    int64_t seq = 0;
+/* mq_publish_with: not_before 0 is "now". */
+static mq_status mqs_publish(mq_queue *queue, const char *group_id, const void *event, size_t event_len,
+                             int priority, double not_before, int64_t *seq_out, mq_error *err) {
     mq_publish_opts opts = MQ_PUBLISH_OPTS_INIT;
     opts.priority = priority;
-    opts.not_before = not_before_epoch_s;
-    mq_publish_with(queue, group_id, bytes, len, &opts, &seq, err);
-    return seq;
+    opts.not_before = not_before;
+    return mq_publish_with(queue, group_id, event, event_len, &opts, seq_out, err);
 }
 
-/* ---- batches ---- */
-static mq_batch *mqs_batch_new(mq_error *err) {
-    mq_batch *b = NULL;
-    mq_batch_new(&b, err);
-    return b;
-}
-static void mqs_batch_add(mq_batch *batch, const char *group_id, const void *bytes, size_t len, int priority,
-                          mq_error *err) {
-    mq_batch_add(batch, group_id, bytes, len, priority, err);
-}
-/* mq_batch_add_with: a batch event may be scheduled (not_before_epoch_s 0: now). */
-static void mqs_batch_add_at(mq_batch *batch, const char *group_id, const void *bytes, size_t len, int priority,
-                             double not_before_epoch_s, mq_error *err) {
+/* mq_batch_add_with: a batch event may be scheduled (not_before 0: now). */
+static mq_status mqs_batch_add_at(mq_batch *batch, const char *group_id, const void *event, size_t event_len,
+                                  int priority, double not_before, mq_error *err) {
     mq_publish_opts opts = MQ_PUBLISH_OPTS_INIT;
     opts.priority = priority;
-    opts.not_before = not_before_epoch_s;
-    mq_batch_add_with(batch, group_id, bytes, len, &opts, err);
-}
-static size_t mqs_batch_count(mq_batch *batch) { return mq_batch_count(batch); }
-static void mqs_batch_destroy(mq_batch *batch) { mq_batch_destroy(batch); }
-static int64_t mqs_publish_batch(mq_queue *queue, mq_batch *batch, mq_error *err) {
-    int64_t first = 0;
-    mq_publish_batch(queue, batch, &first, err);
-    return first;
+    opts.not_before = not_before;
+    return mq_batch_add_with(batch, group_id, event, event_len, &opts, err);
 }
 
-/* ---- claims: NULL (and err->status MQ_EMPTY) when nothing is due. timeout_s 0 with
- * cancel NULL is a plain claim; cancel may be NULL. worker_id NULL or "" is the library's default. ---- */
-static mq_lease *mqs_claim(mq_queue *queue, const char *worker_id, double visibility_s, int min_priority,
-                           size_t max_events, double timeout_s, mq_cancel *cancel, mq_error *err) {
-    mq_lease *lease = NULL;
+/* mq_claim_with: *out NULL (and MQ_EMPTY) when nothing is due. Without a timeout or a
+ * cancel (timeout_s 0, cancel NULL) the plain claim (no MQ_INTERRUPTED after
+ * mq_queue_interrupt), else the waiting one. worker_id NULL or "" is the library's
+ * default. */
+static mq_status mqs_claim(mq_queue *queue, const char *worker_id, double visibility_s, int min_priority,
+                           size_t max_events, double timeout_s, mq_cancel *cancel, mq_lease **out, mq_error *err) {
     mq_claim_opts opts = MQ_CLAIM_OPTS_INIT;
-    /* mq_claim_with: without a timeout or a cancel the plain claim (no MQ_INTERRUPTED
-     * after mq_queue_interrupt), else the waiting one. */
     opts.worker_id = worker_id != NULL && worker_id[0] != '\0' ? worker_id : NULL;
     opts.visibility_s = visibility_s;
     opts.min_priority = min_priority;
     opts.max_events = max_events;
     opts.timeout_s = timeout_s;
     opts.cancel = cancel;
-    mq_claim_with(queue, &opts, &lease, err);
-    return lease;
-}
-static void mqs_ack(mq_queue *queue, mq_lease *lease, mq_error *err) { mq_ack(queue, lease, err); }
-static void mqs_nack(mq_queue *queue, mq_lease *lease, double delay_s, mq_error *err) {
-    mq_nack(queue, lease, delay_s, err);
-}
-/* A lease no handler ran, given back without counting a delivery (0.4.0). */
-static void mqs_unclaim(mq_queue *queue, mq_lease *lease, mq_error *err) { mq_unclaim(queue, lease, err); }
-static void mqs_extend(mq_queue *queue, mq_lease *lease, double visibility_s, mq_error *err) {
-    mq_extend(queue, lease, visibility_s, err);
+    return mq_claim_with(queue, &opts, out, err);
 }
 
-/* ---- a lease's fields ---- */
-static int64_t mqs_lease_seq(mq_lease *lease) { return mq_lease_seq(lease); }
-static const char *mqs_lease_group(mq_lease *lease) { return mq_lease_group(lease); }
-static const char *mqs_lease_token(mq_lease *lease) { return mq_lease_token(lease); }
-static int mqs_lease_attempts(mq_lease *lease) { return mq_lease_attempts(lease); }
-static double mqs_lease_deadline(mq_lease *lease) { return mq_lease_deadline(lease); }
-static size_t mqs_lease_count(mq_lease *lease) { return mq_lease_count(lease); }
-static int64_t mqs_lease_seq_at(mq_lease *lease, size_t i) { return mq_lease_seq_at(lease, i); }
+/* Event i of a lease (mq_lease_event_at), as bytes; data NULL when i is out of range. */
 static mqs_bytes mqs_lease_event_at(mq_lease *lease, size_t i) {
     mqs_bytes b;
     b.data = mq_lease_event_at(lease, i, &b.len);
     return b;
 }
-static void mqs_lease_destroy(mq_lease *lease) { mq_lease_destroy(lease); }
-
-/* ---- cancelling one waiting claim ---- */
-static mq_cancel *mqs_cancel_new(mq_error *err) {
-    mq_cancel *c = NULL;
-    mq_cancel_new(&c, err);
-    return c;
-}
-static void mqs_cancel_trigger(mq_cancel *cancel) { mq_cancel_trigger(cancel); }
-static int mqs_cancel_triggered(mq_cancel *cancel) { return mq_cancel_triggered(cancel); }
-static void mqs_cancel_reset(mq_cancel *cancel) { mq_cancel_reset(cancel); }
-static void mqs_cancel_destroy(mq_cancel *cancel) { mq_cancel_destroy(cancel); }
-
-/* ---- dead letters, stats, repair, purge, drop ---- */
-static int64_t mqs_dead_count(mq_queue *queue, mq_error *err) {
-    int64_t n = 0;
-    mq_dead_count(queue, &n, err);
-    return n;
-}
-static int64_t mqs_dead_requeue(mq_queue *queue, int64_t seq, mq_error *err) {
-    int64_t n = 0;
-    mq_dead_requeue(queue, seq, &n, err);
-    return n;
-}
-static int64_t mqs_dead_purge(mq_queue *queue, mq_error *err) {
-    int64_t n = 0;
-    mq_dead_purge(queue, &n, err);
-    return n;
-}
-/* The caller (the typemap) frees the text with mq_free. */
-static char *mqs_stats_json(mq_queue *queue, mq_error *err) {
-    char *json = NULL;
-    mq_stats_json(queue, &json, err);
-    return json;
-}
-static int64_t mqs_repair(mq_queue *queue, mq_error *err) {
-    int64_t n = 0;
-    mq_repair(queue, &n, err);
-    return n;
-}
-/* Read-only looks (JSON arrays, released with mq_free by the typemap). group_id NULL
- * or "" is the whole queue. */
-static char *mqs_peek_json(mq_queue *queue, const char *group_id, size_t max_events, mq_error *err) {
-    char *json = NULL;
-    if (group_id != NULL && group_id[0] == '\0') group_id = NULL;
-    mq_peek_json(queue, group_id, max_events, &json, err);
-    return json;
-}
-static char *mqs_dead_list_json(mq_queue *queue, size_t max_events, mq_error *err) {
-    char *json = NULL;
-    mq_dead_list_json(queue, max_events, &json, err);
-    return json;
-}
-static void mqs_purge_group(mq_queue *queue, const char *group_id, mq_error *err) {
-    mq_purge_group(queue, group_id, err);
-}
-static void mqs_queue_drop(mq_queue *queue, mq_error *err) { mq_queue_drop(queue, err); }
 
 /* ---- a manual clock for a queue (mq_queue_set_clock) ----
  * The language sets and advances it; the library reads it, from any thread. A clock is
@@ -428,6 +360,10 @@ static void mqs_log_push(int level, const char *domain, const char *message, voi
     pthread_mutex_unlock(&mqs_log_mu);
 }
 %}
+
+/* mqs_log_next's line is malloc'd here: the wrapper frees it once the language has its copy. */
+%newobject mqs_log_next;
+%typemap(newfree) char *mqs_log_next "free($1);"
 
 %inline %{
 /* From now on libmongoc's lines are buffered here (up to 1024; beyond, the oldest

@@ -3220,15 +3220,21 @@ SWIG_Python_NonDynamicSetAttr(PyObject *obj, PyObject *name, PyObject *value) {
 #define SWIGTYPE_p_mq_queue swig_types[8]
 #define SWIGTYPE_p_mqs_bytes swig_types[9]
 #define SWIGTYPE_p_mqs_clock swig_types[10]
-#define SWIGTYPE_p_short swig_types[11]
-#define SWIGTYPE_p_signed_char swig_types[12]
-#define SWIGTYPE_p_unsigned_char swig_types[13]
-#define SWIGTYPE_p_unsigned_int swig_types[14]
-#define SWIGTYPE_p_unsigned_long_long swig_types[15]
-#define SWIGTYPE_p_unsigned_short swig_types[16]
-#define SWIGTYPE_p_void swig_types[17]
-static swig_type_info *swig_types[19];
-static swig_module_info swig_module = {swig_types, 18, 0, 0, 0, 0};
+#define SWIGTYPE_p_p_char swig_types[11]
+#define SWIGTYPE_p_p_mq_batch swig_types[12]
+#define SWIGTYPE_p_p_mq_cancel swig_types[13]
+#define SWIGTYPE_p_p_mq_client swig_types[14]
+#define SWIGTYPE_p_p_mq_lease swig_types[15]
+#define SWIGTYPE_p_p_mq_queue swig_types[16]
+#define SWIGTYPE_p_short swig_types[17]
+#define SWIGTYPE_p_signed_char swig_types[18]
+#define SWIGTYPE_p_unsigned_char swig_types[19]
+#define SWIGTYPE_p_unsigned_int swig_types[20]
+#define SWIGTYPE_p_unsigned_long_long swig_types[21]
+#define SWIGTYPE_p_unsigned_short swig_types[22]
+#define SWIGTYPE_p_void swig_types[23]
+static swig_type_info *swig_types[25];
+static swig_module_info swig_module = {swig_types, 24, 0, 0, 0, 0};
 #define SWIG_TypeQuery(name) SWIG_TypeQueryModule(&swig_module, &swig_module, name)
 #define SWIG_MangledTypeQuery(name) SWIG_MangledTypeQueryModule(&swig_module, &swig_module, name)
 
@@ -3508,6 +3514,13 @@ SWIG_From_size_t  (size_t value)
 }
 
 
+SWIGINTERNINLINE PyObject*
+  SWIG_From_int  (int value)
+{
+  return PyLong_FromLong((long) value);
+}
+
+
 #include <errno.h>
 #include <signal.h>
 
@@ -3620,18 +3633,19 @@ static void mqs_py_set_error_factory(PyObject *factory) {
     Py_XDECREF(old);
 }
 
-/* The claim (mq_claim_with) with the GIL released; timeout_s 0 with cancel NULL is a
- * plain claim (which keeps working after mq_queue_interrupt), else a waiting one. With
- * watch_signals (the main thread, a waiting claim, `cancel` this call's own), signals
- * with a Python handler cancel the wait; their handlers then run here: an exception
- * they raise (KeyboardInterrupt) ends the call with a lease taken meanwhile given
- * back (mq_unclaim: no handler saw it, so it is no delivery), and if none does the
- * call reports MQ_CANCELLED (the package
+/* The claim (mq_claim_with) with the GIL released, in mqs_claim's shape (*out NULL when
+ * nothing is due): timeout_s 0 with cancel NULL is a plain claim (which keeps working
+ * after mq_queue_interrupt), else a waiting one. With watch_signals (the main thread, a
+ * waiting claim, `cancel` this call's own), signals with a Python handler cancel the
+ * wait; their handlers then run here: an exception they raise (KeyboardInterrupt) ends
+ * the call with a lease taken meanwhile given back (mq_unclaim: no handler saw it, so
+ * it is no delivery), and if none does the call reports MQ_CANCELLED (the package
  * re-arms the cancel and waits for the rest of the time). */
-static mq_lease *mqs_py_claim(mq_queue *queue, const char *worker_id, double visibility_s, int min_priority,
+static mq_status mqs_py_claim(mq_queue *queue, const char *worker_id, double visibility_s, int min_priority,
                               size_t max_events, double timeout_s, mq_cancel *cancel, int watch_signals,
-                              mq_error *err) {
+                              mq_lease **out, mq_error *err) {
     mq_lease *lease = NULL;
+    mq_status status;
     int chained = 0;
     mq_claim_opts opts = MQ_CLAIM_OPTS_INIT;
     opts.worker_id = worker_id != NULL && worker_id[0] != '\0' ? worker_id : NULL;
@@ -3646,12 +3660,11 @@ static mq_lease *mqs_py_claim(mq_queue *queue, const char *worker_id, double vis
          * now, instead of after the whole wait. */
         if (chained && PyErr_CheckSignals() < 0) {
             mqs_py_signals_unchain();
-            err->status = MQS_PY_EXCEPTION_SET;
-            return NULL;
+            return err->status = MQS_PY_EXCEPTION_SET;
         }
     }
     Py_BEGIN_ALLOW_THREADS
-    mq_claim_with(queue, &opts, &lease, err);
+    status = mq_claim_with(queue, &opts, &lease, err);
     Py_END_ALLOW_THREADS
     if (chained) {
         int fired = mqs_py_sig_fired;
@@ -3668,11 +3681,11 @@ static mq_lease *mqs_py_claim(mq_queue *queue, const char *worker_id, double vis
                 PyErr_Restore(type, value, tb);
                 lease = NULL;
             }
-            err->status = MQS_PY_EXCEPTION_SET;
-            return NULL;
+            return err->status = MQS_PY_EXCEPTION_SET;
         }
     }
-    return lease;
+    *out = lease;
+    return status;
 }
 
 
@@ -3818,195 +3831,6 @@ SWIG_AsVal_int (PyObject * obj, int *val)
 }
 
 
-SWIGINTERNINLINE PyObject*
-  SWIG_From_int  (int value)
-{
-  return PyLong_FromLong((long) value);
-}
-
-
-static const char *mqs_version(void) { return mq_version(); }
-static const char *mqs_status_name(int status) { return mq_status_name((mq_status)status); }
-
-/* ---- client ---- */
-static mq_client *mqs_client_new(const char *uri, mq_error *err) {
-    mq_client *c = NULL;
-    mq_client_new(uri, &c, err);
-    return c;
-}
-static void mqs_client_destroy(mq_client *client) { mq_client_destroy(client); }
-static uint64_t mqs_client_command_count(mq_client *client) { return mq_client_command_count(client); }
-static uint64_t mqs_client_write_concern_errors(mq_client *client) { return mq_client_write_concern_errors(client); }
-
-/* ---- queue ---- */
-static mq_queue *mqs_queue_new(mq_client *client, const char *db_name, const char *prefix, mq_error *err) {
-    mq_queue *q = NULL;
-    mq_queue_new(client, db_name, prefix, &q, err);
-    return q;
-}
-static void mqs_queue_interrupt(mq_queue *queue) { mq_queue_interrupt(queue); }
-static void mqs_queue_set_max_attempts(mq_queue *queue, int max_attempts, mq_error *err) {
-    mq_queue_set_max_attempts(queue, max_attempts, err);
-}
-static double mqs_queue_now(mq_queue *queue) { return mq_queue_now(queue); }
-static double mqs_queue_clock_offset(mq_queue *queue) { return mq_queue_clock_offset(queue); }
-static void mqs_queue_set_repair_interval(mq_queue *queue, double interval_s, mq_error *err) {
-    mq_queue_set_repair_interval(queue, interval_s, err);
-}
-static uint64_t mqs_queue_repair_runs(mq_queue *queue) {
-    uint64_t runs = 0;
-    mq_queue_repair_counts(queue, &runs, NULL);
-    return runs;
-}
-static uint64_t mqs_queue_repair_fixed(mq_queue *queue) {
-    uint64_t fixed = 0;
-    mq_queue_repair_counts(queue, NULL, &fixed);
-    return fixed;
-}
-
-/* ---- publish (mq_publish_with): not_before_epoch_s 0 is "now" ---- */
-static int64_t mqs_publish(mq_queue *queue, const char *group_id, const void *bytes, size_t len, int priority,
-                           double not_before_epoch_s, mq_error *err) {
-    int64_t seq = 0;
-    mq_publish_opts opts = MQ_PUBLISH_OPTS_INIT;
-    opts.priority = priority;
-    opts.not_before = not_before_epoch_s;
-    mq_publish_with(queue, group_id, bytes, len, &opts, &seq, err);
-    return seq;
-}
-
-/* ---- batches ---- */
-static mq_batch *mqs_batch_new(mq_error *err) {
-    mq_batch *b = NULL;
-    mq_batch_new(&b, err);
-    return b;
-}
-static void mqs_batch_add(mq_batch *batch, const char *group_id, const void *bytes, size_t len, int priority,
-                          mq_error *err) {
-    mq_batch_add(batch, group_id, bytes, len, priority, err);
-}
-/* mq_batch_add_with: a batch event may be scheduled (not_before_epoch_s 0: now). */
-static void mqs_batch_add_at(mq_batch *batch, const char *group_id, const void *bytes, size_t len, int priority,
-                             double not_before_epoch_s, mq_error *err) {
-    mq_publish_opts opts = MQ_PUBLISH_OPTS_INIT;
-    opts.priority = priority;
-    opts.not_before = not_before_epoch_s;
-    mq_batch_add_with(batch, group_id, bytes, len, &opts, err);
-}
-static size_t mqs_batch_count(mq_batch *batch) { return mq_batch_count(batch); }
-static void mqs_batch_destroy(mq_batch *batch) { mq_batch_destroy(batch); }
-static int64_t mqs_publish_batch(mq_queue *queue, mq_batch *batch, mq_error *err) {
-    int64_t first = 0;
-    mq_publish_batch(queue, batch, &first, err);
-    return first;
-}
-
-/* ---- claims: NULL (and err->status MQ_EMPTY) when nothing is due. timeout_s 0 with
- * cancel NULL is a plain claim; cancel may be NULL. worker_id NULL or "" is the library's default. ---- */
-static mq_lease *mqs_claim(mq_queue *queue, const char *worker_id, double visibility_s, int min_priority,
-                           size_t max_events, double timeout_s, mq_cancel *cancel, mq_error *err) {
-    mq_lease *lease = NULL;
-    mq_claim_opts opts = MQ_CLAIM_OPTS_INIT;
-    /* mq_claim_with: without a timeout or a cancel the plain claim (no MQ_INTERRUPTED
-     * after mq_queue_interrupt), else the waiting one. */
-    opts.worker_id = worker_id != NULL && worker_id[0] != '\0' ? worker_id : NULL;
-    opts.visibility_s = visibility_s;
-    opts.min_priority = min_priority;
-    opts.max_events = max_events;
-    opts.timeout_s = timeout_s;
-    opts.cancel = cancel;
-    mq_claim_with(queue, &opts, &lease, err);
-    return lease;
-}
-static void mqs_ack(mq_queue *queue, mq_lease *lease, mq_error *err) { mq_ack(queue, lease, err); }
-static void mqs_nack(mq_queue *queue, mq_lease *lease, double delay_s, mq_error *err) {
-    mq_nack(queue, lease, delay_s, err);
-}
-/* A lease no handler ran, given back without counting a delivery (0.4.0). */
-static void mqs_unclaim(mq_queue *queue, mq_lease *lease, mq_error *err) { mq_unclaim(queue, lease, err); }
-static void mqs_extend(mq_queue *queue, mq_lease *lease, double visibility_s, mq_error *err) {
-    mq_extend(queue, lease, visibility_s, err);
-}
-
-/* ---- a lease's fields ---- */
-static int64_t mqs_lease_seq(mq_lease *lease) { return mq_lease_seq(lease); }
-static const char *mqs_lease_group(mq_lease *lease) { return mq_lease_group(lease); }
-static const char *mqs_lease_token(mq_lease *lease) { return mq_lease_token(lease); }
-static int mqs_lease_attempts(mq_lease *lease) { return mq_lease_attempts(lease); }
-static double mqs_lease_deadline(mq_lease *lease) { return mq_lease_deadline(lease); }
-static size_t mqs_lease_count(mq_lease *lease) { return mq_lease_count(lease); }
-static int64_t mqs_lease_seq_at(mq_lease *lease, size_t i) { return mq_lease_seq_at(lease, i); }
-static mqs_bytes mqs_lease_event_at(mq_lease *lease, size_t i) {
-    mqs_bytes b;
-    b.data = mq_lease_event_at(lease, i, &b.len);
-    return b;
-}
-static void mqs_lease_destroy(mq_lease *lease) { mq_lease_destroy(lease); }
-
-/* ---- cancelling one waiting claim ---- */
-static mq_cancel *mqs_cancel_new(mq_error *err) {
-    mq_cancel *c = NULL;
-    mq_cancel_new(&c, err);
-    return c;
-}
-static void mqs_cancel_trigger(mq_cancel *cancel) { mq_cancel_trigger(cancel); }
-static int mqs_cancel_triggered(mq_cancel *cancel) { return mq_cancel_triggered(cancel); }
-static void mqs_cancel_reset(mq_cancel *cancel) { mq_cancel_reset(cancel); }
-static void mqs_cancel_destroy(mq_cancel *cancel) { mq_cancel_destroy(cancel); }
-
-/* ---- dead letters, stats, repair, purge, drop ---- */
-static int64_t mqs_dead_count(mq_queue *queue, mq_error *err) {
-    int64_t n = 0;
-    mq_dead_count(queue, &n, err);
-    return n;
-}
-static int64_t mqs_dead_requeue(mq_queue *queue, int64_t seq, mq_error *err) {
-    int64_t n = 0;
-    mq_dead_requeue(queue, seq, &n, err);
-    return n;
-}
-static int64_t mqs_dead_purge(mq_queue *queue, mq_error *err) {
-    int64_t n = 0;
-    mq_dead_purge(queue, &n, err);
-    return n;
-}
-/* The caller (the typemap) frees the text with mq_free. */
-static char *mqs_stats_json(mq_queue *queue, mq_error *err) {
-    char *json = NULL;
-    mq_stats_json(queue, &json, err);
-    return json;
-}
-static int64_t mqs_repair(mq_queue *queue, mq_error *err) {
-    int64_t n = 0;
-    mq_repair(queue, &n, err);
-    return n;
-}
-/* Read-only looks (JSON arrays, released with mq_free by the typemap). group_id NULL
- * or "" is the whole queue. */
-static char *mqs_peek_json(mq_queue *queue, const char *group_id, size_t max_events, mq_error *err) {
-    char *json = NULL;
-    if (group_id != NULL && group_id[0] == '\0') group_id = NULL;
-    mq_peek_json(queue, group_id, max_events, &json, err);
-    return json;
-}
-static char *mqs_dead_list_json(mq_queue *queue, size_t max_events, mq_error *err) {
-    char *json = NULL;
-    mq_dead_list_json(queue, max_events, &json, err);
-    return json;
-}
-static void mqs_purge_group(mq_queue *queue, const char *group_id, mq_error *err) {
-    mq_purge_group(queue, group_id, err);
-}
-static void mqs_queue_drop(mq_queue *queue, mq_error *err) { mq_queue_drop(queue, err); }
-
-/* ---- a manual clock for a queue (mq_queue_set_clock) ----
- * The language sets and advances it; the library reads it, from any thread. A clock is
- * freed when its last reference goes: the language's handle (mqs_clock_release) and
- * each queue it was ever given to. A queue keeps every clock it was given until
- * mqs_queue_destroy (a call in flight may still read a replaced one). */
-typedef struct mqs_clock mqs_clock;
-
-
 #define SWIG_FromCharPtrAndSize(carray, size) SWIG_FromBinaryCharPtrAndSize(carray, size, 0)
 SWIGINTERNINLINE PyObject *
 SWIG_FromBinaryCharPtrAndSize(const char* carray, size_t size, int flags)
@@ -4038,9 +3862,6 @@ SWIG_FromCharPtr(const char *cptr)
 }
 
 
-  #define SWIG_From_double   PyFloat_FromDouble 
-
-
 #ifdef SWIG_LONG_LONG_AVAILABLE
 SWIGINTERNINLINE PyObject* 
 SWIG_From_long_SS_long  (long long value)
@@ -4049,6 +3870,9 @@ SWIG_From_long_SS_long  (long long value)
     PyLong_FromLongLong(value) : PyLong_FromLong((long)(value));
 }
 #endif
+
+
+  #define SWIG_From_double   PyFloat_FromDouble 
 
 
 #ifdef SWIG_LONG_LONG_AVAILABLE
@@ -4091,6 +3915,55 @@ SWIG_AsVal_long_SS_long (PyObject *obj, long long *val)
   return res;
 }
 #endif
+
+
+/* mq_publish_with: not_before 0 is "now". */
+static mq_status mqs_publish(mq_queue *queue, const char *group_id, const void *event, size_t event_len,
+                             int priority, double not_before, int64_t *seq_out, mq_error *err) {
+    mq_publish_opts opts = MQ_PUBLISH_OPTS_INIT;
+    opts.priority = priority;
+    opts.not_before = not_before;
+    return mq_publish_with(queue, group_id, event, event_len, &opts, seq_out, err);
+}
+
+/* mq_batch_add_with: a batch event may be scheduled (not_before 0: now). */
+static mq_status mqs_batch_add_at(mq_batch *batch, const char *group_id, const void *event, size_t event_len,
+                                  int priority, double not_before, mq_error *err) {
+    mq_publish_opts opts = MQ_PUBLISH_OPTS_INIT;
+    opts.priority = priority;
+    opts.not_before = not_before;
+    return mq_batch_add_with(batch, group_id, event, event_len, &opts, err);
+}
+
+/* mq_claim_with: *out NULL (and MQ_EMPTY) when nothing is due. Without a timeout or a
+ * cancel (timeout_s 0, cancel NULL) the plain claim (no MQ_INTERRUPTED after
+ * mq_queue_interrupt), else the waiting one. worker_id NULL or "" is the library's
+ * default. */
+static mq_status mqs_claim(mq_queue *queue, const char *worker_id, double visibility_s, int min_priority,
+                           size_t max_events, double timeout_s, mq_cancel *cancel, mq_lease **out, mq_error *err) {
+    mq_claim_opts opts = MQ_CLAIM_OPTS_INIT;
+    opts.worker_id = worker_id != NULL && worker_id[0] != '\0' ? worker_id : NULL;
+    opts.visibility_s = visibility_s;
+    opts.min_priority = min_priority;
+    opts.max_events = max_events;
+    opts.timeout_s = timeout_s;
+    opts.cancel = cancel;
+    return mq_claim_with(queue, &opts, out, err);
+}
+
+/* Event i of a lease (mq_lease_event_at), as bytes; data NULL when i is out of range. */
+static mqs_bytes mqs_lease_event_at(mq_lease *lease, size_t i) {
+    mqs_bytes b;
+    b.data = mq_lease_event_at(lease, i, &b.len);
+    return b;
+}
+
+/* ---- a manual clock for a queue (mq_queue_set_clock) ----
+ * The language sets and advances it; the library reads it, from any thread. A clock is
+ * freed when its last reference goes: the language's handle (mqs_clock_release) and
+ * each queue it was ever given to. A queue keeps every clock it was given until
+ * mqs_queue_destroy (a call in flight may still read a replaced one). */
+typedef struct mqs_clock mqs_clock;
 
 
 struct mqs_clock {
@@ -4480,7 +4353,8 @@ SWIGINTERN PyObject *_wrap_mqs_py_claim(PyObject *self, PyObject *args) {
   double arg6 ;
   mq_cancel *arg7 = 0 ;
   int arg8 ;
-  mq_error *arg9 = 0 ;
+  mq_lease **arg9 = 0 ;
+  mq_error *arg10 = 0 ;
   void *argp1 = 0 ;
   int res1 = 0 ;
   int res2 ;
@@ -4498,15 +4372,17 @@ SWIGINTERN PyObject *_wrap_mqs_py_claim(PyObject *self, PyObject *args) {
   int res7 = 0 ;
   int val8 ;
   int ecode8 = 0 ;
-  mq_error temp9 ;
+  mq_lease *made9 = NULL ;
+  mq_error temp10 ;
   PyObject *swig_obj[8] ;
-  mq_lease *result = 0 ;
+  mq_status result;
   
+  arg9 = &made9;
   {
-    temp9.status = MQ_OK;
-    temp9.server_code = 0;
-    temp9.message[0] = '\0';
-    arg9 = &temp9;
+    temp10.status = MQ_OK;
+    temp10.server_code = 0;
+    temp10.message[0] = '\0';
+    arg10 = &temp10;
   }
   (void)self;
   if (!SWIG_Python_UnpackTuple(args, "mqs_py_claim", 8, 8, swig_obj)) SWIG_fail;
@@ -4550,13 +4426,16 @@ SWIGINTERN PyObject *_wrap_mqs_py_claim(PyObject *self, PyObject *args) {
     SWIG_exception_fail(SWIG_ArgError(ecode8), "in method '" "mqs_py_claim" "', argument " "8"" of type '" "int""'");
   } 
   arg8 = (int)(val8);
-  result = (mq_lease *)mqs_py_claim(arg1,(char const *)arg2,arg3,arg4,arg5,arg6,arg7,arg8,arg9);
-  resultobj = SWIG_NewPointerObj(SWIG_as_voidptr(result), SWIGTYPE_p_mq_lease, 0 |  0 );
+  result = (mq_status)mqs_py_claim(arg1,(char const *)arg2,arg3,arg4,arg5,arg6,arg7,arg8,arg9,arg10);
+  (void)result; resultobj = SWIG_Py_Void();
   {
-    if (arg9->status != MQ_OK && arg9->status != MQ_EMPTY) {
+    resultobj = SWIG_Python_AppendOutput(resultobj, SWIG_NewPointerObj(made9, SWIGTYPE_p_mq_lease, 0), 1);
+  }
+  {
+    if (arg10->status != MQ_OK && arg10->status != MQ_EMPTY) {
       Py_XDECREF(resultobj);
       resultobj = NULL;
-      mqs_py_raise(arg9);
+      mqs_py_raise(arg10);
       SWIG_fail;
     }
   }
@@ -4568,13 +4447,13 @@ fail:
 }
 
 
-SWIGINTERN PyObject *_wrap_mqs_version(PyObject *self, PyObject *args) {
+SWIGINTERN PyObject *_wrap_mq_version(PyObject *self, PyObject *args) {
   PyObject *resultobj = 0;
   char *result = 0 ;
   
   (void)self;
-  if (!SWIG_Python_UnpackTuple(args, "mqs_version", 0, 0, 0)) SWIG_fail;
-  result = (char *)mqs_version();
+  if (!SWIG_Python_UnpackTuple(args, "mq_version", 0, 0, 0)) SWIG_fail;
+  result = (char *)mq_version();
   resultobj = SWIG_FromCharPtr((const char *)result);
   return resultobj;
 fail:
@@ -4582,9 +4461,9 @@ fail:
 }
 
 
-SWIGINTERN PyObject *_wrap_mqs_status_name(PyObject *self, PyObject *args) {
+SWIGINTERN PyObject *_wrap_mq_status_name(PyObject *self, PyObject *args) {
   PyObject *resultobj = 0;
-  int arg1 ;
+  mq_status arg1 ;
   int val1 ;
   int ecode1 = 0 ;
   PyObject *swig_obj[1] ;
@@ -4595,10 +4474,10 @@ SWIGINTERN PyObject *_wrap_mqs_status_name(PyObject *self, PyObject *args) {
   swig_obj[0] = args;
   ecode1 = SWIG_AsVal_int(swig_obj[0], &val1);
   if (!SWIG_IsOK(ecode1)) {
-    SWIG_exception_fail(SWIG_ArgError(ecode1), "in method '" "mqs_status_name" "', argument " "1"" of type '" "int""'");
+    SWIG_exception_fail(SWIG_ArgError(ecode1), "in method '" "mq_status_name" "', argument " "1"" of type '" "mq_status""'");
   } 
-  arg1 = (int)(val1);
-  result = (char *)mqs_status_name(arg1);
+  arg1 = (mq_status)(val1);
+  result = (char *)mq_status_name(arg1);
   resultobj = SWIG_FromCharPtr((const char *)result);
   return resultobj;
 fail:
@@ -4606,42 +4485,48 @@ fail:
 }
 
 
-SWIGINTERN PyObject *_wrap_mqs_client_new(PyObject *self, PyObject *args) {
+SWIGINTERN PyObject *_wrap_mq_client_new(PyObject *self, PyObject *args) {
   PyObject *resultobj = 0;
   char *arg1 = 0 ;
-  mq_error *arg2 = 0 ;
+  mq_client **arg2 = 0 ;
+  mq_error *arg3 = 0 ;
   int res1 ;
   char *buf1 = 0 ;
   int alloc1 = 0 ;
-  mq_error temp2 ;
+  mq_client *made2 = NULL ;
+  mq_error temp3 ;
   PyObject *swig_obj[1] ;
-  mq_client *result = 0 ;
+  mq_status result;
   
+  arg2 = &made2;
   {
-    temp2.status = MQ_OK;
-    temp2.server_code = 0;
-    temp2.message[0] = '\0';
-    arg2 = &temp2;
+    temp3.status = MQ_OK;
+    temp3.server_code = 0;
+    temp3.message[0] = '\0';
+    arg3 = &temp3;
   }
   (void)self;
   if (!args) SWIG_fail;
   swig_obj[0] = args;
   res1 = SWIG_AsCharPtrAndSize(swig_obj[0], &buf1, NULL, &alloc1);
   if (!SWIG_IsOK(res1)) {
-    SWIG_exception_fail(SWIG_ArgError(res1), "in method '" "mqs_client_new" "', argument " "1"" of type '" "char const *""'");
+    SWIG_exception_fail(SWIG_ArgError(res1), "in method '" "mq_client_new" "', argument " "1"" of type '" "char const *""'");
   }
   arg1 = (char *)(buf1);
   {
     SWIG_PYTHON_THREAD_BEGIN_ALLOW;
-    result = (mq_client *)mqs_client_new((char const *)arg1,arg2);
+    result = (mq_status)mq_client_new((char const *)arg1,arg2,arg3);
     SWIG_PYTHON_THREAD_END_ALLOW;
   }
-  resultobj = SWIG_NewPointerObj(SWIG_as_voidptr(result), SWIGTYPE_p_mq_client, 0 |  0 );
+  (void)result; resultobj = SWIG_Py_Void();
   {
-    if (arg2->status != MQ_OK && arg2->status != MQ_EMPTY) {
+    resultobj = SWIG_Python_AppendOutput(resultobj, SWIG_NewPointerObj(made2, SWIGTYPE_p_mq_client, 0), 1);
+  }
+  {
+    if (arg3->status != MQ_OK && arg3->status != MQ_EMPTY) {
       Py_XDECREF(resultobj);
       resultobj = NULL;
-      mqs_py_raise(arg2);
+      mqs_py_raise(arg3);
       SWIG_fail;
     }
   }
@@ -4653,7 +4538,7 @@ fail:
 }
 
 
-SWIGINTERN PyObject *_wrap_mqs_client_destroy(PyObject *self, PyObject *args) {
+SWIGINTERN PyObject *_wrap_mq_client_destroy(PyObject *self, PyObject *args) {
   PyObject *resultobj = 0;
   mq_client *arg1 = 0 ;
   void *argp1 = 0 ;
@@ -4665,12 +4550,12 @@ SWIGINTERN PyObject *_wrap_mqs_client_destroy(PyObject *self, PyObject *args) {
   swig_obj[0] = args;
   res1 = SWIG_ConvertPtr(swig_obj[0], &argp1,SWIGTYPE_p_mq_client, 0 |  0 );
   if (!SWIG_IsOK(res1)) {
-    SWIG_exception_fail(SWIG_ArgError(res1), "in method '" "mqs_client_destroy" "', argument " "1"" of type '" "mq_client *""'"); 
+    SWIG_exception_fail(SWIG_ArgError(res1), "in method '" "mq_client_destroy" "', argument " "1"" of type '" "mq_client *""'"); 
   }
   arg1 = (mq_client *)(argp1);
   {
     SWIG_PYTHON_THREAD_BEGIN_ALLOW;
-    mqs_client_destroy(arg1);
+    mq_client_destroy(arg1);
     SWIG_PYTHON_THREAD_END_ALLOW;
   }
   resultobj = SWIG_Py_Void();
@@ -4680,7 +4565,7 @@ fail:
 }
 
 
-SWIGINTERN PyObject *_wrap_mqs_client_command_count(PyObject *self, PyObject *args) {
+SWIGINTERN PyObject *_wrap_mq_client_command_count(PyObject *self, PyObject *args) {
   PyObject *resultobj = 0;
   mq_client *arg1 = 0 ;
   void *argp1 = 0 ;
@@ -4693,10 +4578,10 @@ SWIGINTERN PyObject *_wrap_mqs_client_command_count(PyObject *self, PyObject *ar
   swig_obj[0] = args;
   res1 = SWIG_ConvertPtr(swig_obj[0], &argp1,SWIGTYPE_p_mq_client, 0 |  0 );
   if (!SWIG_IsOK(res1)) {
-    SWIG_exception_fail(SWIG_ArgError(res1), "in method '" "mqs_client_command_count" "', argument " "1"" of type '" "mq_client *""'"); 
+    SWIG_exception_fail(SWIG_ArgError(res1), "in method '" "mq_client_command_count" "', argument " "1"" of type '" "mq_client const *""'"); 
   }
   arg1 = (mq_client *)(argp1);
-  result = (uint64_t)mqs_client_command_count(arg1);
+  result = (uint64_t)mq_client_command_count((struct mq_client const *)arg1);
   resultobj = SWIG_From_unsigned_SS_long_SS_long((unsigned long long)(result));
   return resultobj;
 fail:
@@ -4704,7 +4589,7 @@ fail:
 }
 
 
-SWIGINTERN PyObject *_wrap_mqs_client_write_concern_errors(PyObject *self, PyObject *args) {
+SWIGINTERN PyObject *_wrap_mq_client_write_concern_errors(PyObject *self, PyObject *args) {
   PyObject *resultobj = 0;
   mq_client *arg1 = 0 ;
   void *argp1 = 0 ;
@@ -4717,12 +4602,12 @@ SWIGINTERN PyObject *_wrap_mqs_client_write_concern_errors(PyObject *self, PyObj
   swig_obj[0] = args;
   res1 = SWIG_ConvertPtr(swig_obj[0], &argp1,SWIGTYPE_p_mq_client, 0 |  0 );
   if (!SWIG_IsOK(res1)) {
-    SWIG_exception_fail(SWIG_ArgError(res1), "in method '" "mqs_client_write_concern_errors" "', argument " "1"" of type '" "mq_client *""'"); 
+    SWIG_exception_fail(SWIG_ArgError(res1), "in method '" "mq_client_write_concern_errors" "', argument " "1"" of type '" "mq_client const *""'"); 
   }
   arg1 = (mq_client *)(argp1);
   {
     SWIG_PYTHON_THREAD_BEGIN_ALLOW;
-    result = (uint64_t)mqs_client_write_concern_errors(arg1);
+    result = (uint64_t)mq_client_write_concern_errors((struct mq_client const *)arg1);
     SWIG_PYTHON_THREAD_END_ALLOW;
   }
   resultobj = SWIG_From_unsigned_SS_long_SS_long((unsigned long long)(result));
@@ -4732,12 +4617,13 @@ fail:
 }
 
 
-SWIGINTERN PyObject *_wrap_mqs_queue_new(PyObject *self, PyObject *args) {
+SWIGINTERN PyObject *_wrap_mq_queue_new(PyObject *self, PyObject *args) {
   PyObject *resultobj = 0;
   mq_client *arg1 = 0 ;
   char *arg2 = 0 ;
   char *arg3 = 0 ;
-  mq_error *arg4 = 0 ;
+  mq_queue **arg4 = 0 ;
+  mq_error *arg5 = 0 ;
   void *argp1 = 0 ;
   int res1 = 0 ;
   int res2 ;
@@ -4746,44 +4632,49 @@ SWIGINTERN PyObject *_wrap_mqs_queue_new(PyObject *self, PyObject *args) {
   int res3 ;
   char *buf3 = 0 ;
   int alloc3 = 0 ;
-  mq_error temp4 ;
+  mq_queue *made4 = NULL ;
+  mq_error temp5 ;
   PyObject *swig_obj[3] ;
-  mq_queue *result = 0 ;
+  mq_status result;
   
+  arg4 = &made4;
   {
-    temp4.status = MQ_OK;
-    temp4.server_code = 0;
-    temp4.message[0] = '\0';
-    arg4 = &temp4;
+    temp5.status = MQ_OK;
+    temp5.server_code = 0;
+    temp5.message[0] = '\0';
+    arg5 = &temp5;
   }
   (void)self;
-  if (!SWIG_Python_UnpackTuple(args, "mqs_queue_new", 3, 3, swig_obj)) SWIG_fail;
+  if (!SWIG_Python_UnpackTuple(args, "mq_queue_new", 3, 3, swig_obj)) SWIG_fail;
   res1 = SWIG_ConvertPtr(swig_obj[0], &argp1,SWIGTYPE_p_mq_client, 0 |  0 );
   if (!SWIG_IsOK(res1)) {
-    SWIG_exception_fail(SWIG_ArgError(res1), "in method '" "mqs_queue_new" "', argument " "1"" of type '" "mq_client *""'"); 
+    SWIG_exception_fail(SWIG_ArgError(res1), "in method '" "mq_queue_new" "', argument " "1"" of type '" "mq_client *""'"); 
   }
   arg1 = (mq_client *)(argp1);
   res2 = SWIG_AsCharPtrAndSize(swig_obj[1], &buf2, NULL, &alloc2);
   if (!SWIG_IsOK(res2)) {
-    SWIG_exception_fail(SWIG_ArgError(res2), "in method '" "mqs_queue_new" "', argument " "2"" of type '" "char const *""'");
+    SWIG_exception_fail(SWIG_ArgError(res2), "in method '" "mq_queue_new" "', argument " "2"" of type '" "char const *""'");
   }
   arg2 = (char *)(buf2);
   res3 = SWIG_AsCharPtrAndSize(swig_obj[2], &buf3, NULL, &alloc3);
   if (!SWIG_IsOK(res3)) {
-    SWIG_exception_fail(SWIG_ArgError(res3), "in method '" "mqs_queue_new" "', argument " "3"" of type '" "char const *""'");
+    SWIG_exception_fail(SWIG_ArgError(res3), "in method '" "mq_queue_new" "', argument " "3"" of type '" "char const *""'");
   }
   arg3 = (char *)(buf3);
   {
     SWIG_PYTHON_THREAD_BEGIN_ALLOW;
-    result = (mq_queue *)mqs_queue_new(arg1,(char const *)arg2,(char const *)arg3,arg4);
+    result = (mq_status)mq_queue_new(arg1,(char const *)arg2,(char const *)arg3,arg4,arg5);
     SWIG_PYTHON_THREAD_END_ALLOW;
   }
-  resultobj = SWIG_NewPointerObj(SWIG_as_voidptr(result), SWIGTYPE_p_mq_queue, 0 |  0 );
+  (void)result; resultobj = SWIG_Py_Void();
   {
-    if (arg4->status != MQ_OK && arg4->status != MQ_EMPTY) {
+    resultobj = SWIG_Python_AppendOutput(resultobj, SWIG_NewPointerObj(made4, SWIGTYPE_p_mq_queue, 0), 1);
+  }
+  {
+    if (arg5->status != MQ_OK && arg5->status != MQ_EMPTY) {
       Py_XDECREF(resultobj);
       resultobj = NULL;
-      mqs_py_raise(arg4);
+      mqs_py_raise(arg5);
       SWIG_fail;
     }
   }
@@ -4797,40 +4688,18 @@ fail:
 }
 
 
-SWIGINTERN PyObject *_wrap_mqs_queue_interrupt(PyObject *self, PyObject *args) {
+SWIGINTERN PyObject *_wrap_mq_ack(PyObject *self, PyObject *args) {
   PyObject *resultobj = 0;
   mq_queue *arg1 = 0 ;
-  void *argp1 = 0 ;
-  int res1 = 0 ;
-  PyObject *swig_obj[1] ;
-  
-  (void)self;
-  if (!args) SWIG_fail;
-  swig_obj[0] = args;
-  res1 = SWIG_ConvertPtr(swig_obj[0], &argp1,SWIGTYPE_p_mq_queue, 0 |  0 );
-  if (!SWIG_IsOK(res1)) {
-    SWIG_exception_fail(SWIG_ArgError(res1), "in method '" "mqs_queue_interrupt" "', argument " "1"" of type '" "mq_queue *""'"); 
-  }
-  arg1 = (mq_queue *)(argp1);
-  mqs_queue_interrupt(arg1);
-  resultobj = SWIG_Py_Void();
-  return resultobj;
-fail:
-  return NULL;
-}
-
-
-SWIGINTERN PyObject *_wrap_mqs_queue_set_max_attempts(PyObject *self, PyObject *args) {
-  PyObject *resultobj = 0;
-  mq_queue *arg1 = 0 ;
-  int arg2 ;
+  mq_lease *arg2 = 0 ;
   mq_error *arg3 = 0 ;
   void *argp1 = 0 ;
   int res1 = 0 ;
-  int val2 ;
-  int ecode2 = 0 ;
+  void *argp2 = 0 ;
+  int res2 = 0 ;
   mq_error temp3 ;
   PyObject *swig_obj[2] ;
+  mq_status result;
   
   {
     temp3.status = MQ_OK;
@@ -4839,23 +4708,23 @@ SWIGINTERN PyObject *_wrap_mqs_queue_set_max_attempts(PyObject *self, PyObject *
     arg3 = &temp3;
   }
   (void)self;
-  if (!SWIG_Python_UnpackTuple(args, "mqs_queue_set_max_attempts", 2, 2, swig_obj)) SWIG_fail;
+  if (!SWIG_Python_UnpackTuple(args, "mq_ack", 2, 2, swig_obj)) SWIG_fail;
   res1 = SWIG_ConvertPtr(swig_obj[0], &argp1,SWIGTYPE_p_mq_queue, 0 |  0 );
   if (!SWIG_IsOK(res1)) {
-    SWIG_exception_fail(SWIG_ArgError(res1), "in method '" "mqs_queue_set_max_attempts" "', argument " "1"" of type '" "mq_queue *""'"); 
+    SWIG_exception_fail(SWIG_ArgError(res1), "in method '" "mq_ack" "', argument " "1"" of type '" "mq_queue *""'"); 
   }
   arg1 = (mq_queue *)(argp1);
-  ecode2 = SWIG_AsVal_int(swig_obj[1], &val2);
-  if (!SWIG_IsOK(ecode2)) {
-    SWIG_exception_fail(SWIG_ArgError(ecode2), "in method '" "mqs_queue_set_max_attempts" "', argument " "2"" of type '" "int""'");
-  } 
-  arg2 = (int)(val2);
+  res2 = SWIG_ConvertPtr(swig_obj[1], &argp2,SWIGTYPE_p_mq_lease, 0 |  0 );
+  if (!SWIG_IsOK(res2)) {
+    SWIG_exception_fail(SWIG_ArgError(res2), "in method '" "mq_ack" "', argument " "2"" of type '" "mq_lease const *""'"); 
+  }
+  arg2 = (mq_lease *)(argp2);
   {
     SWIG_PYTHON_THREAD_BEGIN_ALLOW;
-    mqs_queue_set_max_attempts(arg1,arg2,arg3);
+    result = (mq_status)mq_ack(arg1,(struct mq_lease const *)arg2,arg3);
     SWIG_PYTHON_THREAD_END_ALLOW;
   }
-  resultobj = SWIG_Py_Void();
+  (void)result; resultobj = SWIG_Py_Void();
   {
     if (arg3->status != MQ_OK && arg3->status != MQ_EMPTY) {
       Py_XDECREF(resultobj);
@@ -4870,9 +4739,646 @@ fail:
 }
 
 
-SWIGINTERN PyObject *_wrap_mqs_queue_now(PyObject *self, PyObject *args) {
+SWIGINTERN PyObject *_wrap_mq_nack(PyObject *self, PyObject *args) {
   PyObject *resultobj = 0;
   mq_queue *arg1 = 0 ;
+  mq_lease *arg2 = 0 ;
+  double arg3 ;
+  mq_error *arg4 = 0 ;
+  void *argp1 = 0 ;
+  int res1 = 0 ;
+  void *argp2 = 0 ;
+  int res2 = 0 ;
+  double val3 ;
+  int ecode3 = 0 ;
+  mq_error temp4 ;
+  PyObject *swig_obj[3] ;
+  mq_status result;
+  
+  {
+    temp4.status = MQ_OK;
+    temp4.server_code = 0;
+    temp4.message[0] = '\0';
+    arg4 = &temp4;
+  }
+  (void)self;
+  if (!SWIG_Python_UnpackTuple(args, "mq_nack", 3, 3, swig_obj)) SWIG_fail;
+  res1 = SWIG_ConvertPtr(swig_obj[0], &argp1,SWIGTYPE_p_mq_queue, 0 |  0 );
+  if (!SWIG_IsOK(res1)) {
+    SWIG_exception_fail(SWIG_ArgError(res1), "in method '" "mq_nack" "', argument " "1"" of type '" "mq_queue *""'"); 
+  }
+  arg1 = (mq_queue *)(argp1);
+  res2 = SWIG_ConvertPtr(swig_obj[1], &argp2,SWIGTYPE_p_mq_lease, 0 |  0 );
+  if (!SWIG_IsOK(res2)) {
+    SWIG_exception_fail(SWIG_ArgError(res2), "in method '" "mq_nack" "', argument " "2"" of type '" "mq_lease const *""'"); 
+  }
+  arg2 = (mq_lease *)(argp2);
+  ecode3 = SWIG_AsVal_double(swig_obj[2], &val3);
+  if (!SWIG_IsOK(ecode3)) {
+    SWIG_exception_fail(SWIG_ArgError(ecode3), "in method '" "mq_nack" "', argument " "3"" of type '" "double""'");
+  } 
+  arg3 = (double)(val3);
+  {
+    SWIG_PYTHON_THREAD_BEGIN_ALLOW;
+    result = (mq_status)mq_nack(arg1,(struct mq_lease const *)arg2,arg3,arg4);
+    SWIG_PYTHON_THREAD_END_ALLOW;
+  }
+  (void)result; resultobj = SWIG_Py_Void();
+  {
+    if (arg4->status != MQ_OK && arg4->status != MQ_EMPTY) {
+      Py_XDECREF(resultobj);
+      resultobj = NULL;
+      mqs_py_raise(arg4);
+      SWIG_fail;
+    }
+  }
+  return resultobj;
+fail:
+  return NULL;
+}
+
+
+SWIGINTERN PyObject *_wrap_mq_unclaim(PyObject *self, PyObject *args) {
+  PyObject *resultobj = 0;
+  mq_queue *arg1 = 0 ;
+  mq_lease *arg2 = 0 ;
+  mq_error *arg3 = 0 ;
+  void *argp1 = 0 ;
+  int res1 = 0 ;
+  void *argp2 = 0 ;
+  int res2 = 0 ;
+  mq_error temp3 ;
+  PyObject *swig_obj[2] ;
+  mq_status result;
+  
+  {
+    temp3.status = MQ_OK;
+    temp3.server_code = 0;
+    temp3.message[0] = '\0';
+    arg3 = &temp3;
+  }
+  (void)self;
+  if (!SWIG_Python_UnpackTuple(args, "mq_unclaim", 2, 2, swig_obj)) SWIG_fail;
+  res1 = SWIG_ConvertPtr(swig_obj[0], &argp1,SWIGTYPE_p_mq_queue, 0 |  0 );
+  if (!SWIG_IsOK(res1)) {
+    SWIG_exception_fail(SWIG_ArgError(res1), "in method '" "mq_unclaim" "', argument " "1"" of type '" "mq_queue *""'"); 
+  }
+  arg1 = (mq_queue *)(argp1);
+  res2 = SWIG_ConvertPtr(swig_obj[1], &argp2,SWIGTYPE_p_mq_lease, 0 |  0 );
+  if (!SWIG_IsOK(res2)) {
+    SWIG_exception_fail(SWIG_ArgError(res2), "in method '" "mq_unclaim" "', argument " "2"" of type '" "mq_lease const *""'"); 
+  }
+  arg2 = (mq_lease *)(argp2);
+  {
+    SWIG_PYTHON_THREAD_BEGIN_ALLOW;
+    result = (mq_status)mq_unclaim(arg1,(struct mq_lease const *)arg2,arg3);
+    SWIG_PYTHON_THREAD_END_ALLOW;
+  }
+  (void)result; resultobj = SWIG_Py_Void();
+  {
+    if (arg3->status != MQ_OK && arg3->status != MQ_EMPTY) {
+      Py_XDECREF(resultobj);
+      resultobj = NULL;
+      mqs_py_raise(arg3);
+      SWIG_fail;
+    }
+  }
+  return resultobj;
+fail:
+  return NULL;
+}
+
+
+SWIGINTERN PyObject *_wrap_mq_extend(PyObject *self, PyObject *args) {
+  PyObject *resultobj = 0;
+  mq_queue *arg1 = 0 ;
+  mq_lease *arg2 = 0 ;
+  double arg3 ;
+  mq_error *arg4 = 0 ;
+  void *argp1 = 0 ;
+  int res1 = 0 ;
+  void *argp2 = 0 ;
+  int res2 = 0 ;
+  double val3 ;
+  int ecode3 = 0 ;
+  mq_error temp4 ;
+  PyObject *swig_obj[3] ;
+  mq_status result;
+  
+  {
+    temp4.status = MQ_OK;
+    temp4.server_code = 0;
+    temp4.message[0] = '\0';
+    arg4 = &temp4;
+  }
+  (void)self;
+  if (!SWIG_Python_UnpackTuple(args, "mq_extend", 3, 3, swig_obj)) SWIG_fail;
+  res1 = SWIG_ConvertPtr(swig_obj[0], &argp1,SWIGTYPE_p_mq_queue, 0 |  0 );
+  if (!SWIG_IsOK(res1)) {
+    SWIG_exception_fail(SWIG_ArgError(res1), "in method '" "mq_extend" "', argument " "1"" of type '" "mq_queue *""'"); 
+  }
+  arg1 = (mq_queue *)(argp1);
+  res2 = SWIG_ConvertPtr(swig_obj[1], &argp2,SWIGTYPE_p_mq_lease, 0 |  0 );
+  if (!SWIG_IsOK(res2)) {
+    SWIG_exception_fail(SWIG_ArgError(res2), "in method '" "mq_extend" "', argument " "2"" of type '" "mq_lease const *""'"); 
+  }
+  arg2 = (mq_lease *)(argp2);
+  ecode3 = SWIG_AsVal_double(swig_obj[2], &val3);
+  if (!SWIG_IsOK(ecode3)) {
+    SWIG_exception_fail(SWIG_ArgError(ecode3), "in method '" "mq_extend" "', argument " "3"" of type '" "double""'");
+  } 
+  arg3 = (double)(val3);
+  {
+    SWIG_PYTHON_THREAD_BEGIN_ALLOW;
+    result = (mq_status)mq_extend(arg1,(struct mq_lease const *)arg2,arg3,arg4);
+    SWIG_PYTHON_THREAD_END_ALLOW;
+  }
+  (void)result; resultobj = SWIG_Py_Void();
+  {
+    if (arg4->status != MQ_OK && arg4->status != MQ_EMPTY) {
+      Py_XDECREF(resultobj);
+      resultobj = NULL;
+      mqs_py_raise(arg4);
+      SWIG_fail;
+    }
+  }
+  return resultobj;
+fail:
+  return NULL;
+}
+
+
+SWIGINTERN PyObject *_wrap_mq_lease_seq(PyObject *self, PyObject *args) {
+  PyObject *resultobj = 0;
+  mq_lease *arg1 = 0 ;
+  void *argp1 = 0 ;
+  int res1 = 0 ;
+  PyObject *swig_obj[1] ;
+  int64_t result;
+  
+  (void)self;
+  if (!args) SWIG_fail;
+  swig_obj[0] = args;
+  res1 = SWIG_ConvertPtr(swig_obj[0], &argp1,SWIGTYPE_p_mq_lease, 0 |  0 );
+  if (!SWIG_IsOK(res1)) {
+    SWIG_exception_fail(SWIG_ArgError(res1), "in method '" "mq_lease_seq" "', argument " "1"" of type '" "mq_lease const *""'"); 
+  }
+  arg1 = (mq_lease *)(argp1);
+  result = (int64_t)mq_lease_seq((struct mq_lease const *)arg1);
+  resultobj = SWIG_From_long_SS_long((long long)(result));
+  return resultobj;
+fail:
+  return NULL;
+}
+
+
+SWIGINTERN PyObject *_wrap_mq_lease_group(PyObject *self, PyObject *args) {
+  PyObject *resultobj = 0;
+  mq_lease *arg1 = 0 ;
+  void *argp1 = 0 ;
+  int res1 = 0 ;
+  PyObject *swig_obj[1] ;
+  char *result = 0 ;
+  
+  (void)self;
+  if (!args) SWIG_fail;
+  swig_obj[0] = args;
+  res1 = SWIG_ConvertPtr(swig_obj[0], &argp1,SWIGTYPE_p_mq_lease, 0 |  0 );
+  if (!SWIG_IsOK(res1)) {
+    SWIG_exception_fail(SWIG_ArgError(res1), "in method '" "mq_lease_group" "', argument " "1"" of type '" "mq_lease const *""'"); 
+  }
+  arg1 = (mq_lease *)(argp1);
+  result = (char *)mq_lease_group((struct mq_lease const *)arg1);
+  resultobj = SWIG_FromCharPtr((const char *)result);
+  return resultobj;
+fail:
+  return NULL;
+}
+
+
+SWIGINTERN PyObject *_wrap_mq_lease_token(PyObject *self, PyObject *args) {
+  PyObject *resultobj = 0;
+  mq_lease *arg1 = 0 ;
+  void *argp1 = 0 ;
+  int res1 = 0 ;
+  PyObject *swig_obj[1] ;
+  char *result = 0 ;
+  
+  (void)self;
+  if (!args) SWIG_fail;
+  swig_obj[0] = args;
+  res1 = SWIG_ConvertPtr(swig_obj[0], &argp1,SWIGTYPE_p_mq_lease, 0 |  0 );
+  if (!SWIG_IsOK(res1)) {
+    SWIG_exception_fail(SWIG_ArgError(res1), "in method '" "mq_lease_token" "', argument " "1"" of type '" "mq_lease const *""'"); 
+  }
+  arg1 = (mq_lease *)(argp1);
+  result = (char *)mq_lease_token((struct mq_lease const *)arg1);
+  resultobj = SWIG_FromCharPtr((const char *)result);
+  return resultobj;
+fail:
+  return NULL;
+}
+
+
+SWIGINTERN PyObject *_wrap_mq_lease_attempts(PyObject *self, PyObject *args) {
+  PyObject *resultobj = 0;
+  mq_lease *arg1 = 0 ;
+  void *argp1 = 0 ;
+  int res1 = 0 ;
+  PyObject *swig_obj[1] ;
+  int result;
+  
+  (void)self;
+  if (!args) SWIG_fail;
+  swig_obj[0] = args;
+  res1 = SWIG_ConvertPtr(swig_obj[0], &argp1,SWIGTYPE_p_mq_lease, 0 |  0 );
+  if (!SWIG_IsOK(res1)) {
+    SWIG_exception_fail(SWIG_ArgError(res1), "in method '" "mq_lease_attempts" "', argument " "1"" of type '" "mq_lease const *""'"); 
+  }
+  arg1 = (mq_lease *)(argp1);
+  result = (int)mq_lease_attempts((struct mq_lease const *)arg1);
+  resultobj = SWIG_From_int((int)(result));
+  return resultobj;
+fail:
+  return NULL;
+}
+
+
+SWIGINTERN PyObject *_wrap_mq_lease_destroy(PyObject *self, PyObject *args) {
+  PyObject *resultobj = 0;
+  mq_lease *arg1 = 0 ;
+  void *argp1 = 0 ;
+  int res1 = 0 ;
+  PyObject *swig_obj[1] ;
+  
+  (void)self;
+  if (!args) SWIG_fail;
+  swig_obj[0] = args;
+  res1 = SWIG_ConvertPtr(swig_obj[0], &argp1,SWIGTYPE_p_mq_lease, 0 |  0 );
+  if (!SWIG_IsOK(res1)) {
+    SWIG_exception_fail(SWIG_ArgError(res1), "in method '" "mq_lease_destroy" "', argument " "1"" of type '" "mq_lease *""'"); 
+  }
+  arg1 = (mq_lease *)(argp1);
+  mq_lease_destroy(arg1);
+  resultobj = SWIG_Py_Void();
+  return resultobj;
+fail:
+  return NULL;
+}
+
+
+SWIGINTERN PyObject *_wrap_mq_batch_new(PyObject *self, PyObject *args) {
+  PyObject *resultobj = 0;
+  mq_batch **arg1 = 0 ;
+  mq_error *arg2 = 0 ;
+  mq_batch *made1 = NULL ;
+  mq_error temp2 ;
+  mq_status result;
+  
+  arg1 = &made1;
+  {
+    temp2.status = MQ_OK;
+    temp2.server_code = 0;
+    temp2.message[0] = '\0';
+    arg2 = &temp2;
+  }
+  (void)self;
+  if (!SWIG_Python_UnpackTuple(args, "mq_batch_new", 0, 0, 0)) SWIG_fail;
+  result = (mq_status)mq_batch_new(arg1,arg2);
+  (void)result; resultobj = SWIG_Py_Void();
+  {
+    resultobj = SWIG_Python_AppendOutput(resultobj, SWIG_NewPointerObj(made1, SWIGTYPE_p_mq_batch, 0), 1);
+  }
+  {
+    if (arg2->status != MQ_OK && arg2->status != MQ_EMPTY) {
+      Py_XDECREF(resultobj);
+      resultobj = NULL;
+      mqs_py_raise(arg2);
+      SWIG_fail;
+    }
+  }
+  return resultobj;
+fail:
+  return NULL;
+}
+
+
+SWIGINTERN PyObject *_wrap_mq_batch_count(PyObject *self, PyObject *args) {
+  PyObject *resultobj = 0;
+  mq_batch *arg1 = 0 ;
+  void *argp1 = 0 ;
+  int res1 = 0 ;
+  PyObject *swig_obj[1] ;
+  size_t result;
+  
+  (void)self;
+  if (!args) SWIG_fail;
+  swig_obj[0] = args;
+  res1 = SWIG_ConvertPtr(swig_obj[0], &argp1,SWIGTYPE_p_mq_batch, 0 |  0 );
+  if (!SWIG_IsOK(res1)) {
+    SWIG_exception_fail(SWIG_ArgError(res1), "in method '" "mq_batch_count" "', argument " "1"" of type '" "mq_batch const *""'"); 
+  }
+  arg1 = (mq_batch *)(argp1);
+  result = mq_batch_count((struct mq_batch const *)arg1);
+  resultobj = SWIG_From_size_t((size_t)(result));
+  return resultobj;
+fail:
+  return NULL;
+}
+
+
+SWIGINTERN PyObject *_wrap_mq_batch_destroy(PyObject *self, PyObject *args) {
+  PyObject *resultobj = 0;
+  mq_batch *arg1 = 0 ;
+  void *argp1 = 0 ;
+  int res1 = 0 ;
+  PyObject *swig_obj[1] ;
+  
+  (void)self;
+  if (!args) SWIG_fail;
+  swig_obj[0] = args;
+  res1 = SWIG_ConvertPtr(swig_obj[0], &argp1,SWIGTYPE_p_mq_batch, 0 |  0 );
+  if (!SWIG_IsOK(res1)) {
+    SWIG_exception_fail(SWIG_ArgError(res1), "in method '" "mq_batch_destroy" "', argument " "1"" of type '" "mq_batch *""'"); 
+  }
+  arg1 = (mq_batch *)(argp1);
+  mq_batch_destroy(arg1);
+  resultobj = SWIG_Py_Void();
+  return resultobj;
+fail:
+  return NULL;
+}
+
+
+SWIGINTERN PyObject *_wrap_mq_publish_batch(PyObject *self, PyObject *args) {
+  PyObject *resultobj = 0;
+  mq_queue *arg1 = 0 ;
+  mq_batch *arg2 = 0 ;
+  int64_t *arg3 = 0 ;
+  mq_error *arg4 = 0 ;
+  void *argp1 = 0 ;
+  int res1 = 0 ;
+  void *argp2 = 0 ;
+  int res2 = 0 ;
+  int64_t value3 = 0 ;
+  mq_error temp4 ;
+  PyObject *swig_obj[2] ;
+  mq_status result;
+  
+  arg3 = &value3;
+  {
+    temp4.status = MQ_OK;
+    temp4.server_code = 0;
+    temp4.message[0] = '\0';
+    arg4 = &temp4;
+  }
+  (void)self;
+  if (!SWIG_Python_UnpackTuple(args, "mq_publish_batch", 2, 2, swig_obj)) SWIG_fail;
+  res1 = SWIG_ConvertPtr(swig_obj[0], &argp1,SWIGTYPE_p_mq_queue, 0 |  0 );
+  if (!SWIG_IsOK(res1)) {
+    SWIG_exception_fail(SWIG_ArgError(res1), "in method '" "mq_publish_batch" "', argument " "1"" of type '" "mq_queue *""'"); 
+  }
+  arg1 = (mq_queue *)(argp1);
+  res2 = SWIG_ConvertPtr(swig_obj[1], &argp2,SWIGTYPE_p_mq_batch, 0 |  0 );
+  if (!SWIG_IsOK(res2)) {
+    SWIG_exception_fail(SWIG_ArgError(res2), "in method '" "mq_publish_batch" "', argument " "2"" of type '" "mq_batch const *""'"); 
+  }
+  arg2 = (mq_batch *)(argp2);
+  {
+    SWIG_PYTHON_THREAD_BEGIN_ALLOW;
+    result = (mq_status)mq_publish_batch(arg1,(struct mq_batch const *)arg2,arg3,arg4);
+    SWIG_PYTHON_THREAD_END_ALLOW;
+  }
+  (void)result; resultobj = SWIG_Py_Void();
+  {
+    PyObject *o = PyLong_FromLongLong((long long)value3);
+    if (o == NULL) SWIG_fail;
+    resultobj = SWIG_Python_AppendOutput(resultobj, o, 1);
+  }
+  {
+    if (arg4->status != MQ_OK && arg4->status != MQ_EMPTY) {
+      Py_XDECREF(resultobj);
+      resultobj = NULL;
+      mqs_py_raise(arg4);
+      SWIG_fail;
+    }
+  }
+  return resultobj;
+fail:
+  return NULL;
+}
+
+
+SWIGINTERN PyObject *_wrap_mq_lease_count(PyObject *self, PyObject *args) {
+  PyObject *resultobj = 0;
+  mq_lease *arg1 = 0 ;
+  void *argp1 = 0 ;
+  int res1 = 0 ;
+  PyObject *swig_obj[1] ;
+  size_t result;
+  
+  (void)self;
+  if (!args) SWIG_fail;
+  swig_obj[0] = args;
+  res1 = SWIG_ConvertPtr(swig_obj[0], &argp1,SWIGTYPE_p_mq_lease, 0 |  0 );
+  if (!SWIG_IsOK(res1)) {
+    SWIG_exception_fail(SWIG_ArgError(res1), "in method '" "mq_lease_count" "', argument " "1"" of type '" "mq_lease const *""'"); 
+  }
+  arg1 = (mq_lease *)(argp1);
+  result = mq_lease_count((struct mq_lease const *)arg1);
+  resultobj = SWIG_From_size_t((size_t)(result));
+  return resultobj;
+fail:
+  return NULL;
+}
+
+
+SWIGINTERN PyObject *_wrap_mq_lease_seq_at(PyObject *self, PyObject *args) {
+  PyObject *resultobj = 0;
+  mq_lease *arg1 = 0 ;
+  size_t arg2 ;
+  void *argp1 = 0 ;
+  int res1 = 0 ;
+  size_t val2 ;
+  int ecode2 = 0 ;
+  PyObject *swig_obj[2] ;
+  int64_t result;
+  
+  (void)self;
+  if (!SWIG_Python_UnpackTuple(args, "mq_lease_seq_at", 2, 2, swig_obj)) SWIG_fail;
+  res1 = SWIG_ConvertPtr(swig_obj[0], &argp1,SWIGTYPE_p_mq_lease, 0 |  0 );
+  if (!SWIG_IsOK(res1)) {
+    SWIG_exception_fail(SWIG_ArgError(res1), "in method '" "mq_lease_seq_at" "', argument " "1"" of type '" "mq_lease const *""'"); 
+  }
+  arg1 = (mq_lease *)(argp1);
+  ecode2 = SWIG_AsVal_size_t(swig_obj[1], &val2);
+  if (!SWIG_IsOK(ecode2)) {
+    SWIG_exception_fail(SWIG_ArgError(ecode2), "in method '" "mq_lease_seq_at" "', argument " "2"" of type '" "size_t""'");
+  } 
+  arg2 = (size_t)(val2);
+  result = (int64_t)mq_lease_seq_at((struct mq_lease const *)arg1,arg2);
+  resultobj = SWIG_From_long_SS_long((long long)(result));
+  return resultobj;
+fail:
+  return NULL;
+}
+
+
+SWIGINTERN PyObject *_wrap_mq_queue_interrupt(PyObject *self, PyObject *args) {
+  PyObject *resultobj = 0;
+  mq_queue *arg1 = 0 ;
+  void *argp1 = 0 ;
+  int res1 = 0 ;
+  PyObject *swig_obj[1] ;
+  
+  (void)self;
+  if (!args) SWIG_fail;
+  swig_obj[0] = args;
+  res1 = SWIG_ConvertPtr(swig_obj[0], &argp1,SWIGTYPE_p_mq_queue, 0 |  0 );
+  if (!SWIG_IsOK(res1)) {
+    SWIG_exception_fail(SWIG_ArgError(res1), "in method '" "mq_queue_interrupt" "', argument " "1"" of type '" "mq_queue *""'"); 
+  }
+  arg1 = (mq_queue *)(argp1);
+  mq_queue_interrupt(arg1);
+  resultobj = SWIG_Py_Void();
+  return resultobj;
+fail:
+  return NULL;
+}
+
+
+SWIGINTERN PyObject *_wrap_mq_cancel_new(PyObject *self, PyObject *args) {
+  PyObject *resultobj = 0;
+  mq_cancel **arg1 = 0 ;
+  mq_error *arg2 = 0 ;
+  mq_cancel *made1 = NULL ;
+  mq_error temp2 ;
+  mq_status result;
+  
+  arg1 = &made1;
+  {
+    temp2.status = MQ_OK;
+    temp2.server_code = 0;
+    temp2.message[0] = '\0';
+    arg2 = &temp2;
+  }
+  (void)self;
+  if (!SWIG_Python_UnpackTuple(args, "mq_cancel_new", 0, 0, 0)) SWIG_fail;
+  result = (mq_status)mq_cancel_new(arg1,arg2);
+  (void)result; resultobj = SWIG_Py_Void();
+  {
+    resultobj = SWIG_Python_AppendOutput(resultobj, SWIG_NewPointerObj(made1, SWIGTYPE_p_mq_cancel, 0), 1);
+  }
+  {
+    if (arg2->status != MQ_OK && arg2->status != MQ_EMPTY) {
+      Py_XDECREF(resultobj);
+      resultobj = NULL;
+      mqs_py_raise(arg2);
+      SWIG_fail;
+    }
+  }
+  return resultobj;
+fail:
+  return NULL;
+}
+
+
+SWIGINTERN PyObject *_wrap_mq_cancel_trigger(PyObject *self, PyObject *args) {
+  PyObject *resultobj = 0;
+  mq_cancel *arg1 = 0 ;
+  void *argp1 = 0 ;
+  int res1 = 0 ;
+  PyObject *swig_obj[1] ;
+  
+  (void)self;
+  if (!args) SWIG_fail;
+  swig_obj[0] = args;
+  res1 = SWIG_ConvertPtr(swig_obj[0], &argp1,SWIGTYPE_p_mq_cancel, 0 |  0 );
+  if (!SWIG_IsOK(res1)) {
+    SWIG_exception_fail(SWIG_ArgError(res1), "in method '" "mq_cancel_trigger" "', argument " "1"" of type '" "mq_cancel *""'"); 
+  }
+  arg1 = (mq_cancel *)(argp1);
+  mq_cancel_trigger(arg1);
+  resultobj = SWIG_Py_Void();
+  return resultobj;
+fail:
+  return NULL;
+}
+
+
+SWIGINTERN PyObject *_wrap_mq_cancel_triggered(PyObject *self, PyObject *args) {
+  PyObject *resultobj = 0;
+  mq_cancel *arg1 = 0 ;
+  void *argp1 = 0 ;
+  int res1 = 0 ;
+  PyObject *swig_obj[1] ;
+  int result;
+  
+  (void)self;
+  if (!args) SWIG_fail;
+  swig_obj[0] = args;
+  res1 = SWIG_ConvertPtr(swig_obj[0], &argp1,SWIGTYPE_p_mq_cancel, 0 |  0 );
+  if (!SWIG_IsOK(res1)) {
+    SWIG_exception_fail(SWIG_ArgError(res1), "in method '" "mq_cancel_triggered" "', argument " "1"" of type '" "mq_cancel const *""'"); 
+  }
+  arg1 = (mq_cancel *)(argp1);
+  result = (int)mq_cancel_triggered((struct mq_cancel const *)arg1);
+  resultobj = SWIG_From_int((int)(result));
+  return resultobj;
+fail:
+  return NULL;
+}
+
+
+SWIGINTERN PyObject *_wrap_mq_cancel_reset(PyObject *self, PyObject *args) {
+  PyObject *resultobj = 0;
+  mq_cancel *arg1 = 0 ;
+  void *argp1 = 0 ;
+  int res1 = 0 ;
+  PyObject *swig_obj[1] ;
+  
+  (void)self;
+  if (!args) SWIG_fail;
+  swig_obj[0] = args;
+  res1 = SWIG_ConvertPtr(swig_obj[0], &argp1,SWIGTYPE_p_mq_cancel, 0 |  0 );
+  if (!SWIG_IsOK(res1)) {
+    SWIG_exception_fail(SWIG_ArgError(res1), "in method '" "mq_cancel_reset" "', argument " "1"" of type '" "mq_cancel *""'"); 
+  }
+  arg1 = (mq_cancel *)(argp1);
+  mq_cancel_reset(arg1);
+  resultobj = SWIG_Py_Void();
+  return resultobj;
+fail:
+  return NULL;
+}
+
+
+SWIGINTERN PyObject *_wrap_mq_cancel_destroy(PyObject *self, PyObject *args) {
+  PyObject *resultobj = 0;
+  mq_cancel *arg1 = 0 ;
+  void *argp1 = 0 ;
+  int res1 = 0 ;
+  PyObject *swig_obj[1] ;
+  
+  (void)self;
+  if (!args) SWIG_fail;
+  swig_obj[0] = args;
+  res1 = SWIG_ConvertPtr(swig_obj[0], &argp1,SWIGTYPE_p_mq_cancel, 0 |  0 );
+  if (!SWIG_IsOK(res1)) {
+    SWIG_exception_fail(SWIG_ArgError(res1), "in method '" "mq_cancel_destroy" "', argument " "1"" of type '" "mq_cancel *""'"); 
+  }
+  arg1 = (mq_cancel *)(argp1);
+  mq_cancel_destroy(arg1);
+  resultobj = SWIG_Py_Void();
+  return resultobj;
+fail:
+  return NULL;
+}
+
+
+SWIGINTERN PyObject *_wrap_mq_lease_deadline(PyObject *self, PyObject *args) {
+  PyObject *resultobj = 0;
+  mq_lease *arg1 = 0 ;
   void *argp1 = 0 ;
   int res1 = 0 ;
   PyObject *swig_obj[1] ;
@@ -4881,12 +5387,12 @@ SWIGINTERN PyObject *_wrap_mqs_queue_now(PyObject *self, PyObject *args) {
   (void)self;
   if (!args) SWIG_fail;
   swig_obj[0] = args;
-  res1 = SWIG_ConvertPtr(swig_obj[0], &argp1,SWIGTYPE_p_mq_queue, 0 |  0 );
+  res1 = SWIG_ConvertPtr(swig_obj[0], &argp1,SWIGTYPE_p_mq_lease, 0 |  0 );
   if (!SWIG_IsOK(res1)) {
-    SWIG_exception_fail(SWIG_ArgError(res1), "in method '" "mqs_queue_now" "', argument " "1"" of type '" "mq_queue *""'"); 
+    SWIG_exception_fail(SWIG_ArgError(res1), "in method '" "mq_lease_deadline" "', argument " "1"" of type '" "mq_lease const *""'"); 
   }
-  arg1 = (mq_queue *)(argp1);
-  result = (double)mqs_queue_now(arg1);
+  arg1 = (mq_lease *)(argp1);
+  result = (double)mq_lease_deadline((struct mq_lease const *)arg1);
   resultobj = SWIG_From_double((double)(result));
   return resultobj;
 fail:
@@ -4894,31 +5400,7 @@ fail:
 }
 
 
-SWIGINTERN PyObject *_wrap_mqs_queue_clock_offset(PyObject *self, PyObject *args) {
-  PyObject *resultobj = 0;
-  mq_queue *arg1 = 0 ;
-  void *argp1 = 0 ;
-  int res1 = 0 ;
-  PyObject *swig_obj[1] ;
-  double result;
-  
-  (void)self;
-  if (!args) SWIG_fail;
-  swig_obj[0] = args;
-  res1 = SWIG_ConvertPtr(swig_obj[0], &argp1,SWIGTYPE_p_mq_queue, 0 |  0 );
-  if (!SWIG_IsOK(res1)) {
-    SWIG_exception_fail(SWIG_ArgError(res1), "in method '" "mqs_queue_clock_offset" "', argument " "1"" of type '" "mq_queue *""'"); 
-  }
-  arg1 = (mq_queue *)(argp1);
-  result = (double)mqs_queue_clock_offset(arg1);
-  resultobj = SWIG_From_double((double)(result));
-  return resultobj;
-fail:
-  return NULL;
-}
-
-
-SWIGINTERN PyObject *_wrap_mqs_queue_set_repair_interval(PyObject *self, PyObject *args) {
+SWIGINTERN PyObject *_wrap_mq_queue_set_repair_interval(PyObject *self, PyObject *args) {
   PyObject *resultobj = 0;
   mq_queue *arg1 = 0 ;
   double arg2 ;
@@ -4929,6 +5411,7 @@ SWIGINTERN PyObject *_wrap_mqs_queue_set_repair_interval(PyObject *self, PyObjec
   int ecode2 = 0 ;
   mq_error temp3 ;
   PyObject *swig_obj[2] ;
+  mq_status result;
   
   {
     temp3.status = MQ_OK;
@@ -4937,23 +5420,23 @@ SWIGINTERN PyObject *_wrap_mqs_queue_set_repair_interval(PyObject *self, PyObjec
     arg3 = &temp3;
   }
   (void)self;
-  if (!SWIG_Python_UnpackTuple(args, "mqs_queue_set_repair_interval", 2, 2, swig_obj)) SWIG_fail;
+  if (!SWIG_Python_UnpackTuple(args, "mq_queue_set_repair_interval", 2, 2, swig_obj)) SWIG_fail;
   res1 = SWIG_ConvertPtr(swig_obj[0], &argp1,SWIGTYPE_p_mq_queue, 0 |  0 );
   if (!SWIG_IsOK(res1)) {
-    SWIG_exception_fail(SWIG_ArgError(res1), "in method '" "mqs_queue_set_repair_interval" "', argument " "1"" of type '" "mq_queue *""'"); 
+    SWIG_exception_fail(SWIG_ArgError(res1), "in method '" "mq_queue_set_repair_interval" "', argument " "1"" of type '" "mq_queue *""'"); 
   }
   arg1 = (mq_queue *)(argp1);
   ecode2 = SWIG_AsVal_double(swig_obj[1], &val2);
   if (!SWIG_IsOK(ecode2)) {
-    SWIG_exception_fail(SWIG_ArgError(ecode2), "in method '" "mqs_queue_set_repair_interval" "', argument " "2"" of type '" "double""'");
+    SWIG_exception_fail(SWIG_ArgError(ecode2), "in method '" "mq_queue_set_repair_interval" "', argument " "2"" of type '" "double""'");
   } 
   arg2 = (double)(val2);
   {
     SWIG_PYTHON_THREAD_BEGIN_ALLOW;
-    mqs_queue_set_repair_interval(arg1,arg2,arg3);
+    result = (mq_status)mq_queue_set_repair_interval(arg1,arg2,arg3);
     SWIG_PYTHON_THREAD_END_ALLOW;
   }
-  resultobj = SWIG_Py_Void();
+  (void)result; resultobj = SWIG_Py_Void();
   {
     if (arg3->status != MQ_OK && arg3->status != MQ_EMPTY) {
       Py_XDECREF(resultobj);
@@ -4968,56 +5451,638 @@ fail:
 }
 
 
-SWIGINTERN PyObject *_wrap_mqs_queue_repair_runs(PyObject *self, PyObject *args) {
+SWIGINTERN PyObject *_wrap_mq_queue_repair_counts(PyObject *self, PyObject *args) {
   PyObject *resultobj = 0;
   mq_queue *arg1 = 0 ;
+  uint64_t *arg2 = 0 ;
+  uint64_t *arg3 = 0 ;
   void *argp1 = 0 ;
   int res1 = 0 ;
+  uint64_t value2 = 0 ;
+  uint64_t value3 = 0 ;
   PyObject *swig_obj[1] ;
-  uint64_t result;
   
+  arg2 = &value2;
+  arg3 = &value3;
   (void)self;
   if (!args) SWIG_fail;
   swig_obj[0] = args;
   res1 = SWIG_ConvertPtr(swig_obj[0], &argp1,SWIGTYPE_p_mq_queue, 0 |  0 );
   if (!SWIG_IsOK(res1)) {
-    SWIG_exception_fail(SWIG_ArgError(res1), "in method '" "mqs_queue_repair_runs" "', argument " "1"" of type '" "mq_queue *""'"); 
+    SWIG_exception_fail(SWIG_ArgError(res1), "in method '" "mq_queue_repair_counts" "', argument " "1"" of type '" "mq_queue const *""'"); 
   }
   arg1 = (mq_queue *)(argp1);
+  mq_queue_repair_counts((struct mq_queue const *)arg1,arg2,arg3);
+  resultobj = SWIG_Py_Void();
   {
-    SWIG_PYTHON_THREAD_BEGIN_ALLOW;
-    result = (uint64_t)mqs_queue_repair_runs(arg1);
-    SWIG_PYTHON_THREAD_END_ALLOW;
+    PyObject *o = PyLong_FromUnsignedLongLong((unsigned long long)value2);
+    if (o == NULL) SWIG_fail;
+    resultobj = SWIG_Python_AppendOutput(resultobj, o, 1);
   }
-  resultobj = SWIG_From_unsigned_SS_long_SS_long((unsigned long long)(result));
+  {
+    PyObject *o = PyLong_FromUnsignedLongLong((unsigned long long)value3);
+    if (o == NULL) SWIG_fail;
+    resultobj = SWIG_Python_AppendOutput(resultobj, o, 1);
+  }
   return resultobj;
 fail:
   return NULL;
 }
 
 
-SWIGINTERN PyObject *_wrap_mqs_queue_repair_fixed(PyObject *self, PyObject *args) {
+SWIGINTERN PyObject *_wrap_mq_queue_set_max_attempts(PyObject *self, PyObject *args) {
+  PyObject *resultobj = 0;
+  mq_queue *arg1 = 0 ;
+  int arg2 ;
+  mq_error *arg3 = 0 ;
+  void *argp1 = 0 ;
+  int res1 = 0 ;
+  int val2 ;
+  int ecode2 = 0 ;
+  mq_error temp3 ;
+  PyObject *swig_obj[2] ;
+  mq_status result;
+  
+  {
+    temp3.status = MQ_OK;
+    temp3.server_code = 0;
+    temp3.message[0] = '\0';
+    arg3 = &temp3;
+  }
+  (void)self;
+  if (!SWIG_Python_UnpackTuple(args, "mq_queue_set_max_attempts", 2, 2, swig_obj)) SWIG_fail;
+  res1 = SWIG_ConvertPtr(swig_obj[0], &argp1,SWIGTYPE_p_mq_queue, 0 |  0 );
+  if (!SWIG_IsOK(res1)) {
+    SWIG_exception_fail(SWIG_ArgError(res1), "in method '" "mq_queue_set_max_attempts" "', argument " "1"" of type '" "mq_queue *""'"); 
+  }
+  arg1 = (mq_queue *)(argp1);
+  ecode2 = SWIG_AsVal_int(swig_obj[1], &val2);
+  if (!SWIG_IsOK(ecode2)) {
+    SWIG_exception_fail(SWIG_ArgError(ecode2), "in method '" "mq_queue_set_max_attempts" "', argument " "2"" of type '" "int""'");
+  } 
+  arg2 = (int)(val2);
+  {
+    SWIG_PYTHON_THREAD_BEGIN_ALLOW;
+    result = (mq_status)mq_queue_set_max_attempts(arg1,arg2,arg3);
+    SWIG_PYTHON_THREAD_END_ALLOW;
+  }
+  (void)result; resultobj = SWIG_Py_Void();
+  {
+    if (arg3->status != MQ_OK && arg3->status != MQ_EMPTY) {
+      Py_XDECREF(resultobj);
+      resultobj = NULL;
+      mqs_py_raise(arg3);
+      SWIG_fail;
+    }
+  }
+  return resultobj;
+fail:
+  return NULL;
+}
+
+
+SWIGINTERN PyObject *_wrap_mq_dead_count(PyObject *self, PyObject *args) {
+  PyObject *resultobj = 0;
+  mq_queue *arg1 = 0 ;
+  int64_t *arg2 = 0 ;
+  mq_error *arg3 = 0 ;
+  void *argp1 = 0 ;
+  int res1 = 0 ;
+  int64_t value2 = 0 ;
+  mq_error temp3 ;
+  PyObject *swig_obj[1] ;
+  mq_status result;
+  
+  arg2 = &value2;
+  {
+    temp3.status = MQ_OK;
+    temp3.server_code = 0;
+    temp3.message[0] = '\0';
+    arg3 = &temp3;
+  }
+  (void)self;
+  if (!args) SWIG_fail;
+  swig_obj[0] = args;
+  res1 = SWIG_ConvertPtr(swig_obj[0], &argp1,SWIGTYPE_p_mq_queue, 0 |  0 );
+  if (!SWIG_IsOK(res1)) {
+    SWIG_exception_fail(SWIG_ArgError(res1), "in method '" "mq_dead_count" "', argument " "1"" of type '" "mq_queue *""'"); 
+  }
+  arg1 = (mq_queue *)(argp1);
+  {
+    SWIG_PYTHON_THREAD_BEGIN_ALLOW;
+    result = (mq_status)mq_dead_count(arg1,arg2,arg3);
+    SWIG_PYTHON_THREAD_END_ALLOW;
+  }
+  (void)result; resultobj = SWIG_Py_Void();
+  {
+    PyObject *o = PyLong_FromLongLong((long long)value2);
+    if (o == NULL) SWIG_fail;
+    resultobj = SWIG_Python_AppendOutput(resultobj, o, 1);
+  }
+  {
+    if (arg3->status != MQ_OK && arg3->status != MQ_EMPTY) {
+      Py_XDECREF(resultobj);
+      resultobj = NULL;
+      mqs_py_raise(arg3);
+      SWIG_fail;
+    }
+  }
+  return resultobj;
+fail:
+  return NULL;
+}
+
+
+SWIGINTERN PyObject *_wrap_mq_dead_requeue(PyObject *self, PyObject *args) {
+  PyObject *resultobj = 0;
+  mq_queue *arg1 = 0 ;
+  int64_t arg2 ;
+  int64_t *arg3 = 0 ;
+  mq_error *arg4 = 0 ;
+  void *argp1 = 0 ;
+  int res1 = 0 ;
+  long long val2 ;
+  int ecode2 = 0 ;
+  int64_t value3 = 0 ;
+  mq_error temp4 ;
+  PyObject *swig_obj[2] ;
+  mq_status result;
+  
+  arg3 = &value3;
+  {
+    temp4.status = MQ_OK;
+    temp4.server_code = 0;
+    temp4.message[0] = '\0';
+    arg4 = &temp4;
+  }
+  (void)self;
+  if (!SWIG_Python_UnpackTuple(args, "mq_dead_requeue", 2, 2, swig_obj)) SWIG_fail;
+  res1 = SWIG_ConvertPtr(swig_obj[0], &argp1,SWIGTYPE_p_mq_queue, 0 |  0 );
+  if (!SWIG_IsOK(res1)) {
+    SWIG_exception_fail(SWIG_ArgError(res1), "in method '" "mq_dead_requeue" "', argument " "1"" of type '" "mq_queue *""'"); 
+  }
+  arg1 = (mq_queue *)(argp1);
+  ecode2 = SWIG_AsVal_long_SS_long(swig_obj[1], &val2);
+  if (!SWIG_IsOK(ecode2)) {
+    SWIG_exception_fail(SWIG_ArgError(ecode2), "in method '" "mq_dead_requeue" "', argument " "2"" of type '" "int64_t""'");
+  } 
+  arg2 = (int64_t)(val2);
+  {
+    SWIG_PYTHON_THREAD_BEGIN_ALLOW;
+    result = (mq_status)mq_dead_requeue(arg1,arg2,arg3,arg4);
+    SWIG_PYTHON_THREAD_END_ALLOW;
+  }
+  (void)result; resultobj = SWIG_Py_Void();
+  {
+    PyObject *o = PyLong_FromLongLong((long long)value3);
+    if (o == NULL) SWIG_fail;
+    resultobj = SWIG_Python_AppendOutput(resultobj, o, 1);
+  }
+  {
+    if (arg4->status != MQ_OK && arg4->status != MQ_EMPTY) {
+      Py_XDECREF(resultobj);
+      resultobj = NULL;
+      mqs_py_raise(arg4);
+      SWIG_fail;
+    }
+  }
+  return resultobj;
+fail:
+  return NULL;
+}
+
+
+SWIGINTERN PyObject *_wrap_mq_dead_purge(PyObject *self, PyObject *args) {
+  PyObject *resultobj = 0;
+  mq_queue *arg1 = 0 ;
+  int64_t *arg2 = 0 ;
+  mq_error *arg3 = 0 ;
+  void *argp1 = 0 ;
+  int res1 = 0 ;
+  int64_t value2 = 0 ;
+  mq_error temp3 ;
+  PyObject *swig_obj[1] ;
+  mq_status result;
+  
+  arg2 = &value2;
+  {
+    temp3.status = MQ_OK;
+    temp3.server_code = 0;
+    temp3.message[0] = '\0';
+    arg3 = &temp3;
+  }
+  (void)self;
+  if (!args) SWIG_fail;
+  swig_obj[0] = args;
+  res1 = SWIG_ConvertPtr(swig_obj[0], &argp1,SWIGTYPE_p_mq_queue, 0 |  0 );
+  if (!SWIG_IsOK(res1)) {
+    SWIG_exception_fail(SWIG_ArgError(res1), "in method '" "mq_dead_purge" "', argument " "1"" of type '" "mq_queue *""'"); 
+  }
+  arg1 = (mq_queue *)(argp1);
+  {
+    SWIG_PYTHON_THREAD_BEGIN_ALLOW;
+    result = (mq_status)mq_dead_purge(arg1,arg2,arg3);
+    SWIG_PYTHON_THREAD_END_ALLOW;
+  }
+  (void)result; resultobj = SWIG_Py_Void();
+  {
+    PyObject *o = PyLong_FromLongLong((long long)value2);
+    if (o == NULL) SWIG_fail;
+    resultobj = SWIG_Python_AppendOutput(resultobj, o, 1);
+  }
+  {
+    if (arg3->status != MQ_OK && arg3->status != MQ_EMPTY) {
+      Py_XDECREF(resultobj);
+      resultobj = NULL;
+      mqs_py_raise(arg3);
+      SWIG_fail;
+    }
+  }
+  return resultobj;
+fail:
+  return NULL;
+}
+
+
+SWIGINTERN PyObject *_wrap_mq_stats_json(PyObject *self, PyObject *args) {
+  PyObject *resultobj = 0;
+  mq_queue *arg1 = 0 ;
+  char **arg2 = 0 ;
+  mq_error *arg3 = 0 ;
+  void *argp1 = 0 ;
+  int res1 = 0 ;
+  char *text2 = NULL ;
+  mq_error temp3 ;
+  PyObject *swig_obj[1] ;
+  mq_status result;
+  
+  arg2 = &text2;
+  {
+    temp3.status = MQ_OK;
+    temp3.server_code = 0;
+    temp3.message[0] = '\0';
+    arg3 = &temp3;
+  }
+  (void)self;
+  if (!args) SWIG_fail;
+  swig_obj[0] = args;
+  res1 = SWIG_ConvertPtr(swig_obj[0], &argp1,SWIGTYPE_p_mq_queue, 0 |  0 );
+  if (!SWIG_IsOK(res1)) {
+    SWIG_exception_fail(SWIG_ArgError(res1), "in method '" "mq_stats_json" "', argument " "1"" of type '" "mq_queue *""'"); 
+  }
+  arg1 = (mq_queue *)(argp1);
+  {
+    SWIG_PYTHON_THREAD_BEGIN_ALLOW;
+    result = (mq_status)mq_stats_json(arg1,arg2,arg3);
+    SWIG_PYTHON_THREAD_END_ALLOW;
+  }
+  (void)result; resultobj = SWIG_Py_Void();
+  {
+    PyObject *o = SWIG_FromCharPtr(text2);
+    if (o == NULL) SWIG_fail;
+    resultobj = SWIG_Python_AppendOutput(resultobj, o, 1);
+  }
+  {
+    if (arg3->status != MQ_OK && arg3->status != MQ_EMPTY) {
+      Py_XDECREF(resultobj);
+      resultobj = NULL;
+      mqs_py_raise(arg3);
+      SWIG_fail;
+    }
+  }
+  mq_free(text2);
+  return resultobj;
+fail:
+  mq_free(text2);
+  return NULL;
+}
+
+
+SWIGINTERN PyObject *_wrap_mq_repair(PyObject *self, PyObject *args) {
+  PyObject *resultobj = 0;
+  mq_queue *arg1 = 0 ;
+  int64_t *arg2 = 0 ;
+  mq_error *arg3 = 0 ;
+  void *argp1 = 0 ;
+  int res1 = 0 ;
+  int64_t value2 = 0 ;
+  mq_error temp3 ;
+  PyObject *swig_obj[1] ;
+  mq_status result;
+  
+  arg2 = &value2;
+  {
+    temp3.status = MQ_OK;
+    temp3.server_code = 0;
+    temp3.message[0] = '\0';
+    arg3 = &temp3;
+  }
+  (void)self;
+  if (!args) SWIG_fail;
+  swig_obj[0] = args;
+  res1 = SWIG_ConvertPtr(swig_obj[0], &argp1,SWIGTYPE_p_mq_queue, 0 |  0 );
+  if (!SWIG_IsOK(res1)) {
+    SWIG_exception_fail(SWIG_ArgError(res1), "in method '" "mq_repair" "', argument " "1"" of type '" "mq_queue *""'"); 
+  }
+  arg1 = (mq_queue *)(argp1);
+  {
+    SWIG_PYTHON_THREAD_BEGIN_ALLOW;
+    result = (mq_status)mq_repair(arg1,arg2,arg3);
+    SWIG_PYTHON_THREAD_END_ALLOW;
+  }
+  (void)result; resultobj = SWIG_Py_Void();
+  {
+    PyObject *o = PyLong_FromLongLong((long long)value2);
+    if (o == NULL) SWIG_fail;
+    resultobj = SWIG_Python_AppendOutput(resultobj, o, 1);
+  }
+  {
+    if (arg3->status != MQ_OK && arg3->status != MQ_EMPTY) {
+      Py_XDECREF(resultobj);
+      resultobj = NULL;
+      mqs_py_raise(arg3);
+      SWIG_fail;
+    }
+  }
+  return resultobj;
+fail:
+  return NULL;
+}
+
+
+SWIGINTERN PyObject *_wrap_mq_purge_group(PyObject *self, PyObject *args) {
+  PyObject *resultobj = 0;
+  mq_queue *arg1 = 0 ;
+  char *arg2 = 0 ;
+  mq_error *arg3 = 0 ;
+  void *argp1 = 0 ;
+  int res1 = 0 ;
+  int res2 ;
+  char *buf2 = 0 ;
+  int alloc2 = 0 ;
+  mq_error temp3 ;
+  PyObject *swig_obj[2] ;
+  mq_status result;
+  
+  {
+    temp3.status = MQ_OK;
+    temp3.server_code = 0;
+    temp3.message[0] = '\0';
+    arg3 = &temp3;
+  }
+  (void)self;
+  if (!SWIG_Python_UnpackTuple(args, "mq_purge_group", 2, 2, swig_obj)) SWIG_fail;
+  res1 = SWIG_ConvertPtr(swig_obj[0], &argp1,SWIGTYPE_p_mq_queue, 0 |  0 );
+  if (!SWIG_IsOK(res1)) {
+    SWIG_exception_fail(SWIG_ArgError(res1), "in method '" "mq_purge_group" "', argument " "1"" of type '" "mq_queue *""'"); 
+  }
+  arg1 = (mq_queue *)(argp1);
+  res2 = SWIG_AsCharPtrAndSize(swig_obj[1], &buf2, NULL, &alloc2);
+  if (!SWIG_IsOK(res2)) {
+    SWIG_exception_fail(SWIG_ArgError(res2), "in method '" "mq_purge_group" "', argument " "2"" of type '" "char const *""'");
+  }
+  arg2 = (char *)(buf2);
+  {
+    SWIG_PYTHON_THREAD_BEGIN_ALLOW;
+    result = (mq_status)mq_purge_group(arg1,(char const *)arg2,arg3);
+    SWIG_PYTHON_THREAD_END_ALLOW;
+  }
+  (void)result; resultobj = SWIG_Py_Void();
+  {
+    if (arg3->status != MQ_OK && arg3->status != MQ_EMPTY) {
+      Py_XDECREF(resultobj);
+      resultobj = NULL;
+      mqs_py_raise(arg3);
+      SWIG_fail;
+    }
+  }
+  if (alloc2 == SWIG_NEWOBJ) free((char*)buf2);
+  return resultobj;
+fail:
+  if (alloc2 == SWIG_NEWOBJ) free((char*)buf2);
+  return NULL;
+}
+
+
+SWIGINTERN PyObject *_wrap_mq_queue_drop(PyObject *self, PyObject *args) {
+  PyObject *resultobj = 0;
+  mq_queue *arg1 = 0 ;
+  mq_error *arg2 = 0 ;
+  void *argp1 = 0 ;
+  int res1 = 0 ;
+  mq_error temp2 ;
+  PyObject *swig_obj[1] ;
+  mq_status result;
+  
+  {
+    temp2.status = MQ_OK;
+    temp2.server_code = 0;
+    temp2.message[0] = '\0';
+    arg2 = &temp2;
+  }
+  (void)self;
+  if (!args) SWIG_fail;
+  swig_obj[0] = args;
+  res1 = SWIG_ConvertPtr(swig_obj[0], &argp1,SWIGTYPE_p_mq_queue, 0 |  0 );
+  if (!SWIG_IsOK(res1)) {
+    SWIG_exception_fail(SWIG_ArgError(res1), "in method '" "mq_queue_drop" "', argument " "1"" of type '" "mq_queue *""'"); 
+  }
+  arg1 = (mq_queue *)(argp1);
+  {
+    SWIG_PYTHON_THREAD_BEGIN_ALLOW;
+    result = (mq_status)mq_queue_drop(arg1,arg2);
+    SWIG_PYTHON_THREAD_END_ALLOW;
+  }
+  (void)result; resultobj = SWIG_Py_Void();
+  {
+    if (arg2->status != MQ_OK && arg2->status != MQ_EMPTY) {
+      Py_XDECREF(resultobj);
+      resultobj = NULL;
+      mqs_py_raise(arg2);
+      SWIG_fail;
+    }
+  }
+  return resultobj;
+fail:
+  return NULL;
+}
+
+
+SWIGINTERN PyObject *_wrap_mq_peek_json(PyObject *self, PyObject *args) {
+  PyObject *resultobj = 0;
+  mq_queue *arg1 = 0 ;
+  char *arg2 = 0 ;
+  size_t arg3 ;
+  char **arg4 = 0 ;
+  mq_error *arg5 = 0 ;
+  void *argp1 = 0 ;
+  int res1 = 0 ;
+  int res2 ;
+  char *buf2 = 0 ;
+  int alloc2 = 0 ;
+  size_t val3 ;
+  int ecode3 = 0 ;
+  char *text4 = NULL ;
+  mq_error temp5 ;
+  PyObject *swig_obj[3] ;
+  mq_status result;
+  
+  arg4 = &text4;
+  {
+    temp5.status = MQ_OK;
+    temp5.server_code = 0;
+    temp5.message[0] = '\0';
+    arg5 = &temp5;
+  }
+  (void)self;
+  if (!SWIG_Python_UnpackTuple(args, "mq_peek_json", 3, 3, swig_obj)) SWIG_fail;
+  res1 = SWIG_ConvertPtr(swig_obj[0], &argp1,SWIGTYPE_p_mq_queue, 0 |  0 );
+  if (!SWIG_IsOK(res1)) {
+    SWIG_exception_fail(SWIG_ArgError(res1), "in method '" "mq_peek_json" "', argument " "1"" of type '" "mq_queue *""'"); 
+  }
+  arg1 = (mq_queue *)(argp1);
+  res2 = SWIG_AsCharPtrAndSize(swig_obj[1], &buf2, NULL, &alloc2);
+  if (!SWIG_IsOK(res2)) {
+    SWIG_exception_fail(SWIG_ArgError(res2), "in method '" "mq_peek_json" "', argument " "2"" of type '" "char const *""'");
+  }
+  arg2 = (char *)(buf2);
+  ecode3 = SWIG_AsVal_size_t(swig_obj[2], &val3);
+  if (!SWIG_IsOK(ecode3)) {
+    SWIG_exception_fail(SWIG_ArgError(ecode3), "in method '" "mq_peek_json" "', argument " "3"" of type '" "size_t""'");
+  } 
+  arg3 = (size_t)(val3);
+  {
+    SWIG_PYTHON_THREAD_BEGIN_ALLOW;
+    result = (mq_status)mq_peek_json(arg1,(char const *)arg2,arg3,arg4,arg5);
+    SWIG_PYTHON_THREAD_END_ALLOW;
+  }
+  (void)result; resultobj = SWIG_Py_Void();
+  {
+    PyObject *o = SWIG_FromCharPtr(text4);
+    if (o == NULL) SWIG_fail;
+    resultobj = SWIG_Python_AppendOutput(resultobj, o, 1);
+  }
+  {
+    if (arg5->status != MQ_OK && arg5->status != MQ_EMPTY) {
+      Py_XDECREF(resultobj);
+      resultobj = NULL;
+      mqs_py_raise(arg5);
+      SWIG_fail;
+    }
+  }
+  if (alloc2 == SWIG_NEWOBJ) free((char*)buf2);
+  mq_free(text4);
+  return resultobj;
+fail:
+  if (alloc2 == SWIG_NEWOBJ) free((char*)buf2);
+  mq_free(text4);
+  return NULL;
+}
+
+
+SWIGINTERN PyObject *_wrap_mq_dead_list_json(PyObject *self, PyObject *args) {
+  PyObject *resultobj = 0;
+  mq_queue *arg1 = 0 ;
+  size_t arg2 ;
+  char **arg3 = 0 ;
+  mq_error *arg4 = 0 ;
+  void *argp1 = 0 ;
+  int res1 = 0 ;
+  size_t val2 ;
+  int ecode2 = 0 ;
+  char *text3 = NULL ;
+  mq_error temp4 ;
+  PyObject *swig_obj[2] ;
+  mq_status result;
+  
+  arg3 = &text3;
+  {
+    temp4.status = MQ_OK;
+    temp4.server_code = 0;
+    temp4.message[0] = '\0';
+    arg4 = &temp4;
+  }
+  (void)self;
+  if (!SWIG_Python_UnpackTuple(args, "mq_dead_list_json", 2, 2, swig_obj)) SWIG_fail;
+  res1 = SWIG_ConvertPtr(swig_obj[0], &argp1,SWIGTYPE_p_mq_queue, 0 |  0 );
+  if (!SWIG_IsOK(res1)) {
+    SWIG_exception_fail(SWIG_ArgError(res1), "in method '" "mq_dead_list_json" "', argument " "1"" of type '" "mq_queue *""'"); 
+  }
+  arg1 = (mq_queue *)(argp1);
+  ecode2 = SWIG_AsVal_size_t(swig_obj[1], &val2);
+  if (!SWIG_IsOK(ecode2)) {
+    SWIG_exception_fail(SWIG_ArgError(ecode2), "in method '" "mq_dead_list_json" "', argument " "2"" of type '" "size_t""'");
+  } 
+  arg2 = (size_t)(val2);
+  {
+    SWIG_PYTHON_THREAD_BEGIN_ALLOW;
+    result = (mq_status)mq_dead_list_json(arg1,arg2,arg3,arg4);
+    SWIG_PYTHON_THREAD_END_ALLOW;
+  }
+  (void)result; resultobj = SWIG_Py_Void();
+  {
+    PyObject *o = SWIG_FromCharPtr(text3);
+    if (o == NULL) SWIG_fail;
+    resultobj = SWIG_Python_AppendOutput(resultobj, o, 1);
+  }
+  {
+    if (arg4->status != MQ_OK && arg4->status != MQ_EMPTY) {
+      Py_XDECREF(resultobj);
+      resultobj = NULL;
+      mqs_py_raise(arg4);
+      SWIG_fail;
+    }
+  }
+  mq_free(text3);
+  return resultobj;
+fail:
+  mq_free(text3);
+  return NULL;
+}
+
+
+SWIGINTERN PyObject *_wrap_mq_queue_clock_offset(PyObject *self, PyObject *args) {
   PyObject *resultobj = 0;
   mq_queue *arg1 = 0 ;
   void *argp1 = 0 ;
   int res1 = 0 ;
   PyObject *swig_obj[1] ;
-  uint64_t result;
+  double result;
   
   (void)self;
   if (!args) SWIG_fail;
   swig_obj[0] = args;
   res1 = SWIG_ConvertPtr(swig_obj[0], &argp1,SWIGTYPE_p_mq_queue, 0 |  0 );
   if (!SWIG_IsOK(res1)) {
-    SWIG_exception_fail(SWIG_ArgError(res1), "in method '" "mqs_queue_repair_fixed" "', argument " "1"" of type '" "mq_queue *""'"); 
+    SWIG_exception_fail(SWIG_ArgError(res1), "in method '" "mq_queue_clock_offset" "', argument " "1"" of type '" "mq_queue const *""'"); 
   }
   arg1 = (mq_queue *)(argp1);
-  {
-    SWIG_PYTHON_THREAD_BEGIN_ALLOW;
-    result = (uint64_t)mqs_queue_repair_fixed(arg1);
-    SWIG_PYTHON_THREAD_END_ALLOW;
+  result = (double)mq_queue_clock_offset((struct mq_queue const *)arg1);
+  resultobj = SWIG_From_double((double)(result));
+  return resultobj;
+fail:
+  return NULL;
+}
+
+
+SWIGINTERN PyObject *_wrap_mq_queue_now(PyObject *self, PyObject *args) {
+  PyObject *resultobj = 0;
+  mq_queue *arg1 = 0 ;
+  void *argp1 = 0 ;
+  int res1 = 0 ;
+  PyObject *swig_obj[1] ;
+  double result;
+  
+  (void)self;
+  if (!args) SWIG_fail;
+  swig_obj[0] = args;
+  res1 = SWIG_ConvertPtr(swig_obj[0], &argp1,SWIGTYPE_p_mq_queue, 0 |  0 );
+  if (!SWIG_IsOK(res1)) {
+    SWIG_exception_fail(SWIG_ArgError(res1), "in method '" "mq_queue_now" "', argument " "1"" of type '" "mq_queue *""'"); 
   }
-  resultobj = SWIG_From_unsigned_SS_long_SS_long((unsigned long long)(result));
+  arg1 = (mq_queue *)(argp1);
+  result = (double)mq_queue_now(arg1);
+  resultobj = SWIG_From_double((double)(result));
   return resultobj;
 fail:
   return NULL;
@@ -5032,7 +6097,8 @@ SWIGINTERN PyObject *_wrap_mqs_publish(PyObject *self, PyObject *args) {
   size_t arg4 ;
   int arg5 ;
   double arg6 ;
-  mq_error *arg7 = 0 ;
+  int64_t *arg7 = 0 ;
+  mq_error *arg8 = 0 ;
   void *argp1 = 0 ;
   int res1 = 0 ;
   int res2 ;
@@ -5044,15 +6110,17 @@ SWIGINTERN PyObject *_wrap_mqs_publish(PyObject *self, PyObject *args) {
   int ecode5 = 0 ;
   double val6 ;
   int ecode6 = 0 ;
-  mq_error temp7 ;
+  int64_t value7 = 0 ;
+  mq_error temp8 ;
   PyObject *swig_obj[5] ;
-  int64_t result;
+  mq_status result;
   
+  arg7 = &value7;
   {
-    temp7.status = MQ_OK;
-    temp7.server_code = 0;
-    temp7.message[0] = '\0';
-    arg7 = &temp7;
+    temp8.status = MQ_OK;
+    temp8.server_code = 0;
+    temp8.message[0] = '\0';
+    arg8 = &temp8;
   }
   (void)self;
   if (!SWIG_Python_UnpackTuple(args, "mqs_publish", 5, 5, swig_obj)) SWIG_fail;
@@ -5084,122 +6152,20 @@ SWIGINTERN PyObject *_wrap_mqs_publish(PyObject *self, PyObject *args) {
   arg6 = (double)(val6);
   {
     SWIG_PYTHON_THREAD_BEGIN_ALLOW;
-    result = (int64_t)mqs_publish(arg1,(char const *)arg2,(void const *)arg3,arg4,arg5,arg6,arg7);
+    result = (mq_status)mqs_publish(arg1,(char const *)arg2,(void const *)arg3,arg4,arg5,arg6,arg7,arg8);
     SWIG_PYTHON_THREAD_END_ALLOW;
   }
-  resultobj = SWIG_From_long_SS_long((long long)(result));
+  (void)result; resultobj = SWIG_Py_Void();
   {
-    if (arg7->status != MQ_OK && arg7->status != MQ_EMPTY) {
+    PyObject *o = PyLong_FromLongLong((long long)value7);
+    if (o == NULL) SWIG_fail;
+    resultobj = SWIG_Python_AppendOutput(resultobj, o, 1);
+  }
+  {
+    if (arg8->status != MQ_OK && arg8->status != MQ_EMPTY) {
       Py_XDECREF(resultobj);
       resultobj = NULL;
-      mqs_py_raise(arg7);
-      SWIG_fail;
-    }
-  }
-  if (alloc2 == SWIG_NEWOBJ) free((char*)buf2);
-  {
-    if (have_view3) PyBuffer_Release(&view3);
-  }
-  return resultobj;
-fail:
-  if (alloc2 == SWIG_NEWOBJ) free((char*)buf2);
-  {
-    if (have_view3) PyBuffer_Release(&view3);
-  }
-  return NULL;
-}
-
-
-SWIGINTERN PyObject *_wrap_mqs_batch_new(PyObject *self, PyObject *args) {
-  PyObject *resultobj = 0;
-  mq_error *arg1 = 0 ;
-  mq_error temp1 ;
-  mq_batch *result = 0 ;
-  
-  {
-    temp1.status = MQ_OK;
-    temp1.server_code = 0;
-    temp1.message[0] = '\0';
-    arg1 = &temp1;
-  }
-  (void)self;
-  if (!SWIG_Python_UnpackTuple(args, "mqs_batch_new", 0, 0, 0)) SWIG_fail;
-  result = (mq_batch *)mqs_batch_new(arg1);
-  resultobj = SWIG_NewPointerObj(SWIG_as_voidptr(result), SWIGTYPE_p_mq_batch, 0 |  0 );
-  {
-    if (arg1->status != MQ_OK && arg1->status != MQ_EMPTY) {
-      Py_XDECREF(resultobj);
-      resultobj = NULL;
-      mqs_py_raise(arg1);
-      SWIG_fail;
-    }
-  }
-  return resultobj;
-fail:
-  return NULL;
-}
-
-
-SWIGINTERN PyObject *_wrap_mqs_batch_add(PyObject *self, PyObject *args) {
-  PyObject *resultobj = 0;
-  mq_batch *arg1 = 0 ;
-  char *arg2 = 0 ;
-  void *arg3 = 0 ;
-  size_t arg4 ;
-  int arg5 ;
-  mq_error *arg6 = 0 ;
-  void *argp1 = 0 ;
-  int res1 = 0 ;
-  int res2 ;
-  char *buf2 = 0 ;
-  int alloc2 = 0 ;
-  Py_buffer view3 ;
-  int have_view3 = 0 ;
-  int val5 ;
-  int ecode5 = 0 ;
-  mq_error temp6 ;
-  PyObject *swig_obj[4] ;
-  
-  {
-    temp6.status = MQ_OK;
-    temp6.server_code = 0;
-    temp6.message[0] = '\0';
-    arg6 = &temp6;
-  }
-  (void)self;
-  if (!SWIG_Python_UnpackTuple(args, "mqs_batch_add", 4, 4, swig_obj)) SWIG_fail;
-  res1 = SWIG_ConvertPtr(swig_obj[0], &argp1,SWIGTYPE_p_mq_batch, 0 |  0 );
-  if (!SWIG_IsOK(res1)) {
-    SWIG_exception_fail(SWIG_ArgError(res1), "in method '" "mqs_batch_add" "', argument " "1"" of type '" "mq_batch *""'"); 
-  }
-  arg1 = (mq_batch *)(argp1);
-  res2 = SWIG_AsCharPtrAndSize(swig_obj[1], &buf2, NULL, &alloc2);
-  if (!SWIG_IsOK(res2)) {
-    SWIG_exception_fail(SWIG_ArgError(res2), "in method '" "mqs_batch_add" "', argument " "2"" of type '" "char const *""'");
-  }
-  arg2 = (char *)(buf2);
-  {
-    if (PyObject_GetBuffer(swig_obj[2], &view3, PyBUF_SIMPLE) != 0) SWIG_fail;
-    have_view3 = 1;
-    arg3 = view3.buf;
-    arg4 = (size_t)view3.len;
-  }
-  ecode5 = SWIG_AsVal_int(swig_obj[3], &val5);
-  if (!SWIG_IsOK(ecode5)) {
-    SWIG_exception_fail(SWIG_ArgError(ecode5), "in method '" "mqs_batch_add" "', argument " "5"" of type '" "int""'");
-  } 
-  arg5 = (int)(val5);
-  {
-    SWIG_PYTHON_THREAD_BEGIN_ALLOW;
-    mqs_batch_add(arg1,(char const *)arg2,(void const *)arg3,arg4,arg5,arg6);
-    SWIG_PYTHON_THREAD_END_ALLOW;
-  }
-  resultobj = SWIG_Py_Void();
-  {
-    if (arg6->status != MQ_OK && arg6->status != MQ_EMPTY) {
-      Py_XDECREF(resultobj);
-      resultobj = NULL;
-      mqs_py_raise(arg6);
+      mqs_py_raise(arg8);
       SWIG_fail;
     }
   }
@@ -5239,6 +6205,7 @@ SWIGINTERN PyObject *_wrap_mqs_batch_add_at(PyObject *self, PyObject *args) {
   int ecode6 = 0 ;
   mq_error temp7 ;
   PyObject *swig_obj[5] ;
+  mq_status result;
   
   {
     temp7.status = MQ_OK;
@@ -5276,10 +6243,10 @@ SWIGINTERN PyObject *_wrap_mqs_batch_add_at(PyObject *self, PyObject *args) {
   arg6 = (double)(val6);
   {
     SWIG_PYTHON_THREAD_BEGIN_ALLOW;
-    mqs_batch_add_at(arg1,(char const *)arg2,(void const *)arg3,arg4,arg5,arg6,arg7);
+    result = (mq_status)mqs_batch_add_at(arg1,(char const *)arg2,(void const *)arg3,arg4,arg5,arg6,arg7);
     SWIG_PYTHON_THREAD_END_ALLOW;
   }
-  resultobj = SWIG_Py_Void();
+  (void)result; resultobj = SWIG_Py_Void();
   {
     if (arg7->status != MQ_OK && arg7->status != MQ_EMPTY) {
       Py_XDECREF(resultobj);
@@ -5302,104 +6269,6 @@ fail:
 }
 
 
-SWIGINTERN PyObject *_wrap_mqs_batch_count(PyObject *self, PyObject *args) {
-  PyObject *resultobj = 0;
-  mq_batch *arg1 = 0 ;
-  void *argp1 = 0 ;
-  int res1 = 0 ;
-  PyObject *swig_obj[1] ;
-  size_t result;
-  
-  (void)self;
-  if (!args) SWIG_fail;
-  swig_obj[0] = args;
-  res1 = SWIG_ConvertPtr(swig_obj[0], &argp1,SWIGTYPE_p_mq_batch, 0 |  0 );
-  if (!SWIG_IsOK(res1)) {
-    SWIG_exception_fail(SWIG_ArgError(res1), "in method '" "mqs_batch_count" "', argument " "1"" of type '" "mq_batch *""'"); 
-  }
-  arg1 = (mq_batch *)(argp1);
-  result = mqs_batch_count(arg1);
-  resultobj = SWIG_From_size_t((size_t)(result));
-  return resultobj;
-fail:
-  return NULL;
-}
-
-
-SWIGINTERN PyObject *_wrap_mqs_batch_destroy(PyObject *self, PyObject *args) {
-  PyObject *resultobj = 0;
-  mq_batch *arg1 = 0 ;
-  void *argp1 = 0 ;
-  int res1 = 0 ;
-  PyObject *swig_obj[1] ;
-  
-  (void)self;
-  if (!args) SWIG_fail;
-  swig_obj[0] = args;
-  res1 = SWIG_ConvertPtr(swig_obj[0], &argp1,SWIGTYPE_p_mq_batch, 0 |  0 );
-  if (!SWIG_IsOK(res1)) {
-    SWIG_exception_fail(SWIG_ArgError(res1), "in method '" "mqs_batch_destroy" "', argument " "1"" of type '" "mq_batch *""'"); 
-  }
-  arg1 = (mq_batch *)(argp1);
-  mqs_batch_destroy(arg1);
-  resultobj = SWIG_Py_Void();
-  return resultobj;
-fail:
-  return NULL;
-}
-
-
-SWIGINTERN PyObject *_wrap_mqs_publish_batch(PyObject *self, PyObject *args) {
-  PyObject *resultobj = 0;
-  mq_queue *arg1 = 0 ;
-  mq_batch *arg2 = 0 ;
-  mq_error *arg3 = 0 ;
-  void *argp1 = 0 ;
-  int res1 = 0 ;
-  void *argp2 = 0 ;
-  int res2 = 0 ;
-  mq_error temp3 ;
-  PyObject *swig_obj[2] ;
-  int64_t result;
-  
-  {
-    temp3.status = MQ_OK;
-    temp3.server_code = 0;
-    temp3.message[0] = '\0';
-    arg3 = &temp3;
-  }
-  (void)self;
-  if (!SWIG_Python_UnpackTuple(args, "mqs_publish_batch", 2, 2, swig_obj)) SWIG_fail;
-  res1 = SWIG_ConvertPtr(swig_obj[0], &argp1,SWIGTYPE_p_mq_queue, 0 |  0 );
-  if (!SWIG_IsOK(res1)) {
-    SWIG_exception_fail(SWIG_ArgError(res1), "in method '" "mqs_publish_batch" "', argument " "1"" of type '" "mq_queue *""'"); 
-  }
-  arg1 = (mq_queue *)(argp1);
-  res2 = SWIG_ConvertPtr(swig_obj[1], &argp2,SWIGTYPE_p_mq_batch, 0 |  0 );
-  if (!SWIG_IsOK(res2)) {
-    SWIG_exception_fail(SWIG_ArgError(res2), "in method '" "mqs_publish_batch" "', argument " "2"" of type '" "mq_batch *""'"); 
-  }
-  arg2 = (mq_batch *)(argp2);
-  {
-    SWIG_PYTHON_THREAD_BEGIN_ALLOW;
-    result = (int64_t)mqs_publish_batch(arg1,arg2,arg3);
-    SWIG_PYTHON_THREAD_END_ALLOW;
-  }
-  resultobj = SWIG_From_long_SS_long((long long)(result));
-  {
-    if (arg3->status != MQ_OK && arg3->status != MQ_EMPTY) {
-      Py_XDECREF(resultobj);
-      resultobj = NULL;
-      mqs_py_raise(arg3);
-      SWIG_fail;
-    }
-  }
-  return resultobj;
-fail:
-  return NULL;
-}
-
-
 SWIGINTERN PyObject *_wrap_mqs_claim(PyObject *self, PyObject *args) {
   PyObject *resultobj = 0;
   mq_queue *arg1 = 0 ;
@@ -5409,7 +6278,8 @@ SWIGINTERN PyObject *_wrap_mqs_claim(PyObject *self, PyObject *args) {
   size_t arg5 ;
   double arg6 ;
   mq_cancel *arg7 = 0 ;
-  mq_error *arg8 = 0 ;
+  mq_lease **arg8 = 0 ;
+  mq_error *arg9 = 0 ;
   void *argp1 = 0 ;
   int res1 = 0 ;
   int res2 ;
@@ -5425,15 +6295,17 @@ SWIGINTERN PyObject *_wrap_mqs_claim(PyObject *self, PyObject *args) {
   int ecode6 = 0 ;
   void *argp7 = 0 ;
   int res7 = 0 ;
-  mq_error temp8 ;
+  mq_lease *made8 = NULL ;
+  mq_error temp9 ;
   PyObject *swig_obj[7] ;
-  mq_lease *result = 0 ;
+  mq_status result;
   
+  arg8 = &made8;
   {
-    temp8.status = MQ_OK;
-    temp8.server_code = 0;
-    temp8.message[0] = '\0';
-    arg8 = &temp8;
+    temp9.status = MQ_OK;
+    temp9.server_code = 0;
+    temp9.message[0] = '\0';
+    arg9 = &temp9;
   }
   (void)self;
   if (!SWIG_Python_UnpackTuple(args, "mqs_claim", 7, 7, swig_obj)) SWIG_fail;
@@ -5474,15 +6346,18 @@ SWIGINTERN PyObject *_wrap_mqs_claim(PyObject *self, PyObject *args) {
   arg7 = (mq_cancel *)(argp7);
   {
     SWIG_PYTHON_THREAD_BEGIN_ALLOW;
-    result = (mq_lease *)mqs_claim(arg1,(char const *)arg2,arg3,arg4,arg5,arg6,arg7,arg8);
+    result = (mq_status)mqs_claim(arg1,(char const *)arg2,arg3,arg4,arg5,arg6,arg7,arg8,arg9);
     SWIG_PYTHON_THREAD_END_ALLOW;
   }
-  resultobj = SWIG_NewPointerObj(SWIG_as_voidptr(result), SWIGTYPE_p_mq_lease, 0 |  0 );
+  (void)result; resultobj = SWIG_Py_Void();
   {
-    if (arg8->status != MQ_OK && arg8->status != MQ_EMPTY) {
+    resultobj = SWIG_Python_AppendOutput(resultobj, SWIG_NewPointerObj(made8, SWIGTYPE_p_mq_lease, 0), 1);
+  }
+  {
+    if (arg9->status != MQ_OK && arg9->status != MQ_EMPTY) {
       Py_XDECREF(resultobj);
       resultobj = NULL;
-      mqs_py_raise(arg8);
+      mqs_py_raise(arg9);
       SWIG_fail;
     }
   }
@@ -5490,397 +6365,6 @@ SWIGINTERN PyObject *_wrap_mqs_claim(PyObject *self, PyObject *args) {
   return resultobj;
 fail:
   if (alloc2 == SWIG_NEWOBJ) free((char*)buf2);
-  return NULL;
-}
-
-
-SWIGINTERN PyObject *_wrap_mqs_ack(PyObject *self, PyObject *args) {
-  PyObject *resultobj = 0;
-  mq_queue *arg1 = 0 ;
-  mq_lease *arg2 = 0 ;
-  mq_error *arg3 = 0 ;
-  void *argp1 = 0 ;
-  int res1 = 0 ;
-  void *argp2 = 0 ;
-  int res2 = 0 ;
-  mq_error temp3 ;
-  PyObject *swig_obj[2] ;
-  
-  {
-    temp3.status = MQ_OK;
-    temp3.server_code = 0;
-    temp3.message[0] = '\0';
-    arg3 = &temp3;
-  }
-  (void)self;
-  if (!SWIG_Python_UnpackTuple(args, "mqs_ack", 2, 2, swig_obj)) SWIG_fail;
-  res1 = SWIG_ConvertPtr(swig_obj[0], &argp1,SWIGTYPE_p_mq_queue, 0 |  0 );
-  if (!SWIG_IsOK(res1)) {
-    SWIG_exception_fail(SWIG_ArgError(res1), "in method '" "mqs_ack" "', argument " "1"" of type '" "mq_queue *""'"); 
-  }
-  arg1 = (mq_queue *)(argp1);
-  res2 = SWIG_ConvertPtr(swig_obj[1], &argp2,SWIGTYPE_p_mq_lease, 0 |  0 );
-  if (!SWIG_IsOK(res2)) {
-    SWIG_exception_fail(SWIG_ArgError(res2), "in method '" "mqs_ack" "', argument " "2"" of type '" "mq_lease *""'"); 
-  }
-  arg2 = (mq_lease *)(argp2);
-  {
-    SWIG_PYTHON_THREAD_BEGIN_ALLOW;
-    mqs_ack(arg1,arg2,arg3);
-    SWIG_PYTHON_THREAD_END_ALLOW;
-  }
-  resultobj = SWIG_Py_Void();
-  {
-    if (arg3->status != MQ_OK && arg3->status != MQ_EMPTY) {
-      Py_XDECREF(resultobj);
-      resultobj = NULL;
-      mqs_py_raise(arg3);
-      SWIG_fail;
-    }
-  }
-  return resultobj;
-fail:
-  return NULL;
-}
-
-
-SWIGINTERN PyObject *_wrap_mqs_nack(PyObject *self, PyObject *args) {
-  PyObject *resultobj = 0;
-  mq_queue *arg1 = 0 ;
-  mq_lease *arg2 = 0 ;
-  double arg3 ;
-  mq_error *arg4 = 0 ;
-  void *argp1 = 0 ;
-  int res1 = 0 ;
-  void *argp2 = 0 ;
-  int res2 = 0 ;
-  double val3 ;
-  int ecode3 = 0 ;
-  mq_error temp4 ;
-  PyObject *swig_obj[3] ;
-  
-  {
-    temp4.status = MQ_OK;
-    temp4.server_code = 0;
-    temp4.message[0] = '\0';
-    arg4 = &temp4;
-  }
-  (void)self;
-  if (!SWIG_Python_UnpackTuple(args, "mqs_nack", 3, 3, swig_obj)) SWIG_fail;
-  res1 = SWIG_ConvertPtr(swig_obj[0], &argp1,SWIGTYPE_p_mq_queue, 0 |  0 );
-  if (!SWIG_IsOK(res1)) {
-    SWIG_exception_fail(SWIG_ArgError(res1), "in method '" "mqs_nack" "', argument " "1"" of type '" "mq_queue *""'"); 
-  }
-  arg1 = (mq_queue *)(argp1);
-  res2 = SWIG_ConvertPtr(swig_obj[1], &argp2,SWIGTYPE_p_mq_lease, 0 |  0 );
-  if (!SWIG_IsOK(res2)) {
-    SWIG_exception_fail(SWIG_ArgError(res2), "in method '" "mqs_nack" "', argument " "2"" of type '" "mq_lease *""'"); 
-  }
-  arg2 = (mq_lease *)(argp2);
-  ecode3 = SWIG_AsVal_double(swig_obj[2], &val3);
-  if (!SWIG_IsOK(ecode3)) {
-    SWIG_exception_fail(SWIG_ArgError(ecode3), "in method '" "mqs_nack" "', argument " "3"" of type '" "double""'");
-  } 
-  arg3 = (double)(val3);
-  {
-    SWIG_PYTHON_THREAD_BEGIN_ALLOW;
-    mqs_nack(arg1,arg2,arg3,arg4);
-    SWIG_PYTHON_THREAD_END_ALLOW;
-  }
-  resultobj = SWIG_Py_Void();
-  {
-    if (arg4->status != MQ_OK && arg4->status != MQ_EMPTY) {
-      Py_XDECREF(resultobj);
-      resultobj = NULL;
-      mqs_py_raise(arg4);
-      SWIG_fail;
-    }
-  }
-  return resultobj;
-fail:
-  return NULL;
-}
-
-
-SWIGINTERN PyObject *_wrap_mqs_unclaim(PyObject *self, PyObject *args) {
-  PyObject *resultobj = 0;
-  mq_queue *arg1 = 0 ;
-  mq_lease *arg2 = 0 ;
-  mq_error *arg3 = 0 ;
-  void *argp1 = 0 ;
-  int res1 = 0 ;
-  void *argp2 = 0 ;
-  int res2 = 0 ;
-  mq_error temp3 ;
-  PyObject *swig_obj[2] ;
-  
-  {
-    temp3.status = MQ_OK;
-    temp3.server_code = 0;
-    temp3.message[0] = '\0';
-    arg3 = &temp3;
-  }
-  (void)self;
-  if (!SWIG_Python_UnpackTuple(args, "mqs_unclaim", 2, 2, swig_obj)) SWIG_fail;
-  res1 = SWIG_ConvertPtr(swig_obj[0], &argp1,SWIGTYPE_p_mq_queue, 0 |  0 );
-  if (!SWIG_IsOK(res1)) {
-    SWIG_exception_fail(SWIG_ArgError(res1), "in method '" "mqs_unclaim" "', argument " "1"" of type '" "mq_queue *""'"); 
-  }
-  arg1 = (mq_queue *)(argp1);
-  res2 = SWIG_ConvertPtr(swig_obj[1], &argp2,SWIGTYPE_p_mq_lease, 0 |  0 );
-  if (!SWIG_IsOK(res2)) {
-    SWIG_exception_fail(SWIG_ArgError(res2), "in method '" "mqs_unclaim" "', argument " "2"" of type '" "mq_lease *""'"); 
-  }
-  arg2 = (mq_lease *)(argp2);
-  {
-    SWIG_PYTHON_THREAD_BEGIN_ALLOW;
-    mqs_unclaim(arg1,arg2,arg3);
-    SWIG_PYTHON_THREAD_END_ALLOW;
-  }
-  resultobj = SWIG_Py_Void();
-  {
-    if (arg3->status != MQ_OK && arg3->status != MQ_EMPTY) {
-      Py_XDECREF(resultobj);
-      resultobj = NULL;
-      mqs_py_raise(arg3);
-      SWIG_fail;
-    }
-  }
-  return resultobj;
-fail:
-  return NULL;
-}
-
-
-SWIGINTERN PyObject *_wrap_mqs_extend(PyObject *self, PyObject *args) {
-  PyObject *resultobj = 0;
-  mq_queue *arg1 = 0 ;
-  mq_lease *arg2 = 0 ;
-  double arg3 ;
-  mq_error *arg4 = 0 ;
-  void *argp1 = 0 ;
-  int res1 = 0 ;
-  void *argp2 = 0 ;
-  int res2 = 0 ;
-  double val3 ;
-  int ecode3 = 0 ;
-  mq_error temp4 ;
-  PyObject *swig_obj[3] ;
-  
-  {
-    temp4.status = MQ_OK;
-    temp4.server_code = 0;
-    temp4.message[0] = '\0';
-    arg4 = &temp4;
-  }
-  (void)self;
-  if (!SWIG_Python_UnpackTuple(args, "mqs_extend", 3, 3, swig_obj)) SWIG_fail;
-  res1 = SWIG_ConvertPtr(swig_obj[0], &argp1,SWIGTYPE_p_mq_queue, 0 |  0 );
-  if (!SWIG_IsOK(res1)) {
-    SWIG_exception_fail(SWIG_ArgError(res1), "in method '" "mqs_extend" "', argument " "1"" of type '" "mq_queue *""'"); 
-  }
-  arg1 = (mq_queue *)(argp1);
-  res2 = SWIG_ConvertPtr(swig_obj[1], &argp2,SWIGTYPE_p_mq_lease, 0 |  0 );
-  if (!SWIG_IsOK(res2)) {
-    SWIG_exception_fail(SWIG_ArgError(res2), "in method '" "mqs_extend" "', argument " "2"" of type '" "mq_lease *""'"); 
-  }
-  arg2 = (mq_lease *)(argp2);
-  ecode3 = SWIG_AsVal_double(swig_obj[2], &val3);
-  if (!SWIG_IsOK(ecode3)) {
-    SWIG_exception_fail(SWIG_ArgError(ecode3), "in method '" "mqs_extend" "', argument " "3"" of type '" "double""'");
-  } 
-  arg3 = (double)(val3);
-  {
-    SWIG_PYTHON_THREAD_BEGIN_ALLOW;
-    mqs_extend(arg1,arg2,arg3,arg4);
-    SWIG_PYTHON_THREAD_END_ALLOW;
-  }
-  resultobj = SWIG_Py_Void();
-  {
-    if (arg4->status != MQ_OK && arg4->status != MQ_EMPTY) {
-      Py_XDECREF(resultobj);
-      resultobj = NULL;
-      mqs_py_raise(arg4);
-      SWIG_fail;
-    }
-  }
-  return resultobj;
-fail:
-  return NULL;
-}
-
-
-SWIGINTERN PyObject *_wrap_mqs_lease_seq(PyObject *self, PyObject *args) {
-  PyObject *resultobj = 0;
-  mq_lease *arg1 = 0 ;
-  void *argp1 = 0 ;
-  int res1 = 0 ;
-  PyObject *swig_obj[1] ;
-  int64_t result;
-  
-  (void)self;
-  if (!args) SWIG_fail;
-  swig_obj[0] = args;
-  res1 = SWIG_ConvertPtr(swig_obj[0], &argp1,SWIGTYPE_p_mq_lease, 0 |  0 );
-  if (!SWIG_IsOK(res1)) {
-    SWIG_exception_fail(SWIG_ArgError(res1), "in method '" "mqs_lease_seq" "', argument " "1"" of type '" "mq_lease *""'"); 
-  }
-  arg1 = (mq_lease *)(argp1);
-  result = (int64_t)mqs_lease_seq(arg1);
-  resultobj = SWIG_From_long_SS_long((long long)(result));
-  return resultobj;
-fail:
-  return NULL;
-}
-
-
-SWIGINTERN PyObject *_wrap_mqs_lease_group(PyObject *self, PyObject *args) {
-  PyObject *resultobj = 0;
-  mq_lease *arg1 = 0 ;
-  void *argp1 = 0 ;
-  int res1 = 0 ;
-  PyObject *swig_obj[1] ;
-  char *result = 0 ;
-  
-  (void)self;
-  if (!args) SWIG_fail;
-  swig_obj[0] = args;
-  res1 = SWIG_ConvertPtr(swig_obj[0], &argp1,SWIGTYPE_p_mq_lease, 0 |  0 );
-  if (!SWIG_IsOK(res1)) {
-    SWIG_exception_fail(SWIG_ArgError(res1), "in method '" "mqs_lease_group" "', argument " "1"" of type '" "mq_lease *""'"); 
-  }
-  arg1 = (mq_lease *)(argp1);
-  result = (char *)mqs_lease_group(arg1);
-  resultobj = SWIG_FromCharPtr((const char *)result);
-  return resultobj;
-fail:
-  return NULL;
-}
-
-
-SWIGINTERN PyObject *_wrap_mqs_lease_token(PyObject *self, PyObject *args) {
-  PyObject *resultobj = 0;
-  mq_lease *arg1 = 0 ;
-  void *argp1 = 0 ;
-  int res1 = 0 ;
-  PyObject *swig_obj[1] ;
-  char *result = 0 ;
-  
-  (void)self;
-  if (!args) SWIG_fail;
-  swig_obj[0] = args;
-  res1 = SWIG_ConvertPtr(swig_obj[0], &argp1,SWIGTYPE_p_mq_lease, 0 |  0 );
-  if (!SWIG_IsOK(res1)) {
-    SWIG_exception_fail(SWIG_ArgError(res1), "in method '" "mqs_lease_token" "', argument " "1"" of type '" "mq_lease *""'"); 
-  }
-  arg1 = (mq_lease *)(argp1);
-  result = (char *)mqs_lease_token(arg1);
-  resultobj = SWIG_FromCharPtr((const char *)result);
-  return resultobj;
-fail:
-  return NULL;
-}
-
-
-SWIGINTERN PyObject *_wrap_mqs_lease_attempts(PyObject *self, PyObject *args) {
-  PyObject *resultobj = 0;
-  mq_lease *arg1 = 0 ;
-  void *argp1 = 0 ;
-  int res1 = 0 ;
-  PyObject *swig_obj[1] ;
-  int result;
-  
-  (void)self;
-  if (!args) SWIG_fail;
-  swig_obj[0] = args;
-  res1 = SWIG_ConvertPtr(swig_obj[0], &argp1,SWIGTYPE_p_mq_lease, 0 |  0 );
-  if (!SWIG_IsOK(res1)) {
-    SWIG_exception_fail(SWIG_ArgError(res1), "in method '" "mqs_lease_attempts" "', argument " "1"" of type '" "mq_lease *""'"); 
-  }
-  arg1 = (mq_lease *)(argp1);
-  result = (int)mqs_lease_attempts(arg1);
-  resultobj = SWIG_From_int((int)(result));
-  return resultobj;
-fail:
-  return NULL;
-}
-
-
-SWIGINTERN PyObject *_wrap_mqs_lease_deadline(PyObject *self, PyObject *args) {
-  PyObject *resultobj = 0;
-  mq_lease *arg1 = 0 ;
-  void *argp1 = 0 ;
-  int res1 = 0 ;
-  PyObject *swig_obj[1] ;
-  double result;
-  
-  (void)self;
-  if (!args) SWIG_fail;
-  swig_obj[0] = args;
-  res1 = SWIG_ConvertPtr(swig_obj[0], &argp1,SWIGTYPE_p_mq_lease, 0 |  0 );
-  if (!SWIG_IsOK(res1)) {
-    SWIG_exception_fail(SWIG_ArgError(res1), "in method '" "mqs_lease_deadline" "', argument " "1"" of type '" "mq_lease *""'"); 
-  }
-  arg1 = (mq_lease *)(argp1);
-  result = (double)mqs_lease_deadline(arg1);
-  resultobj = SWIG_From_double((double)(result));
-  return resultobj;
-fail:
-  return NULL;
-}
-
-
-SWIGINTERN PyObject *_wrap_mqs_lease_count(PyObject *self, PyObject *args) {
-  PyObject *resultobj = 0;
-  mq_lease *arg1 = 0 ;
-  void *argp1 = 0 ;
-  int res1 = 0 ;
-  PyObject *swig_obj[1] ;
-  size_t result;
-  
-  (void)self;
-  if (!args) SWIG_fail;
-  swig_obj[0] = args;
-  res1 = SWIG_ConvertPtr(swig_obj[0], &argp1,SWIGTYPE_p_mq_lease, 0 |  0 );
-  if (!SWIG_IsOK(res1)) {
-    SWIG_exception_fail(SWIG_ArgError(res1), "in method '" "mqs_lease_count" "', argument " "1"" of type '" "mq_lease *""'"); 
-  }
-  arg1 = (mq_lease *)(argp1);
-  result = mqs_lease_count(arg1);
-  resultobj = SWIG_From_size_t((size_t)(result));
-  return resultobj;
-fail:
-  return NULL;
-}
-
-
-SWIGINTERN PyObject *_wrap_mqs_lease_seq_at(PyObject *self, PyObject *args) {
-  PyObject *resultobj = 0;
-  mq_lease *arg1 = 0 ;
-  size_t arg2 ;
-  void *argp1 = 0 ;
-  int res1 = 0 ;
-  size_t val2 ;
-  int ecode2 = 0 ;
-  PyObject *swig_obj[2] ;
-  int64_t result;
-  
-  (void)self;
-  if (!SWIG_Python_UnpackTuple(args, "mqs_lease_seq_at", 2, 2, swig_obj)) SWIG_fail;
-  res1 = SWIG_ConvertPtr(swig_obj[0], &argp1,SWIGTYPE_p_mq_lease, 0 |  0 );
-  if (!SWIG_IsOK(res1)) {
-    SWIG_exception_fail(SWIG_ArgError(res1), "in method '" "mqs_lease_seq_at" "', argument " "1"" of type '" "mq_lease *""'"); 
-  }
-  arg1 = (mq_lease *)(argp1);
-  ecode2 = SWIG_AsVal_size_t(swig_obj[1], &val2);
-  if (!SWIG_IsOK(ecode2)) {
-    SWIG_exception_fail(SWIG_ArgError(ecode2), "in method '" "mqs_lease_seq_at" "', argument " "2"" of type '" "size_t""'");
-  } 
-  arg2 = (size_t)(val2);
-  result = (int64_t)mqs_lease_seq_at(arg1,arg2);
-  resultobj = SWIG_From_long_SS_long((long long)(result));
-  return resultobj;
-fail:
   return NULL;
 }
 
@@ -5916,591 +6400,6 @@ SWIGINTERN PyObject *_wrap_mqs_lease_event_at(PyObject *self, PyObject *args) {
     } else {
       resultobj = PyBytes_FromStringAndSize((const char *)(&result)->data, (Py_ssize_t)(&result)->len);
       if (resultobj == NULL) SWIG_fail;
-    }
-  }
-  return resultobj;
-fail:
-  return NULL;
-}
-
-
-SWIGINTERN PyObject *_wrap_mqs_lease_destroy(PyObject *self, PyObject *args) {
-  PyObject *resultobj = 0;
-  mq_lease *arg1 = 0 ;
-  void *argp1 = 0 ;
-  int res1 = 0 ;
-  PyObject *swig_obj[1] ;
-  
-  (void)self;
-  if (!args) SWIG_fail;
-  swig_obj[0] = args;
-  res1 = SWIG_ConvertPtr(swig_obj[0], &argp1,SWIGTYPE_p_mq_lease, 0 |  0 );
-  if (!SWIG_IsOK(res1)) {
-    SWIG_exception_fail(SWIG_ArgError(res1), "in method '" "mqs_lease_destroy" "', argument " "1"" of type '" "mq_lease *""'"); 
-  }
-  arg1 = (mq_lease *)(argp1);
-  mqs_lease_destroy(arg1);
-  resultobj = SWIG_Py_Void();
-  return resultobj;
-fail:
-  return NULL;
-}
-
-
-SWIGINTERN PyObject *_wrap_mqs_cancel_new(PyObject *self, PyObject *args) {
-  PyObject *resultobj = 0;
-  mq_error *arg1 = 0 ;
-  mq_error temp1 ;
-  mq_cancel *result = 0 ;
-  
-  {
-    temp1.status = MQ_OK;
-    temp1.server_code = 0;
-    temp1.message[0] = '\0';
-    arg1 = &temp1;
-  }
-  (void)self;
-  if (!SWIG_Python_UnpackTuple(args, "mqs_cancel_new", 0, 0, 0)) SWIG_fail;
-  result = (mq_cancel *)mqs_cancel_new(arg1);
-  resultobj = SWIG_NewPointerObj(SWIG_as_voidptr(result), SWIGTYPE_p_mq_cancel, 0 |  0 );
-  {
-    if (arg1->status != MQ_OK && arg1->status != MQ_EMPTY) {
-      Py_XDECREF(resultobj);
-      resultobj = NULL;
-      mqs_py_raise(arg1);
-      SWIG_fail;
-    }
-  }
-  return resultobj;
-fail:
-  return NULL;
-}
-
-
-SWIGINTERN PyObject *_wrap_mqs_cancel_trigger(PyObject *self, PyObject *args) {
-  PyObject *resultobj = 0;
-  mq_cancel *arg1 = 0 ;
-  void *argp1 = 0 ;
-  int res1 = 0 ;
-  PyObject *swig_obj[1] ;
-  
-  (void)self;
-  if (!args) SWIG_fail;
-  swig_obj[0] = args;
-  res1 = SWIG_ConvertPtr(swig_obj[0], &argp1,SWIGTYPE_p_mq_cancel, 0 |  0 );
-  if (!SWIG_IsOK(res1)) {
-    SWIG_exception_fail(SWIG_ArgError(res1), "in method '" "mqs_cancel_trigger" "', argument " "1"" of type '" "mq_cancel *""'"); 
-  }
-  arg1 = (mq_cancel *)(argp1);
-  mqs_cancel_trigger(arg1);
-  resultobj = SWIG_Py_Void();
-  return resultobj;
-fail:
-  return NULL;
-}
-
-
-SWIGINTERN PyObject *_wrap_mqs_cancel_triggered(PyObject *self, PyObject *args) {
-  PyObject *resultobj = 0;
-  mq_cancel *arg1 = 0 ;
-  void *argp1 = 0 ;
-  int res1 = 0 ;
-  PyObject *swig_obj[1] ;
-  int result;
-  
-  (void)self;
-  if (!args) SWIG_fail;
-  swig_obj[0] = args;
-  res1 = SWIG_ConvertPtr(swig_obj[0], &argp1,SWIGTYPE_p_mq_cancel, 0 |  0 );
-  if (!SWIG_IsOK(res1)) {
-    SWIG_exception_fail(SWIG_ArgError(res1), "in method '" "mqs_cancel_triggered" "', argument " "1"" of type '" "mq_cancel *""'"); 
-  }
-  arg1 = (mq_cancel *)(argp1);
-  result = (int)mqs_cancel_triggered(arg1);
-  resultobj = SWIG_From_int((int)(result));
-  return resultobj;
-fail:
-  return NULL;
-}
-
-
-SWIGINTERN PyObject *_wrap_mqs_cancel_reset(PyObject *self, PyObject *args) {
-  PyObject *resultobj = 0;
-  mq_cancel *arg1 = 0 ;
-  void *argp1 = 0 ;
-  int res1 = 0 ;
-  PyObject *swig_obj[1] ;
-  
-  (void)self;
-  if (!args) SWIG_fail;
-  swig_obj[0] = args;
-  res1 = SWIG_ConvertPtr(swig_obj[0], &argp1,SWIGTYPE_p_mq_cancel, 0 |  0 );
-  if (!SWIG_IsOK(res1)) {
-    SWIG_exception_fail(SWIG_ArgError(res1), "in method '" "mqs_cancel_reset" "', argument " "1"" of type '" "mq_cancel *""'"); 
-  }
-  arg1 = (mq_cancel *)(argp1);
-  mqs_cancel_reset(arg1);
-  resultobj = SWIG_Py_Void();
-  return resultobj;
-fail:
-  return NULL;
-}
-
-
-SWIGINTERN PyObject *_wrap_mqs_cancel_destroy(PyObject *self, PyObject *args) {
-  PyObject *resultobj = 0;
-  mq_cancel *arg1 = 0 ;
-  void *argp1 = 0 ;
-  int res1 = 0 ;
-  PyObject *swig_obj[1] ;
-  
-  (void)self;
-  if (!args) SWIG_fail;
-  swig_obj[0] = args;
-  res1 = SWIG_ConvertPtr(swig_obj[0], &argp1,SWIGTYPE_p_mq_cancel, 0 |  0 );
-  if (!SWIG_IsOK(res1)) {
-    SWIG_exception_fail(SWIG_ArgError(res1), "in method '" "mqs_cancel_destroy" "', argument " "1"" of type '" "mq_cancel *""'"); 
-  }
-  arg1 = (mq_cancel *)(argp1);
-  mqs_cancel_destroy(arg1);
-  resultobj = SWIG_Py_Void();
-  return resultobj;
-fail:
-  return NULL;
-}
-
-
-SWIGINTERN PyObject *_wrap_mqs_dead_count(PyObject *self, PyObject *args) {
-  PyObject *resultobj = 0;
-  mq_queue *arg1 = 0 ;
-  mq_error *arg2 = 0 ;
-  void *argp1 = 0 ;
-  int res1 = 0 ;
-  mq_error temp2 ;
-  PyObject *swig_obj[1] ;
-  int64_t result;
-  
-  {
-    temp2.status = MQ_OK;
-    temp2.server_code = 0;
-    temp2.message[0] = '\0';
-    arg2 = &temp2;
-  }
-  (void)self;
-  if (!args) SWIG_fail;
-  swig_obj[0] = args;
-  res1 = SWIG_ConvertPtr(swig_obj[0], &argp1,SWIGTYPE_p_mq_queue, 0 |  0 );
-  if (!SWIG_IsOK(res1)) {
-    SWIG_exception_fail(SWIG_ArgError(res1), "in method '" "mqs_dead_count" "', argument " "1"" of type '" "mq_queue *""'"); 
-  }
-  arg1 = (mq_queue *)(argp1);
-  {
-    SWIG_PYTHON_THREAD_BEGIN_ALLOW;
-    result = (int64_t)mqs_dead_count(arg1,arg2);
-    SWIG_PYTHON_THREAD_END_ALLOW;
-  }
-  resultobj = SWIG_From_long_SS_long((long long)(result));
-  {
-    if (arg2->status != MQ_OK && arg2->status != MQ_EMPTY) {
-      Py_XDECREF(resultobj);
-      resultobj = NULL;
-      mqs_py_raise(arg2);
-      SWIG_fail;
-    }
-  }
-  return resultobj;
-fail:
-  return NULL;
-}
-
-
-SWIGINTERN PyObject *_wrap_mqs_dead_requeue(PyObject *self, PyObject *args) {
-  PyObject *resultobj = 0;
-  mq_queue *arg1 = 0 ;
-  int64_t arg2 ;
-  mq_error *arg3 = 0 ;
-  void *argp1 = 0 ;
-  int res1 = 0 ;
-  long long val2 ;
-  int ecode2 = 0 ;
-  mq_error temp3 ;
-  PyObject *swig_obj[2] ;
-  int64_t result;
-  
-  {
-    temp3.status = MQ_OK;
-    temp3.server_code = 0;
-    temp3.message[0] = '\0';
-    arg3 = &temp3;
-  }
-  (void)self;
-  if (!SWIG_Python_UnpackTuple(args, "mqs_dead_requeue", 2, 2, swig_obj)) SWIG_fail;
-  res1 = SWIG_ConvertPtr(swig_obj[0], &argp1,SWIGTYPE_p_mq_queue, 0 |  0 );
-  if (!SWIG_IsOK(res1)) {
-    SWIG_exception_fail(SWIG_ArgError(res1), "in method '" "mqs_dead_requeue" "', argument " "1"" of type '" "mq_queue *""'"); 
-  }
-  arg1 = (mq_queue *)(argp1);
-  ecode2 = SWIG_AsVal_long_SS_long(swig_obj[1], &val2);
-  if (!SWIG_IsOK(ecode2)) {
-    SWIG_exception_fail(SWIG_ArgError(ecode2), "in method '" "mqs_dead_requeue" "', argument " "2"" of type '" "int64_t""'");
-  } 
-  arg2 = (int64_t)(val2);
-  {
-    SWIG_PYTHON_THREAD_BEGIN_ALLOW;
-    result = (int64_t)mqs_dead_requeue(arg1,arg2,arg3);
-    SWIG_PYTHON_THREAD_END_ALLOW;
-  }
-  resultobj = SWIG_From_long_SS_long((long long)(result));
-  {
-    if (arg3->status != MQ_OK && arg3->status != MQ_EMPTY) {
-      Py_XDECREF(resultobj);
-      resultobj = NULL;
-      mqs_py_raise(arg3);
-      SWIG_fail;
-    }
-  }
-  return resultobj;
-fail:
-  return NULL;
-}
-
-
-SWIGINTERN PyObject *_wrap_mqs_dead_purge(PyObject *self, PyObject *args) {
-  PyObject *resultobj = 0;
-  mq_queue *arg1 = 0 ;
-  mq_error *arg2 = 0 ;
-  void *argp1 = 0 ;
-  int res1 = 0 ;
-  mq_error temp2 ;
-  PyObject *swig_obj[1] ;
-  int64_t result;
-  
-  {
-    temp2.status = MQ_OK;
-    temp2.server_code = 0;
-    temp2.message[0] = '\0';
-    arg2 = &temp2;
-  }
-  (void)self;
-  if (!args) SWIG_fail;
-  swig_obj[0] = args;
-  res1 = SWIG_ConvertPtr(swig_obj[0], &argp1,SWIGTYPE_p_mq_queue, 0 |  0 );
-  if (!SWIG_IsOK(res1)) {
-    SWIG_exception_fail(SWIG_ArgError(res1), "in method '" "mqs_dead_purge" "', argument " "1"" of type '" "mq_queue *""'"); 
-  }
-  arg1 = (mq_queue *)(argp1);
-  {
-    SWIG_PYTHON_THREAD_BEGIN_ALLOW;
-    result = (int64_t)mqs_dead_purge(arg1,arg2);
-    SWIG_PYTHON_THREAD_END_ALLOW;
-  }
-  resultobj = SWIG_From_long_SS_long((long long)(result));
-  {
-    if (arg2->status != MQ_OK && arg2->status != MQ_EMPTY) {
-      Py_XDECREF(resultobj);
-      resultobj = NULL;
-      mqs_py_raise(arg2);
-      SWIG_fail;
-    }
-  }
-  return resultobj;
-fail:
-  return NULL;
-}
-
-
-SWIGINTERN PyObject *_wrap_mqs_stats_json(PyObject *self, PyObject *args) {
-  PyObject *resultobj = 0;
-  mq_queue *arg1 = 0 ;
-  mq_error *arg2 = 0 ;
-  void *argp1 = 0 ;
-  int res1 = 0 ;
-  mq_error temp2 ;
-  PyObject *swig_obj[1] ;
-  char *result = 0 ;
-  
-  {
-    temp2.status = MQ_OK;
-    temp2.server_code = 0;
-    temp2.message[0] = '\0';
-    arg2 = &temp2;
-  }
-  (void)self;
-  if (!args) SWIG_fail;
-  swig_obj[0] = args;
-  res1 = SWIG_ConvertPtr(swig_obj[0], &argp1,SWIGTYPE_p_mq_queue, 0 |  0 );
-  if (!SWIG_IsOK(res1)) {
-    SWIG_exception_fail(SWIG_ArgError(res1), "in method '" "mqs_stats_json" "', argument " "1"" of type '" "mq_queue *""'"); 
-  }
-  arg1 = (mq_queue *)(argp1);
-  {
-    SWIG_PYTHON_THREAD_BEGIN_ALLOW;
-    result = (char *)mqs_stats_json(arg1,arg2);
-    SWIG_PYTHON_THREAD_END_ALLOW;
-  }
-  resultobj = SWIG_FromCharPtr((const char *)result);
-  {
-    if (arg2->status != MQ_OK && arg2->status != MQ_EMPTY) {
-      Py_XDECREF(resultobj);
-      resultobj = NULL;
-      mqs_py_raise(arg2);
-      SWIG_fail;
-    }
-  }
-  mq_free(result);
-  return resultobj;
-fail:
-  return NULL;
-}
-
-
-SWIGINTERN PyObject *_wrap_mqs_repair(PyObject *self, PyObject *args) {
-  PyObject *resultobj = 0;
-  mq_queue *arg1 = 0 ;
-  mq_error *arg2 = 0 ;
-  void *argp1 = 0 ;
-  int res1 = 0 ;
-  mq_error temp2 ;
-  PyObject *swig_obj[1] ;
-  int64_t result;
-  
-  {
-    temp2.status = MQ_OK;
-    temp2.server_code = 0;
-    temp2.message[0] = '\0';
-    arg2 = &temp2;
-  }
-  (void)self;
-  if (!args) SWIG_fail;
-  swig_obj[0] = args;
-  res1 = SWIG_ConvertPtr(swig_obj[0], &argp1,SWIGTYPE_p_mq_queue, 0 |  0 );
-  if (!SWIG_IsOK(res1)) {
-    SWIG_exception_fail(SWIG_ArgError(res1), "in method '" "mqs_repair" "', argument " "1"" of type '" "mq_queue *""'"); 
-  }
-  arg1 = (mq_queue *)(argp1);
-  {
-    SWIG_PYTHON_THREAD_BEGIN_ALLOW;
-    result = (int64_t)mqs_repair(arg1,arg2);
-    SWIG_PYTHON_THREAD_END_ALLOW;
-  }
-  resultobj = SWIG_From_long_SS_long((long long)(result));
-  {
-    if (arg2->status != MQ_OK && arg2->status != MQ_EMPTY) {
-      Py_XDECREF(resultobj);
-      resultobj = NULL;
-      mqs_py_raise(arg2);
-      SWIG_fail;
-    }
-  }
-  return resultobj;
-fail:
-  return NULL;
-}
-
-
-SWIGINTERN PyObject *_wrap_mqs_peek_json(PyObject *self, PyObject *args) {
-  PyObject *resultobj = 0;
-  mq_queue *arg1 = 0 ;
-  char *arg2 = 0 ;
-  size_t arg3 ;
-  mq_error *arg4 = 0 ;
-  void *argp1 = 0 ;
-  int res1 = 0 ;
-  int res2 ;
-  char *buf2 = 0 ;
-  int alloc2 = 0 ;
-  size_t val3 ;
-  int ecode3 = 0 ;
-  mq_error temp4 ;
-  PyObject *swig_obj[3] ;
-  char *result = 0 ;
-  
-  {
-    temp4.status = MQ_OK;
-    temp4.server_code = 0;
-    temp4.message[0] = '\0';
-    arg4 = &temp4;
-  }
-  (void)self;
-  if (!SWIG_Python_UnpackTuple(args, "mqs_peek_json", 3, 3, swig_obj)) SWIG_fail;
-  res1 = SWIG_ConvertPtr(swig_obj[0], &argp1,SWIGTYPE_p_mq_queue, 0 |  0 );
-  if (!SWIG_IsOK(res1)) {
-    SWIG_exception_fail(SWIG_ArgError(res1), "in method '" "mqs_peek_json" "', argument " "1"" of type '" "mq_queue *""'"); 
-  }
-  arg1 = (mq_queue *)(argp1);
-  res2 = SWIG_AsCharPtrAndSize(swig_obj[1], &buf2, NULL, &alloc2);
-  if (!SWIG_IsOK(res2)) {
-    SWIG_exception_fail(SWIG_ArgError(res2), "in method '" "mqs_peek_json" "', argument " "2"" of type '" "char const *""'");
-  }
-  arg2 = (char *)(buf2);
-  ecode3 = SWIG_AsVal_size_t(swig_obj[2], &val3);
-  if (!SWIG_IsOK(ecode3)) {
-    SWIG_exception_fail(SWIG_ArgError(ecode3), "in method '" "mqs_peek_json" "', argument " "3"" of type '" "size_t""'");
-  } 
-  arg3 = (size_t)(val3);
-  {
-    SWIG_PYTHON_THREAD_BEGIN_ALLOW;
-    result = (char *)mqs_peek_json(arg1,(char const *)arg2,arg3,arg4);
-    SWIG_PYTHON_THREAD_END_ALLOW;
-  }
-  resultobj = SWIG_FromCharPtr((const char *)result);
-  {
-    if (arg4->status != MQ_OK && arg4->status != MQ_EMPTY) {
-      Py_XDECREF(resultobj);
-      resultobj = NULL;
-      mqs_py_raise(arg4);
-      SWIG_fail;
-    }
-  }
-  if (alloc2 == SWIG_NEWOBJ) free((char*)buf2);
-  mq_free(result);
-  return resultobj;
-fail:
-  if (alloc2 == SWIG_NEWOBJ) free((char*)buf2);
-  return NULL;
-}
-
-
-SWIGINTERN PyObject *_wrap_mqs_dead_list_json(PyObject *self, PyObject *args) {
-  PyObject *resultobj = 0;
-  mq_queue *arg1 = 0 ;
-  size_t arg2 ;
-  mq_error *arg3 = 0 ;
-  void *argp1 = 0 ;
-  int res1 = 0 ;
-  size_t val2 ;
-  int ecode2 = 0 ;
-  mq_error temp3 ;
-  PyObject *swig_obj[2] ;
-  char *result = 0 ;
-  
-  {
-    temp3.status = MQ_OK;
-    temp3.server_code = 0;
-    temp3.message[0] = '\0';
-    arg3 = &temp3;
-  }
-  (void)self;
-  if (!SWIG_Python_UnpackTuple(args, "mqs_dead_list_json", 2, 2, swig_obj)) SWIG_fail;
-  res1 = SWIG_ConvertPtr(swig_obj[0], &argp1,SWIGTYPE_p_mq_queue, 0 |  0 );
-  if (!SWIG_IsOK(res1)) {
-    SWIG_exception_fail(SWIG_ArgError(res1), "in method '" "mqs_dead_list_json" "', argument " "1"" of type '" "mq_queue *""'"); 
-  }
-  arg1 = (mq_queue *)(argp1);
-  ecode2 = SWIG_AsVal_size_t(swig_obj[1], &val2);
-  if (!SWIG_IsOK(ecode2)) {
-    SWIG_exception_fail(SWIG_ArgError(ecode2), "in method '" "mqs_dead_list_json" "', argument " "2"" of type '" "size_t""'");
-  } 
-  arg2 = (size_t)(val2);
-  {
-    SWIG_PYTHON_THREAD_BEGIN_ALLOW;
-    result = (char *)mqs_dead_list_json(arg1,arg2,arg3);
-    SWIG_PYTHON_THREAD_END_ALLOW;
-  }
-  resultobj = SWIG_FromCharPtr((const char *)result);
-  {
-    if (arg3->status != MQ_OK && arg3->status != MQ_EMPTY) {
-      Py_XDECREF(resultobj);
-      resultobj = NULL;
-      mqs_py_raise(arg3);
-      SWIG_fail;
-    }
-  }
-  mq_free(result);
-  return resultobj;
-fail:
-  return NULL;
-}
-
-
-SWIGINTERN PyObject *_wrap_mqs_purge_group(PyObject *self, PyObject *args) {
-  PyObject *resultobj = 0;
-  mq_queue *arg1 = 0 ;
-  char *arg2 = 0 ;
-  mq_error *arg3 = 0 ;
-  void *argp1 = 0 ;
-  int res1 = 0 ;
-  int res2 ;
-  char *buf2 = 0 ;
-  int alloc2 = 0 ;
-  mq_error temp3 ;
-  PyObject *swig_obj[2] ;
-  
-  {
-    temp3.status = MQ_OK;
-    temp3.server_code = 0;
-    temp3.message[0] = '\0';
-    arg3 = &temp3;
-  }
-  (void)self;
-  if (!SWIG_Python_UnpackTuple(args, "mqs_purge_group", 2, 2, swig_obj)) SWIG_fail;
-  res1 = SWIG_ConvertPtr(swig_obj[0], &argp1,SWIGTYPE_p_mq_queue, 0 |  0 );
-  if (!SWIG_IsOK(res1)) {
-    SWIG_exception_fail(SWIG_ArgError(res1), "in method '" "mqs_purge_group" "', argument " "1"" of type '" "mq_queue *""'"); 
-  }
-  arg1 = (mq_queue *)(argp1);
-  res2 = SWIG_AsCharPtrAndSize(swig_obj[1], &buf2, NULL, &alloc2);
-  if (!SWIG_IsOK(res2)) {
-    SWIG_exception_fail(SWIG_ArgError(res2), "in method '" "mqs_purge_group" "', argument " "2"" of type '" "char const *""'");
-  }
-  arg2 = (char *)(buf2);
-  {
-    SWIG_PYTHON_THREAD_BEGIN_ALLOW;
-    mqs_purge_group(arg1,(char const *)arg2,arg3);
-    SWIG_PYTHON_THREAD_END_ALLOW;
-  }
-  resultobj = SWIG_Py_Void();
-  {
-    if (arg3->status != MQ_OK && arg3->status != MQ_EMPTY) {
-      Py_XDECREF(resultobj);
-      resultobj = NULL;
-      mqs_py_raise(arg3);
-      SWIG_fail;
-    }
-  }
-  if (alloc2 == SWIG_NEWOBJ) free((char*)buf2);
-  return resultobj;
-fail:
-  if (alloc2 == SWIG_NEWOBJ) free((char*)buf2);
-  return NULL;
-}
-
-
-SWIGINTERN PyObject *_wrap_mqs_queue_drop(PyObject *self, PyObject *args) {
-  PyObject *resultobj = 0;
-  mq_queue *arg1 = 0 ;
-  mq_error *arg2 = 0 ;
-  void *argp1 = 0 ;
-  int res1 = 0 ;
-  mq_error temp2 ;
-  PyObject *swig_obj[1] ;
-  
-  {
-    temp2.status = MQ_OK;
-    temp2.server_code = 0;
-    temp2.message[0] = '\0';
-    arg2 = &temp2;
-  }
-  (void)self;
-  if (!args) SWIG_fail;
-  swig_obj[0] = args;
-  res1 = SWIG_ConvertPtr(swig_obj[0], &argp1,SWIGTYPE_p_mq_queue, 0 |  0 );
-  if (!SWIG_IsOK(res1)) {
-    SWIG_exception_fail(SWIG_ArgError(res1), "in method '" "mqs_queue_drop" "', argument " "1"" of type '" "mq_queue *""'"); 
-  }
-  arg1 = (mq_queue *)(argp1);
-  {
-    SWIG_PYTHON_THREAD_BEGIN_ALLOW;
-    mqs_queue_drop(arg1,arg2);
-    SWIG_PYTHON_THREAD_END_ALLOW;
-  }
-  resultobj = SWIG_Py_Void();
-  {
-    if (arg2->status != MQ_OK && arg2->status != MQ_EMPTY) {
-      Py_XDECREF(resultobj);
-      resultobj = NULL;
-      mqs_py_raise(arg2);
-      SWIG_fail;
     }
   }
   return resultobj;
@@ -6787,55 +6686,53 @@ static PyMethodDef SwigMethods[] = {
 	 { "delete_mqs_bytes", _wrap_delete_mqs_bytes, METH_O, NULL},
 	 { "mqs_py_set_error_factory", _wrap_mqs_py_set_error_factory, METH_O, NULL},
 	 { "mqs_py_claim", _wrap_mqs_py_claim, METH_VARARGS, NULL},
-	 { "mqs_version", _wrap_mqs_version, METH_NOARGS, NULL},
-	 { "mqs_status_name", _wrap_mqs_status_name, METH_O, NULL},
-	 { "mqs_client_new", _wrap_mqs_client_new, METH_O, NULL},
-	 { "mqs_client_destroy", _wrap_mqs_client_destroy, METH_O, NULL},
-	 { "mqs_client_command_count", _wrap_mqs_client_command_count, METH_O, NULL},
-	 { "mqs_client_write_concern_errors", _wrap_mqs_client_write_concern_errors, METH_O, NULL},
-	 { "mqs_queue_new", _wrap_mqs_queue_new, METH_VARARGS, NULL},
-	 { "mqs_queue_interrupt", _wrap_mqs_queue_interrupt, METH_O, NULL},
-	 { "mqs_queue_set_max_attempts", _wrap_mqs_queue_set_max_attempts, METH_VARARGS, NULL},
-	 { "mqs_queue_now", _wrap_mqs_queue_now, METH_O, NULL},
-	 { "mqs_queue_clock_offset", _wrap_mqs_queue_clock_offset, METH_O, NULL},
-	 { "mqs_queue_set_repair_interval", _wrap_mqs_queue_set_repair_interval, METH_VARARGS, NULL},
-	 { "mqs_queue_repair_runs", _wrap_mqs_queue_repair_runs, METH_O, NULL},
-	 { "mqs_queue_repair_fixed", _wrap_mqs_queue_repair_fixed, METH_O, NULL},
+	 { "mq_version", _wrap_mq_version, METH_NOARGS, NULL},
+	 { "mq_status_name", _wrap_mq_status_name, METH_O, NULL},
+	 { "mq_client_new", _wrap_mq_client_new, METH_O, NULL},
+	 { "mq_client_destroy", _wrap_mq_client_destroy, METH_O, NULL},
+	 { "mq_client_command_count", _wrap_mq_client_command_count, METH_O, NULL},
+	 { "mq_client_write_concern_errors", _wrap_mq_client_write_concern_errors, METH_O, NULL},
+	 { "mq_queue_new", _wrap_mq_queue_new, METH_VARARGS, NULL},
+	 { "mq_ack", _wrap_mq_ack, METH_VARARGS, NULL},
+	 { "mq_nack", _wrap_mq_nack, METH_VARARGS, NULL},
+	 { "mq_unclaim", _wrap_mq_unclaim, METH_VARARGS, NULL},
+	 { "mq_extend", _wrap_mq_extend, METH_VARARGS, NULL},
+	 { "mq_lease_seq", _wrap_mq_lease_seq, METH_O, NULL},
+	 { "mq_lease_group", _wrap_mq_lease_group, METH_O, NULL},
+	 { "mq_lease_token", _wrap_mq_lease_token, METH_O, NULL},
+	 { "mq_lease_attempts", _wrap_mq_lease_attempts, METH_O, NULL},
+	 { "mq_lease_destroy", _wrap_mq_lease_destroy, METH_O, NULL},
+	 { "mq_batch_new", _wrap_mq_batch_new, METH_NOARGS, NULL},
+	 { "mq_batch_count", _wrap_mq_batch_count, METH_O, NULL},
+	 { "mq_batch_destroy", _wrap_mq_batch_destroy, METH_O, NULL},
+	 { "mq_publish_batch", _wrap_mq_publish_batch, METH_VARARGS, NULL},
+	 { "mq_lease_count", _wrap_mq_lease_count, METH_O, NULL},
+	 { "mq_lease_seq_at", _wrap_mq_lease_seq_at, METH_VARARGS, NULL},
+	 { "mq_queue_interrupt", _wrap_mq_queue_interrupt, METH_O, NULL},
+	 { "mq_cancel_new", _wrap_mq_cancel_new, METH_NOARGS, NULL},
+	 { "mq_cancel_trigger", _wrap_mq_cancel_trigger, METH_O, NULL},
+	 { "mq_cancel_triggered", _wrap_mq_cancel_triggered, METH_O, NULL},
+	 { "mq_cancel_reset", _wrap_mq_cancel_reset, METH_O, NULL},
+	 { "mq_cancel_destroy", _wrap_mq_cancel_destroy, METH_O, NULL},
+	 { "mq_lease_deadline", _wrap_mq_lease_deadline, METH_O, NULL},
+	 { "mq_queue_set_repair_interval", _wrap_mq_queue_set_repair_interval, METH_VARARGS, NULL},
+	 { "mq_queue_repair_counts", _wrap_mq_queue_repair_counts, METH_O, NULL},
+	 { "mq_queue_set_max_attempts", _wrap_mq_queue_set_max_attempts, METH_VARARGS, NULL},
+	 { "mq_dead_count", _wrap_mq_dead_count, METH_O, NULL},
+	 { "mq_dead_requeue", _wrap_mq_dead_requeue, METH_VARARGS, NULL},
+	 { "mq_dead_purge", _wrap_mq_dead_purge, METH_O, NULL},
+	 { "mq_stats_json", _wrap_mq_stats_json, METH_O, NULL},
+	 { "mq_repair", _wrap_mq_repair, METH_O, NULL},
+	 { "mq_purge_group", _wrap_mq_purge_group, METH_VARARGS, NULL},
+	 { "mq_queue_drop", _wrap_mq_queue_drop, METH_O, NULL},
+	 { "mq_peek_json", _wrap_mq_peek_json, METH_VARARGS, NULL},
+	 { "mq_dead_list_json", _wrap_mq_dead_list_json, METH_VARARGS, NULL},
+	 { "mq_queue_clock_offset", _wrap_mq_queue_clock_offset, METH_O, NULL},
+	 { "mq_queue_now", _wrap_mq_queue_now, METH_O, NULL},
 	 { "mqs_publish", _wrap_mqs_publish, METH_VARARGS, NULL},
-	 { "mqs_batch_new", _wrap_mqs_batch_new, METH_NOARGS, NULL},
-	 { "mqs_batch_add", _wrap_mqs_batch_add, METH_VARARGS, NULL},
 	 { "mqs_batch_add_at", _wrap_mqs_batch_add_at, METH_VARARGS, NULL},
-	 { "mqs_batch_count", _wrap_mqs_batch_count, METH_O, NULL},
-	 { "mqs_batch_destroy", _wrap_mqs_batch_destroy, METH_O, NULL},
-	 { "mqs_publish_batch", _wrap_mqs_publish_batch, METH_VARARGS, NULL},
 	 { "mqs_claim", _wrap_mqs_claim, METH_VARARGS, NULL},
-	 { "mqs_ack", _wrap_mqs_ack, METH_VARARGS, NULL},
-	 { "mqs_nack", _wrap_mqs_nack, METH_VARARGS, NULL},
-	 { "mqs_unclaim", _wrap_mqs_unclaim, METH_VARARGS, NULL},
-	 { "mqs_extend", _wrap_mqs_extend, METH_VARARGS, NULL},
-	 { "mqs_lease_seq", _wrap_mqs_lease_seq, METH_O, NULL},
-	 { "mqs_lease_group", _wrap_mqs_lease_group, METH_O, NULL},
-	 { "mqs_lease_token", _wrap_mqs_lease_token, METH_O, NULL},
-	 { "mqs_lease_attempts", _wrap_mqs_lease_attempts, METH_O, NULL},
-	 { "mqs_lease_deadline", _wrap_mqs_lease_deadline, METH_O, NULL},
-	 { "mqs_lease_count", _wrap_mqs_lease_count, METH_O, NULL},
-	 { "mqs_lease_seq_at", _wrap_mqs_lease_seq_at, METH_VARARGS, NULL},
 	 { "mqs_lease_event_at", _wrap_mqs_lease_event_at, METH_VARARGS, NULL},
-	 { "mqs_lease_destroy", _wrap_mqs_lease_destroy, METH_O, NULL},
-	 { "mqs_cancel_new", _wrap_mqs_cancel_new, METH_NOARGS, NULL},
-	 { "mqs_cancel_trigger", _wrap_mqs_cancel_trigger, METH_O, NULL},
-	 { "mqs_cancel_triggered", _wrap_mqs_cancel_triggered, METH_O, NULL},
-	 { "mqs_cancel_reset", _wrap_mqs_cancel_reset, METH_O, NULL},
-	 { "mqs_cancel_destroy", _wrap_mqs_cancel_destroy, METH_O, NULL},
-	 { "mqs_dead_count", _wrap_mqs_dead_count, METH_O, NULL},
-	 { "mqs_dead_requeue", _wrap_mqs_dead_requeue, METH_VARARGS, NULL},
-	 { "mqs_dead_purge", _wrap_mqs_dead_purge, METH_O, NULL},
-	 { "mqs_stats_json", _wrap_mqs_stats_json, METH_O, NULL},
-	 { "mqs_repair", _wrap_mqs_repair, METH_O, NULL},
-	 { "mqs_peek_json", _wrap_mqs_peek_json, METH_VARARGS, NULL},
-	 { "mqs_dead_list_json", _wrap_mqs_dead_list_json, METH_VARARGS, NULL},
-	 { "mqs_purge_group", _wrap_mqs_purge_group, METH_VARARGS, NULL},
-	 { "mqs_queue_drop", _wrap_mqs_queue_drop, METH_O, NULL},
 	 { "mqs_clock_new", _wrap_mqs_clock_new, METH_O, NULL},
 	 { "mqs_clock_now", _wrap_mqs_clock_now, METH_O, NULL},
 	 { "mqs_clock_set", _wrap_mqs_clock_set, METH_VARARGS, NULL},
@@ -6859,11 +6756,17 @@ static swig_type_info _swigt__p_long_long = {"_p_long_long", "int64_t *|int_fast
 static swig_type_info _swigt__p_mq_batch = {"_p_mq_batch", "mq_batch *|struct mq_batch *", 0, 0, (void*)0, 0};
 static swig_type_info _swigt__p_mq_cancel = {"_p_mq_cancel", "mq_cancel *|struct mq_cancel *", 0, 0, (void*)0, 0};
 static swig_type_info _swigt__p_mq_client = {"_p_mq_client", "mq_client *|struct mq_client *", 0, 0, (void*)0, 0};
-static swig_type_info _swigt__p_mq_error = {"_p_mq_error", "mq_error *", 0, 0, (void*)0, 0};
+static swig_type_info _swigt__p_mq_error = {"_p_mq_error", "mq_error *|struct mq_error *", 0, 0, (void*)0, 0};
 static swig_type_info _swigt__p_mq_lease = {"_p_mq_lease", "mq_lease *|struct mq_lease *", 0, 0, (void*)0, 0};
 static swig_type_info _swigt__p_mq_queue = {"_p_mq_queue", "mq_queue *|struct mq_queue *", 0, 0, (void*)0, 0};
 static swig_type_info _swigt__p_mqs_bytes = {"_p_mqs_bytes", "mqs_bytes *|struct mqs_bytes *", 0, 0, (void*)0, 0};
 static swig_type_info _swigt__p_mqs_clock = {"_p_mqs_clock", "mqs_clock *|struct mqs_clock *", 0, 0, (void*)0, 0};
+static swig_type_info _swigt__p_p_char = {"_p_p_char", "char **", 0, 0, (void*)0, 0};
+static swig_type_info _swigt__p_p_mq_batch = {"_p_p_mq_batch", "mq_batch **|struct mq_batch **", 0, 0, (void*)0, 0};
+static swig_type_info _swigt__p_p_mq_cancel = {"_p_p_mq_cancel", "mq_cancel **|struct mq_cancel **", 0, 0, (void*)0, 0};
+static swig_type_info _swigt__p_p_mq_client = {"_p_p_mq_client", "mq_client **|struct mq_client **", 0, 0, (void*)0, 0};
+static swig_type_info _swigt__p_p_mq_lease = {"_p_p_mq_lease", "mq_lease **|struct mq_lease **", 0, 0, (void*)0, 0};
+static swig_type_info _swigt__p_p_mq_queue = {"_p_p_mq_queue", "mq_queue **|struct mq_queue **", 0, 0, (void*)0, 0};
 static swig_type_info _swigt__p_short = {"_p_short", "int16_t *|int_least16_t *|short *", 0, 0, (void*)0, 0};
 static swig_type_info _swigt__p_signed_char = {"_p_signed_char", "int8_t *|int_fast8_t *|int_least8_t *|signed char *", 0, 0, (void*)0, 0};
 static swig_type_info _swigt__p_unsigned_char = {"_p_unsigned_char", "uint8_t *|uint_fast8_t *|uint_least8_t *|unsigned char *", 0, 0, (void*)0, 0};
@@ -6884,6 +6787,12 @@ static swig_type_info *swig_type_initial[] = {
   &_swigt__p_mq_queue,
   &_swigt__p_mqs_bytes,
   &_swigt__p_mqs_clock,
+  &_swigt__p_p_char,
+  &_swigt__p_p_mq_batch,
+  &_swigt__p_p_mq_cancel,
+  &_swigt__p_p_mq_client,
+  &_swigt__p_p_mq_lease,
+  &_swigt__p_p_mq_queue,
   &_swigt__p_short,
   &_swigt__p_signed_char,
   &_swigt__p_unsigned_char,
@@ -6904,6 +6813,12 @@ static swig_cast_info _swigc__p_mq_lease[] = {  {&_swigt__p_mq_lease, 0, 0, 0},{
 static swig_cast_info _swigc__p_mq_queue[] = {  {&_swigt__p_mq_queue, 0, 0, 0},{0, 0, 0, 0}};
 static swig_cast_info _swigc__p_mqs_bytes[] = {  {&_swigt__p_mqs_bytes, 0, 0, 0},{0, 0, 0, 0}};
 static swig_cast_info _swigc__p_mqs_clock[] = {  {&_swigt__p_mqs_clock, 0, 0, 0},{0, 0, 0, 0}};
+static swig_cast_info _swigc__p_p_char[] = {  {&_swigt__p_p_char, 0, 0, 0},{0, 0, 0, 0}};
+static swig_cast_info _swigc__p_p_mq_batch[] = {  {&_swigt__p_p_mq_batch, 0, 0, 0},{0, 0, 0, 0}};
+static swig_cast_info _swigc__p_p_mq_cancel[] = {  {&_swigt__p_p_mq_cancel, 0, 0, 0},{0, 0, 0, 0}};
+static swig_cast_info _swigc__p_p_mq_client[] = {  {&_swigt__p_p_mq_client, 0, 0, 0},{0, 0, 0, 0}};
+static swig_cast_info _swigc__p_p_mq_lease[] = {  {&_swigt__p_p_mq_lease, 0, 0, 0},{0, 0, 0, 0}};
+static swig_cast_info _swigc__p_p_mq_queue[] = {  {&_swigt__p_p_mq_queue, 0, 0, 0},{0, 0, 0, 0}};
 static swig_cast_info _swigc__p_short[] = {  {&_swigt__p_short, 0, 0, 0},{0, 0, 0, 0}};
 static swig_cast_info _swigc__p_signed_char[] = {  {&_swigt__p_signed_char, 0, 0, 0},{0, 0, 0, 0}};
 static swig_cast_info _swigc__p_unsigned_char[] = {  {&_swigt__p_unsigned_char, 0, 0, 0},{0, 0, 0, 0}};
@@ -6924,6 +6839,12 @@ static swig_cast_info *swig_cast_initial[] = {
   _swigc__p_mq_queue,
   _swigc__p_mqs_bytes,
   _swigc__p_mqs_clock,
+  _swigc__p_p_char,
+  _swigc__p_p_mq_batch,
+  _swigc__p_p_mq_cancel,
+  _swigc__p_p_mq_client,
+  _swigc__p_p_mq_lease,
+  _swigc__p_p_mq_queue,
   _swigc__p_short,
   _swigc__p_signed_char,
   _swigc__p_unsigned_char,

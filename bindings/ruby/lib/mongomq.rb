@@ -25,7 +25,7 @@ module MongoMQ
 
   # The version of the libmongomq the extension loaded ("0.4.0").
   def self.library_version
-    Raw.mqs_version
+    Raw.mq_version
   end
 
   # C handles made and destroyed so far in this process, per kind:

@@ -2,18 +2,24 @@
  *
  * The generated classes (org.mongomq.internal.mongomq_raw / mongomq_rawJNI) are the
  * private layer of bindings/java; the public org.mongomq classes are written by hand.
- * What this file decides, for every shim function at once:
+ * What this file decides, for every wrapped function at once:
  *
  *   - Handles (mq_client *, mq_queue *, mq_lease *, mq_batch *, mq_cancel *) are plain
  *     Java longs. The hand-written layer owns them (AutoCloseable plus a Cleaner), so
  *     no SWIGTYPE_p_* wrapper classes and no finalize() exist (swig#1550: SWIG's
  *     default finalize() is also turned off for any proxy class, see javafinalize).
+ *   - A returned mq_status is a long, and where the call has an out-parameter that is
+ *     a long in Java (T **out: the handle; int64_t *OUT: the seq or count) the long is
+ *     that value instead: mq_client_new(uri) returns the client. A Java method has one
+ *     return type, so the two out-parameters of other types are one-element arrays
+ *     the call fills (SWIG's own OUTPUT idiom for Java): char **json_out a String[],
+ *     uint64_t *OUT a long[] (mq_queue_repair_counts' runs and fixed; null is NULL).
  *   - `mq_error *err` is hidden: a stack mq_error per call; after the call, when its
  *     status is neither MQ_OK nor MQ_EMPTY, the wrapper throws the exception that
  *     org.mongomq.MongoMqException.fromNative(status, serverCode, messageBytes) builds
  *     (LeaseLostException, IllegalArgumentException for MQ_ERR_ARG, ...), found by
  *     FindClass on first use and cached.
- *   - `(const void *bytes, size_t len)` is a Java byte[] (null is a 0-byte event);
+ *   - `(const void *event, size_t event_len)` is a Java byte[] (null is a 0-byte event);
  *     `mqs_bytes` comes back as a byte[] copied once from the lease.
  *   - Strings cross as UTF-8 byte arrays, converted by Java (StandardCharsets.UTF_8),
  *     not by JNI's GetStringUTFChars/NewStringUTF: those use "modified UTF-8", which
@@ -121,7 +127,16 @@ static jbyteArray mqj_bytes(JNIEnv *jenv, const void *data, size_t len) {
     if ($1->status != MQ_OK && $1->status != MQ_EMPTY) mqj_throw(jenv, $1);
 }
 
-/* ---- handles are longs -------------------------------------------------------------- */
+/* ---- mq_status is a long: the status, or the out-parameter's value (below) --------- */
+%typemap(jni) mq_status "jlong"
+%typemap(jtype) mq_status "long"
+%typemap(jstype) mq_status "long"
+%typemap(javain) mq_status "$javainput"
+%typemap(javaout) mq_status { return $jnicall; }
+%typemap(in) mq_status %{ $1 = (mq_status)$input; %}
+%typemap(out) mq_status %{ $result = (jlong)$1; %}
+
+/* ---- handles are longs; T **out is the call's return value ------------------------- */
 %define MQJ_HANDLE(TYPE)
 %typemap(jni) TYPE * "jlong"
 %typemap(jtype) TYPE * "long"
@@ -130,6 +145,8 @@ static jbyteArray mqj_bytes(JNIEnv *jenv, const void *data, size_t len) {
 %typemap(javaout) TYPE * { return $jnicall; }
 %typemap(in) TYPE * %{ $1 = ($1_ltype)(intptr_t)$input; %}
 %typemap(out) TYPE * %{ $result = (jlong)(intptr_t)$1; %}
+%typemap(in, numinputs=0) TYPE **out (TYPE *made = NULL) %{ $1 = &made; %}
+%typemap(argout) TYPE **out %{ $result = (jlong)(intptr_t)made$argnum; %}
 %enddef
 MQJ_HANDLE(mq_client)
 MQJ_HANDLE(mq_queue)
@@ -151,12 +168,12 @@ MQJ_HANDLE(mqs_clock)
 %typemap(freearg) char * %{ free($1); %}
 %typemap(out) char * %{ $result = $1 ? mqj_bytes(jenv, $1, strlen($1)) : NULL; %}
 
-/* ---- (const void *bytes, size_t len) <-> byte[] --------------------------------------- */
-%typemap(jni) (const void *bytes, size_t len) "jbyteArray"
-%typemap(jtype) (const void *bytes, size_t len) "byte[]"
-%typemap(jstype) (const void *bytes, size_t len) "byte[]"
-%typemap(javain) (const void *bytes, size_t len) "$javainput"
-%typemap(in) (const void *bytes, size_t len) {
+/* ---- (const void *event, size_t event_len) <-> byte[] ------------------------------- */
+%typemap(jni) (const void *event, size_t event_len) "jbyteArray"
+%typemap(jtype) (const void *event, size_t event_len) "byte[]"
+%typemap(jstype) (const void *event, size_t event_len) "byte[]"
+%typemap(javain) (const void *event, size_t event_len) "$javainput"
+%typemap(in) (const void *event, size_t event_len) {
     /* Copied out of the Java heap, not pinned: the call may wait on the network. */
     $1 = NULL;
     $2 = 0;
@@ -174,7 +191,7 @@ MQJ_HANDLE(mqs_clock)
         $2 = (size_t)n;
     }
 }
-%typemap(freearg) (const void *bytes, size_t len) %{ free((void *)$1); %}
+%typemap(freearg) (const void *event, size_t event_len) %{ free((void *)$1); %}
 
 /* ---- mqs_bytes -> byte[], copied once ------------------------------------------------- */
 %typemap(jni) mqs_bytes "jbyteArray"
@@ -190,3 +207,51 @@ MQJ_HANDLE(mqs_clock)
 %typemap(javain) uint64_t "$javainput"
 %typemap(javaout) uint64_t { return $jnicall; }
 %typemap(out) uint64_t %{ $result = (jlong)$1; %}
+
+/* ---- int64_t *OUT (a seq, a count) is the call's return value -------------------------- */
+%typemap(in, numinputs=0) int64_t *OUT (int64_t value = 0) %{ $1 = &value; %}
+%typemap(argout) int64_t *OUT %{ $result = (jlong)value$argnum; %}
+
+/* ---- uint64_t *OUT is a long[] of at least one element, filled; null is NULL -------- */
+%typemap(jni) uint64_t *OUT "jlongArray"
+%typemap(jtype) uint64_t *OUT "long[]"
+%typemap(jstype) uint64_t *OUT "long[]"
+%typemap(javain) uint64_t *OUT "$javainput"
+%typemap(in) uint64_t *OUT (uint64_t value = 0) {
+    $1 = NULL;
+    if ($input != NULL) {
+        if ((*jenv)->GetArrayLength(jenv, $input) < 1) {
+            jclass iae = (*jenv)->FindClass(jenv, "java/lang/IllegalArgumentException");
+            if (iae != NULL) (*jenv)->ThrowNew(jenv, iae, "mongomq: an out array needs one element");
+            return $null;
+        }
+        $1 = &value;
+    }
+}
+%typemap(argout) uint64_t *OUT {
+    if ($1 != NULL) {
+        jlong v = (jlong)value$argnum;
+        (*jenv)->SetLongArrayRegion(jenv, $input, 0, 1, &v);
+    }
+}
+
+/* ---- char **json_out is a String[] of at least one element, [0] set to the text ------- *
+ * The C text goes to Java as UTF-8 bytes (see the strings above), released with mq_free;
+ * the Java side makes the String. [0] is null when the call failed. */
+%typemap(jni) char **json_out "jobjectArray"
+%typemap(jtype) char **json_out "byte[][]"
+%typemap(jstype) char **json_out "String[]"
+%typemap(javain, pre="    byte[][] utf8$javainput = new byte[1][];",
+         post="      $javainput[0] = org.mongomq.internal.Utf8.str(utf8$javainput[0]);") char **json_out
+    "utf8$javainput"
+%typemap(in) char **json_out (char *text = NULL) %{ $1 = &text; %}
+%typemap(argout) char **json_out {
+    if (text$argnum != NULL) {
+        jbyteArray utf8 = mqj_bytes(jenv, text$argnum, strlen(text$argnum));
+        if (utf8 != NULL) {
+            (*jenv)->SetObjectArrayElement(jenv, $input, 0, utf8);
+            (*jenv)->DeleteLocalRef(jenv, utf8);
+        }
+    }
+}
+%typemap(freearg) char **json_out %{ mq_free(text$argnum); %}

@@ -8,11 +8,15 @@
  *                                    and MQ_EMPTY raises the exception that the
  *                                    package's error factory (mqs_py_set_error_factory)
  *                                    makes from (status, server_code, message)
- *   (const void *bytes, size_t len)  <- any object with the buffer protocol (bytes,
- *                                    bytearray, memoryview...), held for the call
+ *   (const void *event, size_t event_len)  <- any object with the buffer protocol
+ *                                    (bytes, bytearray, memoryview...), held for the call
  *   mqs_bytes                        -> bytes, copied once (None for an index out of range)
- *   char *mqs_stats_json, mqs_peek_json, mqs_dead_list_json
- *                                    -> str (the C text released with mq_free)
+ *   mq_status (returned)             -> None: the call's value is its out-parameters'
+ *   T **out (a handle)               -> returned: a SWIG pointer object (None for NULL:
+ *                                    no lease)
+ *   int64_t *OUT, uint64_t *OUT      -> returned: an int (two: a list, as
+ *                                    mq_queue_repair_counts' [runs, fixed])
+ *   char **json_out                  -> returned: str (the C text released with mq_free)
  *
  * The GIL: -threads releases it around every call; the pure accessors below (lease
  * fields, cancel flags, names) keep it, since they touch no server and take
@@ -71,13 +75,13 @@ static void mqs_py_raise(const mq_error *e) {
 }
 
 /* ---- bytes in: the buffer is held (and so cannot be resized) for the call --------- */
-%typemap(in) (const void *bytes, size_t len) (Py_buffer view, int have_view = 0) {
+%typemap(in) (const void *event, size_t event_len) (Py_buffer view, int have_view = 0) {
     if (PyObject_GetBuffer($input, &view, PyBUF_SIMPLE) != 0) SWIG_fail;
     have_view = 1;
     $1 = view.buf;
     $2 = (size_t)view.len;
 }
-%typemap(freearg) (const void *bytes, size_t len) {
+%typemap(freearg) (const void *event, size_t event_len) {
     if (have_view$argnum) PyBuffer_Release(&view$argnum);
 }
 
@@ -92,30 +96,72 @@ static void mqs_py_raise(const mq_error *e) {
     }
 }
 
+/* ---- the return value: None, then each out-parameter's value -------------------------
+ * SWIG_Python_AppendOutput's last argument says that the result so far is "no value"
+ * (so the first output replaces it): true here for the mq_status calls too, whose
+ * status is None (the error typemap has raised on a failure). */
+%typemap(out) mq_status "(void)$1; $result = SWIG_Py_Void();"
+
+%define MQS_PY_HANDLE_OUT(TYPE)
+%typemap(in, numinputs=0) TYPE **out (TYPE *made = NULL) "$1 = &made;"
+%typemap(argout) TYPE **out {
+    $result = SWIG_Python_AppendOutput($result, SWIG_NewPointerObj(made$argnum, $*1_descriptor, 0), 1);
+}
+%enddef
+MQS_PY_HANDLE_OUT(mq_client)
+MQS_PY_HANDLE_OUT(mq_queue)
+MQS_PY_HANDLE_OUT(mq_lease)
+MQS_PY_HANDLE_OUT(mq_batch)
+MQS_PY_HANDLE_OUT(mq_cancel)
+
+%typemap(in, numinputs=0) int64_t *OUT (int64_t value = 0) "$1 = &value;"
+%typemap(argout) int64_t *OUT {
+    PyObject *o = PyLong_FromLongLong((long long)value$argnum);
+    if (o == NULL) SWIG_fail;
+    $result = SWIG_Python_AppendOutput($result, o, 1);
+}
+%typemap(in, numinputs=0) uint64_t *OUT (uint64_t value = 0) "$1 = &value;"
+%typemap(argout) uint64_t *OUT {
+    PyObject *o = PyLong_FromUnsignedLongLong((unsigned long long)value$argnum);
+    if (o == NULL) SWIG_fail;
+    $result = SWIG_Python_AppendOutput($result, o, 1);
+}
+
+/* The text as SWIG's own char * results are (UTF-8, surrogateescape), released with
+ * mq_free on every path. */
+%typemap(in, numinputs=0) char **json_out (char *text = NULL) "$1 = &text;"
+%typemap(argout) char **json_out {
+    PyObject *o = SWIG_FromCharPtr(text$argnum);
+    if (o == NULL) SWIG_fail;
+    $result = SWIG_Python_AppendOutput($result, o, 1);
+}
+%typemap(freearg) char **json_out "mq_free(text$argnum);"
+
 /* ---- calls that keep the GIL: no server, no wait ---------------------------------- */
-%nothread mqs_version;
-%nothread mqs_status_name;
-%nothread mqs_client_command_count;
-%nothread mqs_queue_interrupt;
-%nothread mqs_queue_now;
-%nothread mqs_queue_clock_offset;
-%nothread mqs_batch_new;
-%nothread mqs_batch_count;
-%nothread mqs_batch_destroy;
-%nothread mqs_lease_seq;
-%nothread mqs_lease_group;
-%nothread mqs_lease_token;
-%nothread mqs_lease_attempts;
-%nothread mqs_lease_deadline;
-%nothread mqs_lease_count;
-%nothread mqs_lease_seq_at;
+%nothread mq_version;
+%nothread mq_status_name;
+%nothread mq_client_command_count;
+%nothread mq_queue_interrupt;
+%nothread mq_queue_now;
+%nothread mq_queue_clock_offset;
+%nothread mq_queue_repair_counts;
+%nothread mq_batch_new;
+%nothread mq_batch_count;
+%nothread mq_batch_destroy;
+%nothread mq_lease_seq;
+%nothread mq_lease_group;
+%nothread mq_lease_token;
+%nothread mq_lease_attempts;
+%nothread mq_lease_deadline;
+%nothread mq_lease_count;
+%nothread mq_lease_seq_at;
 %nothread mqs_lease_event_at;
-%nothread mqs_lease_destroy;
-%nothread mqs_cancel_new;
-%nothread mqs_cancel_trigger;
-%nothread mqs_cancel_triggered;
-%nothread mqs_cancel_reset;
-%nothread mqs_cancel_destroy;
+%nothread mq_lease_destroy;
+%nothread mq_cancel_new;
+%nothread mq_cancel_trigger;
+%nothread mq_cancel_triggered;
+%nothread mq_cancel_reset;
+%nothread mq_cancel_destroy;
 %nothread mqs_py_set_error_factory;
 %nothread mqs_py_claim;
 /* the manual clock: a short mutex shared only with C readers (which never take the GIL) */
@@ -214,18 +260,19 @@ static void mqs_py_set_error_factory(PyObject *factory) {
     Py_XDECREF(old);
 }
 
-/* The claim (mq_claim_with) with the GIL released; timeout_s 0 with cancel NULL is a
- * plain claim (which keeps working after mq_queue_interrupt), else a waiting one. With
- * watch_signals (the main thread, a waiting claim, `cancel` this call's own), signals
- * with a Python handler cancel the wait; their handlers then run here: an exception
- * they raise (KeyboardInterrupt) ends the call with a lease taken meanwhile given
- * back (mq_unclaim: no handler saw it, so it is no delivery), and if none does the
- * call reports MQ_CANCELLED (the package
+/* The claim (mq_claim_with) with the GIL released, in mqs_claim's shape (*out NULL when
+ * nothing is due): timeout_s 0 with cancel NULL is a plain claim (which keeps working
+ * after mq_queue_interrupt), else a waiting one. With watch_signals (the main thread, a
+ * waiting claim, `cancel` this call's own), signals with a Python handler cancel the
+ * wait; their handlers then run here: an exception they raise (KeyboardInterrupt) ends
+ * the call with a lease taken meanwhile given back (mq_unclaim: no handler saw it, so
+ * it is no delivery), and if none does the call reports MQ_CANCELLED (the package
  * re-arms the cancel and waits for the rest of the time). */
-static mq_lease *mqs_py_claim(mq_queue *queue, const char *worker_id, double visibility_s, int min_priority,
+static mq_status mqs_py_claim(mq_queue *queue, const char *worker_id, double visibility_s, int min_priority,
                               size_t max_events, double timeout_s, mq_cancel *cancel, int watch_signals,
-                              mq_error *err) {
+                              mq_lease **out, mq_error *err) {
     mq_lease *lease = NULL;
+    mq_status status;
     int chained = 0;
     mq_claim_opts opts = MQ_CLAIM_OPTS_INIT;
     opts.worker_id = worker_id != NULL && worker_id[0] != '\0' ? worker_id : NULL;
@@ -240,12 +287,11 @@ static mq_lease *mqs_py_claim(mq_queue *queue, const char *worker_id, double vis
          * now, instead of after the whole wait. */
         if (chained && PyErr_CheckSignals() < 0) {
             mqs_py_signals_unchain();
-            err->status = MQS_PY_EXCEPTION_SET;
-            return NULL;
+            return err->status = MQS_PY_EXCEPTION_SET;
         }
     }
     Py_BEGIN_ALLOW_THREADS
-    mq_claim_with(queue, &opts, &lease, err);
+    status = mq_claim_with(queue, &opts, &lease, err);
     Py_END_ALLOW_THREADS
     if (chained) {
         int fired = mqs_py_sig_fired;
@@ -262,10 +308,10 @@ static mq_lease *mqs_py_claim(mq_queue *queue, const char *worker_id, double vis
                 PyErr_Restore(type, value, tb);
                 lease = NULL;
             }
-            err->status = MQS_PY_EXCEPTION_SET;
-            return NULL;
+            return err->status = MQS_PY_EXCEPTION_SET;
         }
     }
-    return lease;
+    *out = lease;
+    return status;
 }
 %}

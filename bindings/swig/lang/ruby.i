@@ -8,11 +8,16 @@
  *                         MQ_EMPTY raises MongoMQ::Error.from_c(status, its name, server
  *                         code, message). The status name is mq_status_name's: the gem keeps
  *                         no table of its own.
- *   (const void *bytes, size_t len)  <- a String of any encoding, its bytes as they are.
+ *   mq_status (returned)  -> nil: the call's value is its out-parameters'.
+ *   T **out               -> returned: the new handle (nil for NULL: no lease).
+ *   int64_t *OUT, uint64_t *OUT  -> returned: an Integer (mq_queue_repair_counts: the
+ *                         Array [runs, fixed]).
+ *   char **json_out       -> returned: a UTF-8 String (the C text released with mq_free).
+ *   (const void *event, size_t event_len)  <- a String of any encoding, its bytes as they are.
  *   const char * in       <- a String (nil is NULL), copied; a NUL byte inside it is the
  *                         argument error naming the parameter.
  *   mqs_bytes             -> a new binary (ASCII-8BIT) String, copied once.
- *   const char * out      -> a UTF-8 String (group ids, tokens, the JSON texts).
+ *   const char * out      -> a UTF-8 String (group ids, tokens, names).
  *
  * Handles. The C handles (client, queue, lease, batch, manual clock) reach Ruby as one
  * class, MongoMQ::Raw::Handle, over an mqr_handle. The GC (%freefunc) and an explicit
@@ -32,7 +37,7 @@
  * waiting claim gets an mq_cancel of its own and an unblocking function that triggers
  * it: Thread#kill, Thread#raise, Timeout.timeout and signals end that one claim within
  * milliseconds and the interrupt is processed as Ruby does. A lease the claim took as
- * the interrupt came is given back with mqs_unclaim first (nobody saw it: a nack would
+ * the interrupt came is given back with mq_unclaim first (nobody saw it: a nack would
  * count a delivery). An interrupt that raises nothing (a trap handler that returns)
  * lets the claim wait on for the rest of its time. The other calls have no unblocking
  * function: each is a few server commands, bounded by the URI's timeouts; it finishes,
@@ -52,9 +57,17 @@
 #pragma SWIG nowarn=801
 
 /* Not for Ruby: the per-call mq_cancel is made here; destroys go through mqr_close; a
- * queue is given a clock with mqr_queue_set_clock (which notes it for reopen). */
-%rename("$ignore", regextarget=1) "^mqs_(client|queue|lease|batch|cancel)_destroy$";
-%rename("$ignore", regextarget=1) "^mqs_cancel_";
+ * queue is given a clock with mqr_queue_set_clock (which notes it for reopen). (Exact
+ * names: they win over mongomq.i's list, which comes first.) */
+%ignore mq_cancel_new;
+%ignore mq_cancel_trigger;
+%ignore mq_cancel_triggered;
+%ignore mq_cancel_reset;
+%ignore mq_cancel_destroy;
+%ignore mq_client_destroy;
+%ignore mqs_queue_destroy;
+%ignore mq_lease_destroy;
+%ignore mq_batch_destroy;
 %ignore mqs_clock_release;
 %ignore mqs_queue_set_clock;
 
@@ -83,8 +96,8 @@ typedef struct mqr_handle {
 %freefunc mqr_handle "mqr_handle_collected";
 struct mqr_handle {};
 
-/* The code below calls the shim, so it goes to the wrapper section, which SWIG emits
- * after the header section that holds mongomq.i's %inline shim. */
+/* The code below calls mongomq.i's shims, so it goes to the wrapper section, which SWIG
+ * emits after the header section that holds mongomq.i's %inline code. */
 %wrapper %{
 static const char *const mqr_kind_name[] = {"client", "queue", "lease", "batch", "clock"};
 
@@ -153,10 +166,10 @@ typedef struct mqr_destroy_args {
 static void *mqr_destroy_run(void *p) {
     mqr_destroy_args *a = (mqr_destroy_args *)p;
     switch (a->kind) {
-    case MQR_CLIENT: mqs_client_destroy((mq_client *)a->ptr); break;
+    case MQR_CLIENT: mq_client_destroy((mq_client *)a->ptr); break;
     case MQR_QUEUE: mqs_queue_destroy((mq_queue *)a->ptr); break;
-    case MQR_LEASE: mqs_lease_destroy((mq_lease *)a->ptr); break;
-    case MQR_BATCH: mqs_batch_destroy((mq_batch *)a->ptr); break;
+    case MQR_LEASE: mq_lease_destroy((mq_lease *)a->ptr); break;
+    case MQR_BATCH: mq_batch_destroy((mq_batch *)a->ptr); break;
     case MQR_CLOCK: mqs_clock_release((mqs_clock *)a->ptr); break;
     }
     return NULL;
@@ -200,6 +213,9 @@ static void mqr_handle_collected(void *p) {
     }
     mqr_settle(h, 1);
 }
+
+/* The client handle of h: h itself, or a queue's client (a new queue's parent). */
+static mqr_handle *mqr_client_of(mqr_handle *h) { return h->kind == MQR_QUEUE ? h->parent : h; }
 
 static VALUE mqr_wrap(mqr_kind kind, void *ptr, mqr_handle *parent) {
     mqr_handle *h;
@@ -303,7 +319,7 @@ static void mqr_call_do(void *(*fn)(void *), void *arg, void **made, void (*rele
     if (state) rb_jump_tag(state);
 }
 
-static void mqr_release_client(void *p) { mqs_client_destroy((mq_client *)p); }
+static void mqr_release_client(void *p) { mq_client_destroy((mq_client *)p); }
 static void mqr_release_queue(void *p) { mqs_queue_destroy((mq_queue *)p); }
 
 /* MQR_NOGVL(name, result type, fields, call): a struct `name_args` of the call's
@@ -319,55 +335,59 @@ static void mqr_release_queue(void *p) { mqs_queue_destroy((mq_queue *)p); }
         return NULL;                                           \
     }
 
-MQR_NOGVL(client_new, mq_client *, const char *uri; mq_error *err;, (mqs_client_new(a->uri, a->err)))
-MQR_NOGVL(queue_new, mq_queue *, mq_client *client; const char *db; const char *prefix; mq_error *err;,
-          (mqs_queue_new(a->client, a->db, a->prefix, a->err)))
-MQR_NOGVL(publish, int64_t,
-          mq_queue *queue; const char *group; const void *bytes; size_t len; int priority; double at; mq_error *err;,
-          (mqs_publish(a->queue, a->group, a->bytes, a->len, a->priority, a->at, a->err)))
-MQR_NOGVL(publish_batch, int64_t, mq_queue *queue; mq_batch *batch; mq_error *err;,
-          (mqs_publish_batch(a->queue, a->batch, a->err)))
-MQR_NOGVL(ack, int, mq_queue *queue; mq_lease *lease; mq_error *err;, (mqs_ack(a->queue, a->lease, a->err), 0))
-MQR_NOGVL(nack, int, mq_queue *queue; mq_lease *lease; double delay; mq_error *err;,
-          (mqs_nack(a->queue, a->lease, a->delay, a->err), 0))
-MQR_NOGVL(unclaim, int, mq_queue *queue; mq_lease *lease; mq_error *err;, (mqs_unclaim(a->queue, a->lease, a->err), 0))
-MQR_NOGVL(extend, int, mq_queue *queue; mq_lease *lease; double visibility; mq_error *err;,
-          (mqs_extend(a->queue, a->lease, a->visibility, a->err), 0))
-MQR_NOGVL(dead_count, int64_t, mq_queue *queue; mq_error *err;, (mqs_dead_count(a->queue, a->err)))
-MQR_NOGVL(dead_requeue, int64_t, mq_queue *queue; int64_t seq; mq_error *err;,
-          (mqs_dead_requeue(a->queue, a->seq, a->err)))
-MQR_NOGVL(dead_purge, int64_t, mq_queue *queue; mq_error *err;, (mqs_dead_purge(a->queue, a->err)))
-MQR_NOGVL(stats_json, char *, mq_queue *queue; mq_error *err;, (mqs_stats_json(a->queue, a->err)))
-MQR_NOGVL(repair, int64_t, mq_queue *queue; mq_error *err;, (mqs_repair(a->queue, a->err)))
-MQR_NOGVL(peek_json, char *, mq_queue *queue; const char *group; size_t n; mq_error *err;,
-          (mqs_peek_json(a->queue, a->group, a->n, a->err)))
-MQR_NOGVL(dead_list_json, char *, mq_queue *queue; size_t n; mq_error *err;,
-          (mqs_dead_list_json(a->queue, a->n, a->err)))
-MQR_NOGVL(purge_group, int, mq_queue *queue; const char *group; mq_error *err;,
-          (mqs_purge_group(a->queue, a->group, a->err), 0))
-MQR_NOGVL(queue_drop, int, mq_queue *queue; mq_error *err;, (mqs_queue_drop(a->queue, a->err), 0))
-MQR_NOGVL(log_next, char *, double timeout;, (mqs_log_next(a->timeout)))
-MQR_NOGVL(claim, mq_lease *,
+MQR_NOGVL(client_new, mq_status, const char *uri; mq_client **out; mq_error *err;,
+          mq_client_new(a->uri, a->out, a->err))
+MQR_NOGVL(queue_new, mq_status, mq_client *client; const char *db; const char *prefix; mq_queue **out; mq_error *err;,
+          mq_queue_new(a->client, a->db, a->prefix, a->out, a->err))
+MQR_NOGVL(publish, mq_status,
+          mq_queue *queue; const char *group; const void *event; size_t len; int priority; double at; int64_t *seq;
+          mq_error *err;,
+          mqs_publish(a->queue, a->group, a->event, a->len, a->priority, a->at, a->seq, a->err))
+MQR_NOGVL(publish_batch, mq_status, mq_queue *queue; const mq_batch *batch; int64_t *first; mq_error *err;,
+          mq_publish_batch(a->queue, a->batch, a->first, a->err))
+MQR_NOGVL(ack, mq_status, mq_queue *queue; const mq_lease *lease; mq_error *err;, mq_ack(a->queue, a->lease, a->err))
+MQR_NOGVL(nack, mq_status, mq_queue *queue; const mq_lease *lease; double delay; mq_error *err;,
+          mq_nack(a->queue, a->lease, a->delay, a->err))
+MQR_NOGVL(unclaim, mq_status, mq_queue *queue; const mq_lease *lease; mq_error *err;,
+          mq_unclaim(a->queue, a->lease, a->err))
+MQR_NOGVL(extend, mq_status, mq_queue *queue; const mq_lease *lease; double visibility; mq_error *err;,
+          mq_extend(a->queue, a->lease, a->visibility, a->err))
+MQR_NOGVL(dead_count, mq_status, mq_queue *queue; int64_t *n; mq_error *err;, mq_dead_count(a->queue, a->n, a->err))
+MQR_NOGVL(dead_requeue, mq_status, mq_queue *queue; int64_t seq; int64_t *new_seq; mq_error *err;,
+          mq_dead_requeue(a->queue, a->seq, a->new_seq, a->err))
+MQR_NOGVL(dead_purge, mq_status, mq_queue *queue; int64_t *n; mq_error *err;, mq_dead_purge(a->queue, a->n, a->err))
+MQR_NOGVL(stats_json, mq_status, mq_queue *queue; char **json; mq_error *err;,
+          mq_stats_json(a->queue, a->json, a->err))
+MQR_NOGVL(repair, mq_status, mq_queue *queue; int64_t *n; mq_error *err;, mq_repair(a->queue, a->n, a->err))
+MQR_NOGVL(peek_json, mq_status, mq_queue *queue; const char *group; size_t n; char **json; mq_error *err;,
+          mq_peek_json(a->queue, a->group, a->n, a->json, a->err))
+MQR_NOGVL(dead_list_json, mq_status, mq_queue *queue; size_t n; char **json; mq_error *err;,
+          mq_dead_list_json(a->queue, a->n, a->json, a->err))
+MQR_NOGVL(purge_group, mq_status, mq_queue *queue; const char *group; mq_error *err;,
+          mq_purge_group(a->queue, a->group, a->err))
+MQR_NOGVL(queue_drop, mq_status, mq_queue *queue; mq_error *err;, mq_queue_drop(a->queue, a->err))
+MQR_NOGVL(log_next, char *, double timeout;, mqs_log_next(a->timeout))
+MQR_NOGVL(claim, mq_status,
           mq_queue *queue; const char *worker_id; double visibility; int min_priority; size_t max_events;
-          double timeout; mq_cancel *cancel; mq_error *err;,
-          (mqs_claim(a->queue, a->worker_id, a->visibility, a->min_priority, a->max_events, a->timeout, a->cancel,
-                     a->err)))
+          double timeout; mq_cancel *cancel; mq_lease **out; mq_error *err;,
+          mqs_claim(a->queue, a->worker_id, a->visibility, a->min_priority, a->max_events, a->timeout, a->cancel,
+                    a->out, a->err))
 
-/* The actions below (one line each): the shim call NAME without the GVL, its
- * arguments the wrapper's argN; h1, h2 are the typemaps' handles of arguments 1 and 2.
- * MQR_DO: a call with a result; MQR_DO_VOID: without; MQR_DO_MADE: a call that makes
- * something (a handle, a text), which RELEASE frees if an interrupt raises after it. */
-#define MQR_CALL(NAME, H2, ...) \
-    mqr_##NAME##_args a = {__VA_ARGS__, 0}; mqr_call_do(mqr_##NAME##_fn, &a, NULL, NULL, h1, H2);
-#define MQR_DO_VOID(NAME, H2, ...) { MQR_CALL(NAME, H2, __VA_ARGS__) }
-#define MQR_DO(NAME, H2, ...) { MQR_CALL(NAME, H2, __VA_ARGS__) result = a.result; }
-#define MQR_DO_MADE(NAME, RELEASE, H1, ...) { mqr_##NAME##_args a = {__VA_ARGS__, NULL}; \
-    mqr_call_do(mqr_##NAME##_fn, &a, (void **)&a.result, RELEASE, H1, NULL); result = a.result; }
+/* The actions below (one line each): the call NAME without the GVL, its arguments the
+ * wrapper's argN; h1, h2 are the typemaps' handles of arguments 1 and 2. MQR_DO: a call;
+ * MQR_DO_MADE: a call that makes something (a handle, a text) in *MADE, which RELEASE
+ * frees if an interrupt raises after it (the argout typemaps, which would have taken
+ * it, then do not run). */
+#define MQR_DO(NAME, H2, ...) { mqr_##NAME##_args a = {__VA_ARGS__, 0}; \
+    mqr_call_do(mqr_##NAME##_fn, &a, NULL, NULL, h1, H2); result = a.result; }
+#define MQR_DO_MADE(NAME, RELEASE, H1, MADE, ...) { mqr_##NAME##_args a = {__VA_ARGS__, 0}; \
+    mqr_call_do(mqr_##NAME##_fn, &a, (void **)(MADE), RELEASE, H1, NULL); result = a.result; }
 
 static void mqr_ubf_cancel(void *cancel) { mq_cancel_trigger((mq_cancel *)cancel); }
 
-/* A claim, waiting or not, that Ruby's interrupts cancel (see the top of the file). */
-static mq_lease *mqr_claim_call(mqr_handle *hq, mqr_claim_args *a) {
+/* A claim, waiting or not, that Ruby's interrupts cancel (see the top of the file); the
+ * lease in *a->out. */
+static mq_status mqr_claim_call(mqr_handle *hq, mqr_claim_args *a) {
     mqr_call c;
     mq_error cerr;
     int state = 0;
@@ -379,23 +399,23 @@ static mq_lease *mqr_claim_call(mqr_handle *hq, mqr_claim_args *a) {
         /* A plain claim (timeout 0) gets no mq_cancel: without one mqs_claim is the
          * plain claim, which keeps working after mq_queue_interrupt. Like the other
          * short calls, it finishes, then the interrupt is processed. */
-        a->cancel = mqs_cancel_new(&cerr);
+        mq_cancel_new(&a->cancel, &cerr);
         if (a->cancel == NULL) rb_raise(rb_eNoMemError, "mq_cancel_new: %s", cerr.message);
         c.ubf = mqr_ubf_cancel;
         c.ubf_arg = a->cancel;
     }
     mqr_begin(&c);
     for (;;) {
-        a->result = NULL;
+        *a->out = NULL;
         state = mqr_run(&c);
         if (state) {
-            if (c.ran && a->result != NULL) {
+            if (c.ran && *a->out != NULL) {
                 /* The lease came with the interrupt: give it back (unclaim: no
                  * handler saw it, so not a delivery) before raising. */
                 mq_error nerr;
-                mqs_unclaim(a->queue, a->result, &nerr);
-                mqs_lease_destroy(a->result);
-                a->result = NULL;
+                mq_unclaim(a->queue, *a->out, &nerr);
+                mq_lease_destroy(*a->out);
+                *a->out = NULL;
             }
             break;
         }
@@ -407,11 +427,11 @@ static mq_lease *mqr_claim_call(mqr_handle *hq, mqr_claim_args *a) {
                 break;
             }
             if (!(left > 0)) {
-                a->err->status = MQ_EMPTY;
+                a->result = a->err->status = MQ_EMPTY;
                 a->err->message[0] = '\0';
                 break;
             }
-            mqs_cancel_reset(a->cancel);
+            mq_cancel_reset(a->cancel);
             memset(a->err, 0, sizeof *a->err);
             a->timeout = left;
             continue;
@@ -420,7 +440,7 @@ static mq_lease *mqr_claim_call(mqr_handle *hq, mqr_claim_args *a) {
         break;
     }
     mqr_end(&c);
-    if (a->cancel != NULL) mqs_cancel_destroy(a->cancel);
+    if (a->cancel != NULL) mq_cancel_destroy(a->cancel);
     a->cancel = NULL;
     if (state) rb_jump_tag(state);
     if (closed_while_waiting) mqr_raise_closed("the queue was closed while the claim waited");
@@ -438,7 +458,7 @@ static void mqr_close(VALUE handle) {
     h = mqr_peek_any(handle);
     if (h->closed) return;
     h->closed = 1;
-    if (h->kind == MQR_QUEUE && h->busy > 0 && h->ptr != NULL) mqs_queue_interrupt((mq_queue *)h->ptr);
+    if (h->kind == MQR_QUEUE && h->busy > 0 && h->ptr != NULL) mq_queue_interrupt((mq_queue *)h->ptr);
     h->owners--;
     mqr_settle(h, 0);
 }
@@ -505,12 +525,22 @@ MQR_HANDLE_IN(mq_lease, MQR_LEASE)
 MQR_HANDLE_IN(mq_batch, MQR_BATCH)
 MQR_HANDLE_IN(mqs_clock, MQR_CLOCK)
 
-/* Handles out. */
-%typemap(out) mq_client *mqs_client_new "$result = mqr_wrap(MQR_CLIENT, $1, NULL);"
-%typemap(out) mq_queue *mqs_queue_new "$result = mqr_wrap(MQR_QUEUE, $1, h1);"
-%typemap(out) mq_queue *mqr_queue_reopen "$result = mqr_wrap(MQR_QUEUE, $1, h1->parent);"
-%typemap(out) mq_lease *mqs_claim "$result = mqr_wrap(MQR_LEASE, $1, NULL);"
-%typemap(out) mq_batch *mqs_batch_new "$result = mqr_wrap(MQR_BATCH, $1, NULL);"
+/* The return value: nil, then each out-parameter's value. SWIG_Ruby_AppendOutput's last
+ * argument says that the result so far is "no value" (so the first output replaces it):
+ * true for the mq_status calls too, whose status is nil (err's typemap has raised on a
+ * failure). */
+%typemap(out) mq_status "(void)$1; $result = Qnil;"
+
+/* Handles out: T **out, made by the call, is the new handle. A new queue's parent is the
+ * client of h1: h1 itself for mq_queue_new, h1's client for mqr_queue_reopen. */
+%define MQR_HANDLE_OUT(TYPE, KIND, PARENT)
+%typemap(in, numinputs=0) TYPE **out (TYPE *made = NULL) "$1 = &made;"
+%typemap(argout) TYPE **out "$result = SWIG_Ruby_AppendOutput($result, mqr_wrap(KIND, made$argnum, PARENT), 1);"
+%enddef
+MQR_HANDLE_OUT(mq_client, MQR_CLIENT, NULL)
+MQR_HANDLE_OUT(mq_queue, MQR_QUEUE, mqr_client_of(h1))
+MQR_HANDLE_OUT(mq_lease, MQR_LEASE, NULL)
+MQR_HANDLE_OUT(mq_batch, MQR_BATCH, NULL)
 %typemap(out) mqs_clock *mqs_clock_new {
   if ($1 == NULL) rb_raise(rb_eNoMemError, "mqs_clock_new: out of memory");
   $result = mqr_wrap(MQR_CLOCK, $1, NULL);
@@ -532,51 +562,68 @@ MQR_HANDLE_IN(mqs_clock, MQR_CLOCK)
 }
 %typemap(freearg) const char * "RB_GC_GUARD(copy$argnum);"
 
+/* Counts and seqs out: Integers. */
+%typemap(in, numinputs=0) int64_t *OUT (int64_t value = 0) "$1 = &value;"
+%typemap(argout) int64_t *OUT "$result = SWIG_Ruby_AppendOutput($result, LL2NUM((long long)value$argnum), 1);"
+%typemap(in, numinputs=0) uint64_t *OUT (uint64_t value = 0) "$1 = &value;"
+%typemap(argout) uint64_t *OUT
+  "$result = SWIG_Ruby_AppendOutput($result, ULL2NUM((unsigned long long)value$argnum), 1);"
+
+/* JSON out: a UTF-8 String; the C text released with mq_free here (NULL after a
+ * failure; an interrupt that raises after the call released it in mqr_call_do). */
+%typemap(in, numinputs=0) char **json_out (char *text = NULL) "$1 = &text;"
+%typemap(argout) char **json_out {
+  VALUE s = text$argnum == NULL ? Qnil : rb_utf8_str_new_cstr(text$argnum);
+  mq_free(text$argnum);
+  text$argnum = NULL;
+  $result = SWIG_Ruby_AppendOutput($result, s, 1);
+}
+
 /* Bytes in: a frozen copy (copy-on-write: O(1) for a large String). */
-%typemap(in) (const void *bytes, size_t len) (VALUE copy = Qnil) {
+%typemap(in) (const void *event, size_t event_len) (VALUE copy = Qnil) {
   VALUE s = $input;
   StringValue(s);
   copy = rb_str_new_frozen(s);
   $1 = (void *)RSTRING_PTR(copy);
   $2 = (size_t)RSTRING_LEN(copy);
 }
-%typemap(freearg) (const void *bytes, size_t len) "RB_GC_GUARD(copy$argnum);"
+%typemap(freearg) (const void *event, size_t event_len) "RB_GC_GUARD(copy$argnum);"
 
 /* Bytes out: binary, copied once. */
 %typemap(out) mqs_bytes {
   $result = $1.data == NULL ? Qnil : rb_str_new((const char *)$1.data, (long)$1.len);
 }
 
-/* Text out: UTF-8 (the JSON texts are then freed by mongomq.i's newfree; a log line is
- * "LEVEL\tDOMAIN\tMESSAGE", or nil after the timeout). */
+/* Text out: UTF-8 (a log line, "LEVEL\tDOMAIN\tMESSAGE" or nil after the timeout, is then
+ * freed by mongomq.i's newfree). */
 %typemap(out) const char *, char * "$result = $1 == NULL ? Qnil : rb_utf8_str_new_cstr($1);"
 
 /* ---- the calls without the GVL ----------------------------------------------------- */
 
-%feature("action") mqs_client_new "MQR_DO_MADE(client_new, mqr_release_client, NULL, arg1, arg2)"
-%feature("action") mqs_queue_new "MQR_DO_MADE(queue_new, mqr_release_queue, h1, arg1, arg2, arg3, arg4)"
+%feature("action") mq_client_new "MQR_DO_MADE(client_new, mqr_release_client, NULL, arg2, arg1, arg2, arg3)"
+%feature("action") mq_queue_new "MQR_DO_MADE(queue_new, mqr_release_queue, h1, arg4, arg1, arg2, arg3, arg4, arg5)"
 /* (the client of arg1's queue; the queue keeps it alive) */
 %feature("action") mqr_queue_reopen
-  "MQR_DO_MADE(queue_new, mqr_release_queue, h1, (mq_client *)h1->parent->ptr, arg2, arg3, arg4)"
-%feature("action") mqs_publish "MQR_DO(publish, NULL, arg1, arg2, arg3, arg4, arg5, arg6, arg7)"
-%feature("action") mqs_publish_batch "MQR_DO(publish_batch, h2, arg1, arg2, arg3)"
-%feature("action") mqs_ack "MQR_DO_VOID(ack, h2, arg1, arg2, arg3)"
-%feature("action") mqs_nack "MQR_DO_VOID(nack, h2, arg1, arg2, arg3, arg4)"
-%feature("action") mqs_unclaim "MQR_DO_VOID(unclaim, h2, arg1, arg2, arg3)"
-%feature("action") mqs_extend "MQR_DO_VOID(extend, h2, arg1, arg2, arg3, arg4)"
-%feature("action") mqs_dead_count "MQR_DO(dead_count, NULL, arg1, arg2)"
-%feature("action") mqs_dead_requeue "MQR_DO(dead_requeue, NULL, arg1, arg2, arg3)"
-%feature("action") mqs_dead_purge "MQR_DO(dead_purge, NULL, arg1, arg2)"
-%feature("action") mqs_repair "MQR_DO(repair, NULL, arg1, arg2)"
-%feature("action") mqs_purge_group "MQR_DO_VOID(purge_group, NULL, arg1, arg2, arg3)"
-%feature("action") mqs_queue_drop "MQR_DO_VOID(queue_drop, NULL, arg1, arg2)"
-%feature("action") mqs_stats_json "MQR_DO_MADE(stats_json, mq_free, h1, arg1, arg2)"
-%feature("action") mqs_peek_json "MQR_DO_MADE(peek_json, mq_free, h1, arg1, arg2, arg3, arg4)"
-%feature("action") mqs_dead_list_json "MQR_DO_MADE(dead_list_json, mq_free, h1, arg1, arg2, arg3)"
-%feature("action") mqs_log_next "MQR_DO_MADE(log_next, free, NULL, arg1)"
+  "MQR_DO_MADE(queue_new, mqr_release_queue, h1, arg4, (mq_client *)h1->parent->ptr, arg2, arg3, arg4, arg5)"
+%feature("action") mqs_publish "MQR_DO(publish, NULL, arg1, arg2, arg3, arg4, arg5, arg6, arg7, arg8)"
+%feature("action") mq_publish_batch "MQR_DO(publish_batch, h2, arg1, arg2, arg3, arg4)"
+%feature("action") mq_ack "MQR_DO(ack, h2, arg1, arg2, arg3)"
+%feature("action") mq_nack "MQR_DO(nack, h2, arg1, arg2, arg3, arg4)"
+%feature("action") mq_unclaim "MQR_DO(unclaim, h2, arg1, arg2, arg3)"
+%feature("action") mq_extend "MQR_DO(extend, h2, arg1, arg2, arg3, arg4)"
+%feature("action") mq_dead_count "MQR_DO(dead_count, NULL, arg1, arg2, arg3)"
+%feature("action") mq_dead_requeue "MQR_DO(dead_requeue, NULL, arg1, arg2, arg3, arg4)"
+%feature("action") mq_dead_purge "MQR_DO(dead_purge, NULL, arg1, arg2, arg3)"
+%feature("action") mq_repair "MQR_DO(repair, NULL, arg1, arg2, arg3)"
+%feature("action") mq_purge_group "MQR_DO(purge_group, NULL, arg1, arg2, arg3)"
+%feature("action") mq_queue_drop "MQR_DO(queue_drop, NULL, arg1, arg2)"
+%feature("action") mq_stats_json "MQR_DO_MADE(stats_json, mq_free, h1, arg2, arg1, arg2, arg3)"
+%feature("action") mq_peek_json "MQR_DO_MADE(peek_json, mq_free, h1, arg4, arg1, arg2, arg3, arg4, arg5)"
+%feature("action") mq_dead_list_json "MQR_DO_MADE(dead_list_json, mq_free, h1, arg3, arg1, arg2, arg3, arg4)"
+%feature("action") mqs_log_next "MQR_DO_MADE(log_next, free, NULL, &a.result, arg1)"
 %feature("action") mqs_claim %{
   {
-    mqr_claim_args a = {arg1, arg2, arg3, arg4, arg5, arg6, NULL, arg8, NULL};
+    mqr_claim_args a = {arg1, arg2, arg3, arg4, arg5, arg6, NULL, arg8, arg9, MQ_OK};
     (void)arg7; /* the typemap's NULL: mqr_claim_call makes the cancel */
     result = mqr_claim_call(h1, &a);
   }
@@ -584,11 +631,11 @@ MQR_HANDLE_IN(mqs_clock, MQR_CLOCK)
 
 /* ---- Ruby-only functions ---------------------------------------------------------- */
 
-/* Another mq_queue on the client of `queue`: a worker's own handle, which it may
- * interrupt without touching the queue it was made from. Works while `queue` is open,
- * even after its client was closed (the queue keeps the client alive). Only declared:
- * its action (above) is the whole call. */
-mq_queue *mqr_queue_reopen(mq_queue *queue, const char *db_name, const char *prefix, mq_error *err);
+/* Another mq_queue on the client of `queue`, in mq_queue_new's shape: a worker's own
+ * handle, which it may interrupt without touching the queue it was made from. Works
+ * while `queue` is open, even after its client was closed (the queue keeps the client
+ * alive). Only declared: its action (above) is the whole call. */
+mq_status mqr_queue_reopen(mq_queue *queue, const char *db_name, const char *prefix, mq_queue **out, mq_error *err);
 void mqr_close(VALUE handle);
 void mqr_queue_set_clock(VALUE queue, VALUE clock);
 void mqr_queue_clock_from(VALUE queue, VALUE from);

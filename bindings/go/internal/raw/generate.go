@@ -1,5 +1,6 @@
-// Package raw is the SWIG-generated layer over libmongomq's mqs_* shim
-// (bindings/swig/mongomq.i with bindings/swig/lang/go.i). It is internal: the
+// Package raw is the SWIG-generated layer over libmongomq's C API and the few
+// mqs_* shims beside it (bindings/swig/mongomq.i with bindings/swig/lang/go.i:
+// raw.Mq_ack is mq_ack, out-parameters are Go pointers). It is internal: the
 // public package github.com/mongomq/mongomq/bindings/go wraps it. Do not edit
 // mongomq_raw.go or mongomq_raw_wrap.c by hand: change the .i files and run
 // `go generate ./internal/raw`, which calls scripts/swig-generate.sh go, the one

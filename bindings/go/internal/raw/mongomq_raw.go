@@ -41,126 +41,111 @@ typedef long long swig_type_8;
 typedef _gostring_ swig_type_9;
 typedef _gostring_ swig_type_10;
 typedef long long swig_type_11;
-typedef long long swig_type_12;
-typedef long long swig_type_13;
-typedef _gostring_ swig_type_14;
-typedef _goslice_ swig_type_15;
-typedef _gostring_ swig_type_16;
-typedef _goslice_ swig_type_17;
-typedef _gostring_ swig_type_18;
-typedef _goslice_ swig_type_19;
-typedef long long swig_type_20;
+typedef _gostring_ swig_type_12;
+typedef _gostring_ swig_type_13;
+typedef long long swig_type_14;
+typedef long long swig_type_15;
+typedef long long swig_type_16;
+typedef long long swig_type_17;
+typedef long long swig_type_18;
+typedef _gostring_ swig_type_19;
+typedef _gostring_ swig_type_20;
 typedef long long swig_type_21;
-typedef _gostring_ swig_type_22;
-typedef long long swig_type_23;
-typedef long long swig_type_24;
+typedef long long swig_type_22;
+typedef _gostring_ swig_type_23;
+typedef _goslice_ swig_type_24;
 typedef _gostring_ swig_type_25;
-typedef _gostring_ swig_type_26;
-typedef long long swig_type_27;
+typedef _goslice_ swig_type_26;
+typedef _gostring_ swig_type_27;
 typedef long long swig_type_28;
-typedef long long swig_type_29;
-typedef _goslice_ swig_type_30;
-typedef long long swig_type_31;
+typedef _goslice_ swig_type_29;
+typedef long long swig_type_30;
+typedef _gostring_ swig_type_31;
 typedef long long swig_type_32;
-typedef long long swig_type_33;
-typedef long long swig_type_34;
-typedef long long swig_type_35;
-typedef _gostring_ swig_type_36;
-typedef long long swig_type_37;
-typedef _gostring_ swig_type_38;
-typedef _gostring_ swig_type_39;
-typedef long long swig_type_40;
-typedef _gostring_ swig_type_41;
-typedef long long swig_type_42;
-typedef _gostring_ swig_type_43;
-typedef _gostring_ swig_type_44;
-typedef long long swig_type_45;
-extern void _wrap_Swig_free_raw_6074f9a246b199e2(uintptr_t arg1);
-extern uintptr_t _wrap_Swig_malloc_raw_6074f9a246b199e2(swig_intgo arg1);
-extern void _wrap_mqs_bytes_data_set_raw_6074f9a246b199e2(uintptr_t arg1, uintptr_t arg2);
-extern uintptr_t _wrap_mqs_bytes_data_get_raw_6074f9a246b199e2(uintptr_t arg1);
-extern void _wrap_mqs_bytes_len_set_raw_6074f9a246b199e2(uintptr_t arg1, swig_type_1 arg2);
-extern swig_type_2 _wrap_mqs_bytes_len_get_raw_6074f9a246b199e2(uintptr_t arg1);
-extern uintptr_t _wrap_new_mqs_bytes_raw_6074f9a246b199e2(void);
-extern void _wrap_delete_mqs_bytes_raw_6074f9a246b199e2(uintptr_t arg1);
-extern uintptr_t _wrap_mqs_error_new_raw_6074f9a246b199e2(void);
-extern void _wrap_mqs_error_free_raw_6074f9a246b199e2(uintptr_t arg1);
-extern swig_intgo _wrap_mqs_error_status_raw_6074f9a246b199e2(uintptr_t arg1);
-extern swig_intgo _wrap_mqs_error_server_code_raw_6074f9a246b199e2(uintptr_t arg1);
-extern swig_type_3 _wrap_mqs_error_message_raw_6074f9a246b199e2(uintptr_t arg1);
-extern swig_intgo _wrap_MQ_OK_raw_6074f9a246b199e2(void);
-extern swig_intgo _wrap_MQ_EMPTY_raw_6074f9a246b199e2(void);
-extern swig_intgo _wrap_MQ_LEASE_LOST_raw_6074f9a246b199e2(void);
-extern swig_intgo _wrap_MQ_INTERRUPTED_raw_6074f9a246b199e2(void);
-extern swig_intgo _wrap_MQ_CANCELLED_raw_6074f9a246b199e2(void);
-extern swig_intgo _wrap_MQ_ERR_ARG_raw_6074f9a246b199e2(void);
-extern swig_intgo _wrap_MQ_ERR_CONNECT_raw_6074f9a246b199e2(void);
-extern swig_intgo _wrap_MQ_ERR_SERVER_raw_6074f9a246b199e2(void);
-extern swig_intgo _wrap_MQ_ERR_NOMEM_raw_6074f9a246b199e2(void);
-extern swig_intgo _wrap_MQ_ERR_INTERNAL_raw_6074f9a246b199e2(void);
-extern swig_intgo _wrap_MQ_PRIORITY_MIN_raw_6074f9a246b199e2(void);
-extern swig_intgo _wrap_MQ_PRIORITY_MAX_raw_6074f9a246b199e2(void);
-extern swig_intgo _wrap_MQ_BATCH_MAX_raw_6074f9a246b199e2(void);
-extern swig_type_4 _wrap_mqs_version_raw_6074f9a246b199e2(void);
-extern swig_type_5 _wrap_mqs_status_name_raw_6074f9a246b199e2(swig_intgo arg1);
-extern uintptr_t _wrap_mqs_client_new_raw_6074f9a246b199e2(swig_type_6 arg1, uintptr_t arg2);
-extern void _wrap_mqs_client_destroy_raw_6074f9a246b199e2(uintptr_t arg1);
-extern swig_type_7 _wrap_mqs_client_command_count_raw_6074f9a246b199e2(uintptr_t arg1);
-extern swig_type_8 _wrap_mqs_client_write_concern_errors_raw_6074f9a246b199e2(uintptr_t arg1);
-extern uintptr_t _wrap_mqs_queue_new_raw_6074f9a246b199e2(uintptr_t arg1, swig_type_9 arg2, swig_type_10 arg3, uintptr_t arg4);
-extern void _wrap_mqs_queue_interrupt_raw_6074f9a246b199e2(uintptr_t arg1);
-extern void _wrap_mqs_queue_set_max_attempts_raw_6074f9a246b199e2(uintptr_t arg1, swig_intgo arg2, uintptr_t arg3);
-extern double _wrap_mqs_queue_now_raw_6074f9a246b199e2(uintptr_t arg1);
-extern double _wrap_mqs_queue_clock_offset_raw_6074f9a246b199e2(uintptr_t arg1);
-extern void _wrap_mqs_queue_set_repair_interval_raw_6074f9a246b199e2(uintptr_t arg1, double arg2, uintptr_t arg3);
-extern swig_type_11 _wrap_mqs_queue_repair_runs_raw_6074f9a246b199e2(uintptr_t arg1);
-extern swig_type_12 _wrap_mqs_queue_repair_fixed_raw_6074f9a246b199e2(uintptr_t arg1);
-extern swig_type_13 _wrap_mqs_publish_raw_6074f9a246b199e2(uintptr_t arg1, swig_type_14 arg2, swig_type_15 arg3, swig_intgo arg4, double arg5, uintptr_t arg6);
-extern uintptr_t _wrap_mqs_batch_new_raw_6074f9a246b199e2(uintptr_t arg1);
-extern void _wrap_mqs_batch_add_raw_6074f9a246b199e2(uintptr_t arg1, swig_type_16 arg2, swig_type_17 arg3, swig_intgo arg4, uintptr_t arg5);
-extern void _wrap_mqs_batch_add_at_raw_6074f9a246b199e2(uintptr_t arg1, swig_type_18 arg2, swig_type_19 arg3, swig_intgo arg4, double arg5, uintptr_t arg6);
-extern swig_type_20 _wrap_mqs_batch_count_raw_6074f9a246b199e2(uintptr_t arg1);
-extern void _wrap_mqs_batch_destroy_raw_6074f9a246b199e2(uintptr_t arg1);
-extern swig_type_21 _wrap_mqs_publish_batch_raw_6074f9a246b199e2(uintptr_t arg1, uintptr_t arg2, uintptr_t arg3);
-extern uintptr_t _wrap_mqs_claim_raw_6074f9a246b199e2(uintptr_t arg1, swig_type_22 arg2, double arg3, swig_intgo arg4, swig_type_23 arg5, double arg6, uintptr_t arg7, uintptr_t arg8);
-extern void _wrap_mqs_ack_raw_6074f9a246b199e2(uintptr_t arg1, uintptr_t arg2, uintptr_t arg3);
-extern void _wrap_mqs_nack_raw_6074f9a246b199e2(uintptr_t arg1, uintptr_t arg2, double arg3, uintptr_t arg4);
-extern void _wrap_mqs_unclaim_raw_6074f9a246b199e2(uintptr_t arg1, uintptr_t arg2, uintptr_t arg3);
-extern void _wrap_mqs_extend_raw_6074f9a246b199e2(uintptr_t arg1, uintptr_t arg2, double arg3, uintptr_t arg4);
-extern swig_type_24 _wrap_mqs_lease_seq_raw_6074f9a246b199e2(uintptr_t arg1);
-extern swig_type_25 _wrap_mqs_lease_group_raw_6074f9a246b199e2(uintptr_t arg1);
-extern swig_type_26 _wrap_mqs_lease_token_raw_6074f9a246b199e2(uintptr_t arg1);
-extern swig_intgo _wrap_mqs_lease_attempts_raw_6074f9a246b199e2(uintptr_t arg1);
-extern double _wrap_mqs_lease_deadline_raw_6074f9a246b199e2(uintptr_t arg1);
-extern swig_type_27 _wrap_mqs_lease_count_raw_6074f9a246b199e2(uintptr_t arg1);
-extern swig_type_28 _wrap_mqs_lease_seq_at_raw_6074f9a246b199e2(uintptr_t arg1, swig_type_29 arg2);
-extern swig_type_30 _wrap_mqs_lease_event_at_raw_6074f9a246b199e2(uintptr_t arg1, swig_type_31 arg2);
-extern void _wrap_mqs_lease_destroy_raw_6074f9a246b199e2(uintptr_t arg1);
-extern uintptr_t _wrap_mqs_cancel_new_raw_6074f9a246b199e2(uintptr_t arg1);
-extern void _wrap_mqs_cancel_trigger_raw_6074f9a246b199e2(uintptr_t arg1);
-extern swig_intgo _wrap_mqs_cancel_triggered_raw_6074f9a246b199e2(uintptr_t arg1);
-extern void _wrap_mqs_cancel_reset_raw_6074f9a246b199e2(uintptr_t arg1);
-extern void _wrap_mqs_cancel_destroy_raw_6074f9a246b199e2(uintptr_t arg1);
-extern swig_type_32 _wrap_mqs_dead_count_raw_6074f9a246b199e2(uintptr_t arg1, uintptr_t arg2);
-extern swig_type_33 _wrap_mqs_dead_requeue_raw_6074f9a246b199e2(uintptr_t arg1, swig_type_34 arg2, uintptr_t arg3);
-extern swig_type_35 _wrap_mqs_dead_purge_raw_6074f9a246b199e2(uintptr_t arg1, uintptr_t arg2);
-extern swig_type_36 _wrap_mqs_stats_json_raw_6074f9a246b199e2(uintptr_t arg1, uintptr_t arg2);
-extern swig_type_37 _wrap_mqs_repair_raw_6074f9a246b199e2(uintptr_t arg1, uintptr_t arg2);
-extern swig_type_38 _wrap_mqs_peek_json_raw_6074f9a246b199e2(uintptr_t arg1, swig_type_39 arg2, swig_type_40 arg3, uintptr_t arg4);
-extern swig_type_41 _wrap_mqs_dead_list_json_raw_6074f9a246b199e2(uintptr_t arg1, swig_type_42 arg2, uintptr_t arg3);
-extern void _wrap_mqs_purge_group_raw_6074f9a246b199e2(uintptr_t arg1, swig_type_43 arg2, uintptr_t arg3);
-extern void _wrap_mqs_queue_drop_raw_6074f9a246b199e2(uintptr_t arg1, uintptr_t arg2);
-extern uintptr_t _wrap_mqs_clock_new_raw_6074f9a246b199e2(double arg1);
-extern double _wrap_mqs_clock_now_raw_6074f9a246b199e2(uintptr_t arg1);
-extern void _wrap_mqs_clock_set_raw_6074f9a246b199e2(uintptr_t arg1, double arg2);
-extern void _wrap_mqs_clock_advance_raw_6074f9a246b199e2(uintptr_t arg1, double arg2);
-extern void _wrap_mqs_clock_release_raw_6074f9a246b199e2(uintptr_t arg1);
-extern void _wrap_mqs_queue_set_clock_raw_6074f9a246b199e2(uintptr_t arg1, uintptr_t arg2);
-extern void _wrap_mqs_queue_destroy_raw_6074f9a246b199e2(uintptr_t arg1);
-extern void _wrap_mqs_log_capture_raw_6074f9a246b199e2(void);
-extern void _wrap_mqs_log_silence_raw_6074f9a246b199e2(void);
-extern swig_type_44 _wrap_mqs_log_next_raw_6074f9a246b199e2(double arg1);
-extern swig_type_45 _wrap_mqs_log_dropped_raw_6074f9a246b199e2(void);
+extern void _wrap_Swig_free_raw_b24c2459ccc9c39a(uintptr_t arg1);
+extern uintptr_t _wrap_Swig_malloc_raw_b24c2459ccc9c39a(swig_intgo arg1);
+extern void _wrap_mqs_bytes_data_set_raw_b24c2459ccc9c39a(uintptr_t arg1, uintptr_t arg2);
+extern uintptr_t _wrap_mqs_bytes_data_get_raw_b24c2459ccc9c39a(uintptr_t arg1);
+extern void _wrap_mqs_bytes_len_set_raw_b24c2459ccc9c39a(uintptr_t arg1, swig_type_1 arg2);
+extern swig_type_2 _wrap_mqs_bytes_len_get_raw_b24c2459ccc9c39a(uintptr_t arg1);
+extern uintptr_t _wrap_new_mqs_bytes_raw_b24c2459ccc9c39a(void);
+extern void _wrap_delete_mqs_bytes_raw_b24c2459ccc9c39a(uintptr_t arg1);
+extern swig_intgo _wrap_MQ_OK_raw_b24c2459ccc9c39a(void);
+extern swig_intgo _wrap_MQ_EMPTY_raw_b24c2459ccc9c39a(void);
+extern swig_intgo _wrap_MQ_LEASE_LOST_raw_b24c2459ccc9c39a(void);
+extern swig_intgo _wrap_MQ_INTERRUPTED_raw_b24c2459ccc9c39a(void);
+extern swig_intgo _wrap_MQ_CANCELLED_raw_b24c2459ccc9c39a(void);
+extern swig_intgo _wrap_MQ_ERR_ARG_raw_b24c2459ccc9c39a(void);
+extern swig_intgo _wrap_MQ_ERR_CONNECT_raw_b24c2459ccc9c39a(void);
+extern swig_intgo _wrap_MQ_ERR_SERVER_raw_b24c2459ccc9c39a(void);
+extern swig_intgo _wrap_MQ_ERR_NOMEM_raw_b24c2459ccc9c39a(void);
+extern swig_intgo _wrap_MQ_ERR_INTERNAL_raw_b24c2459ccc9c39a(void);
+extern swig_intgo _wrap_MQ_PRIORITY_MIN_raw_b24c2459ccc9c39a(void);
+extern swig_intgo _wrap_MQ_PRIORITY_MAX_raw_b24c2459ccc9c39a(void);
+extern swig_intgo _wrap_MQ_BATCH_MAX_raw_b24c2459ccc9c39a(void);
+extern uintptr_t _wrap_mqs_error_new_raw_b24c2459ccc9c39a(void);
+extern void _wrap_mqs_error_free_raw_b24c2459ccc9c39a(uintptr_t arg1);
+extern swig_intgo _wrap_mqs_error_status_raw_b24c2459ccc9c39a(uintptr_t arg1);
+extern swig_intgo _wrap_mqs_error_server_code_raw_b24c2459ccc9c39a(uintptr_t arg1);
+extern swig_type_3 _wrap_mqs_error_message_raw_b24c2459ccc9c39a(uintptr_t arg1);
+extern swig_type_4 _wrap_mq_version_raw_b24c2459ccc9c39a(void);
+extern swig_type_5 _wrap_mq_status_name_raw_b24c2459ccc9c39a(swig_intgo arg1);
+extern swig_intgo _wrap_mq_client_new_raw_b24c2459ccc9c39a(swig_type_6 arg1, swig_voidp arg2, uintptr_t arg3);
+extern void _wrap_mq_client_destroy_raw_b24c2459ccc9c39a(uintptr_t arg1);
+extern swig_type_7 _wrap_mq_client_command_count_raw_b24c2459ccc9c39a(uintptr_t arg1);
+extern swig_type_8 _wrap_mq_client_write_concern_errors_raw_b24c2459ccc9c39a(uintptr_t arg1);
+extern swig_intgo _wrap_mq_queue_new_raw_b24c2459ccc9c39a(uintptr_t arg1, swig_type_9 arg2, swig_type_10 arg3, swig_voidp arg4, uintptr_t arg5);
+extern swig_intgo _wrap_mq_ack_raw_b24c2459ccc9c39a(uintptr_t arg1, uintptr_t arg2, uintptr_t arg3);
+extern swig_intgo _wrap_mq_nack_raw_b24c2459ccc9c39a(uintptr_t arg1, uintptr_t arg2, double arg3, uintptr_t arg4);
+extern swig_intgo _wrap_mq_unclaim_raw_b24c2459ccc9c39a(uintptr_t arg1, uintptr_t arg2, uintptr_t arg3);
+extern swig_intgo _wrap_mq_extend_raw_b24c2459ccc9c39a(uintptr_t arg1, uintptr_t arg2, double arg3, uintptr_t arg4);
+extern swig_type_11 _wrap_mq_lease_seq_raw_b24c2459ccc9c39a(uintptr_t arg1);
+extern swig_type_12 _wrap_mq_lease_group_raw_b24c2459ccc9c39a(uintptr_t arg1);
+extern swig_type_13 _wrap_mq_lease_token_raw_b24c2459ccc9c39a(uintptr_t arg1);
+extern swig_intgo _wrap_mq_lease_attempts_raw_b24c2459ccc9c39a(uintptr_t arg1);
+extern void _wrap_mq_lease_destroy_raw_b24c2459ccc9c39a(uintptr_t arg1);
+extern swig_intgo _wrap_mq_batch_new_raw_b24c2459ccc9c39a(swig_voidp arg1, uintptr_t arg2);
+extern swig_type_14 _wrap_mq_batch_count_raw_b24c2459ccc9c39a(uintptr_t arg1);
+extern void _wrap_mq_batch_destroy_raw_b24c2459ccc9c39a(uintptr_t arg1);
+extern swig_intgo _wrap_mq_publish_batch_raw_b24c2459ccc9c39a(uintptr_t arg1, uintptr_t arg2, swig_voidp arg3, uintptr_t arg4);
+extern swig_type_15 _wrap_mq_lease_count_raw_b24c2459ccc9c39a(uintptr_t arg1);
+extern swig_type_16 _wrap_mq_lease_seq_at_raw_b24c2459ccc9c39a(uintptr_t arg1, swig_type_17 arg2);
+extern void _wrap_mq_queue_interrupt_raw_b24c2459ccc9c39a(uintptr_t arg1);
+extern swig_intgo _wrap_mq_cancel_new_raw_b24c2459ccc9c39a(swig_voidp arg1, uintptr_t arg2);
+extern void _wrap_mq_cancel_trigger_raw_b24c2459ccc9c39a(uintptr_t arg1);
+extern swig_intgo _wrap_mq_cancel_triggered_raw_b24c2459ccc9c39a(uintptr_t arg1);
+extern void _wrap_mq_cancel_reset_raw_b24c2459ccc9c39a(uintptr_t arg1);
+extern void _wrap_mq_cancel_destroy_raw_b24c2459ccc9c39a(uintptr_t arg1);
+extern double _wrap_mq_lease_deadline_raw_b24c2459ccc9c39a(uintptr_t arg1);
+extern swig_intgo _wrap_mq_queue_set_repair_interval_raw_b24c2459ccc9c39a(uintptr_t arg1, double arg2, uintptr_t arg3);
+extern void _wrap_mq_queue_repair_counts_raw_b24c2459ccc9c39a(uintptr_t arg1, swig_voidp arg2, swig_voidp arg3);
+extern swig_intgo _wrap_mq_queue_set_max_attempts_raw_b24c2459ccc9c39a(uintptr_t arg1, swig_intgo arg2, uintptr_t arg3);
+extern swig_intgo _wrap_mq_dead_count_raw_b24c2459ccc9c39a(uintptr_t arg1, swig_voidp arg2, uintptr_t arg3);
+extern swig_intgo _wrap_mq_dead_requeue_raw_b24c2459ccc9c39a(uintptr_t arg1, swig_type_18 arg2, swig_voidp arg3, uintptr_t arg4);
+extern swig_intgo _wrap_mq_dead_purge_raw_b24c2459ccc9c39a(uintptr_t arg1, swig_voidp arg2, uintptr_t arg3);
+extern swig_intgo _wrap_mq_stats_json_raw_b24c2459ccc9c39a(uintptr_t arg1, swig_voidp arg2, uintptr_t arg3);
+extern swig_intgo _wrap_mq_repair_raw_b24c2459ccc9c39a(uintptr_t arg1, swig_voidp arg2, uintptr_t arg3);
+extern swig_intgo _wrap_mq_purge_group_raw_b24c2459ccc9c39a(uintptr_t arg1, swig_type_19 arg2, uintptr_t arg3);
+extern swig_intgo _wrap_mq_queue_drop_raw_b24c2459ccc9c39a(uintptr_t arg1, uintptr_t arg2);
+extern swig_intgo _wrap_mq_peek_json_raw_b24c2459ccc9c39a(uintptr_t arg1, swig_type_20 arg2, swig_type_21 arg3, swig_voidp arg4, uintptr_t arg5);
+extern swig_intgo _wrap_mq_dead_list_json_raw_b24c2459ccc9c39a(uintptr_t arg1, swig_type_22 arg2, swig_voidp arg3, uintptr_t arg4);
+extern double _wrap_mq_queue_clock_offset_raw_b24c2459ccc9c39a(uintptr_t arg1);
+extern double _wrap_mq_queue_now_raw_b24c2459ccc9c39a(uintptr_t arg1);
+extern swig_intgo _wrap_mqs_publish_raw_b24c2459ccc9c39a(uintptr_t arg1, swig_type_23 arg2, swig_type_24 arg3, swig_intgo arg4, double arg5, swig_voidp arg6, uintptr_t arg7);
+extern swig_intgo _wrap_mqs_batch_add_at_raw_b24c2459ccc9c39a(uintptr_t arg1, swig_type_25 arg2, swig_type_26 arg3, swig_intgo arg4, double arg5, uintptr_t arg6);
+extern swig_intgo _wrap_mqs_claim_raw_b24c2459ccc9c39a(uintptr_t arg1, swig_type_27 arg2, double arg3, swig_intgo arg4, swig_type_28 arg5, double arg6, uintptr_t arg7, swig_voidp arg8, uintptr_t arg9);
+extern swig_type_29 _wrap_mqs_lease_event_at_raw_b24c2459ccc9c39a(uintptr_t arg1, swig_type_30 arg2);
+extern uintptr_t _wrap_mqs_clock_new_raw_b24c2459ccc9c39a(double arg1);
+extern double _wrap_mqs_clock_now_raw_b24c2459ccc9c39a(uintptr_t arg1);
+extern void _wrap_mqs_clock_set_raw_b24c2459ccc9c39a(uintptr_t arg1, double arg2);
+extern void _wrap_mqs_clock_advance_raw_b24c2459ccc9c39a(uintptr_t arg1, double arg2);
+extern void _wrap_mqs_clock_release_raw_b24c2459ccc9c39a(uintptr_t arg1);
+extern void _wrap_mqs_queue_set_clock_raw_b24c2459ccc9c39a(uintptr_t arg1, uintptr_t arg2);
+extern void _wrap_mqs_queue_destroy_raw_b24c2459ccc9c39a(uintptr_t arg1);
+extern void _wrap_mqs_log_capture_raw_b24c2459ccc9c39a(void);
+extern void _wrap_mqs_log_silence_raw_b24c2459ccc9c39a(void);
+extern swig_type_31 _wrap_mqs_log_next_raw_b24c2459ccc9c39a(double arg1);
+extern swig_type_32 _wrap_mqs_log_dropped_raw_b24c2459ccc9c39a(void);
 #undef intgo
 */
 import "C"
@@ -194,13 +179,13 @@ type _ sync.Mutex
 
 func Swig_free(arg1 uintptr) {
 	_swig_i_0 := arg1
-	C._wrap_Swig_free_raw_6074f9a246b199e2(C.uintptr_t(_swig_i_0))
+	C._wrap_Swig_free_raw_b24c2459ccc9c39a(C.uintptr_t(_swig_i_0))
 }
 
 func Swig_malloc(arg1 int) (_swig_ret uintptr) {
 	var swig_r uintptr
 	_swig_i_0 := arg1
-	swig_r = (uintptr)(C._wrap_Swig_malloc_raw_6074f9a246b199e2(C.swig_intgo(_swig_i_0)))
+	swig_r = (uintptr)(C._wrap_Swig_malloc_raw_b24c2459ccc9c39a(C.swig_intgo(_swig_i_0)))
 	return swig_r
 }
 
@@ -216,38 +201,38 @@ func (p SwigcptrMqs_bytes) SwigIsMqs_bytes() {
 func (arg1 SwigcptrMqs_bytes) SetData(arg2 uintptr) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_mqs_bytes_data_set_raw_6074f9a246b199e2(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1))
+	C._wrap_mqs_bytes_data_set_raw_b24c2459ccc9c39a(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1))
 }
 
 func (arg1 SwigcptrMqs_bytes) GetData() (_swig_ret uintptr) {
 	var swig_r uintptr
 	_swig_i_0 := arg1
-	swig_r = (uintptr)(C._wrap_mqs_bytes_data_get_raw_6074f9a246b199e2(C.uintptr_t(_swig_i_0)))
+	swig_r = (uintptr)(C._wrap_mqs_bytes_data_get_raw_b24c2459ccc9c39a(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func (arg1 SwigcptrMqs_bytes) SetLen(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_mqs_bytes_len_set_raw_6074f9a246b199e2(C.uintptr_t(_swig_i_0), C.swig_type_1(_swig_i_1))
+	C._wrap_mqs_bytes_len_set_raw_b24c2459ccc9c39a(C.uintptr_t(_swig_i_0), C.swig_type_1(_swig_i_1))
 }
 
 func (arg1 SwigcptrMqs_bytes) GetLen() (_swig_ret int64) {
 	var swig_r int64
 	_swig_i_0 := arg1
-	swig_r = (int64)(C._wrap_mqs_bytes_len_get_raw_6074f9a246b199e2(C.uintptr_t(_swig_i_0)))
+	swig_r = (int64)(C._wrap_mqs_bytes_len_get_raw_b24c2459ccc9c39a(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func NewMqs_bytes() (_swig_ret Mqs_bytes) {
 	var swig_r Mqs_bytes
-	swig_r = (Mqs_bytes)(SwigcptrMqs_bytes(C._wrap_new_mqs_bytes_raw_6074f9a246b199e2()))
+	swig_r = (Mqs_bytes)(SwigcptrMqs_bytes(C._wrap_new_mqs_bytes_raw_b24c2459ccc9c39a()))
 	return swig_r
 }
 
 func DeleteMqs_bytes(arg1 Mqs_bytes) {
 	_swig_i_0 := getSwigcptr(arg1)
-	C._wrap_delete_mqs_bytes_raw_6074f9a246b199e2(C.uintptr_t(_swig_i_0))
+	C._wrap_delete_mqs_bytes_raw_b24c2459ccc9c39a(C.uintptr_t(_swig_i_0))
 }
 
 type Mqs_bytes interface {
@@ -259,137 +244,126 @@ type Mqs_bytes interface {
 	GetLen() (_swig_ret int64)
 }
 
-func Mqs_error_new() (_swig_ret Struct_SS_mq_error) {
-	var swig_r Struct_SS_mq_error
-	swig_r = (Struct_SS_mq_error)(SwigcptrStruct_SS_mq_error(C._wrap_mqs_error_new_raw_6074f9a246b199e2()))
-	return swig_r
-}
-
-func Mqs_error_free(arg1 Struct_SS_mq_error) {
-	_swig_i_0 := getSwigcptr(arg1)
-	C._wrap_mqs_error_free_raw_6074f9a246b199e2(C.uintptr_t(_swig_i_0))
-}
-
-func Mqs_error_status(arg1 Struct_SS_mq_error) (_swig_ret int) {
-	var swig_r int
-	_swig_i_0 := getSwigcptr(arg1)
-	swig_r = (int)(C._wrap_mqs_error_status_raw_6074f9a246b199e2(C.uintptr_t(_swig_i_0)))
-	return swig_r
-}
-
-func Mqs_error_server_code(arg1 Struct_SS_mq_error) (_swig_ret int) {
-	var swig_r int
-	_swig_i_0 := getSwigcptr(arg1)
-	swig_r = (int)(C._wrap_mqs_error_server_code_raw_6074f9a246b199e2(C.uintptr_t(_swig_i_0)))
-	return swig_r
-}
-
-func Mqs_error_message(arg1 Struct_SS_mq_error) (_swig_ret string) {
-	var swig_r string
-	_swig_i_0 := getSwigcptr(arg1)
-	swig_r_p := C._wrap_mqs_error_message_raw_6074f9a246b199e2(C.uintptr_t(_swig_i_0))
-	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
-	var swig_r_1 string
-
-	swig_r_1 = string([]byte(swig_r))
-
-	return swig_r_1
-}
-
 func _swig_getMQ_OK() (_swig_ret int) {
 	var swig_r int
-	swig_r = (int)(C._wrap_MQ_OK_raw_6074f9a246b199e2())
+	swig_r = (int)(C._wrap_MQ_OK_raw_b24c2459ccc9c39a())
 	return swig_r
 }
 
 var MQ_OK int = _swig_getMQ_OK()
 func _swig_getMQ_EMPTY() (_swig_ret int) {
 	var swig_r int
-	swig_r = (int)(C._wrap_MQ_EMPTY_raw_6074f9a246b199e2())
+	swig_r = (int)(C._wrap_MQ_EMPTY_raw_b24c2459ccc9c39a())
 	return swig_r
 }
 
 var MQ_EMPTY int = _swig_getMQ_EMPTY()
 func _swig_getMQ_LEASE_LOST() (_swig_ret int) {
 	var swig_r int
-	swig_r = (int)(C._wrap_MQ_LEASE_LOST_raw_6074f9a246b199e2())
+	swig_r = (int)(C._wrap_MQ_LEASE_LOST_raw_b24c2459ccc9c39a())
 	return swig_r
 }
 
 var MQ_LEASE_LOST int = _swig_getMQ_LEASE_LOST()
 func _swig_getMQ_INTERRUPTED() (_swig_ret int) {
 	var swig_r int
-	swig_r = (int)(C._wrap_MQ_INTERRUPTED_raw_6074f9a246b199e2())
+	swig_r = (int)(C._wrap_MQ_INTERRUPTED_raw_b24c2459ccc9c39a())
 	return swig_r
 }
 
 var MQ_INTERRUPTED int = _swig_getMQ_INTERRUPTED()
 func _swig_getMQ_CANCELLED() (_swig_ret int) {
 	var swig_r int
-	swig_r = (int)(C._wrap_MQ_CANCELLED_raw_6074f9a246b199e2())
+	swig_r = (int)(C._wrap_MQ_CANCELLED_raw_b24c2459ccc9c39a())
 	return swig_r
 }
 
 var MQ_CANCELLED int = _swig_getMQ_CANCELLED()
 func _swig_getMQ_ERR_ARG() (_swig_ret int) {
 	var swig_r int
-	swig_r = (int)(C._wrap_MQ_ERR_ARG_raw_6074f9a246b199e2())
+	swig_r = (int)(C._wrap_MQ_ERR_ARG_raw_b24c2459ccc9c39a())
 	return swig_r
 }
 
 var MQ_ERR_ARG int = _swig_getMQ_ERR_ARG()
 func _swig_getMQ_ERR_CONNECT() (_swig_ret int) {
 	var swig_r int
-	swig_r = (int)(C._wrap_MQ_ERR_CONNECT_raw_6074f9a246b199e2())
+	swig_r = (int)(C._wrap_MQ_ERR_CONNECT_raw_b24c2459ccc9c39a())
 	return swig_r
 }
 
 var MQ_ERR_CONNECT int = _swig_getMQ_ERR_CONNECT()
 func _swig_getMQ_ERR_SERVER() (_swig_ret int) {
 	var swig_r int
-	swig_r = (int)(C._wrap_MQ_ERR_SERVER_raw_6074f9a246b199e2())
+	swig_r = (int)(C._wrap_MQ_ERR_SERVER_raw_b24c2459ccc9c39a())
 	return swig_r
 }
 
 var MQ_ERR_SERVER int = _swig_getMQ_ERR_SERVER()
 func _swig_getMQ_ERR_NOMEM() (_swig_ret int) {
 	var swig_r int
-	swig_r = (int)(C._wrap_MQ_ERR_NOMEM_raw_6074f9a246b199e2())
+	swig_r = (int)(C._wrap_MQ_ERR_NOMEM_raw_b24c2459ccc9c39a())
 	return swig_r
 }
 
 var MQ_ERR_NOMEM int = _swig_getMQ_ERR_NOMEM()
 func _swig_getMQ_ERR_INTERNAL() (_swig_ret int) {
 	var swig_r int
-	swig_r = (int)(C._wrap_MQ_ERR_INTERNAL_raw_6074f9a246b199e2())
+	swig_r = (int)(C._wrap_MQ_ERR_INTERNAL_raw_b24c2459ccc9c39a())
 	return swig_r
 }
 
 var MQ_ERR_INTERNAL int = _swig_getMQ_ERR_INTERNAL()
 func _swig_getMQ_PRIORITY_MIN() (_swig_ret int) {
 	var swig_r int
-	swig_r = (int)(C._wrap_MQ_PRIORITY_MIN_raw_6074f9a246b199e2())
+	swig_r = (int)(C._wrap_MQ_PRIORITY_MIN_raw_b24c2459ccc9c39a())
 	return swig_r
 }
 
 var MQ_PRIORITY_MIN int = _swig_getMQ_PRIORITY_MIN()
 func _swig_getMQ_PRIORITY_MAX() (_swig_ret int) {
 	var swig_r int
-	swig_r = (int)(C._wrap_MQ_PRIORITY_MAX_raw_6074f9a246b199e2())
+	swig_r = (int)(C._wrap_MQ_PRIORITY_MAX_raw_b24c2459ccc9c39a())
 	return swig_r
 }
 
 var MQ_PRIORITY_MAX int = _swig_getMQ_PRIORITY_MAX()
 func _swig_getMQ_BATCH_MAX() (_swig_ret int) {
 	var swig_r int
-	swig_r = (int)(C._wrap_MQ_BATCH_MAX_raw_6074f9a246b199e2())
+	swig_r = (int)(C._wrap_MQ_BATCH_MAX_raw_b24c2459ccc9c39a())
 	return swig_r
 }
 
 var MQ_BATCH_MAX int = _swig_getMQ_BATCH_MAX()
-func Mqs_version() (_swig_ret string) {
+func Mqs_error_new() (_swig_ret Struct_SS_mq_error) {
+	var swig_r Struct_SS_mq_error
+	swig_r = (Struct_SS_mq_error)(SwigcptrStruct_SS_mq_error(C._wrap_mqs_error_new_raw_b24c2459ccc9c39a()))
+	return swig_r
+}
+
+func Mqs_error_free(arg1 Struct_SS_mq_error) {
+	_swig_i_0 := getSwigcptr(arg1)
+	C._wrap_mqs_error_free_raw_b24c2459ccc9c39a(C.uintptr_t(_swig_i_0))
+}
+
+func Mqs_error_status(arg1 Struct_SS_mq_error) (_swig_ret int) {
+	var swig_r int
+	_swig_i_0 := getSwigcptr(arg1)
+	swig_r = (int)(C._wrap_mqs_error_status_raw_b24c2459ccc9c39a(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func Mqs_error_server_code(arg1 Struct_SS_mq_error) (_swig_ret int) {
+	var swig_r int
+	_swig_i_0 := getSwigcptr(arg1)
+	swig_r = (int)(C._wrap_mqs_error_server_code_raw_b24c2459ccc9c39a(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func Mqs_error_message(arg1 Struct_SS_mq_error) (_swig_ret string) {
 	var swig_r string
-	swig_r_p := C._wrap_mqs_version_raw_6074f9a246b199e2()
+	_swig_i_0 := getSwigcptr(arg1)
+	swig_r_p := C._wrap_mqs_error_message_raw_b24c2459ccc9c39a(C.uintptr_t(_swig_i_0))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 string
 
@@ -398,10 +372,9 @@ func Mqs_version() (_swig_ret string) {
 	return swig_r_1
 }
 
-func Mqs_status_name(arg1 int) (_swig_ret string) {
+func Mq_version() (_swig_ret string) {
 	var swig_r string
-	_swig_i_0 := arg1
-	swig_r_p := C._wrap_mqs_status_name_raw_6074f9a246b199e2(C.swig_intgo(_swig_i_0))
+	swig_r_p := C._wrap_mq_version_raw_b24c2459ccc9c39a()
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 string
 
@@ -410,178 +383,386 @@ func Mqs_status_name(arg1 int) (_swig_ret string) {
 	return swig_r_1
 }
 
-func Mqs_client_new(arg1 string, arg2 Struct_SS_mq_error) (_swig_ret Struct_SS_mq_client) {
-	var swig_r Struct_SS_mq_client
+func Mq_status_name(arg1 Mq_status) (_swig_ret string) {
+	var swig_r string
 	_swig_i_0 := arg1
-	_swig_i_1 := getSwigcptr(arg2)
-	swig_r = (Struct_SS_mq_client)(SwigcptrStruct_SS_mq_client(C._wrap_mqs_client_new_raw_6074f9a246b199e2(*(*C.swig_type_6)(unsafe.Pointer(&_swig_i_0)), C.uintptr_t(_swig_i_1))))
+	swig_r_p := C._wrap_mq_status_name_raw_b24c2459ccc9c39a(C.swig_intgo(_swig_i_0))
+	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
+	var swig_r_1 string
+
+	swig_r_1 = string([]byte(swig_r))
+
+	return swig_r_1
+}
+
+func Mq_client_new(arg1 string, arg2 *SwigcptrStruct_SS_mq_client, arg3 Struct_SS_mq_error) (_swig_ret Mq_status) {
+	var swig_r Mq_status
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	_swig_i_2 := getSwigcptr(arg3)
+	swig_r = (Mq_status)(C._wrap_mq_client_new_raw_b24c2459ccc9c39a(*(*C.swig_type_6)(unsafe.Pointer(&_swig_i_0)), C.swig_voidp(_swig_i_1), C.uintptr_t(_swig_i_2)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg1
 	}
 	return swig_r
 }
 
-func Mqs_client_destroy(arg1 Struct_SS_mq_client) {
+func Mq_client_destroy(arg1 Struct_SS_mq_client) {
 	_swig_i_0 := getSwigcptr(arg1)
-	C._wrap_mqs_client_destroy_raw_6074f9a246b199e2(C.uintptr_t(_swig_i_0))
+	C._wrap_mq_client_destroy_raw_b24c2459ccc9c39a(C.uintptr_t(_swig_i_0))
 }
 
-func Mqs_client_command_count(arg1 Struct_SS_mq_client) (_swig_ret uint64) {
+func Mq_client_command_count(arg1 Struct_SS_mq_client) (_swig_ret uint64) {
 	var swig_r uint64
 	_swig_i_0 := getSwigcptr(arg1)
-	swig_r = (uint64)(C._wrap_mqs_client_command_count_raw_6074f9a246b199e2(C.uintptr_t(_swig_i_0)))
+	swig_r = (uint64)(C._wrap_mq_client_command_count_raw_b24c2459ccc9c39a(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
-func Mqs_client_write_concern_errors(arg1 Struct_SS_mq_client) (_swig_ret uint64) {
+func Mq_client_write_concern_errors(arg1 Struct_SS_mq_client) (_swig_ret uint64) {
 	var swig_r uint64
 	_swig_i_0 := getSwigcptr(arg1)
-	swig_r = (uint64)(C._wrap_mqs_client_write_concern_errors_raw_6074f9a246b199e2(C.uintptr_t(_swig_i_0)))
+	swig_r = (uint64)(C._wrap_mq_client_write_concern_errors_raw_b24c2459ccc9c39a(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
-func Mqs_queue_new(arg1 Struct_SS_mq_client, arg2 string, arg3 string, arg4 Struct_SS_mq_error) (_swig_ret Struct_SS_mq_queue) {
-	var swig_r Struct_SS_mq_queue
-	_swig_i_0 := getSwigcptr(arg1)
-	_swig_i_1 := arg2
-	_swig_i_2 := arg3
-	_swig_i_3 := getSwigcptr(arg4)
-	swig_r = (Struct_SS_mq_queue)(SwigcptrStruct_SS_mq_queue(C._wrap_mqs_queue_new_raw_6074f9a246b199e2(C.uintptr_t(_swig_i_0), *(*C.swig_type_9)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_10)(unsafe.Pointer(&_swig_i_2)), C.uintptr_t(_swig_i_3))))
-	if Swig_escape_always_false {
-		Swig_escape_val = arg2
-	}
-	if Swig_escape_always_false {
-		Swig_escape_val = arg3
-	}
-	return swig_r
-}
-
-func Mqs_queue_interrupt(arg1 Struct_SS_mq_queue) {
-	_swig_i_0 := getSwigcptr(arg1)
-	C._wrap_mqs_queue_interrupt_raw_6074f9a246b199e2(C.uintptr_t(_swig_i_0))
-}
-
-func Mqs_queue_set_max_attempts(arg1 Struct_SS_mq_queue, arg2 int, arg3 Struct_SS_mq_error) {
-	_swig_i_0 := getSwigcptr(arg1)
-	_swig_i_1 := arg2
-	_swig_i_2 := getSwigcptr(arg3)
-	C._wrap_mqs_queue_set_max_attempts_raw_6074f9a246b199e2(C.uintptr_t(_swig_i_0), C.swig_intgo(_swig_i_1), C.uintptr_t(_swig_i_2))
-}
-
-func Mqs_queue_now(arg1 Struct_SS_mq_queue) (_swig_ret float64) {
-	var swig_r float64
-	_swig_i_0 := getSwigcptr(arg1)
-	swig_r = (float64)(C._wrap_mqs_queue_now_raw_6074f9a246b199e2(C.uintptr_t(_swig_i_0)))
-	return swig_r
-}
-
-func Mqs_queue_clock_offset(arg1 Struct_SS_mq_queue) (_swig_ret float64) {
-	var swig_r float64
-	_swig_i_0 := getSwigcptr(arg1)
-	swig_r = (float64)(C._wrap_mqs_queue_clock_offset_raw_6074f9a246b199e2(C.uintptr_t(_swig_i_0)))
-	return swig_r
-}
-
-func Mqs_queue_set_repair_interval(arg1 Struct_SS_mq_queue, arg2 float64, arg3 Struct_SS_mq_error) {
-	_swig_i_0 := getSwigcptr(arg1)
-	_swig_i_1 := arg2
-	_swig_i_2 := getSwigcptr(arg3)
-	C._wrap_mqs_queue_set_repair_interval_raw_6074f9a246b199e2(C.uintptr_t(_swig_i_0), C.double(_swig_i_1), C.uintptr_t(_swig_i_2))
-}
-
-func Mqs_queue_repair_runs(arg1 Struct_SS_mq_queue) (_swig_ret uint64) {
-	var swig_r uint64
-	_swig_i_0 := getSwigcptr(arg1)
-	swig_r = (uint64)(C._wrap_mqs_queue_repair_runs_raw_6074f9a246b199e2(C.uintptr_t(_swig_i_0)))
-	return swig_r
-}
-
-func Mqs_queue_repair_fixed(arg1 Struct_SS_mq_queue) (_swig_ret uint64) {
-	var swig_r uint64
-	_swig_i_0 := getSwigcptr(arg1)
-	swig_r = (uint64)(C._wrap_mqs_queue_repair_fixed_raw_6074f9a246b199e2(C.uintptr_t(_swig_i_0)))
-	return swig_r
-}
-
-func Mqs_publish(arg1 Struct_SS_mq_queue, arg2 string, arg3 []byte, arg4 int, arg5 float64, arg6 Struct_SS_mq_error) (_swig_ret int64) {
-	var swig_r int64
-	_swig_i_0 := getSwigcptr(arg1)
-	_swig_i_1 := arg2
-	_swig_i_2 := arg3
-	_swig_i_3 := arg4
-	_swig_i_4 := arg5
-	_swig_i_5 := getSwigcptr(arg6)
-	swig_r = (int64)(C._wrap_mqs_publish_raw_6074f9a246b199e2(C.uintptr_t(_swig_i_0), *(*C.swig_type_14)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_15)(unsafe.Pointer(&_swig_i_2)), C.swig_intgo(_swig_i_3), C.double(_swig_i_4), C.uintptr_t(_swig_i_5)))
-	if Swig_escape_always_false {
-		Swig_escape_val = arg2
-	}
-	if Swig_escape_always_false {
-		Swig_escape_val = arg3
-	}
-	return swig_r
-}
-
-func Mqs_batch_new(arg1 Struct_SS_mq_error) (_swig_ret Struct_SS_mq_batch) {
-	var swig_r Struct_SS_mq_batch
-	_swig_i_0 := getSwigcptr(arg1)
-	swig_r = (Struct_SS_mq_batch)(SwigcptrStruct_SS_mq_batch(C._wrap_mqs_batch_new_raw_6074f9a246b199e2(C.uintptr_t(_swig_i_0))))
-	return swig_r
-}
-
-func Mqs_batch_add(arg1 Struct_SS_mq_batch, arg2 string, arg3 []byte, arg4 int, arg5 Struct_SS_mq_error) {
+func Mq_queue_new(arg1 Struct_SS_mq_client, arg2 string, arg3 string, arg4 *SwigcptrStruct_SS_mq_queue, arg5 Struct_SS_mq_error) (_swig_ret Mq_status) {
+	var swig_r Mq_status
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
 	_swig_i_3 := arg4
 	_swig_i_4 := getSwigcptr(arg5)
-	C._wrap_mqs_batch_add_raw_6074f9a246b199e2(C.uintptr_t(_swig_i_0), *(*C.swig_type_16)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_17)(unsafe.Pointer(&_swig_i_2)), C.swig_intgo(_swig_i_3), C.uintptr_t(_swig_i_4))
+	swig_r = (Mq_status)(C._wrap_mq_queue_new_raw_b24c2459ccc9c39a(C.uintptr_t(_swig_i_0), *(*C.swig_type_9)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_10)(unsafe.Pointer(&_swig_i_2)), C.swig_voidp(_swig_i_3), C.uintptr_t(_swig_i_4)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
 	if Swig_escape_always_false {
 		Swig_escape_val = arg3
 	}
+	return swig_r
 }
 
-func Mqs_batch_add_at(arg1 Struct_SS_mq_batch, arg2 string, arg3 []byte, arg4 int, arg5 float64, arg6 Struct_SS_mq_error) {
+func Mq_ack(arg1 Struct_SS_mq_queue, arg2 Struct_SS_mq_lease, arg3 Struct_SS_mq_error) (_swig_ret Mq_status) {
+	var swig_r Mq_status
+	_swig_i_0 := getSwigcptr(arg1)
+	_swig_i_1 := getSwigcptr(arg2)
+	_swig_i_2 := getSwigcptr(arg3)
+	swig_r = (Mq_status)(C._wrap_mq_ack_raw_b24c2459ccc9c39a(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), C.uintptr_t(_swig_i_2)))
+	return swig_r
+}
+
+func Mq_nack(arg1 Struct_SS_mq_queue, arg2 Struct_SS_mq_lease, arg3 float64, arg4 Struct_SS_mq_error) (_swig_ret Mq_status) {
+	var swig_r Mq_status
+	_swig_i_0 := getSwigcptr(arg1)
+	_swig_i_1 := getSwigcptr(arg2)
+	_swig_i_2 := arg3
+	_swig_i_3 := getSwigcptr(arg4)
+	swig_r = (Mq_status)(C._wrap_mq_nack_raw_b24c2459ccc9c39a(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), C.double(_swig_i_2), C.uintptr_t(_swig_i_3)))
+	return swig_r
+}
+
+func Mq_unclaim(arg1 Struct_SS_mq_queue, arg2 Struct_SS_mq_lease, arg3 Struct_SS_mq_error) (_swig_ret Mq_status) {
+	var swig_r Mq_status
+	_swig_i_0 := getSwigcptr(arg1)
+	_swig_i_1 := getSwigcptr(arg2)
+	_swig_i_2 := getSwigcptr(arg3)
+	swig_r = (Mq_status)(C._wrap_mq_unclaim_raw_b24c2459ccc9c39a(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), C.uintptr_t(_swig_i_2)))
+	return swig_r
+}
+
+func Mq_extend(arg1 Struct_SS_mq_queue, arg2 Struct_SS_mq_lease, arg3 float64, arg4 Struct_SS_mq_error) (_swig_ret Mq_status) {
+	var swig_r Mq_status
+	_swig_i_0 := getSwigcptr(arg1)
+	_swig_i_1 := getSwigcptr(arg2)
+	_swig_i_2 := arg3
+	_swig_i_3 := getSwigcptr(arg4)
+	swig_r = (Mq_status)(C._wrap_mq_extend_raw_b24c2459ccc9c39a(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), C.double(_swig_i_2), C.uintptr_t(_swig_i_3)))
+	return swig_r
+}
+
+func Mq_lease_seq(arg1 Struct_SS_mq_lease) (_swig_ret int64) {
+	var swig_r int64
+	_swig_i_0 := getSwigcptr(arg1)
+	swig_r = (int64)(C._wrap_mq_lease_seq_raw_b24c2459ccc9c39a(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func Mq_lease_group(arg1 Struct_SS_mq_lease) (_swig_ret string) {
+	var swig_r string
+	_swig_i_0 := getSwigcptr(arg1)
+	swig_r_p := C._wrap_mq_lease_group_raw_b24c2459ccc9c39a(C.uintptr_t(_swig_i_0))
+	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
+	var swig_r_1 string
+
+	swig_r_1 = string([]byte(swig_r))
+
+	return swig_r_1
+}
+
+func Mq_lease_token(arg1 Struct_SS_mq_lease) (_swig_ret string) {
+	var swig_r string
+	_swig_i_0 := getSwigcptr(arg1)
+	swig_r_p := C._wrap_mq_lease_token_raw_b24c2459ccc9c39a(C.uintptr_t(_swig_i_0))
+	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
+	var swig_r_1 string
+
+	swig_r_1 = string([]byte(swig_r))
+
+	return swig_r_1
+}
+
+func Mq_lease_attempts(arg1 Struct_SS_mq_lease) (_swig_ret int) {
+	var swig_r int
+	_swig_i_0 := getSwigcptr(arg1)
+	swig_r = (int)(C._wrap_mq_lease_attempts_raw_b24c2459ccc9c39a(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func Mq_lease_destroy(arg1 Struct_SS_mq_lease) {
+	_swig_i_0 := getSwigcptr(arg1)
+	C._wrap_mq_lease_destroy_raw_b24c2459ccc9c39a(C.uintptr_t(_swig_i_0))
+}
+
+func Mq_batch_new(arg1 *SwigcptrStruct_SS_mq_batch, arg2 Struct_SS_mq_error) (_swig_ret Mq_status) {
+	var swig_r Mq_status
+	_swig_i_0 := arg1
+	_swig_i_1 := getSwigcptr(arg2)
+	swig_r = (Mq_status)(C._wrap_mq_batch_new_raw_b24c2459ccc9c39a(C.swig_voidp(_swig_i_0), C.uintptr_t(_swig_i_1)))
+	return swig_r
+}
+
+func Mq_batch_count(arg1 Struct_SS_mq_batch) (_swig_ret int64) {
+	var swig_r int64
+	_swig_i_0 := getSwigcptr(arg1)
+	swig_r = (int64)(C._wrap_mq_batch_count_raw_b24c2459ccc9c39a(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func Mq_batch_destroy(arg1 Struct_SS_mq_batch) {
+	_swig_i_0 := getSwigcptr(arg1)
+	C._wrap_mq_batch_destroy_raw_b24c2459ccc9c39a(C.uintptr_t(_swig_i_0))
+}
+
+func Mq_publish_batch(arg1 Struct_SS_mq_queue, arg2 Struct_SS_mq_batch, arg3 *int64, arg4 Struct_SS_mq_error) (_swig_ret Mq_status) {
+	var swig_r Mq_status
+	_swig_i_0 := getSwigcptr(arg1)
+	_swig_i_1 := getSwigcptr(arg2)
+	_swig_i_2 := arg3
+	_swig_i_3 := getSwigcptr(arg4)
+	swig_r = (Mq_status)(C._wrap_mq_publish_batch_raw_b24c2459ccc9c39a(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), C.swig_voidp(_swig_i_2), C.uintptr_t(_swig_i_3)))
+	return swig_r
+}
+
+func Mq_lease_count(arg1 Struct_SS_mq_lease) (_swig_ret int64) {
+	var swig_r int64
+	_swig_i_0 := getSwigcptr(arg1)
+	swig_r = (int64)(C._wrap_mq_lease_count_raw_b24c2459ccc9c39a(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func Mq_lease_seq_at(arg1 Struct_SS_mq_lease, arg2 int64) (_swig_ret int64) {
+	var swig_r int64
+	_swig_i_0 := getSwigcptr(arg1)
+	_swig_i_1 := arg2
+	swig_r = (int64)(C._wrap_mq_lease_seq_at_raw_b24c2459ccc9c39a(C.uintptr_t(_swig_i_0), C.swig_type_17(_swig_i_1)))
+	return swig_r
+}
+
+func Mq_queue_interrupt(arg1 Struct_SS_mq_queue) {
+	_swig_i_0 := getSwigcptr(arg1)
+	C._wrap_mq_queue_interrupt_raw_b24c2459ccc9c39a(C.uintptr_t(_swig_i_0))
+}
+
+func Mq_cancel_new(arg1 *SwigcptrStruct_SS_mq_cancel, arg2 Struct_SS_mq_error) (_swig_ret Mq_status) {
+	var swig_r Mq_status
+	_swig_i_0 := arg1
+	_swig_i_1 := getSwigcptr(arg2)
+	swig_r = (Mq_status)(C._wrap_mq_cancel_new_raw_b24c2459ccc9c39a(C.swig_voidp(_swig_i_0), C.uintptr_t(_swig_i_1)))
+	return swig_r
+}
+
+func Mq_cancel_trigger(arg1 Struct_SS_mq_cancel) {
+	_swig_i_0 := getSwigcptr(arg1)
+	C._wrap_mq_cancel_trigger_raw_b24c2459ccc9c39a(C.uintptr_t(_swig_i_0))
+}
+
+func Mq_cancel_triggered(arg1 Struct_SS_mq_cancel) (_swig_ret int) {
+	var swig_r int
+	_swig_i_0 := getSwigcptr(arg1)
+	swig_r = (int)(C._wrap_mq_cancel_triggered_raw_b24c2459ccc9c39a(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func Mq_cancel_reset(arg1 Struct_SS_mq_cancel) {
+	_swig_i_0 := getSwigcptr(arg1)
+	C._wrap_mq_cancel_reset_raw_b24c2459ccc9c39a(C.uintptr_t(_swig_i_0))
+}
+
+func Mq_cancel_destroy(arg1 Struct_SS_mq_cancel) {
+	_swig_i_0 := getSwigcptr(arg1)
+	C._wrap_mq_cancel_destroy_raw_b24c2459ccc9c39a(C.uintptr_t(_swig_i_0))
+}
+
+func Mq_lease_deadline(arg1 Struct_SS_mq_lease) (_swig_ret float64) {
+	var swig_r float64
+	_swig_i_0 := getSwigcptr(arg1)
+	swig_r = (float64)(C._wrap_mq_lease_deadline_raw_b24c2459ccc9c39a(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func Mq_queue_set_repair_interval(arg1 Struct_SS_mq_queue, arg2 float64, arg3 Struct_SS_mq_error) (_swig_ret Mq_status) {
+	var swig_r Mq_status
+	_swig_i_0 := getSwigcptr(arg1)
+	_swig_i_1 := arg2
+	_swig_i_2 := getSwigcptr(arg3)
+	swig_r = (Mq_status)(C._wrap_mq_queue_set_repair_interval_raw_b24c2459ccc9c39a(C.uintptr_t(_swig_i_0), C.double(_swig_i_1), C.uintptr_t(_swig_i_2)))
+	return swig_r
+}
+
+func Mq_queue_repair_counts(arg1 Struct_SS_mq_queue, arg2 *uint64, arg3 *uint64) {
+	_swig_i_0 := getSwigcptr(arg1)
+	_swig_i_1 := arg2
+	_swig_i_2 := arg3
+	C._wrap_mq_queue_repair_counts_raw_b24c2459ccc9c39a(C.uintptr_t(_swig_i_0), C.swig_voidp(_swig_i_1), C.swig_voidp(_swig_i_2))
+}
+
+func Mq_queue_set_max_attempts(arg1 Struct_SS_mq_queue, arg2 int, arg3 Struct_SS_mq_error) (_swig_ret Mq_status) {
+	var swig_r Mq_status
+	_swig_i_0 := getSwigcptr(arg1)
+	_swig_i_1 := arg2
+	_swig_i_2 := getSwigcptr(arg3)
+	swig_r = (Mq_status)(C._wrap_mq_queue_set_max_attempts_raw_b24c2459ccc9c39a(C.uintptr_t(_swig_i_0), C.swig_intgo(_swig_i_1), C.uintptr_t(_swig_i_2)))
+	return swig_r
+}
+
+func Mq_dead_count(arg1 Struct_SS_mq_queue, arg2 *int64, arg3 Struct_SS_mq_error) (_swig_ret Mq_status) {
+	var swig_r Mq_status
+	_swig_i_0 := getSwigcptr(arg1)
+	_swig_i_1 := arg2
+	_swig_i_2 := getSwigcptr(arg3)
+	swig_r = (Mq_status)(C._wrap_mq_dead_count_raw_b24c2459ccc9c39a(C.uintptr_t(_swig_i_0), C.swig_voidp(_swig_i_1), C.uintptr_t(_swig_i_2)))
+	return swig_r
+}
+
+func Mq_dead_requeue(arg1 Struct_SS_mq_queue, arg2 int64, arg3 *int64, arg4 Struct_SS_mq_error) (_swig_ret Mq_status) {
+	var swig_r Mq_status
+	_swig_i_0 := getSwigcptr(arg1)
+	_swig_i_1 := arg2
+	_swig_i_2 := arg3
+	_swig_i_3 := getSwigcptr(arg4)
+	swig_r = (Mq_status)(C._wrap_mq_dead_requeue_raw_b24c2459ccc9c39a(C.uintptr_t(_swig_i_0), C.swig_type_18(_swig_i_1), C.swig_voidp(_swig_i_2), C.uintptr_t(_swig_i_3)))
+	return swig_r
+}
+
+func Mq_dead_purge(arg1 Struct_SS_mq_queue, arg2 *int64, arg3 Struct_SS_mq_error) (_swig_ret Mq_status) {
+	var swig_r Mq_status
+	_swig_i_0 := getSwigcptr(arg1)
+	_swig_i_1 := arg2
+	_swig_i_2 := getSwigcptr(arg3)
+	swig_r = (Mq_status)(C._wrap_mq_dead_purge_raw_b24c2459ccc9c39a(C.uintptr_t(_swig_i_0), C.swig_voidp(_swig_i_1), C.uintptr_t(_swig_i_2)))
+	return swig_r
+}
+
+func Mq_stats_json(arg1 Struct_SS_mq_queue, arg2 *string, arg3 Struct_SS_mq_error) (_swig_ret Mq_status) {
+	var swig_r Mq_status
+	_swig_i_0 := getSwigcptr(arg1)
+	_swig_i_1 := arg2
+	_swig_i_2 := getSwigcptr(arg3)
+	swig_r = (Mq_status)(C._wrap_mq_stats_json_raw_b24c2459ccc9c39a(C.uintptr_t(_swig_i_0), C.swig_voidp(_swig_i_1), C.uintptr_t(_swig_i_2)))
+
+	{
+		text := *arg2
+		*arg2 = string([]byte(text))
+		Swig_free(*(*uintptr)(unsafe.Pointer(&text)))
+	}
+
+	return swig_r
+}
+
+func Mq_repair(arg1 Struct_SS_mq_queue, arg2 *int64, arg3 Struct_SS_mq_error) (_swig_ret Mq_status) {
+	var swig_r Mq_status
+	_swig_i_0 := getSwigcptr(arg1)
+	_swig_i_1 := arg2
+	_swig_i_2 := getSwigcptr(arg3)
+	swig_r = (Mq_status)(C._wrap_mq_repair_raw_b24c2459ccc9c39a(C.uintptr_t(_swig_i_0), C.swig_voidp(_swig_i_1), C.uintptr_t(_swig_i_2)))
+	return swig_r
+}
+
+func Mq_purge_group(arg1 Struct_SS_mq_queue, arg2 string, arg3 Struct_SS_mq_error) (_swig_ret Mq_status) {
+	var swig_r Mq_status
+	_swig_i_0 := getSwigcptr(arg1)
+	_swig_i_1 := arg2
+	_swig_i_2 := getSwigcptr(arg3)
+	swig_r = (Mq_status)(C._wrap_mq_purge_group_raw_b24c2459ccc9c39a(C.uintptr_t(_swig_i_0), *(*C.swig_type_19)(unsafe.Pointer(&_swig_i_1)), C.uintptr_t(_swig_i_2)))
+	if Swig_escape_always_false {
+		Swig_escape_val = arg2
+	}
+	return swig_r
+}
+
+func Mq_queue_drop(arg1 Struct_SS_mq_queue, arg2 Struct_SS_mq_error) (_swig_ret Mq_status) {
+	var swig_r Mq_status
+	_swig_i_0 := getSwigcptr(arg1)
+	_swig_i_1 := getSwigcptr(arg2)
+	swig_r = (Mq_status)(C._wrap_mq_queue_drop_raw_b24c2459ccc9c39a(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1)))
+	return swig_r
+}
+
+func Mq_peek_json(arg1 Struct_SS_mq_queue, arg2 string, arg3 int64, arg4 *string, arg5 Struct_SS_mq_error) (_swig_ret Mq_status) {
+	var swig_r Mq_status
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
 	_swig_i_3 := arg4
-	_swig_i_4 := arg5
-	_swig_i_5 := getSwigcptr(arg6)
-	C._wrap_mqs_batch_add_at_raw_6074f9a246b199e2(C.uintptr_t(_swig_i_0), *(*C.swig_type_18)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_19)(unsafe.Pointer(&_swig_i_2)), C.swig_intgo(_swig_i_3), C.double(_swig_i_4), C.uintptr_t(_swig_i_5))
+	_swig_i_4 := getSwigcptr(arg5)
+	swig_r = (Mq_status)(C._wrap_mq_peek_json_raw_b24c2459ccc9c39a(C.uintptr_t(_swig_i_0), *(*C.swig_type_20)(unsafe.Pointer(&_swig_i_1)), C.swig_type_21(_swig_i_2), C.swig_voidp(_swig_i_3), C.uintptr_t(_swig_i_4)))
+
+	{
+		text := *arg4
+		*arg4 = string([]byte(text))
+		Swig_free(*(*uintptr)(unsafe.Pointer(&text)))
+	}
+
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
-	if Swig_escape_always_false {
-		Swig_escape_val = arg3
+	return swig_r
+}
+
+func Mq_dead_list_json(arg1 Struct_SS_mq_queue, arg2 int64, arg3 *string, arg4 Struct_SS_mq_error) (_swig_ret Mq_status) {
+	var swig_r Mq_status
+	_swig_i_0 := getSwigcptr(arg1)
+	_swig_i_1 := arg2
+	_swig_i_2 := arg3
+	_swig_i_3 := getSwigcptr(arg4)
+	swig_r = (Mq_status)(C._wrap_mq_dead_list_json_raw_b24c2459ccc9c39a(C.uintptr_t(_swig_i_0), C.swig_type_22(_swig_i_1), C.swig_voidp(_swig_i_2), C.uintptr_t(_swig_i_3)))
+
+	{
+		text := *arg3
+		*arg3 = string([]byte(text))
+		Swig_free(*(*uintptr)(unsafe.Pointer(&text)))
 	}
-}
 
-func Mqs_batch_count(arg1 Struct_SS_mq_batch) (_swig_ret int64) {
-	var swig_r int64
-	_swig_i_0 := getSwigcptr(arg1)
-	swig_r = (int64)(C._wrap_mqs_batch_count_raw_6074f9a246b199e2(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
-func Mqs_batch_destroy(arg1 Struct_SS_mq_batch) {
+func Mq_queue_clock_offset(arg1 Struct_SS_mq_queue) (_swig_ret float64) {
+	var swig_r float64
 	_swig_i_0 := getSwigcptr(arg1)
-	C._wrap_mqs_batch_destroy_raw_6074f9a246b199e2(C.uintptr_t(_swig_i_0))
-}
-
-func Mqs_publish_batch(arg1 Struct_SS_mq_queue, arg2 Struct_SS_mq_batch, arg3 Struct_SS_mq_error) (_swig_ret int64) {
-	var swig_r int64
-	_swig_i_0 := getSwigcptr(arg1)
-	_swig_i_1 := getSwigcptr(arg2)
-	_swig_i_2 := getSwigcptr(arg3)
-	swig_r = (int64)(C._wrap_mqs_publish_batch_raw_6074f9a246b199e2(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), C.uintptr_t(_swig_i_2)))
+	swig_r = (float64)(C._wrap_mq_queue_clock_offset_raw_b24c2459ccc9c39a(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
-func Mqs_claim(arg1 Struct_SS_mq_queue, arg2 string, arg3 float64, arg4 int, arg5 int64, arg6 float64, arg7 Struct_SS_mq_cancel, arg8 Struct_SS_mq_error) (_swig_ret Struct_SS_mq_lease) {
-	var swig_r Struct_SS_mq_lease
+func Mq_queue_now(arg1 Struct_SS_mq_queue) (_swig_ret float64) {
+	var swig_r float64
+	_swig_i_0 := getSwigcptr(arg1)
+	swig_r = (float64)(C._wrap_mq_queue_now_raw_b24c2459ccc9c39a(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func Mqs_publish(arg1 Struct_SS_mq_queue, arg2 string, arg3 []byte, arg4 int, arg5 float64, arg6 *int64, arg7 Struct_SS_mq_error) (_swig_ret Mq_status) {
+	var swig_r Mq_status
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
@@ -589,101 +770,49 @@ func Mqs_claim(arg1 Struct_SS_mq_queue, arg2 string, arg3 float64, arg4 int, arg
 	_swig_i_4 := arg5
 	_swig_i_5 := arg6
 	_swig_i_6 := getSwigcptr(arg7)
-	_swig_i_7 := getSwigcptr(arg8)
-	swig_r = (Struct_SS_mq_lease)(SwigcptrStruct_SS_mq_lease(C._wrap_mqs_claim_raw_6074f9a246b199e2(C.uintptr_t(_swig_i_0), *(*C.swig_type_22)(unsafe.Pointer(&_swig_i_1)), C.double(_swig_i_2), C.swig_intgo(_swig_i_3), C.swig_type_23(_swig_i_4), C.double(_swig_i_5), C.uintptr_t(_swig_i_6), C.uintptr_t(_swig_i_7))))
+	swig_r = (Mq_status)(C._wrap_mqs_publish_raw_b24c2459ccc9c39a(C.uintptr_t(_swig_i_0), *(*C.swig_type_23)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_24)(unsafe.Pointer(&_swig_i_2)), C.swig_intgo(_swig_i_3), C.double(_swig_i_4), C.swig_voidp(_swig_i_5), C.uintptr_t(_swig_i_6)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
+	}
+	if Swig_escape_always_false {
+		Swig_escape_val = arg3
 	}
 	return swig_r
 }
 
-func Mqs_ack(arg1 Struct_SS_mq_queue, arg2 Struct_SS_mq_lease, arg3 Struct_SS_mq_error) {
-	_swig_i_0 := getSwigcptr(arg1)
-	_swig_i_1 := getSwigcptr(arg2)
-	_swig_i_2 := getSwigcptr(arg3)
-	C._wrap_mqs_ack_raw_6074f9a246b199e2(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), C.uintptr_t(_swig_i_2))
-}
-
-func Mqs_nack(arg1 Struct_SS_mq_queue, arg2 Struct_SS_mq_lease, arg3 float64, arg4 Struct_SS_mq_error) {
-	_swig_i_0 := getSwigcptr(arg1)
-	_swig_i_1 := getSwigcptr(arg2)
-	_swig_i_2 := arg3
-	_swig_i_3 := getSwigcptr(arg4)
-	C._wrap_mqs_nack_raw_6074f9a246b199e2(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), C.double(_swig_i_2), C.uintptr_t(_swig_i_3))
-}
-
-func Mqs_unclaim(arg1 Struct_SS_mq_queue, arg2 Struct_SS_mq_lease, arg3 Struct_SS_mq_error) {
-	_swig_i_0 := getSwigcptr(arg1)
-	_swig_i_1 := getSwigcptr(arg2)
-	_swig_i_2 := getSwigcptr(arg3)
-	C._wrap_mqs_unclaim_raw_6074f9a246b199e2(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), C.uintptr_t(_swig_i_2))
-}
-
-func Mqs_extend(arg1 Struct_SS_mq_queue, arg2 Struct_SS_mq_lease, arg3 float64, arg4 Struct_SS_mq_error) {
-	_swig_i_0 := getSwigcptr(arg1)
-	_swig_i_1 := getSwigcptr(arg2)
-	_swig_i_2 := arg3
-	_swig_i_3 := getSwigcptr(arg4)
-	C._wrap_mqs_extend_raw_6074f9a246b199e2(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), C.double(_swig_i_2), C.uintptr_t(_swig_i_3))
-}
-
-func Mqs_lease_seq(arg1 Struct_SS_mq_lease) (_swig_ret int64) {
-	var swig_r int64
-	_swig_i_0 := getSwigcptr(arg1)
-	swig_r = (int64)(C._wrap_mqs_lease_seq_raw_6074f9a246b199e2(C.uintptr_t(_swig_i_0)))
-	return swig_r
-}
-
-func Mqs_lease_group(arg1 Struct_SS_mq_lease) (_swig_ret string) {
-	var swig_r string
-	_swig_i_0 := getSwigcptr(arg1)
-	swig_r_p := C._wrap_mqs_lease_group_raw_6074f9a246b199e2(C.uintptr_t(_swig_i_0))
-	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
-	var swig_r_1 string
-
-	swig_r_1 = string([]byte(swig_r))
-
-	return swig_r_1
-}
-
-func Mqs_lease_token(arg1 Struct_SS_mq_lease) (_swig_ret string) {
-	var swig_r string
-	_swig_i_0 := getSwigcptr(arg1)
-	swig_r_p := C._wrap_mqs_lease_token_raw_6074f9a246b199e2(C.uintptr_t(_swig_i_0))
-	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
-	var swig_r_1 string
-
-	swig_r_1 = string([]byte(swig_r))
-
-	return swig_r_1
-}
-
-func Mqs_lease_attempts(arg1 Struct_SS_mq_lease) (_swig_ret int) {
-	var swig_r int
-	_swig_i_0 := getSwigcptr(arg1)
-	swig_r = (int)(C._wrap_mqs_lease_attempts_raw_6074f9a246b199e2(C.uintptr_t(_swig_i_0)))
-	return swig_r
-}
-
-func Mqs_lease_deadline(arg1 Struct_SS_mq_lease) (_swig_ret float64) {
-	var swig_r float64
-	_swig_i_0 := getSwigcptr(arg1)
-	swig_r = (float64)(C._wrap_mqs_lease_deadline_raw_6074f9a246b199e2(C.uintptr_t(_swig_i_0)))
-	return swig_r
-}
-
-func Mqs_lease_count(arg1 Struct_SS_mq_lease) (_swig_ret int64) {
-	var swig_r int64
-	_swig_i_0 := getSwigcptr(arg1)
-	swig_r = (int64)(C._wrap_mqs_lease_count_raw_6074f9a246b199e2(C.uintptr_t(_swig_i_0)))
-	return swig_r
-}
-
-func Mqs_lease_seq_at(arg1 Struct_SS_mq_lease, arg2 int64) (_swig_ret int64) {
-	var swig_r int64
+func Mqs_batch_add_at(arg1 Struct_SS_mq_batch, arg2 string, arg3 []byte, arg4 int, arg5 float64, arg6 Struct_SS_mq_error) (_swig_ret Mq_status) {
+	var swig_r Mq_status
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	swig_r = (int64)(C._wrap_mqs_lease_seq_at_raw_6074f9a246b199e2(C.uintptr_t(_swig_i_0), C.swig_type_29(_swig_i_1)))
+	_swig_i_2 := arg3
+	_swig_i_3 := arg4
+	_swig_i_4 := arg5
+	_swig_i_5 := getSwigcptr(arg6)
+	swig_r = (Mq_status)(C._wrap_mqs_batch_add_at_raw_b24c2459ccc9c39a(C.uintptr_t(_swig_i_0), *(*C.swig_type_25)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_26)(unsafe.Pointer(&_swig_i_2)), C.swig_intgo(_swig_i_3), C.double(_swig_i_4), C.uintptr_t(_swig_i_5)))
+	if Swig_escape_always_false {
+		Swig_escape_val = arg2
+	}
+	if Swig_escape_always_false {
+		Swig_escape_val = arg3
+	}
+	return swig_r
+}
+
+func Mqs_claim(arg1 Struct_SS_mq_queue, arg2 string, arg3 float64, arg4 int, arg5 int64, arg6 float64, arg7 Struct_SS_mq_cancel, arg8 *SwigcptrStruct_SS_mq_lease, arg9 Struct_SS_mq_error) (_swig_ret Mq_status) {
+	var swig_r Mq_status
+	_swig_i_0 := getSwigcptr(arg1)
+	_swig_i_1 := arg2
+	_swig_i_2 := arg3
+	_swig_i_3 := arg4
+	_swig_i_4 := arg5
+	_swig_i_5 := arg6
+	_swig_i_6 := getSwigcptr(arg7)
+	_swig_i_7 := arg8
+	_swig_i_8 := getSwigcptr(arg9)
+	swig_r = (Mq_status)(C._wrap_mqs_claim_raw_b24c2459ccc9c39a(C.uintptr_t(_swig_i_0), *(*C.swig_type_27)(unsafe.Pointer(&_swig_i_1)), C.double(_swig_i_2), C.swig_intgo(_swig_i_3), C.swig_type_28(_swig_i_4), C.double(_swig_i_5), C.uintptr_t(_swig_i_6), C.swig_voidp(_swig_i_7), C.uintptr_t(_swig_i_8)))
+	if Swig_escape_always_false {
+		Swig_escape_val = arg2
+	}
 	return swig_r
 }
 
@@ -691,7 +820,7 @@ func Mqs_lease_event_at(arg1 Struct_SS_mq_lease, arg2 int64) (_swig_ret []byte) 
 	var swig_r []byte
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	swig_r_p := C._wrap_mqs_lease_event_at_raw_6074f9a246b199e2(C.uintptr_t(_swig_i_0), C.swig_type_31(_swig_i_1))
+	swig_r_p := C._wrap_mqs_lease_event_at_raw_b24c2459ccc9c39a(C.uintptr_t(_swig_i_0), C.swig_type_30(_swig_i_1))
 	swig_r = *(*[]byte)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 []byte
 
@@ -704,200 +833,60 @@ func Mqs_lease_event_at(arg1 Struct_SS_mq_lease, arg2 int64) (_swig_ret []byte) 
 	return swig_r_1
 }
 
-func Mqs_lease_destroy(arg1 Struct_SS_mq_lease) {
-	_swig_i_0 := getSwigcptr(arg1)
-	C._wrap_mqs_lease_destroy_raw_6074f9a246b199e2(C.uintptr_t(_swig_i_0))
-}
-
-func Mqs_cancel_new(arg1 Struct_SS_mq_error) (_swig_ret Struct_SS_mq_cancel) {
-	var swig_r Struct_SS_mq_cancel
-	_swig_i_0 := getSwigcptr(arg1)
-	swig_r = (Struct_SS_mq_cancel)(SwigcptrStruct_SS_mq_cancel(C._wrap_mqs_cancel_new_raw_6074f9a246b199e2(C.uintptr_t(_swig_i_0))))
-	return swig_r
-}
-
-func Mqs_cancel_trigger(arg1 Struct_SS_mq_cancel) {
-	_swig_i_0 := getSwigcptr(arg1)
-	C._wrap_mqs_cancel_trigger_raw_6074f9a246b199e2(C.uintptr_t(_swig_i_0))
-}
-
-func Mqs_cancel_triggered(arg1 Struct_SS_mq_cancel) (_swig_ret int) {
-	var swig_r int
-	_swig_i_0 := getSwigcptr(arg1)
-	swig_r = (int)(C._wrap_mqs_cancel_triggered_raw_6074f9a246b199e2(C.uintptr_t(_swig_i_0)))
-	return swig_r
-}
-
-func Mqs_cancel_reset(arg1 Struct_SS_mq_cancel) {
-	_swig_i_0 := getSwigcptr(arg1)
-	C._wrap_mqs_cancel_reset_raw_6074f9a246b199e2(C.uintptr_t(_swig_i_0))
-}
-
-func Mqs_cancel_destroy(arg1 Struct_SS_mq_cancel) {
-	_swig_i_0 := getSwigcptr(arg1)
-	C._wrap_mqs_cancel_destroy_raw_6074f9a246b199e2(C.uintptr_t(_swig_i_0))
-}
-
-func Mqs_dead_count(arg1 Struct_SS_mq_queue, arg2 Struct_SS_mq_error) (_swig_ret int64) {
-	var swig_r int64
-	_swig_i_0 := getSwigcptr(arg1)
-	_swig_i_1 := getSwigcptr(arg2)
-	swig_r = (int64)(C._wrap_mqs_dead_count_raw_6074f9a246b199e2(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1)))
-	return swig_r
-}
-
-func Mqs_dead_requeue(arg1 Struct_SS_mq_queue, arg2 int64, arg3 Struct_SS_mq_error) (_swig_ret int64) {
-	var swig_r int64
-	_swig_i_0 := getSwigcptr(arg1)
-	_swig_i_1 := arg2
-	_swig_i_2 := getSwigcptr(arg3)
-	swig_r = (int64)(C._wrap_mqs_dead_requeue_raw_6074f9a246b199e2(C.uintptr_t(_swig_i_0), C.swig_type_34(_swig_i_1), C.uintptr_t(_swig_i_2)))
-	return swig_r
-}
-
-func Mqs_dead_purge(arg1 Struct_SS_mq_queue, arg2 Struct_SS_mq_error) (_swig_ret int64) {
-	var swig_r int64
-	_swig_i_0 := getSwigcptr(arg1)
-	_swig_i_1 := getSwigcptr(arg2)
-	swig_r = (int64)(C._wrap_mqs_dead_purge_raw_6074f9a246b199e2(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1)))
-	return swig_r
-}
-
-func Mqs_stats_json(arg1 Struct_SS_mq_queue, arg2 Struct_SS_mq_error) (_swig_ret string) {
-	var swig_r string
-	_swig_i_0 := getSwigcptr(arg1)
-	_swig_i_1 := getSwigcptr(arg2)
-	swig_r_p := C._wrap_mqs_stats_json_raw_6074f9a246b199e2(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1))
-	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
-	var swig_r_1 string
-
-	{
-		text := swig_r
-		swig_r_1 = string([]byte(text))
-		Swig_free(*(*uintptr)(unsafe.Pointer(&text)))
-	}
-
-	return swig_r_1
-}
-
-func Mqs_repair(arg1 Struct_SS_mq_queue, arg2 Struct_SS_mq_error) (_swig_ret int64) {
-	var swig_r int64
-	_swig_i_0 := getSwigcptr(arg1)
-	_swig_i_1 := getSwigcptr(arg2)
-	swig_r = (int64)(C._wrap_mqs_repair_raw_6074f9a246b199e2(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1)))
-	return swig_r
-}
-
-func Mqs_peek_json(arg1 Struct_SS_mq_queue, arg2 string, arg3 int64, arg4 Struct_SS_mq_error) (_swig_ret string) {
-	var swig_r string
-	_swig_i_0 := getSwigcptr(arg1)
-	_swig_i_1 := arg2
-	_swig_i_2 := arg3
-	_swig_i_3 := getSwigcptr(arg4)
-	swig_r_p := C._wrap_mqs_peek_json_raw_6074f9a246b199e2(C.uintptr_t(_swig_i_0), *(*C.swig_type_39)(unsafe.Pointer(&_swig_i_1)), C.swig_type_40(_swig_i_2), C.uintptr_t(_swig_i_3))
-	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
-	if Swig_escape_always_false {
-		Swig_escape_val = arg2
-	}
-	var swig_r_1 string
-
-	{
-		text := swig_r
-		swig_r_1 = string([]byte(text))
-		Swig_free(*(*uintptr)(unsafe.Pointer(&text)))
-	}
-
-	return swig_r_1
-}
-
-func Mqs_dead_list_json(arg1 Struct_SS_mq_queue, arg2 int64, arg3 Struct_SS_mq_error) (_swig_ret string) {
-	var swig_r string
-	_swig_i_0 := getSwigcptr(arg1)
-	_swig_i_1 := arg2
-	_swig_i_2 := getSwigcptr(arg3)
-	swig_r_p := C._wrap_mqs_dead_list_json_raw_6074f9a246b199e2(C.uintptr_t(_swig_i_0), C.swig_type_42(_swig_i_1), C.uintptr_t(_swig_i_2))
-	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
-	var swig_r_1 string
-
-	{
-		text := swig_r
-		swig_r_1 = string([]byte(text))
-		Swig_free(*(*uintptr)(unsafe.Pointer(&text)))
-	}
-
-	return swig_r_1
-}
-
-func Mqs_purge_group(arg1 Struct_SS_mq_queue, arg2 string, arg3 Struct_SS_mq_error) {
-	_swig_i_0 := getSwigcptr(arg1)
-	_swig_i_1 := arg2
-	_swig_i_2 := getSwigcptr(arg3)
-	C._wrap_mqs_purge_group_raw_6074f9a246b199e2(C.uintptr_t(_swig_i_0), *(*C.swig_type_43)(unsafe.Pointer(&_swig_i_1)), C.uintptr_t(_swig_i_2))
-	if Swig_escape_always_false {
-		Swig_escape_val = arg2
-	}
-}
-
-func Mqs_queue_drop(arg1 Struct_SS_mq_queue, arg2 Struct_SS_mq_error) {
-	_swig_i_0 := getSwigcptr(arg1)
-	_swig_i_1 := getSwigcptr(arg2)
-	C._wrap_mqs_queue_drop_raw_6074f9a246b199e2(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1))
-}
-
 func Mqs_clock_new(arg1 float64) (_swig_ret Struct_SS_mqs_clock) {
 	var swig_r Struct_SS_mqs_clock
 	_swig_i_0 := arg1
-	swig_r = (Struct_SS_mqs_clock)(SwigcptrStruct_SS_mqs_clock(C._wrap_mqs_clock_new_raw_6074f9a246b199e2(C.double(_swig_i_0))))
+	swig_r = (Struct_SS_mqs_clock)(SwigcptrStruct_SS_mqs_clock(C._wrap_mqs_clock_new_raw_b24c2459ccc9c39a(C.double(_swig_i_0))))
 	return swig_r
 }
 
 func Mqs_clock_now(arg1 Struct_SS_mqs_clock) (_swig_ret float64) {
 	var swig_r float64
 	_swig_i_0 := getSwigcptr(arg1)
-	swig_r = (float64)(C._wrap_mqs_clock_now_raw_6074f9a246b199e2(C.uintptr_t(_swig_i_0)))
+	swig_r = (float64)(C._wrap_mqs_clock_now_raw_b24c2459ccc9c39a(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func Mqs_clock_set(arg1 Struct_SS_mqs_clock, arg2 float64) {
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	C._wrap_mqs_clock_set_raw_6074f9a246b199e2(C.uintptr_t(_swig_i_0), C.double(_swig_i_1))
+	C._wrap_mqs_clock_set_raw_b24c2459ccc9c39a(C.uintptr_t(_swig_i_0), C.double(_swig_i_1))
 }
 
 func Mqs_clock_advance(arg1 Struct_SS_mqs_clock, arg2 float64) {
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	C._wrap_mqs_clock_advance_raw_6074f9a246b199e2(C.uintptr_t(_swig_i_0), C.double(_swig_i_1))
+	C._wrap_mqs_clock_advance_raw_b24c2459ccc9c39a(C.uintptr_t(_swig_i_0), C.double(_swig_i_1))
 }
 
 func Mqs_clock_release(arg1 Struct_SS_mqs_clock) {
 	_swig_i_0 := getSwigcptr(arg1)
-	C._wrap_mqs_clock_release_raw_6074f9a246b199e2(C.uintptr_t(_swig_i_0))
+	C._wrap_mqs_clock_release_raw_b24c2459ccc9c39a(C.uintptr_t(_swig_i_0))
 }
 
 func Mqs_queue_set_clock(arg1 Struct_SS_mq_queue, arg2 Struct_SS_mqs_clock) {
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := getSwigcptr(arg2)
-	C._wrap_mqs_queue_set_clock_raw_6074f9a246b199e2(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1))
+	C._wrap_mqs_queue_set_clock_raw_b24c2459ccc9c39a(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1))
 }
 
 func Mqs_queue_destroy(arg1 Struct_SS_mq_queue) {
 	_swig_i_0 := getSwigcptr(arg1)
-	C._wrap_mqs_queue_destroy_raw_6074f9a246b199e2(C.uintptr_t(_swig_i_0))
+	C._wrap_mqs_queue_destroy_raw_b24c2459ccc9c39a(C.uintptr_t(_swig_i_0))
 }
 
 func Mqs_log_capture() {
-	C._wrap_mqs_log_capture_raw_6074f9a246b199e2()
+	C._wrap_mqs_log_capture_raw_b24c2459ccc9c39a()
 }
 
 func Mqs_log_silence() {
-	C._wrap_mqs_log_silence_raw_6074f9a246b199e2()
+	C._wrap_mqs_log_silence_raw_b24c2459ccc9c39a()
 }
 
 func Mqs_log_next(arg1 float64) (_swig_ret string) {
 	var swig_r string
 	_swig_i_0 := arg1
-	swig_r_p := C._wrap_mqs_log_next_raw_6074f9a246b199e2(C.double(_swig_i_0))
+	swig_r_p := C._wrap_mqs_log_next_raw_b24c2459ccc9c39a(C.double(_swig_i_0))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 string
 
@@ -912,10 +901,12 @@ func Mqs_log_next(arg1 float64) (_swig_ret string) {
 
 func Mqs_log_dropped() (_swig_ret uint64) {
 	var swig_r uint64
-	swig_r = (uint64)(C._wrap_mqs_log_dropped_raw_6074f9a246b199e2())
+	swig_r = (uint64)(C._wrap_mqs_log_dropped_raw_b24c2459ccc9c39a())
 	return swig_r
 }
 
+
+type Mq_status int
 
 type SwigcptrStruct_SS_mq_lease uintptr
 type Struct_SS_mq_lease interface {

@@ -238,179 +238,46 @@ static int mqs_error_server_code(const mq_error *err) { return err ? err->server
 static const char *mqs_error_message(const mq_error *err) { return err ? err->message : "out of memory"; }
 
 
-static const char *mqs_version(void) { return mq_version(); }
-static const char *mqs_status_name(int status) { return mq_status_name((mq_status)status); }
-
-/* ---- client ---- */
-static mq_client *mqs_client_new(const char *uri, mq_error *err) {
-    mq_client *c = NULL;
-    mq_client_new(uri, &c, err);
-    return c;
-}
-static void mqs_client_destroy(mq_client *client) { mq_client_destroy(client); }
-static uint64_t mqs_client_command_count(mq_client *client) { return mq_client_command_count(client); }
-static uint64_t mqs_client_write_concern_errors(mq_client *client) { return mq_client_write_concern_errors(client); }
-
-/* ---- queue ---- */
-static mq_queue *mqs_queue_new(mq_client *client, const char *db_name, const char *prefix, mq_error *err) {
-    mq_queue *q = NULL;
-    mq_queue_new(client, db_name, prefix, &q, err);
-    return q;
-}
-static void mqs_queue_interrupt(mq_queue *queue) { mq_queue_interrupt(queue); }
-static void mqs_queue_set_max_attempts(mq_queue *queue, int max_attempts, mq_error *err) {
-    mq_queue_set_max_attempts(queue, max_attempts, err);
-}
-static double mqs_queue_now(mq_queue *queue) { return mq_queue_now(queue); }
-static double mqs_queue_clock_offset(mq_queue *queue) { return mq_queue_clock_offset(queue); }
-static void mqs_queue_set_repair_interval(mq_queue *queue, double interval_s, mq_error *err) {
-    mq_queue_set_repair_interval(queue, interval_s, err);
-}
-static uint64_t mqs_queue_repair_runs(mq_queue *queue) {
-    uint64_t runs = 0;
-    mq_queue_repair_counts(queue, &runs, NULL);
-    return runs;
-}
-static uint64_t mqs_queue_repair_fixed(mq_queue *queue) {
-    uint64_t fixed = 0;
-    mq_queue_repair_counts(queue, NULL, &fixed);
-    return fixed;
-}
-
-/* ---- publish (mq_publish_with): not_before_epoch_s 0 is "now" ---- */
-static int64_t mqs_publish(mq_queue *queue, const char *group_id, const void *bytes, size_t len, int priority,
-                           double not_before_epoch_s, mq_error *err) {
-    int64_t seq = 0;
+/* mq_publish_with: not_before 0 is "now". */
+static mq_status mqs_publish(mq_queue *queue, const char *group_id, const void *event, size_t event_len,
+                             int priority, double not_before, int64_t *seq_out, mq_error *err) {
     mq_publish_opts opts = MQ_PUBLISH_OPTS_INIT;
     opts.priority = priority;
-    opts.not_before = not_before_epoch_s;
-    mq_publish_with(queue, group_id, bytes, len, &opts, &seq, err);
-    return seq;
+    opts.not_before = not_before;
+    return mq_publish_with(queue, group_id, event, event_len, &opts, seq_out, err);
 }
 
-/* ---- batches ---- */
-static mq_batch *mqs_batch_new(mq_error *err) {
-    mq_batch *b = NULL;
-    mq_batch_new(&b, err);
-    return b;
-}
-static void mqs_batch_add(mq_batch *batch, const char *group_id, const void *bytes, size_t len, int priority,
-                          mq_error *err) {
-    mq_batch_add(batch, group_id, bytes, len, priority, err);
-}
-/* mq_batch_add_with: a batch event may be scheduled (not_before_epoch_s 0: now). */
-static void mqs_batch_add_at(mq_batch *batch, const char *group_id, const void *bytes, size_t len, int priority,
-                             double not_before_epoch_s, mq_error *err) {
+/* mq_batch_add_with: a batch event may be scheduled (not_before 0: now). */
+static mq_status mqs_batch_add_at(mq_batch *batch, const char *group_id, const void *event, size_t event_len,
+                                  int priority, double not_before, mq_error *err) {
     mq_publish_opts opts = MQ_PUBLISH_OPTS_INIT;
     opts.priority = priority;
-    opts.not_before = not_before_epoch_s;
-    mq_batch_add_with(batch, group_id, bytes, len, &opts, err);
-}
-static size_t mqs_batch_count(mq_batch *batch) { return mq_batch_count(batch); }
-static void mqs_batch_destroy(mq_batch *batch) { mq_batch_destroy(batch); }
-static int64_t mqs_publish_batch(mq_queue *queue, mq_batch *batch, mq_error *err) {
-    int64_t first = 0;
-    mq_publish_batch(queue, batch, &first, err);
-    return first;
+    opts.not_before = not_before;
+    return mq_batch_add_with(batch, group_id, event, event_len, &opts, err);
 }
 
-/* ---- claims: NULL (and err->status MQ_EMPTY) when nothing is due. timeout_s 0 with
- * cancel NULL is a plain claim; cancel may be NULL. worker_id NULL or "" is the library's default. ---- */
-static mq_lease *mqs_claim(mq_queue *queue, const char *worker_id, double visibility_s, int min_priority,
-                           size_t max_events, double timeout_s, mq_cancel *cancel, mq_error *err) {
-    mq_lease *lease = NULL;
+/* mq_claim_with: *out NULL (and MQ_EMPTY) when nothing is due. Without a timeout or a
+ * cancel (timeout_s 0, cancel NULL) the plain claim (no MQ_INTERRUPTED after
+ * mq_queue_interrupt), else the waiting one. worker_id NULL or "" is the library's
+ * default. */
+static mq_status mqs_claim(mq_queue *queue, const char *worker_id, double visibility_s, int min_priority,
+                           size_t max_events, double timeout_s, mq_cancel *cancel, mq_lease **out, mq_error *err) {
     mq_claim_opts opts = MQ_CLAIM_OPTS_INIT;
-    /* mq_claim_with: without a timeout or a cancel the plain claim (no MQ_INTERRUPTED
-     * after mq_queue_interrupt), else the waiting one. */
     opts.worker_id = worker_id != NULL && worker_id[0] != '\0' ? worker_id : NULL;
     opts.visibility_s = visibility_s;
     opts.min_priority = min_priority;
     opts.max_events = max_events;
     opts.timeout_s = timeout_s;
     opts.cancel = cancel;
-    mq_claim_with(queue, &opts, &lease, err);
-    return lease;
-}
-static void mqs_ack(mq_queue *queue, mq_lease *lease, mq_error *err) { mq_ack(queue, lease, err); }
-static void mqs_nack(mq_queue *queue, mq_lease *lease, double delay_s, mq_error *err) {
-    mq_nack(queue, lease, delay_s, err);
-}
-/* A lease no handler ran, given back without counting a delivery (0.4.0). */
-static void mqs_unclaim(mq_queue *queue, mq_lease *lease, mq_error *err) { mq_unclaim(queue, lease, err); }
-static void mqs_extend(mq_queue *queue, mq_lease *lease, double visibility_s, mq_error *err) {
-    mq_extend(queue, lease, visibility_s, err);
+    return mq_claim_with(queue, &opts, out, err);
 }
 
-/* ---- a lease's fields ---- */
-static int64_t mqs_lease_seq(mq_lease *lease) { return mq_lease_seq(lease); }
-static const char *mqs_lease_group(mq_lease *lease) { return mq_lease_group(lease); }
-static const char *mqs_lease_token(mq_lease *lease) { return mq_lease_token(lease); }
-static int mqs_lease_attempts(mq_lease *lease) { return mq_lease_attempts(lease); }
-static double mqs_lease_deadline(mq_lease *lease) { return mq_lease_deadline(lease); }
-static size_t mqs_lease_count(mq_lease *lease) { return mq_lease_count(lease); }
-static int64_t mqs_lease_seq_at(mq_lease *lease, size_t i) { return mq_lease_seq_at(lease, i); }
+/* Event i of a lease (mq_lease_event_at), as bytes; data NULL when i is out of range. */
 static mqs_bytes mqs_lease_event_at(mq_lease *lease, size_t i) {
     mqs_bytes b;
     b.data = mq_lease_event_at(lease, i, &b.len);
     return b;
 }
-static void mqs_lease_destroy(mq_lease *lease) { mq_lease_destroy(lease); }
-
-/* ---- cancelling one waiting claim ---- */
-static mq_cancel *mqs_cancel_new(mq_error *err) {
-    mq_cancel *c = NULL;
-    mq_cancel_new(&c, err);
-    return c;
-}
-static void mqs_cancel_trigger(mq_cancel *cancel) { mq_cancel_trigger(cancel); }
-static int mqs_cancel_triggered(mq_cancel *cancel) { return mq_cancel_triggered(cancel); }
-static void mqs_cancel_reset(mq_cancel *cancel) { mq_cancel_reset(cancel); }
-static void mqs_cancel_destroy(mq_cancel *cancel) { mq_cancel_destroy(cancel); }
-
-/* ---- dead letters, stats, repair, purge, drop ---- */
-static int64_t mqs_dead_count(mq_queue *queue, mq_error *err) {
-    int64_t n = 0;
-    mq_dead_count(queue, &n, err);
-    return n;
-}
-static int64_t mqs_dead_requeue(mq_queue *queue, int64_t seq, mq_error *err) {
-    int64_t n = 0;
-    mq_dead_requeue(queue, seq, &n, err);
-    return n;
-}
-static int64_t mqs_dead_purge(mq_queue *queue, mq_error *err) {
-    int64_t n = 0;
-    mq_dead_purge(queue, &n, err);
-    return n;
-}
-/* The caller (the typemap) frees the text with mq_free. */
-static char *mqs_stats_json(mq_queue *queue, mq_error *err) {
-    char *json = NULL;
-    mq_stats_json(queue, &json, err);
-    return json;
-}
-static int64_t mqs_repair(mq_queue *queue, mq_error *err) {
-    int64_t n = 0;
-    mq_repair(queue, &n, err);
-    return n;
-}
-/* Read-only looks (JSON arrays, released with mq_free by the typemap). group_id NULL
- * or "" is the whole queue. */
-static char *mqs_peek_json(mq_queue *queue, const char *group_id, size_t max_events, mq_error *err) {
-    char *json = NULL;
-    if (group_id != NULL && group_id[0] == '\0') group_id = NULL;
-    mq_peek_json(queue, group_id, max_events, &json, err);
-    return json;
-}
-static char *mqs_dead_list_json(mq_queue *queue, size_t max_events, mq_error *err) {
-    char *json = NULL;
-    mq_dead_list_json(queue, max_events, &json, err);
-    return json;
-}
-static void mqs_purge_group(mq_queue *queue, const char *group_id, mq_error *err) {
-    mq_purge_group(queue, group_id, err);
-}
-static void mqs_queue_drop(mq_queue *queue, mq_error *err) { mq_queue_drop(queue, err); }
 
 /* ---- a manual clock for a queue (mq_queue_set_clock) ----
  * The language sets and advances it; the library reads it, from any thread. A clock is
@@ -614,7 +481,7 @@ static uint64_t mqs_log_dropped(void) {
 extern "C" {
 #endif
 
-void _wrap_Swig_free_raw_6074f9a246b199e2(void *_swig_go_0) {
+void _wrap_Swig_free_raw_b24c2459ccc9c39a(void *_swig_go_0) {
   void *arg1 = 0 ;
   
   arg1 = *(void **)&_swig_go_0; 
@@ -624,7 +491,7 @@ void _wrap_Swig_free_raw_6074f9a246b199e2(void *_swig_go_0) {
 }
 
 
-void *_wrap_Swig_malloc_raw_6074f9a246b199e2(intgo _swig_go_0) {
+void *_wrap_Swig_malloc_raw_b24c2459ccc9c39a(intgo _swig_go_0) {
   int arg1 ;
   void *result = 0 ;
   void *_swig_go_result;
@@ -637,7 +504,7 @@ void *_wrap_Swig_malloc_raw_6074f9a246b199e2(intgo _swig_go_0) {
 }
 
 
-void _wrap_mqs_bytes_data_set_raw_6074f9a246b199e2(struct mqs_bytes *_swig_go_0, void *_swig_go_1) {
+void _wrap_mqs_bytes_data_set_raw_b24c2459ccc9c39a(struct mqs_bytes *_swig_go_0, void *_swig_go_1) {
   struct mqs_bytes *arg1 = 0 ;
   void *arg2 = 0 ;
   
@@ -649,7 +516,7 @@ void _wrap_mqs_bytes_data_set_raw_6074f9a246b199e2(struct mqs_bytes *_swig_go_0,
 }
 
 
-void *_wrap_mqs_bytes_data_get_raw_6074f9a246b199e2(struct mqs_bytes *_swig_go_0) {
+void *_wrap_mqs_bytes_data_get_raw_b24c2459ccc9c39a(struct mqs_bytes *_swig_go_0) {
   struct mqs_bytes *arg1 = 0 ;
   void *result = 0 ;
   void *_swig_go_result;
@@ -662,7 +529,7 @@ void *_wrap_mqs_bytes_data_get_raw_6074f9a246b199e2(struct mqs_bytes *_swig_go_0
 }
 
 
-void _wrap_mqs_bytes_len_set_raw_6074f9a246b199e2(struct mqs_bytes *_swig_go_0, long long _swig_go_1) {
+void _wrap_mqs_bytes_len_set_raw_b24c2459ccc9c39a(struct mqs_bytes *_swig_go_0, long long _swig_go_1) {
   struct mqs_bytes *arg1 = 0 ;
   size_t arg2 ;
   
@@ -674,7 +541,7 @@ void _wrap_mqs_bytes_len_set_raw_6074f9a246b199e2(struct mqs_bytes *_swig_go_0, 
 }
 
 
-long long _wrap_mqs_bytes_len_get_raw_6074f9a246b199e2(struct mqs_bytes *_swig_go_0) {
+long long _wrap_mqs_bytes_len_get_raw_b24c2459ccc9c39a(struct mqs_bytes *_swig_go_0) {
   struct mqs_bytes *arg1 = 0 ;
   size_t result;
   long long _swig_go_result;
@@ -687,7 +554,7 @@ long long _wrap_mqs_bytes_len_get_raw_6074f9a246b199e2(struct mqs_bytes *_swig_g
 }
 
 
-struct mqs_bytes *_wrap_new_mqs_bytes_raw_6074f9a246b199e2() {
+struct mqs_bytes *_wrap_new_mqs_bytes_raw_b24c2459ccc9c39a() {
   struct mqs_bytes *result = 0 ;
   struct mqs_bytes *_swig_go_result;
   
@@ -698,7 +565,7 @@ struct mqs_bytes *_wrap_new_mqs_bytes_raw_6074f9a246b199e2() {
 }
 
 
-void _wrap_delete_mqs_bytes_raw_6074f9a246b199e2(struct mqs_bytes *_swig_go_0) {
+void _wrap_delete_mqs_bytes_raw_b24c2459ccc9c39a(struct mqs_bytes *_swig_go_0) {
   struct mqs_bytes *arg1 = 0 ;
   
   arg1 = *(struct mqs_bytes **)&_swig_go_0; 
@@ -708,7 +575,150 @@ void _wrap_delete_mqs_bytes_raw_6074f9a246b199e2(struct mqs_bytes *_swig_go_0) {
 }
 
 
-struct mq_error *_wrap_mqs_error_new_raw_6074f9a246b199e2() {
+intgo _wrap_MQ_OK_raw_b24c2459ccc9c39a() {
+  int result;
+  intgo _swig_go_result;
+  
+  
+  result = (int)(MQ_OK);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+intgo _wrap_MQ_EMPTY_raw_b24c2459ccc9c39a() {
+  int result;
+  intgo _swig_go_result;
+  
+  
+  result = (int)(MQ_EMPTY);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+intgo _wrap_MQ_LEASE_LOST_raw_b24c2459ccc9c39a() {
+  int result;
+  intgo _swig_go_result;
+  
+  
+  result = (int)(MQ_LEASE_LOST);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+intgo _wrap_MQ_INTERRUPTED_raw_b24c2459ccc9c39a() {
+  int result;
+  intgo _swig_go_result;
+  
+  
+  result = (int)(MQ_INTERRUPTED);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+intgo _wrap_MQ_CANCELLED_raw_b24c2459ccc9c39a() {
+  int result;
+  intgo _swig_go_result;
+  
+  
+  result = (int)(MQ_CANCELLED);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+intgo _wrap_MQ_ERR_ARG_raw_b24c2459ccc9c39a() {
+  int result;
+  intgo _swig_go_result;
+  
+  
+  result = (int)(MQ_ERR_ARG);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+intgo _wrap_MQ_ERR_CONNECT_raw_b24c2459ccc9c39a() {
+  int result;
+  intgo _swig_go_result;
+  
+  
+  result = (int)(MQ_ERR_CONNECT);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+intgo _wrap_MQ_ERR_SERVER_raw_b24c2459ccc9c39a() {
+  int result;
+  intgo _swig_go_result;
+  
+  
+  result = (int)(MQ_ERR_SERVER);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+intgo _wrap_MQ_ERR_NOMEM_raw_b24c2459ccc9c39a() {
+  int result;
+  intgo _swig_go_result;
+  
+  
+  result = (int)(MQ_ERR_NOMEM);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+intgo _wrap_MQ_ERR_INTERNAL_raw_b24c2459ccc9c39a() {
+  int result;
+  intgo _swig_go_result;
+  
+  
+  result = (int)(MQ_ERR_INTERNAL);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+intgo _wrap_MQ_PRIORITY_MIN_raw_b24c2459ccc9c39a() {
+  int result;
+  intgo _swig_go_result;
+  
+  
+  result = (int)(MQ_PRIORITY_MIN);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+intgo _wrap_MQ_PRIORITY_MAX_raw_b24c2459ccc9c39a() {
+  int result;
+  intgo _swig_go_result;
+  
+  
+  result = (int)(MQ_PRIORITY_MAX);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+intgo _wrap_MQ_BATCH_MAX_raw_b24c2459ccc9c39a() {
+  int result;
+  intgo _swig_go_result;
+  
+  
+  result = (int)(MQ_BATCH_MAX);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+struct mq_error *_wrap_mqs_error_new_raw_b24c2459ccc9c39a() {
   mq_error *result = 0 ;
   struct mq_error *_swig_go_result;
   
@@ -719,7 +729,7 @@ struct mq_error *_wrap_mqs_error_new_raw_6074f9a246b199e2() {
 }
 
 
-void _wrap_mqs_error_free_raw_6074f9a246b199e2(struct mq_error *_swig_go_0) {
+void _wrap_mqs_error_free_raw_b24c2459ccc9c39a(struct mq_error *_swig_go_0) {
   mq_error *arg1 = 0 ;
   
   arg1 = *(mq_error **)&_swig_go_0; 
@@ -729,7 +739,7 @@ void _wrap_mqs_error_free_raw_6074f9a246b199e2(struct mq_error *_swig_go_0) {
 }
 
 
-intgo _wrap_mqs_error_status_raw_6074f9a246b199e2(struct mq_error *_swig_go_0) {
+intgo _wrap_mqs_error_status_raw_b24c2459ccc9c39a(struct mq_error *_swig_go_0) {
   mq_error *arg1 = 0 ;
   int result;
   intgo _swig_go_result;
@@ -742,7 +752,7 @@ intgo _wrap_mqs_error_status_raw_6074f9a246b199e2(struct mq_error *_swig_go_0) {
 }
 
 
-intgo _wrap_mqs_error_server_code_raw_6074f9a246b199e2(struct mq_error *_swig_go_0) {
+intgo _wrap_mqs_error_server_code_raw_b24c2459ccc9c39a(struct mq_error *_swig_go_0) {
   mq_error *arg1 = 0 ;
   int result;
   intgo _swig_go_result;
@@ -755,7 +765,7 @@ intgo _wrap_mqs_error_server_code_raw_6074f9a246b199e2(struct mq_error *_swig_go
 }
 
 
-_gostring_ _wrap_mqs_error_message_raw_6074f9a246b199e2(struct mq_error *_swig_go_0) {
+_gostring_ _wrap_mqs_error_message_raw_b24c2459ccc9c39a(struct mq_error *_swig_go_0) {
   mq_error *arg1 = 0 ;
   char *result = 0 ;
   _gostring_ _swig_go_result;
@@ -771,155 +781,12 @@ _gostring_ _wrap_mqs_error_message_raw_6074f9a246b199e2(struct mq_error *_swig_g
 }
 
 
-intgo _wrap_MQ_OK_raw_6074f9a246b199e2() {
-  int result;
-  intgo _swig_go_result;
-  
-  
-  result = (int)(MQ_OK);
-  _swig_go_result = result; 
-  return _swig_go_result;
-}
-
-
-intgo _wrap_MQ_EMPTY_raw_6074f9a246b199e2() {
-  int result;
-  intgo _swig_go_result;
-  
-  
-  result = (int)(MQ_EMPTY);
-  _swig_go_result = result; 
-  return _swig_go_result;
-}
-
-
-intgo _wrap_MQ_LEASE_LOST_raw_6074f9a246b199e2() {
-  int result;
-  intgo _swig_go_result;
-  
-  
-  result = (int)(MQ_LEASE_LOST);
-  _swig_go_result = result; 
-  return _swig_go_result;
-}
-
-
-intgo _wrap_MQ_INTERRUPTED_raw_6074f9a246b199e2() {
-  int result;
-  intgo _swig_go_result;
-  
-  
-  result = (int)(MQ_INTERRUPTED);
-  _swig_go_result = result; 
-  return _swig_go_result;
-}
-
-
-intgo _wrap_MQ_CANCELLED_raw_6074f9a246b199e2() {
-  int result;
-  intgo _swig_go_result;
-  
-  
-  result = (int)(MQ_CANCELLED);
-  _swig_go_result = result; 
-  return _swig_go_result;
-}
-
-
-intgo _wrap_MQ_ERR_ARG_raw_6074f9a246b199e2() {
-  int result;
-  intgo _swig_go_result;
-  
-  
-  result = (int)(MQ_ERR_ARG);
-  _swig_go_result = result; 
-  return _swig_go_result;
-}
-
-
-intgo _wrap_MQ_ERR_CONNECT_raw_6074f9a246b199e2() {
-  int result;
-  intgo _swig_go_result;
-  
-  
-  result = (int)(MQ_ERR_CONNECT);
-  _swig_go_result = result; 
-  return _swig_go_result;
-}
-
-
-intgo _wrap_MQ_ERR_SERVER_raw_6074f9a246b199e2() {
-  int result;
-  intgo _swig_go_result;
-  
-  
-  result = (int)(MQ_ERR_SERVER);
-  _swig_go_result = result; 
-  return _swig_go_result;
-}
-
-
-intgo _wrap_MQ_ERR_NOMEM_raw_6074f9a246b199e2() {
-  int result;
-  intgo _swig_go_result;
-  
-  
-  result = (int)(MQ_ERR_NOMEM);
-  _swig_go_result = result; 
-  return _swig_go_result;
-}
-
-
-intgo _wrap_MQ_ERR_INTERNAL_raw_6074f9a246b199e2() {
-  int result;
-  intgo _swig_go_result;
-  
-  
-  result = (int)(MQ_ERR_INTERNAL);
-  _swig_go_result = result; 
-  return _swig_go_result;
-}
-
-
-intgo _wrap_MQ_PRIORITY_MIN_raw_6074f9a246b199e2() {
-  int result;
-  intgo _swig_go_result;
-  
-  
-  result = (int)(MQ_PRIORITY_MIN);
-  _swig_go_result = result; 
-  return _swig_go_result;
-}
-
-
-intgo _wrap_MQ_PRIORITY_MAX_raw_6074f9a246b199e2() {
-  int result;
-  intgo _swig_go_result;
-  
-  
-  result = (int)(MQ_PRIORITY_MAX);
-  _swig_go_result = result; 
-  return _swig_go_result;
-}
-
-
-intgo _wrap_MQ_BATCH_MAX_raw_6074f9a246b199e2() {
-  int result;
-  intgo _swig_go_result;
-  
-  
-  result = (int)(MQ_BATCH_MAX);
-  _swig_go_result = result; 
-  return _swig_go_result;
-}
-
-
-_gostring_ _wrap_mqs_version_raw_6074f9a246b199e2() {
+_gostring_ _wrap_mq_version_raw_b24c2459ccc9c39a() {
   char *result = 0 ;
   _gostring_ _swig_go_result;
   
   
-  result = (char *)mqs_version();
+  result = (char *)mq_version();
   
   _swig_go_result.p = (char *)result;
   _swig_go_result.n = result ? (intgo)strlen((const char *)result) : 0;
@@ -928,14 +795,14 @@ _gostring_ _wrap_mqs_version_raw_6074f9a246b199e2() {
 }
 
 
-_gostring_ _wrap_mqs_status_name_raw_6074f9a246b199e2(intgo _swig_go_0) {
-  int arg1 ;
+_gostring_ _wrap_mq_status_name_raw_b24c2459ccc9c39a(intgo _swig_go_0) {
+  mq_status arg1 ;
   char *result = 0 ;
   _gostring_ _swig_go_result;
   
-  arg1 = (int)_swig_go_0; 
+  arg1 = (mq_status)_swig_go_0; 
   
-  result = (char *)mqs_status_name(arg1);
+  result = (char *)mq_status_name(arg1);
   
   _swig_go_result.p = (char *)result;
   _swig_go_result.n = result ? (intgo)strlen((const char *)result) : 0;
@@ -944,12 +811,13 @@ _gostring_ _wrap_mqs_status_name_raw_6074f9a246b199e2(intgo _swig_go_0) {
 }
 
 
-struct mq_client *_wrap_mqs_client_new_raw_6074f9a246b199e2(_gostring_ _swig_go_0, struct mq_error *_swig_go_1) {
+intgo _wrap_mq_client_new_raw_b24c2459ccc9c39a(_gostring_ _swig_go_0, mq_client **_swig_go_1, struct mq_error *_swig_go_2) {
   char *arg1 = 0 ;
-  mq_error *arg2 = 0 ;
+  mq_client **arg2 = 0 ;
+  mq_error *arg3 = 0 ;
   char *temp1 ;
-  mq_client *result = 0 ;
-  struct mq_client *_swig_go_result;
+  mq_status result;
+  intgo _swig_go_result;
   
   
   temp1 = (char *)malloc(_swig_go_0.n + 1);
@@ -957,60 +825,62 @@ struct mq_client *_wrap_mqs_client_new_raw_6074f9a246b199e2(_gostring_ _swig_go_
   temp1[_swig_go_0.n] = '\0';
   arg1 = (char *)temp1;
   
-  arg2 = *(mq_error **)&_swig_go_1; 
+  arg2 = *(mq_client ***)&_swig_go_1; 
+  arg3 = *(mq_error **)&_swig_go_2; 
   
-  result = (mq_client *)mqs_client_new((char const *)arg1,arg2);
-  *(mq_client **)&_swig_go_result = (mq_client *)result; 
+  result = (mq_status)mq_client_new((char const *)arg1,arg2,arg3);
+  _swig_go_result = (intgo)result; 
   free((char *)arg1); 
   return _swig_go_result;
 }
 
 
-void _wrap_mqs_client_destroy_raw_6074f9a246b199e2(struct mq_client *_swig_go_0) {
+void _wrap_mq_client_destroy_raw_b24c2459ccc9c39a(struct mq_client *_swig_go_0) {
   mq_client *arg1 = 0 ;
   
   arg1 = *(mq_client **)&_swig_go_0; 
   
-  mqs_client_destroy(arg1);
+  mq_client_destroy(arg1);
   
 }
 
 
-long long _wrap_mqs_client_command_count_raw_6074f9a246b199e2(struct mq_client *_swig_go_0) {
-  mq_client *arg1 = 0 ;
-  uint64_t result;
-  long long _swig_go_result;
-  
-  arg1 = *(mq_client **)&_swig_go_0; 
-  
-  result = (uint64_t)mqs_client_command_count(arg1);
-  _swig_go_result = result; 
-  return _swig_go_result;
-}
-
-
-long long _wrap_mqs_client_write_concern_errors_raw_6074f9a246b199e2(struct mq_client *_swig_go_0) {
+long long _wrap_mq_client_command_count_raw_b24c2459ccc9c39a(struct mq_client *_swig_go_0) {
   mq_client *arg1 = 0 ;
   uint64_t result;
   long long _swig_go_result;
   
   arg1 = *(mq_client **)&_swig_go_0; 
   
-  result = (uint64_t)mqs_client_write_concern_errors(arg1);
+  result = (uint64_t)mq_client_command_count((struct mq_client const *)arg1);
   _swig_go_result = result; 
   return _swig_go_result;
 }
 
 
-struct mq_queue *_wrap_mqs_queue_new_raw_6074f9a246b199e2(struct mq_client *_swig_go_0, _gostring_ _swig_go_1, _gostring_ _swig_go_2, struct mq_error *_swig_go_3) {
+long long _wrap_mq_client_write_concern_errors_raw_b24c2459ccc9c39a(struct mq_client *_swig_go_0) {
+  mq_client *arg1 = 0 ;
+  uint64_t result;
+  long long _swig_go_result;
+  
+  arg1 = *(mq_client **)&_swig_go_0; 
+  
+  result = (uint64_t)mq_client_write_concern_errors((struct mq_client const *)arg1);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+intgo _wrap_mq_queue_new_raw_b24c2459ccc9c39a(struct mq_client *_swig_go_0, _gostring_ _swig_go_1, _gostring_ _swig_go_2, mq_queue **_swig_go_3, struct mq_error *_swig_go_4) {
   mq_client *arg1 = 0 ;
   char *arg2 = 0 ;
   char *arg3 = 0 ;
-  mq_error *arg4 = 0 ;
+  mq_queue **arg4 = 0 ;
+  mq_error *arg5 = 0 ;
   char *temp2 ;
   char *temp3 ;
-  mq_queue *result = 0 ;
-  struct mq_queue *_swig_go_result;
+  mq_status result;
+  intgo _swig_go_result;
   
   arg1 = *(mq_client **)&_swig_go_0; 
   
@@ -1025,254 +895,667 @@ struct mq_queue *_wrap_mqs_queue_new_raw_6074f9a246b199e2(struct mq_client *_swi
   temp3[_swig_go_2.n] = '\0';
   arg3 = (char *)temp3;
   
-  arg4 = *(mq_error **)&_swig_go_3; 
+  arg4 = *(mq_queue ***)&_swig_go_3; 
+  arg5 = *(mq_error **)&_swig_go_4; 
   
-  result = (mq_queue *)mqs_queue_new(arg1,(char const *)arg2,(char const *)arg3,arg4);
-  *(mq_queue **)&_swig_go_result = (mq_queue *)result; 
+  result = (mq_status)mq_queue_new(arg1,(char const *)arg2,(char const *)arg3,arg4,arg5);
+  _swig_go_result = (intgo)result; 
   free((char *)arg2); 
   free((char *)arg3); 
   return _swig_go_result;
 }
 
 
-void _wrap_mqs_queue_interrupt_raw_6074f9a246b199e2(struct mq_queue *_swig_go_0) {
+intgo _wrap_mq_ack_raw_b24c2459ccc9c39a(struct mq_queue *_swig_go_0, struct mq_lease *_swig_go_1, struct mq_error *_swig_go_2) {
   mq_queue *arg1 = 0 ;
-  
-  arg1 = *(mq_queue **)&_swig_go_0; 
-  
-  mqs_queue_interrupt(arg1);
-  
-}
-
-
-void _wrap_mqs_queue_set_max_attempts_raw_6074f9a246b199e2(struct mq_queue *_swig_go_0, intgo _swig_go_1, struct mq_error *_swig_go_2) {
-  mq_queue *arg1 = 0 ;
-  int arg2 ;
+  mq_lease *arg2 = 0 ;
   mq_error *arg3 = 0 ;
+  mq_status result;
+  intgo _swig_go_result;
   
   arg1 = *(mq_queue **)&_swig_go_0; 
-  arg2 = (int)_swig_go_1; 
+  arg2 = *(mq_lease **)&_swig_go_1; 
   arg3 = *(mq_error **)&_swig_go_2; 
   
-  mqs_queue_set_max_attempts(arg1,arg2,arg3);
-  
-}
-
-
-double _wrap_mqs_queue_now_raw_6074f9a246b199e2(struct mq_queue *_swig_go_0) {
-  mq_queue *arg1 = 0 ;
-  double result;
-  double _swig_go_result;
-  
-  arg1 = *(mq_queue **)&_swig_go_0; 
-  
-  result = (double)mqs_queue_now(arg1);
-  _swig_go_result = result; 
+  result = (mq_status)mq_ack(arg1,(struct mq_lease const *)arg2,arg3);
+  _swig_go_result = (intgo)result; 
   return _swig_go_result;
 }
 
 
-double _wrap_mqs_queue_clock_offset_raw_6074f9a246b199e2(struct mq_queue *_swig_go_0) {
+intgo _wrap_mq_nack_raw_b24c2459ccc9c39a(struct mq_queue *_swig_go_0, struct mq_lease *_swig_go_1, double _swig_go_2, struct mq_error *_swig_go_3) {
   mq_queue *arg1 = 0 ;
-  double result;
-  double _swig_go_result;
+  mq_lease *arg2 = 0 ;
+  double arg3 ;
+  mq_error *arg4 = 0 ;
+  mq_status result;
+  intgo _swig_go_result;
   
   arg1 = *(mq_queue **)&_swig_go_0; 
+  arg2 = *(mq_lease **)&_swig_go_1; 
+  arg3 = (double)_swig_go_2; 
+  arg4 = *(mq_error **)&_swig_go_3; 
   
-  result = (double)mqs_queue_clock_offset(arg1);
-  _swig_go_result = result; 
+  result = (mq_status)mq_nack(arg1,(struct mq_lease const *)arg2,arg3,arg4);
+  _swig_go_result = (intgo)result; 
   return _swig_go_result;
 }
 
 
-void _wrap_mqs_queue_set_repair_interval_raw_6074f9a246b199e2(struct mq_queue *_swig_go_0, double _swig_go_1, struct mq_error *_swig_go_2) {
+intgo _wrap_mq_unclaim_raw_b24c2459ccc9c39a(struct mq_queue *_swig_go_0, struct mq_lease *_swig_go_1, struct mq_error *_swig_go_2) {
   mq_queue *arg1 = 0 ;
-  double arg2 ;
+  mq_lease *arg2 = 0 ;
   mq_error *arg3 = 0 ;
+  mq_status result;
+  intgo _swig_go_result;
   
   arg1 = *(mq_queue **)&_swig_go_0; 
-  arg2 = (double)_swig_go_1; 
+  arg2 = *(mq_lease **)&_swig_go_1; 
   arg3 = *(mq_error **)&_swig_go_2; 
   
-  mqs_queue_set_repair_interval(arg1,arg2,arg3);
-  
-}
-
-
-long long _wrap_mqs_queue_repair_runs_raw_6074f9a246b199e2(struct mq_queue *_swig_go_0) {
-  mq_queue *arg1 = 0 ;
-  uint64_t result;
-  long long _swig_go_result;
-  
-  arg1 = *(mq_queue **)&_swig_go_0; 
-  
-  result = (uint64_t)mqs_queue_repair_runs(arg1);
-  _swig_go_result = result; 
+  result = (mq_status)mq_unclaim(arg1,(struct mq_lease const *)arg2,arg3);
+  _swig_go_result = (intgo)result; 
   return _swig_go_result;
 }
 
 
-long long _wrap_mqs_queue_repair_fixed_raw_6074f9a246b199e2(struct mq_queue *_swig_go_0) {
+intgo _wrap_mq_extend_raw_b24c2459ccc9c39a(struct mq_queue *_swig_go_0, struct mq_lease *_swig_go_1, double _swig_go_2, struct mq_error *_swig_go_3) {
   mq_queue *arg1 = 0 ;
-  uint64_t result;
-  long long _swig_go_result;
+  mq_lease *arg2 = 0 ;
+  double arg3 ;
+  mq_error *arg4 = 0 ;
+  mq_status result;
+  intgo _swig_go_result;
   
   arg1 = *(mq_queue **)&_swig_go_0; 
+  arg2 = *(mq_lease **)&_swig_go_1; 
+  arg3 = (double)_swig_go_2; 
+  arg4 = *(mq_error **)&_swig_go_3; 
   
-  result = (uint64_t)mqs_queue_repair_fixed(arg1);
-  _swig_go_result = result; 
+  result = (mq_status)mq_extend(arg1,(struct mq_lease const *)arg2,arg3,arg4);
+  _swig_go_result = (intgo)result; 
   return _swig_go_result;
 }
 
 
-long long _wrap_mqs_publish_raw_6074f9a246b199e2(struct mq_queue *_swig_go_0, _gostring_ _swig_go_1, _goslice_ _swig_go_2, intgo _swig_go_3, double _swig_go_4, struct mq_error *_swig_go_5) {
-  mq_queue *arg1 = 0 ;
-  char *arg2 = 0 ;
-  void *arg3 = 0 ;
-  size_t arg4 ;
-  int arg5 ;
-  double arg6 ;
-  mq_error *arg7 = 0 ;
-  char *temp2 ;
+long long _wrap_mq_lease_seq_raw_b24c2459ccc9c39a(struct mq_lease *_swig_go_0) {
+  mq_lease *arg1 = 0 ;
   int64_t result;
   long long _swig_go_result;
   
-  arg1 = *(mq_queue **)&_swig_go_0; 
+  arg1 = *(mq_lease **)&_swig_go_0; 
   
-  temp2 = (char *)malloc(_swig_go_1.n + 1);
-  memcpy(temp2, _swig_go_1.p, _swig_go_1.n);
-  temp2[_swig_go_1.n] = '\0';
-  arg2 = (char *)temp2;
-  
-  
-  arg3 = (void *)_swig_go_2.array;
-  arg4 = (size_t)_swig_go_2.len;
-  
-  arg5 = (int)_swig_go_3; 
-  arg6 = (double)_swig_go_4; 
-  arg7 = *(mq_error **)&_swig_go_5; 
-  
-  result = (int64_t)mqs_publish(arg1,(char const *)arg2,(void const *)arg3,arg4,arg5,arg6,arg7);
+  result = (int64_t)mq_lease_seq((struct mq_lease const *)arg1);
   _swig_go_result = result; 
-  free((char *)arg2); 
   return _swig_go_result;
 }
 
 
-struct mq_batch *_wrap_mqs_batch_new_raw_6074f9a246b199e2(struct mq_error *_swig_go_0) {
-  mq_error *arg1 = 0 ;
-  mq_batch *result = 0 ;
-  struct mq_batch *_swig_go_result;
+_gostring_ _wrap_mq_lease_group_raw_b24c2459ccc9c39a(struct mq_lease *_swig_go_0) {
+  mq_lease *arg1 = 0 ;
+  char *result = 0 ;
+  _gostring_ _swig_go_result;
   
-  arg1 = *(mq_error **)&_swig_go_0; 
+  arg1 = *(mq_lease **)&_swig_go_0; 
   
-  result = (mq_batch *)mqs_batch_new(arg1);
-  *(mq_batch **)&_swig_go_result = (mq_batch *)result; 
+  result = (char *)mq_lease_group((struct mq_lease const *)arg1);
+  
+  _swig_go_result.p = (char *)result;
+  _swig_go_result.n = result ? (intgo)strlen((const char *)result) : 0;
+  
   return _swig_go_result;
 }
 
 
-void _wrap_mqs_batch_add_raw_6074f9a246b199e2(struct mq_batch *_swig_go_0, _gostring_ _swig_go_1, _goslice_ _swig_go_2, intgo _swig_go_3, struct mq_error *_swig_go_4) {
-  mq_batch *arg1 = 0 ;
-  char *arg2 = 0 ;
-  void *arg3 = 0 ;
-  size_t arg4 ;
-  int arg5 ;
-  mq_error *arg6 = 0 ;
-  char *temp2 ;
+_gostring_ _wrap_mq_lease_token_raw_b24c2459ccc9c39a(struct mq_lease *_swig_go_0) {
+  mq_lease *arg1 = 0 ;
+  char *result = 0 ;
+  _gostring_ _swig_go_result;
   
-  arg1 = *(mq_batch **)&_swig_go_0; 
+  arg1 = *(mq_lease **)&_swig_go_0; 
   
-  temp2 = (char *)malloc(_swig_go_1.n + 1);
-  memcpy(temp2, _swig_go_1.p, _swig_go_1.n);
-  temp2[_swig_go_1.n] = '\0';
-  arg2 = (char *)temp2;
+  result = (char *)mq_lease_token((struct mq_lease const *)arg1);
   
+  _swig_go_result.p = (char *)result;
+  _swig_go_result.n = result ? (intgo)strlen((const char *)result) : 0;
   
-  arg3 = (void *)_swig_go_2.array;
-  arg4 = (size_t)_swig_go_2.len;
-  
-  arg5 = (int)_swig_go_3; 
-  arg6 = *(mq_error **)&_swig_go_4; 
-  
-  mqs_batch_add(arg1,(char const *)arg2,(void const *)arg3,arg4,arg5,arg6);
-  
-  free((char *)arg2); 
+  return _swig_go_result;
 }
 
 
-void _wrap_mqs_batch_add_at_raw_6074f9a246b199e2(struct mq_batch *_swig_go_0, _gostring_ _swig_go_1, _goslice_ _swig_go_2, intgo _swig_go_3, double _swig_go_4, struct mq_error *_swig_go_5) {
-  mq_batch *arg1 = 0 ;
-  char *arg2 = 0 ;
-  void *arg3 = 0 ;
-  size_t arg4 ;
-  int arg5 ;
-  double arg6 ;
-  mq_error *arg7 = 0 ;
-  char *temp2 ;
+intgo _wrap_mq_lease_attempts_raw_b24c2459ccc9c39a(struct mq_lease *_swig_go_0) {
+  mq_lease *arg1 = 0 ;
+  int result;
+  intgo _swig_go_result;
   
-  arg1 = *(mq_batch **)&_swig_go_0; 
+  arg1 = *(mq_lease **)&_swig_go_0; 
   
-  temp2 = (char *)malloc(_swig_go_1.n + 1);
-  memcpy(temp2, _swig_go_1.p, _swig_go_1.n);
-  temp2[_swig_go_1.n] = '\0';
-  arg2 = (char *)temp2;
-  
-  
-  arg3 = (void *)_swig_go_2.array;
-  arg4 = (size_t)_swig_go_2.len;
-  
-  arg5 = (int)_swig_go_3; 
-  arg6 = (double)_swig_go_4; 
-  arg7 = *(mq_error **)&_swig_go_5; 
-  
-  mqs_batch_add_at(arg1,(char const *)arg2,(void const *)arg3,arg4,arg5,arg6,arg7);
-  
-  free((char *)arg2); 
+  result = (int)mq_lease_attempts((struct mq_lease const *)arg1);
+  _swig_go_result = result; 
+  return _swig_go_result;
 }
 
 
-long long _wrap_mqs_batch_count_raw_6074f9a246b199e2(struct mq_batch *_swig_go_0) {
+void _wrap_mq_lease_destroy_raw_b24c2459ccc9c39a(struct mq_lease *_swig_go_0) {
+  mq_lease *arg1 = 0 ;
+  
+  arg1 = *(mq_lease **)&_swig_go_0; 
+  
+  mq_lease_destroy(arg1);
+  
+}
+
+
+intgo _wrap_mq_batch_new_raw_b24c2459ccc9c39a(mq_batch **_swig_go_0, struct mq_error *_swig_go_1) {
+  mq_batch **arg1 = 0 ;
+  mq_error *arg2 = 0 ;
+  mq_status result;
+  intgo _swig_go_result;
+  
+  arg1 = *(mq_batch ***)&_swig_go_0; 
+  arg2 = *(mq_error **)&_swig_go_1; 
+  
+  result = (mq_status)mq_batch_new(arg1,arg2);
+  _swig_go_result = (intgo)result; 
+  return _swig_go_result;
+}
+
+
+long long _wrap_mq_batch_count_raw_b24c2459ccc9c39a(struct mq_batch *_swig_go_0) {
   mq_batch *arg1 = 0 ;
   size_t result;
   long long _swig_go_result;
   
   arg1 = *(mq_batch **)&_swig_go_0; 
   
-  result = mqs_batch_count(arg1);
+  result = mq_batch_count((struct mq_batch const *)arg1);
   _swig_go_result = result; 
   return _swig_go_result;
 }
 
 
-void _wrap_mqs_batch_destroy_raw_6074f9a246b199e2(struct mq_batch *_swig_go_0) {
+void _wrap_mq_batch_destroy_raw_b24c2459ccc9c39a(struct mq_batch *_swig_go_0) {
   mq_batch *arg1 = 0 ;
   
   arg1 = *(mq_batch **)&_swig_go_0; 
   
-  mqs_batch_destroy(arg1);
+  mq_batch_destroy(arg1);
   
 }
 
 
-long long _wrap_mqs_publish_batch_raw_6074f9a246b199e2(struct mq_queue *_swig_go_0, struct mq_batch *_swig_go_1, struct mq_error *_swig_go_2) {
+intgo _wrap_mq_publish_batch_raw_b24c2459ccc9c39a(struct mq_queue *_swig_go_0, struct mq_batch *_swig_go_1, long long *_swig_go_2, struct mq_error *_swig_go_3) {
   mq_queue *arg1 = 0 ;
   mq_batch *arg2 = 0 ;
-  mq_error *arg3 = 0 ;
-  int64_t result;
-  long long _swig_go_result;
+  int64_t *arg3 = 0 ;
+  mq_error *arg4 = 0 ;
+  mq_status result;
+  intgo _swig_go_result;
   
   arg1 = *(mq_queue **)&_swig_go_0; 
   arg2 = *(mq_batch **)&_swig_go_1; 
-  arg3 = *(mq_error **)&_swig_go_2; 
+  arg3 = *(int64_t **)&_swig_go_2; 
+  arg4 = *(mq_error **)&_swig_go_3; 
   
-  result = (int64_t)mqs_publish_batch(arg1,arg2,arg3);
+  result = (mq_status)mq_publish_batch(arg1,(struct mq_batch const *)arg2,arg3,arg4);
+  _swig_go_result = (intgo)result; 
+  return _swig_go_result;
+}
+
+
+long long _wrap_mq_lease_count_raw_b24c2459ccc9c39a(struct mq_lease *_swig_go_0) {
+  mq_lease *arg1 = 0 ;
+  size_t result;
+  long long _swig_go_result;
+  
+  arg1 = *(mq_lease **)&_swig_go_0; 
+  
+  result = mq_lease_count((struct mq_lease const *)arg1);
   _swig_go_result = result; 
   return _swig_go_result;
 }
 
 
-struct mq_lease *_wrap_mqs_claim_raw_6074f9a246b199e2(struct mq_queue *_swig_go_0, _gostring_ _swig_go_1, double _swig_go_2, intgo _swig_go_3, long long _swig_go_4, double _swig_go_5, struct mq_cancel *_swig_go_6, struct mq_error *_swig_go_7) {
+long long _wrap_mq_lease_seq_at_raw_b24c2459ccc9c39a(struct mq_lease *_swig_go_0, long long _swig_go_1) {
+  mq_lease *arg1 = 0 ;
+  size_t arg2 ;
+  int64_t result;
+  long long _swig_go_result;
+  
+  arg1 = *(mq_lease **)&_swig_go_0; 
+  arg2 = (size_t)_swig_go_1; 
+  
+  result = (int64_t)mq_lease_seq_at((struct mq_lease const *)arg1,arg2);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+void _wrap_mq_queue_interrupt_raw_b24c2459ccc9c39a(struct mq_queue *_swig_go_0) {
+  mq_queue *arg1 = 0 ;
+  
+  arg1 = *(mq_queue **)&_swig_go_0; 
+  
+  mq_queue_interrupt(arg1);
+  
+}
+
+
+intgo _wrap_mq_cancel_new_raw_b24c2459ccc9c39a(mq_cancel **_swig_go_0, struct mq_error *_swig_go_1) {
+  mq_cancel **arg1 = 0 ;
+  mq_error *arg2 = 0 ;
+  mq_status result;
+  intgo _swig_go_result;
+  
+  arg1 = *(mq_cancel ***)&_swig_go_0; 
+  arg2 = *(mq_error **)&_swig_go_1; 
+  
+  result = (mq_status)mq_cancel_new(arg1,arg2);
+  _swig_go_result = (intgo)result; 
+  return _swig_go_result;
+}
+
+
+void _wrap_mq_cancel_trigger_raw_b24c2459ccc9c39a(struct mq_cancel *_swig_go_0) {
+  mq_cancel *arg1 = 0 ;
+  
+  arg1 = *(mq_cancel **)&_swig_go_0; 
+  
+  mq_cancel_trigger(arg1);
+  
+}
+
+
+intgo _wrap_mq_cancel_triggered_raw_b24c2459ccc9c39a(struct mq_cancel *_swig_go_0) {
+  mq_cancel *arg1 = 0 ;
+  int result;
+  intgo _swig_go_result;
+  
+  arg1 = *(mq_cancel **)&_swig_go_0; 
+  
+  result = (int)mq_cancel_triggered((struct mq_cancel const *)arg1);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+void _wrap_mq_cancel_reset_raw_b24c2459ccc9c39a(struct mq_cancel *_swig_go_0) {
+  mq_cancel *arg1 = 0 ;
+  
+  arg1 = *(mq_cancel **)&_swig_go_0; 
+  
+  mq_cancel_reset(arg1);
+  
+}
+
+
+void _wrap_mq_cancel_destroy_raw_b24c2459ccc9c39a(struct mq_cancel *_swig_go_0) {
+  mq_cancel *arg1 = 0 ;
+  
+  arg1 = *(mq_cancel **)&_swig_go_0; 
+  
+  mq_cancel_destroy(arg1);
+  
+}
+
+
+double _wrap_mq_lease_deadline_raw_b24c2459ccc9c39a(struct mq_lease *_swig_go_0) {
+  mq_lease *arg1 = 0 ;
+  double result;
+  double _swig_go_result;
+  
+  arg1 = *(mq_lease **)&_swig_go_0; 
+  
+  result = (double)mq_lease_deadline((struct mq_lease const *)arg1);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+intgo _wrap_mq_queue_set_repair_interval_raw_b24c2459ccc9c39a(struct mq_queue *_swig_go_0, double _swig_go_1, struct mq_error *_swig_go_2) {
+  mq_queue *arg1 = 0 ;
+  double arg2 ;
+  mq_error *arg3 = 0 ;
+  mq_status result;
+  intgo _swig_go_result;
+  
+  arg1 = *(mq_queue **)&_swig_go_0; 
+  arg2 = (double)_swig_go_1; 
+  arg3 = *(mq_error **)&_swig_go_2; 
+  
+  result = (mq_status)mq_queue_set_repair_interval(arg1,arg2,arg3);
+  _swig_go_result = (intgo)result; 
+  return _swig_go_result;
+}
+
+
+void _wrap_mq_queue_repair_counts_raw_b24c2459ccc9c39a(struct mq_queue *_swig_go_0, long long *_swig_go_1, long long *_swig_go_2) {
+  mq_queue *arg1 = 0 ;
+  uint64_t *arg2 = 0 ;
+  uint64_t *arg3 = 0 ;
+  
+  arg1 = *(mq_queue **)&_swig_go_0; 
+  arg2 = *(uint64_t **)&_swig_go_1; 
+  arg3 = *(uint64_t **)&_swig_go_2; 
+  
+  mq_queue_repair_counts((struct mq_queue const *)arg1,arg2,arg3);
+  
+}
+
+
+intgo _wrap_mq_queue_set_max_attempts_raw_b24c2459ccc9c39a(struct mq_queue *_swig_go_0, intgo _swig_go_1, struct mq_error *_swig_go_2) {
+  mq_queue *arg1 = 0 ;
+  int arg2 ;
+  mq_error *arg3 = 0 ;
+  mq_status result;
+  intgo _swig_go_result;
+  
+  arg1 = *(mq_queue **)&_swig_go_0; 
+  arg2 = (int)_swig_go_1; 
+  arg3 = *(mq_error **)&_swig_go_2; 
+  
+  result = (mq_status)mq_queue_set_max_attempts(arg1,arg2,arg3);
+  _swig_go_result = (intgo)result; 
+  return _swig_go_result;
+}
+
+
+intgo _wrap_mq_dead_count_raw_b24c2459ccc9c39a(struct mq_queue *_swig_go_0, long long *_swig_go_1, struct mq_error *_swig_go_2) {
+  mq_queue *arg1 = 0 ;
+  int64_t *arg2 = 0 ;
+  mq_error *arg3 = 0 ;
+  mq_status result;
+  intgo _swig_go_result;
+  
+  arg1 = *(mq_queue **)&_swig_go_0; 
+  arg2 = *(int64_t **)&_swig_go_1; 
+  arg3 = *(mq_error **)&_swig_go_2; 
+  
+  result = (mq_status)mq_dead_count(arg1,arg2,arg3);
+  _swig_go_result = (intgo)result; 
+  return _swig_go_result;
+}
+
+
+intgo _wrap_mq_dead_requeue_raw_b24c2459ccc9c39a(struct mq_queue *_swig_go_0, long long _swig_go_1, long long *_swig_go_2, struct mq_error *_swig_go_3) {
+  mq_queue *arg1 = 0 ;
+  int64_t arg2 ;
+  int64_t *arg3 = 0 ;
+  mq_error *arg4 = 0 ;
+  mq_status result;
+  intgo _swig_go_result;
+  
+  arg1 = *(mq_queue **)&_swig_go_0; 
+  arg2 = (int64_t)_swig_go_1; 
+  arg3 = *(int64_t **)&_swig_go_2; 
+  arg4 = *(mq_error **)&_swig_go_3; 
+  
+  result = (mq_status)mq_dead_requeue(arg1,arg2,arg3,arg4);
+  _swig_go_result = (intgo)result; 
+  return _swig_go_result;
+}
+
+
+intgo _wrap_mq_dead_purge_raw_b24c2459ccc9c39a(struct mq_queue *_swig_go_0, long long *_swig_go_1, struct mq_error *_swig_go_2) {
+  mq_queue *arg1 = 0 ;
+  int64_t *arg2 = 0 ;
+  mq_error *arg3 = 0 ;
+  mq_status result;
+  intgo _swig_go_result;
+  
+  arg1 = *(mq_queue **)&_swig_go_0; 
+  arg2 = *(int64_t **)&_swig_go_1; 
+  arg3 = *(mq_error **)&_swig_go_2; 
+  
+  result = (mq_status)mq_dead_purge(arg1,arg2,arg3);
+  _swig_go_result = (intgo)result; 
+  return _swig_go_result;
+}
+
+
+intgo _wrap_mq_stats_json_raw_b24c2459ccc9c39a(struct mq_queue *_swig_go_0, _gostring_* _swig_go_1, struct mq_error *_swig_go_2) {
+  mq_queue *arg1 = 0 ;
+  char **arg2 = 0 ;
+  mq_error *arg3 = 0 ;
+  char *text2 = NULL ;
+  mq_status result;
+  intgo _swig_go_result;
+  
+  arg1 = *(mq_queue **)&_swig_go_0; 
+  arg2 = &text2; 
+  arg3 = *(mq_error **)&_swig_go_2; 
+  
+  result = (mq_status)mq_stats_json(arg1,arg2,arg3);
+  _swig_go_result = (intgo)result; 
+  
+  _swig_go_1->n = text2 ? (intgo)strlen(text2) : 0;
+  _swig_go_1->p = (char *)malloc(_swig_go_1->n > 0 ? (size_t)_swig_go_1->n : 1);
+  if (_swig_go_1->p == NULL) _swig_go_1->n = 0;
+  else if (_swig_go_1->n > 0) memcpy(_swig_go_1->p, text2, (size_t)_swig_go_1->n);
+  
+  mq_free(text2); 
+  return _swig_go_result;
+}
+
+
+intgo _wrap_mq_repair_raw_b24c2459ccc9c39a(struct mq_queue *_swig_go_0, long long *_swig_go_1, struct mq_error *_swig_go_2) {
+  mq_queue *arg1 = 0 ;
+  int64_t *arg2 = 0 ;
+  mq_error *arg3 = 0 ;
+  mq_status result;
+  intgo _swig_go_result;
+  
+  arg1 = *(mq_queue **)&_swig_go_0; 
+  arg2 = *(int64_t **)&_swig_go_1; 
+  arg3 = *(mq_error **)&_swig_go_2; 
+  
+  result = (mq_status)mq_repair(arg1,arg2,arg3);
+  _swig_go_result = (intgo)result; 
+  return _swig_go_result;
+}
+
+
+intgo _wrap_mq_purge_group_raw_b24c2459ccc9c39a(struct mq_queue *_swig_go_0, _gostring_ _swig_go_1, struct mq_error *_swig_go_2) {
+  mq_queue *arg1 = 0 ;
+  char *arg2 = 0 ;
+  mq_error *arg3 = 0 ;
+  char *temp2 ;
+  mq_status result;
+  intgo _swig_go_result;
+  
+  arg1 = *(mq_queue **)&_swig_go_0; 
+  
+  temp2 = (char *)malloc(_swig_go_1.n + 1);
+  memcpy(temp2, _swig_go_1.p, _swig_go_1.n);
+  temp2[_swig_go_1.n] = '\0';
+  arg2 = (char *)temp2;
+  
+  arg3 = *(mq_error **)&_swig_go_2; 
+  
+  result = (mq_status)mq_purge_group(arg1,(char const *)arg2,arg3);
+  _swig_go_result = (intgo)result; 
+  free((char *)arg2); 
+  return _swig_go_result;
+}
+
+
+intgo _wrap_mq_queue_drop_raw_b24c2459ccc9c39a(struct mq_queue *_swig_go_0, struct mq_error *_swig_go_1) {
+  mq_queue *arg1 = 0 ;
+  mq_error *arg2 = 0 ;
+  mq_status result;
+  intgo _swig_go_result;
+  
+  arg1 = *(mq_queue **)&_swig_go_0; 
+  arg2 = *(mq_error **)&_swig_go_1; 
+  
+  result = (mq_status)mq_queue_drop(arg1,arg2);
+  _swig_go_result = (intgo)result; 
+  return _swig_go_result;
+}
+
+
+intgo _wrap_mq_peek_json_raw_b24c2459ccc9c39a(struct mq_queue *_swig_go_0, _gostring_ _swig_go_1, long long _swig_go_2, _gostring_* _swig_go_3, struct mq_error *_swig_go_4) {
+  mq_queue *arg1 = 0 ;
+  char *arg2 = 0 ;
+  size_t arg3 ;
+  char **arg4 = 0 ;
+  mq_error *arg5 = 0 ;
+  char *temp2 ;
+  char *text4 = NULL ;
+  mq_status result;
+  intgo _swig_go_result;
+  
+  arg1 = *(mq_queue **)&_swig_go_0; 
+  
+  temp2 = (char *)malloc(_swig_go_1.n + 1);
+  memcpy(temp2, _swig_go_1.p, _swig_go_1.n);
+  temp2[_swig_go_1.n] = '\0';
+  arg2 = (char *)temp2;
+  
+  arg3 = (size_t)_swig_go_2; 
+  arg4 = &text4; 
+  arg5 = *(mq_error **)&_swig_go_4; 
+  
+  
+  result = mq_peek_json(arg1, arg2 != NULL && arg2[0] == '\0' ? NULL : arg2, arg3, arg4, arg5);
+  
+  _swig_go_result = (intgo)result; 
+  
+  _swig_go_3->n = text4 ? (intgo)strlen(text4) : 0;
+  _swig_go_3->p = (char *)malloc(_swig_go_3->n > 0 ? (size_t)_swig_go_3->n : 1);
+  if (_swig_go_3->p == NULL) _swig_go_3->n = 0;
+  else if (_swig_go_3->n > 0) memcpy(_swig_go_3->p, text4, (size_t)_swig_go_3->n);
+  
+  free((char *)arg2); 
+  mq_free(text4); 
+  return _swig_go_result;
+}
+
+
+intgo _wrap_mq_dead_list_json_raw_b24c2459ccc9c39a(struct mq_queue *_swig_go_0, long long _swig_go_1, _gostring_* _swig_go_2, struct mq_error *_swig_go_3) {
+  mq_queue *arg1 = 0 ;
+  size_t arg2 ;
+  char **arg3 = 0 ;
+  mq_error *arg4 = 0 ;
+  char *text3 = NULL ;
+  mq_status result;
+  intgo _swig_go_result;
+  
+  arg1 = *(mq_queue **)&_swig_go_0; 
+  arg2 = (size_t)_swig_go_1; 
+  arg3 = &text3; 
+  arg4 = *(mq_error **)&_swig_go_3; 
+  
+  result = (mq_status)mq_dead_list_json(arg1,arg2,arg3,arg4);
+  _swig_go_result = (intgo)result; 
+  
+  _swig_go_2->n = text3 ? (intgo)strlen(text3) : 0;
+  _swig_go_2->p = (char *)malloc(_swig_go_2->n > 0 ? (size_t)_swig_go_2->n : 1);
+  if (_swig_go_2->p == NULL) _swig_go_2->n = 0;
+  else if (_swig_go_2->n > 0) memcpy(_swig_go_2->p, text3, (size_t)_swig_go_2->n);
+  
+  mq_free(text3); 
+  return _swig_go_result;
+}
+
+
+double _wrap_mq_queue_clock_offset_raw_b24c2459ccc9c39a(struct mq_queue *_swig_go_0) {
+  mq_queue *arg1 = 0 ;
+  double result;
+  double _swig_go_result;
+  
+  arg1 = *(mq_queue **)&_swig_go_0; 
+  
+  result = (double)mq_queue_clock_offset((struct mq_queue const *)arg1);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+double _wrap_mq_queue_now_raw_b24c2459ccc9c39a(struct mq_queue *_swig_go_0) {
+  mq_queue *arg1 = 0 ;
+  double result;
+  double _swig_go_result;
+  
+  arg1 = *(mq_queue **)&_swig_go_0; 
+  
+  result = (double)mq_queue_now(arg1);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+intgo _wrap_mqs_publish_raw_b24c2459ccc9c39a(struct mq_queue *_swig_go_0, _gostring_ _swig_go_1, _goslice_ _swig_go_2, intgo _swig_go_3, double _swig_go_4, long long *_swig_go_5, struct mq_error *_swig_go_6) {
+  mq_queue *arg1 = 0 ;
+  char *arg2 = 0 ;
+  void *arg3 = 0 ;
+  size_t arg4 ;
+  int arg5 ;
+  double arg6 ;
+  int64_t *arg7 = 0 ;
+  mq_error *arg8 = 0 ;
+  char *temp2 ;
+  mq_status result;
+  intgo _swig_go_result;
+  
+  arg1 = *(mq_queue **)&_swig_go_0; 
+  
+  temp2 = (char *)malloc(_swig_go_1.n + 1);
+  memcpy(temp2, _swig_go_1.p, _swig_go_1.n);
+  temp2[_swig_go_1.n] = '\0';
+  arg2 = (char *)temp2;
+  
+  
+  arg3 = (void *)_swig_go_2.array;
+  arg4 = (size_t)_swig_go_2.len;
+  
+  arg5 = (int)_swig_go_3; 
+  arg6 = (double)_swig_go_4; 
+  arg7 = *(int64_t **)&_swig_go_5; 
+  arg8 = *(mq_error **)&_swig_go_6; 
+  
+  result = (mq_status)mqs_publish(arg1,(char const *)arg2,(void const *)arg3,arg4,arg5,arg6,arg7,arg8);
+  _swig_go_result = (intgo)result; 
+  free((char *)arg2); 
+  return _swig_go_result;
+}
+
+
+intgo _wrap_mqs_batch_add_at_raw_b24c2459ccc9c39a(struct mq_batch *_swig_go_0, _gostring_ _swig_go_1, _goslice_ _swig_go_2, intgo _swig_go_3, double _swig_go_4, struct mq_error *_swig_go_5) {
+  mq_batch *arg1 = 0 ;
+  char *arg2 = 0 ;
+  void *arg3 = 0 ;
+  size_t arg4 ;
+  int arg5 ;
+  double arg6 ;
+  mq_error *arg7 = 0 ;
+  char *temp2 ;
+  mq_status result;
+  intgo _swig_go_result;
+  
+  arg1 = *(mq_batch **)&_swig_go_0; 
+  
+  temp2 = (char *)malloc(_swig_go_1.n + 1);
+  memcpy(temp2, _swig_go_1.p, _swig_go_1.n);
+  temp2[_swig_go_1.n] = '\0';
+  arg2 = (char *)temp2;
+  
+  
+  arg3 = (void *)_swig_go_2.array;
+  arg4 = (size_t)_swig_go_2.len;
+  
+  arg5 = (int)_swig_go_3; 
+  arg6 = (double)_swig_go_4; 
+  arg7 = *(mq_error **)&_swig_go_5; 
+  
+  result = (mq_status)mqs_batch_add_at(arg1,(char const *)arg2,(void const *)arg3,arg4,arg5,arg6,arg7);
+  _swig_go_result = (intgo)result; 
+  free((char *)arg2); 
+  return _swig_go_result;
+}
+
+
+intgo _wrap_mqs_claim_raw_b24c2459ccc9c39a(struct mq_queue *_swig_go_0, _gostring_ _swig_go_1, double _swig_go_2, intgo _swig_go_3, long long _swig_go_4, double _swig_go_5, struct mq_cancel *_swig_go_6, mq_lease **_swig_go_7, struct mq_error *_swig_go_8) {
   mq_queue *arg1 = 0 ;
   char *arg2 = 0 ;
   double arg3 ;
@@ -1280,10 +1563,11 @@ struct mq_lease *_wrap_mqs_claim_raw_6074f9a246b199e2(struct mq_queue *_swig_go_
   size_t arg5 ;
   double arg6 ;
   mq_cancel *arg7 = 0 ;
-  mq_error *arg8 = 0 ;
+  mq_lease **arg8 = 0 ;
+  mq_error *arg9 = 0 ;
   char *temp2 ;
-  mq_lease *result = 0 ;
-  struct mq_lease *_swig_go_result;
+  mq_status result;
+  intgo _swig_go_result;
   
   arg1 = *(mq_queue **)&_swig_go_0; 
   
@@ -1297,175 +1581,17 @@ struct mq_lease *_wrap_mqs_claim_raw_6074f9a246b199e2(struct mq_queue *_swig_go_
   arg5 = (size_t)_swig_go_4; 
   arg6 = (double)_swig_go_5; 
   arg7 = *(mq_cancel **)&_swig_go_6; 
-  arg8 = *(mq_error **)&_swig_go_7; 
+  arg8 = *(mq_lease ***)&_swig_go_7; 
+  arg9 = *(mq_error **)&_swig_go_8; 
   
-  result = (mq_lease *)mqs_claim(arg1,(char const *)arg2,arg3,arg4,arg5,arg6,arg7,arg8);
-  *(mq_lease **)&_swig_go_result = (mq_lease *)result; 
+  result = (mq_status)mqs_claim(arg1,(char const *)arg2,arg3,arg4,arg5,arg6,arg7,arg8,arg9);
+  _swig_go_result = (intgo)result; 
   free((char *)arg2); 
   return _swig_go_result;
 }
 
 
-void _wrap_mqs_ack_raw_6074f9a246b199e2(struct mq_queue *_swig_go_0, struct mq_lease *_swig_go_1, struct mq_error *_swig_go_2) {
-  mq_queue *arg1 = 0 ;
-  mq_lease *arg2 = 0 ;
-  mq_error *arg3 = 0 ;
-  
-  arg1 = *(mq_queue **)&_swig_go_0; 
-  arg2 = *(mq_lease **)&_swig_go_1; 
-  arg3 = *(mq_error **)&_swig_go_2; 
-  
-  mqs_ack(arg1,arg2,arg3);
-  
-}
-
-
-void _wrap_mqs_nack_raw_6074f9a246b199e2(struct mq_queue *_swig_go_0, struct mq_lease *_swig_go_1, double _swig_go_2, struct mq_error *_swig_go_3) {
-  mq_queue *arg1 = 0 ;
-  mq_lease *arg2 = 0 ;
-  double arg3 ;
-  mq_error *arg4 = 0 ;
-  
-  arg1 = *(mq_queue **)&_swig_go_0; 
-  arg2 = *(mq_lease **)&_swig_go_1; 
-  arg3 = (double)_swig_go_2; 
-  arg4 = *(mq_error **)&_swig_go_3; 
-  
-  mqs_nack(arg1,arg2,arg3,arg4);
-  
-}
-
-
-void _wrap_mqs_unclaim_raw_6074f9a246b199e2(struct mq_queue *_swig_go_0, struct mq_lease *_swig_go_1, struct mq_error *_swig_go_2) {
-  mq_queue *arg1 = 0 ;
-  mq_lease *arg2 = 0 ;
-  mq_error *arg3 = 0 ;
-  
-  arg1 = *(mq_queue **)&_swig_go_0; 
-  arg2 = *(mq_lease **)&_swig_go_1; 
-  arg3 = *(mq_error **)&_swig_go_2; 
-  
-  mqs_unclaim(arg1,arg2,arg3);
-  
-}
-
-
-void _wrap_mqs_extend_raw_6074f9a246b199e2(struct mq_queue *_swig_go_0, struct mq_lease *_swig_go_1, double _swig_go_2, struct mq_error *_swig_go_3) {
-  mq_queue *arg1 = 0 ;
-  mq_lease *arg2 = 0 ;
-  double arg3 ;
-  mq_error *arg4 = 0 ;
-  
-  arg1 = *(mq_queue **)&_swig_go_0; 
-  arg2 = *(mq_lease **)&_swig_go_1; 
-  arg3 = (double)_swig_go_2; 
-  arg4 = *(mq_error **)&_swig_go_3; 
-  
-  mqs_extend(arg1,arg2,arg3,arg4);
-  
-}
-
-
-long long _wrap_mqs_lease_seq_raw_6074f9a246b199e2(struct mq_lease *_swig_go_0) {
-  mq_lease *arg1 = 0 ;
-  int64_t result;
-  long long _swig_go_result;
-  
-  arg1 = *(mq_lease **)&_swig_go_0; 
-  
-  result = (int64_t)mqs_lease_seq(arg1);
-  _swig_go_result = result; 
-  return _swig_go_result;
-}
-
-
-_gostring_ _wrap_mqs_lease_group_raw_6074f9a246b199e2(struct mq_lease *_swig_go_0) {
-  mq_lease *arg1 = 0 ;
-  char *result = 0 ;
-  _gostring_ _swig_go_result;
-  
-  arg1 = *(mq_lease **)&_swig_go_0; 
-  
-  result = (char *)mqs_lease_group(arg1);
-  
-  _swig_go_result.p = (char *)result;
-  _swig_go_result.n = result ? (intgo)strlen((const char *)result) : 0;
-  
-  return _swig_go_result;
-}
-
-
-_gostring_ _wrap_mqs_lease_token_raw_6074f9a246b199e2(struct mq_lease *_swig_go_0) {
-  mq_lease *arg1 = 0 ;
-  char *result = 0 ;
-  _gostring_ _swig_go_result;
-  
-  arg1 = *(mq_lease **)&_swig_go_0; 
-  
-  result = (char *)mqs_lease_token(arg1);
-  
-  _swig_go_result.p = (char *)result;
-  _swig_go_result.n = result ? (intgo)strlen((const char *)result) : 0;
-  
-  return _swig_go_result;
-}
-
-
-intgo _wrap_mqs_lease_attempts_raw_6074f9a246b199e2(struct mq_lease *_swig_go_0) {
-  mq_lease *arg1 = 0 ;
-  int result;
-  intgo _swig_go_result;
-  
-  arg1 = *(mq_lease **)&_swig_go_0; 
-  
-  result = (int)mqs_lease_attempts(arg1);
-  _swig_go_result = result; 
-  return _swig_go_result;
-}
-
-
-double _wrap_mqs_lease_deadline_raw_6074f9a246b199e2(struct mq_lease *_swig_go_0) {
-  mq_lease *arg1 = 0 ;
-  double result;
-  double _swig_go_result;
-  
-  arg1 = *(mq_lease **)&_swig_go_0; 
-  
-  result = (double)mqs_lease_deadline(arg1);
-  _swig_go_result = result; 
-  return _swig_go_result;
-}
-
-
-long long _wrap_mqs_lease_count_raw_6074f9a246b199e2(struct mq_lease *_swig_go_0) {
-  mq_lease *arg1 = 0 ;
-  size_t result;
-  long long _swig_go_result;
-  
-  arg1 = *(mq_lease **)&_swig_go_0; 
-  
-  result = mqs_lease_count(arg1);
-  _swig_go_result = result; 
-  return _swig_go_result;
-}
-
-
-long long _wrap_mqs_lease_seq_at_raw_6074f9a246b199e2(struct mq_lease *_swig_go_0, long long _swig_go_1) {
-  mq_lease *arg1 = 0 ;
-  size_t arg2 ;
-  int64_t result;
-  long long _swig_go_result;
-  
-  arg1 = *(mq_lease **)&_swig_go_0; 
-  arg2 = (size_t)_swig_go_1; 
-  
-  result = (int64_t)mqs_lease_seq_at(arg1,arg2);
-  _swig_go_result = result; 
-  return _swig_go_result;
-}
-
-
-_goslice_ _wrap_mqs_lease_event_at_raw_6074f9a246b199e2(struct mq_lease *_swig_go_0, long long _swig_go_1) {
+_goslice_ _wrap_mqs_lease_event_at_raw_b24c2459ccc9c39a(struct mq_lease *_swig_go_0, long long _swig_go_1) {
   mq_lease *arg1 = 0 ;
   size_t arg2 ;
   mqs_bytes result;
@@ -1484,244 +1610,7 @@ _goslice_ _wrap_mqs_lease_event_at_raw_6074f9a246b199e2(struct mq_lease *_swig_g
 }
 
 
-void _wrap_mqs_lease_destroy_raw_6074f9a246b199e2(struct mq_lease *_swig_go_0) {
-  mq_lease *arg1 = 0 ;
-  
-  arg1 = *(mq_lease **)&_swig_go_0; 
-  
-  mqs_lease_destroy(arg1);
-  
-}
-
-
-struct mq_cancel *_wrap_mqs_cancel_new_raw_6074f9a246b199e2(struct mq_error *_swig_go_0) {
-  mq_error *arg1 = 0 ;
-  mq_cancel *result = 0 ;
-  struct mq_cancel *_swig_go_result;
-  
-  arg1 = *(mq_error **)&_swig_go_0; 
-  
-  result = (mq_cancel *)mqs_cancel_new(arg1);
-  *(mq_cancel **)&_swig_go_result = (mq_cancel *)result; 
-  return _swig_go_result;
-}
-
-
-void _wrap_mqs_cancel_trigger_raw_6074f9a246b199e2(struct mq_cancel *_swig_go_0) {
-  mq_cancel *arg1 = 0 ;
-  
-  arg1 = *(mq_cancel **)&_swig_go_0; 
-  
-  mqs_cancel_trigger(arg1);
-  
-}
-
-
-intgo _wrap_mqs_cancel_triggered_raw_6074f9a246b199e2(struct mq_cancel *_swig_go_0) {
-  mq_cancel *arg1 = 0 ;
-  int result;
-  intgo _swig_go_result;
-  
-  arg1 = *(mq_cancel **)&_swig_go_0; 
-  
-  result = (int)mqs_cancel_triggered(arg1);
-  _swig_go_result = result; 
-  return _swig_go_result;
-}
-
-
-void _wrap_mqs_cancel_reset_raw_6074f9a246b199e2(struct mq_cancel *_swig_go_0) {
-  mq_cancel *arg1 = 0 ;
-  
-  arg1 = *(mq_cancel **)&_swig_go_0; 
-  
-  mqs_cancel_reset(arg1);
-  
-}
-
-
-void _wrap_mqs_cancel_destroy_raw_6074f9a246b199e2(struct mq_cancel *_swig_go_0) {
-  mq_cancel *arg1 = 0 ;
-  
-  arg1 = *(mq_cancel **)&_swig_go_0; 
-  
-  mqs_cancel_destroy(arg1);
-  
-}
-
-
-long long _wrap_mqs_dead_count_raw_6074f9a246b199e2(struct mq_queue *_swig_go_0, struct mq_error *_swig_go_1) {
-  mq_queue *arg1 = 0 ;
-  mq_error *arg2 = 0 ;
-  int64_t result;
-  long long _swig_go_result;
-  
-  arg1 = *(mq_queue **)&_swig_go_0; 
-  arg2 = *(mq_error **)&_swig_go_1; 
-  
-  result = (int64_t)mqs_dead_count(arg1,arg2);
-  _swig_go_result = result; 
-  return _swig_go_result;
-}
-
-
-long long _wrap_mqs_dead_requeue_raw_6074f9a246b199e2(struct mq_queue *_swig_go_0, long long _swig_go_1, struct mq_error *_swig_go_2) {
-  mq_queue *arg1 = 0 ;
-  int64_t arg2 ;
-  mq_error *arg3 = 0 ;
-  int64_t result;
-  long long _swig_go_result;
-  
-  arg1 = *(mq_queue **)&_swig_go_0; 
-  arg2 = (int64_t)_swig_go_1; 
-  arg3 = *(mq_error **)&_swig_go_2; 
-  
-  result = (int64_t)mqs_dead_requeue(arg1,arg2,arg3);
-  _swig_go_result = result; 
-  return _swig_go_result;
-}
-
-
-long long _wrap_mqs_dead_purge_raw_6074f9a246b199e2(struct mq_queue *_swig_go_0, struct mq_error *_swig_go_1) {
-  mq_queue *arg1 = 0 ;
-  mq_error *arg2 = 0 ;
-  int64_t result;
-  long long _swig_go_result;
-  
-  arg1 = *(mq_queue **)&_swig_go_0; 
-  arg2 = *(mq_error **)&_swig_go_1; 
-  
-  result = (int64_t)mqs_dead_purge(arg1,arg2);
-  _swig_go_result = result; 
-  return _swig_go_result;
-}
-
-
-_gostring_ _wrap_mqs_stats_json_raw_6074f9a246b199e2(struct mq_queue *_swig_go_0, struct mq_error *_swig_go_1) {
-  mq_queue *arg1 = 0 ;
-  mq_error *arg2 = 0 ;
-  char *result = 0 ;
-  _gostring_ _swig_go_result;
-  
-  arg1 = *(mq_queue **)&_swig_go_0; 
-  arg2 = *(mq_error **)&_swig_go_1; 
-  
-  result = (char *)mqs_stats_json(arg1,arg2);
-  
-  _swig_go_result.n = result ? (intgo)strlen(result) : 0;
-  _swig_go_result.p = (char *)malloc(_swig_go_result.n > 0 ? (size_t)_swig_go_result.n : 1);
-  if (_swig_go_result.p == NULL) _swig_go_result.n = 0;
-  else if (_swig_go_result.n > 0) memcpy(_swig_go_result.p, result, (size_t)_swig_go_result.n);
-  
-  mq_free(result);
-  return _swig_go_result;
-}
-
-
-long long _wrap_mqs_repair_raw_6074f9a246b199e2(struct mq_queue *_swig_go_0, struct mq_error *_swig_go_1) {
-  mq_queue *arg1 = 0 ;
-  mq_error *arg2 = 0 ;
-  int64_t result;
-  long long _swig_go_result;
-  
-  arg1 = *(mq_queue **)&_swig_go_0; 
-  arg2 = *(mq_error **)&_swig_go_1; 
-  
-  result = (int64_t)mqs_repair(arg1,arg2);
-  _swig_go_result = result; 
-  return _swig_go_result;
-}
-
-
-_gostring_ _wrap_mqs_peek_json_raw_6074f9a246b199e2(struct mq_queue *_swig_go_0, _gostring_ _swig_go_1, long long _swig_go_2, struct mq_error *_swig_go_3) {
-  mq_queue *arg1 = 0 ;
-  char *arg2 = 0 ;
-  size_t arg3 ;
-  mq_error *arg4 = 0 ;
-  char *temp2 ;
-  char *result = 0 ;
-  _gostring_ _swig_go_result;
-  
-  arg1 = *(mq_queue **)&_swig_go_0; 
-  
-  temp2 = (char *)malloc(_swig_go_1.n + 1);
-  memcpy(temp2, _swig_go_1.p, _swig_go_1.n);
-  temp2[_swig_go_1.n] = '\0';
-  arg2 = (char *)temp2;
-  
-  arg3 = (size_t)_swig_go_2; 
-  arg4 = *(mq_error **)&_swig_go_3; 
-  
-  result = (char *)mqs_peek_json(arg1,(char const *)arg2,arg3,arg4);
-  
-  _swig_go_result.n = result ? (intgo)strlen(result) : 0;
-  _swig_go_result.p = (char *)malloc(_swig_go_result.n > 0 ? (size_t)_swig_go_result.n : 1);
-  if (_swig_go_result.p == NULL) _swig_go_result.n = 0;
-  else if (_swig_go_result.n > 0) memcpy(_swig_go_result.p, result, (size_t)_swig_go_result.n);
-  
-  free((char *)arg2); 
-  mq_free(result);
-  return _swig_go_result;
-}
-
-
-_gostring_ _wrap_mqs_dead_list_json_raw_6074f9a246b199e2(struct mq_queue *_swig_go_0, long long _swig_go_1, struct mq_error *_swig_go_2) {
-  mq_queue *arg1 = 0 ;
-  size_t arg2 ;
-  mq_error *arg3 = 0 ;
-  char *result = 0 ;
-  _gostring_ _swig_go_result;
-  
-  arg1 = *(mq_queue **)&_swig_go_0; 
-  arg2 = (size_t)_swig_go_1; 
-  arg3 = *(mq_error **)&_swig_go_2; 
-  
-  result = (char *)mqs_dead_list_json(arg1,arg2,arg3);
-  
-  _swig_go_result.n = result ? (intgo)strlen(result) : 0;
-  _swig_go_result.p = (char *)malloc(_swig_go_result.n > 0 ? (size_t)_swig_go_result.n : 1);
-  if (_swig_go_result.p == NULL) _swig_go_result.n = 0;
-  else if (_swig_go_result.n > 0) memcpy(_swig_go_result.p, result, (size_t)_swig_go_result.n);
-  
-  mq_free(result);
-  return _swig_go_result;
-}
-
-
-void _wrap_mqs_purge_group_raw_6074f9a246b199e2(struct mq_queue *_swig_go_0, _gostring_ _swig_go_1, struct mq_error *_swig_go_2) {
-  mq_queue *arg1 = 0 ;
-  char *arg2 = 0 ;
-  mq_error *arg3 = 0 ;
-  char *temp2 ;
-  
-  arg1 = *(mq_queue **)&_swig_go_0; 
-  
-  temp2 = (char *)malloc(_swig_go_1.n + 1);
-  memcpy(temp2, _swig_go_1.p, _swig_go_1.n);
-  temp2[_swig_go_1.n] = '\0';
-  arg2 = (char *)temp2;
-  
-  arg3 = *(mq_error **)&_swig_go_2; 
-  
-  mqs_purge_group(arg1,(char const *)arg2,arg3);
-  
-  free((char *)arg2); 
-}
-
-
-void _wrap_mqs_queue_drop_raw_6074f9a246b199e2(struct mq_queue *_swig_go_0, struct mq_error *_swig_go_1) {
-  mq_queue *arg1 = 0 ;
-  mq_error *arg2 = 0 ;
-  
-  arg1 = *(mq_queue **)&_swig_go_0; 
-  arg2 = *(mq_error **)&_swig_go_1; 
-  
-  mqs_queue_drop(arg1,arg2);
-  
-}
-
-
-struct mqs_clock *_wrap_mqs_clock_new_raw_6074f9a246b199e2(double _swig_go_0) {
+struct mqs_clock *_wrap_mqs_clock_new_raw_b24c2459ccc9c39a(double _swig_go_0) {
   double arg1 ;
   mqs_clock *result = 0 ;
   struct mqs_clock *_swig_go_result;
@@ -1734,7 +1623,7 @@ struct mqs_clock *_wrap_mqs_clock_new_raw_6074f9a246b199e2(double _swig_go_0) {
 }
 
 
-double _wrap_mqs_clock_now_raw_6074f9a246b199e2(struct mqs_clock *_swig_go_0) {
+double _wrap_mqs_clock_now_raw_b24c2459ccc9c39a(struct mqs_clock *_swig_go_0) {
   mqs_clock *arg1 = 0 ;
   double result;
   double _swig_go_result;
@@ -1747,7 +1636,7 @@ double _wrap_mqs_clock_now_raw_6074f9a246b199e2(struct mqs_clock *_swig_go_0) {
 }
 
 
-void _wrap_mqs_clock_set_raw_6074f9a246b199e2(struct mqs_clock *_swig_go_0, double _swig_go_1) {
+void _wrap_mqs_clock_set_raw_b24c2459ccc9c39a(struct mqs_clock *_swig_go_0, double _swig_go_1) {
   mqs_clock *arg1 = 0 ;
   double arg2 ;
   
@@ -1759,7 +1648,7 @@ void _wrap_mqs_clock_set_raw_6074f9a246b199e2(struct mqs_clock *_swig_go_0, doub
 }
 
 
-void _wrap_mqs_clock_advance_raw_6074f9a246b199e2(struct mqs_clock *_swig_go_0, double _swig_go_1) {
+void _wrap_mqs_clock_advance_raw_b24c2459ccc9c39a(struct mqs_clock *_swig_go_0, double _swig_go_1) {
   mqs_clock *arg1 = 0 ;
   double arg2 ;
   
@@ -1771,7 +1660,7 @@ void _wrap_mqs_clock_advance_raw_6074f9a246b199e2(struct mqs_clock *_swig_go_0, 
 }
 
 
-void _wrap_mqs_clock_release_raw_6074f9a246b199e2(struct mqs_clock *_swig_go_0) {
+void _wrap_mqs_clock_release_raw_b24c2459ccc9c39a(struct mqs_clock *_swig_go_0) {
   mqs_clock *arg1 = 0 ;
   
   arg1 = *(mqs_clock **)&_swig_go_0; 
@@ -1781,7 +1670,7 @@ void _wrap_mqs_clock_release_raw_6074f9a246b199e2(struct mqs_clock *_swig_go_0) 
 }
 
 
-void _wrap_mqs_queue_set_clock_raw_6074f9a246b199e2(struct mq_queue *_swig_go_0, struct mqs_clock *_swig_go_1) {
+void _wrap_mqs_queue_set_clock_raw_b24c2459ccc9c39a(struct mq_queue *_swig_go_0, struct mqs_clock *_swig_go_1) {
   mq_queue *arg1 = 0 ;
   mqs_clock *arg2 = 0 ;
   
@@ -1793,7 +1682,7 @@ void _wrap_mqs_queue_set_clock_raw_6074f9a246b199e2(struct mq_queue *_swig_go_0,
 }
 
 
-void _wrap_mqs_queue_destroy_raw_6074f9a246b199e2(struct mq_queue *_swig_go_0) {
+void _wrap_mqs_queue_destroy_raw_b24c2459ccc9c39a(struct mq_queue *_swig_go_0) {
   mq_queue *arg1 = 0 ;
   
   arg1 = *(mq_queue **)&_swig_go_0; 
@@ -1803,19 +1692,19 @@ void _wrap_mqs_queue_destroy_raw_6074f9a246b199e2(struct mq_queue *_swig_go_0) {
 }
 
 
-void _wrap_mqs_log_capture_raw_6074f9a246b199e2() {
+void _wrap_mqs_log_capture_raw_b24c2459ccc9c39a() {
   mqs_log_capture();
   
 }
 
 
-void _wrap_mqs_log_silence_raw_6074f9a246b199e2() {
+void _wrap_mqs_log_silence_raw_b24c2459ccc9c39a() {
   mqs_log_silence();
   
 }
 
 
-_gostring_ _wrap_mqs_log_next_raw_6074f9a246b199e2(double _swig_go_0) {
+_gostring_ _wrap_mqs_log_next_raw_b24c2459ccc9c39a(double _swig_go_0) {
   double arg1 ;
   char *result = 0 ;
   _gostring_ _swig_go_result;
@@ -1834,7 +1723,7 @@ _gostring_ _wrap_mqs_log_next_raw_6074f9a246b199e2(double _swig_go_0) {
 }
 
 
-long long _wrap_mqs_log_dropped_raw_6074f9a246b199e2() {
+long long _wrap_mqs_log_dropped_raw_b24c2459ccc9c39a() {
   uint64_t result;
   long long _swig_go_result;
   

@@ -44,7 +44,7 @@ BATCH_MAX = _raw.MQ_BATCH_MAX
 
 def library_version() -> str:
     """The version of the libmongomq this package runs on ("0.4.0")."""
-    return _raw.mqs_version()
+    return _raw.mq_version()
 
 
 __all__ = [

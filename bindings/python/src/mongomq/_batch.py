@@ -19,10 +19,10 @@ class Batch(_Handle):
 
     __slots__ = ()
     _what = "batch"
-    _destroy = staticmethod(_raw.mqs_batch_destroy)
+    _destroy = staticmethod(_raw.mq_batch_destroy)
 
     def __init__(self, events: Iterable[Tuple[Any, ...]] = ()) -> None:
-        super().__init__(_raw.mqs_batch_new())
+        super().__init__(_raw.mq_batch_new())
         for item in events:
             if not isinstance(item, tuple) or not 2 <= len(item) <= 4:
                 self.close()
@@ -53,7 +53,7 @@ class Batch(_Handle):
     def __len__(self) -> int:
         ptr = self._enter()
         try:
-            return _raw.mqs_batch_count(ptr)
+            return _raw.mq_batch_count(ptr)
         finally:
             self._leave()
 

@@ -27,7 +27,7 @@ class CancelToken:
         with self._lock:
             self._cancelled = True
             for c in self._c.values():
-                _raw.mqs_cancel_trigger(c)
+                _raw.mq_cancel_trigger(c)
 
     @property
     def cancelled(self) -> bool:
@@ -50,7 +50,7 @@ class CancelToken:
         with self._lock:
             if self._cancelled:
                 return False
-            _raw.mqs_cancel_reset(c)
+            _raw.mq_cancel_reset(c)
             return True
 
     def __repr__(self) -> str:
@@ -64,7 +64,7 @@ class _NoToken:
 
     @staticmethod
     def _rearm(c: Any) -> bool:
-        _raw.mqs_cancel_reset(c)
+        _raw.mq_cancel_reset(c)
         return True
 
 

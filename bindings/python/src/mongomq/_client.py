@@ -25,14 +25,14 @@ class Client(_Handle):
 
     __slots__ = ("_queues", "_deferred")
     _what = "client"
-    _destroy = staticmethod(_raw.mqs_client_destroy)
+    _destroy = staticmethod(_raw.mq_client_destroy)
 
     def __init__(self, uri: str) -> None:
         _args.text("uri", uri)
         self._queues = 0
         self._deferred: Any = None
         _log._install_default()  # before libmongoc parses the URI: its warnings come then
-        super().__init__(_raw.mqs_client_new(uri))
+        super().__init__(_raw.mq_client_new(uri))
 
     def queue(self, db: str = "mongomq", prefix: str = "mq") -> "Queue":
         """Opens the queue {db}.{prefix}_* (creates its indexes, measures the server
@@ -48,7 +48,7 @@ class Client(_Handle):
         """Commands this client sent to the server so far."""
         ptr = self._enter()
         try:
-            return _raw.mqs_client_command_count(ptr)
+            return _raw.mq_client_command_count(ptr)
         finally:
             self._leave()
 
@@ -58,7 +58,7 @@ class Client(_Handle):
         could not confirm (they may be rolled back if the primary fails). Monotonic."""
         ptr = self._enter()
         try:
-            return _raw.mqs_client_write_concern_errors(ptr)
+            return _raw.mq_client_write_concern_errors(ptr)
         finally:
             self._leave()
 

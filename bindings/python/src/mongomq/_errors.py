@@ -25,7 +25,7 @@ class Error(Exception):
     @property
     def status_name(self) -> Optional[str]:
         """"MQ_LEASE_LOST", "MQ_ERR_CONNECT"...: mq_status_name(status); None without a status."""
-        return None if self.status is None else _raw.mqs_status_name(self.status)
+        return None if self.status is None else _raw.mq_status_name(self.status)
 
     def __reduce__(self) -> Tuple[Any, ...]:  # picklable with its fields (multiprocessing, logging)
         return (type(self), (self.message, self.status, self.server_code))

@@ -19,20 +19,20 @@ class Lease(_Handle):
 
     __slots__ = ("_seq", "_group", "_attempts", "_events", "_seqs")
     _what = "lease"
-    _destroy = staticmethod(_raw.mqs_lease_destroy)
+    _destroy = staticmethod(_raw.mq_lease_destroy)
 
     def __init__(self, ptr: Any) -> None:
         super().__init__(ptr)
-        self._seq: int = _raw.mqs_lease_seq(ptr)
-        self._group: str = _raw.mqs_lease_group(ptr)
-        self._attempts: int = _raw.mqs_lease_attempts(ptr)
-        n = _raw.mqs_lease_count(ptr)
+        self._seq: int = _raw.mq_lease_seq(ptr)
+        self._group: str = _raw.mq_lease_group(ptr)
+        self._attempts: int = _raw.mq_lease_attempts(ptr)
+        n = _raw.mq_lease_count(ptr)
         if n == 1:
             self._events: Tuple[bytes, ...] = (_raw.mqs_lease_event_at(ptr, 0),)
             self._seqs: Tuple[int, ...] = (self._seq,)
         else:
             self._events = tuple(_raw.mqs_lease_event_at(ptr, i) for i in range(n))
-            self._seqs = tuple(_raw.mqs_lease_seq_at(ptr, i) for i in range(n))
+            self._seqs = tuple(_raw.mq_lease_seq_at(ptr, i) for i in range(n))
 
     def _open(self) -> None:
         if self._ptr is None:
@@ -96,7 +96,7 @@ class Lease(_Handle):
     def token(self) -> str:
         ptr = self._enter()
         try:
-            return _raw.mqs_lease_token(ptr)
+            return _raw.mq_lease_token(ptr)
         finally:
             self._leave()
 
@@ -106,7 +106,7 @@ class Lease(_Handle):
         Queue.now)."""
         ptr = self._enter()
         try:
-            return to_datetime(_raw.mqs_lease_deadline(ptr))
+            return to_datetime(_raw.mq_lease_deadline(ptr))
         finally:
             self._leave()
 

@@ -45,7 +45,7 @@ class Queue(_Handle):
     def __init__(self, client: "Client", db: str, prefix: str) -> None:
         cptr = client._queue_opened()
         try:
-            ptr = _raw.mqs_queue_new(cptr, db, prefix)
+            ptr = _raw.mq_queue_new(cptr, db, prefix)
         except BaseException:
             client._leave()
             client._queue_closed()
@@ -91,7 +91,7 @@ class Queue(_Handle):
         try:
             ptr = self._enter()
             try:
-                return _raw.mqs_publish_batch(ptr, bptr)
+                return _raw.mq_publish_batch(ptr, bptr)
             finally:
                 self._leave()
         finally:
@@ -143,7 +143,7 @@ class Queue(_Handle):
                     max_events: int, wait: float, cancel: Optional[CancelToken]) -> Any:
         # One mq_cancel per call: the token (another thread) or a signal (the main
         # thread) triggers it; nothing else on the queue is touched.
-        c = _raw.mqs_cancel_new()
+        c = _raw.mq_cancel_new()
         token: Any = NO_TOKEN if cancel is None else cancel
         try:
             if cancel is not None and not cancel._add(c):
@@ -166,7 +166,7 @@ class Queue(_Handle):
                 if cancel is not None:
                     cancel._remove(c)
         finally:
-            _raw.mqs_cancel_destroy(c)
+            _raw.mq_cancel_destroy(c)
 
     # -- ack, nack, unclaim, extend --
 
@@ -174,14 +174,14 @@ class Queue(_Handle):
         """Removes the lease's event(s) and releases the group. LeaseLost when the
         lease expired and another worker took the group (the event is removed all the
         same)."""
-        self._on_lease(_raw.mqs_ack, lease)
+        self._on_lease(_raw.mq_ack, lease)
 
     def nack(self, lease: Lease, delay: _args.Duration = 0.0) -> None:
         """Gives the event back: claimable again now (delay 0), or after delay seconds
         (the group stays held until then). The redelivery has attempts + 1."""
         if type(delay) is not float:
             delay = _seconds("delay", delay)
-        self._on_lease(_raw.mqs_nack, lease, delay)
+        self._on_lease(_raw.mq_nack, lease, delay)
 
     def unclaim(self, lease: Lease) -> None:
         """Gives back a lease no handler ran (say, a claim that returned as the program
@@ -190,13 +190,13 @@ class Queue(_Handle):
         claimed next with the same attempts. LeaseLost (nothing changed) when the group
         is no longer this lease's. After ConnectError, retry with the same lease: a
         retry that finds its earlier give-back applied returns normally."""
-        self._on_lease(_raw.mqs_unclaim, lease)
+        self._on_lease(_raw.mq_unclaim, lease)
 
     def extend(self, lease: Lease, visibility: _args.Duration) -> None:
         """Moves the lease's expiry to now + visibility seconds (lease.deadline follows)."""
         if type(visibility) is not float:
             visibility = _seconds("visibility", visibility)
-        self._on_lease(_raw.mqs_extend, lease, visibility)
+        self._on_lease(_raw.mq_extend, lease, visibility)
 
     def _on_lease(self, fn: Callable[..., None], lease: Lease, *args: Any) -> None:
         lptr = lease._enter()
@@ -215,27 +215,27 @@ class Queue(_Handle):
         """n > 0: a head about to be delivered for the (n+1)th time goes to the dead
         letters instead. 0 (the default): unlimited. For this Queue object."""
         _args.integer("max_attempts", max_attempts)
-        self._call(_raw.mqs_queue_set_max_attempts, max_attempts)
+        self._call(_raw.mq_queue_set_max_attempts, max_attempts)
 
     def dead_count(self) -> int:
         """The number of dead letters."""
-        return self._call(_raw.mqs_dead_count)
+        return self._call(_raw.mq_dead_count)
 
     def dead_requeue(self, seq: int) -> int:
         """Publishes the dead letter `seq` again at the tail of its group; returns the
         new seq. ArgumentError when there is no such dead letter."""
         _args.integer("seq", seq)
-        return self._call(_raw.mqs_dead_requeue, seq)
+        return self._call(_raw.mq_dead_requeue, seq)
 
     def dead_purge(self) -> int:
         """Removes every dead letter; returns how many."""
-        return self._call(_raw.mqs_dead_purge)
+        return self._call(_raw.mq_dead_purge)
 
     def dead_list(self, limit: int = 10) -> List[StoredEvent]:
         """The dead letters, oldest seq first, up to limit (1..BATCH_MAX), with
         attempts and dead_at. 1 server command."""
         _args.limit(limit)
-        return _parse_stored(self._call(_raw.mqs_dead_list_json, limit))
+        return _parse_stored(self._call(_raw.mq_dead_list_json, limit))
 
     # -- looking without claiming --
 
@@ -245,10 +245,10 @@ class Queue(_Handle):
         not for every event)."""
         if group is not None:
             _args.text("group", group)
-            if group == "":  # the C shim would take "" for "the whole queue"
+            if group == "":  # not a group; the whole queue is None (the C API's NULL)
                 raise _from_c(_raw.MQ_ERR_ARG, 0, "group is empty (None is the whole queue)")
         _args.limit(limit)
-        return _parse_stored(self._call(_raw.mqs_peek_json, group, limit))
+        return _parse_stored(self._call(_raw.mq_peek_json, group, limit))
 
     # -- automatic repair --
 
@@ -258,14 +258,15 @@ class Queue(_Handle):
         off). The period starts at the first empty claim."""
         value = _seconds("seconds", seconds)
         _args.check_seconds("seconds", value, True)
-        self._call(_raw.mqs_queue_set_repair_interval, value)
+        self._call(_raw.mq_queue_set_repair_interval, value)
 
     def repair_counts(self) -> RepairCounts:
         """RepairCounts(runs, fixed): the automatic repairs this Queue object ran, and
         the locks they re-created."""
         ptr = self._enter()
         try:
-            return RepairCounts(runs=_raw.mqs_queue_repair_runs(ptr), fixed=_raw.mqs_queue_repair_fixed(ptr))
+            runs, fixed = _raw.mq_queue_repair_counts(ptr)
+            return RepairCounts(runs=runs, fixed=fixed)
         finally:
             self._leave()
 
@@ -274,34 +275,34 @@ class Queue(_Handle):
     def stats(self) -> Stats:
         """The queue's state (3 commands that read whole collections: monitoring, not
         every event)."""
-        return Stats._from_json(json.loads(self._call(_raw.mqs_stats_json)))
+        return Stats._from_json(json.loads(self._call(_raw.mq_stats_json)))
 
     def repair(self) -> int:
         """Re-creates the lock of every group that has events but no lock; returns how
         many it created."""
-        return self._call(_raw.mqs_repair)
+        return self._call(_raw.mq_repair)
 
     def purge_group(self, group: str) -> None:
         """Removes a group's events and its lock (its holder's ack is LeaseLost)."""
         _args.text("group", group)
-        self._call(_raw.mqs_purge_group, group)
+        self._call(_raw.mq_purge_group, group)
 
     def drop(self) -> None:
         """Drops the queue's collections (tests and tooling)."""
-        self._call(_raw.mqs_queue_drop)
+        self._call(_raw.mq_queue_drop)
 
     def interrupt(self) -> None:
         """Ends every waiting claim on this queue with Interrupted, now and for good
         (shutdown). Other calls keep working, plain claims (wait=0, no cancel)
         included. Also safe from a signal handler."""
-        self._call(_raw.mqs_queue_interrupt)
+        self._call(_raw.mq_queue_interrupt)
 
     # -- the queue clock --
 
     def now(self) -> _dt.datetime:
         """The queue clock (server time, or the ManualClock given to set_clock), as an
         aware UTC datetime: what not_before and lease deadlines are on."""
-        return _args.to_datetime(self._call(_raw.mqs_queue_now))
+        return _args.to_datetime(self._call(_raw.mq_queue_now))
 
     def set_clock(self, clock: Optional[ManualClock]) -> None:
         """Runs this Queue object on a ManualClock from now on (tests and simulations:
@@ -322,7 +323,7 @@ class Queue(_Handle):
     @property
     def clock_offset(self) -> float:
         """Server clock minus this machine's clock, in seconds."""
-        return self._call(_raw.mqs_queue_clock_offset)
+        return self._call(_raw.mq_queue_clock_offset)
 
     # -- the worker --
 
@@ -380,7 +381,7 @@ class Queue(_Handle):
 
     def _wake(self, ptr: Any) -> None:
         # Waiting claims would hold close() up for their whole wait.
-        _raw.mqs_queue_interrupt(ptr)
+        _raw.mq_queue_interrupt(ptr)
 
     def _free(self, ptr: Any) -> None:
         try:

@@ -2121,15 +2121,20 @@ int SWIG_Ruby_arity( VALUE proc, int minimal )
 #define SWIGTYPE_p_mqr_handle swig_types[9]
 #define SWIGTYPE_p_mqs_bytes swig_types[10]
 #define SWIGTYPE_p_mqs_clock swig_types[11]
-#define SWIGTYPE_p_short swig_types[12]
-#define SWIGTYPE_p_signed_char swig_types[13]
-#define SWIGTYPE_p_unsigned_char swig_types[14]
-#define SWIGTYPE_p_unsigned_int swig_types[15]
-#define SWIGTYPE_p_unsigned_long_long swig_types[16]
-#define SWIGTYPE_p_unsigned_short swig_types[17]
-#define SWIGTYPE_p_void swig_types[18]
-static swig_type_info *swig_types[20];
-static swig_module_info swig_module = {swig_types, 19, 0, 0, 0, 0};
+#define SWIGTYPE_p_p_char swig_types[12]
+#define SWIGTYPE_p_p_mq_batch swig_types[13]
+#define SWIGTYPE_p_p_mq_client swig_types[14]
+#define SWIGTYPE_p_p_mq_lease swig_types[15]
+#define SWIGTYPE_p_p_mq_queue swig_types[16]
+#define SWIGTYPE_p_short swig_types[17]
+#define SWIGTYPE_p_signed_char swig_types[18]
+#define SWIGTYPE_p_unsigned_char swig_types[19]
+#define SWIGTYPE_p_unsigned_int swig_types[20]
+#define SWIGTYPE_p_unsigned_long_long swig_types[21]
+#define SWIGTYPE_p_unsigned_short swig_types[22]
+#define SWIGTYPE_p_void swig_types[23]
+static swig_type_info *swig_types[25];
+static swig_module_info swig_module = {swig_types, 24, 0, 0, 0, 0};
 #define SWIG_TypeQuery(name) SWIG_TypeQueryModule(&swig_module, &swig_module, name)
 #define SWIG_MangledTypeQuery(name) SWIG_MangledTypeQueryModule(&swig_module, &swig_module, name)
 
@@ -2310,6 +2315,13 @@ SWIG_From_size_t  (size_t value)
 }
 
 
+SWIGINTERNINLINE VALUE
+SWIG_From_int  (int value)
+{    
+  return SWIG_From_long  (value);
+}
+
+
 #include <ruby/thread.h>
 #include <time.h>
 
@@ -2384,195 +2396,6 @@ SWIG_AsCharPtrAndSize(VALUE obj, char** cptr, size_t* psize, int *alloc)
 
 
 
-SWIGINTERNINLINE VALUE
-SWIG_From_int  (int value)
-{    
-  return SWIG_From_long  (value);
-}
-
-
-static const char *mqs_version(void) { return mq_version(); }
-static const char *mqs_status_name(int status) { return mq_status_name((mq_status)status); }
-
-/* ---- client ---- */
-static mq_client *mqs_client_new(const char *uri, mq_error *err) {
-    mq_client *c = NULL;
-    mq_client_new(uri, &c, err);
-    return c;
-}
-static void mqs_client_destroy(mq_client *client) { mq_client_destroy(client); }
-static uint64_t mqs_client_command_count(mq_client *client) { return mq_client_command_count(client); }
-static uint64_t mqs_client_write_concern_errors(mq_client *client) { return mq_client_write_concern_errors(client); }
-
-/* ---- queue ---- */
-static mq_queue *mqs_queue_new(mq_client *client, const char *db_name, const char *prefix, mq_error *err) {
-    mq_queue *q = NULL;
-    mq_queue_new(client, db_name, prefix, &q, err);
-    return q;
-}
-static void mqs_queue_interrupt(mq_queue *queue) { mq_queue_interrupt(queue); }
-static void mqs_queue_set_max_attempts(mq_queue *queue, int max_attempts, mq_error *err) {
-    mq_queue_set_max_attempts(queue, max_attempts, err);
-}
-static double mqs_queue_now(mq_queue *queue) { return mq_queue_now(queue); }
-static double mqs_queue_clock_offset(mq_queue *queue) { return mq_queue_clock_offset(queue); }
-static void mqs_queue_set_repair_interval(mq_queue *queue, double interval_s, mq_error *err) {
-    mq_queue_set_repair_interval(queue, interval_s, err);
-}
-static uint64_t mqs_queue_repair_runs(mq_queue *queue) {
-    uint64_t runs = 0;
-    mq_queue_repair_counts(queue, &runs, NULL);
-    return runs;
-}
-static uint64_t mqs_queue_repair_fixed(mq_queue *queue) {
-    uint64_t fixed = 0;
-    mq_queue_repair_counts(queue, NULL, &fixed);
-    return fixed;
-}
-
-/* ---- publish (mq_publish_with): not_before_epoch_s 0 is "now" ---- */
-static int64_t mqs_publish(mq_queue *queue, const char *group_id, const void *bytes, size_t len, int priority,
-                           double not_before_epoch_s, mq_error *err) {
-    int64_t seq = 0;
-    mq_publish_opts opts = MQ_PUBLISH_OPTS_INIT;
-    opts.priority = priority;
-    opts.not_before = not_before_epoch_s;
-    mq_publish_with(queue, group_id, bytes, len, &opts, &seq, err);
-    return seq;
-}
-
-/* ---- batches ---- */
-static mq_batch *mqs_batch_new(mq_error *err) {
-    mq_batch *b = NULL;
-    mq_batch_new(&b, err);
-    return b;
-}
-static void mqs_batch_add(mq_batch *batch, const char *group_id, const void *bytes, size_t len, int priority,
-                          mq_error *err) {
-    mq_batch_add(batch, group_id, bytes, len, priority, err);
-}
-/* mq_batch_add_with: a batch event may be scheduled (not_before_epoch_s 0: now). */
-static void mqs_batch_add_at(mq_batch *batch, const char *group_id, const void *bytes, size_t len, int priority,
-                             double not_before_epoch_s, mq_error *err) {
-    mq_publish_opts opts = MQ_PUBLISH_OPTS_INIT;
-    opts.priority = priority;
-    opts.not_before = not_before_epoch_s;
-    mq_batch_add_with(batch, group_id, bytes, len, &opts, err);
-}
-static size_t mqs_batch_count(mq_batch *batch) { return mq_batch_count(batch); }
-static void mqs_batch_destroy(mq_batch *batch) { mq_batch_destroy(batch); }
-static int64_t mqs_publish_batch(mq_queue *queue, mq_batch *batch, mq_error *err) {
-    int64_t first = 0;
-    mq_publish_batch(queue, batch, &first, err);
-    return first;
-}
-
-/* ---- claims: NULL (and err->status MQ_EMPTY) when nothing is due. timeout_s 0 with
- * cancel NULL is a plain claim; cancel may be NULL. worker_id NULL or "" is the library's default. ---- */
-static mq_lease *mqs_claim(mq_queue *queue, const char *worker_id, double visibility_s, int min_priority,
-                           size_t max_events, double timeout_s, mq_cancel *cancel, mq_error *err) {
-    mq_lease *lease = NULL;
-    mq_claim_opts opts = MQ_CLAIM_OPTS_INIT;
-    /* mq_claim_with: without a timeout or a cancel the plain claim (no MQ_INTERRUPTED
-     * after mq_queue_interrupt), else the waiting one. */
-    opts.worker_id = worker_id != NULL && worker_id[0] != '\0' ? worker_id : NULL;
-    opts.visibility_s = visibility_s;
-    opts.min_priority = min_priority;
-    opts.max_events = max_events;
-    opts.timeout_s = timeout_s;
-    opts.cancel = cancel;
-    mq_claim_with(queue, &opts, &lease, err);
-    return lease;
-}
-static void mqs_ack(mq_queue *queue, mq_lease *lease, mq_error *err) { mq_ack(queue, lease, err); }
-static void mqs_nack(mq_queue *queue, mq_lease *lease, double delay_s, mq_error *err) {
-    mq_nack(queue, lease, delay_s, err);
-}
-/* A lease no handler ran, given back without counting a delivery (0.4.0). */
-static void mqs_unclaim(mq_queue *queue, mq_lease *lease, mq_error *err) { mq_unclaim(queue, lease, err); }
-static void mqs_extend(mq_queue *queue, mq_lease *lease, double visibility_s, mq_error *err) {
-    mq_extend(queue, lease, visibility_s, err);
-}
-
-/* ---- a lease's fields ---- */
-static int64_t mqs_lease_seq(mq_lease *lease) { return mq_lease_seq(lease); }
-static const char *mqs_lease_group(mq_lease *lease) { return mq_lease_group(lease); }
-static const char *mqs_lease_token(mq_lease *lease) { return mq_lease_token(lease); }
-static int mqs_lease_attempts(mq_lease *lease) { return mq_lease_attempts(lease); }
-static double mqs_lease_deadline(mq_lease *lease) { return mq_lease_deadline(lease); }
-static size_t mqs_lease_count(mq_lease *lease) { return mq_lease_count(lease); }
-static int64_t mqs_lease_seq_at(mq_lease *lease, size_t i) { return mq_lease_seq_at(lease, i); }
-static mqs_bytes mqs_lease_event_at(mq_lease *lease, size_t i) {
-    mqs_bytes b;
-    b.data = mq_lease_event_at(lease, i, &b.len);
-    return b;
-}
-static void mqs_lease_destroy(mq_lease *lease) { mq_lease_destroy(lease); }
-
-/* ---- cancelling one waiting claim ---- */
-static mq_cancel *mqs_cancel_new(mq_error *err) {
-    mq_cancel *c = NULL;
-    mq_cancel_new(&c, err);
-    return c;
-}
-static void mqs_cancel_trigger(mq_cancel *cancel) { mq_cancel_trigger(cancel); }
-static int mqs_cancel_triggered(mq_cancel *cancel) { return mq_cancel_triggered(cancel); }
-static void mqs_cancel_reset(mq_cancel *cancel) { mq_cancel_reset(cancel); }
-static void mqs_cancel_destroy(mq_cancel *cancel) { mq_cancel_destroy(cancel); }
-
-/* ---- dead letters, stats, repair, purge, drop ---- */
-static int64_t mqs_dead_count(mq_queue *queue, mq_error *err) {
-    int64_t n = 0;
-    mq_dead_count(queue, &n, err);
-    return n;
-}
-static int64_t mqs_dead_requeue(mq_queue *queue, int64_t seq, mq_error *err) {
-    int64_t n = 0;
-    mq_dead_requeue(queue, seq, &n, err);
-    return n;
-}
-static int64_t mqs_dead_purge(mq_queue *queue, mq_error *err) {
-    int64_t n = 0;
-    mq_dead_purge(queue, &n, err);
-    return n;
-}
-/* The caller (the typemap) frees the text with mq_free. */
-static char *mqs_stats_json(mq_queue *queue, mq_error *err) {
-    char *json = NULL;
-    mq_stats_json(queue, &json, err);
-    return json;
-}
-static int64_t mqs_repair(mq_queue *queue, mq_error *err) {
-    int64_t n = 0;
-    mq_repair(queue, &n, err);
-    return n;
-}
-/* Read-only looks (JSON arrays, released with mq_free by the typemap). group_id NULL
- * or "" is the whole queue. */
-static char *mqs_peek_json(mq_queue *queue, const char *group_id, size_t max_events, mq_error *err) {
-    char *json = NULL;
-    if (group_id != NULL && group_id[0] == '\0') group_id = NULL;
-    mq_peek_json(queue, group_id, max_events, &json, err);
-    return json;
-}
-static char *mqs_dead_list_json(mq_queue *queue, size_t max_events, mq_error *err) {
-    char *json = NULL;
-    mq_dead_list_json(queue, max_events, &json, err);
-    return json;
-}
-static void mqs_purge_group(mq_queue *queue, const char *group_id, mq_error *err) {
-    mq_purge_group(queue, group_id, err);
-}
-static void mqs_queue_drop(mq_queue *queue, mq_error *err) { mq_queue_drop(queue, err); }
-
-/* ---- a manual clock for a queue (mq_queue_set_clock) ----
- * The language sets and advances it; the library reads it, from any thread. A clock is
- * freed when its last reference goes: the language's handle (mqs_clock_release) and
- * each queue it was ever given to. A queue keeps every clock it was given until
- * mqs_queue_destroy (a call in flight may still read a replaced one). */
-typedef struct mqs_clock mqs_clock;
-
-
 SWIGINTERN VALUE SWIG_AUX_NUM2LONG(VALUE arg)
 {
   VALUE *args = (VALUE *)arg;
@@ -2617,9 +2440,6 @@ SWIG_AsVal_int (VALUE obj, int *val)
 }
 
 
-  #define SWIG_From_double   rb_float_new 
-
-
 SWIGINTERN VALUE SWIG_AUX_NUM2DBL(VALUE arg)
 {
   VALUE *args = (VALUE *)arg;
@@ -2657,6 +2477,9 @@ SWIG_From_long_SS_long  (long long value)
 #endif
 
 
+  #define SWIG_From_double   rb_float_new 
+
+
 #ifdef SWIG_LONG_LONG_AVAILABLE
 SWIGINTERN VALUE SWIG_AUX_NUM2LL(VALUE arg)
 {
@@ -2685,6 +2508,55 @@ SWIG_AsVal_long_SS_long (VALUE obj, long long *val)
   return SWIG_TypeError;
 }
 #endif
+
+
+/* mq_publish_with: not_before 0 is "now". */
+static mq_status mqs_publish(mq_queue *queue, const char *group_id, const void *event, size_t event_len,
+                             int priority, double not_before, int64_t *seq_out, mq_error *err) {
+    mq_publish_opts opts = MQ_PUBLISH_OPTS_INIT;
+    opts.priority = priority;
+    opts.not_before = not_before;
+    return mq_publish_with(queue, group_id, event, event_len, &opts, seq_out, err);
+}
+
+/* mq_batch_add_with: a batch event may be scheduled (not_before 0: now). */
+static mq_status mqs_batch_add_at(mq_batch *batch, const char *group_id, const void *event, size_t event_len,
+                                  int priority, double not_before, mq_error *err) {
+    mq_publish_opts opts = MQ_PUBLISH_OPTS_INIT;
+    opts.priority = priority;
+    opts.not_before = not_before;
+    return mq_batch_add_with(batch, group_id, event, event_len, &opts, err);
+}
+
+/* mq_claim_with: *out NULL (and MQ_EMPTY) when nothing is due. Without a timeout or a
+ * cancel (timeout_s 0, cancel NULL) the plain claim (no MQ_INTERRUPTED after
+ * mq_queue_interrupt), else the waiting one. worker_id NULL or "" is the library's
+ * default. */
+static mq_status mqs_claim(mq_queue *queue, const char *worker_id, double visibility_s, int min_priority,
+                           size_t max_events, double timeout_s, mq_cancel *cancel, mq_lease **out, mq_error *err) {
+    mq_claim_opts opts = MQ_CLAIM_OPTS_INIT;
+    opts.worker_id = worker_id != NULL && worker_id[0] != '\0' ? worker_id : NULL;
+    opts.visibility_s = visibility_s;
+    opts.min_priority = min_priority;
+    opts.max_events = max_events;
+    opts.timeout_s = timeout_s;
+    opts.cancel = cancel;
+    return mq_claim_with(queue, &opts, out, err);
+}
+
+/* Event i of a lease (mq_lease_event_at), as bytes; data NULL when i is out of range. */
+static mqs_bytes mqs_lease_event_at(mq_lease *lease, size_t i) {
+    mqs_bytes b;
+    b.data = mq_lease_event_at(lease, i, &b.len);
+    return b;
+}
+
+/* ---- a manual clock for a queue (mq_queue_set_clock) ----
+ * The language sets and advances it; the library reads it, from any thread. A clock is
+ * freed when its last reference goes: the language's handle (mqs_clock_release) and
+ * each queue it was ever given to. A queue keeps every clock it was given until
+ * mqs_queue_destroy (a call in flight may still read a replaced one). */
+typedef struct mqs_clock mqs_clock;
 
 
 struct mqs_clock {
@@ -3089,10 +2961,10 @@ typedef struct mqr_destroy_args {
 static void *mqr_destroy_run(void *p) {
     mqr_destroy_args *a = (mqr_destroy_args *)p;
     switch (a->kind) {
-    case MQR_CLIENT: mqs_client_destroy((mq_client *)a->ptr); break;
+    case MQR_CLIENT: mq_client_destroy((mq_client *)a->ptr); break;
     case MQR_QUEUE: mqs_queue_destroy((mq_queue *)a->ptr); break;
-    case MQR_LEASE: mqs_lease_destroy((mq_lease *)a->ptr); break;
-    case MQR_BATCH: mqs_batch_destroy((mq_batch *)a->ptr); break;
+    case MQR_LEASE: mq_lease_destroy((mq_lease *)a->ptr); break;
+    case MQR_BATCH: mq_batch_destroy((mq_batch *)a->ptr); break;
     case MQR_CLOCK: mqs_clock_release((mqs_clock *)a->ptr); break;
     }
     return NULL;
@@ -3136,6 +3008,9 @@ static void mqr_handle_collected(void *p) {
     }
     mqr_settle(h, 1);
 }
+
+/* The client handle of h: h itself, or a queue's client (a new queue's parent). */
+static mqr_handle *mqr_client_of(mqr_handle *h) { return h->kind == MQR_QUEUE ? h->parent : h; }
 
 static VALUE mqr_wrap(mqr_kind kind, void *ptr, mqr_handle *parent) {
     mqr_handle *h;
@@ -3239,7 +3114,7 @@ static void mqr_call_do(void *(*fn)(void *), void *arg, void **made, void (*rele
     if (state) rb_jump_tag(state);
 }
 
-static void mqr_release_client(void *p) { mqs_client_destroy((mq_client *)p); }
+static void mqr_release_client(void *p) { mq_client_destroy((mq_client *)p); }
 static void mqr_release_queue(void *p) { mqs_queue_destroy((mq_queue *)p); }
 
 /* MQR_NOGVL(name, result type, fields, call): a struct `name_args` of the call's
@@ -3255,55 +3130,59 @@ static void mqr_release_queue(void *p) { mqs_queue_destroy((mq_queue *)p); }
         return NULL;                                           \
     }
 
-MQR_NOGVL(client_new, mq_client *, const char *uri; mq_error *err;, (mqs_client_new(a->uri, a->err)))
-MQR_NOGVL(queue_new, mq_queue *, mq_client *client; const char *db; const char *prefix; mq_error *err;,
-          (mqs_queue_new(a->client, a->db, a->prefix, a->err)))
-MQR_NOGVL(publish, int64_t,
-          mq_queue *queue; const char *group; const void *bytes; size_t len; int priority; double at; mq_error *err;,
-          (mqs_publish(a->queue, a->group, a->bytes, a->len, a->priority, a->at, a->err)))
-MQR_NOGVL(publish_batch, int64_t, mq_queue *queue; mq_batch *batch; mq_error *err;,
-          (mqs_publish_batch(a->queue, a->batch, a->err)))
-MQR_NOGVL(ack, int, mq_queue *queue; mq_lease *lease; mq_error *err;, (mqs_ack(a->queue, a->lease, a->err), 0))
-MQR_NOGVL(nack, int, mq_queue *queue; mq_lease *lease; double delay; mq_error *err;,
-          (mqs_nack(a->queue, a->lease, a->delay, a->err), 0))
-MQR_NOGVL(unclaim, int, mq_queue *queue; mq_lease *lease; mq_error *err;, (mqs_unclaim(a->queue, a->lease, a->err), 0))
-MQR_NOGVL(extend, int, mq_queue *queue; mq_lease *lease; double visibility; mq_error *err;,
-          (mqs_extend(a->queue, a->lease, a->visibility, a->err), 0))
-MQR_NOGVL(dead_count, int64_t, mq_queue *queue; mq_error *err;, (mqs_dead_count(a->queue, a->err)))
-MQR_NOGVL(dead_requeue, int64_t, mq_queue *queue; int64_t seq; mq_error *err;,
-          (mqs_dead_requeue(a->queue, a->seq, a->err)))
-MQR_NOGVL(dead_purge, int64_t, mq_queue *queue; mq_error *err;, (mqs_dead_purge(a->queue, a->err)))
-MQR_NOGVL(stats_json, char *, mq_queue *queue; mq_error *err;, (mqs_stats_json(a->queue, a->err)))
-MQR_NOGVL(repair, int64_t, mq_queue *queue; mq_error *err;, (mqs_repair(a->queue, a->err)))
-MQR_NOGVL(peek_json, char *, mq_queue *queue; const char *group; size_t n; mq_error *err;,
-          (mqs_peek_json(a->queue, a->group, a->n, a->err)))
-MQR_NOGVL(dead_list_json, char *, mq_queue *queue; size_t n; mq_error *err;,
-          (mqs_dead_list_json(a->queue, a->n, a->err)))
-MQR_NOGVL(purge_group, int, mq_queue *queue; const char *group; mq_error *err;,
-          (mqs_purge_group(a->queue, a->group, a->err), 0))
-MQR_NOGVL(queue_drop, int, mq_queue *queue; mq_error *err;, (mqs_queue_drop(a->queue, a->err), 0))
-MQR_NOGVL(log_next, char *, double timeout;, (mqs_log_next(a->timeout)))
-MQR_NOGVL(claim, mq_lease *,
+MQR_NOGVL(client_new, mq_status, const char *uri; mq_client **out; mq_error *err;,
+          mq_client_new(a->uri, a->out, a->err))
+MQR_NOGVL(queue_new, mq_status, mq_client *client; const char *db; const char *prefix; mq_queue **out; mq_error *err;,
+          mq_queue_new(a->client, a->db, a->prefix, a->out, a->err))
+MQR_NOGVL(publish, mq_status,
+          mq_queue *queue; const char *group; const void *event; size_t len; int priority; double at; int64_t *seq;
+          mq_error *err;,
+          mqs_publish(a->queue, a->group, a->event, a->len, a->priority, a->at, a->seq, a->err))
+MQR_NOGVL(publish_batch, mq_status, mq_queue *queue; const mq_batch *batch; int64_t *first; mq_error *err;,
+          mq_publish_batch(a->queue, a->batch, a->first, a->err))
+MQR_NOGVL(ack, mq_status, mq_queue *queue; const mq_lease *lease; mq_error *err;, mq_ack(a->queue, a->lease, a->err))
+MQR_NOGVL(nack, mq_status, mq_queue *queue; const mq_lease *lease; double delay; mq_error *err;,
+          mq_nack(a->queue, a->lease, a->delay, a->err))
+MQR_NOGVL(unclaim, mq_status, mq_queue *queue; const mq_lease *lease; mq_error *err;,
+          mq_unclaim(a->queue, a->lease, a->err))
+MQR_NOGVL(extend, mq_status, mq_queue *queue; const mq_lease *lease; double visibility; mq_error *err;,
+          mq_extend(a->queue, a->lease, a->visibility, a->err))
+MQR_NOGVL(dead_count, mq_status, mq_queue *queue; int64_t *n; mq_error *err;, mq_dead_count(a->queue, a->n, a->err))
+MQR_NOGVL(dead_requeue, mq_status, mq_queue *queue; int64_t seq; int64_t *new_seq; mq_error *err;,
+          mq_dead_requeue(a->queue, a->seq, a->new_seq, a->err))
+MQR_NOGVL(dead_purge, mq_status, mq_queue *queue; int64_t *n; mq_error *err;, mq_dead_purge(a->queue, a->n, a->err))
+MQR_NOGVL(stats_json, mq_status, mq_queue *queue; char **json; mq_error *err;,
+          mq_stats_json(a->queue, a->json, a->err))
+MQR_NOGVL(repair, mq_status, mq_queue *queue; int64_t *n; mq_error *err;, mq_repair(a->queue, a->n, a->err))
+MQR_NOGVL(peek_json, mq_status, mq_queue *queue; const char *group; size_t n; char **json; mq_error *err;,
+          mq_peek_json(a->queue, a->group, a->n, a->json, a->err))
+MQR_NOGVL(dead_list_json, mq_status, mq_queue *queue; size_t n; char **json; mq_error *err;,
+          mq_dead_list_json(a->queue, a->n, a->json, a->err))
+MQR_NOGVL(purge_group, mq_status, mq_queue *queue; const char *group; mq_error *err;,
+          mq_purge_group(a->queue, a->group, a->err))
+MQR_NOGVL(queue_drop, mq_status, mq_queue *queue; mq_error *err;, mq_queue_drop(a->queue, a->err))
+MQR_NOGVL(log_next, char *, double timeout;, mqs_log_next(a->timeout))
+MQR_NOGVL(claim, mq_status,
           mq_queue *queue; const char *worker_id; double visibility; int min_priority; size_t max_events;
-          double timeout; mq_cancel *cancel; mq_error *err;,
-          (mqs_claim(a->queue, a->worker_id, a->visibility, a->min_priority, a->max_events, a->timeout, a->cancel,
-                     a->err)))
+          double timeout; mq_cancel *cancel; mq_lease **out; mq_error *err;,
+          mqs_claim(a->queue, a->worker_id, a->visibility, a->min_priority, a->max_events, a->timeout, a->cancel,
+                    a->out, a->err))
 
-/* The actions below (one line each): the shim call NAME without the GVL, its
- * arguments the wrapper's argN; h1, h2 are the typemaps' handles of arguments 1 and 2.
- * MQR_DO: a call with a result; MQR_DO_VOID: without; MQR_DO_MADE: a call that makes
- * something (a handle, a text), which RELEASE frees if an interrupt raises after it. */
-#define MQR_CALL(NAME, H2, ...) \
-    mqr_##NAME##_args a = {__VA_ARGS__, 0}; mqr_call_do(mqr_##NAME##_fn, &a, NULL, NULL, h1, H2);
-#define MQR_DO_VOID(NAME, H2, ...) { MQR_CALL(NAME, H2, __VA_ARGS__) }
-#define MQR_DO(NAME, H2, ...) { MQR_CALL(NAME, H2, __VA_ARGS__) result = a.result; }
-#define MQR_DO_MADE(NAME, RELEASE, H1, ...) { mqr_##NAME##_args a = {__VA_ARGS__, NULL}; \
-    mqr_call_do(mqr_##NAME##_fn, &a, (void **)&a.result, RELEASE, H1, NULL); result = a.result; }
+/* The actions below (one line each): the call NAME without the GVL, its arguments the
+ * wrapper's argN; h1, h2 are the typemaps' handles of arguments 1 and 2. MQR_DO: a call;
+ * MQR_DO_MADE: a call that makes something (a handle, a text) in *MADE, which RELEASE
+ * frees if an interrupt raises after it (the argout typemaps, which would have taken
+ * it, then do not run). */
+#define MQR_DO(NAME, H2, ...) { mqr_##NAME##_args a = {__VA_ARGS__, 0}; \
+    mqr_call_do(mqr_##NAME##_fn, &a, NULL, NULL, h1, H2); result = a.result; }
+#define MQR_DO_MADE(NAME, RELEASE, H1, MADE, ...) { mqr_##NAME##_args a = {__VA_ARGS__, 0}; \
+    mqr_call_do(mqr_##NAME##_fn, &a, (void **)(MADE), RELEASE, H1, NULL); result = a.result; }
 
 static void mqr_ubf_cancel(void *cancel) { mq_cancel_trigger((mq_cancel *)cancel); }
 
-/* A claim, waiting or not, that Ruby's interrupts cancel (see the top of the file). */
-static mq_lease *mqr_claim_call(mqr_handle *hq, mqr_claim_args *a) {
+/* A claim, waiting or not, that Ruby's interrupts cancel (see the top of the file); the
+ * lease in *a->out. */
+static mq_status mqr_claim_call(mqr_handle *hq, mqr_claim_args *a) {
     mqr_call c;
     mq_error cerr;
     int state = 0;
@@ -3315,23 +3194,23 @@ static mq_lease *mqr_claim_call(mqr_handle *hq, mqr_claim_args *a) {
         /* A plain claim (timeout 0) gets no mq_cancel: without one mqs_claim is the
          * plain claim, which keeps working after mq_queue_interrupt. Like the other
          * short calls, it finishes, then the interrupt is processed. */
-        a->cancel = mqs_cancel_new(&cerr);
+        mq_cancel_new(&a->cancel, &cerr);
         if (a->cancel == NULL) rb_raise(rb_eNoMemError, "mq_cancel_new: %s", cerr.message);
         c.ubf = mqr_ubf_cancel;
         c.ubf_arg = a->cancel;
     }
     mqr_begin(&c);
     for (;;) {
-        a->result = NULL;
+        *a->out = NULL;
         state = mqr_run(&c);
         if (state) {
-            if (c.ran && a->result != NULL) {
+            if (c.ran && *a->out != NULL) {
                 /* The lease came with the interrupt: give it back (unclaim: no
                  * handler saw it, so not a delivery) before raising. */
                 mq_error nerr;
-                mqs_unclaim(a->queue, a->result, &nerr);
-                mqs_lease_destroy(a->result);
-                a->result = NULL;
+                mq_unclaim(a->queue, *a->out, &nerr);
+                mq_lease_destroy(*a->out);
+                *a->out = NULL;
             }
             break;
         }
@@ -3343,11 +3222,11 @@ static mq_lease *mqr_claim_call(mqr_handle *hq, mqr_claim_args *a) {
                 break;
             }
             if (!(left > 0)) {
-                a->err->status = MQ_EMPTY;
+                a->result = a->err->status = MQ_EMPTY;
                 a->err->message[0] = '\0';
                 break;
             }
-            mqs_cancel_reset(a->cancel);
+            mq_cancel_reset(a->cancel);
             memset(a->err, 0, sizeof *a->err);
             a->timeout = left;
             continue;
@@ -3356,7 +3235,7 @@ static mq_lease *mqr_claim_call(mqr_handle *hq, mqr_claim_args *a) {
         break;
     }
     mqr_end(&c);
-    if (a->cancel != NULL) mqs_cancel_destroy(a->cancel);
+    if (a->cancel != NULL) mq_cancel_destroy(a->cancel);
     a->cancel = NULL;
     if (state) rb_jump_tag(state);
     if (closed_while_waiting) mqr_raise_closed("the queue was closed while the claim waited");
@@ -3374,7 +3253,7 @@ static void mqr_close(VALUE handle) {
     h = mqr_peek_any(handle);
     if (h->closed) return;
     h->closed = 1;
-    if (h->kind == MQR_QUEUE && h->busy > 0 && h->ptr != NULL) mqs_queue_interrupt((mq_queue *)h->ptr);
+    if (h->kind == MQR_QUEUE && h->busy > 0 && h->ptr != NULL) mq_queue_interrupt((mq_queue *)h->ptr);
     h->owners--;
     mqr_settle(h, 0);
 }
@@ -3416,17 +3295,20 @@ _wrap_mqr_queue_reopen(int argc, VALUE *argv, VALUE self) {
   mq_queue *arg1 = 0 ;
   char *arg2 = 0 ;
   char *arg3 = 0 ;
-  mq_error *arg4 = 0 ;
+  mq_queue **arg4 = 0 ;
+  mq_error *arg5 = 0 ;
   mqr_handle *h1 = NULL ;
   VALUE copy2 = Qnil ;
   VALUE copy3 = Qnil ;
-  mq_error e4 ;
-  mq_queue *result = 0 ;
+  mq_queue *made4 = NULL ;
+  mq_error e5 ;
+  mq_status result;
   VALUE vresult = Qnil;
   
+  arg4 = &made4;
   {
-    memset(&e4, 0, sizeof e4);
-    arg4 = &e4;
+    memset(&e5, 0, sizeof e5);
+    arg5 = &e5;
   }
   if ((argc < 3) || (argc > 3)) {
     rb_raise(rb_eArgError, "wrong # of arguments(%d for 3)",argc); SWIG_fail;
@@ -3459,10 +3341,11 @@ _wrap_mqr_queue_reopen(int argc, VALUE *argv, VALUE self) {
       arg3 = RSTRING_PTR(copy3);
     }
   }
-  MQR_DO_MADE(queue_new, mqr_release_queue, h1, (mq_client *)h1->parent->ptr, arg2, arg3, arg4)
-  vresult = mqr_wrap(MQR_QUEUE, result, h1->parent);
+  MQR_DO_MADE(queue_new, mqr_release_queue, h1, arg4, (mq_client *)h1->parent->ptr, arg2, arg3, arg4, arg5)
+  (void)result; vresult = Qnil;
+  vresult = SWIG_Ruby_AppendOutput(vresult, mqr_wrap(MQR_QUEUE, made4, mqr_client_of(h1)), 1);
   {
-    if (arg4->status != MQ_OK && arg4->status != MQ_EMPTY) mqr_raise(arg4);
+    if (arg5->status != MQ_OK && arg5->status != MQ_EMPTY) mqr_raise(arg5);
   }
   RB_GC_GUARD(copy2);
   RB_GC_GUARD(copy3);
@@ -3558,14 +3441,14 @@ fail:
 
 
 SWIGINTERN VALUE
-_wrap_mqs_version(int argc, VALUE *argv, VALUE self) {
+_wrap_mq_version(int argc, VALUE *argv, VALUE self) {
   char *result = 0 ;
   VALUE vresult = Qnil;
   
   if ((argc < 0) || (argc > 0)) {
     rb_raise(rb_eArgError, "wrong # of arguments(%d for 0)",argc); SWIG_fail;
   }
-  result = (char *)mqs_version();
+  result = (char *)mq_version();
   vresult = result == NULL ? Qnil : rb_utf8_str_new_cstr(result);
   return vresult;
 fail:
@@ -3574,8 +3457,8 @@ fail:
 
 
 SWIGINTERN VALUE
-_wrap_mqs_status_name(int argc, VALUE *argv, VALUE self) {
-  int arg1 ;
+_wrap_mq_status_name(int argc, VALUE *argv, VALUE self) {
+  mq_status arg1 ;
   int val1 ;
   int ecode1 = 0 ;
   char *result = 0 ;
@@ -3586,10 +3469,10 @@ _wrap_mqs_status_name(int argc, VALUE *argv, VALUE self) {
   }
   ecode1 = SWIG_AsVal_int(argv[0], &val1);
   if (!SWIG_IsOK(ecode1)) {
-    SWIG_exception_fail(SWIG_ArgError(ecode1), Ruby_Format_TypeError( "", "int","mqs_status_name", 1, argv[0] ));
+    SWIG_exception_fail(SWIG_ArgError(ecode1), Ruby_Format_TypeError( "", "mq_status","mq_status_name", 1, argv[0] ));
   } 
-  arg1 = (int)(val1);
-  result = (char *)mqs_status_name(arg1);
+  arg1 = (mq_status)(val1);
+  result = (char *)mq_status_name(arg1);
   vresult = result == NULL ? Qnil : rb_utf8_str_new_cstr(result);
   return vresult;
 fail:
@@ -3598,17 +3481,20 @@ fail:
 
 
 SWIGINTERN VALUE
-_wrap_mqs_client_new(int argc, VALUE *argv, VALUE self) {
+_wrap_mq_client_new(int argc, VALUE *argv, VALUE self) {
   char *arg1 = 0 ;
-  mq_error *arg2 = 0 ;
+  mq_client **arg2 = 0 ;
+  mq_error *arg3 = 0 ;
   VALUE copy1 = Qnil ;
-  mq_error e2 ;
-  mq_client *result = 0 ;
+  mq_client *made2 = NULL ;
+  mq_error e3 ;
+  mq_status result;
   VALUE vresult = Qnil;
   
+  arg2 = &made2;
   {
-    memset(&e2, 0, sizeof e2);
-    arg2 = &e2;
+    memset(&e3, 0, sizeof e3);
+    arg3 = &e3;
   }
   if ((argc < 1) || (argc > 1)) {
     rb_raise(rb_eArgError, "wrong # of arguments(%d for 1)",argc); SWIG_fail;
@@ -3625,10 +3511,11 @@ _wrap_mqs_client_new(int argc, VALUE *argv, VALUE self) {
       arg1 = RSTRING_PTR(copy1);
     }
   }
-  MQR_DO_MADE(client_new, mqr_release_client, NULL, arg1, arg2)
-  vresult = mqr_wrap(MQR_CLIENT, result, NULL);
+  MQR_DO_MADE(client_new, mqr_release_client, NULL, arg2, arg1, arg2, arg3)
+  (void)result; vresult = Qnil;
+  vresult = SWIG_Ruby_AppendOutput(vresult, mqr_wrap(MQR_CLIENT, made2, NULL), 1);
   {
-    if (arg2->status != MQ_OK && arg2->status != MQ_EMPTY) mqr_raise(arg2);
+    if (arg3->status != MQ_OK && arg3->status != MQ_EMPTY) mqr_raise(arg3);
   }
   RB_GC_GUARD(copy1);
   return vresult;
@@ -3639,7 +3526,7 @@ fail:
 
 
 SWIGINTERN VALUE
-_wrap_mqs_client_command_count(int argc, VALUE *argv, VALUE self) {
+_wrap_mq_client_command_count(int argc, VALUE *argv, VALUE self) {
   mq_client *arg1 = 0 ;
   mqr_handle *h1 = NULL ;
   uint64_t result;
@@ -3652,7 +3539,7 @@ _wrap_mqs_client_command_count(int argc, VALUE *argv, VALUE self) {
     h1 = mqr_get(argv[0], MQR_CLIENT);
     arg1 = (mq_client *)h1->ptr;
   }
-  result = (uint64_t)mqs_client_command_count(arg1);
+  result = (uint64_t)mq_client_command_count((struct mq_client const *)arg1);
   vresult = SWIG_From_unsigned_SS_long_SS_long((unsigned long long)(result));
   return vresult;
 fail:
@@ -3661,7 +3548,7 @@ fail:
 
 
 SWIGINTERN VALUE
-_wrap_mqs_client_write_concern_errors(int argc, VALUE *argv, VALUE self) {
+_wrap_mq_client_write_concern_errors(int argc, VALUE *argv, VALUE self) {
   mq_client *arg1 = 0 ;
   mqr_handle *h1 = NULL ;
   uint64_t result;
@@ -3674,7 +3561,7 @@ _wrap_mqs_client_write_concern_errors(int argc, VALUE *argv, VALUE self) {
     h1 = mqr_get(argv[0], MQR_CLIENT);
     arg1 = (mq_client *)h1->ptr;
   }
-  result = (uint64_t)mqs_client_write_concern_errors(arg1);
+  result = (uint64_t)mq_client_write_concern_errors((struct mq_client const *)arg1);
   vresult = SWIG_From_unsigned_SS_long_SS_long((unsigned long long)(result));
   return vresult;
 fail:
@@ -3683,21 +3570,24 @@ fail:
 
 
 SWIGINTERN VALUE
-_wrap_mqs_queue_new(int argc, VALUE *argv, VALUE self) {
+_wrap_mq_queue_new(int argc, VALUE *argv, VALUE self) {
   mq_client *arg1 = 0 ;
   char *arg2 = 0 ;
   char *arg3 = 0 ;
-  mq_error *arg4 = 0 ;
+  mq_queue **arg4 = 0 ;
+  mq_error *arg5 = 0 ;
   mqr_handle *h1 = NULL ;
   VALUE copy2 = Qnil ;
   VALUE copy3 = Qnil ;
-  mq_error e4 ;
-  mq_queue *result = 0 ;
+  mq_queue *made4 = NULL ;
+  mq_error e5 ;
+  mq_status result;
   VALUE vresult = Qnil;
   
+  arg4 = &made4;
   {
-    memset(&e4, 0, sizeof e4);
-    arg4 = &e4;
+    memset(&e5, 0, sizeof e5);
+    arg5 = &e5;
   }
   if ((argc < 3) || (argc > 3)) {
     rb_raise(rb_eArgError, "wrong # of arguments(%d for 3)",argc); SWIG_fail;
@@ -3730,10 +3620,11 @@ _wrap_mqs_queue_new(int argc, VALUE *argv, VALUE self) {
       arg3 = RSTRING_PTR(copy3);
     }
   }
-  MQR_DO_MADE(queue_new, mqr_release_queue, h1, arg1, arg2, arg3, arg4)
-  vresult = mqr_wrap(MQR_QUEUE, result, h1);
+  MQR_DO_MADE(queue_new, mqr_release_queue, h1, arg4, arg1, arg2, arg3, arg4, arg5)
+  (void)result; vresult = Qnil;
+  vresult = SWIG_Ruby_AppendOutput(vresult, mqr_wrap(MQR_QUEUE, made4, mqr_client_of(h1)), 1);
   {
-    if (arg4->status != MQ_OK && arg4->status != MQ_EMPTY) mqr_raise(arg4);
+    if (arg5->status != MQ_OK && arg5->status != MQ_EMPTY) mqr_raise(arg5);
   }
   RB_GC_GUARD(copy2);
   RB_GC_GUARD(copy3);
@@ -3746,33 +3637,14 @@ fail:
 
 
 SWIGINTERN VALUE
-_wrap_mqs_queue_interrupt(int argc, VALUE *argv, VALUE self) {
+_wrap_mq_ack(int argc, VALUE *argv, VALUE self) {
   mq_queue *arg1 = 0 ;
-  mqr_handle *h1 = NULL ;
-  
-  if ((argc < 1) || (argc > 1)) {
-    rb_raise(rb_eArgError, "wrong # of arguments(%d for 1)",argc); SWIG_fail;
-  }
-  {
-    h1 = mqr_get(argv[0], MQR_QUEUE);
-    arg1 = (mq_queue *)h1->ptr;
-  }
-  mqs_queue_interrupt(arg1);
-  return Qnil;
-fail:
-  return Qnil;
-}
-
-
-SWIGINTERN VALUE
-_wrap_mqs_queue_set_max_attempts(int argc, VALUE *argv, VALUE self) {
-  mq_queue *arg1 = 0 ;
-  int arg2 ;
+  mq_lease *arg2 = 0 ;
   mq_error *arg3 = 0 ;
   mqr_handle *h1 = NULL ;
-  int val2 ;
-  int ecode2 = 0 ;
+  mqr_handle *h2 = NULL ;
   mq_error e3 ;
+  mq_status result;
   VALUE vresult = Qnil;
   
   {
@@ -3786,12 +3658,12 @@ _wrap_mqs_queue_set_max_attempts(int argc, VALUE *argv, VALUE self) {
     h1 = mqr_get(argv[0], MQR_QUEUE);
     arg1 = (mq_queue *)h1->ptr;
   }
-  ecode2 = SWIG_AsVal_int(argv[1], &val2);
-  if (!SWIG_IsOK(ecode2)) {
-    SWIG_exception_fail(SWIG_ArgError(ecode2), Ruby_Format_TypeError( "", "int","mqs_queue_set_max_attempts", 2, argv[1] ));
-  } 
-  arg2 = (int)(val2);
-  mqs_queue_set_max_attempts(arg1,arg2,arg3);
+  {
+    h2 = mqr_get(argv[1], MQR_LEASE);
+    arg2 = (mq_lease *)h2->ptr;
+  }
+  MQR_DO(ack, h2, arg1, arg2, arg3)
+  (void)result; vresult = Qnil;
   {
     if (arg3->status != MQ_OK && arg3->status != MQ_EMPTY) mqr_raise(arg3);
   }
@@ -3802,11 +3674,368 @@ fail:
 
 
 SWIGINTERN VALUE
-_wrap_mqs_queue_now(int argc, VALUE *argv, VALUE self) {
+_wrap_mq_nack(int argc, VALUE *argv, VALUE self) {
+  mq_queue *arg1 = 0 ;
+  mq_lease *arg2 = 0 ;
+  double arg3 ;
+  mq_error *arg4 = 0 ;
+  mqr_handle *h1 = NULL ;
+  mqr_handle *h2 = NULL ;
+  double val3 ;
+  int ecode3 = 0 ;
+  mq_error e4 ;
+  mq_status result;
+  VALUE vresult = Qnil;
+  
+  {
+    memset(&e4, 0, sizeof e4);
+    arg4 = &e4;
+  }
+  if ((argc < 3) || (argc > 3)) {
+    rb_raise(rb_eArgError, "wrong # of arguments(%d for 3)",argc); SWIG_fail;
+  }
+  {
+    h1 = mqr_get(argv[0], MQR_QUEUE);
+    arg1 = (mq_queue *)h1->ptr;
+  }
+  {
+    h2 = mqr_get(argv[1], MQR_LEASE);
+    arg2 = (mq_lease *)h2->ptr;
+  }
+  ecode3 = SWIG_AsVal_double(argv[2], &val3);
+  if (!SWIG_IsOK(ecode3)) {
+    SWIG_exception_fail(SWIG_ArgError(ecode3), Ruby_Format_TypeError( "", "double","mq_nack", 3, argv[2] ));
+  } 
+  arg3 = (double)(val3);
+  MQR_DO(nack, h2, arg1, arg2, arg3, arg4)
+  (void)result; vresult = Qnil;
+  {
+    if (arg4->status != MQ_OK && arg4->status != MQ_EMPTY) mqr_raise(arg4);
+  }
+  return vresult;
+fail:
+  return Qnil;
+}
+
+
+SWIGINTERN VALUE
+_wrap_mq_unclaim(int argc, VALUE *argv, VALUE self) {
+  mq_queue *arg1 = 0 ;
+  mq_lease *arg2 = 0 ;
+  mq_error *arg3 = 0 ;
+  mqr_handle *h1 = NULL ;
+  mqr_handle *h2 = NULL ;
+  mq_error e3 ;
+  mq_status result;
+  VALUE vresult = Qnil;
+  
+  {
+    memset(&e3, 0, sizeof e3);
+    arg3 = &e3;
+  }
+  if ((argc < 2) || (argc > 2)) {
+    rb_raise(rb_eArgError, "wrong # of arguments(%d for 2)",argc); SWIG_fail;
+  }
+  {
+    h1 = mqr_get(argv[0], MQR_QUEUE);
+    arg1 = (mq_queue *)h1->ptr;
+  }
+  {
+    h2 = mqr_get(argv[1], MQR_LEASE);
+    arg2 = (mq_lease *)h2->ptr;
+  }
+  MQR_DO(unclaim, h2, arg1, arg2, arg3)
+  (void)result; vresult = Qnil;
+  {
+    if (arg3->status != MQ_OK && arg3->status != MQ_EMPTY) mqr_raise(arg3);
+  }
+  return vresult;
+fail:
+  return Qnil;
+}
+
+
+SWIGINTERN VALUE
+_wrap_mq_extend(int argc, VALUE *argv, VALUE self) {
+  mq_queue *arg1 = 0 ;
+  mq_lease *arg2 = 0 ;
+  double arg3 ;
+  mq_error *arg4 = 0 ;
+  mqr_handle *h1 = NULL ;
+  mqr_handle *h2 = NULL ;
+  double val3 ;
+  int ecode3 = 0 ;
+  mq_error e4 ;
+  mq_status result;
+  VALUE vresult = Qnil;
+  
+  {
+    memset(&e4, 0, sizeof e4);
+    arg4 = &e4;
+  }
+  if ((argc < 3) || (argc > 3)) {
+    rb_raise(rb_eArgError, "wrong # of arguments(%d for 3)",argc); SWIG_fail;
+  }
+  {
+    h1 = mqr_get(argv[0], MQR_QUEUE);
+    arg1 = (mq_queue *)h1->ptr;
+  }
+  {
+    h2 = mqr_get(argv[1], MQR_LEASE);
+    arg2 = (mq_lease *)h2->ptr;
+  }
+  ecode3 = SWIG_AsVal_double(argv[2], &val3);
+  if (!SWIG_IsOK(ecode3)) {
+    SWIG_exception_fail(SWIG_ArgError(ecode3), Ruby_Format_TypeError( "", "double","mq_extend", 3, argv[2] ));
+  } 
+  arg3 = (double)(val3);
+  MQR_DO(extend, h2, arg1, arg2, arg3, arg4)
+  (void)result; vresult = Qnil;
+  {
+    if (arg4->status != MQ_OK && arg4->status != MQ_EMPTY) mqr_raise(arg4);
+  }
+  return vresult;
+fail:
+  return Qnil;
+}
+
+
+SWIGINTERN VALUE
+_wrap_mq_lease_seq(int argc, VALUE *argv, VALUE self) {
+  mq_lease *arg1 = 0 ;
+  mqr_handle *h1 = NULL ;
+  int64_t result;
+  VALUE vresult = Qnil;
+  
+  if ((argc < 1) || (argc > 1)) {
+    rb_raise(rb_eArgError, "wrong # of arguments(%d for 1)",argc); SWIG_fail;
+  }
+  {
+    h1 = mqr_get(argv[0], MQR_LEASE);
+    arg1 = (mq_lease *)h1->ptr;
+  }
+  result = (int64_t)mq_lease_seq((struct mq_lease const *)arg1);
+  vresult = SWIG_From_long_SS_long((long long)(result));
+  return vresult;
+fail:
+  return Qnil;
+}
+
+
+SWIGINTERN VALUE
+_wrap_mq_lease_group(int argc, VALUE *argv, VALUE self) {
+  mq_lease *arg1 = 0 ;
+  mqr_handle *h1 = NULL ;
+  char *result = 0 ;
+  VALUE vresult = Qnil;
+  
+  if ((argc < 1) || (argc > 1)) {
+    rb_raise(rb_eArgError, "wrong # of arguments(%d for 1)",argc); SWIG_fail;
+  }
+  {
+    h1 = mqr_get(argv[0], MQR_LEASE);
+    arg1 = (mq_lease *)h1->ptr;
+  }
+  result = (char *)mq_lease_group((struct mq_lease const *)arg1);
+  vresult = result == NULL ? Qnil : rb_utf8_str_new_cstr(result);
+  return vresult;
+fail:
+  return Qnil;
+}
+
+
+SWIGINTERN VALUE
+_wrap_mq_lease_token(int argc, VALUE *argv, VALUE self) {
+  mq_lease *arg1 = 0 ;
+  mqr_handle *h1 = NULL ;
+  char *result = 0 ;
+  VALUE vresult = Qnil;
+  
+  if ((argc < 1) || (argc > 1)) {
+    rb_raise(rb_eArgError, "wrong # of arguments(%d for 1)",argc); SWIG_fail;
+  }
+  {
+    h1 = mqr_get(argv[0], MQR_LEASE);
+    arg1 = (mq_lease *)h1->ptr;
+  }
+  result = (char *)mq_lease_token((struct mq_lease const *)arg1);
+  vresult = result == NULL ? Qnil : rb_utf8_str_new_cstr(result);
+  return vresult;
+fail:
+  return Qnil;
+}
+
+
+SWIGINTERN VALUE
+_wrap_mq_lease_attempts(int argc, VALUE *argv, VALUE self) {
+  mq_lease *arg1 = 0 ;
+  mqr_handle *h1 = NULL ;
+  int result;
+  VALUE vresult = Qnil;
+  
+  if ((argc < 1) || (argc > 1)) {
+    rb_raise(rb_eArgError, "wrong # of arguments(%d for 1)",argc); SWIG_fail;
+  }
+  {
+    h1 = mqr_get(argv[0], MQR_LEASE);
+    arg1 = (mq_lease *)h1->ptr;
+  }
+  result = (int)mq_lease_attempts((struct mq_lease const *)arg1);
+  vresult = SWIG_From_int((int)(result));
+  return vresult;
+fail:
+  return Qnil;
+}
+
+
+SWIGINTERN VALUE
+_wrap_mq_batch_new(int argc, VALUE *argv, VALUE self) {
+  mq_batch **arg1 = 0 ;
+  mq_error *arg2 = 0 ;
+  mq_batch *made1 = NULL ;
+  mq_error e2 ;
+  mq_status result;
+  VALUE vresult = Qnil;
+  
+  arg1 = &made1;
+  {
+    memset(&e2, 0, sizeof e2);
+    arg2 = &e2;
+  }
+  if ((argc < 0) || (argc > 0)) {
+    rb_raise(rb_eArgError, "wrong # of arguments(%d for 0)",argc); SWIG_fail;
+  }
+  result = (mq_status)mq_batch_new(arg1,arg2);
+  (void)result; vresult = Qnil;
+  vresult = SWIG_Ruby_AppendOutput(vresult, mqr_wrap(MQR_BATCH, made1, NULL), 1);
+  {
+    if (arg2->status != MQ_OK && arg2->status != MQ_EMPTY) mqr_raise(arg2);
+  }
+  return vresult;
+fail:
+  return Qnil;
+}
+
+
+SWIGINTERN VALUE
+_wrap_mq_batch_count(int argc, VALUE *argv, VALUE self) {
+  mq_batch *arg1 = 0 ;
+  mqr_handle *h1 = NULL ;
+  size_t result;
+  VALUE vresult = Qnil;
+  
+  if ((argc < 1) || (argc > 1)) {
+    rb_raise(rb_eArgError, "wrong # of arguments(%d for 1)",argc); SWIG_fail;
+  }
+  {
+    h1 = mqr_get(argv[0], MQR_BATCH);
+    arg1 = (mq_batch *)h1->ptr;
+  }
+  result = mq_batch_count((struct mq_batch const *)arg1);
+  vresult = SWIG_From_size_t((size_t)(result));
+  return vresult;
+fail:
+  return Qnil;
+}
+
+
+SWIGINTERN VALUE
+_wrap_mq_publish_batch(int argc, VALUE *argv, VALUE self) {
+  mq_queue *arg1 = 0 ;
+  mq_batch *arg2 = 0 ;
+  int64_t *arg3 = 0 ;
+  mq_error *arg4 = 0 ;
+  mqr_handle *h1 = NULL ;
+  mqr_handle *h2 = NULL ;
+  int64_t value3 = 0 ;
+  mq_error e4 ;
+  mq_status result;
+  VALUE vresult = Qnil;
+  
+  arg3 = &value3;
+  {
+    memset(&e4, 0, sizeof e4);
+    arg4 = &e4;
+  }
+  if ((argc < 2) || (argc > 2)) {
+    rb_raise(rb_eArgError, "wrong # of arguments(%d for 2)",argc); SWIG_fail;
+  }
+  {
+    h1 = mqr_get(argv[0], MQR_QUEUE);
+    arg1 = (mq_queue *)h1->ptr;
+  }
+  {
+    h2 = mqr_get(argv[1], MQR_BATCH);
+    arg2 = (mq_batch *)h2->ptr;
+  }
+  MQR_DO(publish_batch, h2, arg1, arg2, arg3, arg4)
+  (void)result; vresult = Qnil;
+  vresult = SWIG_Ruby_AppendOutput(vresult, LL2NUM((long long)value3), 1);
+  {
+    if (arg4->status != MQ_OK && arg4->status != MQ_EMPTY) mqr_raise(arg4);
+  }
+  return vresult;
+fail:
+  return Qnil;
+}
+
+
+SWIGINTERN VALUE
+_wrap_mq_lease_count(int argc, VALUE *argv, VALUE self) {
+  mq_lease *arg1 = 0 ;
+  mqr_handle *h1 = NULL ;
+  size_t result;
+  VALUE vresult = Qnil;
+  
+  if ((argc < 1) || (argc > 1)) {
+    rb_raise(rb_eArgError, "wrong # of arguments(%d for 1)",argc); SWIG_fail;
+  }
+  {
+    h1 = mqr_get(argv[0], MQR_LEASE);
+    arg1 = (mq_lease *)h1->ptr;
+  }
+  result = mq_lease_count((struct mq_lease const *)arg1);
+  vresult = SWIG_From_size_t((size_t)(result));
+  return vresult;
+fail:
+  return Qnil;
+}
+
+
+SWIGINTERN VALUE
+_wrap_mq_lease_seq_at(int argc, VALUE *argv, VALUE self) {
+  mq_lease *arg1 = 0 ;
+  size_t arg2 ;
+  mqr_handle *h1 = NULL ;
+  size_t val2 ;
+  int ecode2 = 0 ;
+  int64_t result;
+  VALUE vresult = Qnil;
+  
+  if ((argc < 2) || (argc > 2)) {
+    rb_raise(rb_eArgError, "wrong # of arguments(%d for 2)",argc); SWIG_fail;
+  }
+  {
+    h1 = mqr_get(argv[0], MQR_LEASE);
+    arg1 = (mq_lease *)h1->ptr;
+  }
+  ecode2 = SWIG_AsVal_size_t(argv[1], &val2);
+  if (!SWIG_IsOK(ecode2)) {
+    SWIG_exception_fail(SWIG_ArgError(ecode2), Ruby_Format_TypeError( "", "size_t","mq_lease_seq_at", 2, argv[1] ));
+  } 
+  arg2 = (size_t)(val2);
+  result = (int64_t)mq_lease_seq_at((struct mq_lease const *)arg1,arg2);
+  vresult = SWIG_From_long_SS_long((long long)(result));
+  return vresult;
+fail:
+  return Qnil;
+}
+
+
+SWIGINTERN VALUE
+_wrap_mq_queue_interrupt(int argc, VALUE *argv, VALUE self) {
   mq_queue *arg1 = 0 ;
   mqr_handle *h1 = NULL ;
-  double result;
-  VALUE vresult = Qnil;
   
   if ((argc < 1) || (argc > 1)) {
     rb_raise(rb_eArgError, "wrong # of arguments(%d for 1)",argc); SWIG_fail;
@@ -3815,17 +4044,16 @@ _wrap_mqs_queue_now(int argc, VALUE *argv, VALUE self) {
     h1 = mqr_get(argv[0], MQR_QUEUE);
     arg1 = (mq_queue *)h1->ptr;
   }
-  result = (double)mqs_queue_now(arg1);
-  vresult = SWIG_From_double((double)(result));
-  return vresult;
+  mq_queue_interrupt(arg1);
+  return Qnil;
 fail:
   return Qnil;
 }
 
 
 SWIGINTERN VALUE
-_wrap_mqs_queue_clock_offset(int argc, VALUE *argv, VALUE self) {
-  mq_queue *arg1 = 0 ;
+_wrap_mq_lease_deadline(int argc, VALUE *argv, VALUE self) {
+  mq_lease *arg1 = 0 ;
   mqr_handle *h1 = NULL ;
   double result;
   VALUE vresult = Qnil;
@@ -3834,10 +4062,10 @@ _wrap_mqs_queue_clock_offset(int argc, VALUE *argv, VALUE self) {
     rb_raise(rb_eArgError, "wrong # of arguments(%d for 1)",argc); SWIG_fail;
   }
   {
-    h1 = mqr_get(argv[0], MQR_QUEUE);
-    arg1 = (mq_queue *)h1->ptr;
+    h1 = mqr_get(argv[0], MQR_LEASE);
+    arg1 = (mq_lease *)h1->ptr;
   }
-  result = (double)mqs_queue_clock_offset(arg1);
+  result = (double)mq_lease_deadline((struct mq_lease const *)arg1);
   vresult = SWIG_From_double((double)(result));
   return vresult;
 fail:
@@ -3846,7 +4074,7 @@ fail:
 
 
 SWIGINTERN VALUE
-_wrap_mqs_queue_set_repair_interval(int argc, VALUE *argv, VALUE self) {
+_wrap_mq_queue_set_repair_interval(int argc, VALUE *argv, VALUE self) {
   mq_queue *arg1 = 0 ;
   double arg2 ;
   mq_error *arg3 = 0 ;
@@ -3854,6 +4082,7 @@ _wrap_mqs_queue_set_repair_interval(int argc, VALUE *argv, VALUE self) {
   double val2 ;
   int ecode2 = 0 ;
   mq_error e3 ;
+  mq_status result;
   VALUE vresult = Qnil;
   
   {
@@ -3869,10 +4098,11 @@ _wrap_mqs_queue_set_repair_interval(int argc, VALUE *argv, VALUE self) {
   }
   ecode2 = SWIG_AsVal_double(argv[1], &val2);
   if (!SWIG_IsOK(ecode2)) {
-    SWIG_exception_fail(SWIG_ArgError(ecode2), Ruby_Format_TypeError( "", "double","mqs_queue_set_repair_interval", 2, argv[1] ));
+    SWIG_exception_fail(SWIG_ArgError(ecode2), Ruby_Format_TypeError( "", "double","mq_queue_set_repair_interval", 2, argv[1] ));
   } 
   arg2 = (double)(val2);
-  mqs_queue_set_repair_interval(arg1,arg2,arg3);
+  result = (mq_status)mq_queue_set_repair_interval(arg1,arg2,arg3);
+  (void)result; vresult = Qnil;
   {
     if (arg3->status != MQ_OK && arg3->status != MQ_EMPTY) mqr_raise(arg3);
   }
@@ -3883,12 +4113,17 @@ fail:
 
 
 SWIGINTERN VALUE
-_wrap_mqs_queue_repair_runs(int argc, VALUE *argv, VALUE self) {
+_wrap_mq_queue_repair_counts(int argc, VALUE *argv, VALUE self) {
   mq_queue *arg1 = 0 ;
+  uint64_t *arg2 = 0 ;
+  uint64_t *arg3 = 0 ;
   mqr_handle *h1 = NULL ;
-  uint64_t result;
+  uint64_t value2 = 0 ;
+  uint64_t value3 = 0 ;
   VALUE vresult = Qnil;
   
+  arg2 = &value2;
+  arg3 = &value3;
   if ((argc < 1) || (argc > 1)) {
     rb_raise(rb_eArgError, "wrong # of arguments(%d for 1)",argc); SWIG_fail;
   }
@@ -3896,8 +4131,10 @@ _wrap_mqs_queue_repair_runs(int argc, VALUE *argv, VALUE self) {
     h1 = mqr_get(argv[0], MQR_QUEUE);
     arg1 = (mq_queue *)h1->ptr;
   }
-  result = (uint64_t)mqs_queue_repair_runs(arg1);
-  vresult = SWIG_From_unsigned_SS_long_SS_long((unsigned long long)(result));
+  mq_queue_repair_counts((struct mq_queue const *)arg1,arg2,arg3);
+  vresult = rb_ary_new();
+  vresult = SWIG_Ruby_AppendOutput(vresult, ULL2NUM((unsigned long long)value2), 1);
+  vresult = SWIG_Ruby_AppendOutput(vresult, ULL2NUM((unsigned long long)value3), 1);
   return vresult;
 fail:
   return Qnil;
@@ -3905,10 +4142,427 @@ fail:
 
 
 SWIGINTERN VALUE
-_wrap_mqs_queue_repair_fixed(int argc, VALUE *argv, VALUE self) {
+_wrap_mq_queue_set_max_attempts(int argc, VALUE *argv, VALUE self) {
+  mq_queue *arg1 = 0 ;
+  int arg2 ;
+  mq_error *arg3 = 0 ;
+  mqr_handle *h1 = NULL ;
+  int val2 ;
+  int ecode2 = 0 ;
+  mq_error e3 ;
+  mq_status result;
+  VALUE vresult = Qnil;
+  
+  {
+    memset(&e3, 0, sizeof e3);
+    arg3 = &e3;
+  }
+  if ((argc < 2) || (argc > 2)) {
+    rb_raise(rb_eArgError, "wrong # of arguments(%d for 2)",argc); SWIG_fail;
+  }
+  {
+    h1 = mqr_get(argv[0], MQR_QUEUE);
+    arg1 = (mq_queue *)h1->ptr;
+  }
+  ecode2 = SWIG_AsVal_int(argv[1], &val2);
+  if (!SWIG_IsOK(ecode2)) {
+    SWIG_exception_fail(SWIG_ArgError(ecode2), Ruby_Format_TypeError( "", "int","mq_queue_set_max_attempts", 2, argv[1] ));
+  } 
+  arg2 = (int)(val2);
+  result = (mq_status)mq_queue_set_max_attempts(arg1,arg2,arg3);
+  (void)result; vresult = Qnil;
+  {
+    if (arg3->status != MQ_OK && arg3->status != MQ_EMPTY) mqr_raise(arg3);
+  }
+  return vresult;
+fail:
+  return Qnil;
+}
+
+
+SWIGINTERN VALUE
+_wrap_mq_dead_count(int argc, VALUE *argv, VALUE self) {
+  mq_queue *arg1 = 0 ;
+  int64_t *arg2 = 0 ;
+  mq_error *arg3 = 0 ;
+  mqr_handle *h1 = NULL ;
+  int64_t value2 = 0 ;
+  mq_error e3 ;
+  mq_status result;
+  VALUE vresult = Qnil;
+  
+  arg2 = &value2;
+  {
+    memset(&e3, 0, sizeof e3);
+    arg3 = &e3;
+  }
+  if ((argc < 1) || (argc > 1)) {
+    rb_raise(rb_eArgError, "wrong # of arguments(%d for 1)",argc); SWIG_fail;
+  }
+  {
+    h1 = mqr_get(argv[0], MQR_QUEUE);
+    arg1 = (mq_queue *)h1->ptr;
+  }
+  MQR_DO(dead_count, NULL, arg1, arg2, arg3)
+  (void)result; vresult = Qnil;
+  vresult = SWIG_Ruby_AppendOutput(vresult, LL2NUM((long long)value2), 1);
+  {
+    if (arg3->status != MQ_OK && arg3->status != MQ_EMPTY) mqr_raise(arg3);
+  }
+  return vresult;
+fail:
+  return Qnil;
+}
+
+
+SWIGINTERN VALUE
+_wrap_mq_dead_requeue(int argc, VALUE *argv, VALUE self) {
+  mq_queue *arg1 = 0 ;
+  int64_t arg2 ;
+  int64_t *arg3 = 0 ;
+  mq_error *arg4 = 0 ;
+  mqr_handle *h1 = NULL ;
+  long long val2 ;
+  int ecode2 = 0 ;
+  int64_t value3 = 0 ;
+  mq_error e4 ;
+  mq_status result;
+  VALUE vresult = Qnil;
+  
+  arg3 = &value3;
+  {
+    memset(&e4, 0, sizeof e4);
+    arg4 = &e4;
+  }
+  if ((argc < 2) || (argc > 2)) {
+    rb_raise(rb_eArgError, "wrong # of arguments(%d for 2)",argc); SWIG_fail;
+  }
+  {
+    h1 = mqr_get(argv[0], MQR_QUEUE);
+    arg1 = (mq_queue *)h1->ptr;
+  }
+  ecode2 = SWIG_AsVal_long_SS_long(argv[1], &val2);
+  if (!SWIG_IsOK(ecode2)) {
+    SWIG_exception_fail(SWIG_ArgError(ecode2), Ruby_Format_TypeError( "", "int64_t","mq_dead_requeue", 2, argv[1] ));
+  } 
+  arg2 = (int64_t)(val2);
+  MQR_DO(dead_requeue, NULL, arg1, arg2, arg3, arg4)
+  (void)result; vresult = Qnil;
+  vresult = SWIG_Ruby_AppendOutput(vresult, LL2NUM((long long)value3), 1);
+  {
+    if (arg4->status != MQ_OK && arg4->status != MQ_EMPTY) mqr_raise(arg4);
+  }
+  return vresult;
+fail:
+  return Qnil;
+}
+
+
+SWIGINTERN VALUE
+_wrap_mq_dead_purge(int argc, VALUE *argv, VALUE self) {
+  mq_queue *arg1 = 0 ;
+  int64_t *arg2 = 0 ;
+  mq_error *arg3 = 0 ;
+  mqr_handle *h1 = NULL ;
+  int64_t value2 = 0 ;
+  mq_error e3 ;
+  mq_status result;
+  VALUE vresult = Qnil;
+  
+  arg2 = &value2;
+  {
+    memset(&e3, 0, sizeof e3);
+    arg3 = &e3;
+  }
+  if ((argc < 1) || (argc > 1)) {
+    rb_raise(rb_eArgError, "wrong # of arguments(%d for 1)",argc); SWIG_fail;
+  }
+  {
+    h1 = mqr_get(argv[0], MQR_QUEUE);
+    arg1 = (mq_queue *)h1->ptr;
+  }
+  MQR_DO(dead_purge, NULL, arg1, arg2, arg3)
+  (void)result; vresult = Qnil;
+  vresult = SWIG_Ruby_AppendOutput(vresult, LL2NUM((long long)value2), 1);
+  {
+    if (arg3->status != MQ_OK && arg3->status != MQ_EMPTY) mqr_raise(arg3);
+  }
+  return vresult;
+fail:
+  return Qnil;
+}
+
+
+SWIGINTERN VALUE
+_wrap_mq_stats_json(int argc, VALUE *argv, VALUE self) {
+  mq_queue *arg1 = 0 ;
+  char **arg2 = 0 ;
+  mq_error *arg3 = 0 ;
+  mqr_handle *h1 = NULL ;
+  char *text2 = NULL ;
+  mq_error e3 ;
+  mq_status result;
+  VALUE vresult = Qnil;
+  
+  arg2 = &text2;
+  {
+    memset(&e3, 0, sizeof e3);
+    arg3 = &e3;
+  }
+  if ((argc < 1) || (argc > 1)) {
+    rb_raise(rb_eArgError, "wrong # of arguments(%d for 1)",argc); SWIG_fail;
+  }
+  {
+    h1 = mqr_get(argv[0], MQR_QUEUE);
+    arg1 = (mq_queue *)h1->ptr;
+  }
+  MQR_DO_MADE(stats_json, mq_free, h1, arg2, arg1, arg2, arg3)
+  (void)result; vresult = Qnil;
+  {
+    VALUE s = text2 == NULL ? Qnil : rb_utf8_str_new_cstr(text2);
+    mq_free(text2);
+    text2 = NULL;
+    vresult = SWIG_Ruby_AppendOutput(vresult, s, 1);
+  }
+  {
+    if (arg3->status != MQ_OK && arg3->status != MQ_EMPTY) mqr_raise(arg3);
+  }
+  return vresult;
+fail:
+  return Qnil;
+}
+
+
+SWIGINTERN VALUE
+_wrap_mq_repair(int argc, VALUE *argv, VALUE self) {
+  mq_queue *arg1 = 0 ;
+  int64_t *arg2 = 0 ;
+  mq_error *arg3 = 0 ;
+  mqr_handle *h1 = NULL ;
+  int64_t value2 = 0 ;
+  mq_error e3 ;
+  mq_status result;
+  VALUE vresult = Qnil;
+  
+  arg2 = &value2;
+  {
+    memset(&e3, 0, sizeof e3);
+    arg3 = &e3;
+  }
+  if ((argc < 1) || (argc > 1)) {
+    rb_raise(rb_eArgError, "wrong # of arguments(%d for 1)",argc); SWIG_fail;
+  }
+  {
+    h1 = mqr_get(argv[0], MQR_QUEUE);
+    arg1 = (mq_queue *)h1->ptr;
+  }
+  MQR_DO(repair, NULL, arg1, arg2, arg3)
+  (void)result; vresult = Qnil;
+  vresult = SWIG_Ruby_AppendOutput(vresult, LL2NUM((long long)value2), 1);
+  {
+    if (arg3->status != MQ_OK && arg3->status != MQ_EMPTY) mqr_raise(arg3);
+  }
+  return vresult;
+fail:
+  return Qnil;
+}
+
+
+SWIGINTERN VALUE
+_wrap_mq_purge_group(int argc, VALUE *argv, VALUE self) {
+  mq_queue *arg1 = 0 ;
+  char *arg2 = 0 ;
+  mq_error *arg3 = 0 ;
+  mqr_handle *h1 = NULL ;
+  VALUE copy2 = Qnil ;
+  mq_error e3 ;
+  mq_status result;
+  VALUE vresult = Qnil;
+  
+  {
+    memset(&e3, 0, sizeof e3);
+    arg3 = &e3;
+  }
+  if ((argc < 2) || (argc > 2)) {
+    rb_raise(rb_eArgError, "wrong # of arguments(%d for 2)",argc); SWIG_fail;
+  }
+  {
+    h1 = mqr_get(argv[0], MQR_QUEUE);
+    arg1 = (mq_queue *)h1->ptr;
+  }
+  {
+    if (NIL_P(argv[1])) {
+      arg2 = NULL;
+    } else {
+      VALUE s = argv[1];
+      StringValue(s);
+      if (memchr(RSTRING_PTR(s), '\0', (size_t)RSTRING_LEN(s)) != NULL)
+      rb_exc_raise(mqr_error(MQ_ERR_ARG, 0, "group_id contains a NUL byte"));
+      copy2 = rb_str_new(RSTRING_PTR(s), RSTRING_LEN(s));
+      arg2 = RSTRING_PTR(copy2);
+    }
+  }
+  MQR_DO(purge_group, NULL, arg1, arg2, arg3)
+  (void)result; vresult = Qnil;
+  {
+    if (arg3->status != MQ_OK && arg3->status != MQ_EMPTY) mqr_raise(arg3);
+  }
+  RB_GC_GUARD(copy2);
+  return vresult;
+fail:
+  RB_GC_GUARD(copy2);
+  return Qnil;
+}
+
+
+SWIGINTERN VALUE
+_wrap_mq_queue_drop(int argc, VALUE *argv, VALUE self) {
+  mq_queue *arg1 = 0 ;
+  mq_error *arg2 = 0 ;
+  mqr_handle *h1 = NULL ;
+  mq_error e2 ;
+  mq_status result;
+  VALUE vresult = Qnil;
+  
+  {
+    memset(&e2, 0, sizeof e2);
+    arg2 = &e2;
+  }
+  if ((argc < 1) || (argc > 1)) {
+    rb_raise(rb_eArgError, "wrong # of arguments(%d for 1)",argc); SWIG_fail;
+  }
+  {
+    h1 = mqr_get(argv[0], MQR_QUEUE);
+    arg1 = (mq_queue *)h1->ptr;
+  }
+  MQR_DO(queue_drop, NULL, arg1, arg2)
+  (void)result; vresult = Qnil;
+  {
+    if (arg2->status != MQ_OK && arg2->status != MQ_EMPTY) mqr_raise(arg2);
+  }
+  return vresult;
+fail:
+  return Qnil;
+}
+
+
+SWIGINTERN VALUE
+_wrap_mq_peek_json(int argc, VALUE *argv, VALUE self) {
+  mq_queue *arg1 = 0 ;
+  char *arg2 = 0 ;
+  size_t arg3 ;
+  char **arg4 = 0 ;
+  mq_error *arg5 = 0 ;
+  mqr_handle *h1 = NULL ;
+  VALUE copy2 = Qnil ;
+  size_t val3 ;
+  int ecode3 = 0 ;
+  char *text4 = NULL ;
+  mq_error e5 ;
+  mq_status result;
+  VALUE vresult = Qnil;
+  
+  arg4 = &text4;
+  {
+    memset(&e5, 0, sizeof e5);
+    arg5 = &e5;
+  }
+  if ((argc < 3) || (argc > 3)) {
+    rb_raise(rb_eArgError, "wrong # of arguments(%d for 3)",argc); SWIG_fail;
+  }
+  {
+    h1 = mqr_get(argv[0], MQR_QUEUE);
+    arg1 = (mq_queue *)h1->ptr;
+  }
+  {
+    if (NIL_P(argv[1])) {
+      arg2 = NULL;
+    } else {
+      VALUE s = argv[1];
+      StringValue(s);
+      if (memchr(RSTRING_PTR(s), '\0', (size_t)RSTRING_LEN(s)) != NULL)
+      rb_exc_raise(mqr_error(MQ_ERR_ARG, 0, "group_id contains a NUL byte"));
+      copy2 = rb_str_new(RSTRING_PTR(s), RSTRING_LEN(s));
+      arg2 = RSTRING_PTR(copy2);
+    }
+  }
+  ecode3 = SWIG_AsVal_size_t(argv[2], &val3);
+  if (!SWIG_IsOK(ecode3)) {
+    SWIG_exception_fail(SWIG_ArgError(ecode3), Ruby_Format_TypeError( "", "size_t","mq_peek_json", 3, argv[2] ));
+  } 
+  arg3 = (size_t)(val3);
+  MQR_DO_MADE(peek_json, mq_free, h1, arg4, arg1, arg2, arg3, arg4, arg5)
+  (void)result; vresult = Qnil;
+  {
+    VALUE s = text4 == NULL ? Qnil : rb_utf8_str_new_cstr(text4);
+    mq_free(text4);
+    text4 = NULL;
+    vresult = SWIG_Ruby_AppendOutput(vresult, s, 1);
+  }
+  {
+    if (arg5->status != MQ_OK && arg5->status != MQ_EMPTY) mqr_raise(arg5);
+  }
+  RB_GC_GUARD(copy2);
+  return vresult;
+fail:
+  RB_GC_GUARD(copy2);
+  return Qnil;
+}
+
+
+SWIGINTERN VALUE
+_wrap_mq_dead_list_json(int argc, VALUE *argv, VALUE self) {
+  mq_queue *arg1 = 0 ;
+  size_t arg2 ;
+  char **arg3 = 0 ;
+  mq_error *arg4 = 0 ;
+  mqr_handle *h1 = NULL ;
+  size_t val2 ;
+  int ecode2 = 0 ;
+  char *text3 = NULL ;
+  mq_error e4 ;
+  mq_status result;
+  VALUE vresult = Qnil;
+  
+  arg3 = &text3;
+  {
+    memset(&e4, 0, sizeof e4);
+    arg4 = &e4;
+  }
+  if ((argc < 2) || (argc > 2)) {
+    rb_raise(rb_eArgError, "wrong # of arguments(%d for 2)",argc); SWIG_fail;
+  }
+  {
+    h1 = mqr_get(argv[0], MQR_QUEUE);
+    arg1 = (mq_queue *)h1->ptr;
+  }
+  ecode2 = SWIG_AsVal_size_t(argv[1], &val2);
+  if (!SWIG_IsOK(ecode2)) {
+    SWIG_exception_fail(SWIG_ArgError(ecode2), Ruby_Format_TypeError( "", "size_t","mq_dead_list_json", 2, argv[1] ));
+  } 
+  arg2 = (size_t)(val2);
+  MQR_DO_MADE(dead_list_json, mq_free, h1, arg3, arg1, arg2, arg3, arg4)
+  (void)result; vresult = Qnil;
+  {
+    VALUE s = text3 == NULL ? Qnil : rb_utf8_str_new_cstr(text3);
+    mq_free(text3);
+    text3 = NULL;
+    vresult = SWIG_Ruby_AppendOutput(vresult, s, 1);
+  }
+  {
+    if (arg4->status != MQ_OK && arg4->status != MQ_EMPTY) mqr_raise(arg4);
+  }
+  return vresult;
+fail:
+  return Qnil;
+}
+
+
+SWIGINTERN VALUE
+_wrap_mq_queue_clock_offset(int argc, VALUE *argv, VALUE self) {
   mq_queue *arg1 = 0 ;
   mqr_handle *h1 = NULL ;
-  uint64_t result;
+  double result;
   VALUE vresult = Qnil;
   
   if ((argc < 1) || (argc > 1)) {
@@ -3918,8 +4572,30 @@ _wrap_mqs_queue_repair_fixed(int argc, VALUE *argv, VALUE self) {
     h1 = mqr_get(argv[0], MQR_QUEUE);
     arg1 = (mq_queue *)h1->ptr;
   }
-  result = (uint64_t)mqs_queue_repair_fixed(arg1);
-  vresult = SWIG_From_unsigned_SS_long_SS_long((unsigned long long)(result));
+  result = (double)mq_queue_clock_offset((struct mq_queue const *)arg1);
+  vresult = SWIG_From_double((double)(result));
+  return vresult;
+fail:
+  return Qnil;
+}
+
+
+SWIGINTERN VALUE
+_wrap_mq_queue_now(int argc, VALUE *argv, VALUE self) {
+  mq_queue *arg1 = 0 ;
+  mqr_handle *h1 = NULL ;
+  double result;
+  VALUE vresult = Qnil;
+  
+  if ((argc < 1) || (argc > 1)) {
+    rb_raise(rb_eArgError, "wrong # of arguments(%d for 1)",argc); SWIG_fail;
+  }
+  {
+    h1 = mqr_get(argv[0], MQR_QUEUE);
+    arg1 = (mq_queue *)h1->ptr;
+  }
+  result = (double)mq_queue_now(arg1);
+  vresult = SWIG_From_double((double)(result));
   return vresult;
 fail:
   return Qnil;
@@ -3934,7 +4610,8 @@ _wrap_mqs_publish(int argc, VALUE *argv, VALUE self) {
   size_t arg4 ;
   int arg5 ;
   double arg6 ;
-  mq_error *arg7 = 0 ;
+  int64_t *arg7 = 0 ;
+  mq_error *arg8 = 0 ;
   mqr_handle *h1 = NULL ;
   VALUE copy2 = Qnil ;
   VALUE copy3 = Qnil ;
@@ -3942,13 +4619,15 @@ _wrap_mqs_publish(int argc, VALUE *argv, VALUE self) {
   int ecode5 = 0 ;
   double val6 ;
   int ecode6 = 0 ;
-  mq_error e7 ;
-  int64_t result;
+  int64_t value7 = 0 ;
+  mq_error e8 ;
+  mq_status result;
   VALUE vresult = Qnil;
   
+  arg7 = &value7;
   {
-    memset(&e7, 0, sizeof e7);
-    arg7 = &e7;
+    memset(&e8, 0, sizeof e8);
+    arg8 = &e8;
   }
   if ((argc < 5) || (argc > 5)) {
     rb_raise(rb_eArgError, "wrong # of arguments(%d for 5)",argc); SWIG_fail;
@@ -3986,100 +4665,11 @@ _wrap_mqs_publish(int argc, VALUE *argv, VALUE self) {
     SWIG_exception_fail(SWIG_ArgError(ecode6), Ruby_Format_TypeError( "", "double","mqs_publish", 6, argv[4] ));
   } 
   arg6 = (double)(val6);
-  MQR_DO(publish, NULL, arg1, arg2, arg3, arg4, arg5, arg6, arg7)
-  vresult = SWIG_From_long_SS_long((long long)(result));
+  MQR_DO(publish, NULL, arg1, arg2, arg3, arg4, arg5, arg6, arg7, arg8)
+  (void)result; vresult = Qnil;
+  vresult = SWIG_Ruby_AppendOutput(vresult, LL2NUM((long long)value7), 1);
   {
-    if (arg7->status != MQ_OK && arg7->status != MQ_EMPTY) mqr_raise(arg7);
-  }
-  RB_GC_GUARD(copy2);
-  RB_GC_GUARD(copy3);
-  return vresult;
-fail:
-  RB_GC_GUARD(copy2);
-  RB_GC_GUARD(copy3);
-  return Qnil;
-}
-
-
-SWIGINTERN VALUE
-_wrap_mqs_batch_new(int argc, VALUE *argv, VALUE self) {
-  mq_error *arg1 = 0 ;
-  mq_error e1 ;
-  mq_batch *result = 0 ;
-  VALUE vresult = Qnil;
-  
-  {
-    memset(&e1, 0, sizeof e1);
-    arg1 = &e1;
-  }
-  if ((argc < 0) || (argc > 0)) {
-    rb_raise(rb_eArgError, "wrong # of arguments(%d for 0)",argc); SWIG_fail;
-  }
-  result = (mq_batch *)mqs_batch_new(arg1);
-  vresult = mqr_wrap(MQR_BATCH, result, NULL);
-  {
-    if (arg1->status != MQ_OK && arg1->status != MQ_EMPTY) mqr_raise(arg1);
-  }
-  return vresult;
-fail:
-  return Qnil;
-}
-
-
-SWIGINTERN VALUE
-_wrap_mqs_batch_add(int argc, VALUE *argv, VALUE self) {
-  mq_batch *arg1 = 0 ;
-  char *arg2 = 0 ;
-  void *arg3 = 0 ;
-  size_t arg4 ;
-  int arg5 ;
-  mq_error *arg6 = 0 ;
-  mqr_handle *h1 = NULL ;
-  VALUE copy2 = Qnil ;
-  VALUE copy3 = Qnil ;
-  int val5 ;
-  int ecode5 = 0 ;
-  mq_error e6 ;
-  VALUE vresult = Qnil;
-  
-  {
-    memset(&e6, 0, sizeof e6);
-    arg6 = &e6;
-  }
-  if ((argc < 4) || (argc > 4)) {
-    rb_raise(rb_eArgError, "wrong # of arguments(%d for 4)",argc); SWIG_fail;
-  }
-  {
-    h1 = mqr_get(argv[0], MQR_BATCH);
-    arg1 = (mq_batch *)h1->ptr;
-  }
-  {
-    if (NIL_P(argv[1])) {
-      arg2 = NULL;
-    } else {
-      VALUE s = argv[1];
-      StringValue(s);
-      if (memchr(RSTRING_PTR(s), '\0', (size_t)RSTRING_LEN(s)) != NULL)
-      rb_exc_raise(mqr_error(MQ_ERR_ARG, 0, "group_id contains a NUL byte"));
-      copy2 = rb_str_new(RSTRING_PTR(s), RSTRING_LEN(s));
-      arg2 = RSTRING_PTR(copy2);
-    }
-  }
-  {
-    VALUE s = argv[2];
-    StringValue(s);
-    copy3 = rb_str_new_frozen(s);
-    arg3 = (void *)RSTRING_PTR(copy3);
-    arg4 = (size_t)RSTRING_LEN(copy3);
-  }
-  ecode5 = SWIG_AsVal_int(argv[3], &val5);
-  if (!SWIG_IsOK(ecode5)) {
-    SWIG_exception_fail(SWIG_ArgError(ecode5), Ruby_Format_TypeError( "", "int","mqs_batch_add", 5, argv[3] ));
-  } 
-  arg5 = (int)(val5);
-  mqs_batch_add(arg1,(char const *)arg2,(void const *)arg3,arg4,arg5,arg6);
-  {
-    if (arg6->status != MQ_OK && arg6->status != MQ_EMPTY) mqr_raise(arg6);
+    if (arg8->status != MQ_OK && arg8->status != MQ_EMPTY) mqr_raise(arg8);
   }
   RB_GC_GUARD(copy2);
   RB_GC_GUARD(copy3);
@@ -4108,6 +4698,7 @@ _wrap_mqs_batch_add_at(int argc, VALUE *argv, VALUE self) {
   double val6 ;
   int ecode6 = 0 ;
   mq_error e7 ;
+  mq_status result;
   VALUE vresult = Qnil;
   
   {
@@ -4150,7 +4741,8 @@ _wrap_mqs_batch_add_at(int argc, VALUE *argv, VALUE self) {
     SWIG_exception_fail(SWIG_ArgError(ecode6), Ruby_Format_TypeError( "", "double","mqs_batch_add_at", 6, argv[4] ));
   } 
   arg6 = (double)(val6);
-  mqs_batch_add_at(arg1,(char const *)arg2,(void const *)arg3,arg4,arg5,arg6,arg7);
+  result = (mq_status)mqs_batch_add_at(arg1,(char const *)arg2,(void const *)arg3,arg4,arg5,arg6,arg7);
+  (void)result; vresult = Qnil;
   {
     if (arg7->status != MQ_OK && arg7->status != MQ_EMPTY) mqr_raise(arg7);
   }
@@ -4165,65 +4757,6 @@ fail:
 
 
 SWIGINTERN VALUE
-_wrap_mqs_batch_count(int argc, VALUE *argv, VALUE self) {
-  mq_batch *arg1 = 0 ;
-  mqr_handle *h1 = NULL ;
-  size_t result;
-  VALUE vresult = Qnil;
-  
-  if ((argc < 1) || (argc > 1)) {
-    rb_raise(rb_eArgError, "wrong # of arguments(%d for 1)",argc); SWIG_fail;
-  }
-  {
-    h1 = mqr_get(argv[0], MQR_BATCH);
-    arg1 = (mq_batch *)h1->ptr;
-  }
-  result = mqs_batch_count(arg1);
-  vresult = SWIG_From_size_t((size_t)(result));
-  return vresult;
-fail:
-  return Qnil;
-}
-
-
-SWIGINTERN VALUE
-_wrap_mqs_publish_batch(int argc, VALUE *argv, VALUE self) {
-  mq_queue *arg1 = 0 ;
-  mq_batch *arg2 = 0 ;
-  mq_error *arg3 = 0 ;
-  mqr_handle *h1 = NULL ;
-  mqr_handle *h2 = NULL ;
-  mq_error e3 ;
-  int64_t result;
-  VALUE vresult = Qnil;
-  
-  {
-    memset(&e3, 0, sizeof e3);
-    arg3 = &e3;
-  }
-  if ((argc < 2) || (argc > 2)) {
-    rb_raise(rb_eArgError, "wrong # of arguments(%d for 2)",argc); SWIG_fail;
-  }
-  {
-    h1 = mqr_get(argv[0], MQR_QUEUE);
-    arg1 = (mq_queue *)h1->ptr;
-  }
-  {
-    h2 = mqr_get(argv[1], MQR_BATCH);
-    arg2 = (mq_batch *)h2->ptr;
-  }
-  MQR_DO(publish_batch, h2, arg1, arg2, arg3)
-  vresult = SWIG_From_long_SS_long((long long)(result));
-  {
-    if (arg3->status != MQ_OK && arg3->status != MQ_EMPTY) mqr_raise(arg3);
-  }
-  return vresult;
-fail:
-  return Qnil;
-}
-
-
-SWIGINTERN VALUE
 _wrap_mqs_claim(int argc, VALUE *argv, VALUE self) {
   mq_queue *arg1 = 0 ;
   char *arg2 = 0 ;
@@ -4232,7 +4765,8 @@ _wrap_mqs_claim(int argc, VALUE *argv, VALUE self) {
   size_t arg5 ;
   double arg6 ;
   mq_cancel *arg7 = 0 ;
-  mq_error *arg8 = 0 ;
+  mq_lease **arg8 = 0 ;
+  mq_error *arg9 = 0 ;
   mqr_handle *h1 = NULL ;
   VALUE copy2 = Qnil ;
   double val3 ;
@@ -4243,16 +4777,18 @@ _wrap_mqs_claim(int argc, VALUE *argv, VALUE self) {
   int ecode5 = 0 ;
   double val6 ;
   int ecode6 = 0 ;
-  mq_error e8 ;
-  mq_lease *result = 0 ;
+  mq_lease *made8 = NULL ;
+  mq_error e9 ;
+  mq_status result;
   VALUE vresult = Qnil;
   
   {
     arg7 = NULL;
   }
+  arg8 = &made8;
   {
-    memset(&e8, 0, sizeof e8);
-    arg8 = &e8;
+    memset(&e9, 0, sizeof e9);
+    arg9 = &e9;
   }
   if ((argc < 6) || (argc > 6)) {
     rb_raise(rb_eArgError, "wrong # of arguments(%d for 6)",argc); SWIG_fail;
@@ -4296,338 +4832,21 @@ _wrap_mqs_claim(int argc, VALUE *argv, VALUE self) {
   
   {
     mqr_claim_args a = {
-      arg1, arg2, arg3, arg4, arg5, arg6, NULL, arg8, NULL
+      arg1, arg2, arg3, arg4, arg5, arg6, NULL, arg8, arg9, MQ_OK
     };
     (void)arg7; /* the typemap's NULL: mqr_claim_call makes the cancel */
     result = mqr_claim_call(h1, &a);
   }
   
-  vresult = mqr_wrap(MQR_LEASE, result, NULL);
+  (void)result; vresult = Qnil;
+  vresult = SWIG_Ruby_AppendOutput(vresult, mqr_wrap(MQR_LEASE, made8, NULL), 1);
   {
-    if (arg8->status != MQ_OK && arg8->status != MQ_EMPTY) mqr_raise(arg8);
+    if (arg9->status != MQ_OK && arg9->status != MQ_EMPTY) mqr_raise(arg9);
   }
   RB_GC_GUARD(copy2);
   return vresult;
 fail:
   RB_GC_GUARD(copy2);
-  return Qnil;
-}
-
-
-SWIGINTERN VALUE
-_wrap_mqs_ack(int argc, VALUE *argv, VALUE self) {
-  mq_queue *arg1 = 0 ;
-  mq_lease *arg2 = 0 ;
-  mq_error *arg3 = 0 ;
-  mqr_handle *h1 = NULL ;
-  mqr_handle *h2 = NULL ;
-  mq_error e3 ;
-  VALUE vresult = Qnil;
-  
-  {
-    memset(&e3, 0, sizeof e3);
-    arg3 = &e3;
-  }
-  if ((argc < 2) || (argc > 2)) {
-    rb_raise(rb_eArgError, "wrong # of arguments(%d for 2)",argc); SWIG_fail;
-  }
-  {
-    h1 = mqr_get(argv[0], MQR_QUEUE);
-    arg1 = (mq_queue *)h1->ptr;
-  }
-  {
-    h2 = mqr_get(argv[1], MQR_LEASE);
-    arg2 = (mq_lease *)h2->ptr;
-  }
-  MQR_DO_VOID(ack, h2, arg1, arg2, arg3)
-  {
-    if (arg3->status != MQ_OK && arg3->status != MQ_EMPTY) mqr_raise(arg3);
-  }
-  return vresult;
-fail:
-  return Qnil;
-}
-
-
-SWIGINTERN VALUE
-_wrap_mqs_nack(int argc, VALUE *argv, VALUE self) {
-  mq_queue *arg1 = 0 ;
-  mq_lease *arg2 = 0 ;
-  double arg3 ;
-  mq_error *arg4 = 0 ;
-  mqr_handle *h1 = NULL ;
-  mqr_handle *h2 = NULL ;
-  double val3 ;
-  int ecode3 = 0 ;
-  mq_error e4 ;
-  VALUE vresult = Qnil;
-  
-  {
-    memset(&e4, 0, sizeof e4);
-    arg4 = &e4;
-  }
-  if ((argc < 3) || (argc > 3)) {
-    rb_raise(rb_eArgError, "wrong # of arguments(%d for 3)",argc); SWIG_fail;
-  }
-  {
-    h1 = mqr_get(argv[0], MQR_QUEUE);
-    arg1 = (mq_queue *)h1->ptr;
-  }
-  {
-    h2 = mqr_get(argv[1], MQR_LEASE);
-    arg2 = (mq_lease *)h2->ptr;
-  }
-  ecode3 = SWIG_AsVal_double(argv[2], &val3);
-  if (!SWIG_IsOK(ecode3)) {
-    SWIG_exception_fail(SWIG_ArgError(ecode3), Ruby_Format_TypeError( "", "double","mqs_nack", 3, argv[2] ));
-  } 
-  arg3 = (double)(val3);
-  MQR_DO_VOID(nack, h2, arg1, arg2, arg3, arg4)
-  {
-    if (arg4->status != MQ_OK && arg4->status != MQ_EMPTY) mqr_raise(arg4);
-  }
-  return vresult;
-fail:
-  return Qnil;
-}
-
-
-SWIGINTERN VALUE
-_wrap_mqs_unclaim(int argc, VALUE *argv, VALUE self) {
-  mq_queue *arg1 = 0 ;
-  mq_lease *arg2 = 0 ;
-  mq_error *arg3 = 0 ;
-  mqr_handle *h1 = NULL ;
-  mqr_handle *h2 = NULL ;
-  mq_error e3 ;
-  VALUE vresult = Qnil;
-  
-  {
-    memset(&e3, 0, sizeof e3);
-    arg3 = &e3;
-  }
-  if ((argc < 2) || (argc > 2)) {
-    rb_raise(rb_eArgError, "wrong # of arguments(%d for 2)",argc); SWIG_fail;
-  }
-  {
-    h1 = mqr_get(argv[0], MQR_QUEUE);
-    arg1 = (mq_queue *)h1->ptr;
-  }
-  {
-    h2 = mqr_get(argv[1], MQR_LEASE);
-    arg2 = (mq_lease *)h2->ptr;
-  }
-  MQR_DO_VOID(unclaim, h2, arg1, arg2, arg3)
-  {
-    if (arg3->status != MQ_OK && arg3->status != MQ_EMPTY) mqr_raise(arg3);
-  }
-  return vresult;
-fail:
-  return Qnil;
-}
-
-
-SWIGINTERN VALUE
-_wrap_mqs_extend(int argc, VALUE *argv, VALUE self) {
-  mq_queue *arg1 = 0 ;
-  mq_lease *arg2 = 0 ;
-  double arg3 ;
-  mq_error *arg4 = 0 ;
-  mqr_handle *h1 = NULL ;
-  mqr_handle *h2 = NULL ;
-  double val3 ;
-  int ecode3 = 0 ;
-  mq_error e4 ;
-  VALUE vresult = Qnil;
-  
-  {
-    memset(&e4, 0, sizeof e4);
-    arg4 = &e4;
-  }
-  if ((argc < 3) || (argc > 3)) {
-    rb_raise(rb_eArgError, "wrong # of arguments(%d for 3)",argc); SWIG_fail;
-  }
-  {
-    h1 = mqr_get(argv[0], MQR_QUEUE);
-    arg1 = (mq_queue *)h1->ptr;
-  }
-  {
-    h2 = mqr_get(argv[1], MQR_LEASE);
-    arg2 = (mq_lease *)h2->ptr;
-  }
-  ecode3 = SWIG_AsVal_double(argv[2], &val3);
-  if (!SWIG_IsOK(ecode3)) {
-    SWIG_exception_fail(SWIG_ArgError(ecode3), Ruby_Format_TypeError( "", "double","mqs_extend", 3, argv[2] ));
-  } 
-  arg3 = (double)(val3);
-  MQR_DO_VOID(extend, h2, arg1, arg2, arg3, arg4)
-  {
-    if (arg4->status != MQ_OK && arg4->status != MQ_EMPTY) mqr_raise(arg4);
-  }
-  return vresult;
-fail:
-  return Qnil;
-}
-
-
-SWIGINTERN VALUE
-_wrap_mqs_lease_seq(int argc, VALUE *argv, VALUE self) {
-  mq_lease *arg1 = 0 ;
-  mqr_handle *h1 = NULL ;
-  int64_t result;
-  VALUE vresult = Qnil;
-  
-  if ((argc < 1) || (argc > 1)) {
-    rb_raise(rb_eArgError, "wrong # of arguments(%d for 1)",argc); SWIG_fail;
-  }
-  {
-    h1 = mqr_get(argv[0], MQR_LEASE);
-    arg1 = (mq_lease *)h1->ptr;
-  }
-  result = (int64_t)mqs_lease_seq(arg1);
-  vresult = SWIG_From_long_SS_long((long long)(result));
-  return vresult;
-fail:
-  return Qnil;
-}
-
-
-SWIGINTERN VALUE
-_wrap_mqs_lease_group(int argc, VALUE *argv, VALUE self) {
-  mq_lease *arg1 = 0 ;
-  mqr_handle *h1 = NULL ;
-  char *result = 0 ;
-  VALUE vresult = Qnil;
-  
-  if ((argc < 1) || (argc > 1)) {
-    rb_raise(rb_eArgError, "wrong # of arguments(%d for 1)",argc); SWIG_fail;
-  }
-  {
-    h1 = mqr_get(argv[0], MQR_LEASE);
-    arg1 = (mq_lease *)h1->ptr;
-  }
-  result = (char *)mqs_lease_group(arg1);
-  vresult = result == NULL ? Qnil : rb_utf8_str_new_cstr(result);
-  return vresult;
-fail:
-  return Qnil;
-}
-
-
-SWIGINTERN VALUE
-_wrap_mqs_lease_token(int argc, VALUE *argv, VALUE self) {
-  mq_lease *arg1 = 0 ;
-  mqr_handle *h1 = NULL ;
-  char *result = 0 ;
-  VALUE vresult = Qnil;
-  
-  if ((argc < 1) || (argc > 1)) {
-    rb_raise(rb_eArgError, "wrong # of arguments(%d for 1)",argc); SWIG_fail;
-  }
-  {
-    h1 = mqr_get(argv[0], MQR_LEASE);
-    arg1 = (mq_lease *)h1->ptr;
-  }
-  result = (char *)mqs_lease_token(arg1);
-  vresult = result == NULL ? Qnil : rb_utf8_str_new_cstr(result);
-  return vresult;
-fail:
-  return Qnil;
-}
-
-
-SWIGINTERN VALUE
-_wrap_mqs_lease_attempts(int argc, VALUE *argv, VALUE self) {
-  mq_lease *arg1 = 0 ;
-  mqr_handle *h1 = NULL ;
-  int result;
-  VALUE vresult = Qnil;
-  
-  if ((argc < 1) || (argc > 1)) {
-    rb_raise(rb_eArgError, "wrong # of arguments(%d for 1)",argc); SWIG_fail;
-  }
-  {
-    h1 = mqr_get(argv[0], MQR_LEASE);
-    arg1 = (mq_lease *)h1->ptr;
-  }
-  result = (int)mqs_lease_attempts(arg1);
-  vresult = SWIG_From_int((int)(result));
-  return vresult;
-fail:
-  return Qnil;
-}
-
-
-SWIGINTERN VALUE
-_wrap_mqs_lease_deadline(int argc, VALUE *argv, VALUE self) {
-  mq_lease *arg1 = 0 ;
-  mqr_handle *h1 = NULL ;
-  double result;
-  VALUE vresult = Qnil;
-  
-  if ((argc < 1) || (argc > 1)) {
-    rb_raise(rb_eArgError, "wrong # of arguments(%d for 1)",argc); SWIG_fail;
-  }
-  {
-    h1 = mqr_get(argv[0], MQR_LEASE);
-    arg1 = (mq_lease *)h1->ptr;
-  }
-  result = (double)mqs_lease_deadline(arg1);
-  vresult = SWIG_From_double((double)(result));
-  return vresult;
-fail:
-  return Qnil;
-}
-
-
-SWIGINTERN VALUE
-_wrap_mqs_lease_count(int argc, VALUE *argv, VALUE self) {
-  mq_lease *arg1 = 0 ;
-  mqr_handle *h1 = NULL ;
-  size_t result;
-  VALUE vresult = Qnil;
-  
-  if ((argc < 1) || (argc > 1)) {
-    rb_raise(rb_eArgError, "wrong # of arguments(%d for 1)",argc); SWIG_fail;
-  }
-  {
-    h1 = mqr_get(argv[0], MQR_LEASE);
-    arg1 = (mq_lease *)h1->ptr;
-  }
-  result = mqs_lease_count(arg1);
-  vresult = SWIG_From_size_t((size_t)(result));
-  return vresult;
-fail:
-  return Qnil;
-}
-
-
-SWIGINTERN VALUE
-_wrap_mqs_lease_seq_at(int argc, VALUE *argv, VALUE self) {
-  mq_lease *arg1 = 0 ;
-  size_t arg2 ;
-  mqr_handle *h1 = NULL ;
-  size_t val2 ;
-  int ecode2 = 0 ;
-  int64_t result;
-  VALUE vresult = Qnil;
-  
-  if ((argc < 2) || (argc > 2)) {
-    rb_raise(rb_eArgError, "wrong # of arguments(%d for 2)",argc); SWIG_fail;
-  }
-  {
-    h1 = mqr_get(argv[0], MQR_LEASE);
-    arg1 = (mq_lease *)h1->ptr;
-  }
-  ecode2 = SWIG_AsVal_size_t(argv[1], &val2);
-  if (!SWIG_IsOK(ecode2)) {
-    SWIG_exception_fail(SWIG_ArgError(ecode2), Ruby_Format_TypeError( "", "size_t","mqs_lease_seq_at", 2, argv[1] ));
-  } 
-  arg2 = (size_t)(val2);
-  result = (int64_t)mqs_lease_seq_at(arg1,arg2);
-  vresult = SWIG_From_long_SS_long((long long)(result));
-  return vresult;
-fail:
   return Qnil;
 }
 
@@ -4657,340 +4876,6 @@ _wrap_mqs_lease_event_at(int argc, VALUE *argv, VALUE self) {
   result = mqs_lease_event_at(arg1,arg2);
   {
     vresult = (&result)->data == NULL ? Qnil : rb_str_new((const char *)(&result)->data, (long)(&result)->len);
-  }
-  return vresult;
-fail:
-  return Qnil;
-}
-
-
-SWIGINTERN VALUE
-_wrap_mqs_dead_count(int argc, VALUE *argv, VALUE self) {
-  mq_queue *arg1 = 0 ;
-  mq_error *arg2 = 0 ;
-  mqr_handle *h1 = NULL ;
-  mq_error e2 ;
-  int64_t result;
-  VALUE vresult = Qnil;
-  
-  {
-    memset(&e2, 0, sizeof e2);
-    arg2 = &e2;
-  }
-  if ((argc < 1) || (argc > 1)) {
-    rb_raise(rb_eArgError, "wrong # of arguments(%d for 1)",argc); SWIG_fail;
-  }
-  {
-    h1 = mqr_get(argv[0], MQR_QUEUE);
-    arg1 = (mq_queue *)h1->ptr;
-  }
-  MQR_DO(dead_count, NULL, arg1, arg2)
-  vresult = SWIG_From_long_SS_long((long long)(result));
-  {
-    if (arg2->status != MQ_OK && arg2->status != MQ_EMPTY) mqr_raise(arg2);
-  }
-  return vresult;
-fail:
-  return Qnil;
-}
-
-
-SWIGINTERN VALUE
-_wrap_mqs_dead_requeue(int argc, VALUE *argv, VALUE self) {
-  mq_queue *arg1 = 0 ;
-  int64_t arg2 ;
-  mq_error *arg3 = 0 ;
-  mqr_handle *h1 = NULL ;
-  long long val2 ;
-  int ecode2 = 0 ;
-  mq_error e3 ;
-  int64_t result;
-  VALUE vresult = Qnil;
-  
-  {
-    memset(&e3, 0, sizeof e3);
-    arg3 = &e3;
-  }
-  if ((argc < 2) || (argc > 2)) {
-    rb_raise(rb_eArgError, "wrong # of arguments(%d for 2)",argc); SWIG_fail;
-  }
-  {
-    h1 = mqr_get(argv[0], MQR_QUEUE);
-    arg1 = (mq_queue *)h1->ptr;
-  }
-  ecode2 = SWIG_AsVal_long_SS_long(argv[1], &val2);
-  if (!SWIG_IsOK(ecode2)) {
-    SWIG_exception_fail(SWIG_ArgError(ecode2), Ruby_Format_TypeError( "", "int64_t","mqs_dead_requeue", 2, argv[1] ));
-  } 
-  arg2 = (int64_t)(val2);
-  MQR_DO(dead_requeue, NULL, arg1, arg2, arg3)
-  vresult = SWIG_From_long_SS_long((long long)(result));
-  {
-    if (arg3->status != MQ_OK && arg3->status != MQ_EMPTY) mqr_raise(arg3);
-  }
-  return vresult;
-fail:
-  return Qnil;
-}
-
-
-SWIGINTERN VALUE
-_wrap_mqs_dead_purge(int argc, VALUE *argv, VALUE self) {
-  mq_queue *arg1 = 0 ;
-  mq_error *arg2 = 0 ;
-  mqr_handle *h1 = NULL ;
-  mq_error e2 ;
-  int64_t result;
-  VALUE vresult = Qnil;
-  
-  {
-    memset(&e2, 0, sizeof e2);
-    arg2 = &e2;
-  }
-  if ((argc < 1) || (argc > 1)) {
-    rb_raise(rb_eArgError, "wrong # of arguments(%d for 1)",argc); SWIG_fail;
-  }
-  {
-    h1 = mqr_get(argv[0], MQR_QUEUE);
-    arg1 = (mq_queue *)h1->ptr;
-  }
-  MQR_DO(dead_purge, NULL, arg1, arg2)
-  vresult = SWIG_From_long_SS_long((long long)(result));
-  {
-    if (arg2->status != MQ_OK && arg2->status != MQ_EMPTY) mqr_raise(arg2);
-  }
-  return vresult;
-fail:
-  return Qnil;
-}
-
-
-SWIGINTERN VALUE
-_wrap_mqs_stats_json(int argc, VALUE *argv, VALUE self) {
-  mq_queue *arg1 = 0 ;
-  mq_error *arg2 = 0 ;
-  mqr_handle *h1 = NULL ;
-  mq_error e2 ;
-  char *result = 0 ;
-  VALUE vresult = Qnil;
-  
-  {
-    memset(&e2, 0, sizeof e2);
-    arg2 = &e2;
-  }
-  if ((argc < 1) || (argc > 1)) {
-    rb_raise(rb_eArgError, "wrong # of arguments(%d for 1)",argc); SWIG_fail;
-  }
-  {
-    h1 = mqr_get(argv[0], MQR_QUEUE);
-    arg1 = (mq_queue *)h1->ptr;
-  }
-  MQR_DO_MADE(stats_json, mq_free, h1, arg1, arg2)
-  vresult = result == NULL ? Qnil : rb_utf8_str_new_cstr(result);
-  {
-    if (arg2->status != MQ_OK && arg2->status != MQ_EMPTY) mqr_raise(arg2);
-  }
-  mq_free(result);
-  return vresult;
-fail:
-  return Qnil;
-}
-
-
-SWIGINTERN VALUE
-_wrap_mqs_repair(int argc, VALUE *argv, VALUE self) {
-  mq_queue *arg1 = 0 ;
-  mq_error *arg2 = 0 ;
-  mqr_handle *h1 = NULL ;
-  mq_error e2 ;
-  int64_t result;
-  VALUE vresult = Qnil;
-  
-  {
-    memset(&e2, 0, sizeof e2);
-    arg2 = &e2;
-  }
-  if ((argc < 1) || (argc > 1)) {
-    rb_raise(rb_eArgError, "wrong # of arguments(%d for 1)",argc); SWIG_fail;
-  }
-  {
-    h1 = mqr_get(argv[0], MQR_QUEUE);
-    arg1 = (mq_queue *)h1->ptr;
-  }
-  MQR_DO(repair, NULL, arg1, arg2)
-  vresult = SWIG_From_long_SS_long((long long)(result));
-  {
-    if (arg2->status != MQ_OK && arg2->status != MQ_EMPTY) mqr_raise(arg2);
-  }
-  return vresult;
-fail:
-  return Qnil;
-}
-
-
-SWIGINTERN VALUE
-_wrap_mqs_peek_json(int argc, VALUE *argv, VALUE self) {
-  mq_queue *arg1 = 0 ;
-  char *arg2 = 0 ;
-  size_t arg3 ;
-  mq_error *arg4 = 0 ;
-  mqr_handle *h1 = NULL ;
-  VALUE copy2 = Qnil ;
-  size_t val3 ;
-  int ecode3 = 0 ;
-  mq_error e4 ;
-  char *result = 0 ;
-  VALUE vresult = Qnil;
-  
-  {
-    memset(&e4, 0, sizeof e4);
-    arg4 = &e4;
-  }
-  if ((argc < 3) || (argc > 3)) {
-    rb_raise(rb_eArgError, "wrong # of arguments(%d for 3)",argc); SWIG_fail;
-  }
-  {
-    h1 = mqr_get(argv[0], MQR_QUEUE);
-    arg1 = (mq_queue *)h1->ptr;
-  }
-  {
-    if (NIL_P(argv[1])) {
-      arg2 = NULL;
-    } else {
-      VALUE s = argv[1];
-      StringValue(s);
-      if (memchr(RSTRING_PTR(s), '\0', (size_t)RSTRING_LEN(s)) != NULL)
-      rb_exc_raise(mqr_error(MQ_ERR_ARG, 0, "group_id contains a NUL byte"));
-      copy2 = rb_str_new(RSTRING_PTR(s), RSTRING_LEN(s));
-      arg2 = RSTRING_PTR(copy2);
-    }
-  }
-  ecode3 = SWIG_AsVal_size_t(argv[2], &val3);
-  if (!SWIG_IsOK(ecode3)) {
-    SWIG_exception_fail(SWIG_ArgError(ecode3), Ruby_Format_TypeError( "", "size_t","mqs_peek_json", 3, argv[2] ));
-  } 
-  arg3 = (size_t)(val3);
-  MQR_DO_MADE(peek_json, mq_free, h1, arg1, arg2, arg3, arg4)
-  vresult = result == NULL ? Qnil : rb_utf8_str_new_cstr(result);
-  {
-    if (arg4->status != MQ_OK && arg4->status != MQ_EMPTY) mqr_raise(arg4);
-  }
-  RB_GC_GUARD(copy2);
-  mq_free(result);
-  return vresult;
-fail:
-  RB_GC_GUARD(copy2);
-  return Qnil;
-}
-
-
-SWIGINTERN VALUE
-_wrap_mqs_dead_list_json(int argc, VALUE *argv, VALUE self) {
-  mq_queue *arg1 = 0 ;
-  size_t arg2 ;
-  mq_error *arg3 = 0 ;
-  mqr_handle *h1 = NULL ;
-  size_t val2 ;
-  int ecode2 = 0 ;
-  mq_error e3 ;
-  char *result = 0 ;
-  VALUE vresult = Qnil;
-  
-  {
-    memset(&e3, 0, sizeof e3);
-    arg3 = &e3;
-  }
-  if ((argc < 2) || (argc > 2)) {
-    rb_raise(rb_eArgError, "wrong # of arguments(%d for 2)",argc); SWIG_fail;
-  }
-  {
-    h1 = mqr_get(argv[0], MQR_QUEUE);
-    arg1 = (mq_queue *)h1->ptr;
-  }
-  ecode2 = SWIG_AsVal_size_t(argv[1], &val2);
-  if (!SWIG_IsOK(ecode2)) {
-    SWIG_exception_fail(SWIG_ArgError(ecode2), Ruby_Format_TypeError( "", "size_t","mqs_dead_list_json", 2, argv[1] ));
-  } 
-  arg2 = (size_t)(val2);
-  MQR_DO_MADE(dead_list_json, mq_free, h1, arg1, arg2, arg3)
-  vresult = result == NULL ? Qnil : rb_utf8_str_new_cstr(result);
-  {
-    if (arg3->status != MQ_OK && arg3->status != MQ_EMPTY) mqr_raise(arg3);
-  }
-  mq_free(result);
-  return vresult;
-fail:
-  return Qnil;
-}
-
-
-SWIGINTERN VALUE
-_wrap_mqs_purge_group(int argc, VALUE *argv, VALUE self) {
-  mq_queue *arg1 = 0 ;
-  char *arg2 = 0 ;
-  mq_error *arg3 = 0 ;
-  mqr_handle *h1 = NULL ;
-  VALUE copy2 = Qnil ;
-  mq_error e3 ;
-  VALUE vresult = Qnil;
-  
-  {
-    memset(&e3, 0, sizeof e3);
-    arg3 = &e3;
-  }
-  if ((argc < 2) || (argc > 2)) {
-    rb_raise(rb_eArgError, "wrong # of arguments(%d for 2)",argc); SWIG_fail;
-  }
-  {
-    h1 = mqr_get(argv[0], MQR_QUEUE);
-    arg1 = (mq_queue *)h1->ptr;
-  }
-  {
-    if (NIL_P(argv[1])) {
-      arg2 = NULL;
-    } else {
-      VALUE s = argv[1];
-      StringValue(s);
-      if (memchr(RSTRING_PTR(s), '\0', (size_t)RSTRING_LEN(s)) != NULL)
-      rb_exc_raise(mqr_error(MQ_ERR_ARG, 0, "group_id contains a NUL byte"));
-      copy2 = rb_str_new(RSTRING_PTR(s), RSTRING_LEN(s));
-      arg2 = RSTRING_PTR(copy2);
-    }
-  }
-  MQR_DO_VOID(purge_group, NULL, arg1, arg2, arg3)
-  {
-    if (arg3->status != MQ_OK && arg3->status != MQ_EMPTY) mqr_raise(arg3);
-  }
-  RB_GC_GUARD(copy2);
-  return vresult;
-fail:
-  RB_GC_GUARD(copy2);
-  return Qnil;
-}
-
-
-SWIGINTERN VALUE
-_wrap_mqs_queue_drop(int argc, VALUE *argv, VALUE self) {
-  mq_queue *arg1 = 0 ;
-  mq_error *arg2 = 0 ;
-  mqr_handle *h1 = NULL ;
-  mq_error e2 ;
-  VALUE vresult = Qnil;
-  
-  {
-    memset(&e2, 0, sizeof e2);
-    arg2 = &e2;
-  }
-  if ((argc < 1) || (argc > 1)) {
-    rb_raise(rb_eArgError, "wrong # of arguments(%d for 1)",argc); SWIG_fail;
-  }
-  {
-    h1 = mqr_get(argv[0], MQR_QUEUE);
-    arg1 = (mq_queue *)h1->ptr;
-  }
-  MQR_DO_VOID(queue_drop, NULL, arg1, arg2)
-  {
-    if (arg2->status != MQ_OK && arg2->status != MQ_EMPTY) mqr_raise(arg2);
   }
   return vresult;
 fail:
@@ -5141,7 +5026,7 @@ _wrap_mqs_log_next(int argc, VALUE *argv, VALUE self) {
     SWIG_exception_fail(SWIG_ArgError(ecode1), Ruby_Format_TypeError( "", "double","mqs_log_next", 1, argv[0] ));
   } 
   arg1 = (double)(val1);
-  MQR_DO_MADE(log_next, free, NULL, arg1)
+  MQR_DO_MADE(log_next, free, NULL, &a.result, arg1)
   vresult = result == NULL ? Qnil : rb_utf8_str_new_cstr(result);
   free(result);
   return vresult;
@@ -5175,12 +5060,17 @@ static swig_type_info _swigt__p_long_long = {"_p_long_long", "int64_t *|int_fast
 static swig_type_info _swigt__p_mq_batch = {"_p_mq_batch", "mq_batch *|struct mq_batch *", 0, 0, (void*)0, 0};
 static swig_type_info _swigt__p_mq_cancel = {"_p_mq_cancel", "mq_cancel *|struct mq_cancel *", 0, 0, (void*)0, 0};
 static swig_type_info _swigt__p_mq_client = {"_p_mq_client", "mq_client *|struct mq_client *", 0, 0, (void*)0, 0};
-static swig_type_info _swigt__p_mq_error = {"_p_mq_error", "mq_error *", 0, 0, (void*)0, 0};
+static swig_type_info _swigt__p_mq_error = {"_p_mq_error", "mq_error *|struct mq_error *", 0, 0, (void*)0, 0};
 static swig_type_info _swigt__p_mq_lease = {"_p_mq_lease", "mq_lease *|struct mq_lease *", 0, 0, (void*)0, 0};
 static swig_type_info _swigt__p_mq_queue = {"_p_mq_queue", "mq_queue *|struct mq_queue *", 0, 0, (void*)0, 0};
 static swig_type_info _swigt__p_mqr_handle = {"_p_mqr_handle", "mqr_handle *", 0, 0, (void*)0, 0};
 static swig_type_info _swigt__p_mqs_bytes = {"_p_mqs_bytes", "mqs_bytes *|struct mqs_bytes *", 0, 0, (void*)0, 0};
 static swig_type_info _swigt__p_mqs_clock = {"_p_mqs_clock", "mqs_clock *|struct mqs_clock *", 0, 0, (void*)0, 0};
+static swig_type_info _swigt__p_p_char = {"_p_p_char", "char **", 0, 0, (void*)0, 0};
+static swig_type_info _swigt__p_p_mq_batch = {"_p_p_mq_batch", "mq_batch **|struct mq_batch **", 0, 0, (void*)0, 0};
+static swig_type_info _swigt__p_p_mq_client = {"_p_p_mq_client", "mq_client **|struct mq_client **", 0, 0, (void*)0, 0};
+static swig_type_info _swigt__p_p_mq_lease = {"_p_p_mq_lease", "mq_lease **|struct mq_lease **", 0, 0, (void*)0, 0};
+static swig_type_info _swigt__p_p_mq_queue = {"_p_p_mq_queue", "mq_queue **|struct mq_queue **", 0, 0, (void*)0, 0};
 static swig_type_info _swigt__p_short = {"_p_short", "int16_t *|int_least16_t *|short *", 0, 0, (void*)0, 0};
 static swig_type_info _swigt__p_signed_char = {"_p_signed_char", "int8_t *|int_fast8_t *|int_least8_t *|signed char *", 0, 0, (void*)0, 0};
 static swig_type_info _swigt__p_unsigned_char = {"_p_unsigned_char", "uint8_t *|uint_fast8_t *|uint_least8_t *|unsigned char *", 0, 0, (void*)0, 0};
@@ -5202,6 +5092,11 @@ static swig_type_info *swig_type_initial[] = {
   &_swigt__p_mqr_handle,
   &_swigt__p_mqs_bytes,
   &_swigt__p_mqs_clock,
+  &_swigt__p_p_char,
+  &_swigt__p_p_mq_batch,
+  &_swigt__p_p_mq_client,
+  &_swigt__p_p_mq_lease,
+  &_swigt__p_p_mq_queue,
   &_swigt__p_short,
   &_swigt__p_signed_char,
   &_swigt__p_unsigned_char,
@@ -5223,6 +5118,11 @@ static swig_cast_info _swigc__p_mq_queue[] = {  {&_swigt__p_mq_queue, 0, 0, 0},{
 static swig_cast_info _swigc__p_mqr_handle[] = {  {&_swigt__p_mqr_handle, 0, 0, 0},{0, 0, 0, 0}};
 static swig_cast_info _swigc__p_mqs_bytes[] = {  {&_swigt__p_mqs_bytes, 0, 0, 0},{0, 0, 0, 0}};
 static swig_cast_info _swigc__p_mqs_clock[] = {  {&_swigt__p_mqs_clock, 0, 0, 0},{0, 0, 0, 0}};
+static swig_cast_info _swigc__p_p_char[] = {  {&_swigt__p_p_char, 0, 0, 0},{0, 0, 0, 0}};
+static swig_cast_info _swigc__p_p_mq_batch[] = {  {&_swigt__p_p_mq_batch, 0, 0, 0},{0, 0, 0, 0}};
+static swig_cast_info _swigc__p_p_mq_client[] = {  {&_swigt__p_p_mq_client, 0, 0, 0},{0, 0, 0, 0}};
+static swig_cast_info _swigc__p_p_mq_lease[] = {  {&_swigt__p_p_mq_lease, 0, 0, 0},{0, 0, 0, 0}};
+static swig_cast_info _swigc__p_p_mq_queue[] = {  {&_swigt__p_p_mq_queue, 0, 0, 0},{0, 0, 0, 0}};
 static swig_cast_info _swigc__p_short[] = {  {&_swigt__p_short, 0, 0, 0},{0, 0, 0, 0}};
 static swig_cast_info _swigc__p_signed_char[] = {  {&_swigt__p_signed_char, 0, 0, 0},{0, 0, 0, 0}};
 static swig_cast_info _swigc__p_unsigned_char[] = {  {&_swigt__p_unsigned_char, 0, 0, 0},{0, 0, 0, 0}};
@@ -5244,6 +5144,11 @@ static swig_cast_info *swig_cast_initial[] = {
   _swigc__p_mqr_handle,
   _swigc__p_mqs_bytes,
   _swigc__p_mqs_clock,
+  _swigc__p_p_char,
+  _swigc__p_p_mq_batch,
+  _swigc__p_p_mq_client,
+  _swigc__p_p_mq_lease,
+  _swigc__p_p_mq_queue,
   _swigc__p_short,
   _swigc__p_signed_char,
   _swigc__p_unsigned_char,
@@ -5698,6 +5603,19 @@ SWIGEXPORT void Init_mongomq_raw(void) {
   SwigClassMqs_bytes.mark = 0;
   SwigClassMqs_bytes.destroy = (void (*)(void *)) free_mqs_bytes;
   SwigClassMqs_bytes.trackObjects = 0;
+  rb_define_const(mRaw, "MQ_OK", SWIG_From_int((int)(MQ_OK)));
+  rb_define_const(mRaw, "MQ_EMPTY", SWIG_From_int((int)(MQ_EMPTY)));
+  rb_define_const(mRaw, "MQ_LEASE_LOST", SWIG_From_int((int)(MQ_LEASE_LOST)));
+  rb_define_const(mRaw, "MQ_INTERRUPTED", SWIG_From_int((int)(MQ_INTERRUPTED)));
+  rb_define_const(mRaw, "MQ_CANCELLED", SWIG_From_int((int)(MQ_CANCELLED)));
+  rb_define_const(mRaw, "MQ_ERR_ARG", SWIG_From_int((int)(MQ_ERR_ARG)));
+  rb_define_const(mRaw, "MQ_ERR_CONNECT", SWIG_From_int((int)(MQ_ERR_CONNECT)));
+  rb_define_const(mRaw, "MQ_ERR_SERVER", SWIG_From_int((int)(MQ_ERR_SERVER)));
+  rb_define_const(mRaw, "MQ_ERR_NOMEM", SWIG_From_int((int)(MQ_ERR_NOMEM)));
+  rb_define_const(mRaw, "MQ_ERR_INTERNAL", SWIG_From_int((int)(MQ_ERR_INTERNAL)));
+  rb_define_const(mRaw, "MQ_PRIORITY_MIN", SWIG_From_int((int)(MQ_PRIORITY_MIN)));
+  rb_define_const(mRaw, "MQ_PRIORITY_MAX", SWIG_From_int((int)(MQ_PRIORITY_MAX)));
+  rb_define_const(mRaw, "MQ_BATCH_MAX", SWIG_From_int((int)(MQ_BATCH_MAX)));
   
   SwigClassHandle.klass = rb_define_class_under(mRaw, "Handle", rb_cObject);
   SWIG_TypeClientData(SWIGTYPE_p_mqr_handle, (void *) &SwigClassHandle);
@@ -5717,60 +5635,45 @@ SWIGEXPORT void Init_mongomq_raw(void) {
   rb_define_module_function(mRaw, "mqr_queue_clock_from", _wrap_mqr_queue_clock_from, -1);
   rb_define_module_function(mRaw, "mqr_closed", _wrap_mqr_closed, -1);
   rb_define_module_function(mRaw, "mqr_counts", _wrap_mqr_counts, -1);
-  rb_define_const(mRaw, "MQ_OK", SWIG_From_int((int)(MQ_OK)));
-  rb_define_const(mRaw, "MQ_EMPTY", SWIG_From_int((int)(MQ_EMPTY)));
-  rb_define_const(mRaw, "MQ_LEASE_LOST", SWIG_From_int((int)(MQ_LEASE_LOST)));
-  rb_define_const(mRaw, "MQ_INTERRUPTED", SWIG_From_int((int)(MQ_INTERRUPTED)));
-  rb_define_const(mRaw, "MQ_CANCELLED", SWIG_From_int((int)(MQ_CANCELLED)));
-  rb_define_const(mRaw, "MQ_ERR_ARG", SWIG_From_int((int)(MQ_ERR_ARG)));
-  rb_define_const(mRaw, "MQ_ERR_CONNECT", SWIG_From_int((int)(MQ_ERR_CONNECT)));
-  rb_define_const(mRaw, "MQ_ERR_SERVER", SWIG_From_int((int)(MQ_ERR_SERVER)));
-  rb_define_const(mRaw, "MQ_ERR_NOMEM", SWIG_From_int((int)(MQ_ERR_NOMEM)));
-  rb_define_const(mRaw, "MQ_ERR_INTERNAL", SWIG_From_int((int)(MQ_ERR_INTERNAL)));
-  rb_define_const(mRaw, "MQ_PRIORITY_MIN", SWIG_From_int((int)(MQ_PRIORITY_MIN)));
-  rb_define_const(mRaw, "MQ_PRIORITY_MAX", SWIG_From_int((int)(MQ_PRIORITY_MAX)));
-  rb_define_const(mRaw, "MQ_BATCH_MAX", SWIG_From_int((int)(MQ_BATCH_MAX)));
-  rb_define_module_function(mRaw, "mqs_version", _wrap_mqs_version, -1);
-  rb_define_module_function(mRaw, "mqs_status_name", _wrap_mqs_status_name, -1);
-  rb_define_module_function(mRaw, "mqs_client_new", _wrap_mqs_client_new, -1);
-  rb_define_module_function(mRaw, "mqs_client_command_count", _wrap_mqs_client_command_count, -1);
-  rb_define_module_function(mRaw, "mqs_client_write_concern_errors", _wrap_mqs_client_write_concern_errors, -1);
-  rb_define_module_function(mRaw, "mqs_queue_new", _wrap_mqs_queue_new, -1);
-  rb_define_module_function(mRaw, "mqs_queue_interrupt", _wrap_mqs_queue_interrupt, -1);
-  rb_define_module_function(mRaw, "mqs_queue_set_max_attempts", _wrap_mqs_queue_set_max_attempts, -1);
-  rb_define_module_function(mRaw, "mqs_queue_now", _wrap_mqs_queue_now, -1);
-  rb_define_module_function(mRaw, "mqs_queue_clock_offset", _wrap_mqs_queue_clock_offset, -1);
-  rb_define_module_function(mRaw, "mqs_queue_set_repair_interval", _wrap_mqs_queue_set_repair_interval, -1);
-  rb_define_module_function(mRaw, "mqs_queue_repair_runs", _wrap_mqs_queue_repair_runs, -1);
-  rb_define_module_function(mRaw, "mqs_queue_repair_fixed", _wrap_mqs_queue_repair_fixed, -1);
+  rb_define_module_function(mRaw, "mq_version", _wrap_mq_version, -1);
+  rb_define_module_function(mRaw, "mq_status_name", _wrap_mq_status_name, -1);
+  rb_define_module_function(mRaw, "mq_client_new", _wrap_mq_client_new, -1);
+  rb_define_module_function(mRaw, "mq_client_command_count", _wrap_mq_client_command_count, -1);
+  rb_define_module_function(mRaw, "mq_client_write_concern_errors", _wrap_mq_client_write_concern_errors, -1);
+  rb_define_module_function(mRaw, "mq_queue_new", _wrap_mq_queue_new, -1);
+  rb_define_module_function(mRaw, "mq_ack", _wrap_mq_ack, -1);
+  rb_define_module_function(mRaw, "mq_nack", _wrap_mq_nack, -1);
+  rb_define_module_function(mRaw, "mq_unclaim", _wrap_mq_unclaim, -1);
+  rb_define_module_function(mRaw, "mq_extend", _wrap_mq_extend, -1);
+  rb_define_module_function(mRaw, "mq_lease_seq", _wrap_mq_lease_seq, -1);
+  rb_define_module_function(mRaw, "mq_lease_group", _wrap_mq_lease_group, -1);
+  rb_define_module_function(mRaw, "mq_lease_token", _wrap_mq_lease_token, -1);
+  rb_define_module_function(mRaw, "mq_lease_attempts", _wrap_mq_lease_attempts, -1);
+  rb_define_module_function(mRaw, "mq_batch_new", _wrap_mq_batch_new, -1);
+  rb_define_module_function(mRaw, "mq_batch_count", _wrap_mq_batch_count, -1);
+  rb_define_module_function(mRaw, "mq_publish_batch", _wrap_mq_publish_batch, -1);
+  rb_define_module_function(mRaw, "mq_lease_count", _wrap_mq_lease_count, -1);
+  rb_define_module_function(mRaw, "mq_lease_seq_at", _wrap_mq_lease_seq_at, -1);
+  rb_define_module_function(mRaw, "mq_queue_interrupt", _wrap_mq_queue_interrupt, -1);
+  rb_define_module_function(mRaw, "mq_lease_deadline", _wrap_mq_lease_deadline, -1);
+  rb_define_module_function(mRaw, "mq_queue_set_repair_interval", _wrap_mq_queue_set_repair_interval, -1);
+  rb_define_module_function(mRaw, "mq_queue_repair_counts", _wrap_mq_queue_repair_counts, -1);
+  rb_define_module_function(mRaw, "mq_queue_set_max_attempts", _wrap_mq_queue_set_max_attempts, -1);
+  rb_define_module_function(mRaw, "mq_dead_count", _wrap_mq_dead_count, -1);
+  rb_define_module_function(mRaw, "mq_dead_requeue", _wrap_mq_dead_requeue, -1);
+  rb_define_module_function(mRaw, "mq_dead_purge", _wrap_mq_dead_purge, -1);
+  rb_define_module_function(mRaw, "mq_stats_json", _wrap_mq_stats_json, -1);
+  rb_define_module_function(mRaw, "mq_repair", _wrap_mq_repair, -1);
+  rb_define_module_function(mRaw, "mq_purge_group", _wrap_mq_purge_group, -1);
+  rb_define_module_function(mRaw, "mq_queue_drop", _wrap_mq_queue_drop, -1);
+  rb_define_module_function(mRaw, "mq_peek_json", _wrap_mq_peek_json, -1);
+  rb_define_module_function(mRaw, "mq_dead_list_json", _wrap_mq_dead_list_json, -1);
+  rb_define_module_function(mRaw, "mq_queue_clock_offset", _wrap_mq_queue_clock_offset, -1);
+  rb_define_module_function(mRaw, "mq_queue_now", _wrap_mq_queue_now, -1);
   rb_define_module_function(mRaw, "mqs_publish", _wrap_mqs_publish, -1);
-  rb_define_module_function(mRaw, "mqs_batch_new", _wrap_mqs_batch_new, -1);
-  rb_define_module_function(mRaw, "mqs_batch_add", _wrap_mqs_batch_add, -1);
   rb_define_module_function(mRaw, "mqs_batch_add_at", _wrap_mqs_batch_add_at, -1);
-  rb_define_module_function(mRaw, "mqs_batch_count", _wrap_mqs_batch_count, -1);
-  rb_define_module_function(mRaw, "mqs_publish_batch", _wrap_mqs_publish_batch, -1);
   rb_define_module_function(mRaw, "mqs_claim", _wrap_mqs_claim, -1);
-  rb_define_module_function(mRaw, "mqs_ack", _wrap_mqs_ack, -1);
-  rb_define_module_function(mRaw, "mqs_nack", _wrap_mqs_nack, -1);
-  rb_define_module_function(mRaw, "mqs_unclaim", _wrap_mqs_unclaim, -1);
-  rb_define_module_function(mRaw, "mqs_extend", _wrap_mqs_extend, -1);
-  rb_define_module_function(mRaw, "mqs_lease_seq", _wrap_mqs_lease_seq, -1);
-  rb_define_module_function(mRaw, "mqs_lease_group", _wrap_mqs_lease_group, -1);
-  rb_define_module_function(mRaw, "mqs_lease_token", _wrap_mqs_lease_token, -1);
-  rb_define_module_function(mRaw, "mqs_lease_attempts", _wrap_mqs_lease_attempts, -1);
-  rb_define_module_function(mRaw, "mqs_lease_deadline", _wrap_mqs_lease_deadline, -1);
-  rb_define_module_function(mRaw, "mqs_lease_count", _wrap_mqs_lease_count, -1);
-  rb_define_module_function(mRaw, "mqs_lease_seq_at", _wrap_mqs_lease_seq_at, -1);
   rb_define_module_function(mRaw, "mqs_lease_event_at", _wrap_mqs_lease_event_at, -1);
-  rb_define_module_function(mRaw, "mqs_dead_count", _wrap_mqs_dead_count, -1);
-  rb_define_module_function(mRaw, "mqs_dead_requeue", _wrap_mqs_dead_requeue, -1);
-  rb_define_module_function(mRaw, "mqs_dead_purge", _wrap_mqs_dead_purge, -1);
-  rb_define_module_function(mRaw, "mqs_stats_json", _wrap_mqs_stats_json, -1);
-  rb_define_module_function(mRaw, "mqs_repair", _wrap_mqs_repair, -1);
-  rb_define_module_function(mRaw, "mqs_peek_json", _wrap_mqs_peek_json, -1);
-  rb_define_module_function(mRaw, "mqs_dead_list_json", _wrap_mqs_dead_list_json, -1);
-  rb_define_module_function(mRaw, "mqs_purge_group", _wrap_mqs_purge_group, -1);
-  rb_define_module_function(mRaw, "mqs_queue_drop", _wrap_mqs_queue_drop, -1);
   rb_define_module_function(mRaw, "mqs_clock_new", _wrap_mqs_clock_new, -1);
   rb_define_module_function(mRaw, "mqs_clock_now", _wrap_mqs_clock_now, -1);
   rb_define_module_function(mRaw, "mqs_clock_set", _wrap_mqs_clock_set, -1);

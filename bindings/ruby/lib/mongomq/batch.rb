@@ -8,7 +8,7 @@ module MongoMQ
     include RawHandle # close, closed?
 
     def initialize
-      @raw = Raw.mqs_batch_new
+      @raw = Raw.mq_batch_new
     end
 
     # Adds an event, with Queue#publish's options and checks (the bytes are copied):
@@ -21,7 +21,7 @@ module MongoMQ
 
     # Events in the batch.
     def size
-      Raw.mqs_batch_count(@raw)
+      Raw.mq_batch_count(@raw)
     end
     alias count size
   end

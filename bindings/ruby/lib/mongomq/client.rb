@@ -26,7 +26,7 @@ module MongoMQ
     def initialize(uri)
       Check.event(uri, :uri)
       Log.client_made
-      @raw = Raw.mqs_client_new(uri)
+      @raw = Raw.mq_client_new(uri)
     end
 
     # Opens the queue db_name.prefix_* (defaults: "mongomq", "mq"): creates its
@@ -39,13 +39,13 @@ module MongoMQ
 
     # Commands this client has sent to the server so far (for benchmarks).
     def command_count
-      Raw.mqs_client_command_count(@raw)
+      Raw.mq_client_command_count(@raw)
     end
 
     # Writes this client sent that the server applied but whose write concern it
     # could not confirm (they may be rolled back if the primary fails). Monotonic.
     def write_concern_errors
-      Raw.mqs_client_write_concern_errors(@raw)
+      Raw.mq_client_write_concern_errors(@raw)
     end
 
     def inspect

@@ -89,7 +89,7 @@ module MongoMQ
     end
 
     def status_name
-      @status_name ||= Raw.mqs_status_name(Raw::MQ_ERR_ARG)
+      @status_name ||= Raw.mq_status_name(Raw::MQ_ERR_ARG)
     end
   end
 end

@@ -24,17 +24,17 @@ module MongoMQ
 
     # The head event's sequence number.
     def seq
-      Raw.mqs_lease_seq(@raw)
+      Raw.mq_lease_seq(@raw)
     end
 
     # The group id (a UTF-8 String).
     def group
-      Raw.mqs_lease_group(@raw)
+      Raw.mq_lease_group(@raw)
     end
 
     # Deliveries of the head so far: 1 on the first.
     def attempts
-      Raw.mqs_lease_attempts(@raw)
+      Raw.mq_lease_attempts(@raw)
     end
 
     # The head event: a new binary String.
@@ -64,7 +64,7 @@ module MongoMQ
 
     # Events in the lease (1 unless claimed with max_events > 1).
     def count
-      Raw.mqs_lease_count(@raw)
+      Raw.mq_lease_count(@raw)
     end
     alias size count
 
@@ -75,18 +75,18 @@ module MongoMQ
 
     # Every event's sequence number, in FIFO order.
     def seqs
-      Array.new(count) { |i| Raw.mqs_lease_seq_at(@raw, i) }
+      Array.new(count) { |i| Raw.mq_lease_seq_at(@raw, i) }
     end
 
     # The token that fences this lease's ack, nack, unclaim and extend.
     def token
-      Raw.mqs_lease_token(@raw)
+      Raw.mq_lease_token(@raw)
     end
 
     # When the lease runs out, a Time on the queue's clock (Queue#now): the claim's
     # time plus its visibility, moved by extend_lease.
     def deadline
-      Check.to_time(Raw.mqs_lease_deadline(@raw))
+      Check.to_time(Raw.mq_lease_deadline(@raw))
     end
 
     def inspect

@@ -35,7 +35,7 @@ module MongoMQ
       @db_name = db_name.nil? ? "mongomq" : Check.group(db_name, :db_name)
       @prefix = prefix.nil? ? "mq" : Check.group(prefix, :prefix)
       @worker_id = Check.optional_text(worker_id, :worker_id)
-      @raw = raw || Raw.mqs_queue_new(client.raw_handle, @db_name, @prefix)
+      @raw = raw || Raw.mq_queue_new(client.raw_handle, @db_name, @prefix)
       @workers = []
     end
 
@@ -58,14 +58,14 @@ module MongoMQ
         batch = Batch.new
         begin
           yield batch
-          return Raw.mqs_publish_batch(@raw, batch.raw_handle)
+          return Raw.mq_publish_batch(@raw, batch.raw_handle)
         ensure
           batch.close
         end
       end
       raise MongoMQ::ArgumentError, "batch must be a MongoMQ::Batch" unless batch.is_a?(Batch)
 
-      Raw.mqs_publish_batch(@raw, batch.raw_handle)
+      Raw.mq_publish_batch(@raw, batch.raw_handle)
     end
 
     # Leases the head of the due group that has waited longest among groups of
@@ -88,14 +88,14 @@ module MongoMQ
     # Removes the leased event(s) and releases the group. MongoMQ::LeaseLost when the
     # lease ran out and another worker took the group.
     def ack(lease)
-      Raw.mqs_ack(@raw, lease_handle(lease))
+      Raw.mq_ack(@raw, lease_handle(lease))
       nil
     end
 
     # Gives the event(s) back: delay 0 redelivers now (attempts + 1); delay > 0 keeps
     # the group held for that many seconds first.
     def nack(lease, delay: 0)
-      Raw.mqs_nack(@raw, lease_handle(lease), Check.seconds(delay, :delay))
+      Raw.mq_nack(@raw, lease_handle(lease), Check.seconds(delay, :delay))
       nil
     end
 
@@ -107,7 +107,7 @@ module MongoMQ
     # (nothing changed) when the group is no longer this lease's: it ran out and
     # another worker took it, or it was purged. (libmongomq 0.4.0)
     def unclaim(lease)
-      Raw.mqs_unclaim(@raw, lease_handle(lease))
+      Raw.mq_unclaim(@raw, lease_handle(lease))
       nil
     end
 
@@ -116,14 +116,14 @@ module MongoMQ
     def extend_lease(lease, visibility: nil)
       handle = lease_handle(lease)
       vis = visibility.nil? ? lease.visibility : Check.seconds(visibility, :visibility)
-      Raw.mqs_extend(@raw, handle, vis)
+      Raw.mq_extend(@raw, handle, vis)
       nil
     end
 
     # Dead letters: with max_attempts n > 0, a head delivered n times goes to the dead
     # letters on its next claim (0: never, the default). Applies to this Queue object.
     def max_attempts=(n)
-      Raw.mqs_queue_set_max_attempts(@raw, Check.integer(n, :max_attempts))
+      Raw.mq_queue_set_max_attempts(@raw, Check.integer(n, :max_attempts))
     end
 
     # Up to `limit` (1..10000, the C library's MQ_BATCH_MAX) events, oldest first, of
@@ -134,13 +134,13 @@ module MongoMQ
         group = Check.group(group)
         Check.fail!(:group, "a non-empty String (nil: the whole queue)", group) if group.empty?
       end
-      StoredEvent.list(Raw.mqs_peek_json(@raw, group, list_limit(limit)))
+      StoredEvent.list(Raw.mq_peek_json(@raw, group, list_limit(limit)))
     end
 
     # The dead letters, oldest seq first, up to `limit`, as StoredEvent values (with
     # attempts and dead_at). 1 server command.
     def dead_list(limit: 10)
-      StoredEvent.list(Raw.mqs_dead_list_json(@raw, list_limit(limit)))
+      StoredEvent.list(Raw.mq_dead_list_json(@raw, list_limit(limit)))
     end
 
     # Automatic repair: a claim that finds nothing due runs #repair first when this
@@ -149,29 +149,30 @@ module MongoMQ
     def repair_interval=(seconds)
       interval = Check.seconds(seconds, :repair_interval)
       Check.fail!(:repair_interval, "finite and >= 0", seconds) unless interval.finite? && interval >= 0
-      Raw.mqs_queue_set_repair_interval(@raw, interval)
+      Raw.mq_queue_set_repair_interval(@raw, interval)
     end
 
     # The automatic repairs of this queue object, a RepairCounts: runs (repairs run)
     # and fixed (locks they re-created).
     def repair_counts
-      RepairCounts.new(runs: Raw.mqs_queue_repair_runs(@raw), fixed: Raw.mqs_queue_repair_fixed(@raw)).freeze
+      runs, fixed = Raw.mq_queue_repair_counts(@raw)
+      RepairCounts.new(runs: runs, fixed: fixed).freeze
     end
 
     # Events in the dead letters.
     def dead_count
-      Raw.mqs_dead_count(@raw)
+      Raw.mq_dead_count(@raw)
     end
 
     # Publishes the dead letter `seq` again at the tail of its group; returns its new
     # sequence number.
     def dead_requeue(seq)
-      Raw.mqs_dead_requeue(@raw, Check.integer(seq, :seq))
+      Raw.mq_dead_requeue(@raw, Check.integer(seq, :seq))
     end
 
     # Removes every dead letter; returns how many.
     def dead_purge
-      Raw.mqs_dead_purge(@raw)
+      Raw.mq_dead_purge(@raw)
     end
 
     # The queue's state as a Hash with String keys (those of the C library's stats
@@ -181,7 +182,7 @@ module MongoMQ
     # {"runs", "fixed", "failed"}}: this queue object's own state. Reads whole
     # collections: for monitoring.
     def stats
-      stats = JSON.parse(Raw.mqs_stats_json(@raw))
+      stats = JSON.parse(Raw.mq_stats_json(@raw))
       if stats["priorities"].is_a?(Hash)
         stats["priorities"] = stats["priorities"].to_h { |k, v| [k.match?(/\A\d+\z/) ? k.to_i : k, v] }
       end
@@ -192,19 +193,19 @@ module MongoMQ
     # Re-creates the lock of every group with events but no lock (a publisher that
     # died between its two writes). Returns how many it created.
     def repair
-      Raw.mqs_repair(@raw)
+      Raw.mq_repair(@raw)
     end
 
     # Removes a group's events and its lock; its lease holder's ack is LeaseLost.
     def purge_group(group)
-      Raw.mqs_purge_group(@raw, Check.group(group))
+      Raw.mq_purge_group(@raw, Check.group(group))
       nil
     end
 
     # Drops the queue's collections (tests and tooling). Open the queue again before
     # real use (the indexes went with them).
     def drop
-      Raw.mqs_queue_drop(@raw)
+      Raw.mq_queue_drop(@raw)
       nil
     end
 
@@ -212,7 +213,7 @@ module MongoMQ
     # every later waiting one at once; stops the workers running on it (gracefully).
     # Other calls, plain claims (wait: 0) included, keep working. Safe in a signal trap.
     def interrupt
-      Raw.mqs_queue_interrupt(@raw)
+      Raw.mq_queue_interrupt(@raw)
       @workers.dup.each(&:stop)
       nil
     end
@@ -220,7 +221,7 @@ module MongoMQ
     # The queue's clock: the server's time (or the ManualClock's, see #clock=), a Time
     # (UTC).
     def now
-      Check.to_time(Raw.mqs_queue_now(@raw))
+      Check.to_time(Raw.mq_queue_now(@raw))
     end
 
     # Runs the queue on a ManualClock (tests and simulations): scheduled publishes, claims,
@@ -237,7 +238,7 @@ module MongoMQ
 
     # Seconds (Float) the server's clock is ahead of this machine's.
     def clock_offset
-      Raw.mqs_queue_clock_offset(@raw)
+      Raw.mq_queue_clock_offset(@raw)
     end
 
     # Runs `handler` on this queue's leases with a Worker (options: see Worker) and

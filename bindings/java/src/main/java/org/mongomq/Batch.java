@@ -14,7 +14,7 @@ public final class Batch implements AutoCloseable {
     private final Cleaner.Cleanable cleanable;
 
     public Batch() {
-        this.handle = new Handle("batch", mongomq_raw.mqs_batch_new(), mongomq_raw::mqs_batch_destroy);
+        this.handle = new Handle("batch", mongomq_raw.mq_batch_new(), mongomq_raw::mq_batch_destroy);
         this.cleanable = Native.CLEANER.register(this, handle);
     }
 
@@ -56,7 +56,7 @@ public final class Batch implements AutoCloseable {
     public synchronized int size() {
         long b = handle.acquire();
         try {
-            return (int) mongomq_raw.mqs_batch_count(b);
+            return (int) mongomq_raw.mq_batch_count(b);
         } finally {
             handle.release();
         }
@@ -65,7 +65,7 @@ public final class Batch implements AutoCloseable {
     synchronized long publishTo(long queue) {
         long b = handle.acquire();
         try {
-            return mongomq_raw.mqs_publish_batch(queue, b);
+            return mongomq_raw.mq_publish_batch(queue, b);
         } finally {
             handle.release();
         }

@@ -16,7 +16,7 @@ public final class Client implements AutoCloseable {
     private final Cleaner.Cleanable cleanable;
 
     private Client(long ptr) {
-        this.handle = new Handle("client", ptr, mongomq_raw::mqs_client_destroy);
+        this.handle = new Handle("client", ptr, mongomq_raw::mq_client_destroy);
         this.cleanable = Native.CLEANER.register(this, handle);
     }
 
@@ -30,7 +30,7 @@ public final class Client implements AutoCloseable {
         if (uri == null) throw new IllegalArgumentException("uri must not be null");
         Native.text("uri", uri);
         LogPump.installDefault(); // before the client, whose URI warnings are the first lines
-        return new Client(mongomq_raw.mqs_client_new(uri));
+        return new Client(mongomq_raw.mq_client_new(uri));
     }
 
     /**
@@ -46,7 +46,7 @@ public final class Client implements AutoCloseable {
         Native.text("prefix", prefix);
         long c = handle.acquire(); // held by the queue until it is freed
         try {
-            long q = mongomq_raw.mqs_queue_new(c, db, prefix);
+            long q = mongomq_raw.mq_queue_new(c, db, prefix);
             return new MongoMqQueue(this, handle, q, (db == null ? "mongomq" : db) + "." + (prefix == null ? "mq" : prefix));
         } catch (RuntimeException | Error e) {
             handle.release();
@@ -58,7 +58,7 @@ public final class Client implements AutoCloseable {
     public long commandCount() {
         long c = handle.acquire();
         try {
-            return mongomq_raw.mqs_client_command_count(c);
+            return mongomq_raw.mq_client_command_count(c);
         } finally {
             handle.release();
         }
@@ -72,7 +72,7 @@ public final class Client implements AutoCloseable {
     public long writeConcernErrors() {
         long c = handle.acquire();
         try {
-            return mongomq_raw.mqs_client_write_concern_errors(c);
+            return mongomq_raw.mq_client_write_concern_errors(c);
         } finally {
             handle.release();
         }
@@ -121,7 +121,7 @@ public final class Client implements AutoCloseable {
 
     /** The native library's version ("0.4.0"). */
     public static String libraryVersion() {
-        return mongomq_raw.mqs_version();
+        return mongomq_raw.mq_version();
     }
 
     /** Closes the client; the connection pool goes once no queue of it is open. Twice does nothing. */

@@ -31,7 +31,7 @@ final class InterruptWatcher {
         }
 
         private synchronized void triggerIfInterrupted() {
-            if (!done && thread.isInterrupted()) mongomq_raw.mqs_cancel_trigger(cancel);
+            if (!done && thread.isInterrupted()) mongomq_raw.mq_cancel_trigger(cancel);
         }
 
         /** The claim is over: after this the cancel handle is never touched here. */

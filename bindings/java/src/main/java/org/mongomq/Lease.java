@@ -37,18 +37,18 @@ public final class Lease implements AutoCloseable {
 
     /** Takes ownership of a C lease. */
     Lease(long ptr) {
-        this.handle = new Handle("lease", ptr, mongomq_raw::mqs_lease_destroy);
+        this.handle = new Handle("lease", ptr, mongomq_raw::mq_lease_destroy);
         this.cleanable = Native.CLEANER.register(this, handle);
-        this.seq = mongomq_raw.mqs_lease_seq(ptr);
-        this.group = mongomq_raw.mqs_lease_group(ptr);
-        this.token = mongomq_raw.mqs_lease_token(ptr);
-        this.attempts = mongomq_raw.mqs_lease_attempts(ptr);
-        this.deadline = mongomq_raw.mqs_lease_deadline(ptr);
-        int n = (int) mongomq_raw.mqs_lease_count(ptr);
+        this.seq = mongomq_raw.mq_lease_seq(ptr);
+        this.group = mongomq_raw.mq_lease_group(ptr);
+        this.token = mongomq_raw.mq_lease_token(ptr);
+        this.attempts = mongomq_raw.mq_lease_attempts(ptr);
+        this.deadline = mongomq_raw.mq_lease_deadline(ptr);
+        int n = (int) mongomq_raw.mq_lease_count(ptr);
         this.seqs = new long[n];
         List<byte[]> ev = new ArrayList<>(n);
         for (int i = 0; i < n; i++) {
-            seqs[i] = mongomq_raw.mqs_lease_seq_at(ptr, i);
+            seqs[i] = mongomq_raw.mq_lease_seq_at(ptr, i);
             ev.add(mongomq_raw.mqs_lease_event_at(ptr, i));
         }
         this.events = Collections.unmodifiableList(ev);
@@ -177,7 +177,7 @@ public final class Lease implements AutoCloseable {
     }
 
     void refreshDeadline(long ptr) {
-        deadline = mongomq_raw.mqs_lease_deadline(ptr);
+        deadline = mongomq_raw.mq_lease_deadline(ptr);
     }
 
     /** After ack, nack or unclaim: the C lease goes (once no other call uses it); the fields stay. */

@@ -131,11 +131,11 @@ public final class MongoMqQueue implements AutoCloseable {
         if (wait == 0) return claimNative(worker, vis, options.minPriority(), options.maxEvents(), 0, 0);
         Thread self = Thread.currentThread();
         if (self.isInterrupted()) throw new CancelledException("claim: the thread is interrupted");
-        long cancel = mongomq_raw.mqs_cancel_new();
+        long cancel = mongomq_raw.mq_cancel_new();
         try (InterruptWatcher.Registration r = InterruptWatcher.register(self, cancel)) {
             return claimNative(worker, vis, options.minPriority(), options.maxEvents(), wait, cancel);
         } finally {
-            mongomq_raw.mqs_cancel_destroy(cancel);
+            mongomq_raw.mq_cancel_destroy(cancel);
         }
     }
 
@@ -165,7 +165,7 @@ public final class MongoMqQueue implements AutoCloseable {
      */
     public void ack(Lease lease) {
         if (lease == null) throw new IllegalArgumentException("lease must not be null");
-        finishing(lease, (q, l) -> mongomq_raw.mqs_ack(q, l));
+        finishing(lease, (q, l) -> mongomq_raw.mq_ack(q, l));
     }
 
     /**
@@ -175,7 +175,7 @@ public final class MongoMqQueue implements AutoCloseable {
     public void nack(Lease lease, Duration delay) {
         if (lease == null) throw new IllegalArgumentException("lease must not be null");
         double d = Native.nonNegative("delay", delay);
-        finishing(lease, (q, l) -> mongomq_raw.mqs_nack(q, l, d));
+        finishing(lease, (q, l) -> mongomq_raw.mq_nack(q, l, d));
     }
 
     /** Gives the leased events back for redelivery now. */
@@ -203,7 +203,7 @@ public final class MongoMqQueue implements AutoCloseable {
      */
     public void unclaim(Lease lease) {
         if (lease == null) throw new IllegalArgumentException("lease must not be null");
-        finishing(lease, (q, l) -> mongomq_raw.mqs_unclaim(q, l));
+        finishing(lease, (q, l) -> mongomq_raw.mq_unclaim(q, l));
     }
 
     /** A call on (queue, lease) handles that ends the lease. */
@@ -240,7 +240,7 @@ public final class MongoMqQueue implements AutoCloseable {
         try {
             long l = lease.acquire();
             try {
-                mongomq_raw.mqs_extend(q, l, v);
+                mongomq_raw.mq_extend(q, l, v);
                 lease.refreshDeadline(l);
             } finally {
                 lease.release();
@@ -261,7 +261,7 @@ public final class MongoMqQueue implements AutoCloseable {
     public void interrupt() {
         long q = acquire();
         try {
-            mongomq_raw.mqs_queue_interrupt(q);
+            mongomq_raw.mq_queue_interrupt(q);
         } finally {
             release();
         }
@@ -274,7 +274,7 @@ public final class MongoMqQueue implements AutoCloseable {
     public Instant now() {
         long q = acquire();
         try {
-            return Native.instant(mongomq_raw.mqs_queue_now(q));
+            return Native.instant(mongomq_raw.mq_queue_now(q));
         } finally {
             release();
         }
@@ -314,7 +314,7 @@ public final class MongoMqQueue implements AutoCloseable {
     public Duration clockOffset() {
         long q = acquire();
         try {
-            return Native.duration(mongomq_raw.mqs_queue_clock_offset(q));
+            return Native.duration(mongomq_raw.mq_queue_clock_offset(q));
         } finally {
             release();
         }
@@ -330,7 +330,7 @@ public final class MongoMqQueue implements AutoCloseable {
         if (maxAttempts < 0) throw new IllegalArgumentException("maxAttempts must not be negative, got " + maxAttempts);
         long q = acquire();
         try {
-            mongomq_raw.mqs_queue_set_max_attempts(q, maxAttempts);
+            mongomq_raw.mq_queue_set_max_attempts(q, maxAttempts);
         } finally {
             release();
         }
@@ -340,7 +340,7 @@ public final class MongoMqQueue implements AutoCloseable {
     public long deadCount() {
         long q = acquire();
         try {
-            return mongomq_raw.mqs_dead_count(q);
+            return mongomq_raw.mq_dead_count(q);
         } finally {
             release();
         }
@@ -350,7 +350,7 @@ public final class MongoMqQueue implements AutoCloseable {
     public long deadRequeue(long seq) {
         long q = acquire();
         try {
-            return mongomq_raw.mqs_dead_requeue(q, seq);
+            return mongomq_raw.mq_dead_requeue(q, seq);
         } finally {
             release();
         }
@@ -360,7 +360,7 @@ public final class MongoMqQueue implements AutoCloseable {
     public long deadPurge() {
         long q = acquire();
         try {
-            return mongomq_raw.mqs_dead_purge(q);
+            return mongomq_raw.mq_dead_purge(q);
         } finally {
             release();
         }
@@ -375,7 +375,9 @@ public final class MongoMqQueue implements AutoCloseable {
     public String statsJson() {
         long q = acquire();
         try {
-            return mongomq_raw.mqs_stats_json(q);
+            String[] json = new String[1];
+            mongomq_raw.mq_stats_json(q, json);
+            return json[0];
         } finally {
             release();
         }
@@ -385,7 +387,7 @@ public final class MongoMqQueue implements AutoCloseable {
     public long repair() {
         long q = acquire();
         try {
-            return mongomq_raw.mqs_repair(q);
+            return mongomq_raw.mq_repair(q);
         } finally {
             release();
         }
@@ -401,7 +403,7 @@ public final class MongoMqQueue implements AutoCloseable {
         double s = Native.nonNegative("interval", interval);
         long q = acquire();
         try {
-            mongomq_raw.mqs_queue_set_repair_interval(q, s);
+            mongomq_raw.mq_queue_set_repair_interval(q, s);
         } finally {
             release();
         }
@@ -411,7 +413,9 @@ public final class MongoMqQueue implements AutoCloseable {
     public RepairCounts repairCounts() {
         long q = acquire();
         try {
-            return new RepairCounts(mongomq_raw.mqs_queue_repair_runs(q), mongomq_raw.mqs_queue_repair_fixed(q));
+            long[] runs = new long[1], fixed = new long[1];
+            mongomq_raw.mq_queue_repair_counts(q, runs, fixed);
+            return new RepairCounts(runs[0], fixed[0]);
         } finally {
             release();
         }
@@ -431,7 +435,9 @@ public final class MongoMqQueue implements AutoCloseable {
         Native.range("limit", limit);
         long q = acquire();
         try {
-            return StoredEvent.parseList(mongomq_raw.mqs_peek_json(q, groupId, limit));
+            String[] json = new String[1];
+            mongomq_raw.mq_peek_json(q, groupId, limit, json);
+            return StoredEvent.parseList(json[0]);
         } finally {
             release();
         }
@@ -445,7 +451,9 @@ public final class MongoMqQueue implements AutoCloseable {
         Native.range("limit", limit);
         long q = acquire();
         try {
-            return StoredEvent.parseList(mongomq_raw.mqs_dead_list_json(q, limit));
+            String[] json = new String[1];
+            mongomq_raw.mq_dead_list_json(q, limit, json);
+            return StoredEvent.parseList(json[0]);
         } finally {
             release();
         }
@@ -456,7 +464,7 @@ public final class MongoMqQueue implements AutoCloseable {
         Native.group(groupId);
         long q = acquire();
         try {
-            mongomq_raw.mqs_purge_group(q, groupId);
+            mongomq_raw.mq_purge_group(q, groupId);
         } finally {
             release();
         }
@@ -469,7 +477,7 @@ public final class MongoMqQueue implements AutoCloseable {
     public void drop() {
         long q = acquire();
         try {
-            mongomq_raw.mqs_queue_drop(q);
+            mongomq_raw.mq_queue_drop(q);
         } finally {
             release();
         }

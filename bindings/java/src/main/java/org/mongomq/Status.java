@@ -38,7 +38,7 @@ public enum Status {
 
     /** The C name, from the library's {@code mq_status_name}: "MQ_LEASE_LOST", ... */
     public String cName() {
-        return mongomq_raw.mqs_status_name(code);
+        return mongomq_raw.mq_status_name(code);
     }
 
     static Status of(int code) {

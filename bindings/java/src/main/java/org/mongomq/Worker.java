@@ -237,11 +237,11 @@ public final class Worker implements AutoCloseable {
 
     private final class Loop implements Runnable {
         Thread thread;
-        private final long cancel = mongomq_raw.mqs_cancel_new();
+        private final long cancel = mongomq_raw.mq_cancel_new();
         private boolean cancelFreed;
 
         synchronized void cancel() {
-            if (!cancelFreed) mongomq_raw.mqs_cancel_trigger(cancel);
+            if (!cancelFreed) mongomq_raw.mq_cancel_trigger(cancel);
         }
 
         @Override
@@ -251,7 +251,7 @@ public final class Worker implements AutoCloseable {
             } finally {
                 synchronized (this) {
                     cancelFreed = true;
-                    mongomq_raw.mqs_cancel_destroy(cancel);
+                    mongomq_raw.mq_cancel_destroy(cancel);
                 }
                 if (live.decrementAndGet() == 0) terminate();
             }
