@@ -295,12 +295,39 @@ class C_Safety(Drained):
         self.assertIn("state=bogus", D.find_element(By.ID, "page-error").text)
         self.assertEqual(1, len(errors()))  # the 400 itself, nothing else
 
+    def test_db_alone_lists_its_queues(self):
+        db = DB + "_many"
+        wt.drop(db)
+        for prefix in ("orders", "refunds"):
+            wt.cli(db, "--prefix", prefix, "publish", "g", "{}")
+        web = wt.Web("--db", db, "--history-interval", "0")
+        try:
+            self.assertEqual([f"{db}.orders", f"{db}.refunds"], web.json("/api/session")[1]["queues"])
+            self.assertEqual(f"{db}.refunds", web.json(f"/api/overview?q={db}.refunds")[1]["queue"])
+            D.get(web.base + f"/?q={db}.refunds")
+            wt.wait_for(lambda: D.execute_script("return document.body.dataset.renders"), "the overview")
+            self.assertEqual(f"{db}.refunds", D.find_element(By.ID, "queue").get_attribute("value"))
+            self.assertEqual("1", D.find_element(By.ID, "ov-messages").text)
+            self.assertEqual([], errors())
+        finally:
+            web.stop()
+            for prefix in ("orders", "refunds"):
+                wt.cli(db, "--prefix", prefix, "drop", "--yes", check=False)
+
     def test_non_loopback_needs_a_token_or_read_only(self):
         r = subprocess.run([wt.MONGOMQ, "web", "--uri", wt.URI, "--db", DB, "--listen", "0.0.0.0:0"],
                            capture_output=True, text=True, timeout=60)
         self.assertEqual(2, r.returncode)
         self.assertIn("not a loopback address", r.stderr)
         self.assertEqual("", r.stdout)
+        # --read-only is the explicit choice that allows it (nothing to act with).
+        ro = wt.Web("--db", DB, "--read-only", "--history-interval", "0", listen="0.0.0.0:0")
+        try:
+            self.assertEqual(200, ro.request("/healthz")[0])
+            self.assertTrue(ro.json("/api/session")[1]["read_only"])
+            self.assertIn("read-only", ro.log())
+        finally:
+            ro.stop()
 
     def test_token(self):
         with tempfile.NamedTemporaryFile("w", suffix=".token") as f:

@@ -41,15 +41,15 @@ def drop(db):
 class Web:
     """A running `mongomq web`; its stderr in self.log."""
 
-    def __init__(self, *args, uri=URI):
+    def __init__(self, *args, uri=URI, listen="127.0.0.1:0"):
         self.log_path = f"/tmp/mongomq-web-test-{os.getpid()}-{time.monotonic_ns()}.log"
         self.log_file = open(self.log_path, "w+")
-        self.proc = subprocess.Popen([MONGOMQ, "web", "--uri", uri, "--listen", "127.0.0.1:0", *args],
+        self.proc = subprocess.Popen([MONGOMQ, "web", "--uri", uri, "--listen", listen, *args],
                                      stdout=subprocess.DEVNULL, stderr=self.log_file)
         deadline = time.monotonic() + WAIT
         self.port = None
         while time.monotonic() < deadline:
-            m = re.search(r"serving http://127\.0\.0\.1:(\d+)/", self.log())
+            m = re.search(r"serving http://[^ ]+:(\d+)/", self.log())
             if m:
                 self.port = int(m.group(1))
                 break
