@@ -232,6 +232,31 @@ class B_Actions(Drained):
         self.assertEqual([], errors())
 
 
+class C_History(Drained):
+    def test_history_is_shared_and_survives_a_restart(self):
+        q = f"{DB}.mq"
+        other = wt.Web("--db", DB, "--history-interval", "1")
+        try:
+            wt.wait_for(lambda: len(other.json(f"/api/history?q={q}")[1]["samples"]) >= 3, "3 samples")
+            a = WEB.json(f"/api/history?q={q}")[1]["samples"]
+            b = other.json(f"/api/history?q={q}")[1]["samples"]
+            upto = min(a[-1]["_id"], b[-1]["_id"])
+            a = [x for x in a if x["_id"] <= upto]
+            b = [x for x in b if x["_id"] <= upto]
+            self.assertEqual(a, b)  # the same samples for every instance
+            ids = [x["_id"] for x in a]
+            self.assertEqual(sorted(set(ids)), ids)  # one per interval
+        finally:
+            other.stop()
+        # A dashboard that samples nothing still shows what was written before it started.
+        quiet = wt.Web("--db", DB, "--history-interval", "0")
+        try:
+            got = [x for x in quiet.json(f"/api/history?q={q}&range=86400")[1]["samples"] if x["_id"] <= upto]
+            self.assertEqual(a, got[-len(a):])
+        finally:
+            quiet.stop()
+
+
 class D_Last(Drained):
     def test_overview_after_the_actions(self):
         """The overview again once the actions changed the queue, so its charts show it;

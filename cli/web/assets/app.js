@@ -4,6 +4,7 @@
 // errors shown; POST with the CSRF token), then the page for location.pathname.
 "use strict";
 
+const WAIT_MS = 60000; // every request is abandoned after this long (the server's own calls are bounded too)
 const MQ = {session: null, queue: null, params: new URLSearchParams(location.search)};
 
 // el("td", {class: "num"}, "text", child, ...): attributes, then text or nodes.
@@ -39,7 +40,8 @@ function banner(text, ok) {
 }
 
 async function api(path, params) {
-  const r = await fetch(href("/api/" + path, params), {credentials: "same-origin", headers: {Accept: "application/json"}});
+  const r = await fetch(href("/api/" + path, params), {credentials: "same-origin", headers: {Accept: "application/json"},
+    signal: AbortSignal.timeout(WAIT_MS)});
   let body = null;
   try { body = await r.json(); } catch (e) { body = null; }
   if (!r.ok) throw new Error((body && body.error) || ("HTTP " + r.status));
@@ -53,7 +55,7 @@ async function act(path, fields) {
   for (const k in fields || {})
     for (const v of [].concat(fields[k])) f.append(k, v);
   const r = await fetch("/api/" + path, {
-    method: "POST", credentials: "same-origin", body: f,
+    method: "POST", credentials: "same-origin", body: f, signal: AbortSignal.timeout(WAIT_MS),
     headers: {"X-CSRF-Token": MQ.session.csrf, Accept: "application/json"},
   });
   let body = null;
@@ -154,7 +156,7 @@ MQ.render = async function () {
 
 (async function start() {
   try {
-    const r = await fetch("/api/session", {credentials: "same-origin"});
+    const r = await fetch("/api/session", {credentials: "same-origin", signal: AbortSignal.timeout(WAIT_MS)});
     if (r.status === 401) { location.href = "/login"; return; }
     MQ.session = await r.json();
   } catch (e) {
