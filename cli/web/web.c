@@ -57,6 +57,18 @@ static int is_loopback(const char *host) {
     return all;
 }
 
+/* libmongoc's log (through the library): errors always, warnings with -v, debug with
+ * -vv; the URI's password, should a line carry it, replaced by ***. */
+static void web_log(int level, const char *domain, const char *message, void *arg) {
+    const web_app *app = arg;
+    if (level <= 1 || (app->ctx->verbose > 0 && level <= 2) || (app->ctx->verbose > 1 && level <= 4)) {
+        char line[2048];
+        snprintf(line, sizeof line, "%s", message);
+        web_redact(app, line);
+        fprintf(stderr, "mongomq web: libmongoc %s: %s\n", domain, line);
+    }
+}
+
 int cmd_web(cli_ctx *ctx, int argc, char **argv) {
     static const struct option options[] = {
         CLI_COMMON_OPTIONS,
@@ -121,9 +133,11 @@ int cmd_web(cli_ctx *ctx, int argc, char **argv) {
     int rc = web_auth_init(&app, token_file);
     if (rc != EXIT_OK) return rc;
     mongoc_init();
+    mq_log_set_handler(web_log, &app);
     rc = web_open_queues(&app, (const char *const *)argv + optind, (size_t)(argc - optind));
     if (rc == EXIT_OK) rc = web_serve(&app);
     web_close_queues(&app);
+    mq_log_set_handler(NULL, NULL);
     free(app.token);
     return rc;
 }
