@@ -8,9 +8,11 @@
  *     wrapped until it is added to the list.
  *   - "mqs_" shims remain only where SWIG cannot take a C call as it is, each with the
  *     C call's shape (its out-parameters and `mq_error *err` last, an mq_status back):
- *       - the options structs: mqs_publish, mqs_batch_add_at and mqs_claim fill an
- *         mq_publish_opts / mq_claim_opts from scalars for mq_publish_with,
- *         mq_batch_add_with and mq_claim_with (a SWIG struct proxy would cost a heap
+ *       - the options structs: mqs_publish, mqs_batch_add_at, mqs_claim,
+ *         mqs_groups_json and mqs_dead_list_with fill an mq_publish_opts /
+ *         mq_claim_opts / mq_groups_opts / mq_dead_list_opts from scalars for
+ *         mq_publish_with, mq_batch_add_with, mq_claim_with, mq_groups_json and
+ *         mq_dead_list_with (a SWIG struct proxy would cost a heap
  *         object and one call per field, and a typemap that turns several arguments
  *         into one parameter exists in the scripting languages only);
  *       - bytes out: mqs_lease_event_at gives an mqs_bytes (a pointer and a length
@@ -83,6 +85,12 @@ typedef struct mqs_bytes {
 %constant int MQ_PRIORITY_MIN = MQ_PRIORITY_MIN;
 %constant int MQ_PRIORITY_MAX = MQ_PRIORITY_MAX;
 %constant int MQ_BATCH_MAX = MQ_BATCH_MAX;
+%constant unsigned int MQ_GROUP_READY = MQ_GROUP_READY;
+%constant unsigned int MQ_GROUP_LEASED = MQ_GROUP_LEASED;
+%constant unsigned int MQ_GROUP_PARKED = MQ_GROUP_PARKED;
+%constant unsigned int MQ_GROUP_PAUSED = MQ_GROUP_PAUSED;
+%constant int MQ_GROUPS_SORT_ID = MQ_GROUPS_SORT_ID;
+%constant int MQ_GROUPS_SORT_DUE = MQ_GROUPS_SORT_DUE;
 
 /* ---- the C API: what of the header is wrapped ---------------------------------- */
 
@@ -136,6 +144,8 @@ typedef struct mqs_bytes {
 %rename("%s") mq_dead_list_json;
 %rename("%s") mq_purge_group;
 %rename("%s") mq_queue_drop;
+%rename("%s") mq_pause_group;
+%rename("%s") mq_resume_group;
 
 /* The per-language typemaps: mq_error *err, (const void *event, size_t event_len),
  * mqs_bytes, the handles, mq_status and the out-parameters (T **out, int64_t *OUT,
@@ -195,6 +205,31 @@ static mq_status mqs_claim(mq_queue *queue, const char *worker_id, double visibi
     opts.timeout_s = timeout_s;
     opts.cancel = cancel;
     return mq_claim_with(queue, &opts, out, err);
+}
+
+/* mq_groups_json (0.5.0) with its options from scalars; id_prefix and after NULL or ""
+ * are none. */
+static mq_status mqs_groups_json(mq_queue *queue, unsigned int states, const char *id_prefix, int min_attempts,
+                                 double held_longer_than_s, double parked_beyond_s, int sort, const char *after,
+                                 size_t limit, char **json_out, mq_error *err) {
+    mq_groups_opts opts = MQ_GROUPS_OPTS_INIT;
+    opts.states = states;
+    opts.id_prefix = id_prefix != NULL && id_prefix[0] != '\0' ? id_prefix : NULL;
+    opts.min_attempts = min_attempts;
+    opts.held_longer_than_s = held_longer_than_s;
+    opts.parked_beyond_s = parked_beyond_s;
+    opts.sort = sort;
+    opts.after = after != NULL && after[0] != '\0' ? after : NULL;
+    opts.limit = limit;
+    return mq_groups_json(queue, &opts, json_out, err);
+}
+
+/* mq_dead_list_with (0.5.0): a page of the dead letters. */
+static mq_status mqs_dead_list_with(mq_queue *queue, size_t limit, size_t offset, char **json_out, mq_error *err) {
+    mq_dead_list_opts opts = MQ_DEAD_LIST_OPTS_INIT;
+    opts.limit = limit;
+    opts.offset = offset;
+    return mq_dead_list_with(queue, &opts, json_out, err);
 }
 
 /* Event i of a lease (mq_lease_event_at), as bytes; data NULL when i is out of range. */

@@ -3521,6 +3521,13 @@ SWIGINTERNINLINE PyObject*
 }
 
 
+SWIGINTERNINLINE PyObject*
+  SWIG_From_unsigned_SS_int  (unsigned int value)
+{
+  return PyLong_FromSize_t((size_t) value);
+}
+
+
 #include <errno.h>
 #include <signal.h>
 
@@ -3951,6 +3958,31 @@ static mq_status mqs_claim(mq_queue *queue, const char *worker_id, double visibi
     return mq_claim_with(queue, &opts, out, err);
 }
 
+/* mq_groups_json (0.5.0) with its options from scalars; id_prefix and after NULL or ""
+ * are none. */
+static mq_status mqs_groups_json(mq_queue *queue, unsigned int states, const char *id_prefix, int min_attempts,
+                                 double held_longer_than_s, double parked_beyond_s, int sort, const char *after,
+                                 size_t limit, char **json_out, mq_error *err) {
+    mq_groups_opts opts = MQ_GROUPS_OPTS_INIT;
+    opts.states = states;
+    opts.id_prefix = id_prefix != NULL && id_prefix[0] != '\0' ? id_prefix : NULL;
+    opts.min_attempts = min_attempts;
+    opts.held_longer_than_s = held_longer_than_s;
+    opts.parked_beyond_s = parked_beyond_s;
+    opts.sort = sort;
+    opts.after = after != NULL && after[0] != '\0' ? after : NULL;
+    opts.limit = limit;
+    return mq_groups_json(queue, &opts, json_out, err);
+}
+
+/* mq_dead_list_with (0.5.0): a page of the dead letters. */
+static mq_status mqs_dead_list_with(mq_queue *queue, size_t limit, size_t offset, char **json_out, mq_error *err) {
+    mq_dead_list_opts opts = MQ_DEAD_LIST_OPTS_INIT;
+    opts.limit = limit;
+    opts.offset = offset;
+    return mq_dead_list_with(queue, &opts, json_out, err);
+}
+
 /* Event i of a lease (mq_lease_event_at), as bytes; data NULL when i is out of range. */
 static mqs_bytes mqs_lease_event_at(mq_lease *lease, size_t i) {
     mqs_bytes b;
@@ -3964,6 +3996,22 @@ static mqs_bytes mqs_lease_event_at(mq_lease *lease, size_t i) {
  * each queue it was ever given to. A queue keeps every clock it was given until
  * mqs_queue_destroy (a call in flight may still read a replaced one). */
 typedef struct mqs_clock mqs_clock;
+
+
+SWIGINTERN int
+SWIG_AsVal_unsigned_SS_int (PyObject * obj, unsigned int *val)
+{
+  unsigned long v;
+  int res = SWIG_AsVal_unsigned_SS_long (obj, &v);
+  if (SWIG_IsOK(res)) {
+    if ((v > UINT_MAX)) {
+      return SWIG_OverflowError;
+    } else {
+      if (val) *val = (unsigned int)(v);
+    }
+  }  
+  return res;
+}
 
 
 struct mqs_clock {
@@ -6041,6 +6089,114 @@ fail:
 }
 
 
+SWIGINTERN PyObject *_wrap_mq_pause_group(PyObject *self, PyObject *args) {
+  PyObject *resultobj = 0;
+  mq_queue *arg1 = 0 ;
+  char *arg2 = 0 ;
+  mq_error *arg3 = 0 ;
+  void *argp1 = 0 ;
+  int res1 = 0 ;
+  int res2 ;
+  char *buf2 = 0 ;
+  int alloc2 = 0 ;
+  mq_error temp3 ;
+  PyObject *swig_obj[2] ;
+  mq_status result;
+  
+  {
+    temp3.status = MQ_OK;
+    temp3.server_code = 0;
+    temp3.message[0] = '\0';
+    arg3 = &temp3;
+  }
+  (void)self;
+  if (!SWIG_Python_UnpackTuple(args, "mq_pause_group", 2, 2, swig_obj)) SWIG_fail;
+  res1 = SWIG_ConvertPtr(swig_obj[0], &argp1,SWIGTYPE_p_mq_queue, 0 |  0 );
+  if (!SWIG_IsOK(res1)) {
+    SWIG_exception_fail(SWIG_ArgError(res1), "in method '" "mq_pause_group" "', argument " "1"" of type '" "mq_queue *""'"); 
+  }
+  arg1 = (mq_queue *)(argp1);
+  res2 = SWIG_AsCharPtrAndSize(swig_obj[1], &buf2, NULL, &alloc2);
+  if (!SWIG_IsOK(res2)) {
+    SWIG_exception_fail(SWIG_ArgError(res2), "in method '" "mq_pause_group" "', argument " "2"" of type '" "char const *""'");
+  }
+  arg2 = (char *)(buf2);
+  {
+    SWIG_PYTHON_THREAD_BEGIN_ALLOW;
+    result = (mq_status)mq_pause_group(arg1,(char const *)arg2,arg3);
+    SWIG_PYTHON_THREAD_END_ALLOW;
+  }
+  (void)result; resultobj = SWIG_Py_Void();
+  {
+    if (arg3->status != MQ_OK && arg3->status != MQ_EMPTY) {
+      Py_XDECREF(resultobj);
+      resultobj = NULL;
+      mqs_py_raise(arg3);
+      SWIG_fail;
+    }
+  }
+  if (alloc2 == SWIG_NEWOBJ) free((char*)buf2);
+  return resultobj;
+fail:
+  if (alloc2 == SWIG_NEWOBJ) free((char*)buf2);
+  return NULL;
+}
+
+
+SWIGINTERN PyObject *_wrap_mq_resume_group(PyObject *self, PyObject *args) {
+  PyObject *resultobj = 0;
+  mq_queue *arg1 = 0 ;
+  char *arg2 = 0 ;
+  mq_error *arg3 = 0 ;
+  void *argp1 = 0 ;
+  int res1 = 0 ;
+  int res2 ;
+  char *buf2 = 0 ;
+  int alloc2 = 0 ;
+  mq_error temp3 ;
+  PyObject *swig_obj[2] ;
+  mq_status result;
+  
+  {
+    temp3.status = MQ_OK;
+    temp3.server_code = 0;
+    temp3.message[0] = '\0';
+    arg3 = &temp3;
+  }
+  (void)self;
+  if (!SWIG_Python_UnpackTuple(args, "mq_resume_group", 2, 2, swig_obj)) SWIG_fail;
+  res1 = SWIG_ConvertPtr(swig_obj[0], &argp1,SWIGTYPE_p_mq_queue, 0 |  0 );
+  if (!SWIG_IsOK(res1)) {
+    SWIG_exception_fail(SWIG_ArgError(res1), "in method '" "mq_resume_group" "', argument " "1"" of type '" "mq_queue *""'"); 
+  }
+  arg1 = (mq_queue *)(argp1);
+  res2 = SWIG_AsCharPtrAndSize(swig_obj[1], &buf2, NULL, &alloc2);
+  if (!SWIG_IsOK(res2)) {
+    SWIG_exception_fail(SWIG_ArgError(res2), "in method '" "mq_resume_group" "', argument " "2"" of type '" "char const *""'");
+  }
+  arg2 = (char *)(buf2);
+  {
+    SWIG_PYTHON_THREAD_BEGIN_ALLOW;
+    result = (mq_status)mq_resume_group(arg1,(char const *)arg2,arg3);
+    SWIG_PYTHON_THREAD_END_ALLOW;
+  }
+  (void)result; resultobj = SWIG_Py_Void();
+  {
+    if (arg3->status != MQ_OK && arg3->status != MQ_EMPTY) {
+      Py_XDECREF(resultobj);
+      resultobj = NULL;
+      mqs_py_raise(arg3);
+      SWIG_fail;
+    }
+  }
+  if (alloc2 == SWIG_NEWOBJ) free((char*)buf2);
+  return resultobj;
+fail:
+  if (alloc2 == SWIG_NEWOBJ) free((char*)buf2);
+  return NULL;
+}
+
+
 SWIGINTERN PyObject *_wrap_mq_queue_clock_offset(PyObject *self, PyObject *args) {
   PyObject *resultobj = 0;
   mq_queue *arg1 = 0 ;
@@ -6365,6 +6521,198 @@ SWIGINTERN PyObject *_wrap_mqs_claim(PyObject *self, PyObject *args) {
   return resultobj;
 fail:
   if (alloc2 == SWIG_NEWOBJ) free((char*)buf2);
+  return NULL;
+}
+
+
+SWIGINTERN PyObject *_wrap_mqs_groups_json(PyObject *self, PyObject *args) {
+  PyObject *resultobj = 0;
+  mq_queue *arg1 = 0 ;
+  unsigned int arg2 ;
+  char *arg3 = 0 ;
+  int arg4 ;
+  double arg5 ;
+  double arg6 ;
+  int arg7 ;
+  char *arg8 = 0 ;
+  size_t arg9 ;
+  char **arg10 = 0 ;
+  mq_error *arg11 = 0 ;
+  void *argp1 = 0 ;
+  int res1 = 0 ;
+  unsigned int val2 ;
+  int ecode2 = 0 ;
+  int res3 ;
+  char *buf3 = 0 ;
+  int alloc3 = 0 ;
+  int val4 ;
+  int ecode4 = 0 ;
+  double val5 ;
+  int ecode5 = 0 ;
+  double val6 ;
+  int ecode6 = 0 ;
+  int val7 ;
+  int ecode7 = 0 ;
+  int res8 ;
+  char *buf8 = 0 ;
+  int alloc8 = 0 ;
+  size_t val9 ;
+  int ecode9 = 0 ;
+  char *text10 = NULL ;
+  mq_error temp11 ;
+  PyObject *swig_obj[9] ;
+  mq_status result;
+  
+  arg10 = &text10;
+  {
+    temp11.status = MQ_OK;
+    temp11.server_code = 0;
+    temp11.message[0] = '\0';
+    arg11 = &temp11;
+  }
+  (void)self;
+  if (!SWIG_Python_UnpackTuple(args, "mqs_groups_json", 9, 9, swig_obj)) SWIG_fail;
+  res1 = SWIG_ConvertPtr(swig_obj[0], &argp1,SWIGTYPE_p_mq_queue, 0 |  0 );
+  if (!SWIG_IsOK(res1)) {
+    SWIG_exception_fail(SWIG_ArgError(res1), "in method '" "mqs_groups_json" "', argument " "1"" of type '" "mq_queue *""'"); 
+  }
+  arg1 = (mq_queue *)(argp1);
+  ecode2 = SWIG_AsVal_unsigned_SS_int(swig_obj[1], &val2);
+  if (!SWIG_IsOK(ecode2)) {
+    SWIG_exception_fail(SWIG_ArgError(ecode2), "in method '" "mqs_groups_json" "', argument " "2"" of type '" "unsigned int""'");
+  } 
+  arg2 = (unsigned int)(val2);
+  res3 = SWIG_AsCharPtrAndSize(swig_obj[2], &buf3, NULL, &alloc3);
+  if (!SWIG_IsOK(res3)) {
+    SWIG_exception_fail(SWIG_ArgError(res3), "in method '" "mqs_groups_json" "', argument " "3"" of type '" "char const *""'");
+  }
+  arg3 = (char *)(buf3);
+  ecode4 = SWIG_AsVal_int(swig_obj[3], &val4);
+  if (!SWIG_IsOK(ecode4)) {
+    SWIG_exception_fail(SWIG_ArgError(ecode4), "in method '" "mqs_groups_json" "', argument " "4"" of type '" "int""'");
+  } 
+  arg4 = (int)(val4);
+  ecode5 = SWIG_AsVal_double(swig_obj[4], &val5);
+  if (!SWIG_IsOK(ecode5)) {
+    SWIG_exception_fail(SWIG_ArgError(ecode5), "in method '" "mqs_groups_json" "', argument " "5"" of type '" "double""'");
+  } 
+  arg5 = (double)(val5);
+  ecode6 = SWIG_AsVal_double(swig_obj[5], &val6);
+  if (!SWIG_IsOK(ecode6)) {
+    SWIG_exception_fail(SWIG_ArgError(ecode6), "in method '" "mqs_groups_json" "', argument " "6"" of type '" "double""'");
+  } 
+  arg6 = (double)(val6);
+  ecode7 = SWIG_AsVal_int(swig_obj[6], &val7);
+  if (!SWIG_IsOK(ecode7)) {
+    SWIG_exception_fail(SWIG_ArgError(ecode7), "in method '" "mqs_groups_json" "', argument " "7"" of type '" "int""'");
+  } 
+  arg7 = (int)(val7);
+  res8 = SWIG_AsCharPtrAndSize(swig_obj[7], &buf8, NULL, &alloc8);
+  if (!SWIG_IsOK(res8)) {
+    SWIG_exception_fail(SWIG_ArgError(res8), "in method '" "mqs_groups_json" "', argument " "8"" of type '" "char const *""'");
+  }
+  arg8 = (char *)(buf8);
+  ecode9 = SWIG_AsVal_size_t(swig_obj[8], &val9);
+  if (!SWIG_IsOK(ecode9)) {
+    SWIG_exception_fail(SWIG_ArgError(ecode9), "in method '" "mqs_groups_json" "', argument " "9"" of type '" "size_t""'");
+  } 
+  arg9 = (size_t)(val9);
+  {
+    SWIG_PYTHON_THREAD_BEGIN_ALLOW;
+    result = (mq_status)mqs_groups_json(arg1,arg2,(char const *)arg3,arg4,arg5,arg6,arg7,(char const *)arg8,arg9,arg10,arg11);
+    SWIG_PYTHON_THREAD_END_ALLOW;
+  }
+  (void)result; resultobj = SWIG_Py_Void();
+  {
+    PyObject *o = SWIG_FromCharPtr(text10);
+    if (o == NULL) SWIG_fail;
+    resultobj = SWIG_Python_AppendOutput(resultobj, o, 1);
+  }
+  {
+    if (arg11->status != MQ_OK && arg11->status != MQ_EMPTY) {
+      Py_XDECREF(resultobj);
+      resultobj = NULL;
+      mqs_py_raise(arg11);
+      SWIG_fail;
+    }
+  }
+  if (alloc3 == SWIG_NEWOBJ) free((char*)buf3);
+  if (alloc8 == SWIG_NEWOBJ) free((char*)buf8);
+  mq_free(text10);
+  return resultobj;
+fail:
+  if (alloc3 == SWIG_NEWOBJ) free((char*)buf3);
+  if (alloc8 == SWIG_NEWOBJ) free((char*)buf8);
+  mq_free(text10);
+  return NULL;
+}
+
+
+SWIGINTERN PyObject *_wrap_mqs_dead_list_with(PyObject *self, PyObject *args) {
+  PyObject *resultobj = 0;
+  mq_queue *arg1 = 0 ;
+  size_t arg2 ;
+  size_t arg3 ;
+  char **arg4 = 0 ;
+  mq_error *arg5 = 0 ;
+  void *argp1 = 0 ;
+  int res1 = 0 ;
+  size_t val2 ;
+  int ecode2 = 0 ;
+  size_t val3 ;
+  int ecode3 = 0 ;
+  char *text4 = NULL ;
+  mq_error temp5 ;
+  PyObject *swig_obj[3] ;
+  mq_status result;
+  
+  arg4 = &text4;
+  {
+    temp5.status = MQ_OK;
+    temp5.server_code = 0;
+    temp5.message[0] = '\0';
+    arg5 = &temp5;
+  }
+  (void)self;
+  if (!SWIG_Python_UnpackTuple(args, "mqs_dead_list_with", 3, 3, swig_obj)) SWIG_fail;
+  res1 = SWIG_ConvertPtr(swig_obj[0], &argp1,SWIGTYPE_p_mq_queue, 0 |  0 );
+  if (!SWIG_IsOK(res1)) {
+    SWIG_exception_fail(SWIG_ArgError(res1), "in method '" "mqs_dead_list_with" "', argument " "1"" of type '" "mq_queue *""'"); 
+  }
+  arg1 = (mq_queue *)(argp1);
+  ecode2 = SWIG_AsVal_size_t(swig_obj[1], &val2);
+  if (!SWIG_IsOK(ecode2)) {
+    SWIG_exception_fail(SWIG_ArgError(ecode2), "in method '" "mqs_dead_list_with" "', argument " "2"" of type '" "size_t""'");
+  } 
+  arg2 = (size_t)(val2);
+  ecode3 = SWIG_AsVal_size_t(swig_obj[2], &val3);
+  if (!SWIG_IsOK(ecode3)) {
+    SWIG_exception_fail(SWIG_ArgError(ecode3), "in method '" "mqs_dead_list_with" "', argument " "3"" of type '" "size_t""'");
+  } 
+  arg3 = (size_t)(val3);
+  {
+    SWIG_PYTHON_THREAD_BEGIN_ALLOW;
+    result = (mq_status)mqs_dead_list_with(arg1,arg2,arg3,arg4,arg5);
+    SWIG_PYTHON_THREAD_END_ALLOW;
+  }
+  (void)result; resultobj = SWIG_Py_Void();
+  {
+    PyObject *o = SWIG_FromCharPtr(text4);
+    if (o == NULL) SWIG_fail;
+    resultobj = SWIG_Python_AppendOutput(resultobj, o, 1);
+  }
+  {
+    if (arg5->status != MQ_OK && arg5->status != MQ_EMPTY) {
+      Py_XDECREF(resultobj);
+      resultobj = NULL;
+      mqs_py_raise(arg5);
+      SWIG_fail;
+    }
+  }
+  mq_free(text4);
+  return resultobj;
+fail:
+  mq_free(text4);
   return NULL;
 }
 
@@ -6727,11 +7075,15 @@ static PyMethodDef SwigMethods[] = {
 	 { "mq_queue_drop", _wrap_mq_queue_drop, METH_O, NULL},
 	 { "mq_peek_json", _wrap_mq_peek_json, METH_VARARGS, NULL},
 	 { "mq_dead_list_json", _wrap_mq_dead_list_json, METH_VARARGS, NULL},
+	 { "mq_pause_group", _wrap_mq_pause_group, METH_VARARGS, NULL},
+	 { "mq_resume_group", _wrap_mq_resume_group, METH_VARARGS, NULL},
 	 { "mq_queue_clock_offset", _wrap_mq_queue_clock_offset, METH_O, NULL},
 	 { "mq_queue_now", _wrap_mq_queue_now, METH_O, NULL},
 	 { "mqs_publish", _wrap_mqs_publish, METH_VARARGS, NULL},
 	 { "mqs_batch_add_at", _wrap_mqs_batch_add_at, METH_VARARGS, NULL},
 	 { "mqs_claim", _wrap_mqs_claim, METH_VARARGS, NULL},
+	 { "mqs_groups_json", _wrap_mqs_groups_json, METH_VARARGS, NULL},
+	 { "mqs_dead_list_with", _wrap_mqs_dead_list_with, METH_VARARGS, NULL},
 	 { "mqs_lease_event_at", _wrap_mqs_lease_event_at, METH_VARARGS, NULL},
 	 { "mqs_clock_new", _wrap_mqs_clock_new, METH_O, NULL},
 	 { "mqs_clock_now", _wrap_mqs_clock_now, METH_O, NULL},
@@ -7516,6 +7868,12 @@ SWIGINTERN int SWIG_mod_exec(PyObject *m) {
   SWIG_Python_SetConstant(d, "MQ_PRIORITY_MIN",SWIG_From_int((int)(MQ_PRIORITY_MIN)));
   SWIG_Python_SetConstant(d, "MQ_PRIORITY_MAX",SWIG_From_int((int)(MQ_PRIORITY_MAX)));
   SWIG_Python_SetConstant(d, "MQ_BATCH_MAX",SWIG_From_int((int)(MQ_BATCH_MAX)));
+  SWIG_Python_SetConstant(d, "MQ_GROUP_READY",SWIG_From_unsigned_SS_int((unsigned int)(MQ_GROUP_READY)));
+  SWIG_Python_SetConstant(d, "MQ_GROUP_LEASED",SWIG_From_unsigned_SS_int((unsigned int)(MQ_GROUP_LEASED)));
+  SWIG_Python_SetConstant(d, "MQ_GROUP_PARKED",SWIG_From_unsigned_SS_int((unsigned int)(MQ_GROUP_PARKED)));
+  SWIG_Python_SetConstant(d, "MQ_GROUP_PAUSED",SWIG_From_unsigned_SS_int((unsigned int)(MQ_GROUP_PAUSED)));
+  SWIG_Python_SetConstant(d, "MQ_GROUPS_SORT_ID",SWIG_From_int((int)(MQ_GROUPS_SORT_ID)));
+  SWIG_Python_SetConstant(d, "MQ_GROUPS_SORT_DUE",SWIG_From_int((int)(MQ_GROUPS_SORT_DUE)));
   
   /* Initialize threading */
   SWIG_PYTHON_INITIALIZE_THREADS;

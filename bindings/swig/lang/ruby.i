@@ -366,6 +366,17 @@ MQR_NOGVL(dead_list_json, mq_status, mq_queue *queue; size_t n; char **json; mq_
 MQR_NOGVL(purge_group, mq_status, mq_queue *queue; const char *group; mq_error *err;,
           mq_purge_group(a->queue, a->group, a->err))
 MQR_NOGVL(queue_drop, mq_status, mq_queue *queue; mq_error *err;, mq_queue_drop(a->queue, a->err))
+MQR_NOGVL(pause_group, mq_status, mq_queue *queue; const char *group; mq_error *err;,
+          mq_pause_group(a->queue, a->group, a->err))
+MQR_NOGVL(resume_group, mq_status, mq_queue *queue; const char *group; mq_error *err;,
+          mq_resume_group(a->queue, a->group, a->err))
+MQR_NOGVL(groups_json, mq_status,
+          mq_queue *queue; unsigned int states; const char *prefix; int min_attempts; double held; double parked;
+          int sort; const char *after; size_t limit; char **json; mq_error *err;,
+          mqs_groups_json(a->queue, a->states, a->prefix, a->min_attempts, a->held, a->parked, a->sort, a->after,
+                          a->limit, a->json, a->err))
+MQR_NOGVL(dead_list_with, mq_status, mq_queue *queue; size_t limit; size_t offset; char **json; mq_error *err;,
+          mqs_dead_list_with(a->queue, a->limit, a->offset, a->json, a->err))
 MQR_NOGVL(log_next, char *, double timeout;, mqs_log_next(a->timeout))
 MQR_NOGVL(claim, mq_status,
           mq_queue *queue; const char *worker_id; double visibility; int min_priority; size_t max_events;
@@ -617,6 +628,11 @@ MQR_HANDLE_OUT(mq_batch, MQR_BATCH, NULL)
 %feature("action") mq_repair "MQR_DO(repair, NULL, arg1, arg2, arg3)"
 %feature("action") mq_purge_group "MQR_DO(purge_group, NULL, arg1, arg2, arg3)"
 %feature("action") mq_queue_drop "MQR_DO(queue_drop, NULL, arg1, arg2)"
+%feature("action") mq_pause_group "MQR_DO(pause_group, NULL, arg1, arg2, arg3)"
+%feature("action") mq_resume_group "MQR_DO(resume_group, NULL, arg1, arg2, arg3)"
+%feature("action") mqs_groups_json
+  "MQR_DO_MADE(groups_json, mq_free, h1, arg10, arg1, arg2, arg3, arg4, arg5, arg6, arg7, arg8, arg9, arg10, arg11)"
+%feature("action") mqs_dead_list_with "MQR_DO_MADE(dead_list_with, mq_free, h1, arg4, arg1, arg2, arg3, arg4, arg5)"
 %feature("action") mq_stats_json "MQR_DO_MADE(stats_json, mq_free, h1, arg2, arg1, arg2, arg3)"
 %feature("action") mq_peek_json "MQR_DO_MADE(peek_json, mq_free, h1, arg4, arg1, arg2, arg3, arg4, arg5)"
 %feature("action") mq_dead_list_json "MQR_DO_MADE(dead_list_json, mq_free, h1, arg3, arg1, arg2, arg3, arg4)"

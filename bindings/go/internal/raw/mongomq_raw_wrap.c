@@ -272,6 +272,31 @@ static mq_status mqs_claim(mq_queue *queue, const char *worker_id, double visibi
     return mq_claim_with(queue, &opts, out, err);
 }
 
+/* mq_groups_json (0.5.0) with its options from scalars; id_prefix and after NULL or ""
+ * are none. */
+static mq_status mqs_groups_json(mq_queue *queue, unsigned int states, const char *id_prefix, int min_attempts,
+                                 double held_longer_than_s, double parked_beyond_s, int sort, const char *after,
+                                 size_t limit, char **json_out, mq_error *err) {
+    mq_groups_opts opts = MQ_GROUPS_OPTS_INIT;
+    opts.states = states;
+    opts.id_prefix = id_prefix != NULL && id_prefix[0] != '\0' ? id_prefix : NULL;
+    opts.min_attempts = min_attempts;
+    opts.held_longer_than_s = held_longer_than_s;
+    opts.parked_beyond_s = parked_beyond_s;
+    opts.sort = sort;
+    opts.after = after != NULL && after[0] != '\0' ? after : NULL;
+    opts.limit = limit;
+    return mq_groups_json(queue, &opts, json_out, err);
+}
+
+/* mq_dead_list_with (0.5.0): a page of the dead letters. */
+static mq_status mqs_dead_list_with(mq_queue *queue, size_t limit, size_t offset, char **json_out, mq_error *err) {
+    mq_dead_list_opts opts = MQ_DEAD_LIST_OPTS_INIT;
+    opts.limit = limit;
+    opts.offset = offset;
+    return mq_dead_list_with(queue, &opts, json_out, err);
+}
+
 /* Event i of a lease (mq_lease_event_at), as bytes; data NULL when i is out of range. */
 static mqs_bytes mqs_lease_event_at(mq_lease *lease, size_t i) {
     mqs_bytes b;
@@ -481,7 +506,7 @@ static uint64_t mqs_log_dropped(void) {
 extern "C" {
 #endif
 
-void _wrap_Swig_free_raw_b24c2459ccc9c39a(void *_swig_go_0) {
+void _wrap_Swig_free_raw_37bad9277fc1e1ea(void *_swig_go_0) {
   void *arg1 = 0 ;
   
   arg1 = *(void **)&_swig_go_0; 
@@ -491,7 +516,7 @@ void _wrap_Swig_free_raw_b24c2459ccc9c39a(void *_swig_go_0) {
 }
 
 
-void *_wrap_Swig_malloc_raw_b24c2459ccc9c39a(intgo _swig_go_0) {
+void *_wrap_Swig_malloc_raw_37bad9277fc1e1ea(intgo _swig_go_0) {
   int arg1 ;
   void *result = 0 ;
   void *_swig_go_result;
@@ -504,7 +529,7 @@ void *_wrap_Swig_malloc_raw_b24c2459ccc9c39a(intgo _swig_go_0) {
 }
 
 
-void _wrap_mqs_bytes_data_set_raw_b24c2459ccc9c39a(struct mqs_bytes *_swig_go_0, void *_swig_go_1) {
+void _wrap_mqs_bytes_data_set_raw_37bad9277fc1e1ea(struct mqs_bytes *_swig_go_0, void *_swig_go_1) {
   struct mqs_bytes *arg1 = 0 ;
   void *arg2 = 0 ;
   
@@ -516,7 +541,7 @@ void _wrap_mqs_bytes_data_set_raw_b24c2459ccc9c39a(struct mqs_bytes *_swig_go_0,
 }
 
 
-void *_wrap_mqs_bytes_data_get_raw_b24c2459ccc9c39a(struct mqs_bytes *_swig_go_0) {
+void *_wrap_mqs_bytes_data_get_raw_37bad9277fc1e1ea(struct mqs_bytes *_swig_go_0) {
   struct mqs_bytes *arg1 = 0 ;
   void *result = 0 ;
   void *_swig_go_result;
@@ -529,7 +554,7 @@ void *_wrap_mqs_bytes_data_get_raw_b24c2459ccc9c39a(struct mqs_bytes *_swig_go_0
 }
 
 
-void _wrap_mqs_bytes_len_set_raw_b24c2459ccc9c39a(struct mqs_bytes *_swig_go_0, long long _swig_go_1) {
+void _wrap_mqs_bytes_len_set_raw_37bad9277fc1e1ea(struct mqs_bytes *_swig_go_0, long long _swig_go_1) {
   struct mqs_bytes *arg1 = 0 ;
   size_t arg2 ;
   
@@ -541,7 +566,7 @@ void _wrap_mqs_bytes_len_set_raw_b24c2459ccc9c39a(struct mqs_bytes *_swig_go_0, 
 }
 
 
-long long _wrap_mqs_bytes_len_get_raw_b24c2459ccc9c39a(struct mqs_bytes *_swig_go_0) {
+long long _wrap_mqs_bytes_len_get_raw_37bad9277fc1e1ea(struct mqs_bytes *_swig_go_0) {
   struct mqs_bytes *arg1 = 0 ;
   size_t result;
   long long _swig_go_result;
@@ -554,7 +579,7 @@ long long _wrap_mqs_bytes_len_get_raw_b24c2459ccc9c39a(struct mqs_bytes *_swig_g
 }
 
 
-struct mqs_bytes *_wrap_new_mqs_bytes_raw_b24c2459ccc9c39a() {
+struct mqs_bytes *_wrap_new_mqs_bytes_raw_37bad9277fc1e1ea() {
   struct mqs_bytes *result = 0 ;
   struct mqs_bytes *_swig_go_result;
   
@@ -565,7 +590,7 @@ struct mqs_bytes *_wrap_new_mqs_bytes_raw_b24c2459ccc9c39a() {
 }
 
 
-void _wrap_delete_mqs_bytes_raw_b24c2459ccc9c39a(struct mqs_bytes *_swig_go_0) {
+void _wrap_delete_mqs_bytes_raw_37bad9277fc1e1ea(struct mqs_bytes *_swig_go_0) {
   struct mqs_bytes *arg1 = 0 ;
   
   arg1 = *(struct mqs_bytes **)&_swig_go_0; 
@@ -575,7 +600,7 @@ void _wrap_delete_mqs_bytes_raw_b24c2459ccc9c39a(struct mqs_bytes *_swig_go_0) {
 }
 
 
-intgo _wrap_MQ_OK_raw_b24c2459ccc9c39a() {
+intgo _wrap_MQ_OK_raw_37bad9277fc1e1ea() {
   int result;
   intgo _swig_go_result;
   
@@ -586,7 +611,7 @@ intgo _wrap_MQ_OK_raw_b24c2459ccc9c39a() {
 }
 
 
-intgo _wrap_MQ_EMPTY_raw_b24c2459ccc9c39a() {
+intgo _wrap_MQ_EMPTY_raw_37bad9277fc1e1ea() {
   int result;
   intgo _swig_go_result;
   
@@ -597,7 +622,7 @@ intgo _wrap_MQ_EMPTY_raw_b24c2459ccc9c39a() {
 }
 
 
-intgo _wrap_MQ_LEASE_LOST_raw_b24c2459ccc9c39a() {
+intgo _wrap_MQ_LEASE_LOST_raw_37bad9277fc1e1ea() {
   int result;
   intgo _swig_go_result;
   
@@ -608,7 +633,7 @@ intgo _wrap_MQ_LEASE_LOST_raw_b24c2459ccc9c39a() {
 }
 
 
-intgo _wrap_MQ_INTERRUPTED_raw_b24c2459ccc9c39a() {
+intgo _wrap_MQ_INTERRUPTED_raw_37bad9277fc1e1ea() {
   int result;
   intgo _swig_go_result;
   
@@ -619,7 +644,7 @@ intgo _wrap_MQ_INTERRUPTED_raw_b24c2459ccc9c39a() {
 }
 
 
-intgo _wrap_MQ_CANCELLED_raw_b24c2459ccc9c39a() {
+intgo _wrap_MQ_CANCELLED_raw_37bad9277fc1e1ea() {
   int result;
   intgo _swig_go_result;
   
@@ -630,7 +655,7 @@ intgo _wrap_MQ_CANCELLED_raw_b24c2459ccc9c39a() {
 }
 
 
-intgo _wrap_MQ_ERR_ARG_raw_b24c2459ccc9c39a() {
+intgo _wrap_MQ_ERR_ARG_raw_37bad9277fc1e1ea() {
   int result;
   intgo _swig_go_result;
   
@@ -641,7 +666,7 @@ intgo _wrap_MQ_ERR_ARG_raw_b24c2459ccc9c39a() {
 }
 
 
-intgo _wrap_MQ_ERR_CONNECT_raw_b24c2459ccc9c39a() {
+intgo _wrap_MQ_ERR_CONNECT_raw_37bad9277fc1e1ea() {
   int result;
   intgo _swig_go_result;
   
@@ -652,7 +677,7 @@ intgo _wrap_MQ_ERR_CONNECT_raw_b24c2459ccc9c39a() {
 }
 
 
-intgo _wrap_MQ_ERR_SERVER_raw_b24c2459ccc9c39a() {
+intgo _wrap_MQ_ERR_SERVER_raw_37bad9277fc1e1ea() {
   int result;
   intgo _swig_go_result;
   
@@ -663,7 +688,7 @@ intgo _wrap_MQ_ERR_SERVER_raw_b24c2459ccc9c39a() {
 }
 
 
-intgo _wrap_MQ_ERR_NOMEM_raw_b24c2459ccc9c39a() {
+intgo _wrap_MQ_ERR_NOMEM_raw_37bad9277fc1e1ea() {
   int result;
   intgo _swig_go_result;
   
@@ -674,7 +699,7 @@ intgo _wrap_MQ_ERR_NOMEM_raw_b24c2459ccc9c39a() {
 }
 
 
-intgo _wrap_MQ_ERR_INTERNAL_raw_b24c2459ccc9c39a() {
+intgo _wrap_MQ_ERR_INTERNAL_raw_37bad9277fc1e1ea() {
   int result;
   intgo _swig_go_result;
   
@@ -685,7 +710,7 @@ intgo _wrap_MQ_ERR_INTERNAL_raw_b24c2459ccc9c39a() {
 }
 
 
-intgo _wrap_MQ_PRIORITY_MIN_raw_b24c2459ccc9c39a() {
+intgo _wrap_MQ_PRIORITY_MIN_raw_37bad9277fc1e1ea() {
   int result;
   intgo _swig_go_result;
   
@@ -696,7 +721,7 @@ intgo _wrap_MQ_PRIORITY_MIN_raw_b24c2459ccc9c39a() {
 }
 
 
-intgo _wrap_MQ_PRIORITY_MAX_raw_b24c2459ccc9c39a() {
+intgo _wrap_MQ_PRIORITY_MAX_raw_37bad9277fc1e1ea() {
   int result;
   intgo _swig_go_result;
   
@@ -707,7 +732,7 @@ intgo _wrap_MQ_PRIORITY_MAX_raw_b24c2459ccc9c39a() {
 }
 
 
-intgo _wrap_MQ_BATCH_MAX_raw_b24c2459ccc9c39a() {
+intgo _wrap_MQ_BATCH_MAX_raw_37bad9277fc1e1ea() {
   int result;
   intgo _swig_go_result;
   
@@ -718,7 +743,73 @@ intgo _wrap_MQ_BATCH_MAX_raw_b24c2459ccc9c39a() {
 }
 
 
-struct mq_error *_wrap_mqs_error_new_raw_b24c2459ccc9c39a() {
+intgo _wrap_MQ_GROUP_READY_raw_37bad9277fc1e1ea() {
+  unsigned int result;
+  intgo _swig_go_result;
+  
+  
+  result = (unsigned int)(MQ_GROUP_READY);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+intgo _wrap_MQ_GROUP_LEASED_raw_37bad9277fc1e1ea() {
+  unsigned int result;
+  intgo _swig_go_result;
+  
+  
+  result = (unsigned int)(MQ_GROUP_LEASED);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+intgo _wrap_MQ_GROUP_PARKED_raw_37bad9277fc1e1ea() {
+  unsigned int result;
+  intgo _swig_go_result;
+  
+  
+  result = (unsigned int)(MQ_GROUP_PARKED);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+intgo _wrap_MQ_GROUP_PAUSED_raw_37bad9277fc1e1ea() {
+  unsigned int result;
+  intgo _swig_go_result;
+  
+  
+  result = (unsigned int)(MQ_GROUP_PAUSED);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+intgo _wrap_MQ_GROUPS_SORT_ID_raw_37bad9277fc1e1ea() {
+  int result;
+  intgo _swig_go_result;
+  
+  
+  result = (int)(MQ_GROUPS_SORT_ID);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+intgo _wrap_MQ_GROUPS_SORT_DUE_raw_37bad9277fc1e1ea() {
+  int result;
+  intgo _swig_go_result;
+  
+  
+  result = (int)(MQ_GROUPS_SORT_DUE);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+struct mq_error *_wrap_mqs_error_new_raw_37bad9277fc1e1ea() {
   mq_error *result = 0 ;
   struct mq_error *_swig_go_result;
   
@@ -729,7 +820,7 @@ struct mq_error *_wrap_mqs_error_new_raw_b24c2459ccc9c39a() {
 }
 
 
-void _wrap_mqs_error_free_raw_b24c2459ccc9c39a(struct mq_error *_swig_go_0) {
+void _wrap_mqs_error_free_raw_37bad9277fc1e1ea(struct mq_error *_swig_go_0) {
   mq_error *arg1 = 0 ;
   
   arg1 = *(mq_error **)&_swig_go_0; 
@@ -739,7 +830,7 @@ void _wrap_mqs_error_free_raw_b24c2459ccc9c39a(struct mq_error *_swig_go_0) {
 }
 
 
-intgo _wrap_mqs_error_status_raw_b24c2459ccc9c39a(struct mq_error *_swig_go_0) {
+intgo _wrap_mqs_error_status_raw_37bad9277fc1e1ea(struct mq_error *_swig_go_0) {
   mq_error *arg1 = 0 ;
   int result;
   intgo _swig_go_result;
@@ -752,7 +843,7 @@ intgo _wrap_mqs_error_status_raw_b24c2459ccc9c39a(struct mq_error *_swig_go_0) {
 }
 
 
-intgo _wrap_mqs_error_server_code_raw_b24c2459ccc9c39a(struct mq_error *_swig_go_0) {
+intgo _wrap_mqs_error_server_code_raw_37bad9277fc1e1ea(struct mq_error *_swig_go_0) {
   mq_error *arg1 = 0 ;
   int result;
   intgo _swig_go_result;
@@ -765,7 +856,7 @@ intgo _wrap_mqs_error_server_code_raw_b24c2459ccc9c39a(struct mq_error *_swig_go
 }
 
 
-_gostring_ _wrap_mqs_error_message_raw_b24c2459ccc9c39a(struct mq_error *_swig_go_0) {
+_gostring_ _wrap_mqs_error_message_raw_37bad9277fc1e1ea(struct mq_error *_swig_go_0) {
   mq_error *arg1 = 0 ;
   char *result = 0 ;
   _gostring_ _swig_go_result;
@@ -781,7 +872,7 @@ _gostring_ _wrap_mqs_error_message_raw_b24c2459ccc9c39a(struct mq_error *_swig_g
 }
 
 
-_gostring_ _wrap_mq_version_raw_b24c2459ccc9c39a() {
+_gostring_ _wrap_mq_version_raw_37bad9277fc1e1ea() {
   char *result = 0 ;
   _gostring_ _swig_go_result;
   
@@ -795,7 +886,7 @@ _gostring_ _wrap_mq_version_raw_b24c2459ccc9c39a() {
 }
 
 
-_gostring_ _wrap_mq_status_name_raw_b24c2459ccc9c39a(intgo _swig_go_0) {
+_gostring_ _wrap_mq_status_name_raw_37bad9277fc1e1ea(intgo _swig_go_0) {
   mq_status arg1 ;
   char *result = 0 ;
   _gostring_ _swig_go_result;
@@ -811,7 +902,7 @@ _gostring_ _wrap_mq_status_name_raw_b24c2459ccc9c39a(intgo _swig_go_0) {
 }
 
 
-intgo _wrap_mq_client_new_raw_b24c2459ccc9c39a(_gostring_ _swig_go_0, mq_client **_swig_go_1, struct mq_error *_swig_go_2) {
+intgo _wrap_mq_client_new_raw_37bad9277fc1e1ea(_gostring_ _swig_go_0, mq_client **_swig_go_1, struct mq_error *_swig_go_2) {
   char *arg1 = 0 ;
   mq_client **arg2 = 0 ;
   mq_error *arg3 = 0 ;
@@ -835,7 +926,7 @@ intgo _wrap_mq_client_new_raw_b24c2459ccc9c39a(_gostring_ _swig_go_0, mq_client 
 }
 
 
-void _wrap_mq_client_destroy_raw_b24c2459ccc9c39a(struct mq_client *_swig_go_0) {
+void _wrap_mq_client_destroy_raw_37bad9277fc1e1ea(struct mq_client *_swig_go_0) {
   mq_client *arg1 = 0 ;
   
   arg1 = *(mq_client **)&_swig_go_0; 
@@ -845,7 +936,7 @@ void _wrap_mq_client_destroy_raw_b24c2459ccc9c39a(struct mq_client *_swig_go_0) 
 }
 
 
-long long _wrap_mq_client_command_count_raw_b24c2459ccc9c39a(struct mq_client *_swig_go_0) {
+long long _wrap_mq_client_command_count_raw_37bad9277fc1e1ea(struct mq_client *_swig_go_0) {
   mq_client *arg1 = 0 ;
   uint64_t result;
   long long _swig_go_result;
@@ -858,7 +949,7 @@ long long _wrap_mq_client_command_count_raw_b24c2459ccc9c39a(struct mq_client *_
 }
 
 
-long long _wrap_mq_client_write_concern_errors_raw_b24c2459ccc9c39a(struct mq_client *_swig_go_0) {
+long long _wrap_mq_client_write_concern_errors_raw_37bad9277fc1e1ea(struct mq_client *_swig_go_0) {
   mq_client *arg1 = 0 ;
   uint64_t result;
   long long _swig_go_result;
@@ -871,7 +962,7 @@ long long _wrap_mq_client_write_concern_errors_raw_b24c2459ccc9c39a(struct mq_cl
 }
 
 
-intgo _wrap_mq_queue_new_raw_b24c2459ccc9c39a(struct mq_client *_swig_go_0, _gostring_ _swig_go_1, _gostring_ _swig_go_2, mq_queue **_swig_go_3, struct mq_error *_swig_go_4) {
+intgo _wrap_mq_queue_new_raw_37bad9277fc1e1ea(struct mq_client *_swig_go_0, _gostring_ _swig_go_1, _gostring_ _swig_go_2, mq_queue **_swig_go_3, struct mq_error *_swig_go_4) {
   mq_client *arg1 = 0 ;
   char *arg2 = 0 ;
   char *arg3 = 0 ;
@@ -906,7 +997,7 @@ intgo _wrap_mq_queue_new_raw_b24c2459ccc9c39a(struct mq_client *_swig_go_0, _gos
 }
 
 
-intgo _wrap_mq_ack_raw_b24c2459ccc9c39a(struct mq_queue *_swig_go_0, struct mq_lease *_swig_go_1, struct mq_error *_swig_go_2) {
+intgo _wrap_mq_ack_raw_37bad9277fc1e1ea(struct mq_queue *_swig_go_0, struct mq_lease *_swig_go_1, struct mq_error *_swig_go_2) {
   mq_queue *arg1 = 0 ;
   mq_lease *arg2 = 0 ;
   mq_error *arg3 = 0 ;
@@ -923,7 +1014,7 @@ intgo _wrap_mq_ack_raw_b24c2459ccc9c39a(struct mq_queue *_swig_go_0, struct mq_l
 }
 
 
-intgo _wrap_mq_nack_raw_b24c2459ccc9c39a(struct mq_queue *_swig_go_0, struct mq_lease *_swig_go_1, double _swig_go_2, struct mq_error *_swig_go_3) {
+intgo _wrap_mq_nack_raw_37bad9277fc1e1ea(struct mq_queue *_swig_go_0, struct mq_lease *_swig_go_1, double _swig_go_2, struct mq_error *_swig_go_3) {
   mq_queue *arg1 = 0 ;
   mq_lease *arg2 = 0 ;
   double arg3 ;
@@ -942,7 +1033,7 @@ intgo _wrap_mq_nack_raw_b24c2459ccc9c39a(struct mq_queue *_swig_go_0, struct mq_
 }
 
 
-intgo _wrap_mq_unclaim_raw_b24c2459ccc9c39a(struct mq_queue *_swig_go_0, struct mq_lease *_swig_go_1, struct mq_error *_swig_go_2) {
+intgo _wrap_mq_unclaim_raw_37bad9277fc1e1ea(struct mq_queue *_swig_go_0, struct mq_lease *_swig_go_1, struct mq_error *_swig_go_2) {
   mq_queue *arg1 = 0 ;
   mq_lease *arg2 = 0 ;
   mq_error *arg3 = 0 ;
@@ -959,7 +1050,7 @@ intgo _wrap_mq_unclaim_raw_b24c2459ccc9c39a(struct mq_queue *_swig_go_0, struct 
 }
 
 
-intgo _wrap_mq_extend_raw_b24c2459ccc9c39a(struct mq_queue *_swig_go_0, struct mq_lease *_swig_go_1, double _swig_go_2, struct mq_error *_swig_go_3) {
+intgo _wrap_mq_extend_raw_37bad9277fc1e1ea(struct mq_queue *_swig_go_0, struct mq_lease *_swig_go_1, double _swig_go_2, struct mq_error *_swig_go_3) {
   mq_queue *arg1 = 0 ;
   mq_lease *arg2 = 0 ;
   double arg3 ;
@@ -978,7 +1069,7 @@ intgo _wrap_mq_extend_raw_b24c2459ccc9c39a(struct mq_queue *_swig_go_0, struct m
 }
 
 
-long long _wrap_mq_lease_seq_raw_b24c2459ccc9c39a(struct mq_lease *_swig_go_0) {
+long long _wrap_mq_lease_seq_raw_37bad9277fc1e1ea(struct mq_lease *_swig_go_0) {
   mq_lease *arg1 = 0 ;
   int64_t result;
   long long _swig_go_result;
@@ -991,7 +1082,7 @@ long long _wrap_mq_lease_seq_raw_b24c2459ccc9c39a(struct mq_lease *_swig_go_0) {
 }
 
 
-_gostring_ _wrap_mq_lease_group_raw_b24c2459ccc9c39a(struct mq_lease *_swig_go_0) {
+_gostring_ _wrap_mq_lease_group_raw_37bad9277fc1e1ea(struct mq_lease *_swig_go_0) {
   mq_lease *arg1 = 0 ;
   char *result = 0 ;
   _gostring_ _swig_go_result;
@@ -1007,7 +1098,7 @@ _gostring_ _wrap_mq_lease_group_raw_b24c2459ccc9c39a(struct mq_lease *_swig_go_0
 }
 
 
-_gostring_ _wrap_mq_lease_token_raw_b24c2459ccc9c39a(struct mq_lease *_swig_go_0) {
+_gostring_ _wrap_mq_lease_token_raw_37bad9277fc1e1ea(struct mq_lease *_swig_go_0) {
   mq_lease *arg1 = 0 ;
   char *result = 0 ;
   _gostring_ _swig_go_result;
@@ -1023,7 +1114,7 @@ _gostring_ _wrap_mq_lease_token_raw_b24c2459ccc9c39a(struct mq_lease *_swig_go_0
 }
 
 
-intgo _wrap_mq_lease_attempts_raw_b24c2459ccc9c39a(struct mq_lease *_swig_go_0) {
+intgo _wrap_mq_lease_attempts_raw_37bad9277fc1e1ea(struct mq_lease *_swig_go_0) {
   mq_lease *arg1 = 0 ;
   int result;
   intgo _swig_go_result;
@@ -1036,7 +1127,7 @@ intgo _wrap_mq_lease_attempts_raw_b24c2459ccc9c39a(struct mq_lease *_swig_go_0) 
 }
 
 
-void _wrap_mq_lease_destroy_raw_b24c2459ccc9c39a(struct mq_lease *_swig_go_0) {
+void _wrap_mq_lease_destroy_raw_37bad9277fc1e1ea(struct mq_lease *_swig_go_0) {
   mq_lease *arg1 = 0 ;
   
   arg1 = *(mq_lease **)&_swig_go_0; 
@@ -1046,7 +1137,7 @@ void _wrap_mq_lease_destroy_raw_b24c2459ccc9c39a(struct mq_lease *_swig_go_0) {
 }
 
 
-intgo _wrap_mq_batch_new_raw_b24c2459ccc9c39a(mq_batch **_swig_go_0, struct mq_error *_swig_go_1) {
+intgo _wrap_mq_batch_new_raw_37bad9277fc1e1ea(mq_batch **_swig_go_0, struct mq_error *_swig_go_1) {
   mq_batch **arg1 = 0 ;
   mq_error *arg2 = 0 ;
   mq_status result;
@@ -1061,7 +1152,7 @@ intgo _wrap_mq_batch_new_raw_b24c2459ccc9c39a(mq_batch **_swig_go_0, struct mq_e
 }
 
 
-long long _wrap_mq_batch_count_raw_b24c2459ccc9c39a(struct mq_batch *_swig_go_0) {
+long long _wrap_mq_batch_count_raw_37bad9277fc1e1ea(struct mq_batch *_swig_go_0) {
   mq_batch *arg1 = 0 ;
   size_t result;
   long long _swig_go_result;
@@ -1074,7 +1165,7 @@ long long _wrap_mq_batch_count_raw_b24c2459ccc9c39a(struct mq_batch *_swig_go_0)
 }
 
 
-void _wrap_mq_batch_destroy_raw_b24c2459ccc9c39a(struct mq_batch *_swig_go_0) {
+void _wrap_mq_batch_destroy_raw_37bad9277fc1e1ea(struct mq_batch *_swig_go_0) {
   mq_batch *arg1 = 0 ;
   
   arg1 = *(mq_batch **)&_swig_go_0; 
@@ -1084,7 +1175,7 @@ void _wrap_mq_batch_destroy_raw_b24c2459ccc9c39a(struct mq_batch *_swig_go_0) {
 }
 
 
-intgo _wrap_mq_publish_batch_raw_b24c2459ccc9c39a(struct mq_queue *_swig_go_0, struct mq_batch *_swig_go_1, long long *_swig_go_2, struct mq_error *_swig_go_3) {
+intgo _wrap_mq_publish_batch_raw_37bad9277fc1e1ea(struct mq_queue *_swig_go_0, struct mq_batch *_swig_go_1, long long *_swig_go_2, struct mq_error *_swig_go_3) {
   mq_queue *arg1 = 0 ;
   mq_batch *arg2 = 0 ;
   int64_t *arg3 = 0 ;
@@ -1103,7 +1194,7 @@ intgo _wrap_mq_publish_batch_raw_b24c2459ccc9c39a(struct mq_queue *_swig_go_0, s
 }
 
 
-long long _wrap_mq_lease_count_raw_b24c2459ccc9c39a(struct mq_lease *_swig_go_0) {
+long long _wrap_mq_lease_count_raw_37bad9277fc1e1ea(struct mq_lease *_swig_go_0) {
   mq_lease *arg1 = 0 ;
   size_t result;
   long long _swig_go_result;
@@ -1116,7 +1207,7 @@ long long _wrap_mq_lease_count_raw_b24c2459ccc9c39a(struct mq_lease *_swig_go_0)
 }
 
 
-long long _wrap_mq_lease_seq_at_raw_b24c2459ccc9c39a(struct mq_lease *_swig_go_0, long long _swig_go_1) {
+long long _wrap_mq_lease_seq_at_raw_37bad9277fc1e1ea(struct mq_lease *_swig_go_0, long long _swig_go_1) {
   mq_lease *arg1 = 0 ;
   size_t arg2 ;
   int64_t result;
@@ -1131,7 +1222,7 @@ long long _wrap_mq_lease_seq_at_raw_b24c2459ccc9c39a(struct mq_lease *_swig_go_0
 }
 
 
-void _wrap_mq_queue_interrupt_raw_b24c2459ccc9c39a(struct mq_queue *_swig_go_0) {
+void _wrap_mq_queue_interrupt_raw_37bad9277fc1e1ea(struct mq_queue *_swig_go_0) {
   mq_queue *arg1 = 0 ;
   
   arg1 = *(mq_queue **)&_swig_go_0; 
@@ -1141,7 +1232,7 @@ void _wrap_mq_queue_interrupt_raw_b24c2459ccc9c39a(struct mq_queue *_swig_go_0) 
 }
 
 
-intgo _wrap_mq_cancel_new_raw_b24c2459ccc9c39a(mq_cancel **_swig_go_0, struct mq_error *_swig_go_1) {
+intgo _wrap_mq_cancel_new_raw_37bad9277fc1e1ea(mq_cancel **_swig_go_0, struct mq_error *_swig_go_1) {
   mq_cancel **arg1 = 0 ;
   mq_error *arg2 = 0 ;
   mq_status result;
@@ -1156,7 +1247,7 @@ intgo _wrap_mq_cancel_new_raw_b24c2459ccc9c39a(mq_cancel **_swig_go_0, struct mq
 }
 
 
-void _wrap_mq_cancel_trigger_raw_b24c2459ccc9c39a(struct mq_cancel *_swig_go_0) {
+void _wrap_mq_cancel_trigger_raw_37bad9277fc1e1ea(struct mq_cancel *_swig_go_0) {
   mq_cancel *arg1 = 0 ;
   
   arg1 = *(mq_cancel **)&_swig_go_0; 
@@ -1166,7 +1257,7 @@ void _wrap_mq_cancel_trigger_raw_b24c2459ccc9c39a(struct mq_cancel *_swig_go_0) 
 }
 
 
-intgo _wrap_mq_cancel_triggered_raw_b24c2459ccc9c39a(struct mq_cancel *_swig_go_0) {
+intgo _wrap_mq_cancel_triggered_raw_37bad9277fc1e1ea(struct mq_cancel *_swig_go_0) {
   mq_cancel *arg1 = 0 ;
   int result;
   intgo _swig_go_result;
@@ -1179,7 +1270,7 @@ intgo _wrap_mq_cancel_triggered_raw_b24c2459ccc9c39a(struct mq_cancel *_swig_go_
 }
 
 
-void _wrap_mq_cancel_reset_raw_b24c2459ccc9c39a(struct mq_cancel *_swig_go_0) {
+void _wrap_mq_cancel_reset_raw_37bad9277fc1e1ea(struct mq_cancel *_swig_go_0) {
   mq_cancel *arg1 = 0 ;
   
   arg1 = *(mq_cancel **)&_swig_go_0; 
@@ -1189,7 +1280,7 @@ void _wrap_mq_cancel_reset_raw_b24c2459ccc9c39a(struct mq_cancel *_swig_go_0) {
 }
 
 
-void _wrap_mq_cancel_destroy_raw_b24c2459ccc9c39a(struct mq_cancel *_swig_go_0) {
+void _wrap_mq_cancel_destroy_raw_37bad9277fc1e1ea(struct mq_cancel *_swig_go_0) {
   mq_cancel *arg1 = 0 ;
   
   arg1 = *(mq_cancel **)&_swig_go_0; 
@@ -1199,7 +1290,7 @@ void _wrap_mq_cancel_destroy_raw_b24c2459ccc9c39a(struct mq_cancel *_swig_go_0) 
 }
 
 
-double _wrap_mq_lease_deadline_raw_b24c2459ccc9c39a(struct mq_lease *_swig_go_0) {
+double _wrap_mq_lease_deadline_raw_37bad9277fc1e1ea(struct mq_lease *_swig_go_0) {
   mq_lease *arg1 = 0 ;
   double result;
   double _swig_go_result;
@@ -1212,7 +1303,7 @@ double _wrap_mq_lease_deadline_raw_b24c2459ccc9c39a(struct mq_lease *_swig_go_0)
 }
 
 
-intgo _wrap_mq_queue_set_repair_interval_raw_b24c2459ccc9c39a(struct mq_queue *_swig_go_0, double _swig_go_1, struct mq_error *_swig_go_2) {
+intgo _wrap_mq_queue_set_repair_interval_raw_37bad9277fc1e1ea(struct mq_queue *_swig_go_0, double _swig_go_1, struct mq_error *_swig_go_2) {
   mq_queue *arg1 = 0 ;
   double arg2 ;
   mq_error *arg3 = 0 ;
@@ -1229,7 +1320,7 @@ intgo _wrap_mq_queue_set_repair_interval_raw_b24c2459ccc9c39a(struct mq_queue *_
 }
 
 
-void _wrap_mq_queue_repair_counts_raw_b24c2459ccc9c39a(struct mq_queue *_swig_go_0, long long *_swig_go_1, long long *_swig_go_2) {
+void _wrap_mq_queue_repair_counts_raw_37bad9277fc1e1ea(struct mq_queue *_swig_go_0, long long *_swig_go_1, long long *_swig_go_2) {
   mq_queue *arg1 = 0 ;
   uint64_t *arg2 = 0 ;
   uint64_t *arg3 = 0 ;
@@ -1243,7 +1334,7 @@ void _wrap_mq_queue_repair_counts_raw_b24c2459ccc9c39a(struct mq_queue *_swig_go
 }
 
 
-intgo _wrap_mq_queue_set_max_attempts_raw_b24c2459ccc9c39a(struct mq_queue *_swig_go_0, intgo _swig_go_1, struct mq_error *_swig_go_2) {
+intgo _wrap_mq_queue_set_max_attempts_raw_37bad9277fc1e1ea(struct mq_queue *_swig_go_0, intgo _swig_go_1, struct mq_error *_swig_go_2) {
   mq_queue *arg1 = 0 ;
   int arg2 ;
   mq_error *arg3 = 0 ;
@@ -1260,7 +1351,7 @@ intgo _wrap_mq_queue_set_max_attempts_raw_b24c2459ccc9c39a(struct mq_queue *_swi
 }
 
 
-intgo _wrap_mq_dead_count_raw_b24c2459ccc9c39a(struct mq_queue *_swig_go_0, long long *_swig_go_1, struct mq_error *_swig_go_2) {
+intgo _wrap_mq_dead_count_raw_37bad9277fc1e1ea(struct mq_queue *_swig_go_0, long long *_swig_go_1, struct mq_error *_swig_go_2) {
   mq_queue *arg1 = 0 ;
   int64_t *arg2 = 0 ;
   mq_error *arg3 = 0 ;
@@ -1277,7 +1368,7 @@ intgo _wrap_mq_dead_count_raw_b24c2459ccc9c39a(struct mq_queue *_swig_go_0, long
 }
 
 
-intgo _wrap_mq_dead_requeue_raw_b24c2459ccc9c39a(struct mq_queue *_swig_go_0, long long _swig_go_1, long long *_swig_go_2, struct mq_error *_swig_go_3) {
+intgo _wrap_mq_dead_requeue_raw_37bad9277fc1e1ea(struct mq_queue *_swig_go_0, long long _swig_go_1, long long *_swig_go_2, struct mq_error *_swig_go_3) {
   mq_queue *arg1 = 0 ;
   int64_t arg2 ;
   int64_t *arg3 = 0 ;
@@ -1296,7 +1387,7 @@ intgo _wrap_mq_dead_requeue_raw_b24c2459ccc9c39a(struct mq_queue *_swig_go_0, lo
 }
 
 
-intgo _wrap_mq_dead_purge_raw_b24c2459ccc9c39a(struct mq_queue *_swig_go_0, long long *_swig_go_1, struct mq_error *_swig_go_2) {
+intgo _wrap_mq_dead_purge_raw_37bad9277fc1e1ea(struct mq_queue *_swig_go_0, long long *_swig_go_1, struct mq_error *_swig_go_2) {
   mq_queue *arg1 = 0 ;
   int64_t *arg2 = 0 ;
   mq_error *arg3 = 0 ;
@@ -1313,7 +1404,7 @@ intgo _wrap_mq_dead_purge_raw_b24c2459ccc9c39a(struct mq_queue *_swig_go_0, long
 }
 
 
-intgo _wrap_mq_stats_json_raw_b24c2459ccc9c39a(struct mq_queue *_swig_go_0, _gostring_* _swig_go_1, struct mq_error *_swig_go_2) {
+intgo _wrap_mq_stats_json_raw_37bad9277fc1e1ea(struct mq_queue *_swig_go_0, _gostring_* _swig_go_1, struct mq_error *_swig_go_2) {
   mq_queue *arg1 = 0 ;
   char **arg2 = 0 ;
   mq_error *arg3 = 0 ;
@@ -1338,7 +1429,7 @@ intgo _wrap_mq_stats_json_raw_b24c2459ccc9c39a(struct mq_queue *_swig_go_0, _gos
 }
 
 
-intgo _wrap_mq_repair_raw_b24c2459ccc9c39a(struct mq_queue *_swig_go_0, long long *_swig_go_1, struct mq_error *_swig_go_2) {
+intgo _wrap_mq_repair_raw_37bad9277fc1e1ea(struct mq_queue *_swig_go_0, long long *_swig_go_1, struct mq_error *_swig_go_2) {
   mq_queue *arg1 = 0 ;
   int64_t *arg2 = 0 ;
   mq_error *arg3 = 0 ;
@@ -1355,7 +1446,7 @@ intgo _wrap_mq_repair_raw_b24c2459ccc9c39a(struct mq_queue *_swig_go_0, long lon
 }
 
 
-intgo _wrap_mq_purge_group_raw_b24c2459ccc9c39a(struct mq_queue *_swig_go_0, _gostring_ _swig_go_1, struct mq_error *_swig_go_2) {
+intgo _wrap_mq_purge_group_raw_37bad9277fc1e1ea(struct mq_queue *_swig_go_0, _gostring_ _swig_go_1, struct mq_error *_swig_go_2) {
   mq_queue *arg1 = 0 ;
   char *arg2 = 0 ;
   mq_error *arg3 = 0 ;
@@ -1379,7 +1470,7 @@ intgo _wrap_mq_purge_group_raw_b24c2459ccc9c39a(struct mq_queue *_swig_go_0, _go
 }
 
 
-intgo _wrap_mq_queue_drop_raw_b24c2459ccc9c39a(struct mq_queue *_swig_go_0, struct mq_error *_swig_go_1) {
+intgo _wrap_mq_queue_drop_raw_37bad9277fc1e1ea(struct mq_queue *_swig_go_0, struct mq_error *_swig_go_1) {
   mq_queue *arg1 = 0 ;
   mq_error *arg2 = 0 ;
   mq_status result;
@@ -1394,7 +1485,7 @@ intgo _wrap_mq_queue_drop_raw_b24c2459ccc9c39a(struct mq_queue *_swig_go_0, stru
 }
 
 
-intgo _wrap_mq_peek_json_raw_b24c2459ccc9c39a(struct mq_queue *_swig_go_0, _gostring_ _swig_go_1, long long _swig_go_2, _gostring_* _swig_go_3, struct mq_error *_swig_go_4) {
+intgo _wrap_mq_peek_json_raw_37bad9277fc1e1ea(struct mq_queue *_swig_go_0, _gostring_ _swig_go_1, long long _swig_go_2, _gostring_* _swig_go_3, struct mq_error *_swig_go_4) {
   mq_queue *arg1 = 0 ;
   char *arg2 = 0 ;
   size_t arg3 ;
@@ -1432,7 +1523,7 @@ intgo _wrap_mq_peek_json_raw_b24c2459ccc9c39a(struct mq_queue *_swig_go_0, _gost
 }
 
 
-intgo _wrap_mq_dead_list_json_raw_b24c2459ccc9c39a(struct mq_queue *_swig_go_0, long long _swig_go_1, _gostring_* _swig_go_2, struct mq_error *_swig_go_3) {
+intgo _wrap_mq_dead_list_json_raw_37bad9277fc1e1ea(struct mq_queue *_swig_go_0, long long _swig_go_1, _gostring_* _swig_go_2, struct mq_error *_swig_go_3) {
   mq_queue *arg1 = 0 ;
   size_t arg2 ;
   char **arg3 = 0 ;
@@ -1459,7 +1550,55 @@ intgo _wrap_mq_dead_list_json_raw_b24c2459ccc9c39a(struct mq_queue *_swig_go_0, 
 }
 
 
-double _wrap_mq_queue_clock_offset_raw_b24c2459ccc9c39a(struct mq_queue *_swig_go_0) {
+intgo _wrap_mq_pause_group_raw_37bad9277fc1e1ea(struct mq_queue *_swig_go_0, _gostring_ _swig_go_1, struct mq_error *_swig_go_2) {
+  mq_queue *arg1 = 0 ;
+  char *arg2 = 0 ;
+  mq_error *arg3 = 0 ;
+  char *temp2 ;
+  mq_status result;
+  intgo _swig_go_result;
+  
+  arg1 = *(mq_queue **)&_swig_go_0; 
+  
+  temp2 = (char *)malloc(_swig_go_1.n + 1);
+  memcpy(temp2, _swig_go_1.p, _swig_go_1.n);
+  temp2[_swig_go_1.n] = '\0';
+  arg2 = (char *)temp2;
+  
+  arg3 = *(mq_error **)&_swig_go_2; 
+  
+  result = (mq_status)mq_pause_group(arg1,(char const *)arg2,arg3);
+  _swig_go_result = (intgo)result; 
+  free((char *)arg2); 
+  return _swig_go_result;
+}
+
+
+intgo _wrap_mq_resume_group_raw_37bad9277fc1e1ea(struct mq_queue *_swig_go_0, _gostring_ _swig_go_1, struct mq_error *_swig_go_2) {
+  mq_queue *arg1 = 0 ;
+  char *arg2 = 0 ;
+  mq_error *arg3 = 0 ;
+  char *temp2 ;
+  mq_status result;
+  intgo _swig_go_result;
+  
+  arg1 = *(mq_queue **)&_swig_go_0; 
+  
+  temp2 = (char *)malloc(_swig_go_1.n + 1);
+  memcpy(temp2, _swig_go_1.p, _swig_go_1.n);
+  temp2[_swig_go_1.n] = '\0';
+  arg2 = (char *)temp2;
+  
+  arg3 = *(mq_error **)&_swig_go_2; 
+  
+  result = (mq_status)mq_resume_group(arg1,(char const *)arg2,arg3);
+  _swig_go_result = (intgo)result; 
+  free((char *)arg2); 
+  return _swig_go_result;
+}
+
+
+double _wrap_mq_queue_clock_offset_raw_37bad9277fc1e1ea(struct mq_queue *_swig_go_0) {
   mq_queue *arg1 = 0 ;
   double result;
   double _swig_go_result;
@@ -1472,7 +1611,7 @@ double _wrap_mq_queue_clock_offset_raw_b24c2459ccc9c39a(struct mq_queue *_swig_g
 }
 
 
-double _wrap_mq_queue_now_raw_b24c2459ccc9c39a(struct mq_queue *_swig_go_0) {
+double _wrap_mq_queue_now_raw_37bad9277fc1e1ea(struct mq_queue *_swig_go_0) {
   mq_queue *arg1 = 0 ;
   double result;
   double _swig_go_result;
@@ -1485,7 +1624,7 @@ double _wrap_mq_queue_now_raw_b24c2459ccc9c39a(struct mq_queue *_swig_go_0) {
 }
 
 
-intgo _wrap_mqs_publish_raw_b24c2459ccc9c39a(struct mq_queue *_swig_go_0, _gostring_ _swig_go_1, _goslice_ _swig_go_2, intgo _swig_go_3, double _swig_go_4, long long *_swig_go_5, struct mq_error *_swig_go_6) {
+intgo _wrap_mqs_publish_raw_37bad9277fc1e1ea(struct mq_queue *_swig_go_0, _gostring_ _swig_go_1, _goslice_ _swig_go_2, intgo _swig_go_3, double _swig_go_4, long long *_swig_go_5, struct mq_error *_swig_go_6) {
   mq_queue *arg1 = 0 ;
   char *arg2 = 0 ;
   void *arg3 = 0 ;
@@ -1521,7 +1660,7 @@ intgo _wrap_mqs_publish_raw_b24c2459ccc9c39a(struct mq_queue *_swig_go_0, _gostr
 }
 
 
-intgo _wrap_mqs_batch_add_at_raw_b24c2459ccc9c39a(struct mq_batch *_swig_go_0, _gostring_ _swig_go_1, _goslice_ _swig_go_2, intgo _swig_go_3, double _swig_go_4, struct mq_error *_swig_go_5) {
+intgo _wrap_mqs_batch_add_at_raw_37bad9277fc1e1ea(struct mq_batch *_swig_go_0, _gostring_ _swig_go_1, _goslice_ _swig_go_2, intgo _swig_go_3, double _swig_go_4, struct mq_error *_swig_go_5) {
   mq_batch *arg1 = 0 ;
   char *arg2 = 0 ;
   void *arg3 = 0 ;
@@ -1555,7 +1694,7 @@ intgo _wrap_mqs_batch_add_at_raw_b24c2459ccc9c39a(struct mq_batch *_swig_go_0, _
 }
 
 
-intgo _wrap_mqs_claim_raw_b24c2459ccc9c39a(struct mq_queue *_swig_go_0, _gostring_ _swig_go_1, double _swig_go_2, intgo _swig_go_3, long long _swig_go_4, double _swig_go_5, struct mq_cancel *_swig_go_6, mq_lease **_swig_go_7, struct mq_error *_swig_go_8) {
+intgo _wrap_mqs_claim_raw_37bad9277fc1e1ea(struct mq_queue *_swig_go_0, _gostring_ _swig_go_1, double _swig_go_2, intgo _swig_go_3, long long _swig_go_4, double _swig_go_5, struct mq_cancel *_swig_go_6, mq_lease **_swig_go_7, struct mq_error *_swig_go_8) {
   mq_queue *arg1 = 0 ;
   char *arg2 = 0 ;
   double arg3 ;
@@ -1591,7 +1730,91 @@ intgo _wrap_mqs_claim_raw_b24c2459ccc9c39a(struct mq_queue *_swig_go_0, _gostrin
 }
 
 
-_goslice_ _wrap_mqs_lease_event_at_raw_b24c2459ccc9c39a(struct mq_lease *_swig_go_0, long long _swig_go_1) {
+intgo _wrap_mqs_groups_json_raw_37bad9277fc1e1ea(struct mq_queue *_swig_go_0, intgo _swig_go_1, _gostring_ _swig_go_2, intgo _swig_go_3, double _swig_go_4, double _swig_go_5, intgo _swig_go_6, _gostring_ _swig_go_7, long long _swig_go_8, _gostring_* _swig_go_9, struct mq_error *_swig_go_10) {
+  mq_queue *arg1 = 0 ;
+  unsigned int arg2 ;
+  char *arg3 = 0 ;
+  int arg4 ;
+  double arg5 ;
+  double arg6 ;
+  int arg7 ;
+  char *arg8 = 0 ;
+  size_t arg9 ;
+  char **arg10 = 0 ;
+  mq_error *arg11 = 0 ;
+  char *temp3 ;
+  char *temp8 ;
+  char *text10 = NULL ;
+  mq_status result;
+  intgo _swig_go_result;
+  
+  arg1 = *(mq_queue **)&_swig_go_0; 
+  arg2 = (unsigned int)_swig_go_1; 
+  
+  temp3 = (char *)malloc(_swig_go_2.n + 1);
+  memcpy(temp3, _swig_go_2.p, _swig_go_2.n);
+  temp3[_swig_go_2.n] = '\0';
+  arg3 = (char *)temp3;
+  
+  arg4 = (int)_swig_go_3; 
+  arg5 = (double)_swig_go_4; 
+  arg6 = (double)_swig_go_5; 
+  arg7 = (int)_swig_go_6; 
+  
+  temp8 = (char *)malloc(_swig_go_7.n + 1);
+  memcpy(temp8, _swig_go_7.p, _swig_go_7.n);
+  temp8[_swig_go_7.n] = '\0';
+  arg8 = (char *)temp8;
+  
+  arg9 = (size_t)_swig_go_8; 
+  arg10 = &text10; 
+  arg11 = *(mq_error **)&_swig_go_10; 
+  
+  result = (mq_status)mqs_groups_json(arg1,arg2,(char const *)arg3,arg4,arg5,arg6,arg7,(char const *)arg8,arg9,arg10,arg11);
+  _swig_go_result = (intgo)result; 
+  
+  _swig_go_9->n = text10 ? (intgo)strlen(text10) : 0;
+  _swig_go_9->p = (char *)malloc(_swig_go_9->n > 0 ? (size_t)_swig_go_9->n : 1);
+  if (_swig_go_9->p == NULL) _swig_go_9->n = 0;
+  else if (_swig_go_9->n > 0) memcpy(_swig_go_9->p, text10, (size_t)_swig_go_9->n);
+  
+  free((char *)arg3); 
+  free((char *)arg8); 
+  mq_free(text10); 
+  return _swig_go_result;
+}
+
+
+intgo _wrap_mqs_dead_list_with_raw_37bad9277fc1e1ea(struct mq_queue *_swig_go_0, long long _swig_go_1, long long _swig_go_2, _gostring_* _swig_go_3, struct mq_error *_swig_go_4) {
+  mq_queue *arg1 = 0 ;
+  size_t arg2 ;
+  size_t arg3 ;
+  char **arg4 = 0 ;
+  mq_error *arg5 = 0 ;
+  char *text4 = NULL ;
+  mq_status result;
+  intgo _swig_go_result;
+  
+  arg1 = *(mq_queue **)&_swig_go_0; 
+  arg2 = (size_t)_swig_go_1; 
+  arg3 = (size_t)_swig_go_2; 
+  arg4 = &text4; 
+  arg5 = *(mq_error **)&_swig_go_4; 
+  
+  result = (mq_status)mqs_dead_list_with(arg1,arg2,arg3,arg4,arg5);
+  _swig_go_result = (intgo)result; 
+  
+  _swig_go_3->n = text4 ? (intgo)strlen(text4) : 0;
+  _swig_go_3->p = (char *)malloc(_swig_go_3->n > 0 ? (size_t)_swig_go_3->n : 1);
+  if (_swig_go_3->p == NULL) _swig_go_3->n = 0;
+  else if (_swig_go_3->n > 0) memcpy(_swig_go_3->p, text4, (size_t)_swig_go_3->n);
+  
+  mq_free(text4); 
+  return _swig_go_result;
+}
+
+
+_goslice_ _wrap_mqs_lease_event_at_raw_37bad9277fc1e1ea(struct mq_lease *_swig_go_0, long long _swig_go_1) {
   mq_lease *arg1 = 0 ;
   size_t arg2 ;
   mqs_bytes result;
@@ -1610,7 +1833,7 @@ _goslice_ _wrap_mqs_lease_event_at_raw_b24c2459ccc9c39a(struct mq_lease *_swig_g
 }
 
 
-struct mqs_clock *_wrap_mqs_clock_new_raw_b24c2459ccc9c39a(double _swig_go_0) {
+struct mqs_clock *_wrap_mqs_clock_new_raw_37bad9277fc1e1ea(double _swig_go_0) {
   double arg1 ;
   mqs_clock *result = 0 ;
   struct mqs_clock *_swig_go_result;
@@ -1623,7 +1846,7 @@ struct mqs_clock *_wrap_mqs_clock_new_raw_b24c2459ccc9c39a(double _swig_go_0) {
 }
 
 
-double _wrap_mqs_clock_now_raw_b24c2459ccc9c39a(struct mqs_clock *_swig_go_0) {
+double _wrap_mqs_clock_now_raw_37bad9277fc1e1ea(struct mqs_clock *_swig_go_0) {
   mqs_clock *arg1 = 0 ;
   double result;
   double _swig_go_result;
@@ -1636,7 +1859,7 @@ double _wrap_mqs_clock_now_raw_b24c2459ccc9c39a(struct mqs_clock *_swig_go_0) {
 }
 
 
-void _wrap_mqs_clock_set_raw_b24c2459ccc9c39a(struct mqs_clock *_swig_go_0, double _swig_go_1) {
+void _wrap_mqs_clock_set_raw_37bad9277fc1e1ea(struct mqs_clock *_swig_go_0, double _swig_go_1) {
   mqs_clock *arg1 = 0 ;
   double arg2 ;
   
@@ -1648,7 +1871,7 @@ void _wrap_mqs_clock_set_raw_b24c2459ccc9c39a(struct mqs_clock *_swig_go_0, doub
 }
 
 
-void _wrap_mqs_clock_advance_raw_b24c2459ccc9c39a(struct mqs_clock *_swig_go_0, double _swig_go_1) {
+void _wrap_mqs_clock_advance_raw_37bad9277fc1e1ea(struct mqs_clock *_swig_go_0, double _swig_go_1) {
   mqs_clock *arg1 = 0 ;
   double arg2 ;
   
@@ -1660,7 +1883,7 @@ void _wrap_mqs_clock_advance_raw_b24c2459ccc9c39a(struct mqs_clock *_swig_go_0, 
 }
 
 
-void _wrap_mqs_clock_release_raw_b24c2459ccc9c39a(struct mqs_clock *_swig_go_0) {
+void _wrap_mqs_clock_release_raw_37bad9277fc1e1ea(struct mqs_clock *_swig_go_0) {
   mqs_clock *arg1 = 0 ;
   
   arg1 = *(mqs_clock **)&_swig_go_0; 
@@ -1670,7 +1893,7 @@ void _wrap_mqs_clock_release_raw_b24c2459ccc9c39a(struct mqs_clock *_swig_go_0) 
 }
 
 
-void _wrap_mqs_queue_set_clock_raw_b24c2459ccc9c39a(struct mq_queue *_swig_go_0, struct mqs_clock *_swig_go_1) {
+void _wrap_mqs_queue_set_clock_raw_37bad9277fc1e1ea(struct mq_queue *_swig_go_0, struct mqs_clock *_swig_go_1) {
   mq_queue *arg1 = 0 ;
   mqs_clock *arg2 = 0 ;
   
@@ -1682,7 +1905,7 @@ void _wrap_mqs_queue_set_clock_raw_b24c2459ccc9c39a(struct mq_queue *_swig_go_0,
 }
 
 
-void _wrap_mqs_queue_destroy_raw_b24c2459ccc9c39a(struct mq_queue *_swig_go_0) {
+void _wrap_mqs_queue_destroy_raw_37bad9277fc1e1ea(struct mq_queue *_swig_go_0) {
   mq_queue *arg1 = 0 ;
   
   arg1 = *(mq_queue **)&_swig_go_0; 
@@ -1692,19 +1915,19 @@ void _wrap_mqs_queue_destroy_raw_b24c2459ccc9c39a(struct mq_queue *_swig_go_0) {
 }
 
 
-void _wrap_mqs_log_capture_raw_b24c2459ccc9c39a() {
+void _wrap_mqs_log_capture_raw_37bad9277fc1e1ea() {
   mqs_log_capture();
   
 }
 
 
-void _wrap_mqs_log_silence_raw_b24c2459ccc9c39a() {
+void _wrap_mqs_log_silence_raw_37bad9277fc1e1ea() {
   mqs_log_silence();
   
 }
 
 
-_gostring_ _wrap_mqs_log_next_raw_b24c2459ccc9c39a(double _swig_go_0) {
+_gostring_ _wrap_mqs_log_next_raw_37bad9277fc1e1ea(double _swig_go_0) {
   double arg1 ;
   char *result = 0 ;
   _gostring_ _swig_go_result;
@@ -1723,7 +1946,7 @@ _gostring_ _wrap_mqs_log_next_raw_b24c2459ccc9c39a(double _swig_go_0) {
 }
 
 
-long long _wrap_mqs_log_dropped_raw_b24c2459ccc9c39a() {
+long long _wrap_mqs_log_dropped_raw_37bad9277fc1e1ea() {
   uint64_t result;
   long long _swig_go_result;
   

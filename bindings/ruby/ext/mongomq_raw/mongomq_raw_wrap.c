@@ -2322,6 +2322,13 @@ SWIG_From_int  (int value)
 }
 
 
+SWIGINTERNINLINE VALUE
+SWIG_From_unsigned_SS_int  (unsigned int value)
+{    
+  return SWIG_From_unsigned_SS_long  (value);
+}
+
+
 #include <ruby/thread.h>
 #include <time.h>
 
@@ -2544,6 +2551,31 @@ static mq_status mqs_claim(mq_queue *queue, const char *worker_id, double visibi
     return mq_claim_with(queue, &opts, out, err);
 }
 
+/* mq_groups_json (0.5.0) with its options from scalars; id_prefix and after NULL or ""
+ * are none. */
+static mq_status mqs_groups_json(mq_queue *queue, unsigned int states, const char *id_prefix, int min_attempts,
+                                 double held_longer_than_s, double parked_beyond_s, int sort, const char *after,
+                                 size_t limit, char **json_out, mq_error *err) {
+    mq_groups_opts opts = MQ_GROUPS_OPTS_INIT;
+    opts.states = states;
+    opts.id_prefix = id_prefix != NULL && id_prefix[0] != '\0' ? id_prefix : NULL;
+    opts.min_attempts = min_attempts;
+    opts.held_longer_than_s = held_longer_than_s;
+    opts.parked_beyond_s = parked_beyond_s;
+    opts.sort = sort;
+    opts.after = after != NULL && after[0] != '\0' ? after : NULL;
+    opts.limit = limit;
+    return mq_groups_json(queue, &opts, json_out, err);
+}
+
+/* mq_dead_list_with (0.5.0): a page of the dead letters. */
+static mq_status mqs_dead_list_with(mq_queue *queue, size_t limit, size_t offset, char **json_out, mq_error *err) {
+    mq_dead_list_opts opts = MQ_DEAD_LIST_OPTS_INIT;
+    opts.limit = limit;
+    opts.offset = offset;
+    return mq_dead_list_with(queue, &opts, json_out, err);
+}
+
 /* Event i of a lease (mq_lease_event_at), as bytes; data NULL when i is out of range. */
 static mqs_bytes mqs_lease_event_at(mq_lease *lease, size_t i) {
     mqs_bytes b;
@@ -2557,6 +2589,22 @@ static mqs_bytes mqs_lease_event_at(mq_lease *lease, size_t i) {
  * each queue it was ever given to. A queue keeps every clock it was given until
  * mqs_queue_destroy (a call in flight may still read a replaced one). */
 typedef struct mqs_clock mqs_clock;
+
+
+SWIGINTERN int
+SWIG_AsVal_unsigned_SS_int (VALUE obj, unsigned int *val)
+{
+  unsigned long v;
+  int res = SWIG_AsVal_unsigned_SS_long (obj, &v);
+  if (SWIG_IsOK(res)) {
+    if ((v > UINT_MAX)) {
+      return SWIG_OverflowError;
+    } else {
+      if (val) *val = (unsigned int)(v);
+    }
+  }  
+  return res;
+}
 
 
 struct mqs_clock {
@@ -3161,6 +3209,17 @@ MQR_NOGVL(dead_list_json, mq_status, mq_queue *queue; size_t n; char **json; mq_
 MQR_NOGVL(purge_group, mq_status, mq_queue *queue; const char *group; mq_error *err;,
           mq_purge_group(a->queue, a->group, a->err))
 MQR_NOGVL(queue_drop, mq_status, mq_queue *queue; mq_error *err;, mq_queue_drop(a->queue, a->err))
+MQR_NOGVL(pause_group, mq_status, mq_queue *queue; const char *group; mq_error *err;,
+          mq_pause_group(a->queue, a->group, a->err))
+MQR_NOGVL(resume_group, mq_status, mq_queue *queue; const char *group; mq_error *err;,
+          mq_resume_group(a->queue, a->group, a->err))
+MQR_NOGVL(groups_json, mq_status,
+          mq_queue *queue; unsigned int states; const char *prefix; int min_attempts; double held; double parked;
+          int sort; const char *after; size_t limit; char **json; mq_error *err;,
+          mqs_groups_json(a->queue, a->states, a->prefix, a->min_attempts, a->held, a->parked, a->sort, a->after,
+                          a->limit, a->json, a->err))
+MQR_NOGVL(dead_list_with, mq_status, mq_queue *queue; size_t limit; size_t offset; char **json; mq_error *err;,
+          mqs_dead_list_with(a->queue, a->limit, a->offset, a->json, a->err))
 MQR_NOGVL(log_next, char *, double timeout;, mqs_log_next(a->timeout))
 MQR_NOGVL(claim, mq_status,
           mq_queue *queue; const char *worker_id; double visibility; int min_priority; size_t max_events;
@@ -4559,6 +4618,100 @@ fail:
 
 
 SWIGINTERN VALUE
+_wrap_mq_pause_group(int argc, VALUE *argv, VALUE self) {
+  mq_queue *arg1 = 0 ;
+  char *arg2 = 0 ;
+  mq_error *arg3 = 0 ;
+  mqr_handle *h1 = NULL ;
+  VALUE copy2 = Qnil ;
+  mq_error e3 ;
+  mq_status result;
+  VALUE vresult = Qnil;
+  
+  {
+    memset(&e3, 0, sizeof e3);
+    arg3 = &e3;
+  }
+  if ((argc < 2) || (argc > 2)) {
+    rb_raise(rb_eArgError, "wrong # of arguments(%d for 2)",argc); SWIG_fail;
+  }
+  {
+    h1 = mqr_get(argv[0], MQR_QUEUE);
+    arg1 = (mq_queue *)h1->ptr;
+  }
+  {
+    if (NIL_P(argv[1])) {
+      arg2 = NULL;
+    } else {
+      VALUE s = argv[1];
+      StringValue(s);
+      if (memchr(RSTRING_PTR(s), '\0', (size_t)RSTRING_LEN(s)) != NULL)
+      rb_exc_raise(mqr_error(MQ_ERR_ARG, 0, "group_id contains a NUL byte"));
+      copy2 = rb_str_new(RSTRING_PTR(s), RSTRING_LEN(s));
+      arg2 = RSTRING_PTR(copy2);
+    }
+  }
+  MQR_DO(pause_group, NULL, arg1, arg2, arg3)
+  (void)result; vresult = Qnil;
+  {
+    if (arg3->status != MQ_OK && arg3->status != MQ_EMPTY) mqr_raise(arg3);
+  }
+  RB_GC_GUARD(copy2);
+  return vresult;
+fail:
+  RB_GC_GUARD(copy2);
+  return Qnil;
+}
+
+
+SWIGINTERN VALUE
+_wrap_mq_resume_group(int argc, VALUE *argv, VALUE self) {
+  mq_queue *arg1 = 0 ;
+  char *arg2 = 0 ;
+  mq_error *arg3 = 0 ;
+  mqr_handle *h1 = NULL ;
+  VALUE copy2 = Qnil ;
+  mq_error e3 ;
+  mq_status result;
+  VALUE vresult = Qnil;
+  
+  {
+    memset(&e3, 0, sizeof e3);
+    arg3 = &e3;
+  }
+  if ((argc < 2) || (argc > 2)) {
+    rb_raise(rb_eArgError, "wrong # of arguments(%d for 2)",argc); SWIG_fail;
+  }
+  {
+    h1 = mqr_get(argv[0], MQR_QUEUE);
+    arg1 = (mq_queue *)h1->ptr;
+  }
+  {
+    if (NIL_P(argv[1])) {
+      arg2 = NULL;
+    } else {
+      VALUE s = argv[1];
+      StringValue(s);
+      if (memchr(RSTRING_PTR(s), '\0', (size_t)RSTRING_LEN(s)) != NULL)
+      rb_exc_raise(mqr_error(MQ_ERR_ARG, 0, "group_id contains a NUL byte"));
+      copy2 = rb_str_new(RSTRING_PTR(s), RSTRING_LEN(s));
+      arg2 = RSTRING_PTR(copy2);
+    }
+  }
+  MQR_DO(resume_group, NULL, arg1, arg2, arg3)
+  (void)result; vresult = Qnil;
+  {
+    if (arg3->status != MQ_OK && arg3->status != MQ_EMPTY) mqr_raise(arg3);
+  }
+  RB_GC_GUARD(copy2);
+  return vresult;
+fail:
+  RB_GC_GUARD(copy2);
+  return Qnil;
+}
+
+
+SWIGINTERN VALUE
 _wrap_mq_queue_clock_offset(int argc, VALUE *argv, VALUE self) {
   mq_queue *arg1 = 0 ;
   mqr_handle *h1 = NULL ;
@@ -4847,6 +5000,182 @@ _wrap_mqs_claim(int argc, VALUE *argv, VALUE self) {
   return vresult;
 fail:
   RB_GC_GUARD(copy2);
+  return Qnil;
+}
+
+
+SWIGINTERN VALUE
+_wrap_mqs_groups_json(int argc, VALUE *argv, VALUE self) {
+  mq_queue *arg1 = 0 ;
+  unsigned int arg2 ;
+  char *arg3 = 0 ;
+  int arg4 ;
+  double arg5 ;
+  double arg6 ;
+  int arg7 ;
+  char *arg8 = 0 ;
+  size_t arg9 ;
+  char **arg10 = 0 ;
+  mq_error *arg11 = 0 ;
+  mqr_handle *h1 = NULL ;
+  unsigned int val2 ;
+  int ecode2 = 0 ;
+  VALUE copy3 = Qnil ;
+  int val4 ;
+  int ecode4 = 0 ;
+  double val5 ;
+  int ecode5 = 0 ;
+  double val6 ;
+  int ecode6 = 0 ;
+  int val7 ;
+  int ecode7 = 0 ;
+  VALUE copy8 = Qnil ;
+  size_t val9 ;
+  int ecode9 = 0 ;
+  char *text10 = NULL ;
+  mq_error e11 ;
+  mq_status result;
+  VALUE vresult = Qnil;
+  
+  arg10 = &text10;
+  {
+    memset(&e11, 0, sizeof e11);
+    arg11 = &e11;
+  }
+  if ((argc < 9) || (argc > 9)) {
+    rb_raise(rb_eArgError, "wrong # of arguments(%d for 9)",argc); SWIG_fail;
+  }
+  {
+    h1 = mqr_get(argv[0], MQR_QUEUE);
+    arg1 = (mq_queue *)h1->ptr;
+  }
+  ecode2 = SWIG_AsVal_unsigned_SS_int(argv[1], &val2);
+  if (!SWIG_IsOK(ecode2)) {
+    SWIG_exception_fail(SWIG_ArgError(ecode2), Ruby_Format_TypeError( "", "unsigned int","mqs_groups_json", 2, argv[1] ));
+  } 
+  arg2 = (unsigned int)(val2);
+  {
+    if (NIL_P(argv[2])) {
+      arg3 = NULL;
+    } else {
+      VALUE s = argv[2];
+      StringValue(s);
+      if (memchr(RSTRING_PTR(s), '\0', (size_t)RSTRING_LEN(s)) != NULL)
+      rb_exc_raise(mqr_error(MQ_ERR_ARG, 0, "id_prefix contains a NUL byte"));
+      copy3 = rb_str_new(RSTRING_PTR(s), RSTRING_LEN(s));
+      arg3 = RSTRING_PTR(copy3);
+    }
+  }
+  ecode4 = SWIG_AsVal_int(argv[3], &val4);
+  if (!SWIG_IsOK(ecode4)) {
+    SWIG_exception_fail(SWIG_ArgError(ecode4), Ruby_Format_TypeError( "", "int","mqs_groups_json", 4, argv[3] ));
+  } 
+  arg4 = (int)(val4);
+  ecode5 = SWIG_AsVal_double(argv[4], &val5);
+  if (!SWIG_IsOK(ecode5)) {
+    SWIG_exception_fail(SWIG_ArgError(ecode5), Ruby_Format_TypeError( "", "double","mqs_groups_json", 5, argv[4] ));
+  } 
+  arg5 = (double)(val5);
+  ecode6 = SWIG_AsVal_double(argv[5], &val6);
+  if (!SWIG_IsOK(ecode6)) {
+    SWIG_exception_fail(SWIG_ArgError(ecode6), Ruby_Format_TypeError( "", "double","mqs_groups_json", 6, argv[5] ));
+  } 
+  arg6 = (double)(val6);
+  ecode7 = SWIG_AsVal_int(argv[6], &val7);
+  if (!SWIG_IsOK(ecode7)) {
+    SWIG_exception_fail(SWIG_ArgError(ecode7), Ruby_Format_TypeError( "", "int","mqs_groups_json", 7, argv[6] ));
+  } 
+  arg7 = (int)(val7);
+  {
+    if (NIL_P(argv[7])) {
+      arg8 = NULL;
+    } else {
+      VALUE s = argv[7];
+      StringValue(s);
+      if (memchr(RSTRING_PTR(s), '\0', (size_t)RSTRING_LEN(s)) != NULL)
+      rb_exc_raise(mqr_error(MQ_ERR_ARG, 0, "after contains a NUL byte"));
+      copy8 = rb_str_new(RSTRING_PTR(s), RSTRING_LEN(s));
+      arg8 = RSTRING_PTR(copy8);
+    }
+  }
+  ecode9 = SWIG_AsVal_size_t(argv[8], &val9);
+  if (!SWIG_IsOK(ecode9)) {
+    SWIG_exception_fail(SWIG_ArgError(ecode9), Ruby_Format_TypeError( "", "size_t","mqs_groups_json", 9, argv[8] ));
+  } 
+  arg9 = (size_t)(val9);
+  MQR_DO_MADE(groups_json, mq_free, h1, arg10, arg1, arg2, arg3, arg4, arg5, arg6, arg7, arg8, arg9, arg10, arg11)
+  (void)result; vresult = Qnil;
+  {
+    VALUE s = text10 == NULL ? Qnil : rb_utf8_str_new_cstr(text10);
+    mq_free(text10);
+    text10 = NULL;
+    vresult = SWIG_Ruby_AppendOutput(vresult, s, 1);
+  }
+  {
+    if (arg11->status != MQ_OK && arg11->status != MQ_EMPTY) mqr_raise(arg11);
+  }
+  RB_GC_GUARD(copy3);
+  RB_GC_GUARD(copy8);
+  return vresult;
+fail:
+  RB_GC_GUARD(copy3);
+  RB_GC_GUARD(copy8);
+  return Qnil;
+}
+
+
+SWIGINTERN VALUE
+_wrap_mqs_dead_list_with(int argc, VALUE *argv, VALUE self) {
+  mq_queue *arg1 = 0 ;
+  size_t arg2 ;
+  size_t arg3 ;
+  char **arg4 = 0 ;
+  mq_error *arg5 = 0 ;
+  mqr_handle *h1 = NULL ;
+  size_t val2 ;
+  int ecode2 = 0 ;
+  size_t val3 ;
+  int ecode3 = 0 ;
+  char *text4 = NULL ;
+  mq_error e5 ;
+  mq_status result;
+  VALUE vresult = Qnil;
+  
+  arg4 = &text4;
+  {
+    memset(&e5, 0, sizeof e5);
+    arg5 = &e5;
+  }
+  if ((argc < 3) || (argc > 3)) {
+    rb_raise(rb_eArgError, "wrong # of arguments(%d for 3)",argc); SWIG_fail;
+  }
+  {
+    h1 = mqr_get(argv[0], MQR_QUEUE);
+    arg1 = (mq_queue *)h1->ptr;
+  }
+  ecode2 = SWIG_AsVal_size_t(argv[1], &val2);
+  if (!SWIG_IsOK(ecode2)) {
+    SWIG_exception_fail(SWIG_ArgError(ecode2), Ruby_Format_TypeError( "", "size_t","mqs_dead_list_with", 2, argv[1] ));
+  } 
+  arg2 = (size_t)(val2);
+  ecode3 = SWIG_AsVal_size_t(argv[2], &val3);
+  if (!SWIG_IsOK(ecode3)) {
+    SWIG_exception_fail(SWIG_ArgError(ecode3), Ruby_Format_TypeError( "", "size_t","mqs_dead_list_with", 3, argv[2] ));
+  } 
+  arg3 = (size_t)(val3);
+  MQR_DO_MADE(dead_list_with, mq_free, h1, arg4, arg1, arg2, arg3, arg4, arg5)
+  (void)result; vresult = Qnil;
+  {
+    VALUE s = text4 == NULL ? Qnil : rb_utf8_str_new_cstr(text4);
+    mq_free(text4);
+    text4 = NULL;
+    vresult = SWIG_Ruby_AppendOutput(vresult, s, 1);
+  }
+  {
+    if (arg5->status != MQ_OK && arg5->status != MQ_EMPTY) mqr_raise(arg5);
+  }
+  return vresult;
+fail:
   return Qnil;
 }
 
@@ -5616,6 +5945,12 @@ SWIGEXPORT void Init_mongomq_raw(void) {
   rb_define_const(mRaw, "MQ_PRIORITY_MIN", SWIG_From_int((int)(MQ_PRIORITY_MIN)));
   rb_define_const(mRaw, "MQ_PRIORITY_MAX", SWIG_From_int((int)(MQ_PRIORITY_MAX)));
   rb_define_const(mRaw, "MQ_BATCH_MAX", SWIG_From_int((int)(MQ_BATCH_MAX)));
+  rb_define_const(mRaw, "MQ_GROUP_READY", SWIG_From_unsigned_SS_int((unsigned int)(MQ_GROUP_READY)));
+  rb_define_const(mRaw, "MQ_GROUP_LEASED", SWIG_From_unsigned_SS_int((unsigned int)(MQ_GROUP_LEASED)));
+  rb_define_const(mRaw, "MQ_GROUP_PARKED", SWIG_From_unsigned_SS_int((unsigned int)(MQ_GROUP_PARKED)));
+  rb_define_const(mRaw, "MQ_GROUP_PAUSED", SWIG_From_unsigned_SS_int((unsigned int)(MQ_GROUP_PAUSED)));
+  rb_define_const(mRaw, "MQ_GROUPS_SORT_ID", SWIG_From_int((int)(MQ_GROUPS_SORT_ID)));
+  rb_define_const(mRaw, "MQ_GROUPS_SORT_DUE", SWIG_From_int((int)(MQ_GROUPS_SORT_DUE)));
   
   SwigClassHandle.klass = rb_define_class_under(mRaw, "Handle", rb_cObject);
   SWIG_TypeClientData(SWIGTYPE_p_mqr_handle, (void *) &SwigClassHandle);
@@ -5668,11 +6003,15 @@ SWIGEXPORT void Init_mongomq_raw(void) {
   rb_define_module_function(mRaw, "mq_queue_drop", _wrap_mq_queue_drop, -1);
   rb_define_module_function(mRaw, "mq_peek_json", _wrap_mq_peek_json, -1);
   rb_define_module_function(mRaw, "mq_dead_list_json", _wrap_mq_dead_list_json, -1);
+  rb_define_module_function(mRaw, "mq_pause_group", _wrap_mq_pause_group, -1);
+  rb_define_module_function(mRaw, "mq_resume_group", _wrap_mq_resume_group, -1);
   rb_define_module_function(mRaw, "mq_queue_clock_offset", _wrap_mq_queue_clock_offset, -1);
   rb_define_module_function(mRaw, "mq_queue_now", _wrap_mq_queue_now, -1);
   rb_define_module_function(mRaw, "mqs_publish", _wrap_mqs_publish, -1);
   rb_define_module_function(mRaw, "mqs_batch_add_at", _wrap_mqs_batch_add_at, -1);
   rb_define_module_function(mRaw, "mqs_claim", _wrap_mqs_claim, -1);
+  rb_define_module_function(mRaw, "mqs_groups_json", _wrap_mqs_groups_json, -1);
+  rb_define_module_function(mRaw, "mqs_dead_list_with", _wrap_mqs_dead_list_with, -1);
   rb_define_module_function(mRaw, "mqs_lease_event_at", _wrap_mqs_lease_event_at, -1);
   rb_define_module_function(mRaw, "mqs_clock_new", _wrap_mqs_clock_new, -1);
   rb_define_module_function(mRaw, "mqs_clock_now", _wrap_mqs_clock_now, -1);
