@@ -31,13 +31,13 @@ int parse_admin(cli_ctx *ctx, int argc, char **argv, const char *allowed, admin_
             if (code >= 0) return code;
             continue;
         }
-        const char *name = c == OPT_JSON  ? "json"
-                           : c == 'y'     ? "yes"
-                           : c == OPT_ALL ? "all"
-                           : c == 'n'     ? "limit"
+        const char *name = c == OPT_JSON     ? "json"
+                           : c == 'y'        ? "yes"
+                           : c == OPT_ALL    ? "all"
+                           : c == 'n'        ? "limit"
                            : c == OPT_OFFSET ? "offset"
-                           : c == 'w'     ? "watch"
-                                          : NULL;
+                           : c == 'w'        ? "watch"
+                                             : NULL;
         if (name == NULL) return cli_try(ctx);
         if (strstr(allowed, name) == NULL) return cli_usage_error(ctx, "--%s does not apply here", name);
         switch (c) {

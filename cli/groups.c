@@ -132,8 +132,10 @@ int cmd_groups(cli_ctx *ctx, int argc, char **argv) {
             case OPT_STATE:
                 o.states = parse_states(optarg, &bad);
                 if (bad != NULL)
-                    return cli_usage_error(ctx, "--state: expected ready, leased, parked or paused (comma-separated), "
-                                                "got '%s'", optarg);
+                    return cli_usage_error(ctx,
+                                           "--state: expected ready, leased, parked or paused (comma-separated), "
+                                           "got '%s'",
+                                           optarg);
                 break;
             case OPT_ID_PREFIX:
                 o.id_prefix = optarg;

@@ -164,8 +164,8 @@ BsonPtr page_filter(const std::string &prefix, const mq_groups_opts &o, const Cu
         and_add(&list, &n, c.get());
     }
     if (o.held_longer_than_s > 0) {
-        BsonPtr c = own(BCON_NEW("token", "{", "$ne", BCON_NULL, "}", "available_at", "{", "$gt", BCON_DOUBLE(now),
-                                 "}", "leased_at", "{", "$lte", BCON_DOUBLE(now - o.held_longer_than_s), "}"));
+        BsonPtr c = own(BCON_NEW("token", "{", "$ne", BCON_NULL, "}", "available_at", "{", "$gt", BCON_DOUBLE(now), "}",
+                                 "leased_at", "{", "$lte", BCON_DOUBLE(now - o.held_longer_than_s), "}"));
         and_add(&list, &n, c.get());
     }
     if (o.parked_beyond_s > 0) {
@@ -340,8 +340,8 @@ char *groups_json(mq_queue *q, const mq_groups_opts &o, const char *fn) {
     BsonPtr opts = o.sort == MQ_GROUPS_SORT_ID
                        ? own(BCON_NEW("sort", "{", "_id", BCON_INT32(1), "}", "limit",
                                       BCON_INT64(static_cast<int64_t>(limit + 1))))
-                       : own(BCON_NEW("sort", "{", "available_at", BCON_INT32(1), "}", "skip",
-                                      BCON_INT64(cur.skip), "limit", BCON_INT64(static_cast<int64_t>(limit + 1))));
+                       : own(BCON_NEW("sort", "{", "available_at", BCON_INT32(1), "}", "skip", BCON_INT64(cur.skip),
+                                      "limit", BCON_INT64(static_cast<int64_t>(limit + 1))));
     std::vector<BsonPtr> locks = find("groups.page", c.locks(), filter.get(), opts.get());
     const bool more = locks.size() > limit;
     if (more) locks.resize(limit);
@@ -400,21 +400,22 @@ void set_paused(mq_queue *q, const std::string &group, bool pause) {
         if (lock.empty()) {
             if (!pause) return;
             const double now = q->now();
-            BsonPtr make = own(BCON_NEW("$setOnInsert", "{", "available_at", BCON_DOUBLE(now), "token", BCON_NULL,
-                                        "priority", BCON_INT32(-1), "attempts", BCON_INT32(0), "paused_at",
-                                        BCON_DOUBLE(now), "}"));
+            BsonPtr make =
+                own(BCON_NEW("$setOnInsert", "{", "available_at", BCON_DOUBLE(now), "token", BCON_NULL, "priority",
+                             BCON_INT32(-1), "attempts", BCON_INT32(0), "paused_at", BCON_DOUBLE(now), "}"));
             retry_connect([&] {
-                return retry_duplicate_key([&] { return update_one("pause.lock", c.locks(), by_id.get(), make.get(), true); });
+                return retry_duplicate_key(
+                    [&] { return update_one("pause.lock", c.locks(), by_id.get(), make.get(), true); });
             });
             continue;  // read what is there now: ours, or a publish's lock to pause
         }
         const int p = get_int_or(lock[0].get(), "priority", 0);
         if ((p < 0) == pause) return;
         BsonPtr fence = own(BCON_NEW("_id", BCON_UTF8(group.c_str()), "priority", BCON_INT32(p)));
-        BsonPtr set = pause ? own(BCON_NEW("$set", "{", "priority", BCON_INT32(-1 - p), "paused_at",
-                                           BCON_DOUBLE(q->now()), "}"))
-                            : own(BCON_NEW("$set", "{", "priority", BCON_INT32(-1 - p), "}", "$unset", "{",
-                                           "paused_at", BCON_UTF8(""), "}"));
+        BsonPtr set =
+            pause ? own(BCON_NEW("$set", "{", "priority", BCON_INT32(-1 - p), "paused_at", BCON_DOUBLE(q->now()), "}"))
+                  : own(BCON_NEW("$set", "{", "priority", BCON_INT32(-1 - p), "}", "$unset", "{", "paused_at",
+                                 BCON_UTF8(""), "}"));
         try {
             if (update_one(set_name, c.locks(), fence.get(), set.get(), false) > 0) return;
         } catch (const Failure &f) {

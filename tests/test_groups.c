@@ -316,7 +316,7 @@ static void holder_keeps_its_lease_and_the_pause_outlives_the_drain(void **state
     l = tq_claim(t, 30, 0);
     pause_group(t, "p");
     uint64_t before = commands(t);
-    tq_ack(t, l); /* the last event: the lock stays, paused */
+    tq_ack(t, l);                              /* the last event: the lock stays, paused */
     assert_int_equal(commands(t) - before, 3); /* ack.delete, ack.drop (nothing), ack.keep_paused */
     mq_lease_destroy(l);
     assert_int_equal(tq_count(t, "messages", "{}"), 0);
@@ -345,7 +345,7 @@ static void pause_ahead_of_the_first_event(void **state) {
     uint64_t before = commands(t);
     pause_group(t, "later");
     assert_int_equal(commands(t) - before, 3); /* pause.read, pause.lock, pause.read */
-    resume_group(t, "nothing-here"); /* no lock: nothing to resume */
+    resume_group(t, "nothing-here");           /* no lock: nothing to resume */
     assert_int_equal(tq_count(t, "locks", "{\"_id\": \"nothing-here\"}"), 0);
     tq_publish(t, "later", "x", 1);
     tq_expect_empty(t, 0);
@@ -483,8 +483,8 @@ int main(void) {
         cmocka_unit_test_setup_teardown(prefix_is_literal, tq_setup_fake_clock, tq_teardown),
         cmocka_unit_test_setup_teardown(pages_visit_every_group_once, tq_setup_fake_clock, tq_teardown),
         cmocka_unit_test_setup_teardown(paused_group_is_never_claimed, tq_setup_fake_clock, tq_teardown),
-        cmocka_unit_test_setup_teardown(holder_keeps_its_lease_and_the_pause_outlives_the_drain,
-                                        tq_setup_fake_clock, tq_teardown),
+        cmocka_unit_test_setup_teardown(holder_keeps_its_lease_and_the_pause_outlives_the_drain, tq_setup_fake_clock,
+                                        tq_teardown),
         cmocka_unit_test_setup_teardown(pause_ahead_of_the_first_event, tq_setup_fake_clock, tq_teardown),
         cmocka_unit_test_setup_teardown(stats_count_paused_and_published, tq_setup_fake_clock, tq_teardown),
         cmocka_unit_test_setup_teardown(dead_letters_by_page, tq_setup_fake_clock, tq_teardown),
