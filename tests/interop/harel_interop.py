@@ -86,6 +86,8 @@ class Mq:
             "mq_lease_token": (ctypes.c_char_p, [vp]),
             "mq_lease_attempts": (ctypes.c_int, [vp]),
             "mq_lease_destroy": (None, [vp]),
+            "mq_pause_group": (ctypes.c_int, [vp, ctypes.c_char_p, err]),
+            "mq_resume_group": (ctypes.c_int, [vp, ctypes.c_char_p, err]),
         }
         for name, (restype, argtypes) in sigs.items():
             fn = getattr(lib, name)
@@ -161,6 +163,16 @@ class OurQueue:
         err = MqError()
         return self.mq.check("mq_nack", self.mq.lib.mq_nack(self.handle, lease.handle, delay, ctypes.byref(err)),
                              err)
+
+    def pause(self, group):
+        err = MqError()
+        return self.mq.check("mq_pause_group", self.mq.lib.mq_pause_group(self.handle, group.encode(),
+                                                                         ctypes.byref(err)), err)
+
+    def resume(self, group):
+        err = MqError()
+        return self.mq.check("mq_resume_group", self.mq.lib.mq_resume_group(self.handle, group.encode(),
+                                                                           ctypes.byref(err)), err)
 
     def destroy(self):
         if self.handle:
@@ -537,7 +549,31 @@ def scenario_g(ctx):
     check_empty("g", coll)
 
 
-SCENARIOS = [scenario_a, scenario_b, scenario_c, scenario_d, scenario_e, scenario_f, scenario_g]
+def scenario_h(ctx):
+    """A group we pause (0.5.0): harel's claim, at every floor, does not take it; resumed, it does."""
+    harel, ours, coll = ctx.pair("h")
+    ours.publish("hp", Event(kind="h1").model_dump_json().encode(), priority=3)
+    ours.publish("hq", Event(kind="h2").model_dump_json().encode())
+    check_eq("h: mq_pause_group", ours.pause("hp"), MQ_OK)
+    taken = []
+    for floor in (0, 3):
+        got = harel.claim("py-worker", 30.0, floor)
+        if got is not None:
+            taken.append((floor, got))
+    check("h: harel's claims (floors 0 and 3) take only the group that is not paused",
+          [c.group_id for _, c in taken] == ["hq"])
+    for _, c in taken:
+        harel.ack(c)
+    check_eq("h: mq_resume_group", ours.resume("hp"), MQ_OK)
+    got = harel.claim("py-worker", 30.0, 3)
+    check("h: resumed, harel's claim at floor 3 takes it (its priority came back)",
+          got is not None and got.group_id == "hp")
+    if got is not None:
+        harel.ack(got)
+    check_empty("h", coll)
+
+
+SCENARIOS = [scenario_a, scenario_b, scenario_c, scenario_d, scenario_e, scenario_f, scenario_g, scenario_h]
 
 
 def main():
