@@ -89,6 +89,7 @@ static void usage(FILE *f) {
             "             [--visibility S] [--batch B] [--wait] [--json]\n"
             "       bench [--uri URI] --waiters N [--events E] [--json]\n"
             "       bench [--uri URI] --soak MINUTES [--groups G]\n"
+            "       bench [--uri URI] --listing [--listing-sizes N,N,...] [--json]\n"
             "  --uri URI        MongoDB URI (default: env MONGOMQ_URI)\n"
             "  --events N       events to publish and drain per mode (default 2000)\n"
             "  --groups G       groups, events spread round-robin (default 50)\n"
@@ -102,6 +103,8 @@ static void usage(FILE *f) {
             "                   E events are published one at a time (use --events 100)\n"
             "  --soak MINUTES   publish, claim and ack for MINUTES (faults off), printing\n"
             "                   events/s and the process RSS each minute\n"
+            "  --listing        the groups listing (mq_groups_json): commands and latency\n"
+            "                   per page view at 1000, 10000, 100000 groups\n"
             "  --json           print one JSON object instead of the tables\n",
             BENCH_DEFAULT_BATCH, BENCH_WAIT_S);
 }
@@ -156,12 +159,19 @@ static void parse_args(int argc, char **argv, bench_opts *o) {
     o->json = 0;
     o->waiters = 0;
     o->soak = 0;
+    o->listing = 0;
+    o->listing_nsizes = 3;
+    o->listing_sizes[0] = 1000;
+    o->listing_sizes[1] = 10000;
+    o->listing_sizes[2] = 100000;
     for (i = 1; i < argc; i++) {
         const char *v;
         if (strcmp(argv[i], "--json") == 0)
             o->json = 1;
         else if (strcmp(argv[i], "--wait") == 0)
             o->wait = 1;
+        else if (strcmp(argv[i], "--listing") == 0)
+            o->listing = 1;
         else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
             usage(stdout);
             exit(0);
@@ -181,7 +191,13 @@ static void parse_args(int argc, char **argv, bench_opts *o) {
             o->waiters = parse_long("--waiters", v, 1, 1024);
         else if ((v = opt_value(argc, argv, &i, "--soak")) != NULL)
             o->soak = parse_double("--soak", v);
-        else {
+        else if ((v = opt_value(argc, argv, &i, "--listing-sizes")) != NULL) {
+            char buf[256];
+            snprintf(buf, sizeof buf, "%s", v);
+            o->listing_nsizes = 0;
+            for (char *t = strtok(buf, ","); t != NULL && o->listing_nsizes < 8; t = strtok(NULL, ","))
+                o->listing_sizes[o->listing_nsizes++] = parse_long("--listing-sizes", t, 20, 10000000L);
+        } else {
             fprintf(stderr, "bench: unknown argument: %s\n", argv[i]);
             usage(stderr);
             exit(2);
@@ -222,6 +238,10 @@ int main(int argc, char **argv) {
     if (opt.soak > 0) {
         snprintf(db, sizeof db, "mongomq_bench_%ld_%ld", (long)getpid(), (long)time(NULL));
         return run_soak(&opt, db);
+    }
+    if (opt.listing) {
+        snprintf(db, sizeof db, "mongomq_bench_%ld_%ld", (long)getpid(), (long)time(NULL));
+        return run_listing(&opt, db);
     }
 
     if (opt.batch == 0) {

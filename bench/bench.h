@@ -2,7 +2,7 @@
  * bench.h — what the bench's files share: the options, one throughput mode's figures,
  * the helpers of bench.c, and each mode's entry point (bench.c holds main and the
  * arguments; throughput.c the single and batch modes; waiters.c --waiters; soak.c
- * --soak). What the bench measures and how: the comment at the top of bench.c.
+ * --soak; listing.c --listing). What the bench measures and how: the comment at the top of bench.c.
  */
 #ifndef MONGOMQ_BENCH_H
 #define MONGOMQ_BENCH_H
@@ -28,6 +28,9 @@ typedef struct {
     int json;
     long waiters; /* --waiters N: the wake-up measurement instead of the modes */
     double soak;  /* --soak MINUTES: publish/claim/ack for that long, a line a minute */
+    int listing;  /* --listing: the groups listing's page views (listing.c) */
+    long listing_sizes[8];
+    size_t listing_nsizes; /* --listing-sizes N,N,... (default 1000,10000,100000) */
 } bench_opts;
 
 /* One mode's figures. */
@@ -64,5 +67,8 @@ int run_waiters(const bench_opts *opt, const char *db);
 
 /* soak.c: --soak MINUTES, a long steady run. */
 int run_soak(const bench_opts *opt, const char *db);
+
+/* listing.c: --listing, mq_groups_json's page views at several numbers of groups. */
+int run_listing(const bench_opts *opt, const char *db);
 
 #endif
