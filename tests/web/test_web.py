@@ -146,6 +146,8 @@ class A_Pages(Drained):
         got = sorted((r.get_attribute("data-holder"), r.find_elements(By.TAG_NAME, "td")[1].text)
                      for r in D.find_elements(By.CSS_SELECTOR, "#workers tbody tr"))
         self.assertEqual([("worker-a:1", "stuck-1"), ("worker-b:2", "held-1")], got)
+        counts = [[td.text for td in r.find_elements(By.TAG_NAME, "td")] for r in D.find_elements(By.CSS_SELECTOR, "#worker-counts tbody tr")]
+        self.assertEqual([["worker-a:1", "1"], ["worker-b:2", "1"]], counts)
 
     def test_hostile_events_render_as_text(self):
         load("/group?id=hostile")

@@ -117,7 +117,7 @@ function stateBadge(s) {
 function table(headers, rows, opts) {
   opts = opts || {};
   const thead = el("thead", {}, el("tr", {}, ...headers.map(h => typeof h === "object" && h.nodeType ? el("th", {}, h)
-    : el("th", {class: /^(attempts|priority|backlog|head|seq|count|groups|messages)$/i.test(h) ? "num" : null}, h))));
+    : el("th", {class: /^(attempts|priority|backlog|head|seq|count|groups|groups held|messages)$/i.test(h) ? "num" : null}, h))));
   const tbody = el("tbody", {}, ...rows);
   return el("table", {id: opts.id}, thead, tbody);
 }

@@ -179,6 +179,14 @@ async function workers() {
   const w = await api("workers");
   const root = el("div", {id: "workers-page"}, el("h1", {}, "Workers"),
     el("p", {class: "muted"}, `${w.leased_groups} leased groups, held by ${w.workers.length} workers` + (w.truncated ? " (the first 10000 groups)" : "")));
+  w.workers.sort((a, b) => (a.holder < b.holder ? -1 : a.holder > b.holder ? 1 : 0));
+  if (w.workers.length) {
+    const t = table(["Worker", "Groups held"], w.workers.map(k => el("tr", {},
+      el("td", {}, k.holder === "" ? "(no worker id)" : k.holder), el("td", {class: "num"}, k.count))), {id: "worker-counts"});
+    t.className = "narrow";
+    root.appendChild(t);
+    root.appendChild(el("h2", {}, "What each holds"));
+  }
   const rows = [];
   w.workers.sort((a, b) => (a.holder < b.holder ? -1 : a.holder > b.holder ? 1 : 0));
   for (const k of w.workers)
