@@ -56,6 +56,9 @@ func TestContract(t *testing.T) {
 		{"drop", drop},
 		{"lease_deadline", leaseDeadline},
 
+		{"pause_resume", pauseResume},
+		{"group_listing", groupListing},
+
 		{"wait_woken_by_publish", waitWokenByPublish},
 		{"wait_cancel_one", waitCancelOne},
 		{"interrupt_stops_all", interruptStopsAll},
@@ -471,8 +474,8 @@ func statsParsed(t *testing.T) {
 	if s.Queue != q.Name() || s.Messages != 3 || s.Dead != 0 {
 		t.Fatalf("queue %q messages %d dead %d, want %q 3 0", s.Queue, s.Messages, s.Dead, q.Name())
 	}
-	if s.Groups != (GroupStats{Ready: 1, Leased: 1, Parked: 0, Total: 2}) {
-		t.Fatalf("groups %+v", s.Groups)
+	if s.Groups != (GroupStats{Ready: 1, Leased: 1, Parked: 0, Paused: 0, Total: 2}) || s.Published != 3 {
+		t.Fatalf("groups %+v published %d, want 3", s.Groups, s.Published)
 	}
 	want := [5]PriorityStats{{}, {}, {Groups: 1, Messages: 2}, {}, {Groups: 1, Messages: 1}}
 	if s.Priorities != want {
@@ -1095,6 +1098,10 @@ func safetyUseAfterClose(t *testing.T) {
 		"DeadList":          func() error { _, err := q.DeadList(1); return err },
 		"SetRepairInterval": func() error { return q.SetRepairInterval(time.Second) },
 		"RepairCounts":      func() error { _, err := q.RepairCounts(); return err },
+		"Groups":            func() error { _, err := q.Groups(GroupsOptions{}); return err },
+		"PauseGroup":        func() error { return q.PauseGroup("g") },
+		"ResumeGroup":       func() error { return q.ResumeGroup("g") },
+		"DeadPage":          func() error { _, err := q.DeadPage(0, 1); return err },
 		"Work": func() error {
 			return q.Work(ctx, WorkOptions{}, func(context.Context, *Lease) error { return nil })
 		},

@@ -161,6 +161,43 @@ func ExampleQueue_Stats() {
 	// Output: 3 2 2 2
 }
 
+// List the groups a page at a time, pause one, and read the dead letters by page.
+func ExampleQueue_Groups() {
+	queue, done := exampleQueue()
+	defer done()
+
+	for _, g := range []string{"a", "b", "c"} {
+		_, _ = queue.Publish(g, []byte("x"), mongomq.PublishOptions{})
+	}
+	if err := queue.PauseGroup("c"); err != nil { // no claim takes c until ResumeGroup
+		panic(err)
+	}
+	opts := mongomq.GroupsOptions{Limit: 2} // also States, IDPrefix, MinAttempts, HeldLongerThan, ParkedBeyond, Sort
+	for {
+		page, err := queue.Groups(opts)
+		if err != nil {
+			panic(err)
+		}
+		for _, g := range page.Groups {
+			fmt.Println(g.Group, g.State, g.Backlog)
+		}
+		if page.Next == "" {
+			break
+		}
+		opts.After = page.Next
+	}
+	paused, _ := queue.Groups(mongomq.GroupsOptions{States: []mongomq.GroupState{mongomq.GroupPaused}})
+	fmt.Println(len(paused.Groups), paused.Groups[0].Group)
+	dead, _ := queue.DeadPage(0, 20)
+	fmt.Println(len(dead.Letters), dead.Total)
+	// Output:
+	// a ready 1
+	// b ready 1
+	// c paused 1
+	// 1 c
+	// 0 0
+}
+
 // Run a queue on a manual clock: a scheduled event becomes due when the clock is
 // advanced past its time.
 func ExampleManualClock() {

@@ -1,5 +1,6 @@
-// peek.go: looking without claiming (Peek, DeadList and their StoredEvent rows)
-// and the automatic repair's settings and counts (SetRepairInterval, RepairCounts).
+// peek.go: looking without claiming (Peek, DeadList, DeadPage and their StoredEvent
+// rows) and the automatic repair's settings and counts (SetRepairInterval,
+// RepairCounts).
 
 package mongomq
 
@@ -131,6 +132,46 @@ func (q *Queue) DeadList(limit int) ([]StoredEvent, error) {
 		return nil, err
 	}
 	return parseStoredEvents(op, text)
+}
+
+// DeadPage is a page of the dead letters (Queue.DeadPage).
+type DeadPage struct {
+	Letters []StoredEvent // oldest seq first; empty, never nil, past the end
+	Offset  int64         // the letters skipped before this page (the call's offset)
+	Total   int64         // the dead letters in all
+}
+
+// DeadPage returns up to limit (1..1000) dead letters, oldest seq first, after
+// skipping offset of them, and how many there are in all: a page of a dead-letter
+// view. 2 server commands (the skip walks the index: a far offset costs what it
+// skips).
+func (q *Queue) DeadPage(offset, limit int) (DeadPage, error) {
+	const op = "DeadPage"
+	if offset < 0 {
+		return DeadPage{}, argError(op, fmt.Sprintf("offset is %d, negative", offset))
+	}
+	if limit < 1 {
+		return DeadPage{}, argError(op, fmt.Sprintf("limit is %d, outside 1..1000", limit))
+	}
+	var text string
+	if err := q.run(op, func(h raw.Struct_SS_mq_queue, e raw.Struct_SS_mq_error) {
+		raw.Mqs_dead_list_with(h, int64(limit), int64(offset), &text, e)
+	}); err != nil {
+		return DeadPage{}, err
+	}
+	var j struct {
+		Letters json.RawMessage `json:"letters"`
+		Offset  int64           `json:"offset"`
+		Total   int64           `json:"total"`
+	}
+	if err := json.Unmarshal([]byte(text), &j); err != nil {
+		return DeadPage{}, &Error{Op: op, Status: StatusInternal, Message: "cannot parse the library's JSON: " + err.Error()}
+	}
+	letters, err := parseStoredEvents(op, string(j.Letters))
+	if err != nil {
+		return DeadPage{}, err
+	}
+	return DeadPage{Letters: letters, Offset: j.Offset, Total: j.Total}, nil
 }
 
 // SetRepairInterval sets the automatic repair: a claim that finds nothing due runs

@@ -15,7 +15,10 @@ type Stats struct {
 	Now      time.Time
 	Messages int64 // events waiting or leased
 	Dead     int64 // dead letters
-	Groups   GroupStats
+	// Published counts the events ever published to the queue (its seq counter; a
+	// requeued dead letter counts again).
+	Published int64
+	Groups    GroupStats
 	// OldestMessageAge is the age of the oldest event; HasOldestMessage is false
 	// when there is none (or it carries no publish time).
 	OldestMessageAge time.Duration
@@ -31,6 +34,7 @@ type GroupStats struct {
 	Ready  int64 // claimable now
 	Leased int64 // held by a worker (including groups nacked with a delay)
 	Parked int64 // waiting for a scheduled head
+	Paused int64 // paused (Queue.PauseGroup), whatever their lease or schedule; not in Ready, Leased or Parked
 	Total  int64
 }
 
@@ -41,14 +45,16 @@ type PriorityStats struct {
 }
 
 type statsJSON struct {
-	Queue    string  `json:"queue"`
-	Now      float64 `json:"now"`
-	Messages int64   `json:"messages"`
-	Dead     int64   `json:"dead"`
-	Groups   struct {
+	Queue     string  `json:"queue"`
+	Now       float64 `json:"now"`
+	Messages  int64   `json:"messages"`
+	Dead      int64   `json:"dead"`
+	Published int64   `json:"published"`
+	Groups    struct {
 		Ready  int64 `json:"ready"`
 		Leased int64 `json:"leased"`
 		Parked int64 `json:"parked"`
+		Paused int64 `json:"paused"`
 		Total  int64 `json:"total"`
 	} `json:"groups"`
 	OldestMessageAge *float64 `json:"oldest_message_age_s"`
@@ -71,12 +77,14 @@ func (q *Queue) Stats() (*Stats, error) {
 		return nil, &Error{Op: op, Status: StatusInternal, Message: "cannot parse the stats JSON: " + err.Error()}
 	}
 	s := &Stats{
-		Queue:    j.Queue,
-		Now:      epochToTime(j.Now),
-		Messages: j.Messages,
-		Dead:     j.Dead,
-		Groups:   GroupStats{Ready: j.Groups.Ready, Leased: j.Groups.Leased, Parked: j.Groups.Parked, Total: j.Groups.Total},
-		JSON:     text,
+		Queue:     j.Queue,
+		Now:       epochToTime(j.Now),
+		Messages:  j.Messages,
+		Dead:      j.Dead,
+		Published: j.Published,
+		Groups: GroupStats{Ready: j.Groups.Ready, Leased: j.Groups.Leased, Parked: j.Groups.Parked,
+			Paused: j.Groups.Paused, Total: j.Groups.Total},
+		JSON: text,
 	}
 	if j.OldestMessageAge != nil {
 		s.HasOldestMessage = true
