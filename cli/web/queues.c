@@ -68,6 +68,8 @@ static int add_queue(web_app *app, const char *db, const char *prefix) {
     return EXIT_OK;
 }
 
+static int by_name(const void *a, const void *b) { return strcmp(*(const char *const *)a, *(const char *const *)b); }
+
 /* Every prefix P of db with both P_locks and P_messages, in name order. */
 static int find_queues(web_app *app, const char *db, int *found) {
     *found = 0;
@@ -84,7 +86,7 @@ static int find_queues(web_app *app, const char *db, int *found) {
     }
     size_t n = 0;
     while (names[n] != NULL) n++;
-    qsort(names, n, sizeof *names, (int (*)(const void *, const void *))strcmp);
+    qsort(names, n, sizeof *names, by_name);
     int rc = EXIT_OK;
     for (size_t i = 0; i < n && rc == EXIT_OK; i++) {
         size_t len = strlen(names[i]);

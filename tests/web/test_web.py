@@ -120,6 +120,9 @@ class A_Pages(Drained):
         cells = [c.text for c in D.find_elements(By.CSS_SELECTOR, "#groups tbody tr td")]
         self.assertEqual(["stuck-1", "leased", "worker-a:1"], cells[:3])
         self.assertEqual(["3", "4", "2"], cells[5:8])  # attempts, priority, backlog
+        load("/group?id=stuck-1")
+        head = [td.text for td in D.find_elements(By.CSS_SELECTOR, "#events tbody tr:first-child td")]
+        self.assertEqual(["4", "3"], head[1:3])  # the head's priority and attempts (the lock's)
 
     def test_paging_walks_every_group_in_order(self):
         load("/groups?limit=1000")

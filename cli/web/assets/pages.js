@@ -133,7 +133,8 @@ async function group() {
   root.appendChild(el("h2", {}, "Oldest events"));
   const rows = g.events.map(e => el("tr", {},
     el("td", {class: "num"}, e.seq), el("td", {class: "num"}, e.priority),
-    el("td", {class: "num"}, e.attempts === undefined ? "–" : e.attempts),
+    // A message carries no attempts: its group's lock counts the head's deliveries.
+    el("td", {class: "num"}, e.attempts !== undefined ? e.attempts : lock !== null && lock.head === e.seq ? lock.attempts : "–"),
     el("td", {}, fmtTime(e.published_at)), el("td", {}, fmtTime(e.not_before)), el("td", {}, eventCell(e.event))));
   root.appendChild(table(["Seq", "Priority", "Attempts", "Published", "Not before", "Event"], rows, {id: "events"}));
   if (g.events.length === 0) root.appendChild(el("p", {class: "muted"}, "No events."));
