@@ -459,6 +459,94 @@ public final class MongoMqQueue implements AutoCloseable {
         }
     }
 
+    /**
+     * Up to {@code limit} (1..1000) dead letters, oldest seq first, after skipping
+     * {@code offset} of them, and how many there are in all: a page of a dead-letter view
+     * (2 server commands; the skip walks the index: a far offset costs what it skips).
+     *
+     * @since 0.5.0
+     */
+    public DeadPage deadPage(long offset, int limit) {
+        if (offset < 0) throw new IllegalArgumentException("offset must not be negative, got " + offset);
+        if (limit < 1 || limit > 1000) throw new IllegalArgumentException("limit must be 1..1000, got " + limit);
+        long q = acquire();
+        try {
+            String[] json = new String[1];
+            mongomq_raw.mqs_dead_list_with(q, limit, offset, json);
+            return DeadPage.parse(json[0]);
+        } finally {
+            release();
+        }
+    }
+
+    // ---- groups (0.5.0) --------------------------------------------------------------
+
+    /**
+     * One page of the queue's groups ({@code mq_groups_json}): each with its state,
+     * holder, lease age and deadline, its head's attempts, backlog and head age, filtered
+     * and ordered by {@code options}; {@link GroupsPage#next()} is the cursor of the page
+     * after it. 3 server commands (1 when the page is empty), each on an index with a
+     * limit: for tooling (the view of {@code mongomq groups} and {@code mongomq web}), not
+     * for every event.
+     *
+     * @throws IllegalArgumentException a cursor of another sort, or not one at all
+     * @since 0.5.0
+     */
+    public GroupsPage groups(GroupsOptions options) {
+        if (options == null) throw new IllegalArgumentException("options must not be null");
+        long q = acquire();
+        try {
+            String[] json = new String[1];
+            mongomq_raw.mqs_groups_json(q, options.stateFlags(), options.idPrefix().orElse(null),
+                    options.minAttempts(), Native.seconds(options.heldLongerThan()),
+                    Native.seconds(options.parkedBeyond()), options.sort().code(), options.after().orElse(null),
+                    options.limit(), json);
+            return GroupsPage.parse(json[0]);
+        } finally {
+            release();
+        }
+    }
+
+    /** The first page of every group, by id, 50 a page ({@link GroupsOptions#defaults()}). */
+    public GroupsPage groups() {
+        return groups(GroupsOptions.defaults());
+    }
+
+    /**
+     * Pauses a group: no claim takes it (harel's neither) until {@link #resumeGroup}. A
+     * worker holding it keeps its lease until it acks, nacks or lets it run out; the
+     * pause outlasts the group's draining and refilling and {@link #purgeGroup}. A group
+     * without events can be paused ahead (its first publish finds it paused). Pausing a
+     * paused group changes nothing. 2 server commands.
+     *
+     * @since 0.5.0
+     */
+    public void pauseGroup(String groupId) {
+        Native.group(groupId);
+        long q = acquire();
+        try {
+            mongomq_raw.mq_pause_group(q, groupId);
+        } finally {
+            release();
+        }
+    }
+
+    /**
+     * Resumes a paused group: claimable again, at its priority, in its place in line.
+     * Resuming a group that is not paused changes nothing. 2 server commands.
+     *
+     * @since 0.5.0
+     */
+    public void resumeGroup(String groupId) {
+        Native.group(groupId);
+        long q = acquire();
+        try {
+            mongomq_raw.mq_resume_group(q, groupId);
+        } finally {
+            release();
+        }
+    }
+
     /** Removes a group's events and its lock; its lease holder's ack/nack/extend get lease lost. */
     public void purgeGroup(String groupId) {
         Native.group(groupId);

@@ -16,18 +16,22 @@ import java.util.Optional;
  * @param now              the queue clock when the stats were taken
  * @param messages         events in the queue (harel's included)
  * @param dead             dead letters
+ * @param published        events ever published to the queue (its seq counter; a requeued dead
+ *                         letter counts again; since 0.5.0)
  * @param groups           groups by state
  * @param oldestMessageAge age of the oldest event; empty when there is none (or it has no publish time)
  * @param priorities       five entries, index = priority 0..4
  */
-public record Stats(String queue, Instant now, long messages, long dead, Groups groups,
+public record Stats(String queue, Instant now, long messages, long dead, long published, Groups groups,
                     Optional<Duration> oldestMessageAge, List<PriorityCounts> priorities) {
 
     /**
      * Groups by state. {@code leased} includes groups nacked with a delay; {@code parked}
-     * are groups waiting for a scheduled head.
+     * are groups waiting for a scheduled head; {@code paused} (since 0.5.0) are paused
+     * groups ({@link MongoMqQueue#pauseGroup}), whatever their lease or schedule, counted
+     * in none of the other three.
      */
-    public record Groups(long ready, long leased, long parked, long total) {}
+    public record Groups(long ready, long leased, long parked, long paused, long total) {}
 
     /** Groups whose priority is this one, and events published with it. */
     public record PriorityCounts(long groups, long messages) {}
@@ -50,8 +54,8 @@ public record Stats(String queue, Instant now, long messages, long dead, Groups 
         Object age = m.get("oldest_message_age_s");
         return new Stats((String) m.get("queue"),
                 Native.instant(((Number) m.get("now")).doubleValue()),
-                num(m, "messages"), num(m, "dead"),
-                new Groups(num(g, "ready"), num(g, "leased"), num(g, "parked"), num(g, "total")),
+                num(m, "messages"), num(m, "dead"), num(m, "published"),
+                new Groups(num(g, "ready"), num(g, "leased"), num(g, "parked"), num(g, "paused"), num(g, "total")),
                 age == null ? Optional.empty()
                         : Optional.of(Duration.ofNanos(Math.round(((Number) age).doubleValue() * 1e9))),
                 Collections.unmodifiableList(pr));

@@ -10,7 +10,8 @@ import java.util.Map;
 import java.util.Optional;
 
 /**
- * One stored event as {@link MongoMqQueue#peek} and {@link MongoMqQueue#deadList} show it, without
+ * One stored event as {@link MongoMqQueue#peek}, {@link MongoMqQueue#deadList} and
+ * {@link MongoMqQueue#deadPage} show it, without
  * claiming it: the elements of {@code mq_peek_json} / {@code mq_dead_list_json}
  * (include/mongomq.h, "Looking without claiming") as Java values.
  *
@@ -43,9 +44,13 @@ public record StoredEvent(long seq, String group, int priority, int attempts, In
                 + ", event=" + event.length + " bytes}";
     }
 
-    @SuppressWarnings("unchecked")
     static List<StoredEvent> parseList(String json) {
-        Object v = Json.parse(json);
+        return fromList(Json.parse(json));
+    }
+
+    /** The events of a parsed JSON array (a dead-letter page's "letters"). */
+    @SuppressWarnings("unchecked")
+    static List<StoredEvent> fromList(Object v) {
         if (!(v instanceof List)) throw new IllegalStateException("mongomq: expected a JSON array of events");
         List<StoredEvent> out = new ArrayList<>();
         for (Object o : (List<Object>) v) {

@@ -33,7 +33,10 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.function.Executable;
 import org.junit.jupiter.api.function.ThrowingSupplier;
 
-/** The scenarios of bindings/CONTRACT.md (all but safety and worker: SafetyTest, WorkerTest). */
+/**
+ * The scenarios of bindings/CONTRACT.md (all but safety, worker and groups: SafetyTest,
+ * WorkerTest, GroupsTest).
+ */
 class ContractTest extends QueueTestBase {
 
     // ---- the harel cases ---------------------------------------------------------------
@@ -317,7 +320,8 @@ class ContractTest extends QueueTestBase {
         assertEquals(db + ".q", st.queue());
         assertEquals(3, st.messages());
         assertEquals(0, st.dead());
-        assertEquals(new Stats.Groups(1, 1, 0, 2), st.groups());
+        assertEquals(new Stats.Groups(1, 1, 0, 0, 2), st.groups());
+        assertEquals(3, st.published());
         assertEquals(5, st.priorities().size());
         assertEquals(new Stats.PriorityCounts(1, 2), st.priority(0));
         assertEquals(new Stats.PriorityCounts(1, 1), st.priority(3));

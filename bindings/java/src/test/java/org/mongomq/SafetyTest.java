@@ -68,6 +68,11 @@ class SafetyTest extends QueueTestBase {
         closedError("queue", () -> q2.deadList(1));
         closedError("queue", () -> q2.setRepairInterval(VIS));
         closedError("queue", q2::repairCounts);
+        closedError("queue", q2::groups);
+        closedError("queue", () -> q2.groups(GroupsOptions.defaults().limit(2)));
+        closedError("queue", () -> q2.pauseGroup("g"));
+        closedError("queue", () -> q2.resumeGroup("g"));
+        closedError("queue", () -> q2.deadPage(0, 1));
         closedError("queue", () -> q2.worker(WorkerOptions.defaults(), l -> {}));
         closedError("queue", () -> q2.work(WorkerOptions.defaults(), l -> {}));
         try (Batch batch = new Batch().add("g", b("x"))) {
