@@ -305,8 +305,9 @@ def test_stats_parsed(queue, db):
     stats = queue.stats()
     assert isinstance(stats, mongomq.Stats)
     assert stats.queue == db + ".mq"
-    assert stats.messages == 3 and stats.dead == 0
-    assert (stats.groups.ready, stats.groups.leased, stats.groups.parked, stats.groups.total) == (1, 1, 0, 2)
+    assert stats.messages == 3 and stats.dead == 0 and stats.published == 3
+    assert (stats.groups.ready, stats.groups.leased, stats.groups.parked, stats.groups.paused,
+            stats.groups.total) == (1, 1, 0, 0, 2)
     assert sorted(stats.priorities) == [0, 1, 2, 3, 4]
     assert (stats.priorities[0].groups, stats.priorities[0].messages) == (1, 2)
     assert (stats.priorities[3].groups, stats.priorities[3].messages) == (1, 1)
@@ -316,8 +317,14 @@ def test_stats_parsed(queue, db):
     assert abs(stats.now - queue.now()) < seconds(60)
     d = stats.to_dict()
     assert d["groups"]["total"] == 2 and d["priorities"][0]["messages"] == 2
+    assert sorted(d) == ["dead", "groups", "messages", "now", "oldest_message_age_s", "priorities", "published",
+                         "queue"]
+    assert sorted(d["groups"]) == ["leased", "parked", "paused", "ready", "total"]
     queue.ack(held)
-    assert queue.stats().messages == 2
+    queue.pause_group("low")
+    stats = queue.stats()
+    assert (stats.messages, stats.published, stats.groups.paused, stats.groups.ready, stats.groups.total) == (
+        2, 3, 1, 0, 1), "the paused group is counted in paused only"
 
 
 def test_repair(queue, db, uri):
@@ -474,6 +481,175 @@ def test_lease_deadline(queue):
     queue.extend(lease, 60)
     after = queue.now()
     assert before + seconds(60) - slack <= lease.deadline <= after + seconds(60) + slack
+
+
+# ---- groups (0.5.0) ------------------------------------------------------------------------
+
+def test_pause_resume(queue):
+    first = queue.publish("P", b"p1", priority=2)
+    second = queue.publish("P", b"p2", priority=2)
+    assert queue.pause_group("P") is None
+    assert queue.claim() is None, "a paused group is not claimed"
+    s = queue.stats()
+    assert (s.groups.paused, s.groups.ready, s.groups.total) == (1, 0, 1), s
+    queue.pause_group("P")  # again: nothing changes
+    assert queue.claim() is None
+
+    queue.resume_group("P")
+    assert queue.stats().groups.paused == 0
+    held = claim_ok(queue, min_priority=2)  # resumed, at its priority 2
+    assert (held.group, held.seq, held.attempts) == ("P", first, 1)
+
+    # Paused while held: the holder keeps its lease; the next event waits.
+    queue.pause_group("P")
+    queue.ack(held)
+    assert queue.claim() is None, "P's second event is not claimable while paused"
+    assert queue.stats().groups.paused == 1
+
+    # Its second event's lease acked while paused too: P drains and stays paused.
+    queue.resume_group("P")
+    last = claim_ok(queue)
+    assert last.seq == second
+    queue.pause_group("P")
+    queue.ack(last)
+    s = queue.stats()
+    assert (s.messages, s.groups.paused) == (0, 1), "drained, still paused: %r" % (s,)
+    third = queue.publish("P", b"p3")
+    assert queue.claim() is None, "a new publish to a paused group is not claimable"
+    queue.resume_group("P")
+    lease = claim_ok(queue)
+    assert (lease.seq, lease.event) == (third, b"p3")
+    queue.ack(lease)
+
+    # Resuming a group that is not paused (or has no lock at all) is OK.
+    queue.resume_group("P")
+    queue.resume_group("never-seen")
+    s = queue.stats()
+    assert (s.groups.paused, s.groups.total, s.published) == (0, 0, 3), s
+    with pytest.raises(mongomq.ArgumentError) as info:
+        queue.pause_group("")
+    assert info.value.argument == "group"
+    with pytest.raises(ValueError, match="group"):
+        queue.resume_group("a\0b")  # not "a": the NUL is refused before C sees it
+    with pytest.raises(TypeError, match="group"):
+        queue.pause_group(5)  # type: ignore[arg-type]
+
+
+def test_group_listing(queue, client):
+    # On a manual clock, so that ages and deadlines are exact: b leased by w-b at T,
+    # a published at T + 1 s, c at T + 2 s and paused; listed at T + 4 s.
+    T = datetime.fromtimestamp(1_000_000_000, UTC)
+    clock = mongomq.ManualClock(T)
+    queue.set_clock(clock)
+    queue.publish("b", b"b1", priority=1)
+    b_lease = claim_ok(queue, visibility=60, worker_id="w-b")
+    assert b_lease.group == "b"
+    clock.advance(1)
+    a1 = queue.publish("a", b"a1")
+    queue.publish("a", b"a2")
+    clock.advance(1)
+    queue.publish("c", b"c1", priority=3)
+    queue.pause_group("c")
+    clock.advance(2)
+
+    def ids(**options):
+        return [g.group for g in queue.groups(**options).groups]
+
+    page = queue.groups()
+    assert isinstance(page, mongomq.GroupsPage)
+    assert [g.group for g in page.groups] == ["a", "b", "c"], "by id"
+    assert page.next is None
+    assert page.now == T + seconds(4) and page.now.utcoffset() == timedelta(0)
+    a, b, c = page.groups
+    assert all(isinstance(g, mongomq.GroupInfo) for g in page.groups)
+    assert (a.state, a.paused, a.backlog, a.priority, a.attempts) == ("ready", False, 2, 0, 0)
+    assert (a.head, a.head_age_s, a.holder, a.held_for_s, a.lease_deadline) == (a1, 3.0, None, None, None)
+    assert isinstance(a.available_at, datetime) and a.available_at.utcoffset() == timedelta(0)
+    assert (b.state, b.holder, b.attempts, b.backlog, b.priority) == ("leased", "w-b", 1, 1, 1)
+    assert b.held_for_s == 4.0 and isinstance(b.held_for_s, float)
+    assert b.lease_deadline == T + seconds(60) == b_lease.deadline, "the lease's own deadline"
+    assert (c.state, c.paused, c.priority, c.backlog) == ("paused", True, 3, 1), "the priority kept"
+
+    assert ids(states="leased") == ["b"]
+    assert ids(states=["ready", "paused"]) == ["a", "c"]
+    assert ids(states=()) == ["a", "b", "c"], "no states: every state"
+    assert ids(id_prefix="c") == ["c"]
+    assert ids(held_longer_than=3) == ["b"]
+    assert ids(held_longer_than=timedelta(seconds=5)) == []
+    assert ids(min_attempts=1) == ["b"]
+    assert ids(parked_beyond=30.0) == ["b"], "b is due at T + 60 s"
+    assert ids(parked_beyond=timedelta(minutes=1)) == []
+
+    # Pages of 2: a and b with a cursor, then c and none.
+    first = queue.groups(limit=2)
+    assert [g.group for g in first.groups] == ["a", "b"]
+    assert isinstance(first.next, str), "a next cursor after a full page"
+    second = queue.groups(limit=2, after=first.next)
+    assert [g.group for g in second.groups] == ["c"]
+    assert second.next is None
+
+    # By due: a (due since T + 1 s), the paused c (T + 2 s) in its place, b (held to T + 60 s).
+    assert ids(sort="due") == ["a", "c", "b"]
+    due_first = queue.groups(sort="due", limit=1)
+    assert [g.group for g in due_first.groups] == ["a"]
+    assert ids(sort="due", after=due_first.next) == ["c", "b"]
+
+    # Bad options are the argument error, naming the option.
+    bad = [
+        ("limit", dict(limit=1001)),
+        ("limit", dict(limit=0)),
+        ("states", dict(states=["ready", "bogus"])),
+        ("states", dict(states="Ready")),
+        ("sort", dict(sort="name")),
+        ("after", dict(after=due_first.next)),  # another sort's cursor
+        ("min_attempts", dict(min_attempts=-1)),
+        ("min_attempts", dict(min_attempts=2**31)),
+        ("held_longer_than", dict(held_longer_than=-1)),
+        ("parked_beyond", dict(parked_beyond=math.nan)),
+    ]
+    for name, options in bad:
+        with pytest.raises(mongomq.ArgumentError) as info:
+            queue.groups(**options)
+        assert info.value.argument == name, (name, options, str(info.value))
+        assert name in str(info.value)
+    with pytest.raises(ValueError, match="id_prefix"):
+        queue.groups(id_prefix="c\0")
+    for name, options in [("states", dict(states=5)), ("states", dict(states=[1])), ("sort", dict(sort=1)),
+                          ("limit", dict(limit="2")), ("held_longer_than", dict(held_longer_than="3")),
+                          ("after", dict(after=7))]:
+        with pytest.raises(TypeError, match=name):
+            queue.groups(**options)
+    with pytest.raises(TypeError):
+        queue.groups(2)  # type: ignore[misc]  # keyword-only
+    queue.ack(b_lease)
+
+    # Dead letters by page: 3 letters, a page of 2 from offset 1 is the 2nd and 3rd.
+    d = client.queue(fresh_db(), "mq")
+    try:
+        d.set_max_attempts(1)
+        dead = []
+        for i in range(3):
+            dead.append(d.publish("d%d" % i, b"dead %d" % i))
+            d.nack(claim_ok(d))
+            assert d.claim() is None, "its second delivery went to the dead letters"
+        page = d.dead_page(1, 2)
+        assert isinstance(page, mongomq.DeadPage)
+        assert [e.seq for e in page.letters] == dead[1:]
+        assert (page.offset, page.total) == (1, 3)
+        assert page.letters[0].event == b"dead 1" and isinstance(page.letters[0], mongomq.StoredEvent)
+        assert page.letters[0].dead_at is not None
+        assert [e.seq for e in d.dead_page().letters] == dead, "offset 0, limit 50 by default"
+        past = d.dead_page(offset=3, limit=2)
+        assert (past.letters, past.total) == ([], 3)
+        for name, args in [("limit", (0, 1001)), ("limit", (0, 0)), ("offset", (-1, 2))]:
+            with pytest.raises(mongomq.ArgumentError) as info:
+                d.dead_page(*args)
+            assert info.value.argument == name, (name, str(info.value))
+        with pytest.raises(TypeError, match="offset"):
+            d.dead_page("1")  # type: ignore[arg-type]
+    finally:
+        d.drop()
+        d.close()
 
 
 # ---- waiting claims ---------------------------------------------------------------------
@@ -1136,7 +1312,9 @@ def test_safety_use_after_close(uri):
                  lambda: queue.purge_group("g"), lambda: queue.drop(), lambda: queue.interrupt(),
                  lambda: queue.dead_count(), lambda: queue.dead_purge(), lambda: queue.dead_requeue(1),
                  lambda: queue.set_max_attempts(1), lambda: queue.publish_batch([("g", b"x")]),
-                 lambda: queue.now(), lambda: queue.worker(lambda lease: None)]:
+                 lambda: queue.now(), lambda: queue.worker(lambda lease: None),
+                 lambda: queue.groups(), lambda: queue.pause_group("g"), lambda: queue.resume_group("g"),
+                 lambda: queue.dead_page()]:
         with pytest.raises(mongomq.ClosedError, match="queue is closed"):
             call()
     assert open_lease.event == b"y"  # a lease outlives its queue

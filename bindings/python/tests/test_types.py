@@ -1,7 +1,7 @@
 """The package's types, beyond the CONTRACT scenarios: instants are aware UTC
 datetimes in and out, durations are seconds or timedeltas, a lease's event as text
 and JSON, scheduled batch events, keyword-only options, status names from the C
-library, and the names 0.4.0 dropped."""
+library, the names 0.4.0 dropped, and the group listing's rows in Python types."""
 
 from __future__ import annotations
 
@@ -147,3 +147,33 @@ def test_names_of_0_4_0(queue):
     for gone in ("publish_at", "claim_batch", "claim_wait"):
         assert not hasattr(queue, gone)
     queue.ack(lease)
+
+
+def test_group_rows_in_python_types(queue):
+    """GroupInfo's nulls are None, instants aware UTC datetimes, durations float
+    seconds: a lease that ran out keeps its holder but has no deadline, a parked group
+    is due at its head's time, a group paused ahead has no events."""
+    T = datetime(2031, 1, 1, tzinfo=UTC)
+    with mongomq.ManualClock(T) as clock:
+        queue.set_clock(clock)
+        queue.publish("lapsed", b"x")
+        assert queue.claim(worker_id="w1", visibility=5).group == "lapsed"
+        clock.advance(10)
+        seq = queue.publish("parked", b"x", not_before=T + timedelta(hours=1))
+        queue.pause_group("ahead")
+        ahead, lapsed, parked = queue.groups().groups
+    assert (ahead.group, ahead.state, ahead.paused, ahead.backlog) == ("ahead", "paused", True, 0)
+    assert (ahead.head, ahead.head_age_s, ahead.holder, ahead.held_for_s) == (None, None, None, None)
+    assert (lapsed.state, lapsed.holder, lapsed.attempts) == ("ready", "w1", 1), "its last holder"
+    assert (lapsed.held_for_s, lapsed.lease_deadline) == (None, None), "not held any more"
+    assert lapsed.available_at == T + timedelta(seconds=5) and lapsed.head_age_s == 10.0
+    assert isinstance(lapsed.head_age_s, float) and isinstance(lapsed.available_at, datetime)
+    assert (parked.state, parked.head, parked.backlog, parked.holder) == ("parked", seq, 1, None)
+    assert parked.available_at == T + timedelta(hours=1) and parked.available_at.utcoffset() == timedelta(0)
+    assert [g.group for g in queue.groups(states="parked").groups] == ["parked"]
+    assert [g.group for g in queue.groups(states=frozenset({"parked", "paused"})).groups] == ["ahead", "parked"]
+    assert [g.group for g in queue.groups(parked_beyond=timedelta(minutes=59)).groups] == ["parked"]
+    assert [g.group for g in queue.groups(id_prefix="").groups] == ["ahead", "lapsed", "parked"], "'': every id"
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        ahead.state = "ready"  # type: ignore[misc]
+    queue.set_clock(None)

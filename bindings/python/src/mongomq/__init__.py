@@ -28,11 +28,12 @@ from ._errors import (
     Interrupted,
     LeaseLost,
 )
+from ._groups import GroupInfo, GroupsPage, GroupsSort, GroupState
 from ._lease import Lease
 from ._log import LogHandler, log_to_logging, set_log_handler
 from ._queue import Queue
 from ._stats import GroupStats, PriorityStats, RepairCounts, Stats
-from ._stored import StoredEvent
+from ._stored import DeadPage, StoredEvent
 from ._worker import Worker, backoff_delay
 
 __version__ = "0.4.0"
@@ -56,8 +57,13 @@ __all__ = [
     "Client",
     "ClosedError",
     "ConnectError",
+    "DeadPage",
     "Error",
+    "GroupInfo",
+    "GroupState",
     "GroupStats",
+    "GroupsPage",
+    "GroupsSort",
     "Interrupted",
     "Lease",
     "LeaseLost",

@@ -84,6 +84,26 @@ def limit(value: Any) -> int:
     return int(value)
 
 
+PAGE_MAX = 1000
+"""Rows per page of the group listing and the dead-letter pages (the library's
+mq_groups_opts.limit and mq_dead_list_opts.limit)."""
+
+
+def page_limit(value: Any) -> int:
+    integer("limit", value)
+    if not 1 <= value <= PAGE_MAX:  # the library would read 0 as its default, 50
+        raise _from_c(_raw.MQ_ERR_ARG, 0, "limit is %d; it must be 1..%d" % (value, PAGE_MAX))
+    return int(value)
+
+
+def offset(value: Any) -> int:
+    """An offset into a list: 0 or more (a size_t in C)."""
+    integer("offset", value)
+    if not 0 <= value < 2**63:
+        raise _from_c(_raw.MQ_ERR_ARG, 0, "offset is %d; it must be 0 or more" % value)
+    return int(value)
+
+
 def check_seconds(name: str, value: float, zero_ok: bool) -> None:
     """For the checks the C library cannot name (a value it never sees)."""
     if math.isnan(value) or math.isinf(value) or value < 0 or (value == 0 and not zero_ok):

@@ -1,6 +1,7 @@
 """Queue: one queue (mq_queue) and every call on it: publish, claim (one entry,
 mq_claim_with, waiting or not), ack/nack/unclaim/extend, dead letters, looking,
-repair, admin, the queue clock, and the doors to the worker helper."""
+groups (listing, pausing), repair, admin, the queue clock, and the doors to the worker
+helper."""
 
 from __future__ import annotations
 
@@ -10,15 +11,16 @@ import threading
 import time
 from typing import TYPE_CHECKING, Any, Callable, Iterable, List, Optional, Tuple, TypeVar, Union
 
-from . import _args, _raw
+from . import _args, _groups, _raw
 from ._batch import Batch
 from ._cancel import NO_TOKEN, CancelToken
 from ._clock import ManualClock
 from ._errors import Cancelled, ClosedError, Interrupted, _from_c
+from ._groups import GroupsPage, GroupsSort, GroupState
 from ._handle import _Handle
 from ._lease import Lease
 from ._stats import RepairCounts, Stats
-from ._stored import StoredEvent
+from ._stored import DeadPage, StoredEvent
 from ._stored import _parse as _parse_stored
 
 if TYPE_CHECKING:
@@ -236,6 +238,58 @@ class Queue(_Handle):
         attempts and dead_at. 1 server command."""
         _args.limit(limit)
         return _parse_stored(self._call(_raw.mq_dead_list_json, limit))
+
+    def dead_page(self, offset: int = 0, limit: int = 50) -> DeadPage:
+        """A page of the dead letters: up to limit (1..1000) of them, oldest seq first,
+        after skipping offset, and how many there are in all (DeadPage: letters,
+        offset, total). 2 server commands (the skip walks the index: a far offset
+        costs what it skips)."""
+        off = _args.offset(offset)
+        return DeadPage._parse(self._call(_raw.mqs_dead_list_with, _args.page_limit(limit), off))
+
+    # -- groups: listing, pausing --
+
+    def groups(self, *, states: Union[None, GroupState, Iterable[GroupState]] = None,
+               id_prefix: Optional[str] = None, min_attempts: int = 0,
+               held_longer_than: Optional[_args.Duration] = None, parked_beyond: Optional[_args.Duration] = None,
+               sort: GroupsSort = "id", after: Optional[str] = None, limit: int = 50) -> GroupsPage:
+        """One page of the queue's groups, each with its state, holder, lease age and
+        deadline, head's attempts, backlog and head age (GroupsPage: groups, next,
+        now). Every filter narrows the page:
+
+        - states: only groups in one of these states ("ready", "leased", "parked",
+          "paused"; one name or an iterable of them); None: every state.
+        - id_prefix: only group ids that start with it (literally, no pattern).
+        - min_attempts: only groups whose head was delivered at least this often (2:
+          "stuck"); 0: any.
+        - held_longer_than: only leases taken more than this long ago (seconds or a
+          timedelta); parked_beyond: only groups not due for more than this (leased,
+          parked or paused); None or 0: no filter.
+        - sort: "id" (by group id) or "due" (by when each is due: the claims' order,
+          paused groups in their place too).
+        - after: the previous page's ``next`` (of the same sort); None: the first page.
+        - limit: groups per page, 1..1000.
+
+        Pages by a cursor, not an offset: each page costs the same, and a walk visits
+        every group once. 3 server commands (1 when the page is empty), each on an index
+        with a limit: for tooling, not for every event."""
+        args = _groups.options(states, id_prefix, min_attempts, held_longer_than, parked_beyond, sort, after, limit)
+        return GroupsPage._parse(self._call(_raw.mqs_groups_json, *args))
+
+    def pause_group(self, group: str) -> None:
+        """Pauses a group: no claim takes it (harel's neither) until resume_group. A
+        worker holding it keeps its lease until it acks, nacks or lets it run out; the
+        pause outlasts the group's draining and refilling and purge_group. A group with
+        no events can be paused ahead (its first publish finds it paused). Pausing a
+        paused group changes nothing. 2 server commands."""
+        _args.text("group", group)
+        self._call(_raw.mq_pause_group, group)
+
+    def resume_group(self, group: str) -> None:
+        """Resumes a paused group: claimable again, at its priority, in its place in
+        line. Resuming a group that is not paused changes nothing. 2 server commands."""
+        _args.text("group", group)
+        self._call(_raw.mq_resume_group, group)
 
     # -- looking without claiming --
 

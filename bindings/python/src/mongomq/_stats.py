@@ -19,6 +19,9 @@ class GroupStats:
     """held by a worker (including groups nacked with a delay)"""
     parked: int
     """waiting for a scheduled head"""
+    paused: int
+    """paused (Queue.pause_group), whatever their lease or schedule; not counted in
+    ready, leased or parked"""
     total: int
 
 
@@ -36,6 +39,9 @@ class Stats:
     """the queue clock when the stats were taken (an aware UTC datetime)"""
     messages: int
     dead: int
+    published: int
+    """events ever published to the queue (its seq counter; a requeued dead letter
+    counts again)"""
     groups: GroupStats
     oldest_message_age_s: Optional[float]
     """seconds"""
@@ -51,8 +57,9 @@ class Stats:
             now=to_datetime(float(d["now"])),
             messages=int(d["messages"]),
             dead=int(d["dead"]),
+            published=int(d["published"]),
             groups=GroupStats(ready=int(g["ready"]), leased=int(g["leased"]), parked=int(g["parked"]),
-                              total=int(g["total"])),
+                              paused=int(g["paused"]), total=int(g["total"])),
             oldest_message_age_s=None if age is None else float(age),
             priorities={int(k): PriorityStats(groups=int(v["groups"]), messages=int(v["messages"]))
                         for k, v in sorted(d["priorities"].items(), key=lambda kv: int(kv[0]))},

@@ -1,5 +1,6 @@
-"""Queue.peek() and Queue.dead_list(): mq_peek_json / mq_dead_list_json parsed into
-StoredEvent values (fields as include/mongomq.h, "Looking without claiming")."""
+"""Queue.peek(), Queue.dead_list() and Queue.dead_page(): mq_peek_json /
+mq_dead_list_json parsed into StoredEvent values (fields as include/mongomq.h, "Looking
+without claiming"), and mq_dead_list_with's page into a DeadPage."""
 
 from __future__ import annotations
 
@@ -73,3 +74,19 @@ class StoredEvent:
 
 def _parse(text: str) -> List[StoredEvent]:
     return [StoredEvent._from_json(d) for d in json.loads(text)]
+
+
+@dataclass(frozen=True)
+class DeadPage:
+    """A page of the dead letters (Queue.dead_page()): the letters, oldest seq first,
+    the offset they start at, and how many dead letters there are in all."""
+
+    letters: List[StoredEvent]
+    offset: int
+    total: int
+
+    @classmethod
+    def _parse(cls, text: str) -> "DeadPage":
+        d = json.loads(text)
+        return cls(letters=[StoredEvent._from_json(e) for e in d["letters"]], offset=int(d["offset"]),
+                   total=int(d["total"]))
