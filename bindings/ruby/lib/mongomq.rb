@@ -40,6 +40,8 @@ end
 require "mongomq/raw_handle"
 require "mongomq/lease"
 require "mongomq/stored_event"
+require "mongomq/dead_page"
+require "mongomq/groups"
 require "mongomq/repair_counts"
 require "mongomq/batch"
 require "mongomq/manual_clock"

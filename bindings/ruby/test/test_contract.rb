@@ -245,18 +245,23 @@ class TestContract < MongoMQTest::Case
     claim!(min_priority: 3)
     stats = @queue.stats
     assert_kind_of Hash, stats
-    assert_equal %w[dead groups handle messages now oldest_message_age_s priorities queue], stats.keys.sort
+    assert_equal %w[dead groups handle messages now oldest_message_age_s priorities published queue], stats.keys.sort
     assert_kind_of String, stats["handle"]["change_streams"] # this queue object's own state (libmongomq 0.4.0)
     assert_equal %w[failed fixed runs], stats["handle"]["repair"].keys.sort
     assert_equal 3, stats["messages"]
     assert_equal 0, stats["dead"]
-    assert_equal({ "leased" => 1, "parked" => 0, "ready" => 1, "total" => 2 }, stats["groups"])
+    assert_equal 3, stats["published"]
+    assert_equal({ "leased" => 1, "parked" => 0, "paused" => 0, "ready" => 1, "total" => 2 }, stats["groups"])
     assert_equal [0, 1, 2, 3, 4], stats["priorities"].keys.sort
     assert_equal({ "groups" => 1, "messages" => 2 }, stats["priorities"][1])
     assert_equal({ "groups" => 1, "messages" => 1 }, stats["priorities"][3])
     assert_equal "#{@db}.q", stats["queue"]
     assert_kind_of Time, stats["now"]
     assert_kind_of Float, stats["oldest_message_age_s"]
+    @queue.pause_group("g1")
+    stats = @queue.stats
+    assert_equal({ "leased" => 1, "parked" => 0, "paused" => 1, "ready" => 0, "total" => 2 }, stats["groups"],
+                 "the paused group is counted in paused only")
   end
 
   def test_repair
@@ -407,6 +412,170 @@ class TestContract < MongoMQTest::Case
     assert_in_delta @queue.now + 60, lease.deadline, 2.0
     @queue.extend_lease(lease) # the claim's visibility again
     assert_in_delta @queue.now + 10, lease.deadline, 2.0
+  end
+
+  # ---- groups (0.5.0) ----------------------------------------------------------------
+
+  def test_pause_resume
+    first = @queue.publish("P", "p1", priority: 2)
+    second = @queue.publish("P", "p2", priority: 2)
+    assert_nil @queue.pause_group("P")
+    assert_nil @queue.claim, "a paused group is not claimed"
+    groups = @queue.stats["groups"]
+    assert_equal [1, 0, 1], groups.values_at("paused", "ready", "total"), groups.inspect
+    @queue.pause_group("P") # again: nothing changes
+    assert_nil @queue.claim
+
+    assert_nil @queue.resume_group("P")
+    assert_equal 0, @queue.stats["groups"]["paused"]
+    held = claim!(min_priority: 2) # resumed, at its priority 2
+    assert_equal ["P", first, 1], [held.group, held.seq, held.attempts]
+
+    # Paused while held: the holder keeps its lease; the next event waits.
+    @queue.pause_group("P")
+    @queue.ack(held)
+    assert_nil @queue.claim, "P's second event is not claimable while paused"
+    assert_equal 1, @queue.stats["groups"]["paused"]
+
+    # Its second event's lease acked while paused too: P drains and stays paused.
+    @queue.resume_group("P")
+    last = claim!
+    assert_equal second, last.seq
+    @queue.pause_group("P")
+    @queue.ack(last)
+    stats = @queue.stats
+    assert_equal [0, 1], [stats["messages"], stats["groups"]["paused"]], "drained, still paused"
+    third = @queue.publish("P", "p3")
+    assert_nil @queue.claim, "a new publish to a paused group is not claimable"
+    @queue.resume_group("P")
+    lease = claim!
+    assert_equal [third, "p3"], [lease.seq, lease.event]
+    @queue.ack(lease)
+
+    # Resuming a group that is not paused (or has no lock at all) is OK.
+    @queue.resume_group("P")
+    @queue.resume_group("never-seen")
+    stats = @queue.stats
+    assert_equal [0, 0, 3], [stats["groups"]["paused"], stats["groups"]["total"], stats["published"]]
+    [-> { @queue.pause_group("") }, -> { @queue.resume_group("a\0b") }, -> { @queue.pause_group(5) },
+     -> { @queue.resume_group(nil) }].each_with_index do |call, i|
+      error = assert_raises(MongoMQ::ArgumentError, "case #{i}") { call.call }
+      assert_match(/\bgroup\b/, error.message, "case #{i}")
+    end
+  end
+
+  def test_group_listing
+    # On a manual clock, so that ages and deadlines are exact: b leased by w-b at T,
+    # a published at T + 1 s, c at T + 2 s and paused; listed at T + 4 s.
+    t = Time.at(1_000_000_000).utc
+    clock = track(MongoMQ::ManualClock.new(t))
+    @queue.clock = clock
+    @queue.publish("b", "b1", priority: 1)
+    b_lease = claim!(visibility: 60, worker_id: "w-b")
+    assert_equal "b", b_lease.group
+    clock.advance(1)
+    a1 = @queue.publish("a", "a1")
+    @queue.publish("a", "a2")
+    clock.advance(1)
+    @queue.publish("c", "c1", priority: 3)
+    @queue.pause_group("c")
+    clock.advance(2)
+    ids = ->(**options) { @queue.groups(**options).groups.map(&:group) }
+
+    page = @queue.groups
+    assert_kind_of MongoMQ::GroupsPage, page
+    assert page.frozen? && page.groups.frozen?
+    assert_equal %w[a b c], page.groups.map(&:group), "by id"
+    assert_nil page.next
+    assert_equal t + 4, page.now
+    a, b, c = page.groups
+    assert(page.groups.all? { |g| g.is_a?(MongoMQ::GroupInfo) && g.frozen? })
+    assert_equal [:ready, false, 2, 0, 0], [a.state, a.paused?, a.backlog, a.priority, a.attempts]
+    assert_equal [a1, 3.0, nil, nil, nil], [a.head, a.head_age_s, a.holder, a.held_for_s, a.lease_deadline]
+    assert_kind_of Time, a.available_at
+    assert a.available_at.utc?
+    assert_equal [:leased, "w-b", 1, 1, 1], [b.state, b.holder, b.attempts, b.backlog, b.priority]
+    assert_kind_of Float, b.held_for_s
+    assert_equal 4.0, b.held_for_s
+    assert_equal t + 60, b.lease_deadline
+    assert_equal b_lease.deadline, b.lease_deadline, "the lease's own deadline"
+    assert_equal [:paused, true, 3, 1], [c.state, c.paused, c.priority, c.backlog], "the priority kept"
+
+    assert_equal %w[b], ids.call(states: [:leased])
+    assert_equal %w[b], ids.call(states: :leased)
+    assert_equal %w[a c], ids.call(states: %w[ready paused])
+    assert_equal %w[a b c], ids.call(states: []), "no states: every state"
+    assert_equal %w[c], ids.call(id_prefix: "c")
+    assert_equal %w[b], ids.call(held_longer_than: 3)
+    assert_equal [], ids.call(held_longer_than: 5.0)
+    assert_equal %w[b], ids.call(min_attempts: 1)
+    assert_equal %w[b], ids.call(parked_beyond: 30), "b is due at T + 60 s"
+    assert_equal [], ids.call(parked_beyond: 60)
+
+    # Pages of 2: a and b with a cursor, then c and none.
+    first = @queue.groups(limit: 2)
+    assert_equal %w[a b], first.groups.map(&:group)
+    assert_kind_of String, first.next, "a next cursor after a full page"
+    second = @queue.groups(limit: 2, after: first.next)
+    assert_equal %w[c], second.groups.map(&:group)
+    assert_nil second.next
+
+    # By due: a (due since T + 1 s), the paused c (T + 2 s) in its place, b (held to T + 60 s).
+    assert_equal %w[a c b], ids.call(sort: :due)
+    due_first = @queue.groups(sort: :due, limit: 1)
+    assert_equal %w[a], due_first.groups.map(&:group)
+    assert_equal %w[c b], ids.call(sort: :due, after: due_first.next)
+
+    # Bad options are the argument error, naming the option.
+    {
+      "limit" => [{ limit: 1001 }, { limit: 0 }, { limit: "2" }],
+      "states" => [{ states: [:ready, :bogus] }, { states: :Ready }, { states: 5 }, { states: [1] }],
+      "sort" => [{ sort: :name }, { sort: 1 }],
+      "after" => [{ after: due_first.next }, { after: 7 }, { after: "id:\0" }], # another sort's cursor first
+      "id_prefix" => [{ id_prefix: "c\0" }, { id_prefix: :c }],
+      "min_attempts" => [{ min_attempts: -1 }, { min_attempts: 2**31 }],
+      "held_longer_than" => [{ held_longer_than: -1 }, { held_longer_than: "3" }],
+      "parked_beyond" => [{ parked_beyond: Float::NAN }]
+    }.each do |name, cases|
+      cases.each do |options|
+        error = assert_raises(MongoMQ::ArgumentError, options.inspect) { @queue.groups(**options) }
+        assert_equal :err_arg, error.status
+        assert_match(/\b#{name}\b/, error.message, "#{options.inspect}: the message names the option")
+      end
+    end
+    assert_raises(::ArgumentError) { @queue.groups(bogus: 1) }
+    @queue.ack(b_lease)
+
+    # Dead letters by page: 3 letters, a page of 2 from offset 1 is the 2nd and 3rd.
+    d = track(@client.queue("#{@db}_dead", "q"))
+    begin
+      d.max_attempts = 1
+      dead = Array.new(3) do |i|
+        seq = d.publish("d#{i}", "dead #{i}")
+        d.nack(claim!(d))
+        assert_nil d.claim, "its second delivery went to the dead letters"
+        seq
+      end
+      page = d.dead_page(offset: 1, limit: 2)
+      assert_kind_of MongoMQ::DeadPage, page
+      assert page.frozen?
+      assert_equal dead[1..], page.letters.map(&:seq)
+      assert_equal [1, 3], [page.offset, page.total]
+      assert_kind_of MongoMQ::StoredEvent, page.letters[0]
+      assert_equal "dead 1".b, page.letters[0].event
+      assert_kind_of Time, page.letters[0].dead_at
+      assert_equal dead, d.dead_page.letters.map(&:seq), "offset 0, limit 50 by default"
+      past = d.dead_page(offset: 3, limit: 2)
+      assert_equal [[], 3], [past.letters, past.total]
+      { "limit" => [{ limit: 1001 }, { limit: 0 }], "offset" => [{ offset: -1 }, { offset: "1" }] }.each do |name, cases|
+        cases.each do |options|
+          error = assert_raises(MongoMQ::ArgumentError, options.inspect) { d.dead_page(**options) }
+          assert_match(/\b#{name}\b/, error.message)
+        end
+      end
+    ensure
+      d.drop
+    end
   end
 
   # ---- waiting claims --------------------------------------------------------------
@@ -674,7 +843,9 @@ class TestContract < MongoMQTest::Case
       dead_count: -> { queue.dead_count }, dead_requeue: -> { queue.dead_requeue(1) }, dead_purge: -> { queue.dead_purge },
       stats: -> { queue.stats }, repair: -> { queue.repair }, purge_group: -> { queue.purge_group("g") },
       drop: -> { queue.drop }, interrupt: -> { queue.interrupt }, now: -> { queue.now },
-      clock_offset: -> { queue.clock_offset }, work: -> { queue.work { nil } }, worker: -> { queue.worker { nil } }
+      clock_offset: -> { queue.clock_offset }, work: -> { queue.work { nil } }, worker: -> { queue.worker { nil } },
+      groups: -> { queue.groups }, pause_group: -> { queue.pause_group("g") },
+      resume_group: -> { queue.resume_group("g") }, dead_page: -> { queue.dead_page }
     }
     queue_calls.each do |name, call|
       error = assert_raises(MongoMQ::ClosedError, "queue.#{name}") { call.call }

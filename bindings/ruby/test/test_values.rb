@@ -2,8 +2,10 @@
 
 # The values of 0.4.0's vocabulary: instants are Time values (UTC) in and out,
 # durations Float seconds; the lease's text and json; RepairCounts; status names from
-# the C library (and none for ClosedError); a scheduled batch event; the old names gone.
+# the C library (and none for ClosedError); a scheduled batch event; the old names gone;
+# the group listing's rows in Ruby values.
 require_relative "test_helper"
+require "set"
 
 class TestValues < MongoMQTest::Case
   def test_instants_are_times
@@ -93,6 +95,36 @@ class TestValues < MongoMQTest::Case
     lease = claim!(wait: 10)
     assert_equal ["later", first], [lease.group, lease.seq]
     assert_in_delta later, @queue.peek(group: "later").first.not_before, 0.01
+  end
+
+  # GroupInfo's nulls are nil, instants Time (UTC), durations Float seconds: a lease
+  # that ran out keeps its holder but has no deadline, a parked group is due at its
+  # head's time, a group paused ahead has no events.
+  def test_group_rows_are_ruby_values
+    t = Time.utc(2031, 1, 1)
+    clock = track(MongoMQ::ManualClock.new(t))
+    @queue.clock = clock
+    @queue.publish("lapsed", "x")
+    assert_equal "lapsed", claim!(worker_id: "w1", visibility: 5).group
+    clock.advance(10)
+    seq = @queue.publish("parked", "x", not_before: t + 3600)
+    @queue.pause_group("ahead")
+    ahead, lapsed, parked = @queue.groups.groups
+    assert_equal ["ahead", :paused, true, 0], [ahead.group, ahead.state, ahead.paused?, ahead.backlog]
+    assert_equal [nil, nil, nil, nil], [ahead.head, ahead.head_age_s, ahead.holder, ahead.held_for_s]
+    assert_equal [:ready, "w1", 1], [lapsed.state, lapsed.holder, lapsed.attempts], "its last holder"
+    assert_equal [nil, nil], [lapsed.held_for_s, lapsed.lease_deadline], "not held any more"
+    assert_equal [t + 5, 10.0], [lapsed.available_at, lapsed.head_age_s]
+    assert_kind_of Float, lapsed.head_age_s
+    assert_equal Encoding::UTF_8, lapsed.holder.encoding
+    assert_equal [:parked, seq, 1, nil], [parked.state, parked.head, parked.backlog, parked.holder]
+    assert_equal t + 3600, parked.available_at
+    assert parked.available_at.utc?
+    assert_equal %w[parked], @queue.groups(states: "parked").groups.map(&:group)
+    assert_equal %w[ahead parked], @queue.groups(states: Set[:parked, :paused]).groups.map(&:group)
+    assert_equal %w[parked], @queue.groups(parked_beyond: Rational(59 * 60)).groups.map(&:group)
+    assert_equal %w[ahead lapsed parked], @queue.groups(id_prefix: "").groups.map(&:group), "'': every id"
+    assert_raises(FrozenError) { ahead.state = :ready }
   end
 
   def test_old_names_are_gone

@@ -44,6 +44,23 @@ module MongoMQ
       value
     end
 
+    # Rows per page of the group listing and the dead-letter pages, 1..1000 (the
+    # library's mq_groups_opts.limit and mq_dead_list_opts.limit; its 0 would be 50).
+    PAGE_MAX = 1000
+
+    def page_limit(value)
+      integer(value, :limit)
+      fail!(:limit, "1..#{PAGE_MAX}", value) unless value.between?(1, PAGE_MAX)
+      value
+    end
+
+    # An offset into a list: 0 or more (a size_t in C).
+    def offset(value)
+      integer(value, :offset)
+      fail!(:offset, "0 or more", value) unless value >= 0 && value < 2**63
+      value
+    end
+
     # Seconds: an Integer or a Float (ranges are checked by the library).
     def seconds(value, name)
       fail!(name, "a number of seconds", value) unless value.is_a?(Integer) || value.is_a?(Float) || value.is_a?(Rational)

@@ -32,7 +32,8 @@ module MongoMQ
     # The C library's argument names, as the Ruby layer calls them.
     ARGUMENT_NAMES = {
       "group_id" => "group", "visibility_s" => "visibility", "delay_s" => "delay",
-      "timeout_s" => "wait", "not_before_epoch_s" => "not_before"
+      "timeout_s" => "wait", "not_before_epoch_s" => "not_before",
+      "held_longer_than_s" => "held_longer_than", "parked_beyond_s" => "parked_beyond"
     }.freeze
     private_constant :ARGUMENT_NAMES
 

@@ -143,6 +143,58 @@ module MongoMQ
       StoredEvent.list(Raw.mq_dead_list_json(@raw, list_limit(limit)))
     end
 
+    # A page of the dead letters: up to `limit` (1..1000) of them, oldest seq first,
+    # after skipping `offset`, and how many there are in all, as a DeadPage (letters,
+    # offset, total). 2 server commands (the skip walks the index: a far offset costs
+    # what it skips).
+    def dead_page(offset: 0, limit: 50)
+      off = Check.offset(offset)
+      DeadPage.parse(Raw.mqs_dead_list_with(@raw, Check.page_limit(limit), off))
+    end
+
+    # One page of the queue's groups, each with its state, holder, lease age and
+    # deadline, head's attempts, backlog and head age: a GroupsPage (groups, next,
+    # now). Every filter narrows the page:
+    # - states: only groups in one of these states (:ready, :leased, :parked, :paused;
+    #   one or an Array); nil: every state.
+    # - id_prefix: only group ids that start with it (literally, no pattern).
+    # - min_attempts: only groups whose head was delivered at least this often (2:
+    #   "stuck"); 0: any.
+    # - held_longer_than: only leases taken more than this many seconds ago;
+    #   parked_beyond: only groups not due for more than this many seconds (leased,
+    #   parked or paused); nil or 0: no filter.
+    # - sort: :id (by group id) or :due (by when each is due: the claims' order, paused
+    #   groups in their place too).
+    # - after: the previous page's #next (of the same sort); nil: the first page.
+    # - limit: groups per page, 1..1000.
+    # Pages by a cursor, not an offset: each page costs the same, and a walk visits
+    # every group once. 3 server commands (1 when the page is empty), each on an index
+    # with a limit: for tooling, not for every event.
+    def groups(states: nil, id_prefix: nil, min_attempts: 0, held_longer_than: nil, parked_beyond: nil, sort: :id,
+               after: nil, limit: 50)
+      args = GroupsOptions.to_c(states: states, id_prefix: id_prefix, min_attempts: min_attempts,
+                                held_longer_than: held_longer_than, parked_beyond: parked_beyond, sort: sort,
+                                after: after, limit: limit)
+      GroupsPage.parse(Raw.mqs_groups_json(@raw, *args))
+    end
+
+    # Pauses a group: no claim takes it (harel's neither) until #resume_group. A worker
+    # holding it keeps its lease until it acks, nacks or lets it run out; the pause
+    # outlasts the group's draining and refilling and #purge_group. A group with no
+    # events can be paused ahead (its first publish finds it paused). Pausing a paused
+    # group changes nothing. 2 server commands.
+    def pause_group(group)
+      Raw.mq_pause_group(@raw, Check.group(group))
+      nil
+    end
+
+    # Resumes a paused group: claimable again, at its priority, in its place in line.
+    # Resuming a group that is not paused changes nothing. 2 server commands.
+    def resume_group(group)
+      Raw.mq_resume_group(@raw, Check.group(group))
+      nil
+    end
+
     # Automatic repair: a claim that finds nothing due runs #repair first when this
     # many seconds passed since this queue object's last automatic repair (default 60;
     # 0 turns it off; negative is an ArgumentError).
@@ -176,7 +228,8 @@ module MongoMQ
     end
 
     # The queue's state as a Hash with String keys (those of the C library's stats
-    # JSON): "messages", "dead", "groups" => {"ready", "leased", "parked", "total"},
+    # JSON): "messages", "dead", "published" (events ever published: the seq counter),
+    # "groups" => {"ready", "leased", "parked", "paused", "total"},
     # "oldest_message_age_s", "priorities" => {0..4 (Integer keys) => {"groups",
     # "messages"}}, "now" (a Time), "queue", and "handle" => {"change_streams", "repair" =>
     # {"runs", "fixed", "failed"}}: this queue object's own state. Reads whole
