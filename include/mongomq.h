@@ -91,7 +91,7 @@ extern "C" {
 #endif
 
 #define MQ_VERSION_MAJOR 0
-#define MQ_VERSION_MINOR 4
+#define MQ_VERSION_MINOR 5
 #define MQ_VERSION_PATCH 0
 
 /* Limits checked before anything is sent to the server. */
@@ -131,7 +131,7 @@ typedef struct mq_queue mq_queue;   /* one queue (database + prefix); thread-saf
 typedef struct mq_lease mq_lease;   /* one claimed group: 1..n events; owned by the caller */
 typedef struct mq_batch mq_batch;   /* events to publish together; not thread-safe */
 
-/* "0.4.0": the library's version, which may differ from MQ_VERSION_* of the header
+/* "0.5.0": the library's version, which may differ from MQ_VERSION_* of the header
  * the caller compiled against. */
 MQ_API const char *mq_version(void);
 

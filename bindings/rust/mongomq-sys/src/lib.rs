@@ -1,4 +1,4 @@
-//! Raw declarations of libmongomq's C API (`include/mongomq.h`, version 0.4.0).
+//! Raw declarations of libmongomq's C API (`include/mongomq.h`, version 0.5.0).
 //!
 //! Written by hand, one item per declaration of the header, in the header's order and
 //! with its comments shortened; `tests/header.rs` compiles them against the installed
@@ -17,7 +17,7 @@ use core::ffi::{c_char, c_int, c_uint, c_void};
 use core::marker::{PhantomData, PhantomPinned};
 
 pub const MQ_VERSION_MAJOR: c_int = 0;
-pub const MQ_VERSION_MINOR: c_int = 4;
+pub const MQ_VERSION_MINOR: c_int = 5;
 pub const MQ_VERSION_PATCH: c_int = 0;
 
 /// Bytes of a group id (UTF-8, non-empty).
