@@ -129,8 +129,10 @@ class A_Pages(Drained):
         seen = rows()
         pages = 1
         while D.find_elements(By.ID, "next-page"):
+            old = D.current_url
             D.find_element(By.ID, "next-page").click()
-            wt.wait_for(lambda: D.execute_script("return document.body.dataset.renders"), "the next page")
+            wt.wait_for(lambda: D.current_url != old and D.execute_script("return document.body.dataset.renders"),
+                        "the next page")
             seen += rows()
             pages += 1
         self.assertEqual(sorted(seen), seen)
@@ -377,7 +379,8 @@ class C_Safety(Drained):
                 wt.wait_for(lambda: D.current_url.endswith("/login"), "the login page")
                 D.find_element(By.ID, "token").send_keys("wrong-token-wrong-token")
                 D.find_element(By.ID, "login").click()
-                wt.wait_for(lambda: D.find_element(By.ID, "failed").is_displayed(), "the failure message")
+                wt.wait_for(lambda: "failed=1" in D.current_url and D.find_element(By.ID, "failed").is_displayed(),
+                            "the failure message")
                 D.find_element(By.ID, "token").send_keys(token)
                 D.find_element(By.ID, "login").click()
                 wt.wait_for(lambda: D.execute_script("return document.body.dataset.renders"), "the overview")

@@ -118,9 +118,15 @@ def browser():
 
 
 def wait_for(cond, what):
+    """cond() until it is true, at most WAIT seconds; an element that is gone (the page
+    was navigating) or not there yet counts as false."""
+    from selenium.common.exceptions import NoSuchElementException, StaleElementReferenceException
     deadline = time.monotonic() + WAIT
     while time.monotonic() < deadline:
-        v = cond()
+        try:
+            v = cond()
+        except (NoSuchElementException, StaleElementReferenceException):
+            v = None
         if v:
             return v
         time.sleep(0.1)
