@@ -2,23 +2,30 @@
  * queue with a fake clock, each step checked against a small reference model of the
  * semantics include/mongomq.h and docs/design.md describe.
  *
- * The model (all in this file): groups with a FIFO of events; a lock per active group
+ * The model (its state in tests/model/model.h; this file holds the claim, the other
+ * operations and the runner): groups with a FIFO of events; a lock per active group
  * (ready / leased by a token until a deadline / parked until a time), with the
  * priority of the publish that created the group; the round robin by available_at;
  * the claim's priority floor and batch size; attempts per EVENT (an event's attempts
  * is the number of its own deliveries: one that becomes head because someone else
- * removed the one before it starts at 0); dead letters only after max_attempts
+ * removed the one before it starts at 0), and the lock's attempts and head as
+ * docs/design.md, "Attempts", keeps them; dead letters only after max_attempts
  * deliveries of that event (lowering max attempts applies to heads already past it);
  * nack delays that keep the group held; mq_unclaim putting a lease back as its
  * claim found it (place in line, attempts); leases fenced by token, not by time (an
  * expired lease that nobody took over still acks, nacks and extends); an ack by a
  * stale lease removes its events all the same and says MQ_LEASE_LOST; purge of a
- * group; groups left with events and no lock (a publisher that died between its
+ * group; pausing and resuming a group (docs/design.md, "Pausing a group": the lock
+ * keeps priority p as -1 - p and is never claimed; its holder keeps the lease, whose
+ * ack, nack, extend and unclaim work; a drain keeps the lock, released and without a
+ * head; a refill and a purge keep the pause; a group without a lock is paused ahead,
+ * at priority 0; pausing a paused group or resuming one that is not paused changes
+ * nothing); groups left with events and no lock (a publisher that died between its
  * insert and its lock: the test deletes the lock its publish made) and what heals
  * them: the group's next publish, mq_repair, or the automatic repair of an empty
  * claim (half the sequences run it on every empty claim, with an interval of ~0,
  * and check mq_queue_repair_counts; the others turn it off); dead letters counted,
- * requeued and purged; the stats; mq_peek_json and mq_dead_list_json. Each sequence uses 2 to 5 groups, a random max
+ * requeued and purged; the stats. Each sequence uses 2 to 5 groups, a random max
  * attempts to start with, and every claim entry point (mq_claim, mq_claim_batch, and
  * the waiting claims with timeout 0, which are the plain claim).
  *
@@ -33,15 +40,22 @@
  *     and fairness")
  *   - events delivered inside a batch lease but not as its head: whether those
  *     deliveries count in the event's attempts (a lease reports only its head's).
+ *   - the order of groups with equal available_at in the listing sorted by due.
  *
- * After every step: the messages and dead letters on the server are exactly the
- * model's (every published event that was not acked, purged or dead-purged is in
- * exactly one of them, never neither); the locks are the model's (existence,
- * available_at, token, priority: the schema in docs/design.md); mq_stats_json agrees
- * (messages, dead, groups total/ready/leased/parked, per priority, now, oldest age).
- * After every claim: the leased events are exactly the model's group head(s) in FIFO
- * order with their bytes, the attempts are the head's deliveries, the deadline is
- * now + visibility.
+ * After every step (tests/model/invariants.c): the messages and dead letters on the
+ * server are exactly the model's (every published event that was not acked, purged or
+ * dead-purged is in exactly one of them, never neither); the locks are the model's
+ * (existence and every field of the schema in docs/design.md: available_at, token,
+ * priority with its paused encoding, paused_at, attempts, head, leased_at);
+ * mq_stats_json agrees (messages, dead, published, groups total/ready/leased/parked/
+ * paused, per priority, now, oldest age). After every claim: the leased events are
+ * exactly the model's group head(s) in FIFO order with their bytes, the attempts are
+ * the head's deliveries (and the lock's count + 1, or 1 for a head the lock does not
+ * count), the deadline is now + visibility. Looking (tests/model/look.c):
+ * mq_peek_json and mq_dead_list_json; mq_dead_list_with walked page by page;
+ * mq_groups_json walked to its last page with a random limit, sort and filters, every
+ * row against the model (state, priority, attempts, holder, held for, deadline,
+ * backlog, head, head age) and every group the filters match listed once, in order.
  *
  * Replay: the seed comes from MONGOMQ_MODEL_SEED (else the time) and is printed;
  * sequence i runs with seed + i. A failure prints its sequence's seed, the step and
@@ -49,237 +63,20 @@
  * exactly that sequence again. MONGOMQ_MODEL_SEQUENCES (default 20) and
  * MONGOMQ_MODEL_STEPS (steps per sequence, default 60) bound the run. A failing
  * sequence does not stop the others: the test fails at the end, listing every
- * failing seed. */
+ * failing seed. MONGOMQ_MODEL_KNOWN_BUGS=1 also runs the cases the library is known
+ * to fail (tests/model/look.c: the listing by id with a prefix over several pages). */
 #define _POSIX_C_SOURCE 200809L
-#include "support.h"
+#include "model/model.h"
 
-#include <jansson.h>
 #include <math.h>
-#include <setjmp.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
-#define NGROUPS 5
-#define MAX_EV 2048
-#define POOL 8
-#define TRACE 50
-#define LINE 400
+cover_counts cover;
 
-static const char *const GROUP[NGROUPS] = {"g0", "g1", "g2", "g3", "g4"};
-static const char *const WORKER[3] = {"w0", "w1", "w2"};
-
-/* What the sequences did, summed over the run: printed at the end, so that a run that
- * never met a case shows it. */
-static struct {
-    long claims_ok, claims_empty, batch_leases, lost, stale_ok, dead, requeued, parks, drops, tie_peeks, orphans,
-        auto_fixed, repaired, relocks, ambiguous_attempts, listed, unclaimed;
-} cover;
-
-/* ---- random numbers: splitmix64, the same sequence on every platform ---- */
-
-static uint64_t rnd_next(uint64_t *s) {
-    uint64_t z = (*s += 0x9e3779b97f4a7c15ULL);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-}
-
-/* ---- the model ---- */
-
-enum { EV_LIVE, EV_ACKED, EV_DEAD, EV_GONE };
-static const char *const EV_STATE[] = {"live", "acked", "dead", "gone"};
-
-typedef struct mev {
-    int64_t seq;
-    int group;
-    int priority;
-    unsigned char bytes[16];
-    size_t len;
-    double not_before; /* 0: none */
-    double published_at;
-    /* Deliveries of this event: lo counts those as a lease's head, hi also those
-     * inside batch leases behind another head (which the docs do not settle). They
-     * are equal once the event was delivered as head. */
-    int lo, hi;
-    int state;
-    double dead_at; /* the queue clock of the claim that moved it to the dead letters */
-} mev;
-
-typedef struct mlock {
-    int exists;
-    double avail;
-    char token[256]; /* "" is null */
-    int priority;
-} mlock;
-
-typedef struct mlease {
-    mq_lease *lease;
-    int id;
-    int group;
-    char token[256];
-    int64_t seqs[4];
-    int n;
-    int more_after;
-    double prior_avail; /* the lock's available_at before this lease: mq_unclaim puts it back */
-    int attempts;       /* the lease's attempts (its head's deliveries, this one included) */
-} mlease;
-
-typedef struct model {
-    tq *t;
-    uint64_t rng;
-    uint64_t seed;
-    int sequence;
-    int step;
-    mev ev[MAX_EV]; /* in seq order */
-    int nev;
-    int64_t next_seq;
-    mlock lock[NGROUPS];
-    mlease pool[POOL];
-    int npool;
-    int lease_ids;
-    int event_ids;
-    /* Two handles on the queue, as two processes would have: each call goes through
-     * one of them. max attempts and the automatic repair are per handle. */
-    mq_queue *q[2];
-    int h;                 /* the handle of the running operation */
-    int hmax[2];           /* each handle's max attempts */
-    int max_attempts;      /* the claiming handle's, while a claim is modelled */
-    int ngroups;           /* this sequence's groups: GROUP[0 .. ngroups-1] */
-    int auto_repair;       /* the automatic repair runs on every empty claim (interval ~0) */
-    int repair_started[2]; /* its period started (the handle's first empty claim) */
-    uint64_t repair_runs[2], repair_fixed[2];
-    char trace[TRACE][LINE];
-    int ntrace;
-    char cur[LINE];          /* the operation running now */
-    struct srv_doc *scratch; /* MAX_EV documents read from the server */
-    jmp_buf fail_jmp;
-} model;
-
-static int below(model *m, int n) { return (int)(rnd_next(&m->rng) % (uint64_t)n); }
-static double now_of(model *m) { return m->t->now; }
-
-/* ---- trace and failure ---- */
-
-static void push_trace(model *m, const char *line) {
-    snprintf(m->trace[m->ntrace % TRACE], LINE, "%s", line);
-    m->ntrace++;
-}
-
-/* Adds to the description of the running operation. */
-static void say(model *m, const char *fmt, ...) {
-    size_t len = strlen(m->cur);
-    if (len + 1 >= LINE) return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(m->cur + len, LINE - len, fmt, ap);
-    va_end(ap);
-}
-
-static void begin_op(model *m, const char *fmt, ...) {
-    m->h = below(m, 2);
-    int n = snprintf(m->cur, LINE, "step %d t=+%.2f h%d: ", m->step, now_of(m) - 1e9, m->h);
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(m->cur + n, LINE - (size_t)n, fmt, ap);
-    va_end(ap);
-}
-
-static void end_op(model *m) {
-    push_trace(m, m->cur);
-    m->cur[0] = '\0';
-}
-
-static void dump_model(model *m) {
-    printf("  model state (t=+%.3f, max attempts: handle 0 %d, handle 1 %d):\n", now_of(m) - 1e9, m->hmax[0],
-           m->hmax[1]);
-    for (int g = 0; g < NGROUPS; g++) {
-        const mlock *l = &m->lock[g];
-        printf("    %s: ", GROUP[g]);
-        if (l->exists)
-            printf("lock available_at %s%.3f token %s priority %d;", l->avail == 0 ? "0 = " : "+",
-                   l->avail == 0 ? 0 : l->avail - 1e9, l->token[0] ? l->token : "null", l->priority);
-        else
-            printf("no lock;");
-        printf(" events");
-        for (int i = 0; i < m->nev; i++) {
-            const mev *e = &m->ev[i];
-            if (e->group != g || e->state == EV_GONE || e->state == EV_ACKED) continue;
-            printf(" %lld%s(d%d", (long long)e->seq, e->state == EV_DEAD ? "[dead]" : "", e->lo);
-            if (e->hi != e->lo) printf("..%d", e->hi);
-            if (e->not_before > 0) printf(",nb+%.2f", e->not_before - 1e9);
-            printf(")");
-        }
-        printf("\n");
-    }
-}
-
-static void mfail(model *m, const char *fmt, ...) {
-    char msg[1024];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    if (m->cur[0]) end_op(m);
-    printf("\n[model] FAILED: sequence %d (seed %llu), step %d: %s\n", m->sequence, (unsigned long long)m->seed,
-           m->step, msg);
-    printf("[model] replay: MONGOMQ_MODEL_SEED=%llu MONGOMQ_MODEL_SEQUENCES=1 (steps: %d)\n",
-           (unsigned long long)m->seed, m->step + 1);
-    int first = m->ntrace > TRACE ? m->ntrace - TRACE : 0;
-    printf("[model] the last %d operations:\n", m->ntrace - first);
-    for (int i = first; i < m->ntrace; i++) printf("  %s\n", m->trace[i % TRACE]);
-    dump_model(m);
-    fflush(stdout);
-    longjmp(m->fail_jmp, 1);
-}
-
-static void expect_status(model *m, const char *call, mq_status got, mq_status want, const mq_error *err) {
-    if (got != want)
-        mfail(m, "%s returned %s, the model expects %s (%s)", call, mq_status_name(got), mq_status_name(want),
-              err->message);
-}
-
-/* ---- model helpers ---- */
-
-static int group_index(const char *name) {
-    for (int g = 0; g < NGROUPS; g++)
-        if (name != NULL && strcmp(name, GROUP[g]) == 0) return g;
-    return -1;
-}
-
-static mev *head_of(model *m, int g) {
-    for (int i = 0; i < m->nev; i++)
-        if (m->ev[i].state == EV_LIVE && m->ev[i].group == g) return &m->ev[i];
-    return NULL;
-}
-
-static mev *next_in_group(model *m, const mev *e) {
-    for (int i = (int)(e - m->ev) + 1; i < m->nev; i++)
-        if (m->ev[i].state == EV_LIVE && m->ev[i].group == e->group) return &m->ev[i];
-    return NULL;
-}
-
-static mev *find_ev(model *m, int64_t seq) {
-    for (int i = 0; i < m->nev; i++)
-        if (m->ev[i].seq == seq) return &m->ev[i];
-    return NULL;
-}
-
-static int live_count(model *m, int g) {
-    int n = 0;
-    for (int i = 0; i < m->nev; i++)
-        if (m->ev[i].state == EV_LIVE && (g < 0 || m->ev[i].group == g)) n++;
-    return n;
-}
-
-static int dead_count_model(model *m) {
-    int n = 0;
-    for (int i = 0; i < m->nev; i++)
-        if (m->ev[i].state == EV_DEAD) n++;
-    return n;
-}
+/* ---- the model's events ---- */
 
 static mev *add_event(model *m, int64_t seq, int g, int priority, const unsigned char *bytes, size_t len,
                       double not_before) {
@@ -326,64 +123,6 @@ static const char *describe_bytes(const unsigned char *b, size_t len, char *out,
     return out;
 }
 
-/* ---- reading the server (the documents of docs/design.md, "Schema") ---- */
-
-static mongoc_cursor_t *raw_find(model *m, const char *suffix, bson_t *filter, int sorted, mongoc_collection_t **coll) {
-    *coll = tq_collection(m->t, suffix);
-    bson_t *opts = sorted ? BCON_NEW("sort", "{", "_id", BCON_INT32(1), "}") : bson_new();
-    mongoc_cursor_t *cursor = mongoc_collection_find_with_opts(*coll, filter, opts, NULL);
-    bson_destroy(opts);
-    return cursor;
-}
-
-static void raw_done(model *m, mongoc_cursor_t *cursor, mongoc_collection_t *coll, bson_t *filter, const char *what) {
-    bson_error_t error;
-    int bad = mongoc_cursor_error(cursor, &error);
-    mongoc_cursor_destroy(cursor);
-    mongoc_collection_destroy(coll);
-    bson_destroy(filter);
-    if (bad) mfail(m, "reading %s: %s", what, error.message);
-}
-
-static double doc_double(const bson_t *doc, const char *field, double fallback) {
-    bson_iter_t it;
-    if (!bson_iter_init_find(&it, doc, field) || !BSON_ITER_HOLDS_NUMBER(&it)) return fallback;
-    return bson_iter_as_double(&it);
-}
-
-static void parse_lock(const bson_t *doc, mlock *out) {
-    memset(out, 0, sizeof *out);
-    out->exists = 1;
-    out->avail = doc_double(doc, "available_at", -1);
-    out->priority = (int)doc_double(doc, "priority", -1);
-    bson_iter_t it;
-    if (bson_iter_init_find(&it, doc, "token") && BSON_ITER_HOLDS_UTF8(&it))
-        snprintf(out->token, sizeof out->token, "%s", bson_iter_utf8(&it, NULL));
-}
-
-/* The lock of group g on the server. */
-static void srv_lock(model *m, int g, mlock *out) {
-    mongoc_collection_t *coll;
-    bson_t *filter = BCON_NEW("_id", BCON_UTF8(GROUP[g]));
-    mongoc_cursor_t *cursor = raw_find(m, "locks", filter, 0, &coll);
-    const bson_t *doc;
-    memset(out, 0, sizeof *out);
-    if (mongoc_cursor_next(cursor, &doc)) parse_lock(doc, out);
-    raw_done(m, cursor, coll, filter, "a lock");
-}
-
-/* Whether seq is a dead letter on the server, and its attempts. */
-static int srv_dead(model *m, int64_t seq, int *attempts) {
-    mongoc_collection_t *coll;
-    bson_t *filter = BCON_NEW("_id", BCON_INT64(seq));
-    mongoc_cursor_t *cursor = raw_find(m, "dead", filter, 0, &coll);
-    const bson_t *doc;
-    int found = mongoc_cursor_next(cursor, &doc);
-    if (found && attempts != NULL) *attempts = (int)doc_double(doc, "attempts", -1);
-    raw_done(m, cursor, coll, filter, "a dead letter");
-    return found;
-}
-
 /* ---- repair: groups with events and no lock (orphans) ---- */
 
 static int is_orphan(model *m, int g) { return !m->lock[g].exists && head_of(m, g) != NULL; }
@@ -394,7 +133,7 @@ static int orphan_count(model *m) {
     return n;
 }
 
-static void lock_created(model *m, int g, int priority, double avail);
+static void lock_created(model *m, int g, int priority, double avail, int64_t head);
 
 /* What mq_repair does to the model: a lock for every orphan, as its oldest event's
  * publish would have made it. `peek`: the server may be read to settle the
@@ -408,7 +147,7 @@ static int repair_orphans(model *m, int peek) {
         /* in line from the head's publish, or parked until its time (docs/design.md,
          * "Round-robin and fairness") */
         (void)peek;
-        lock_created(m, g, h->priority, h->not_before > h->published_at ? h->not_before : h->published_at);
+        lock_created(m, g, h->priority, h->not_before > h->published_at ? h->not_before : h->published_at, h->seq);
         say(m, " [%s repaired]", GROUP[g]);
         fixed++;
     }
@@ -429,17 +168,6 @@ static int auto_repair_model(model *m) {
     m->repair_fixed[m->h] += (uint64_t)fixed;
     cover.auto_fixed += fixed;
     return fixed > 0;
-}
-
-static void check_repair_counts(model *m) {
-    for (int h = 0; h < 2; h++) {
-        uint64_t runs = 99, fixed = 99;
-        mq_queue_repair_counts(m->q[h], &runs, &fixed);
-        if (runs != m->repair_runs[h] || fixed != m->repair_fixed[h])
-            mfail(m, "mq_queue_repair_counts of handle %d: %llu runs, %llu fixed; the model counts %llu, %llu", h,
-                  (unsigned long long)runs, (unsigned long long)fixed, (unsigned long long)m->repair_runs[h],
-                  (unsigned long long)m->repair_fixed[h]);
-    }
 }
 
 /* ---- the claim ---- */
@@ -495,15 +223,24 @@ static void check_lease_events(model *m, const claim_ctx *c, mev **members, int 
  * happen, so the dead letters on the server settle whether an ambiguous head died. */
 static visit_result visit(model *m, int g, const claim_ctx *c) {
     double now = now_of(m);
+    mlock *lk = &m->lock[g];
+    /* claim.lease took the lock (leased_at now, attempts + 1); its count is this
+     * delivery's if the head is the lock's head, else the head's first (claim.rehead). */
+    const int pre_attempts = lk->attempts;
+    const int64_t pre_head = lk->head;
+    lk->leased_at = now;
+    int count = -1;
     for (;;) {
         mev *h = head_of(m, g);
         if (h == NULL) {
-            m->lock[g].exists = 0;
+            lk->exists = 0;
             cover.drops++;
             say(m, " [%s: no event, lock dropped]", GROUP[g]);
             return V_DROP;
         }
-        if (m->max_attempts > 0 && h->hi + 1 > m->max_attempts) {
+        if (count < 0) count = h->seq == pre_head ? pre_attempts + 1 : 1;
+        const int dead_by_lock = m->max_attempts > 0 && count > m->max_attempts;
+        if (m->max_attempts > 0 && (h->hi + 1 > m->max_attempts || dead_by_lock)) {
             int surely = h->lo + 1 > m->max_attempts;
             int attempts = -1;
             int in_dead = srv_dead(m, h->seq, &attempts);
@@ -512,7 +249,16 @@ static visit_result visit(model *m, int g, const claim_ctx *c) {
                       "group %s: head %lld was delivered %d times and max attempts is %d: the claim that visited "
                       "the group must move it to the dead letters, and it is not there",
                       GROUP[g], (long long)h->seq, h->lo, m->max_attempts);
+            if (in_dead != dead_by_lock)
+                mfail(m,
+                      "group %s: this claim is delivery %d of head %lld by the lock's count (attempts %d, head %lld) "
+                      "and max attempts is %d: the head should %sbe a dead letter, and it is%s one",
+                      GROUP[g], count, (long long)h->seq, pre_attempts, (long long)pre_head, m->max_attempts,
+                      dead_by_lock ? "" : "not ", in_dead ? "" : " not");
             if (in_dead) {
+                if (attempts != count - 1)
+                    mfail(m, "dead letter %lld says attempts %d, the lock counted %d deliveries", (long long)h->seq,
+                          attempts, count - 1);
                 if (attempts < h->lo || attempts > h->hi)
                     mfail(m, "dead letter %lld says attempts %d, the model counts %d..%d deliveries of that event",
                           (long long)h->seq, attempts, h->lo, h->hi);
@@ -524,13 +270,16 @@ static visit_result visit(model *m, int g, const claim_ctx *c) {
                 h->lo = h->hi = attempts;
                 cover.dead++;
                 say(m, " [%s: %lld dead after %d]", GROUP[g], (long long)h->seq, attempts);
+                count = 1; /* the next head's first delivery */
                 continue;
             }
             h->hi = m->max_attempts - 1; /* not dead: fewer deliveries than max */
         }
         if (h->not_before > now) {
-            m->lock[g].avail = h->not_before;
-            m->lock[g].token[0] = '\0';
+            lk->avail = h->not_before;
+            lk->token[0] = '\0';
+            lk->attempts = count - 1; /* claim.park: this claim's attempt undone */
+            lk->head = h->seq;
             cover.parks++;
             say(m, " [%s: parked until +%.2f]", GROUP[g], h->not_before - 1e9);
             return V_PARK;
@@ -553,6 +302,9 @@ static visit_result visit(model *m, int g, const claim_ctx *c) {
             mfail(m, "lease of %s: attempts %d, the model expects %s (deliveries of seq %lld, this one included)",
                   GROUP[g], attempts, range, (long long)h->seq);
         }
+        if (attempts != count)
+            mfail(m, "lease of %s: attempts %d, the lock's count says %d (its attempts %d, head %lld; the head %lld)",
+                  GROUP[g], attempts, count, pre_attempts, (long long)pre_head, (long long)h->seq);
         if (h->hi > h->lo) cover.ambiguous_attempts++;
         h->lo = h->hi = attempts;
         for (int i = 1; i < n; i++) members[i]->hi++;
@@ -561,7 +313,6 @@ static visit_result visit(model *m, int g, const claim_ctx *c) {
         if (fabs(deadline - (now + c->visibility)) > 1e-6)
             mfail(m, "mq_lease_deadline is +%.3f, the claim's time plus its visibility is +%.3f", deadline - 1e9,
                   now + c->visibility - 1e9);
-        mlock *lk = &m->lock[g];
         snprintf(lk->token, sizeof lk->token, "%s", mq_lease_token(c->lease));
         size_t wlen = strlen(c->worker);
         if (strncmp(lk->token, c->worker, wlen) != 0 || lk->token[wlen] != ':' || lk->token[wlen + 1] == '\0')
@@ -570,11 +321,15 @@ static visit_result visit(model *m, int g, const claim_ctx *c) {
         out->prior_avail = lk->avail;
         out->attempts = attempts;
         lk->avail = now + c->visibility;
+        lk->attempts = attempts;
+        lk->head = h->seq;
         out->group = g;
         snprintf(out->token, sizeof out->token, "%s", lk->token);
         out->n = n;
         for (int i = 0; i < n; i++) out->seqs[i] = members[i]->seq;
-        out->more_after = next_in_group(m, members[n - 1]) != NULL;
+        const mev *behind = next_in_group(m, members[n - 1]);
+        out->more_after = behind != NULL;
+        out->next_seq = behind != NULL ? behind->seq : 0;
         return V_LEASE;
     }
 }
@@ -597,9 +352,10 @@ static int visited(model *m, int g) {
     return 0;
 }
 
+/* Claimable at this floor: a paused lock never is (its stored priority is negative). */
 static int due(model *m, int g, int floor) {
     const mlock *l = &m->lock[g];
-    return l->exists && l->avail <= now_of(m) && l->priority >= floor;
+    return l->exists && !l->paused && l->avail <= now_of(m) && l->priority >= floor;
 }
 
 /* Follows a claim's result through the model: the claim visits the due groups in
@@ -704,17 +460,32 @@ static mlease *pick_lease(model *m, const char *op) {
 static void describe_lease(model *m, const mlease *l) {
     say(m, "#%d (%s [", l->id, GROUP[l->group]);
     for (int i = 0; i < l->n; i++) say(m, i ? " %lld" : "%lld", (long long)l->seqs[i]);
-    say(m, "]%s, %s)", l->more_after ? " more" : "", lease_is_current(m, l) ? "current" : "stale");
+    say(m, "]%s, %s%s)", l->more_after ? " more" : "", lease_is_current(m, l) ? "current" : "stale",
+        m->lock[l->group].exists && m->lock[l->group].paused ? ", paused" : "");
 }
 
 /* ---- the operations ---- */
 
-static void lock_created(model *m, int g, int priority, double avail) {
+/* A new lock (publish.lock's $setOnInsert, a relock, repair): attempts 0 counting
+ * `head` (0: none), not paused, never leased. */
+static void lock_created(model *m, int g, int priority, double avail, int64_t head) {
     mlock *l = &m->lock[g];
+    memset(l, 0, sizeof *l);
     l->exists = 1;
     l->avail = avail;
-    l->token[0] = '\0';
     l->priority = priority;
+    l->head = head;
+}
+
+/* publish.lock: a group without a lock gets one, its head the event; a lock that is
+ * there stays as it is, a paused one paused (a refill keeps the pause). */
+static void publish_lock(model *m, int g, int priority, double avail, int64_t seq) {
+    if (!m->lock[g].exists) {
+        lock_created(m, g, priority, avail, seq);
+    } else if (m->lock[g].paused) {
+        cover.paused_refills++;
+        say(m, " (%s stays paused)", GROUP[g]);
+    }
 }
 
 static void op_publish(model *m) {
@@ -730,7 +501,7 @@ static void op_publish(model *m) {
     say(m, " -> %s seq %lld", mq_status_name(st), (long long)seq);
     expect_status(m, "mq_publish", st, MQ_OK, &err);
     add_event(m, seq, g, priority, bytes, len, 0);
-    if (!m->lock[g].exists) lock_created(m, g, priority, now_of(m)); /* in line from its publish */
+    publish_lock(m, g, priority, now_of(m), seq); /* in line from its publish */
     end_op(m);
 }
 
@@ -749,12 +520,7 @@ static void op_publish_at(model *m) {
     say(m, " -> %s seq %lld", mq_status_name(st), (long long)seq);
     expect_status(m, "mq_publish_at", st, MQ_OK, &err);
     add_event(m, seq, g, priority, bytes, len, nb);
-    if (!m->lock[g].exists) {
-        if (nb > now_of(m))
-            lock_created(m, g, priority, nb); /* parked until then */
-        else
-            lock_created(m, g, priority, now_of(m)); /* a past time: as a publish now */
-    }
+    publish_lock(m, g, priority, nb > now_of(m) ? nb : now_of(m), seq); /* parked until then, or in line now */
     end_op(m);
 }
 
@@ -786,7 +552,7 @@ static void op_batch(model *m) {
     expect_status(m, "mq_publish_batch", st, MQ_OK, &err);
     for (int i = 0; i < n; i++) {
         add_event(m, first + i, groups[i], prios[i], bytes[i], lens[i], 0);
-        if (!m->lock[groups[i]].exists) lock_created(m, groups[i], prios[i], now_of(m));
+        publish_lock(m, groups[i], prios[i], now_of(m), first + i); /* from the group's first event in the batch */
     }
     end_op(m);
 }
@@ -836,6 +602,7 @@ static void op_claim(model *m) {
         say(m, " = lease #%d", out->id);
     }
     claim_ctx c = {lease, worker, max_events, visibility, out};
+    const long dead_before = cover.dead;
     model_claim(m, st, &err, &c, floor);
     if (st == MQ_OK)
         cover.claims_ok++;
@@ -843,6 +610,9 @@ static void op_claim(model *m) {
         cover.claims_empty++;
     check_repair_counts(m);
     end_op(m);
+    /* A claim that made dead letters: read them back by pages (dead letters are few at
+     * a random step, most of them requeued or purged soon). */
+    if (cover.dead > dead_before) op_dead_pages(m);
 }
 
 static void op_ack(model *m) {
@@ -864,17 +634,31 @@ static void op_ack(model *m) {
     if (current) {
         expect_status(m, "mq_ack", st, MQ_OK, &err);
         mlock *lk = &m->lock[l->group];
+        if (lk->paused) cover.paused_holder++;
         if (l->more_after) {
             lk->avail = now_of(m); /* the back of the round robin */
             lk->token[0] = '\0';
+            lk->attempts = 0; /* ack.release: the event behind the lease is the head the count starts on */
+            lk->head = l->next_seq;
+        } else if (lk->paused) {
+            /* ack.keep_paused: the pause outlasts the drain; the lock stays, released,
+             * its count reset and without a head (events published since the claim
+             * have their lock: this one). */
+            lk->avail = now_of(m);
+            lk->token[0] = '\0';
+            lk->attempts = 0;
+            lk->head = 0;
+            cover.paused_drains++;
+            say(m, " (paused: the lock stays)");
         } else {
             /* The group drains: the lock goes; events published since the claim make
              * it again, at the front, with the dropped lock's priority. */
             lk->exists = 0;
-            if (live_count(m, l->group) > 0) {
+            mev *h = head_of(m, l->group);
+            if (h != NULL) {
                 cover.relocks++;
                 /* in line from the raced event's publish */
-                lock_created(m, l->group, lk->priority, head_of(m, l->group)->published_at);
+                lock_created(m, l->group, lk->priority, h->published_at, h->seq);
                 say(m, " (re-created: events published after the claim)");
             }
         }
@@ -897,6 +681,7 @@ static void op_nack(model *m) {
     if (lease_is_current(m, l)) {
         expect_status(m, "mq_nack", st, MQ_OK, &err);
         mlock *lk = &m->lock[l->group];
+        if (lk->paused) cover.paused_holder++;
         if (delay > 0) {
             lk->avail = now_of(m) + delay; /* held by this lease's token until then */
             if (fabs(mq_lease_deadline(l->lease) - lk->avail) > 1e-6)
@@ -924,6 +709,7 @@ static void op_extend(model *m) {
     say(m, " -> %s", mq_status_name(st));
     if (lease_is_current(m, l)) {
         expect_status(m, "mq_extend", st, MQ_OK, &err);
+        if (m->lock[l->group].paused) cover.paused_holder++;
         m->lock[l->group].avail = now_of(m) + visibility;
         if (fabs(mq_lease_deadline(l->lease) - (now_of(m) + visibility)) > 1e-6)
             mfail(m, "mq_lease_deadline after extend is +%.3f, want +%.3f", mq_lease_deadline(l->lease) - 1e9,
@@ -947,8 +733,10 @@ static void op_unclaim(model *m) {
     if (lease_is_current(m, l)) {
         expect_status(m, "mq_unclaim", st, MQ_OK, &err);
         mlock *lk = &m->lock[l->group];
+        if (lk->paused) cover.paused_holder++;
         lk->avail = l->prior_avail;
         lk->token[0] = '\0';
+        lk->attempts = l->attempts > 0 ? l->attempts - 1 : 0; /* the lease's delivery undone */
         mev *h = head_of(m, l->group);
         if (h != NULL && h->seq == l->seqs[0]) h->lo = h->hi = l->attempts - 1;
         cover.unclaimed++;
@@ -1020,7 +808,7 @@ static void op_dead_requeue(model *m) {
     size_t len = e->len;
     memcpy(bytes, e->bytes, len);
     add_event(m, fresh, g, priority, bytes, len, 0); /* e may move: copied first */
-    if (!m->lock[g].exists) lock_created(m, g, priority, now_of(m));
+    publish_lock(m, g, priority, now_of(m), fresh);  /* a publish of the same event */
     end_op(m);
 }
 
@@ -1047,138 +835,77 @@ static void op_purge_group(model *m) {
     expect_status(m, "mq_purge_group", st, MQ_OK, &err);
     for (int i = 0; i < m->nev; i++)
         if (m->ev[i].state == EV_LIVE && m->ev[i].group == g) m->ev[i].state = EV_GONE;
-    m->lock[g].exists = 0;
+    mlock *lk = &m->lock[g];
+    if (lk->exists && lk->paused) {
+        /* purge.unlease: the pause stays, the lock released (a holder's lease is lost),
+         * its count reset and without a head */
+        lk->avail = now_of(m);
+        lk->token[0] = '\0';
+        lk->attempts = 0;
+        lk->head = 0;
+        cover.paused_purges++;
+        say(m, " (paused: the lock stays)");
+    } else {
+        lk->exists = 0;
+    }
     end_op(m);
 }
 
-/* ---- looking without claiming: mq_peek_json, mq_dead_list_json ---- */
+/* ---- pausing (docs/design.md, "Pausing a group") ---- */
 
-static void base64_of(const unsigned char *in, size_t len, char *out) {
-    static const char *const abc = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    size_t o = 0;
-    for (size_t i = 0; i < len; i += 3) {
-        unsigned v =
-            (unsigned)in[i] << 16 | (i + 1 < len ? (unsigned)in[i + 1] << 8 : 0) | (i + 2 < len ? in[i + 2] : 0);
-        out[o++] = abc[(v >> 18) & 63];
-        out[o++] = abc[(v >> 12) & 63];
-        out[o++] = i + 1 < len ? abc[(v >> 6) & 63] : '=';
-        out[o++] = i + 2 < len ? abc[v & 63] : '=';
-    }
-    out[o] = '\0';
+static const char *pause_state(const mlock *lk) {
+    if (!lk->exists) return "no lock";
+    return lk->paused ? "paused" : "not paused";
 }
 
-/* One element of mq_peek_json / mq_dead_list_json against the model's event; the
- * first difference goes to msg. */
-static void compare_listed(const mev *e, json_t *el, int dead, char *msg, size_t size) {
-    json_t *v;
-    if (!json_is_object(el)) {
-        snprintf(msg, size, "an element is not an object");
-        return;
-    }
-    v = json_object_get(el, "seq");
-    if (!json_is_integer(v) || json_integer_value(v) != e->seq) {
-        snprintf(msg, size, "seq %lld expected", (long long)e->seq);
-        return;
-    }
-    v = json_object_get(el, "group");
-    if (!json_is_string(v) || strcmp(json_string_value(v), GROUP[e->group]) != 0) {
-        snprintf(msg, size, "seq %lld: group %s expected", (long long)e->seq, GROUP[e->group]);
-        return;
-    }
-    v = json_object_get(el, "priority");
-    if (!json_is_integer(v) || json_integer_value(v) != e->priority) {
-        snprintf(msg, size, "seq %lld: priority %d expected", (long long)e->seq, e->priority);
-        return;
-    }
-    v = json_object_get(el, "published_at");
-    if (!json_is_number(v) || fabs(json_number_value(v) - e->published_at) > 1e-6) {
-        snprintf(msg, size, "seq %lld: published_at +%.3f expected", (long long)e->seq, e->published_at - 1e9);
-        return;
-    }
-    v = json_object_get(el, "event");
-    int text = e->len == 0 || e->bytes[0] != 0; /* the test's binary events start with a NUL */
-    if (text) {
-        if (!json_is_string(v) || json_string_length(v) != e->len ||
-            memcmp(json_string_value(v), e->bytes, e->len) != 0) {
-            snprintf(msg, size, "seq %lld: the event should be the text '%.*s'", (long long)e->seq, (int)e->len,
-                     (const char *)e->bytes);
-            return;
-        }
-    } else {
-        char b64[32];
-        base64_of(e->bytes, e->len, b64);
-        json_t *b = json_object_get(v, "base64");
-        if (!json_is_string(b) || strcmp(json_string_value(b), b64) != 0) {
-            snprintf(msg, size, "seq %lld: the event should be {\"base64\": \"%s\"}", (long long)e->seq, b64);
-            return;
-        }
-    }
-    if (dead) {
-        v = json_object_get(el, "attempts");
-        if (!json_is_integer(v) || json_integer_value(v) != e->lo) {
-            snprintf(msg, size, "dead letter %lld: attempts %d expected", (long long)e->seq, e->lo);
-            return;
-        }
-        v = json_object_get(el, "dead_at");
-        if (!json_is_number(v) || fabs(json_number_value(v) - e->dead_at) > 1e-6) {
-            snprintf(msg, size, "dead letter %lld: dead_at +%.3f expected", (long long)e->seq, e->dead_at - 1e9);
-            return;
-        }
-    } else {
-        v = json_object_get(el, "not_before");
-        if (e->not_before > 0 ? !json_is_number(v) || fabs(json_number_value(v) - e->not_before) > 1e-6 : v != NULL) {
-            snprintf(msg, size, "seq %lld: not_before should be %s", (long long)e->seq,
-                     e->not_before > 0 ? "the scheduled time" : "absent");
-            return;
-        }
-    }
-}
-
-/* mq_peek_json of one group or of the whole queue, or mq_dead_list_json: the model's
- * events (live, or dead), oldest seq first, up to max_events. */
-static void op_peek(model *m) {
-    int dead = below(m, 3) == 0;
-    int g = dead || below(m, 3) == 0 ? -1 : below(m, m->ngroups);
-    size_t max_events = (size_t)(1 + below(m, 6));
+/* mq_pause_group of a random group: one with a lock keeps its priority p as -1 - p
+ * (paused_at now) and nothing else changes; one without a lock gets a paused lock
+ * (priority 0, released, in line from now, no head); a paused one stays as it is. */
+static void op_pause(model *m) {
+    int g = below(m, m->ngroups);
+    mlock *lk = &m->lock[g];
+    begin_op(m, "pause %s (%s, %d events)", GROUP[g], pause_state(lk), live_count(m, g));
     mq_error err;
-    char *text = NULL;
-    mq_status st;
-    if (dead) {
-        begin_op(m, "dead_list_json max %zu", max_events);
-        st = mq_dead_list_json(m->q[m->h], max_events, &text, &err);
-    } else {
-        begin_op(m, "peek_json %s max %zu", g >= 0 ? GROUP[g] : "(all)", max_events);
-        st = mq_peek_json(m->q[m->h], g >= 0 ? GROUP[g] : NULL, max_events, &text, &err);
-    }
+    mq_status st = mq_pause_group(m->q[m->h], GROUP[g], &err);
     say(m, " -> %s", mq_status_name(st));
-    expect_status(m, dead ? "mq_dead_list_json" : "mq_peek_json", st, MQ_OK, &err);
-    const mev *want[MAX_EV];
-    size_t n = 0;
-    for (int i = 0; i < m->nev && n < max_events; i++) {
-        const mev *e = &m->ev[i];
-        if (dead ? e->state == EV_DEAD : e->state == EV_LIVE && (g < 0 || e->group == g)) want[n++] = e;
-    }
-    char msg[300] = "";
-    json_error_t jerr;
-    json_t *root = json_loads(text, 0, &jerr);
-    if (root == NULL || !json_is_array(root)) {
-        snprintf(msg, sizeof msg, "not a JSON array");
-    } else if (json_array_size(root) != n) {
-        snprintf(msg, sizeof msg, "%zu elements, the model has %zu", json_array_size(root), n);
+    expect_status(m, "mq_pause_group", st, MQ_OK, &err);
+    if (!lk->exists) {
+        lock_created(m, g, 0, now_of(m), 0); /* pause.lock: priority -1 */
+        lk->paused = 1;
+        lk->paused_at = now_of(m);
+        cover.paused_ahead++;
+    } else if (!lk->paused) {
+        lk->paused = 1;
+        lk->paused_at = now_of(m);
+        cover.pauses++;
     } else {
-        for (size_t i = 0; i < n && msg[0] == '\0'; i++)
-            compare_listed(want[i], json_array_get(root, i), dead, msg, sizeof msg);
+        cover.pause_noop++;
     }
-    json_decref(root);
-    if (msg[0] != '\0') {
-        char copy[900];
-        snprintf(copy, sizeof copy, "%s", text);
-        mq_free(text);
-        mfail(m, "%s: %s: %s", dead ? "mq_dead_list_json" : "mq_peek_json", msg, copy);
+    end_op(m);
+}
+
+/* mq_resume_group, three times in four of a paused group (so that pauses do not pile
+ * up and starve the claims), else of a random one: a paused lock gets its priority
+ * back (paused_at goes), where its available_at says; any other group is left as it
+ * is. */
+static void op_resume(model *m) {
+    int paused[NGROUPS], npaused = 0;
+    for (int k = 0; k < m->ngroups; k++)
+        if (m->lock[k].exists && m->lock[k].paused) paused[npaused++] = k;
+    int g = npaused > 0 && below(m, 4) != 0 ? paused[below(m, npaused)] : below(m, m->ngroups);
+    mlock *lk = &m->lock[g];
+    begin_op(m, "resume %s (%s, %d events)", GROUP[g], pause_state(lk), live_count(m, g));
+    mq_error err;
+    mq_status st = mq_resume_group(m->q[m->h], GROUP[g], &err);
+    say(m, " -> %s", mq_status_name(st));
+    expect_status(m, "mq_resume_group", st, MQ_OK, &err);
+    if (lk->exists && lk->paused) {
+        lk->paused = 0;
+        lk->paused_at = 0;
+        cover.resumes++;
+    } else {
+        cover.resume_noop++;
     }
-    mq_free(text);
-    cover.listed += (long)n;
-    say(m, " %zu events", n);
     end_op(m);
 }
 
@@ -1232,7 +959,7 @@ static void op_repair(model *m) {
             say(m, " -> %s seq %lld", mq_status_name(st), (long long)seq);
             expect_status(m, "mq_publish", st, MQ_OK, &err);
             add_event(m, seq, g, p2, bytes, len, 0);
-            lock_created(m, g, p2, now_of(m));
+            lock_created(m, g, p2, now_of(m), seq); /* its head: this event, not the orphan's */
             end_op(m);
             return;
         }
@@ -1258,263 +985,36 @@ static void op_repair(model *m) {
     end_op(m);
 }
 
-/* ---- the invariants, after every step ---- */
-
-/* The _id and group_id of every document of {prefix}_<suffix>, in _id order (read
- * whole before anything is compared, so that a failure leaves no cursor open). */
-typedef struct srv_doc {
-    int64_t seq;
-    char group[16];
-} srv_doc;
-
-static int read_ids(model *m, const char *suffix, srv_doc *out, int cap) {
-    mongoc_collection_t *coll;
-    bson_t *filter = bson_new();
-    mongoc_cursor_t *cursor = raw_find(m, suffix, filter, 1, &coll);
-    const bson_t *doc;
-    int n = 0, over = 0;
-    while (mongoc_cursor_next(cursor, &doc)) {
-        if (n == cap) {
-            over = 1;
-            continue;
-        }
-        bson_iter_t it;
-        out[n].seq = bson_iter_init_find(&it, doc, "_id") && BSON_ITER_HOLDS_NUMBER(&it) ? bson_iter_as_int64(&it) : -1;
-        snprintf(
-            out[n].group, sizeof out[n].group, "%s",
-            bson_iter_init_find(&it, doc, "group_id") && BSON_ITER_HOLDS_UTF8(&it) ? bson_iter_utf8(&it, NULL) : "?");
-        n++;
-    }
-    raw_done(m, cursor, coll, filter, suffix);
-    if (over) mfail(m, "%s holds more than %d documents", suffix, cap);
-    return n;
-}
-
-static void missing_event(model *m, const mev *e) {
-    int dead = srv_dead(m, e->seq, NULL);
-    mfail(m, "event %lld (%s) is in the model's queue but not in the messages collection%s", (long long)e->seq,
-          GROUP[e->group], dead ? " (it is a dead letter)" : ": it is in neither the queue nor the dead letters");
-}
-
-/* The messages on the server are exactly the model's live events: every published
- * event not acked, purged or dead is there, and nothing else. */
-static void check_messages(model *m) {
-    int n = read_ids(m, "messages", m->scratch, MAX_EV);
-    int i = 0; /* the model's next event, in seq order */
-    for (int k = 0; k < n; k++) {
-        int64_t seq = m->scratch[k].seq;
-        for (; i < m->nev && m->ev[i].seq < seq; i++)
-            if (m->ev[i].state == EV_LIVE) missing_event(m, &m->ev[i]);
-        mev *e = find_ev(m, seq);
-        if (e == NULL || e->state != EV_LIVE)
-            mfail(m, "event %lld (%s) is in the messages collection, the model has it %s", (long long)seq,
-                  m->scratch[k].group, e ? EV_STATE[e->state] : "never published");
-        if (strcmp(m->scratch[k].group, GROUP[e->group]) != 0)
-            mfail(m, "event %lld is in group %s on the server, %s in the model", (long long)seq, m->scratch[k].group,
-                  GROUP[e->group]);
-        i = (int)(e - m->ev) + 1;
-    }
-    for (; i < m->nev; i++)
-        if (m->ev[i].state == EV_LIVE) missing_event(m, &m->ev[i]);
-}
-
-/* The dead letters on the server are exactly the model's. */
-static void check_dead(model *m) {
-    int n = read_ids(m, "dead", m->scratch, MAX_EV);
-    for (int k = 0; k < n; k++) {
-        mev *e = find_ev(m, m->scratch[k].seq);
-        if (e == NULL || e->state != EV_DEAD)
-            mfail(m, "event %lld (%s) is a dead letter on the server, the model has it %s",
-                  (long long)m->scratch[k].seq, m->scratch[k].group, e ? EV_STATE[e->state] : "never published");
-    }
-    if (n != dead_count_model(m)) {
-        for (int i = 0; i < m->nev; i++)
-            if (m->ev[i].state == EV_DEAD && !srv_dead(m, m->ev[i].seq, NULL))
-                mfail(m, "event %lld (%s) is a dead letter in the model but not on the server", (long long)m->ev[i].seq,
-                      GROUP[m->ev[i].group]);
-    }
-}
-
-/* The locks on the server are the model's: which groups have one, and its
- * available_at, token and priority (docs/design.md, "Schema"). */
-static void check_locks(model *m) {
-    mongoc_collection_t *coll;
-    bson_t *filter = bson_new();
-    mongoc_cursor_t *cursor = raw_find(m, "locks", filter, 0, &coll);
-    const bson_t *doc;
-    mlock srv[NGROUPS];
-    memset(srv, 0, sizeof srv);
-    char unknown[128] = "";
-    while (mongoc_cursor_next(cursor, &doc)) {
-        bson_iter_t it;
-        const char *id =
-            bson_iter_init_find(&it, doc, "_id") && BSON_ITER_HOLDS_UTF8(&it) ? bson_iter_utf8(&it, NULL) : "?";
-        int g = group_index(id);
-        if (g < 0)
-            snprintf(unknown, sizeof unknown, "%s", id);
-        else
-            parse_lock(doc, &srv[g]);
-    }
-    raw_done(m, cursor, coll, filter, "the locks");
-    if (unknown[0]) mfail(m, "a lock for an unknown group '%s'", unknown);
-    for (int g = 0; g < NGROUPS; g++) {
-        const mlock *a = &srv[g], *b = &m->lock[g];
-        if (a->exists != b->exists)
-            mfail(m, "group %s: %s on the server, %s in the model (%d events)", GROUP[g],
-                  a->exists ? "a lock" : "no lock", b->exists ? "a lock" : "no lock", live_count(m, g));
-        if (!a->exists) continue;
-        if (a->avail != b->avail || strcmp(a->token, b->token) != 0 || a->priority != b->priority)
-            mfail(m, "group %s: the lock is {available_at %.3f, token %s, priority %d}, the model's {%.3f, %s, %d}",
-                  GROUP[g], a->avail == 0 ? 0 : a->avail - 1e9, a->token[0] ? a->token : "null", a->priority,
-                  b->avail == 0 ? 0 : b->avail - 1e9, b->token[0] ? b->token : "null", b->priority);
-    }
-}
-
-/* An integer at a dotted path of the stats, or -1 with *bad set. */
-static long long json_int_at(json_t *root, const char *path, int *bad) {
-    json_t *j = root;
-    char buf[64];
-    snprintf(buf, sizeof buf, "%.60s", path);
-    char *save = NULL;
-    for (char *part = strtok_r(buf, ".", &save); part != NULL; part = strtok_r(NULL, ".", &save))
-        j = json_object_get(j, part);
-    if (!json_is_integer(j)) {
-        *bad = 1;
-        return -1;
-    }
-    return (long long)json_integer_value(j);
-}
-
-/* mq_stats_json agrees with the model. The first difference is written to msg. */
-static void compare_stats(model *m, json_t *root, char *msg, size_t size) {
-    double now = now_of(m);
-    long long want_groups[5] = {0}, want_msgs[5] = {0};
-    long long total = 0, ready = 0, leased = 0, parked = 0, messages = 0;
-    for (int g = 0; g < NGROUPS; g++) {
-        const mlock *l = &m->lock[g];
-        if (!l->exists) continue;
-        total++;
-        want_groups[l->priority]++;
-        if (l->avail <= now)
-            ready++;
-        else if (l->token[0])
-            leased++;
-        else
-            parked++;
-    }
-    const mev *oldest = NULL;
-    for (int i = 0; i < m->nev; i++) {
-        if (m->ev[i].state != EV_LIVE) continue;
-        if (oldest == NULL) oldest = &m->ev[i];
-        messages++;
-        want_msgs[m->ev[i].priority]++;
-    }
-    struct {
-        char path[40];
-        long long want;
-    } ints[16] = {{"messages", messages},  {"dead", dead_count_model(m)}, {"groups.total", total},
-                  {"groups.ready", ready}, {"groups.leased", leased},     {"groups.parked", parked}};
-    int n = 6;
-    for (int p = 0; p < 5; p++) {
-        snprintf(ints[n].path, sizeof ints[n].path, "priorities.%d.groups", p);
-        ints[n++].want = want_groups[p];
-        snprintf(ints[n].path, sizeof ints[n].path, "priorities.%d.messages", p);
-        ints[n++].want = want_msgs[p];
-    }
-    for (int i = 0; i < n; i++) {
-        int bad = 0;
-        long long got = json_int_at(root, ints[i].path, &bad);
-        if (bad || got != ints[i].want) {
-            snprintf(msg, size, "%.39s is %lld, the model says %lld", ints[i].path, got, ints[i].want);
-            return;
-        }
-    }
-    json_t *jnow = json_object_get(root, "now");
-    if (!json_is_real(jnow) || fabs(json_real_value(jnow) - now) > 1e-6) {
-        snprintf(msg, size, "now is not the queue clock (+%.3f)", now - 1e9);
-        return;
-    }
-    json_t *age = json_object_get(root, "oldest_message_age_s");
-    if (oldest == NULL ? !json_is_null(age)
-                       : !json_is_real(age) || fabs(json_real_value(age) - (now - oldest->published_at)) > 1e-6)
-        snprintf(msg, size, "oldest_message_age_s should be %s%.3f", oldest ? "" : "null, not ",
-                 oldest ? now - oldest->published_at : 0.0);
-}
-
-static void check_stats(model *m) {
-    mq_error err;
-    char *text = NULL;
-    mq_status st = mq_stats_json(m->q[m->h], &text, &err);
-    if (st != MQ_OK) mfail(m, "mq_stats_json returned %s: %s", mq_status_name(st), err.message);
-    char msg[200] = "";
-    json_error_t jerr;
-    json_t *root = json_loads(text, 0, &jerr);
-    if (root == NULL) {
-        snprintf(msg, sizeof msg, "not JSON (%s)", jerr.text);
-    } else {
-        compare_stats(m, root, msg, sizeof msg);
-        json_decref(root);
-    }
-    if (msg[0] != '\0') {
-        char copy[1200];
-        snprintf(copy, sizeof copy, "%s", text);
-        mq_free(text);
-        mfail(m, "mq_stats_json: %s: %s", msg, copy);
-    }
-    mq_free(text);
-}
-
-static void check_all(model *m) {
-    for (int h = 0; h < 2; h++)
-        if (mq_queue_now(m->q[h]) != now_of(m))
-            mfail(m, "mq_queue_now of handle %d is +%.3f, the fake clock +%.3f", h, mq_queue_now(m->q[h]) - 1e9,
-                  now_of(m) - 1e9);
-    check_repair_counts(m);
-    check_messages(m);
-    check_dead(m);
-    check_locks(m);
-    check_stats(m);
-}
-
 /* ---- the runner ---- */
 
+static void op_clock_small(model *m) { op_clock(m, 0); }
+static void op_clock_big(model *m) { op_clock(m, 1); }
+
+/* Weights: publishes and claims most, the rest enough to meet each other. Pauses are
+ * rare and resumes a little more frequent (and aimed at paused groups), so that most
+ * groups are claimable most of the time and the claim-side cases keep their share. */
+static const struct {
+    int weight;
+    void (*op)(model *m);
+} OPS[] = {
+    {26, op_publish},     {16, op_publish_at}, {10, op_batch},  {42, op_claim},       {22, op_ack},
+    {18, op_nack},        {4, op_extend},      {2, op_unclaim}, {14, op_clock_small}, {10, op_clock_big},
+    {6, op_max_attempts}, {2, op_dead_count},  {2, op_peek},    {7, op_dead_requeue}, {2, op_dead_purge},
+    {4, op_purge_group},  {9, op_repair},      {3, op_pause},   {4, op_resume},       {4, op_groups},
+    {1, op_dead_pages},
+};
+
 static void step(model *m) {
-    /* Weights: publishes and claims most, the rest enough to meet each other. */
-    int r = below(m, 100);
-    if (r < 13)
-        op_publish(m);
-    else if (r < 21)
-        op_publish_at(m);
-    else if (r < 26)
-        op_batch(m);
-    else if (r < 46)
-        op_claim(m);
-    else if (r < 57)
-        op_ack(m);
-    else if (r < 66)
-        op_nack(m);
-    else if (r < 68)
-        op_extend(m);
-    else if (r < 69)
-        op_unclaim(m);
-    else if (r < 77)
-        op_clock(m, 0);
-    else if (r < 82)
-        op_clock(m, 1);
-    else if (r < 85)
-        op_max_attempts(m);
-    else if (r < 86)
-        op_dead_count(m);
-    else if (r < 87)
-        op_peek(m);
-    else if (r < 91)
-        op_dead_requeue(m);
-    else if (r < 92)
-        op_dead_purge(m);
-    else if (r < 94)
-        op_purge_group(m);
-    else
-        op_repair(m);
+    int total = 0;
+    for (size_t i = 0; i < sizeof OPS / sizeof OPS[0]; i++) total += OPS[i].weight;
+    int r = below(m, total);
+    for (size_t i = 0;; i++) {
+        if (r < OPS[i].weight) {
+            OPS[i].op(m);
+            return;
+        }
+        r -= OPS[i].weight;
+    }
 }
 
 static long env_long(const char *name, long fallback) {
@@ -1630,6 +1130,14 @@ static void random_sequences_agree_with_the_model(void **state) {
         cover.claims_ok, cover.batch_leases, cover.claims_empty, cover.lost, cover.stale_ok, cover.dead, cover.requeued,
         cover.parks, cover.drops, cover.tie_peeks, cover.relocks, cover.orphans, cover.repaired, cover.auto_fixed,
         cover.ambiguous_attempts, cover.listed, cover.unclaimed);
+    printf(
+        "[model] paused: %ld pauses (%ld of groups without a lock, %ld of paused ones), %ld resumes (%ld of groups "
+        "not paused), %ld acks/nacks/extends/unclaims by a paused group's holder, %ld paused drains, %ld paused "
+        "purges, %ld publishes to a paused group; listed: %ld group walks (%ld pages, %ld rows, %ld pages by due "
+        "that begin inside a tie), %ld pages of dead letters (%ld letters)\n",
+        cover.pauses + cover.paused_ahead, cover.paused_ahead, cover.pause_noop, cover.resumes, cover.resume_noop,
+        cover.paused_holder, cover.paused_drains, cover.paused_purges, cover.paused_refills, cover.group_walks,
+        cover.group_pages, cover.group_rows, cover.group_tie_pages, cover.dead_pages, cover.dead_rows);
     if (failures > 0)
         fail_msg("%d of %d sequences disagree with the model; their seeds:%s", failures, sequences, failed_seeds);
 }

@@ -1,0 +1,166 @@
+/* The reference model of tests/test_model.c and what its files share: the model's state
+ * (events, locks, the leases the test keeps), the run's coverage counters, and the
+ * helpers split out of test_model.c: the trace, the failure report and reading the
+ * server (core.c), the checks after every step (invariants.c), and the calls that look
+ * without claiming, each compared with the model (look.c). The semantics modelled are
+ * in test_model.c's first comment; test_model.c itself holds the claim, the other
+ * operations and the runner. */
+#ifndef MONGOMQ_TEST_MODEL_H
+#define MONGOMQ_TEST_MODEL_H
+
+#include "support.h"
+
+#include <jansson.h>
+#include <setjmp.h>
+
+#define NGROUPS 5
+#define MAX_EV 2048
+#define POOL 8
+#define TRACE 50
+#define LINE 400
+
+extern const char *const GROUP[NGROUPS];
+extern const char *const WORKER[3];
+
+/* What the sequences did, summed over the run: printed at the end, so that a run that
+ * never met a case shows it. */
+typedef struct cover_counts {
+    long claims_ok, claims_empty, batch_leases, lost, stale_ok, dead, requeued, parks, drops, tie_peeks, orphans,
+        auto_fixed, repaired, relocks, ambiguous_attempts, listed, unclaimed;
+    /* pausing: pauses of a lock, of a group without one (ahead), of a paused group (no
+     * change); resumes, and resumes that changed nothing; the holder of a paused group
+     * acking, nacking, extending or giving back; a paused drain (the lock stays), a
+     * purge of a paused group, a publish to a paused group (a refill) */
+    long pauses, paused_ahead, pause_noop, resumes, resume_noop, paused_holder, paused_drains, paused_purges,
+        paused_refills;
+    /* the group listing: full walks, pages, rows, pages by due that begin inside a tie
+     * of available_at; dead letters by page: pages, rows */
+    long group_walks, group_pages, group_rows, group_tie_pages, dead_pages, dead_rows;
+} cover_counts;
+extern cover_counts cover;
+
+enum { EV_LIVE, EV_ACKED, EV_DEAD, EV_GONE };
+extern const char *const EV_STATE[];
+
+typedef struct mev {
+    int64_t seq;
+    int group;
+    int priority;
+    unsigned char bytes[16];
+    size_t len;
+    double not_before; /* 0: none */
+    double published_at;
+    /* Deliveries of this event: lo counts those as a lease's head, hi also those
+     * inside batch leases behind another head (which the docs do not settle). They
+     * are equal once the event was delivered as head. */
+    int lo, hi;
+    int state;
+    double dead_at; /* the queue clock of the claim that moved it to the dead letters */
+} mev;
+
+/* A lock document (docs/design.md, "Schema"). */
+typedef struct mlock {
+    int exists;
+    double avail;
+    char token[256]; /* "" is null */
+    int priority;    /* 0..4; stored as -1 - priority while paused */
+    int paused;
+    double paused_at; /* 0: absent (set while paused) */
+    int attempts;     /* the deliveries of `head` (docs/design.md, "Attempts") */
+    int64_t head;     /* 0: absent */
+    double leased_at; /* 0: absent; set by every claim that leases the lock */
+} mlock;
+
+typedef struct mlease {
+    mq_lease *lease;
+    int id;
+    int group;
+    char token[256];
+    int64_t seqs[4];
+    int n;
+    int more_after;
+    int64_t next_seq;   /* with more_after: the seq behind the lease the claim saw (ack.release's head) */
+    double prior_avail; /* the lock's available_at before this lease: mq_unclaim puts it back */
+    int attempts;       /* the lease's attempts (its head's deliveries, this one included) */
+} mlease;
+
+/* The _id and group_id of a document read from the server. */
+typedef struct srv_doc {
+    int64_t seq;
+    char group[16];
+} srv_doc;
+
+typedef struct model {
+    tq *t;
+    uint64_t rng;
+    uint64_t seed;
+    int sequence;
+    int step;
+    mev ev[MAX_EV]; /* in seq order */
+    int nev;
+    int64_t next_seq;
+    mlock lock[NGROUPS];
+    mlease pool[POOL];
+    int npool;
+    int lease_ids;
+    int event_ids;
+    /* Two handles on the queue, as two processes would have: each call goes through
+     * one of them. max attempts and the automatic repair are per handle. */
+    mq_queue *q[2];
+    int h;                 /* the handle of the running operation */
+    int hmax[2];           /* each handle's max attempts */
+    int max_attempts;      /* the claiming handle's, while a claim is modelled */
+    int ngroups;           /* this sequence's groups: GROUP[0 .. ngroups-1] */
+    int auto_repair;       /* the automatic repair runs on every empty claim (interval ~0) */
+    int repair_started[2]; /* its period started (the handle's first empty claim) */
+    uint64_t repair_runs[2], repair_fixed[2];
+    char trace[TRACE][LINE];
+    int ntrace;
+    char cur[LINE];   /* the operation running now */
+    srv_doc *scratch; /* MAX_EV documents read from the server */
+    jmp_buf fail_jmp;
+} model;
+
+/* ---- core.c: random numbers, the trace, failing, the model's queries, the server ---- */
+
+uint64_t rnd_next(uint64_t *s);
+int below(model *m, int n);
+double now_of(model *m);
+
+void say(model *m, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Starts an operation: picks its handle (m->h) and describes it. */
+void begin_op(model *m, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void end_op(model *m);
+/* Prints the failure, the replay line, the trace and the model, and ends the sequence. */
+void mfail(model *m, const char *fmt, ...) __attribute__((format(printf, 2, 3), noreturn));
+void expect_status(model *m, const char *call, mq_status got, mq_status want, const mq_error *err);
+
+int group_index(const char *name);
+mev *head_of(model *m, int g);
+mev *next_in_group(model *m, const mev *e);
+mev *find_ev(model *m, int64_t seq);
+int live_count(model *m, int g); /* g < 0: every group */
+int dead_count_model(model *m);
+/* The worker id in a token "{worker_id}:{32 hex}" (the listing's holder). */
+void holder_of_token(const char *token, char *out, size_t size);
+
+mongoc_cursor_t *raw_find(model *m, const char *suffix, bson_t *filter, int sorted, mongoc_collection_t **coll);
+void raw_done(model *m, mongoc_cursor_t *cursor, mongoc_collection_t *coll, bson_t *filter, const char *what);
+void parse_lock(const bson_t *doc, mlock *out);
+void srv_lock(model *m, int g, mlock *out);
+int srv_dead(model *m, int64_t seq, int *attempts);
+/* The _id and group_id of every document of {prefix}_<suffix>, in _id order. */
+int read_ids(model *m, const char *suffix, srv_doc *out, int cap);
+
+/* ---- invariants.c: after every step ---- */
+
+void check_repair_counts(model *m);
+void check_all(model *m);
+
+/* ---- look.c: mq_peek_json, mq_dead_list_json, mq_dead_list_with, mq_groups_json ---- */
+
+void op_peek(model *m);
+void op_dead_pages(model *m);
+void op_groups(model *m);
+
+#endif /* MONGOMQ_TEST_MODEL_H */
