@@ -54,6 +54,10 @@ int cli_try(const cli_ctx *ctx);
 int cli_fail(const cli_ctx *ctx, const char *what, mq_status st, const mq_error *err);
 int cli_exit_code(mq_status st);
 
+/* The URI to use (--uri, else $MONGOMQ_URI, else CLI_DEFAULT_URI), with ctx->db and
+ * ctx->prefix filled from $MONGOMQ_DB and $MONGOMQ_PREFIX when the options left them
+ * unset. */
+const char *cli_resolve_env(cli_ctx *ctx);
 /* Opens the client and the queue: EXIT_OK or the exit code to return. */
 int cli_open(cli_ctx *ctx);
 void cli_close(cli_ctx *ctx);

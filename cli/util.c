@@ -115,11 +115,7 @@ static char *uri_with_timeout(const char *uri) {
     return out;
 }
 
-int cli_open(cli_ctx *ctx) {
-    static int verbose;
-    mq_error err;
-    verbose = ctx->verbose;
-    mq_log_set_handler(log_handler, &verbose);
+const char *cli_resolve_env(cli_ctx *ctx) {
     const char *uri = ctx->uri;
     if (uri == NULL) uri = getenv("MONGOMQ_URI");
     if (uri == NULL || uri[0] == '\0') uri = CLI_DEFAULT_URI;
@@ -127,7 +123,15 @@ int cli_open(cli_ctx *ctx) {
         ctx->db = getenv("MONGOMQ_DB");
     if (ctx->prefix == NULL && getenv("MONGOMQ_PREFIX") != NULL && getenv("MONGOMQ_PREFIX")[0] != '\0')
         ctx->prefix = getenv("MONGOMQ_PREFIX");
-    ctx->uri_owned = uri_with_timeout(uri);
+    return uri;
+}
+
+int cli_open(cli_ctx *ctx) {
+    static int verbose;
+    mq_error err;
+    verbose = ctx->verbose;
+    mq_log_set_handler(log_handler, &verbose);
+    ctx->uri_owned = uri_with_timeout(cli_resolve_env(ctx));
     if (ctx->uri_owned == NULL) {
         cli_error(ctx, "out of memory");
         return EXIT_FAIL;

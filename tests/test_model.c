@@ -63,8 +63,7 @@
  * exactly that sequence again. MONGOMQ_MODEL_SEQUENCES (default 20) and
  * MONGOMQ_MODEL_STEPS (steps per sequence, default 60) bound the run. A failing
  * sequence does not stop the others: the test fails at the end, listing every
- * failing seed. MONGOMQ_MODEL_KNOWN_BUGS=1 also runs the cases the library is known
- * to fail (tests/model/look.c: the listing by id with a prefix over several pages). */
+ * failing seed. */
 #define _POSIX_C_SOURCE 200809L
 #include "model/model.h"
 

@@ -108,14 +108,7 @@ static int find_queues(web_app *app, const char *db, int *found) {
 
 int web_open_queues(web_app *app, const char *const *specs, size_t nspecs) {
     cli_ctx *ctx = app->ctx;
-    const char *uri = ctx->uri;
-    if (uri == NULL) uri = getenv("MONGOMQ_URI");
-    if (uri == NULL || uri[0] == '\0') uri = CLI_DEFAULT_URI;
-    if (ctx->db == NULL && getenv("MONGOMQ_DB") != NULL && getenv("MONGOMQ_DB")[0] != '\0')
-        ctx->db = getenv("MONGOMQ_DB");
-    if (ctx->prefix == NULL && getenv("MONGOMQ_PREFIX") != NULL && getenv("MONGOMQ_PREFIX")[0] != '\0')
-        ctx->prefix = getenv("MONGOMQ_PREFIX");
-    char *text = bounded_uri(app, uri);
+    char *text = bounded_uri(app, cli_resolve_env(ctx));
     if (text == NULL) return EXIT_USAGE;
     mq_error err;
     mq_status st = mq_client_new(text, &app->client, &err);

@@ -329,16 +329,6 @@ static void random_groups_opts(model *m, mq_groups_opts *o, char *prefix, size_t
         default:
             break;
     }
-    /* A known library bug: on the test server (mongo-java-server) the prefix and the
-     * id cursor in one operator document, {_id: {$regex: "^g", $gt: "g0"}} as
-     * lib/groups.cpp sends them, lose the $gt, so every page by id after the first is
-     * the first again (next "id:g0" forever). Until the two go as two conditions, a
-     * walk by id with a prefix is asked for in one page, unless
-     * MONGOMQ_MODEL_KNOWN_BUGS=1 (no random number depends on this: a seed replays
-     * the same operations either way). */
-    const char *known = getenv("MONGOMQ_MODEL_KNOWN_BUGS");
-    int with_known = known != NULL && strcmp(known, "1") == 0;
-    if (!with_known && o->id_prefix != NULL && o->sort == MQ_GROUPS_SORT_ID) o->limit = 0;
 }
 
 /* mq_groups_json walked to its last page: every row is the model's (group, state,
