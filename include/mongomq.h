@@ -577,7 +577,9 @@ MQ_API mq_status mq_groups_opts_init(mq_groups_opts *opts, unsigned int version)
  * with mq_free): {"groups": [...], "next": <text for opts.after, or null on the last
  * page>, "now": <the queue clock>}. Each row: "group", "state" ("ready", "leased",
  * "parked" or "paused"), "paused", "priority" (0..4, also while paused), "attempts"
- * (deliveries of the head), "available_at", "holder" (the worker id in the lease's
+ * (the lock's count of deliveries of the event it last leased; after that event went
+ * some other way than its holder's ack, e.g. a stale worker's ack, it is re-counted at
+ * the group's next claim), "available_at", "holder" (the worker id in the lease's
  * token, or null), "held_for_s" (since the current lease was taken, or null),
  * "lease_deadline" (available_at while held, or null), "backlog" (events in the
  * group), "head" (its oldest seq, or null) and "head_age_s" (since the head was
