@@ -79,6 +79,23 @@ class A_Pages(Drained):
             shot(name)
             self.assertEqual([], errors(), path)
 
+    def test_overview_refreshes_live(self):
+        """With ?refresh=1 (the overview's Live links) a publish shows up without a reload."""
+        load("/?refresh=1")
+        D.execute_script("window.mqNotReloaded = 1")
+        published = wt.stats(DB)["published"]
+        wt.cli(DB, "publish", "live-1", "x")
+        try:
+            wt.wait_for(lambda: D.find_element(By.ID, "ov-published").text == str(published + 1),
+                        "the overview to show the new publish by itself")
+            self.assertEqual(1, D.execute_script("return window.mqNotReloaded"), "the page was reloaded")
+            self.assertEqual(["off", "5 s", "30 s"],
+                             [a.text for a in D.find_elements(By.CSS_SELECTOR, "#live a")])
+            self.assertEqual([], errors())
+        finally:
+            wt.cli(DB, "purge-group", "live-1", "--yes")
+            load("/")  # off: the next tests read a page that stays as loaded
+
     def test_overview_shows_the_queue(self):
         load("/")
         s = wt.stats(DB)

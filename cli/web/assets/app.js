@@ -152,7 +152,19 @@ MQ.render = async function () {
     main.appendChild(el("p", {class: "error", id: "page-error"}, e.message));
   }
   document.body.dataset.renders = String(Number(document.body.dataset.renders || 0) + 1);
+  scheduleRefresh();
 };
+
+// A page with ?refresh=S (the overview's "Live" links) renders itself again every S
+// seconds (1..3600) while the tab is visible, without reloading: each time its /api/
+// reads, which the dashboard serves from its stats cache. Without the parameter a
+// page stays as it was loaded.
+function scheduleRefresh() {
+  clearTimeout(MQ.refreshTimer);
+  const s = Number(MQ.params.get("refresh"));
+  if (!(s >= 1 && s <= 3600)) return;
+  MQ.refreshTimer = setTimeout(() => (document.hidden ? scheduleRefresh() : MQ.render()), s * 1000);
+}
 
 (async function start() {
   try {

@@ -37,6 +37,10 @@ async function overview() {
   const ranges = [[3600, "1 h"], [6 * 3600, "6 h"], [86400, "24 h"]];
   root.appendChild(el("h2", {}, "Over time ",
     ...ranges.map(([r, n]) => el("a", {href: href("/", {range: r}), class: r === range ? "here" : null, style: null}, " " + n))));
+  const live = Number(MQ.params.get("refresh")) || 0;
+  root.appendChild(el("p", {class: "muted", id: "live"}, "Live: ",
+    ...[[0, "off"], [5, "5 s"], [30, "30 s"]].map(([r, n]) =>
+      el("a", {href: href("/", r ? {range, refresh: r} : {range}), class: r === live ? "here" : null}, " " + n))));
   if (hist.error) {
     root.appendChild(el("p", {class: "error"}, "history: " + hist.error));
     return root;
