@@ -116,12 +116,7 @@ void web_login(web_app *app, const char *method, web_req *r, web_resp *out) {
         return;
     }
     if (strcmp(method, "GET") == 0) {
-        const web_asset *a = web_asset_find("login.html");
-        out->status = 200;
-        out->type = "text/html; charset=utf-8";
-        out->body = malloc(a->len + 1);
-        memcpy(out->body, a->data, a->len);
-        out->len = a->len;
+        web_resp_asset(out, web_asset_find("login.html"), "text/html; charset=utf-8");
         return;
     }
     if (web_secret_eq(web_field(r, "token"), app->token)) {

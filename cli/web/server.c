@@ -138,10 +138,19 @@ static void serve_asset(const char *name, web_resp *out) {
         web_resp_text(out, 404, "text/plain; charset=utf-8", "not found\n");
         return;
     }
+    web_resp_asset(out, a, asset_type(name));
+}
+
+void web_resp_asset(web_resp *out, const web_asset *a, const char *type) {
+    char *body = malloc(a->len + 1);
+    if (body == NULL) { /* out->body NULL: answered 500 "out of memory" */
+        out->status = 500;
+        return;
+    }
+    memcpy(body, a->data, a->len);
     out->status = 200;
-    out->type = asset_type(name);
-    out->body = malloc(a->len + 1);
-    memcpy(out->body, a->data, a->len);
+    out->type = type;
+    out->body = body;
     out->len = a->len;
 }
 

@@ -111,6 +111,9 @@ typedef struct web_asset {
 extern const web_asset web_assets[];
 extern const size_t web_assets_count;
 const web_asset *web_asset_find(const char *path);
+/* An embedded file as the answer (a copy: the response frees its body); out of memory,
+ * the body stays NULL and the server answers 500. */
+void web_resp_asset(web_resp *out, const web_asset *a, const char *type);
 
 /* server.c */
 int web_serve(web_app *app); /* until SIGINT/SIGTERM; exit code */

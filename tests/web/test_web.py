@@ -94,6 +94,11 @@ class A_Pages(Drained):
             self.assertEqual([], errors())
         finally:
             wt.cli(DB, "purge-group", "live-1", "--yes")
+            # The next tests compare the overview with the CLI: wait until the
+            # dashboard's stats cache has seen the purge (the live page shows it).
+            messages = str(wt.stats(DB)["messages"])
+            wt.wait_for(lambda: D.find_element(By.ID, "ov-messages").text == messages,
+                        "the dashboard's cache to see the purge")
             load("/")  # off: the next tests read a page that stays as loaded
 
     def test_overview_shows_the_queue(self):
