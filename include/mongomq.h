@@ -499,9 +499,10 @@ MQ_API mq_status mq_dead_purge(mq_queue *queue, int64_t *purged /* may be NULL *
 /* ---- Stats, repair, purge -------------------------------------------------------- */
 
 /* The queue's state as one JSON object (shape in docs/design.md, "Stats"), in
- * *json_out, which the caller releases with mq_free. 3 server commands that read
- * whole collections: for monitoring, not for every event. Its "handle" object is this
- * handle's own: its change-stream mode and its automatic repairs (0.4.0). */
+ * *json_out, which the caller releases with mq_free. 4 server commands, three of which
+ * read whole collections: for monitoring, not for every event. Its "handle" object is
+ * this handle's own: its change-stream mode and its automatic repairs (0.4.0); its
+ * "published" (the seq counter) and "groups.paused" are 0.5.0's. */
 MQ_API mq_status mq_stats_json(mq_queue *queue, char **json_out, mq_error *err);
 
 /* Releases memory the library returned (mq_stats_json's text). NULL is fine. */
@@ -517,8 +518,10 @@ MQ_API void mq_free(void *ptr);
 MQ_API mq_status mq_repair(mq_queue *queue, int64_t *fixed /* may be NULL */, mq_error *err);
 
 /* Removes a group's events and its lock; a worker holding it gets MQ_LEASE_LOST from
- * ack, nack and extend. Events published while it runs are kept and start the group
- * afresh; the group's dead letters stay. 3 server commands (4 when a publish raced). */
+ * ack, nack and extend. A paused group keeps its lock, released, and stays paused
+ * (0.5.0). Events published while it runs are kept and start the group afresh; the
+ * group's dead letters stay. 3 server commands (4 when a publish raced or the group is
+ * paused). */
 MQ_API mq_status mq_purge_group(mq_queue *queue, const char *group_id, mq_error *err);
 
 /* Drops the queue's collections (messages, locks, dead letters, counters; 4 server
