@@ -91,7 +91,7 @@ extern "C" {
 #endif
 
 #define MQ_VERSION_MAJOR 0
-#define MQ_VERSION_MINOR 5
+#define MQ_VERSION_MINOR 6
 #define MQ_VERSION_PATCH 0
 
 /* Limits checked before anything is sent to the server. */
@@ -110,6 +110,8 @@ typedef enum mq_status {
                           * drained and dropped); the call changed nothing */
     MQ_INTERRUPTED = 3,  /* mq_claim_wait: mq_queue_interrupt was called on the queue */
     MQ_CANCELLED = 4,    /* mq_claim_wait_cancel: its mq_cancel was triggered (0.3.0) */
+    MQ_DUPLICATE = 5,    /* publish with a dedup_key already taken: nothing was added, the
+                          * seq given back is the first publish's (0.6.0) */
     MQ_ERR_ARG = -1,     /* bad argument: NULL, out of range, not UTF-8, too large */
     MQ_ERR_CONNECT = -2, /* server unreachable or timed out, or a write's outcome unknown */
     MQ_ERR_SERVER = -3,  /* the server answered with an error */
@@ -197,8 +199,9 @@ MQ_API void mq_queue_destroy(mq_queue *queue);
  * *seq_out receives the event's sequence number. 3 server commands.
  * After MQ_ERR_CONNECT the event may or may not be in the queue (it is never in it
  * without a lock for long: the publish locks its group even after a lost insert
- * reply). Retrying publishes it again with a new seq: at-least-once publishing; dedupe
- * in the consumer if a duplicate matters. */
+ * reply). Retrying publishes it again with a new seq: at-least-once publishing,
+ * unless the publish carries a dedup_key (mq_publish_with, "Deduplication"): a retry
+ * with the key then leaves exactly one event. */
 MQ_API mq_status mq_publish(mq_queue *queue, const char *group_id, const void *event, size_t event_len, int priority,
                             int64_t *seq_out /* may be NULL */, mq_error *err);
 
@@ -287,7 +290,9 @@ MQ_API void mq_batch_destroy(mq_batch *batch);
 /* Publishes every event of the batch, whatever its size, in 3 server commands: one
  * $inc of the counter by the batch's size, one insertMany, one unordered bulk of
  * lock upserts. Seqs follow add order: *first_seq, first_seq + 1, ... An empty batch
- * is MQ_ERR_ARG. A batch may be published again (new seqs) or destroyed.
+ * is MQ_ERR_ARG. With dedup keys (mq_batch_add_with): MQ_DUPLICATE when some event's
+ * key was taken (it was not added; 1 command more), and mq_batch_outcome says, per
+ * event, whether it was added and its seq (a duplicate's seq is not first_seq + i). A batch may be published again (new seqs) or destroyed.
  * MQ_ERR_CONNECT: as mq_publish, for the batch as a whole (its insertMany is one
  * command: all of the batch is in the queue, or none of it, or, on a server that
  * stops inside the insertMany, a prefix of it). */
@@ -390,14 +395,16 @@ MQ_API mq_status mq_claim_wait_cancel(mq_queue *queue, const char *worker_id, do
  * mq_claim_batch, mq_claim_wait, mq_claim_batch_wait and mq_claim_wait_cancel are
  * thin wrappers over the same code, kept for the ABI. */
 
-#define MQ_PUBLISH_OPTS_VERSION 1
+#define MQ_PUBLISH_OPTS_VERSION 2 /* 2 (0.6.0) added dedup_key; version 1 callers keep working */
 typedef struct mq_publish_opts {
     unsigned int version; /* MQ_PUBLISH_OPTS_VERSION */
     int priority;         /* 0..4, default 0; counts only when the publish creates the group */
     double not_before;    /* epoch seconds on the queue's clock (mq_queue_now); 0: now */
+    const char *dedup_key; /* version 2. NULL: none. 1..MQ_DEDUP_KEY_MAX bytes of UTF-8 (see
+                            * "Deduplication"); the library copies it */
 } mq_publish_opts;
 #define MQ_PUBLISH_OPTS_INIT \
-  { MQ_PUBLISH_OPTS_VERSION, 0, 0.0 }
+  { MQ_PUBLISH_OPTS_VERSION, 0, 0.0, NULL }
 
 /* Fills *opts with the defaults of `version` (MQ_PUBLISH_OPTS_VERSION). */
 MQ_API mq_status mq_publish_opts_init(mq_publish_opts *opts, unsigned int version);
@@ -442,6 +449,51 @@ MQ_API mq_status mq_claim_with(mq_queue *queue, const mq_claim_opts *opts /* NUL
  * may then be claimed by another worker (this lease's ack then reports
  * MQ_LEASE_LOST if it was). 0 for NULL. (0.3.0) */
 MQ_API double mq_lease_deadline(const mq_lease *lease);
+
+/* ---- Deduplication: publishing exactly once (0.6.0) ------------------------------ */
+
+/* A publish (mq_publish_with, mq_batch_add_with) with a dedup_key adds its event only
+ * if no event of the queue holds that key: while an event with the key is queued
+ * (leased, parked, paused: not yet acked), and for the window after its publish even
+ * once it was acked or moved to the dead letters, a publish with the same key adds
+ * nothing and returns MQ_DUPLICATE with that event's seq. So a publish retried with
+ * its key after any failure (MQ_ERR_CONNECT: a lost reply at any of its commands, a
+ * step-down after the write, a process that died between commands) leaves exactly one
+ * event, from any process and language. Costs: without a key, nothing changes; with
+ * one, the same 3 commands, and 1 more (dedup.read) when some key was taken: the
+ * event itself carries the key under a unique index, so taking the key and adding the
+ * event are one write. Past the window a key is free again only once its event was
+ * acked: the window is a lower bound (the record of an acked event is kept until
+ * MongoDB's TTL monitor, which runs every 60 s, removes it, or a publish with the key
+ * finds it expired and removes it: 2 commands more then). Purge and drop forget keys;
+ * a dead letter requeued is published without its key (the key stays taken by the
+ * record of the first event). docs/design.md, "Deduplication". */
+#define MQ_DEDUP_KEY_MAX 512               /* bytes of one dedup_key */
+#define MQ_DEDUP_WINDOW_DEFAULT 300.0      /* seconds: 5 minutes, like SQS */
+#define MQ_DEDUP_WINDOW_MIN 1.0            /* seconds */
+#define MQ_DEDUP_WINDOW_MAX (7 * 86400.0)  /* seconds: 7 days */
+
+/* The window of this handle's keyed publishes, in seconds (MQ_DEDUP_WINDOW_MIN..MAX;
+ * anything else, or not finite, is MQ_ERR_ARG). Each event records the window it was
+ * published with, so handles with different windows may share a queue. */
+MQ_API mq_status mq_queue_set_dedup_window(mq_queue *queue, double seconds, mq_error *err);
+
+/* Where a key must be unique. MQ_DEDUP_SCOPE_QUEUE (the default): in the queue; a key
+ * reused in two groups is a duplicate. MQ_DEDUP_SCOPE_GROUP: in the event's group only
+ * (SQS FIFO's high-throughput mode), which a queue whose messages are sharded (or, in
+ * a later version, partitioned) by group can keep on every shard. Per handle; every
+ * publisher of a queue should use one scope: keys published with one scope never
+ * match keys published with the other. */
+typedef enum mq_dedup_scope { MQ_DEDUP_SCOPE_QUEUE = 0, MQ_DEDUP_SCOPE_GROUP = 1 } mq_dedup_scope;
+MQ_API mq_status mq_queue_set_dedup_scope(mq_queue *queue, mq_dedup_scope scope, mq_error *err);
+
+/* After mq_publish_batch returned MQ_OK or MQ_DUPLICATE: what became of event i (in
+ * add order) of that publish. MQ_OK: it was added, *seq is its seq; MQ_DUPLICATE: its
+ * key was taken, *seq is the first publish's seq (also when two events of the batch
+ * had one key: the later one is the duplicate). MQ_ERR_ARG when i >= the batch's
+ * count or the batch was changed or not published since. Reads the batch only (the
+ * batch keeps the outcome of its last publish; not thread-safe, like the batch). */
+MQ_API mq_status mq_batch_outcome(const mq_batch *batch, size_t i, int64_t *seq, mq_error *err);
 
 /* ---- Automatic repair (0.3.0) ----------------------------------------------------- */
 

@@ -86,7 +86,7 @@ module example.com/examples
 
 go 1.21
 
-require $MODULE v0.5.0
+require $MODULE v0.6.0
 
 replace $MODULE => $GODIR
 EOF

@@ -15,6 +15,9 @@
  *         mq_dead_list_with (a SWIG struct proxy would cost a heap
  *         object and one call per field, and a typemap that turns several arguments
  *         into one parameter exists in the scripting languages only);
+ *       - MQ_DUPLICATE (0.6.0), a success the typemaps would take for an error:
+ *         mqs_publish, mqs_publish_batch and mqs_batch_outcome return MQ_OK and give a
+ *         duplicate's seq negated (seqs are >= 1), one int64 out in every language;
  *       - bytes out: mqs_lease_event_at gives an mqs_bytes (a pointer and a length
  *         into the lease), copied once by the typemap;
  *       - the two calls that take a function pointer, reshaped so that the library
@@ -77,6 +80,10 @@ typedef struct mqs_bytes {
 %constant int MQ_LEASE_LOST = MQ_LEASE_LOST;
 %constant int MQ_INTERRUPTED = MQ_INTERRUPTED;
 %constant int MQ_CANCELLED = MQ_CANCELLED;
+%constant int MQ_DUPLICATE = MQ_DUPLICATE;
+%constant int MQ_DEDUP_KEY_MAX = MQ_DEDUP_KEY_MAX;
+%constant int MQ_DEDUP_SCOPE_QUEUE = MQ_DEDUP_SCOPE_QUEUE;
+%constant int MQ_DEDUP_SCOPE_GROUP = MQ_DEDUP_SCOPE_GROUP;
 %constant int MQ_ERR_ARG = MQ_ERR_ARG;
 %constant int MQ_ERR_CONNECT = MQ_ERR_CONNECT;
 %constant int MQ_ERR_SERVER = MQ_ERR_SERVER;
@@ -117,7 +124,8 @@ typedef struct mqs_bytes {
 %rename("%s") mq_batch_new;
 %rename("%s") mq_batch_count;
 %rename("%s") mq_batch_destroy;
-%rename("%s") mq_publish_batch;
+%rename("%s") mq_queue_set_dedup_window;
+%rename("%s") mq_queue_set_dedup_scope;
 %rename("%s") mq_ack;
 %rename("%s") mq_nack;
 %rename("%s") mq_unclaim;
@@ -164,7 +172,7 @@ typedef struct mqs_bytes {
 #endif
 
 /* The header's counts and seqs returned through a pointer, by their names there. */
-%apply int64_t *OUT { int64_t *seq_out, int64_t *first_seq, int64_t *count, int64_t *new_seq, int64_t *purged,
+%apply int64_t *OUT { int64_t *seq_out, int64_t *seq, int64_t *first_seq, int64_t *count, int64_t *new_seq, int64_t *purged,
                       int64_t *fixed };
 %apply uint64_t *OUT { uint64_t *runs, uint64_t *fixed };
 
@@ -173,22 +181,48 @@ typedef struct mqs_bytes {
 /* ---- the shims -------------------------------------------------------------------- */
 
 %inline %{
-/* mq_publish_with: not_before 0 is "now". */
-static mq_status mqs_publish(mq_queue *queue, const char *group_id, const void *event, size_t event_len,
-                             int priority, double not_before, int64_t *seq_out, mq_error *err) {
-    mq_publish_opts opts = MQ_PUBLISH_OPTS_INIT;
-    opts.priority = priority;
-    opts.not_before = not_before;
-    return mq_publish_with(queue, group_id, event, event_len, &opts, seq_out, err);
+/* MQ_DUPLICATE as MQ_OK with the seq negated (the three shims below). */
+static mq_status mqs_duplicate_as_negative(mq_status status, int64_t *seq, mq_error *err) {
+    if (status != MQ_DUPLICATE) return status;
+    if (seq != NULL) *seq = -*seq;
+    if (err != NULL) err->status = MQ_OK;
+    return MQ_OK;
 }
 
-/* mq_batch_add_with: a batch event may be scheduled (not_before 0: now). */
-static mq_status mqs_batch_add_at(mq_batch *batch, const char *group_id, const void *event, size_t event_len,
-                                  int priority, double not_before, mq_error *err) {
+/* mq_publish_with: not_before 0 is "now"; with has_key 0 the key is none (Go cannot
+ * pass a NULL string), else dedup_key as given (NULL, "", too long: MQ_ERR_ARG from
+ * the library). *seq_out < 0: a duplicate of the event -*seq_out. */
+static mq_status mqs_publish(mq_queue *queue, const char *group_id, const void *event, size_t event_len,
+                             int priority, double not_before, int has_key, const char *dedup_key, int64_t *seq_out,
+                             mq_error *err) {
     mq_publish_opts opts = MQ_PUBLISH_OPTS_INIT;
     opts.priority = priority;
     opts.not_before = not_before;
+    opts.dedup_key = has_key ? (dedup_key != NULL ? dedup_key : "") : NULL;
+    return mqs_duplicate_as_negative(mq_publish_with(queue, group_id, event, event_len, &opts, seq_out, err), seq_out,
+                                     err);
+}
+
+/* mq_batch_add_with: a batch event may be scheduled (not_before 0: now), and keyed
+ * (has_key, dedup_key as mqs_publish). */
+static mq_status mqs_batch_add_at(mq_batch *batch, const char *group_id, const void *event, size_t event_len,
+                                  int priority, double not_before, int has_key, const char *dedup_key, mq_error *err) {
+    mq_publish_opts opts = MQ_PUBLISH_OPTS_INIT;
+    opts.priority = priority;
+    opts.not_before = not_before;
+    opts.dedup_key = has_key ? (dedup_key != NULL ? dedup_key : "") : NULL;
     return mq_batch_add_with(batch, group_id, event, event_len, &opts, err);
+}
+
+/* mq_publish_batch: *first_seq < 0 when some event was a duplicate (-*first_seq is
+ * the first seq); mqs_batch_outcome then says which. */
+static mq_status mqs_publish_batch(mq_queue *queue, const mq_batch *batch, int64_t *first_seq, mq_error *err) {
+    return mqs_duplicate_as_negative(mq_publish_batch(queue, batch, first_seq, err), first_seq, err);
+}
+
+/* mq_batch_outcome: *seq < 0 when event i was a duplicate of the event -*seq. */
+static mq_status mqs_batch_outcome(const mq_batch *batch, size_t i, int64_t *seq, mq_error *err) {
+    return mqs_duplicate_as_negative(mq_batch_outcome(batch, i, seq, err), seq, err);
 }
 
 /* mq_claim_with: *out NULL (and MQ_EMPTY) when nothing is due. Without a timeout or a

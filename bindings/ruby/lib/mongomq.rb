@@ -23,7 +23,7 @@ require "mongomq/mongomq_raw" # MongoMQ::Raw, the SWIG-generated extension: priv
 module MongoMQ
   private_constant :Raw
 
-  # The version of the libmongomq the extension loaded ("0.5.0").
+  # The version of the libmongomq the extension loaded ("0.6.0").
   def self.library_version
     Raw.mq_version
   end

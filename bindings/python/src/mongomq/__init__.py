@@ -36,7 +36,7 @@ from ._stats import GroupStats, PriorityStats, RepairCounts, Stats
 from ._stored import DeadPage, StoredEvent
 from ._worker import Worker, backoff_delay
 
-__version__ = "0.5.0"
+__version__ = "0.6.0"
 
 PRIORITY_MIN = _raw.MQ_PRIORITY_MIN
 PRIORITY_MAX = _raw.MQ_PRIORITY_MAX
@@ -44,7 +44,7 @@ BATCH_MAX = _raw.MQ_BATCH_MAX
 
 
 def library_version() -> str:
-    """The version of the libmongomq this package runs on ("0.5.0")."""
+    """The version of the libmongomq this package runs on ("0.6.0")."""
     return _raw.mq_version()
 
 

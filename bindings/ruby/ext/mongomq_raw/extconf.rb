@@ -11,7 +11,7 @@ unless pkg_config("mongomq")
   MSG
 end
 abort "mongomq: mongomq.h not found" unless have_header("mongomq.h")
-# The wrapper calls the groups section of mongomq.h (0.5.0): look for its entry, so an
+# The wrapper calls the groups section of mongomq.h (0.6.0): look for its entry, so an
 # older libmongomq is refused here with its name rather than at load time.
 abort "mongomq: mq_groups_json not found (a libmongomq with the groups calls is needed)" unless
   have_func("mq_groups_json", "mongomq.h")

@@ -571,8 +571,8 @@ fn library_version_matches_crate() {
     assert_eq!(major_minor(version), major_minor(env!("CARGO_PKG_VERSION")));
     assert_eq!(
         (sys::MQ_VERSION_MAJOR, sys::MQ_VERSION_MINOR),
-        (0, 5),
-        "the crate's header constants are those of libmongomq 0.5"
+        (0, 6),
+        "the crate's header constants are those of libmongomq 0.6"
     );
 }
 

@@ -10,6 +10,9 @@ import java.security.cert.CertificateFactory;
 import java.security.cert.X509Certificate;
 import java.security.spec.PKCS8EncodedKeySpec;
 import java.util.Base64;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
 
 import de.bwaldvogel.mongo.MongoServer;
@@ -39,6 +42,15 @@ import de.bwaldvogel.mongo.wire.message.MongoMessage;
  * (tests/test_deploy.c). On a real replica set the unknown tag gives a
  * writeConcernError too (79, UnknownReplWriteConcern), so the same test holds there.
  *
+ * A step-down after the write, on demand: an insert carrying a document whose
+ * dedup_key (a string, or the "key" of a {group, key} document) starts with
+ * "mongomq-test-stepdown-" is applied and then, the first time the server sees that
+ * key, answered with error 10107 (NotWritablePrimary), as a primary that stepped down
+ * right after applying a write answers: the write's outcome is unknown to the client.
+ * The bindings' CONTRACT scenario dedup_retry_after_lost_reply runs on it (a real
+ * MongoDB never answers so on purpose; there the C lost-reply suite's fault hook is
+ * the test).
+ *
  * --port 0 (the default) lets the OS pick a free port. Once listening, exactly
  * one line "mongodb://HOST:PORT" is printed to stdout; then the process blocks
  * until it is killed.
@@ -66,11 +78,40 @@ public final class Main {
         return reply;
     }
 
+    static final String STEPDOWN_PREFIX = "mongomq-test-stepdown-";
+    static final Set<String> STEPPED_DOWN = ConcurrentHashMap.newKeySet();
+
+    /** The key of an insert's document that asks for a step-down, seen for the first time; or null. */
+    static String stepDownKey(MongoMessage message) {
+        Document command = message.getDocument();
+        if (!command.containsKey("insert") || !(command.get("documents") instanceof List)) return null;
+        for (Object d : (List<?>) command.get("documents")) {
+            if (!(d instanceof Document)) continue;
+            Object k = ((Document) d).get("dedup_key");
+            if (k instanceof Document) k = ((Document) k).get("key");
+            if (k instanceof String && ((String) k).startsWith(STEPDOWN_PREFIX) && STEPPED_DOWN.add((String) k)) {
+                return (String) k;
+            }
+        }
+        return null;
+    }
+
+    /** The reply to a command: with a writeConcernError, or a step-down error after applying it. */
+    static Document answer(MongoMessage message, Document reply) {
+        String stepDown = stepDownKey(message);
+        if (stepDown != null && reply != null) {
+            return new Document("ok", 0.0).append("code", 10107).append("codeName", "NotWritablePrimary")
+                    .append("errmsg", "not primary (test server: stepped down after applying the insert of "
+                            + stepDown + ")");
+        }
+        return withWriteConcernError(message, reply);
+    }
+
     /** The in-memory backend, answering WCERROR_TAG writes with a writeConcernError. */
     static final class TestMemoryBackend extends MemoryBackend {
         @Override
         public Document handleMessage(MongoMessage message) {
-            return withWriteConcernError(message, super.handleMessage(message));
+            return answer(message, super.handleMessage(message));
         }
     }
 
@@ -86,7 +127,7 @@ public final class Main {
         @Override
         public Document handleMessage(MongoMessage message) {
             try {
-                return withWriteConcernError(message, super.handleMessage(message));
+                return answer(message, super.handleMessage(message));
             } finally {
                 commit();
             }

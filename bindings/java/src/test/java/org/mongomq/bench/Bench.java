@@ -24,7 +24,7 @@ import org.mongomq.PublishOptions;
  * phases. Not a test.
  *
  * <pre>
- *   java -cp target/mongomq-0.5.0.jar:target/test-classes org.mongomq.bench.Bench \
+ *   java -cp target/mongomq-0.6.0.jar:target/test-classes org.mongomq.bench.Bench \
  *        [--uri URI] [--events N] [--groups G] [--workers W] [--batch B]
  * </pre>
  */
