@@ -17,7 +17,7 @@ use core::ffi::{c_char, c_int, c_uint, c_void};
 use core::marker::{PhantomData, PhantomPinned};
 
 pub const MQ_VERSION_MAJOR: c_int = 0;
-pub const MQ_VERSION_MINOR: c_int = 5;
+pub const MQ_VERSION_MINOR: c_int = 6;
 pub const MQ_VERSION_PATCH: c_int = 0;
 
 /// Bytes of a group id (UTF-8, non-empty).
@@ -41,9 +41,12 @@ pub const MQ_LEASE_LOST: mq_status = 2;
 pub const MQ_INTERRUPTED: mq_status = 3;
 /// mq_claim_wait_cancel: its mq_cancel was triggered.
 pub const MQ_CANCELLED: mq_status = 4;
+/// A publish with a dedup_key already taken: nothing was added, the seq given back is
+/// the first publish's (0.6.0). Not an error, like MQ_EMPTY.
+pub const MQ_DUPLICATE: mq_status = 5;
 /// Bad argument: NULL, out of range, not UTF-8, too large.
 pub const MQ_ERR_ARG: mq_status = -1;
-/// Server unreachable or timed out.
+/// Server unreachable or timed out, or a write's outcome unknown.
 pub const MQ_ERR_CONNECT: mq_status = -2;
 /// The server answered with an error.
 pub const MQ_ERR_SERVER: mq_status = -3;
@@ -166,6 +169,8 @@ extern "C" {
     ) -> mq_status;
     pub fn mq_batch_count(batch: *const mq_batch) -> usize;
     pub fn mq_batch_destroy(batch: *mut mq_batch);
+    /// 3 commands; with dedup keys MQ_DUPLICATE when some event's key was taken (it
+    /// was not added): mq_batch_outcome says, per event, what became of it.
     pub fn mq_publish_batch(
         queue: *mut mq_queue,
         batch: *const mq_batch,
@@ -233,7 +238,8 @@ extern "C" {
 // does not know is MQ_ERR_ARG. mq_publish_with, mq_batch_add_with and mq_claim_with
 // are the one entry for their operation; the older calls are wrappers of them.
 
-pub const MQ_PUBLISH_OPTS_VERSION: c_uint = 1;
+/// 2 (0.6.0) added dedup_key; version 1 callers keep working.
+pub const MQ_PUBLISH_OPTS_VERSION: c_uint = 2;
 
 /// Options of mq_publish_with and mq_batch_add_with.
 #[repr(C)]
@@ -245,11 +251,15 @@ pub struct mq_publish_opts {
     pub priority: c_int,
     /// Epoch seconds on the queue's clock (mq_queue_now); 0: now.
     pub not_before: f64,
+    /// Version 2. NULL: none. 1..MQ_DEDUP_KEY_MAX bytes of UTF-8, NUL-terminated; the
+    /// library copies it.
+    pub dedup_key: *const c_char,
 }
 
-/// The header's `MQ_PUBLISH_OPTS_INIT`: version 1, priority 0, not_before 0 (now).
+/// The header's `MQ_PUBLISH_OPTS_INIT`: version 2, priority 0, not_before 0 (now), no
+/// dedup key.
 pub const MQ_PUBLISH_OPTS_INIT: mq_publish_opts =
-    mq_publish_opts { version: MQ_PUBLISH_OPTS_VERSION, priority: 0, not_before: 0.0 };
+    mq_publish_opts { version: MQ_PUBLISH_OPTS_VERSION, priority: 0, not_before: 0.0, dedup_key: core::ptr::null() };
 
 pub const MQ_CLAIM_OPTS_VERSION: c_uint = 1;
 
@@ -288,7 +298,8 @@ pub const MQ_CLAIM_OPTS_INIT: mq_claim_opts = mq_claim_opts {
 extern "C" {
     /// Fills *opts with the defaults of `version`.
     pub fn mq_publish_opts_init(opts: *mut mq_publish_opts, version: c_uint) -> mq_status;
-    /// mq_publish with options (opts NULL: defaults). 3 commands.
+    /// mq_publish with options (opts NULL: defaults). 3 commands. MQ_DUPLICATE (and
+    /// the first publish's seq) when its dedup_key is taken.
     pub fn mq_publish_with(
         queue: *mut mq_queue,
         group_id: *const c_char,
@@ -298,7 +309,7 @@ extern "C" {
         seq_out: *mut i64,
         err: *mut mq_error,
     ) -> mq_status;
-    /// mq_batch_add with options: a batch event may be scheduled.
+    /// mq_batch_add with options: a batch event may be scheduled, and keyed.
     pub fn mq_batch_add_with(
         batch: *mut mq_batch,
         group_id: *const c_char,
@@ -319,7 +330,49 @@ extern "C" {
     ) -> mq_status;
 
     pub fn mq_lease_deadline(lease: *const mq_lease) -> f64;
+}
 
+// ---- Deduplication: publishing exactly once (0.6.0) ------------------------------
+//
+// A publish (mq_publish_with, mq_batch_add_with) with a dedup_key adds its event only
+// if no event of the queue holds that key (while it is queued, and for the window
+// after its publish even once acked); otherwise it adds nothing and returns
+// MQ_DUPLICATE with that event's seq.
+
+/// Bytes of one dedup_key.
+pub const MQ_DEDUP_KEY_MAX: usize = 512;
+/// Seconds: 5 minutes, like SQS.
+pub const MQ_DEDUP_WINDOW_DEFAULT: f64 = 300.0;
+/// Seconds.
+pub const MQ_DEDUP_WINDOW_MIN: f64 = 1.0;
+/// Seconds: 7 days.
+pub const MQ_DEDUP_WINDOW_MAX: f64 = 7.0 * 86400.0;
+
+/// Where a key must be unique (the header's `enum mq_dedup_scope`: a plain integer
+/// here, as mq_status; C compilers on this crate's targets give the enum
+/// `unsigned int`, which tests/header.rs checks).
+pub type mq_dedup_scope = c_uint;
+/// In the queue (the default): a key reused in two groups is a duplicate.
+pub const MQ_DEDUP_SCOPE_QUEUE: mq_dedup_scope = 0;
+/// In the event's group only.
+pub const MQ_DEDUP_SCOPE_GROUP: mq_dedup_scope = 1;
+
+extern "C" {
+    /// The window of this handle's keyed publishes, in seconds
+    /// (MQ_DEDUP_WINDOW_MIN..MAX; anything else, or not finite, is MQ_ERR_ARG).
+    pub fn mq_queue_set_dedup_window(queue: *mut mq_queue, seconds: f64, err: *mut mq_error) -> mq_status;
+    /// Per handle; every publisher of a queue should use one scope.
+    pub fn mq_queue_set_dedup_scope(queue: *mut mq_queue, scope: mq_dedup_scope, err: *mut mq_error) -> mq_status;
+    /// After mq_publish_batch returned MQ_OK or MQ_DUPLICATE: event i (add order) was
+    /// added (MQ_OK, *seq its seq) or a duplicate (MQ_DUPLICATE, *seq the first
+    /// publish's). MQ_ERR_ARG when i >= the count or the batch was changed or not
+    /// published since. Reads the batch only; not thread-safe, like the batch.
+    pub fn mq_batch_outcome(batch: *const mq_batch, i: usize, seq: *mut i64, err: *mut mq_error) -> mq_status;
+}
+
+// ---- Automatic repair (0.3.0) -----------------------------------------------------
+
+extern "C" {
     pub fn mq_queue_set_repair_interval(queue: *mut mq_queue, interval_s: f64, err: *mut mq_error) -> mq_status;
     pub fn mq_queue_repair_counts(queue: *const mq_queue, runs: *mut u64, fixed: *mut u64);
 

@@ -1,17 +1,20 @@
 //! The header drift check: fails when `include/mongomq.h` (as installed, found by
 //! build.rs with pkg-config) and this crate's declarations disagree.
 //!
-//! 1. Names: every `MQ_API` function, `#define MQ_*`/enumerator constant and `mq_*`
-//!    type of the header is declared in `src/lib.rs`, and nothing else is.
+//! 1. Names: every `MQ_API` function, `#define MQ_*` constant, enumerator (of every
+//!    `typedef enum`) and `mq_*` type of the header is declared in `src/lib.rs`, and
+//!    nothing else is.
 //!    Every struct of the header with fields (`mq_error`, the options structs) has
 //!    the same fields, in the same order, in `src/lib.rs` and in this test's lists.
 //! 2. Signatures and layout: a C file generated from `src/lib.rs` assigns every
 //!    header function to a function pointer of the type the Rust declaration spells
 //!    (compiled with -Werror, so any changed parameter, const-ness or return type
-//!    fails), static-asserts every constant's value and each struct's size,
-//!    alignment, field offsets and field types as Rust sees them, links against the
-//!    library (every function is exported) and runs: the library loads and reports the
-//!    version pkg-config found, and each `_INIT` macro and `_init` function gives the
+//!    fails), static-asserts every integer constant's value, each floating constant's
+//!    type (`double`), the size and C type of the enums the crate spells as integers,
+//!    and each struct's size, alignment, field offsets and field types as Rust sees
+//!    them, links against the library (every function is exported) and runs: the
+//!    library loads and reports the version pkg-config found, each floating constant
+//!    prints the crate's value, and each `_INIT` macro and `_init` function gives the
 //!    values of the crate's `_INIT` constant.
 //!
 //! Needs a C compiler: `$CC`, else `cc`.
@@ -106,9 +109,16 @@ fn header_constants() -> BTreeSet<String> {
         })
         .filter(|n| n.starts_with("MQ_") && n != "MQ_API")
         .collect();
-    let start = text.find("typedef enum mq_status").expect("enum mq_status");
-    let end = start + text[start..].find('}').expect("end of enum mq_status");
-    names.extend(idents_with_prefix(&text[start..end], "MQ_"));
+    // The enumerators of every `typedef enum NAME { ... }` (mq_status, mq_dedup_scope).
+    let mut enums = 0;
+    let mut rest = text.as_str();
+    while let Some(start) = rest.find("typedef enum") {
+        let end = start + rest[start..].find('}').expect("the end of an enum");
+        names.extend(idents_with_prefix(&rest[start..end], "MQ_"));
+        rest = &rest[end..];
+        enums += 1;
+    }
+    assert!(enums >= 2, "found only {enums} enums (mq_status, mq_dedup_scope): the parser broke");
     names
 }
 
@@ -282,7 +292,7 @@ fn struct_constant_values() -> Vec<(&'static str, Vec<(&'static str, f64)>)> {
         };
     }
     values! {
-        MQ_PUBLISH_OPTS_INIT { version, priority, not_before }
+        MQ_PUBLISH_OPTS_INIT { version, priority, not_before, dedup_key }
         MQ_CLAIM_OPTS_INIT { version, worker_id, visibility_s, min_priority, max_events, timeout_s, cancel }
         MQ_GROUPS_OPTS_INIT {
             version, states, id_prefix, min_attempts, held_longer_than_s, parked_beyond_s, sort, after, limit
@@ -307,7 +317,7 @@ fn struct_layouts() -> Vec<Layout> {
     }
     layouts! {
         mq_error { status, server_code, message }
-        mq_publish_opts { version, priority, not_before }
+        mq_publish_opts { version, priority, not_before, dedup_key }
         mq_claim_opts { version, worker_id, visibility_s, min_priority, max_events, timeout_s, cancel }
         mq_groups_opts {
             version, states, id_prefix, min_attempts, held_longer_than_s, parked_beyond_s, sort, after, limit
@@ -384,6 +394,7 @@ fn constant_values() -> Vec<(&'static str, i128)> {
         MQ_LEASE_LOST,
         MQ_INTERRUPTED,
         MQ_CANCELLED,
+        MQ_DUPLICATE,
         MQ_ERR_ARG,
         MQ_ERR_CONNECT,
         MQ_ERR_SERVER,
@@ -399,6 +410,34 @@ fn constant_values() -> Vec<(&'static str, i128)> {
         MQ_GROUPS_SORT_DUE,
         MQ_GROUPS_OPTS_VERSION,
         MQ_DEAD_LIST_OPTS_VERSION,
+        MQ_DEDUP_KEY_MAX,
+        MQ_DEDUP_SCOPE_QUEUE,
+        MQ_DEDUP_SCOPE_GROUP,
+    ]
+}
+
+/// (name, value) of every floating constant of the crate (a `double` in C): checked at
+/// run time, exactly, since C's static assertions take integer expressions only.
+fn float_constant_values() -> Vec<(&'static str, f64)> {
+    macro_rules! values {
+        ($($name:ident),* $(,)?) => { vec![$((stringify!($name), sys::$name)),*] };
+    }
+    values![MQ_DEDUP_WINDOW_DEFAULT, MQ_DEDUP_WINDOW_MIN, MQ_DEDUP_WINDOW_MAX]
+}
+
+/// (name, size, Rust type as src/lib.rs spells it) of every header enum the crate
+/// spells as an integer type alias (`pub type mq_status = c_int;`): the C check wants
+/// the enum compatible with that type.
+fn enum_aliases() -> Vec<(&'static str, usize, String)> {
+    let src = strip_rust_comments(CRATE_SOURCE);
+    let alias = |name: &str| {
+        let decl = format!("pub type {name} = ");
+        let start = src.find(&decl).unwrap_or_else(|| panic!("no `{decl}` in src/lib.rs")) + decl.len();
+        src[start..start + src[start..].find(';').unwrap()].trim().to_string()
+    };
+    vec![
+        ("mq_status", size_of::<sys::mq_status>(), alias("mq_status")),
+        ("mq_dedup_scope", size_of::<sys::mq_dedup_scope>(), alias("mq_dedup_scope")),
     ]
 }
 
@@ -422,6 +461,7 @@ fn header_names_match_crate() {
     problems.extend(diff("constant", &header_constants(), &rust_constants()));
     problems.extend(diff("type", &header_types(), &rust_types()));
     let mut listed: BTreeSet<String> = constant_values().iter().map(|(n, _)| n.to_string()).collect();
+    listed.extend(float_constant_values().iter().map(|(n, _)| n.to_string()));
     listed.extend(rust_struct_constants());
     problems.extend(diff("constant (values checked by this test)", &rust_constants(), &listed));
     // Struct fields: the header's, the crate's, and the ones this test checks agree.
@@ -468,9 +508,16 @@ fn header_signatures_and_layout_match_crate() {
             }
         }
     }
-    assert(format!("sizeof(mq_status) == {}", size_of::<sys::mq_status>()), "sizeof(mq_status)");
+    for (name, size, rust_type) in enum_aliases() {
+        assert(format!("sizeof({name}) == {size}"), &format!("sizeof({name})"));
+        let c = c_type(&rust_type);
+        assert(format!("_Generic(({name})0, {c}: 1, default: 0)"), &format!("{name}: {rust_type}"));
+    }
     for (name, value) in constant_values() {
         assert(format!("{name} == {value}"), name);
+    }
+    for (name, _) in float_constant_values() {
+        assert(format!("_Generic(({name}), double: 1, default: 0)"), &format!("{name}: f64"));
     }
     let functions = rust_functions();
     for f in &functions {
@@ -482,9 +529,13 @@ fn header_signatures_and_layout_match_crate() {
         let ret = f.ret.as_deref().map_or("void".to_string(), c_type);
         c.push_str(&format!("{ret} (*const check_{name})({params}) = {name};\n", name = f.name));
     }
-    // main prints the version, then each struct constant's fields as the C macro and
-    // the _init function give them: `NAME.field=value` and `NAME()init.field=value`.
+    // main prints the version, then each floating constant (`NAME=value`), then each
+    // struct constant's fields as the C macro and the _init function give them:
+    // `NAME.field=value` and `NAME()init.field=value`.
     c.push_str("\nint main(void) {\n    printf(\"%s\\n\", mq_version());\n");
+    for (name, _) in float_constant_values() {
+        c.push_str(&format!("    printf(\"{name}=%.17g\\n\", {name});\n"));
+    }
     for (name, fields) in struct_constant_values() {
         let ty = name.strip_suffix("_INIT").unwrap().to_lowercase(); // mq_claim_opts
         let version = format!("{}_VERSION", name.strip_suffix("_INIT").unwrap());
@@ -553,6 +604,9 @@ fn header_signatures_and_layout_match_crate() {
             (k, v.parse::<f64>().expect("a number"))
         })
         .collect();
+    for (name, rust) in float_constant_values() {
+        assert_eq!(c_values.get(name), Some(&rust), "{name}: C's value and mongomq-sys's");
+    }
     for (name, fields) in struct_constant_values() {
         for (field, rust) in fields {
             for key in [format!("{name}.{field}"), format!("{name}()init.{field}")] {
@@ -586,16 +640,26 @@ fn parser_sees_drift() {
     assert_eq!(diff("function", &header, &rust), vec!["function `mq_new_call` is in mongomq.h but not in mongomq-sys"]);
     assert_eq!(c_type("*mut *mut mq_lease"), "mq_lease * *");
     assert_eq!(c_type("*const c_char"), "char const *");
+    // Enumerators are read from every enum, not only mq_status's.
+    let constants = header_constants();
+    for name in ["MQ_DUPLICATE", "MQ_DEDUP_SCOPE_GROUP", "MQ_DEDUP_WINDOW_MAX"] {
+        assert!(constants.contains(name), "{name} not among the header's constants");
+    }
 }
 
 #[test]
 fn options_init_matches_crate_constants() {
     // The _init functions (what an FFI caller without the macros uses) fill what the
     // crate's _INIT constants hold; a version the library does not know is MQ_ERR_ARG.
-    let mut publish = sys::mq_publish_opts { version: 0, priority: 7, not_before: 9.0 };
+    let key = b"k\0";
+    let mut publish = sys::mq_publish_opts { version: 0, priority: 7, not_before: 9.0, dedup_key: key.as_ptr().cast() };
     // SAFETY: publish is a valid, writable mq_publish_opts.
     assert_eq!(unsafe { sys::mq_publish_opts_init(&mut publish, sys::MQ_PUBLISH_OPTS_VERSION) }, sys::MQ_OK);
     assert_eq!(publish, sys::MQ_PUBLISH_OPTS_INIT);
+    // Version 1 (before dedup_key) is still a version the library knows.
+    // SAFETY: as above.
+    assert_eq!(unsafe { sys::mq_publish_opts_init(&mut publish, 1) }, sys::MQ_OK);
+    assert_eq!((publish.version, publish.priority, publish.not_before), (1, 0, 0.0));
     let mut claim = sys::MQ_CLAIM_OPTS_INIT;
     claim.visibility_s = 1.0;
     claim.max_events = 9;
@@ -612,14 +676,21 @@ fn options_init_matches_crate_constants() {
     // SAFETY: dead is a valid, writable mq_dead_list_opts.
     assert_eq!(unsafe { sys::mq_dead_list_opts_init(&mut dead, sys::MQ_DEAD_LIST_OPTS_VERSION) }, sys::MQ_OK);
     assert_eq!(dead, sys::MQ_DEAD_LIST_OPTS_INIT);
-    for version in [0, sys::MQ_CLAIM_OPTS_VERSION + 1] {
+    // 0, and the version after each struct's own, are versions the library does not know.
+    for version in [0, sys::MQ_GROUPS_OPTS_VERSION + 1] {
         // SAFETY: groups is a valid, writable mq_groups_opts.
         assert_eq!(unsafe { sys::mq_groups_opts_init(&mut groups, version) }, sys::MQ_ERR_ARG, "version {version}");
+    }
+    for version in [0, sys::MQ_DEAD_LIST_OPTS_VERSION + 1] {
         // SAFETY: dead is a valid, writable mq_dead_list_opts.
         assert_eq!(unsafe { sys::mq_dead_list_opts_init(&mut dead, version) }, sys::MQ_ERR_ARG, "version {version}");
-        // SAFETY: as above.
+    }
+    for version in [0, sys::MQ_CLAIM_OPTS_VERSION + 1] {
+        // SAFETY: claim is a valid, writable mq_claim_opts.
         assert_eq!(unsafe { sys::mq_claim_opts_init(&mut claim, version) }, sys::MQ_ERR_ARG, "version {version}");
-        // SAFETY: as above.
+    }
+    for version in [0, sys::MQ_PUBLISH_OPTS_VERSION + 1] {
+        // SAFETY: publish is a valid, writable mq_publish_opts.
         assert_eq!(unsafe { sys::mq_publish_opts_init(&mut publish, version) }, sys::MQ_ERR_ARG, "version {version}");
     }
 }
