@@ -57,7 +57,7 @@ func TestLeaseTextJSON(t *testing.T) {
 func TestStatusNames(t *testing.T) {
 	for st, want := range map[Status]string{
 		StatusOK: "MQ_OK", StatusEmpty: "MQ_EMPTY", StatusLeaseLost: "MQ_LEASE_LOST",
-		StatusInterrupted: "MQ_INTERRUPTED", StatusCancelled: "MQ_CANCELLED",
+		StatusInterrupted: "MQ_INTERRUPTED", StatusCancelled: "MQ_CANCELLED", StatusDuplicate: "MQ_DUPLICATE",
 		StatusInvalidArgument: "MQ_ERR_ARG", StatusConnect: "MQ_ERR_CONNECT", StatusServer: "MQ_ERR_SERVER",
 		StatusNoMemory: "MQ_ERR_NOMEM", StatusInternal: "MQ_ERR_INTERNAL",
 		Status(42): "MQ_UNKNOWN", Status(-100): "MQ_UNKNOWN", Status(1 << 40): "MQ_UNKNOWN",

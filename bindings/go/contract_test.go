@@ -59,6 +59,13 @@ func TestContract(t *testing.T) {
 		{"pause_resume", pauseResume},
 		{"group_listing", groupListing},
 
+		{"dedup_same_key", dedupSameKey},
+		{"dedup_different_keys", dedupDifferentKeys},
+		{"dedup_retry_after_lost_reply", dedupRetryAfterLostReply},
+		{"dedup_batch", dedupBatch},
+		{"dedup_scope_group", dedupScopeGroup},
+		{"dedup_bad_key", dedupBadKey},
+
 		{"wait_woken_by_publish", waitWokenByPublish},
 		{"wait_cancel_one", waitCancelOne},
 		{"interrupt_stops_all", interruptStopsAll},
@@ -1102,6 +1109,10 @@ func safetyUseAfterClose(t *testing.T) {
 		"PauseGroup":        func() error { return q.PauseGroup("g") },
 		"ResumeGroup":       func() error { return q.ResumeGroup("g") },
 		"DeadPage":          func() error { _, err := q.DeadPage(0, 1); return err },
+		"PublishWith":       func() error { _, err := q.PublishWith("g", nil, PublishOptions{DedupKey: "k"}); return err },
+		"PublishBatchWith":  func() error { _, err := q.PublishBatchWith([]Message{{Group: "g"}}); return err },
+		"SetDedupWindow":    func() error { return q.SetDedupWindow(time.Minute) },
+		"SetDedupScope":     func() error { return q.SetDedupScope(DedupScopeGroup) },
 		"Work": func() error {
 			return q.Work(ctx, WorkOptions{}, func(context.Context, *Lease) error { return nil })
 		},

@@ -22,6 +22,7 @@ const (
 	StatusLeaseLost       Status = 2  // MQ_LEASE_LOST: the lease expired and the group moved on
 	StatusInterrupted     Status = 3  // MQ_INTERRUPTED: Queue.Interrupt was called
 	StatusCancelled       Status = 4  // MQ_CANCELLED: a Claim's context was done
+	StatusDuplicate       Status = 5  // MQ_DUPLICATE: never an error; a Published's Duplicate (0.6.0)
 	StatusInvalidArgument Status = -1 // MQ_ERR_ARG
 	StatusConnect         Status = -2 // MQ_ERR_CONNECT: server unreachable or timed out
 	StatusServer          Status = -3 // MQ_ERR_SERVER: the server answered with an error

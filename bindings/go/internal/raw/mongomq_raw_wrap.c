@@ -238,22 +238,48 @@ static int mqs_error_server_code(const mq_error *err) { return err ? err->server
 static const char *mqs_error_message(const mq_error *err) { return err ? err->message : "out of memory"; }
 
 
-/* mq_publish_with: not_before 0 is "now". */
-static mq_status mqs_publish(mq_queue *queue, const char *group_id, const void *event, size_t event_len,
-                             int priority, double not_before, int64_t *seq_out, mq_error *err) {
-    mq_publish_opts opts = MQ_PUBLISH_OPTS_INIT;
-    opts.priority = priority;
-    opts.not_before = not_before;
-    return mq_publish_with(queue, group_id, event, event_len, &opts, seq_out, err);
+/* MQ_DUPLICATE as MQ_OK with the seq negated (the three shims below). */
+static mq_status mqs_duplicate_as_negative(mq_status status, int64_t *seq, mq_error *err) {
+    if (status != MQ_DUPLICATE) return status;
+    if (seq != NULL) *seq = -*seq;
+    if (err != NULL) err->status = MQ_OK;
+    return MQ_OK;
 }
 
-/* mq_batch_add_with: a batch event may be scheduled (not_before 0: now). */
-static mq_status mqs_batch_add_at(mq_batch *batch, const char *group_id, const void *event, size_t event_len,
-                                  int priority, double not_before, mq_error *err) {
+/* mq_publish_with: not_before 0 is "now"; with has_key 0 the key is none (Go cannot
+ * pass a NULL string), else dedup_key as given (NULL, "", too long: MQ_ERR_ARG from
+ * the library). *seq_out < 0: a duplicate of the event -*seq_out. */
+static mq_status mqs_publish(mq_queue *queue, const char *group_id, const void *event, size_t event_len,
+                             int priority, double not_before, int has_key, const char *dedup_key, int64_t *seq_out,
+                             mq_error *err) {
     mq_publish_opts opts = MQ_PUBLISH_OPTS_INIT;
     opts.priority = priority;
     opts.not_before = not_before;
+    opts.dedup_key = has_key ? (dedup_key != NULL ? dedup_key : "") : NULL;
+    return mqs_duplicate_as_negative(mq_publish_with(queue, group_id, event, event_len, &opts, seq_out, err), seq_out,
+                                     err);
+}
+
+/* mq_batch_add_with: a batch event may be scheduled (not_before 0: now), and keyed
+ * (has_key, dedup_key as mqs_publish). */
+static mq_status mqs_batch_add_at(mq_batch *batch, const char *group_id, const void *event, size_t event_len,
+                                  int priority, double not_before, int has_key, const char *dedup_key, mq_error *err) {
+    mq_publish_opts opts = MQ_PUBLISH_OPTS_INIT;
+    opts.priority = priority;
+    opts.not_before = not_before;
+    opts.dedup_key = has_key ? (dedup_key != NULL ? dedup_key : "") : NULL;
     return mq_batch_add_with(batch, group_id, event, event_len, &opts, err);
+}
+
+/* mq_publish_batch: *first_seq < 0 when some event was a duplicate (-*first_seq is
+ * the first seq); mqs_batch_outcome then says which. */
+static mq_status mqs_publish_batch(mq_queue *queue, const mq_batch *batch, int64_t *first_seq, mq_error *err) {
+    return mqs_duplicate_as_negative(mq_publish_batch(queue, batch, first_seq, err), first_seq, err);
+}
+
+/* mq_batch_outcome: *seq < 0 when event i was a duplicate of the event -*seq. */
+static mq_status mqs_batch_outcome(const mq_batch *batch, size_t i, int64_t *seq, mq_error *err) {
+    return mqs_duplicate_as_negative(mq_batch_outcome(batch, i, seq, err), seq, err);
 }
 
 /* mq_claim_with: *out NULL (and MQ_EMPTY) when nothing is due. Without a timeout or a
@@ -506,7 +532,7 @@ static uint64_t mqs_log_dropped(void) {
 extern "C" {
 #endif
 
-void _wrap_Swig_free_raw_37bad9277fc1e1ea(void *_swig_go_0) {
+void _wrap_Swig_free_raw_197a0d40d43d5345(void *_swig_go_0) {
   void *arg1 = 0 ;
   
   arg1 = *(void **)&_swig_go_0; 
@@ -516,7 +542,7 @@ void _wrap_Swig_free_raw_37bad9277fc1e1ea(void *_swig_go_0) {
 }
 
 
-void *_wrap_Swig_malloc_raw_37bad9277fc1e1ea(intgo _swig_go_0) {
+void *_wrap_Swig_malloc_raw_197a0d40d43d5345(intgo _swig_go_0) {
   int arg1 ;
   void *result = 0 ;
   void *_swig_go_result;
@@ -529,7 +555,7 @@ void *_wrap_Swig_malloc_raw_37bad9277fc1e1ea(intgo _swig_go_0) {
 }
 
 
-void _wrap_mqs_bytes_data_set_raw_37bad9277fc1e1ea(struct mqs_bytes *_swig_go_0, void *_swig_go_1) {
+void _wrap_mqs_bytes_data_set_raw_197a0d40d43d5345(struct mqs_bytes *_swig_go_0, void *_swig_go_1) {
   struct mqs_bytes *arg1 = 0 ;
   void *arg2 = 0 ;
   
@@ -541,7 +567,7 @@ void _wrap_mqs_bytes_data_set_raw_37bad9277fc1e1ea(struct mqs_bytes *_swig_go_0,
 }
 
 
-void *_wrap_mqs_bytes_data_get_raw_37bad9277fc1e1ea(struct mqs_bytes *_swig_go_0) {
+void *_wrap_mqs_bytes_data_get_raw_197a0d40d43d5345(struct mqs_bytes *_swig_go_0) {
   struct mqs_bytes *arg1 = 0 ;
   void *result = 0 ;
   void *_swig_go_result;
@@ -554,7 +580,7 @@ void *_wrap_mqs_bytes_data_get_raw_37bad9277fc1e1ea(struct mqs_bytes *_swig_go_0
 }
 
 
-void _wrap_mqs_bytes_len_set_raw_37bad9277fc1e1ea(struct mqs_bytes *_swig_go_0, long long _swig_go_1) {
+void _wrap_mqs_bytes_len_set_raw_197a0d40d43d5345(struct mqs_bytes *_swig_go_0, long long _swig_go_1) {
   struct mqs_bytes *arg1 = 0 ;
   size_t arg2 ;
   
@@ -566,7 +592,7 @@ void _wrap_mqs_bytes_len_set_raw_37bad9277fc1e1ea(struct mqs_bytes *_swig_go_0, 
 }
 
 
-long long _wrap_mqs_bytes_len_get_raw_37bad9277fc1e1ea(struct mqs_bytes *_swig_go_0) {
+long long _wrap_mqs_bytes_len_get_raw_197a0d40d43d5345(struct mqs_bytes *_swig_go_0) {
   struct mqs_bytes *arg1 = 0 ;
   size_t result;
   long long _swig_go_result;
@@ -579,7 +605,7 @@ long long _wrap_mqs_bytes_len_get_raw_37bad9277fc1e1ea(struct mqs_bytes *_swig_g
 }
 
 
-struct mqs_bytes *_wrap_new_mqs_bytes_raw_37bad9277fc1e1ea() {
+struct mqs_bytes *_wrap_new_mqs_bytes_raw_197a0d40d43d5345() {
   struct mqs_bytes *result = 0 ;
   struct mqs_bytes *_swig_go_result;
   
@@ -590,7 +616,7 @@ struct mqs_bytes *_wrap_new_mqs_bytes_raw_37bad9277fc1e1ea() {
 }
 
 
-void _wrap_delete_mqs_bytes_raw_37bad9277fc1e1ea(struct mqs_bytes *_swig_go_0) {
+void _wrap_delete_mqs_bytes_raw_197a0d40d43d5345(struct mqs_bytes *_swig_go_0) {
   struct mqs_bytes *arg1 = 0 ;
   
   arg1 = *(struct mqs_bytes **)&_swig_go_0; 
@@ -600,7 +626,7 @@ void _wrap_delete_mqs_bytes_raw_37bad9277fc1e1ea(struct mqs_bytes *_swig_go_0) {
 }
 
 
-intgo _wrap_MQ_OK_raw_37bad9277fc1e1ea() {
+intgo _wrap_MQ_OK_raw_197a0d40d43d5345() {
   int result;
   intgo _swig_go_result;
   
@@ -611,7 +637,7 @@ intgo _wrap_MQ_OK_raw_37bad9277fc1e1ea() {
 }
 
 
-intgo _wrap_MQ_EMPTY_raw_37bad9277fc1e1ea() {
+intgo _wrap_MQ_EMPTY_raw_197a0d40d43d5345() {
   int result;
   intgo _swig_go_result;
   
@@ -622,7 +648,7 @@ intgo _wrap_MQ_EMPTY_raw_37bad9277fc1e1ea() {
 }
 
 
-intgo _wrap_MQ_LEASE_LOST_raw_37bad9277fc1e1ea() {
+intgo _wrap_MQ_LEASE_LOST_raw_197a0d40d43d5345() {
   int result;
   intgo _swig_go_result;
   
@@ -633,7 +659,7 @@ intgo _wrap_MQ_LEASE_LOST_raw_37bad9277fc1e1ea() {
 }
 
 
-intgo _wrap_MQ_INTERRUPTED_raw_37bad9277fc1e1ea() {
+intgo _wrap_MQ_INTERRUPTED_raw_197a0d40d43d5345() {
   int result;
   intgo _swig_go_result;
   
@@ -644,7 +670,7 @@ intgo _wrap_MQ_INTERRUPTED_raw_37bad9277fc1e1ea() {
 }
 
 
-intgo _wrap_MQ_CANCELLED_raw_37bad9277fc1e1ea() {
+intgo _wrap_MQ_CANCELLED_raw_197a0d40d43d5345() {
   int result;
   intgo _swig_go_result;
   
@@ -655,7 +681,51 @@ intgo _wrap_MQ_CANCELLED_raw_37bad9277fc1e1ea() {
 }
 
 
-intgo _wrap_MQ_ERR_ARG_raw_37bad9277fc1e1ea() {
+intgo _wrap_MQ_DUPLICATE_raw_197a0d40d43d5345() {
+  int result;
+  intgo _swig_go_result;
+  
+  
+  result = (int)(MQ_DUPLICATE);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+intgo _wrap_MQ_DEDUP_KEY_MAX_raw_197a0d40d43d5345() {
+  int result;
+  intgo _swig_go_result;
+  
+  
+  result = (int)(MQ_DEDUP_KEY_MAX);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+intgo _wrap_MQ_DEDUP_SCOPE_QUEUE_raw_197a0d40d43d5345() {
+  int result;
+  intgo _swig_go_result;
+  
+  
+  result = (int)(MQ_DEDUP_SCOPE_QUEUE);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+intgo _wrap_MQ_DEDUP_SCOPE_GROUP_raw_197a0d40d43d5345() {
+  int result;
+  intgo _swig_go_result;
+  
+  
+  result = (int)(MQ_DEDUP_SCOPE_GROUP);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+intgo _wrap_MQ_ERR_ARG_raw_197a0d40d43d5345() {
   int result;
   intgo _swig_go_result;
   
@@ -666,7 +736,7 @@ intgo _wrap_MQ_ERR_ARG_raw_37bad9277fc1e1ea() {
 }
 
 
-intgo _wrap_MQ_ERR_CONNECT_raw_37bad9277fc1e1ea() {
+intgo _wrap_MQ_ERR_CONNECT_raw_197a0d40d43d5345() {
   int result;
   intgo _swig_go_result;
   
@@ -677,7 +747,7 @@ intgo _wrap_MQ_ERR_CONNECT_raw_37bad9277fc1e1ea() {
 }
 
 
-intgo _wrap_MQ_ERR_SERVER_raw_37bad9277fc1e1ea() {
+intgo _wrap_MQ_ERR_SERVER_raw_197a0d40d43d5345() {
   int result;
   intgo _swig_go_result;
   
@@ -688,7 +758,7 @@ intgo _wrap_MQ_ERR_SERVER_raw_37bad9277fc1e1ea() {
 }
 
 
-intgo _wrap_MQ_ERR_NOMEM_raw_37bad9277fc1e1ea() {
+intgo _wrap_MQ_ERR_NOMEM_raw_197a0d40d43d5345() {
   int result;
   intgo _swig_go_result;
   
@@ -699,7 +769,7 @@ intgo _wrap_MQ_ERR_NOMEM_raw_37bad9277fc1e1ea() {
 }
 
 
-intgo _wrap_MQ_ERR_INTERNAL_raw_37bad9277fc1e1ea() {
+intgo _wrap_MQ_ERR_INTERNAL_raw_197a0d40d43d5345() {
   int result;
   intgo _swig_go_result;
   
@@ -710,7 +780,7 @@ intgo _wrap_MQ_ERR_INTERNAL_raw_37bad9277fc1e1ea() {
 }
 
 
-intgo _wrap_MQ_PRIORITY_MIN_raw_37bad9277fc1e1ea() {
+intgo _wrap_MQ_PRIORITY_MIN_raw_197a0d40d43d5345() {
   int result;
   intgo _swig_go_result;
   
@@ -721,7 +791,7 @@ intgo _wrap_MQ_PRIORITY_MIN_raw_37bad9277fc1e1ea() {
 }
 
 
-intgo _wrap_MQ_PRIORITY_MAX_raw_37bad9277fc1e1ea() {
+intgo _wrap_MQ_PRIORITY_MAX_raw_197a0d40d43d5345() {
   int result;
   intgo _swig_go_result;
   
@@ -732,7 +802,7 @@ intgo _wrap_MQ_PRIORITY_MAX_raw_37bad9277fc1e1ea() {
 }
 
 
-intgo _wrap_MQ_BATCH_MAX_raw_37bad9277fc1e1ea() {
+intgo _wrap_MQ_BATCH_MAX_raw_197a0d40d43d5345() {
   int result;
   intgo _swig_go_result;
   
@@ -743,7 +813,7 @@ intgo _wrap_MQ_BATCH_MAX_raw_37bad9277fc1e1ea() {
 }
 
 
-intgo _wrap_MQ_GROUP_READY_raw_37bad9277fc1e1ea() {
+intgo _wrap_MQ_GROUP_READY_raw_197a0d40d43d5345() {
   unsigned int result;
   intgo _swig_go_result;
   
@@ -754,7 +824,7 @@ intgo _wrap_MQ_GROUP_READY_raw_37bad9277fc1e1ea() {
 }
 
 
-intgo _wrap_MQ_GROUP_LEASED_raw_37bad9277fc1e1ea() {
+intgo _wrap_MQ_GROUP_LEASED_raw_197a0d40d43d5345() {
   unsigned int result;
   intgo _swig_go_result;
   
@@ -765,7 +835,7 @@ intgo _wrap_MQ_GROUP_LEASED_raw_37bad9277fc1e1ea() {
 }
 
 
-intgo _wrap_MQ_GROUP_PARKED_raw_37bad9277fc1e1ea() {
+intgo _wrap_MQ_GROUP_PARKED_raw_197a0d40d43d5345() {
   unsigned int result;
   intgo _swig_go_result;
   
@@ -776,7 +846,7 @@ intgo _wrap_MQ_GROUP_PARKED_raw_37bad9277fc1e1ea() {
 }
 
 
-intgo _wrap_MQ_GROUP_PAUSED_raw_37bad9277fc1e1ea() {
+intgo _wrap_MQ_GROUP_PAUSED_raw_197a0d40d43d5345() {
   unsigned int result;
   intgo _swig_go_result;
   
@@ -787,7 +857,7 @@ intgo _wrap_MQ_GROUP_PAUSED_raw_37bad9277fc1e1ea() {
 }
 
 
-intgo _wrap_MQ_GROUPS_SORT_ID_raw_37bad9277fc1e1ea() {
+intgo _wrap_MQ_GROUPS_SORT_ID_raw_197a0d40d43d5345() {
   int result;
   intgo _swig_go_result;
   
@@ -798,7 +868,7 @@ intgo _wrap_MQ_GROUPS_SORT_ID_raw_37bad9277fc1e1ea() {
 }
 
 
-intgo _wrap_MQ_GROUPS_SORT_DUE_raw_37bad9277fc1e1ea() {
+intgo _wrap_MQ_GROUPS_SORT_DUE_raw_197a0d40d43d5345() {
   int result;
   intgo _swig_go_result;
   
@@ -809,7 +879,7 @@ intgo _wrap_MQ_GROUPS_SORT_DUE_raw_37bad9277fc1e1ea() {
 }
 
 
-struct mq_error *_wrap_mqs_error_new_raw_37bad9277fc1e1ea() {
+struct mq_error *_wrap_mqs_error_new_raw_197a0d40d43d5345() {
   mq_error *result = 0 ;
   struct mq_error *_swig_go_result;
   
@@ -820,7 +890,7 @@ struct mq_error *_wrap_mqs_error_new_raw_37bad9277fc1e1ea() {
 }
 
 
-void _wrap_mqs_error_free_raw_37bad9277fc1e1ea(struct mq_error *_swig_go_0) {
+void _wrap_mqs_error_free_raw_197a0d40d43d5345(struct mq_error *_swig_go_0) {
   mq_error *arg1 = 0 ;
   
   arg1 = *(mq_error **)&_swig_go_0; 
@@ -830,7 +900,7 @@ void _wrap_mqs_error_free_raw_37bad9277fc1e1ea(struct mq_error *_swig_go_0) {
 }
 
 
-intgo _wrap_mqs_error_status_raw_37bad9277fc1e1ea(struct mq_error *_swig_go_0) {
+intgo _wrap_mqs_error_status_raw_197a0d40d43d5345(struct mq_error *_swig_go_0) {
   mq_error *arg1 = 0 ;
   int result;
   intgo _swig_go_result;
@@ -843,7 +913,7 @@ intgo _wrap_mqs_error_status_raw_37bad9277fc1e1ea(struct mq_error *_swig_go_0) {
 }
 
 
-intgo _wrap_mqs_error_server_code_raw_37bad9277fc1e1ea(struct mq_error *_swig_go_0) {
+intgo _wrap_mqs_error_server_code_raw_197a0d40d43d5345(struct mq_error *_swig_go_0) {
   mq_error *arg1 = 0 ;
   int result;
   intgo _swig_go_result;
@@ -856,7 +926,7 @@ intgo _wrap_mqs_error_server_code_raw_37bad9277fc1e1ea(struct mq_error *_swig_go
 }
 
 
-_gostring_ _wrap_mqs_error_message_raw_37bad9277fc1e1ea(struct mq_error *_swig_go_0) {
+_gostring_ _wrap_mqs_error_message_raw_197a0d40d43d5345(struct mq_error *_swig_go_0) {
   mq_error *arg1 = 0 ;
   char *result = 0 ;
   _gostring_ _swig_go_result;
@@ -872,7 +942,7 @@ _gostring_ _wrap_mqs_error_message_raw_37bad9277fc1e1ea(struct mq_error *_swig_g
 }
 
 
-_gostring_ _wrap_mq_version_raw_37bad9277fc1e1ea() {
+_gostring_ _wrap_mq_version_raw_197a0d40d43d5345() {
   char *result = 0 ;
   _gostring_ _swig_go_result;
   
@@ -886,7 +956,7 @@ _gostring_ _wrap_mq_version_raw_37bad9277fc1e1ea() {
 }
 
 
-_gostring_ _wrap_mq_status_name_raw_37bad9277fc1e1ea(intgo _swig_go_0) {
+_gostring_ _wrap_mq_status_name_raw_197a0d40d43d5345(intgo _swig_go_0) {
   mq_status arg1 ;
   char *result = 0 ;
   _gostring_ _swig_go_result;
@@ -902,7 +972,7 @@ _gostring_ _wrap_mq_status_name_raw_37bad9277fc1e1ea(intgo _swig_go_0) {
 }
 
 
-intgo _wrap_mq_client_new_raw_37bad9277fc1e1ea(_gostring_ _swig_go_0, mq_client **_swig_go_1, struct mq_error *_swig_go_2) {
+intgo _wrap_mq_client_new_raw_197a0d40d43d5345(_gostring_ _swig_go_0, mq_client **_swig_go_1, struct mq_error *_swig_go_2) {
   char *arg1 = 0 ;
   mq_client **arg2 = 0 ;
   mq_error *arg3 = 0 ;
@@ -926,7 +996,7 @@ intgo _wrap_mq_client_new_raw_37bad9277fc1e1ea(_gostring_ _swig_go_0, mq_client 
 }
 
 
-void _wrap_mq_client_destroy_raw_37bad9277fc1e1ea(struct mq_client *_swig_go_0) {
+void _wrap_mq_client_destroy_raw_197a0d40d43d5345(struct mq_client *_swig_go_0) {
   mq_client *arg1 = 0 ;
   
   arg1 = *(mq_client **)&_swig_go_0; 
@@ -936,7 +1006,7 @@ void _wrap_mq_client_destroy_raw_37bad9277fc1e1ea(struct mq_client *_swig_go_0) 
 }
 
 
-long long _wrap_mq_client_command_count_raw_37bad9277fc1e1ea(struct mq_client *_swig_go_0) {
+long long _wrap_mq_client_command_count_raw_197a0d40d43d5345(struct mq_client *_swig_go_0) {
   mq_client *arg1 = 0 ;
   uint64_t result;
   long long _swig_go_result;
@@ -949,7 +1019,7 @@ long long _wrap_mq_client_command_count_raw_37bad9277fc1e1ea(struct mq_client *_
 }
 
 
-long long _wrap_mq_client_write_concern_errors_raw_37bad9277fc1e1ea(struct mq_client *_swig_go_0) {
+long long _wrap_mq_client_write_concern_errors_raw_197a0d40d43d5345(struct mq_client *_swig_go_0) {
   mq_client *arg1 = 0 ;
   uint64_t result;
   long long _swig_go_result;
@@ -962,7 +1032,7 @@ long long _wrap_mq_client_write_concern_errors_raw_37bad9277fc1e1ea(struct mq_cl
 }
 
 
-intgo _wrap_mq_queue_new_raw_37bad9277fc1e1ea(struct mq_client *_swig_go_0, _gostring_ _swig_go_1, _gostring_ _swig_go_2, mq_queue **_swig_go_3, struct mq_error *_swig_go_4) {
+intgo _wrap_mq_queue_new_raw_197a0d40d43d5345(struct mq_client *_swig_go_0, _gostring_ _swig_go_1, _gostring_ _swig_go_2, mq_queue **_swig_go_3, struct mq_error *_swig_go_4) {
   mq_client *arg1 = 0 ;
   char *arg2 = 0 ;
   char *arg3 = 0 ;
@@ -997,7 +1067,7 @@ intgo _wrap_mq_queue_new_raw_37bad9277fc1e1ea(struct mq_client *_swig_go_0, _gos
 }
 
 
-intgo _wrap_mq_ack_raw_37bad9277fc1e1ea(struct mq_queue *_swig_go_0, struct mq_lease *_swig_go_1, struct mq_error *_swig_go_2) {
+intgo _wrap_mq_ack_raw_197a0d40d43d5345(struct mq_queue *_swig_go_0, struct mq_lease *_swig_go_1, struct mq_error *_swig_go_2) {
   mq_queue *arg1 = 0 ;
   mq_lease *arg2 = 0 ;
   mq_error *arg3 = 0 ;
@@ -1014,7 +1084,7 @@ intgo _wrap_mq_ack_raw_37bad9277fc1e1ea(struct mq_queue *_swig_go_0, struct mq_l
 }
 
 
-intgo _wrap_mq_nack_raw_37bad9277fc1e1ea(struct mq_queue *_swig_go_0, struct mq_lease *_swig_go_1, double _swig_go_2, struct mq_error *_swig_go_3) {
+intgo _wrap_mq_nack_raw_197a0d40d43d5345(struct mq_queue *_swig_go_0, struct mq_lease *_swig_go_1, double _swig_go_2, struct mq_error *_swig_go_3) {
   mq_queue *arg1 = 0 ;
   mq_lease *arg2 = 0 ;
   double arg3 ;
@@ -1033,7 +1103,7 @@ intgo _wrap_mq_nack_raw_37bad9277fc1e1ea(struct mq_queue *_swig_go_0, struct mq_
 }
 
 
-intgo _wrap_mq_unclaim_raw_37bad9277fc1e1ea(struct mq_queue *_swig_go_0, struct mq_lease *_swig_go_1, struct mq_error *_swig_go_2) {
+intgo _wrap_mq_unclaim_raw_197a0d40d43d5345(struct mq_queue *_swig_go_0, struct mq_lease *_swig_go_1, struct mq_error *_swig_go_2) {
   mq_queue *arg1 = 0 ;
   mq_lease *arg2 = 0 ;
   mq_error *arg3 = 0 ;
@@ -1050,7 +1120,7 @@ intgo _wrap_mq_unclaim_raw_37bad9277fc1e1ea(struct mq_queue *_swig_go_0, struct 
 }
 
 
-intgo _wrap_mq_extend_raw_37bad9277fc1e1ea(struct mq_queue *_swig_go_0, struct mq_lease *_swig_go_1, double _swig_go_2, struct mq_error *_swig_go_3) {
+intgo _wrap_mq_extend_raw_197a0d40d43d5345(struct mq_queue *_swig_go_0, struct mq_lease *_swig_go_1, double _swig_go_2, struct mq_error *_swig_go_3) {
   mq_queue *arg1 = 0 ;
   mq_lease *arg2 = 0 ;
   double arg3 ;
@@ -1069,7 +1139,7 @@ intgo _wrap_mq_extend_raw_37bad9277fc1e1ea(struct mq_queue *_swig_go_0, struct m
 }
 
 
-long long _wrap_mq_lease_seq_raw_37bad9277fc1e1ea(struct mq_lease *_swig_go_0) {
+long long _wrap_mq_lease_seq_raw_197a0d40d43d5345(struct mq_lease *_swig_go_0) {
   mq_lease *arg1 = 0 ;
   int64_t result;
   long long _swig_go_result;
@@ -1082,7 +1152,7 @@ long long _wrap_mq_lease_seq_raw_37bad9277fc1e1ea(struct mq_lease *_swig_go_0) {
 }
 
 
-_gostring_ _wrap_mq_lease_group_raw_37bad9277fc1e1ea(struct mq_lease *_swig_go_0) {
+_gostring_ _wrap_mq_lease_group_raw_197a0d40d43d5345(struct mq_lease *_swig_go_0) {
   mq_lease *arg1 = 0 ;
   char *result = 0 ;
   _gostring_ _swig_go_result;
@@ -1098,7 +1168,7 @@ _gostring_ _wrap_mq_lease_group_raw_37bad9277fc1e1ea(struct mq_lease *_swig_go_0
 }
 
 
-_gostring_ _wrap_mq_lease_token_raw_37bad9277fc1e1ea(struct mq_lease *_swig_go_0) {
+_gostring_ _wrap_mq_lease_token_raw_197a0d40d43d5345(struct mq_lease *_swig_go_0) {
   mq_lease *arg1 = 0 ;
   char *result = 0 ;
   _gostring_ _swig_go_result;
@@ -1114,7 +1184,7 @@ _gostring_ _wrap_mq_lease_token_raw_37bad9277fc1e1ea(struct mq_lease *_swig_go_0
 }
 
 
-intgo _wrap_mq_lease_attempts_raw_37bad9277fc1e1ea(struct mq_lease *_swig_go_0) {
+intgo _wrap_mq_lease_attempts_raw_197a0d40d43d5345(struct mq_lease *_swig_go_0) {
   mq_lease *arg1 = 0 ;
   int result;
   intgo _swig_go_result;
@@ -1127,7 +1197,7 @@ intgo _wrap_mq_lease_attempts_raw_37bad9277fc1e1ea(struct mq_lease *_swig_go_0) 
 }
 
 
-void _wrap_mq_lease_destroy_raw_37bad9277fc1e1ea(struct mq_lease *_swig_go_0) {
+void _wrap_mq_lease_destroy_raw_197a0d40d43d5345(struct mq_lease *_swig_go_0) {
   mq_lease *arg1 = 0 ;
   
   arg1 = *(mq_lease **)&_swig_go_0; 
@@ -1137,7 +1207,7 @@ void _wrap_mq_lease_destroy_raw_37bad9277fc1e1ea(struct mq_lease *_swig_go_0) {
 }
 
 
-intgo _wrap_mq_batch_new_raw_37bad9277fc1e1ea(mq_batch **_swig_go_0, struct mq_error *_swig_go_1) {
+intgo _wrap_mq_batch_new_raw_197a0d40d43d5345(mq_batch **_swig_go_0, struct mq_error *_swig_go_1) {
   mq_batch **arg1 = 0 ;
   mq_error *arg2 = 0 ;
   mq_status result;
@@ -1152,7 +1222,7 @@ intgo _wrap_mq_batch_new_raw_37bad9277fc1e1ea(mq_batch **_swig_go_0, struct mq_e
 }
 
 
-long long _wrap_mq_batch_count_raw_37bad9277fc1e1ea(struct mq_batch *_swig_go_0) {
+long long _wrap_mq_batch_count_raw_197a0d40d43d5345(struct mq_batch *_swig_go_0) {
   mq_batch *arg1 = 0 ;
   size_t result;
   long long _swig_go_result;
@@ -1165,7 +1235,7 @@ long long _wrap_mq_batch_count_raw_37bad9277fc1e1ea(struct mq_batch *_swig_go_0)
 }
 
 
-void _wrap_mq_batch_destroy_raw_37bad9277fc1e1ea(struct mq_batch *_swig_go_0) {
+void _wrap_mq_batch_destroy_raw_197a0d40d43d5345(struct mq_batch *_swig_go_0) {
   mq_batch *arg1 = 0 ;
   
   arg1 = *(mq_batch **)&_swig_go_0; 
@@ -1175,26 +1245,7 @@ void _wrap_mq_batch_destroy_raw_37bad9277fc1e1ea(struct mq_batch *_swig_go_0) {
 }
 
 
-intgo _wrap_mq_publish_batch_raw_37bad9277fc1e1ea(struct mq_queue *_swig_go_0, struct mq_batch *_swig_go_1, long long *_swig_go_2, struct mq_error *_swig_go_3) {
-  mq_queue *arg1 = 0 ;
-  mq_batch *arg2 = 0 ;
-  int64_t *arg3 = 0 ;
-  mq_error *arg4 = 0 ;
-  mq_status result;
-  intgo _swig_go_result;
-  
-  arg1 = *(mq_queue **)&_swig_go_0; 
-  arg2 = *(mq_batch **)&_swig_go_1; 
-  arg3 = *(int64_t **)&_swig_go_2; 
-  arg4 = *(mq_error **)&_swig_go_3; 
-  
-  result = (mq_status)mq_publish_batch(arg1,(struct mq_batch const *)arg2,arg3,arg4);
-  _swig_go_result = (intgo)result; 
-  return _swig_go_result;
-}
-
-
-long long _wrap_mq_lease_count_raw_37bad9277fc1e1ea(struct mq_lease *_swig_go_0) {
+long long _wrap_mq_lease_count_raw_197a0d40d43d5345(struct mq_lease *_swig_go_0) {
   mq_lease *arg1 = 0 ;
   size_t result;
   long long _swig_go_result;
@@ -1207,7 +1258,7 @@ long long _wrap_mq_lease_count_raw_37bad9277fc1e1ea(struct mq_lease *_swig_go_0)
 }
 
 
-long long _wrap_mq_lease_seq_at_raw_37bad9277fc1e1ea(struct mq_lease *_swig_go_0, long long _swig_go_1) {
+long long _wrap_mq_lease_seq_at_raw_197a0d40d43d5345(struct mq_lease *_swig_go_0, long long _swig_go_1) {
   mq_lease *arg1 = 0 ;
   size_t arg2 ;
   int64_t result;
@@ -1222,7 +1273,7 @@ long long _wrap_mq_lease_seq_at_raw_37bad9277fc1e1ea(struct mq_lease *_swig_go_0
 }
 
 
-void _wrap_mq_queue_interrupt_raw_37bad9277fc1e1ea(struct mq_queue *_swig_go_0) {
+void _wrap_mq_queue_interrupt_raw_197a0d40d43d5345(struct mq_queue *_swig_go_0) {
   mq_queue *arg1 = 0 ;
   
   arg1 = *(mq_queue **)&_swig_go_0; 
@@ -1232,7 +1283,7 @@ void _wrap_mq_queue_interrupt_raw_37bad9277fc1e1ea(struct mq_queue *_swig_go_0) 
 }
 
 
-intgo _wrap_mq_cancel_new_raw_37bad9277fc1e1ea(mq_cancel **_swig_go_0, struct mq_error *_swig_go_1) {
+intgo _wrap_mq_cancel_new_raw_197a0d40d43d5345(mq_cancel **_swig_go_0, struct mq_error *_swig_go_1) {
   mq_cancel **arg1 = 0 ;
   mq_error *arg2 = 0 ;
   mq_status result;
@@ -1247,7 +1298,7 @@ intgo _wrap_mq_cancel_new_raw_37bad9277fc1e1ea(mq_cancel **_swig_go_0, struct mq
 }
 
 
-void _wrap_mq_cancel_trigger_raw_37bad9277fc1e1ea(struct mq_cancel *_swig_go_0) {
+void _wrap_mq_cancel_trigger_raw_197a0d40d43d5345(struct mq_cancel *_swig_go_0) {
   mq_cancel *arg1 = 0 ;
   
   arg1 = *(mq_cancel **)&_swig_go_0; 
@@ -1257,7 +1308,7 @@ void _wrap_mq_cancel_trigger_raw_37bad9277fc1e1ea(struct mq_cancel *_swig_go_0) 
 }
 
 
-intgo _wrap_mq_cancel_triggered_raw_37bad9277fc1e1ea(struct mq_cancel *_swig_go_0) {
+intgo _wrap_mq_cancel_triggered_raw_197a0d40d43d5345(struct mq_cancel *_swig_go_0) {
   mq_cancel *arg1 = 0 ;
   int result;
   intgo _swig_go_result;
@@ -1270,7 +1321,7 @@ intgo _wrap_mq_cancel_triggered_raw_37bad9277fc1e1ea(struct mq_cancel *_swig_go_
 }
 
 
-void _wrap_mq_cancel_reset_raw_37bad9277fc1e1ea(struct mq_cancel *_swig_go_0) {
+void _wrap_mq_cancel_reset_raw_197a0d40d43d5345(struct mq_cancel *_swig_go_0) {
   mq_cancel *arg1 = 0 ;
   
   arg1 = *(mq_cancel **)&_swig_go_0; 
@@ -1280,7 +1331,7 @@ void _wrap_mq_cancel_reset_raw_37bad9277fc1e1ea(struct mq_cancel *_swig_go_0) {
 }
 
 
-void _wrap_mq_cancel_destroy_raw_37bad9277fc1e1ea(struct mq_cancel *_swig_go_0) {
+void _wrap_mq_cancel_destroy_raw_197a0d40d43d5345(struct mq_cancel *_swig_go_0) {
   mq_cancel *arg1 = 0 ;
   
   arg1 = *(mq_cancel **)&_swig_go_0; 
@@ -1290,7 +1341,7 @@ void _wrap_mq_cancel_destroy_raw_37bad9277fc1e1ea(struct mq_cancel *_swig_go_0) 
 }
 
 
-double _wrap_mq_lease_deadline_raw_37bad9277fc1e1ea(struct mq_lease *_swig_go_0) {
+double _wrap_mq_lease_deadline_raw_197a0d40d43d5345(struct mq_lease *_swig_go_0) {
   mq_lease *arg1 = 0 ;
   double result;
   double _swig_go_result;
@@ -1303,7 +1354,41 @@ double _wrap_mq_lease_deadline_raw_37bad9277fc1e1ea(struct mq_lease *_swig_go_0)
 }
 
 
-intgo _wrap_mq_queue_set_repair_interval_raw_37bad9277fc1e1ea(struct mq_queue *_swig_go_0, double _swig_go_1, struct mq_error *_swig_go_2) {
+intgo _wrap_mq_queue_set_dedup_window_raw_197a0d40d43d5345(struct mq_queue *_swig_go_0, double _swig_go_1, struct mq_error *_swig_go_2) {
+  mq_queue *arg1 = 0 ;
+  double arg2 ;
+  mq_error *arg3 = 0 ;
+  mq_status result;
+  intgo _swig_go_result;
+  
+  arg1 = *(mq_queue **)&_swig_go_0; 
+  arg2 = (double)_swig_go_1; 
+  arg3 = *(mq_error **)&_swig_go_2; 
+  
+  result = (mq_status)mq_queue_set_dedup_window(arg1,arg2,arg3);
+  _swig_go_result = (intgo)result; 
+  return _swig_go_result;
+}
+
+
+intgo _wrap_mq_queue_set_dedup_scope_raw_197a0d40d43d5345(struct mq_queue *_swig_go_0, intgo _swig_go_1, struct mq_error *_swig_go_2) {
+  mq_queue *arg1 = 0 ;
+  mq_dedup_scope arg2 ;
+  mq_error *arg3 = 0 ;
+  mq_status result;
+  intgo _swig_go_result;
+  
+  arg1 = *(mq_queue **)&_swig_go_0; 
+  arg2 = (mq_dedup_scope)_swig_go_1; 
+  arg3 = *(mq_error **)&_swig_go_2; 
+  
+  result = (mq_status)mq_queue_set_dedup_scope(arg1,arg2,arg3);
+  _swig_go_result = (intgo)result; 
+  return _swig_go_result;
+}
+
+
+intgo _wrap_mq_queue_set_repair_interval_raw_197a0d40d43d5345(struct mq_queue *_swig_go_0, double _swig_go_1, struct mq_error *_swig_go_2) {
   mq_queue *arg1 = 0 ;
   double arg2 ;
   mq_error *arg3 = 0 ;
@@ -1320,7 +1405,7 @@ intgo _wrap_mq_queue_set_repair_interval_raw_37bad9277fc1e1ea(struct mq_queue *_
 }
 
 
-void _wrap_mq_queue_repair_counts_raw_37bad9277fc1e1ea(struct mq_queue *_swig_go_0, long long *_swig_go_1, long long *_swig_go_2) {
+void _wrap_mq_queue_repair_counts_raw_197a0d40d43d5345(struct mq_queue *_swig_go_0, long long *_swig_go_1, long long *_swig_go_2) {
   mq_queue *arg1 = 0 ;
   uint64_t *arg2 = 0 ;
   uint64_t *arg3 = 0 ;
@@ -1334,7 +1419,7 @@ void _wrap_mq_queue_repair_counts_raw_37bad9277fc1e1ea(struct mq_queue *_swig_go
 }
 
 
-intgo _wrap_mq_queue_set_max_attempts_raw_37bad9277fc1e1ea(struct mq_queue *_swig_go_0, intgo _swig_go_1, struct mq_error *_swig_go_2) {
+intgo _wrap_mq_queue_set_max_attempts_raw_197a0d40d43d5345(struct mq_queue *_swig_go_0, intgo _swig_go_1, struct mq_error *_swig_go_2) {
   mq_queue *arg1 = 0 ;
   int arg2 ;
   mq_error *arg3 = 0 ;
@@ -1351,7 +1436,7 @@ intgo _wrap_mq_queue_set_max_attempts_raw_37bad9277fc1e1ea(struct mq_queue *_swi
 }
 
 
-intgo _wrap_mq_dead_count_raw_37bad9277fc1e1ea(struct mq_queue *_swig_go_0, long long *_swig_go_1, struct mq_error *_swig_go_2) {
+intgo _wrap_mq_dead_count_raw_197a0d40d43d5345(struct mq_queue *_swig_go_0, long long *_swig_go_1, struct mq_error *_swig_go_2) {
   mq_queue *arg1 = 0 ;
   int64_t *arg2 = 0 ;
   mq_error *arg3 = 0 ;
@@ -1368,7 +1453,7 @@ intgo _wrap_mq_dead_count_raw_37bad9277fc1e1ea(struct mq_queue *_swig_go_0, long
 }
 
 
-intgo _wrap_mq_dead_requeue_raw_37bad9277fc1e1ea(struct mq_queue *_swig_go_0, long long _swig_go_1, long long *_swig_go_2, struct mq_error *_swig_go_3) {
+intgo _wrap_mq_dead_requeue_raw_197a0d40d43d5345(struct mq_queue *_swig_go_0, long long _swig_go_1, long long *_swig_go_2, struct mq_error *_swig_go_3) {
   mq_queue *arg1 = 0 ;
   int64_t arg2 ;
   int64_t *arg3 = 0 ;
@@ -1387,7 +1472,7 @@ intgo _wrap_mq_dead_requeue_raw_37bad9277fc1e1ea(struct mq_queue *_swig_go_0, lo
 }
 
 
-intgo _wrap_mq_dead_purge_raw_37bad9277fc1e1ea(struct mq_queue *_swig_go_0, long long *_swig_go_1, struct mq_error *_swig_go_2) {
+intgo _wrap_mq_dead_purge_raw_197a0d40d43d5345(struct mq_queue *_swig_go_0, long long *_swig_go_1, struct mq_error *_swig_go_2) {
   mq_queue *arg1 = 0 ;
   int64_t *arg2 = 0 ;
   mq_error *arg3 = 0 ;
@@ -1404,7 +1489,7 @@ intgo _wrap_mq_dead_purge_raw_37bad9277fc1e1ea(struct mq_queue *_swig_go_0, long
 }
 
 
-intgo _wrap_mq_stats_json_raw_37bad9277fc1e1ea(struct mq_queue *_swig_go_0, _gostring_* _swig_go_1, struct mq_error *_swig_go_2) {
+intgo _wrap_mq_stats_json_raw_197a0d40d43d5345(struct mq_queue *_swig_go_0, _gostring_* _swig_go_1, struct mq_error *_swig_go_2) {
   mq_queue *arg1 = 0 ;
   char **arg2 = 0 ;
   mq_error *arg3 = 0 ;
@@ -1429,7 +1514,7 @@ intgo _wrap_mq_stats_json_raw_37bad9277fc1e1ea(struct mq_queue *_swig_go_0, _gos
 }
 
 
-intgo _wrap_mq_repair_raw_37bad9277fc1e1ea(struct mq_queue *_swig_go_0, long long *_swig_go_1, struct mq_error *_swig_go_2) {
+intgo _wrap_mq_repair_raw_197a0d40d43d5345(struct mq_queue *_swig_go_0, long long *_swig_go_1, struct mq_error *_swig_go_2) {
   mq_queue *arg1 = 0 ;
   int64_t *arg2 = 0 ;
   mq_error *arg3 = 0 ;
@@ -1446,7 +1531,7 @@ intgo _wrap_mq_repair_raw_37bad9277fc1e1ea(struct mq_queue *_swig_go_0, long lon
 }
 
 
-intgo _wrap_mq_purge_group_raw_37bad9277fc1e1ea(struct mq_queue *_swig_go_0, _gostring_ _swig_go_1, struct mq_error *_swig_go_2) {
+intgo _wrap_mq_purge_group_raw_197a0d40d43d5345(struct mq_queue *_swig_go_0, _gostring_ _swig_go_1, struct mq_error *_swig_go_2) {
   mq_queue *arg1 = 0 ;
   char *arg2 = 0 ;
   mq_error *arg3 = 0 ;
@@ -1470,7 +1555,7 @@ intgo _wrap_mq_purge_group_raw_37bad9277fc1e1ea(struct mq_queue *_swig_go_0, _go
 }
 
 
-intgo _wrap_mq_queue_drop_raw_37bad9277fc1e1ea(struct mq_queue *_swig_go_0, struct mq_error *_swig_go_1) {
+intgo _wrap_mq_queue_drop_raw_197a0d40d43d5345(struct mq_queue *_swig_go_0, struct mq_error *_swig_go_1) {
   mq_queue *arg1 = 0 ;
   mq_error *arg2 = 0 ;
   mq_status result;
@@ -1485,7 +1570,7 @@ intgo _wrap_mq_queue_drop_raw_37bad9277fc1e1ea(struct mq_queue *_swig_go_0, stru
 }
 
 
-intgo _wrap_mq_peek_json_raw_37bad9277fc1e1ea(struct mq_queue *_swig_go_0, _gostring_ _swig_go_1, long long _swig_go_2, _gostring_* _swig_go_3, struct mq_error *_swig_go_4) {
+intgo _wrap_mq_peek_json_raw_197a0d40d43d5345(struct mq_queue *_swig_go_0, _gostring_ _swig_go_1, long long _swig_go_2, _gostring_* _swig_go_3, struct mq_error *_swig_go_4) {
   mq_queue *arg1 = 0 ;
   char *arg2 = 0 ;
   size_t arg3 ;
@@ -1523,7 +1608,7 @@ intgo _wrap_mq_peek_json_raw_37bad9277fc1e1ea(struct mq_queue *_swig_go_0, _gost
 }
 
 
-intgo _wrap_mq_dead_list_json_raw_37bad9277fc1e1ea(struct mq_queue *_swig_go_0, long long _swig_go_1, _gostring_* _swig_go_2, struct mq_error *_swig_go_3) {
+intgo _wrap_mq_dead_list_json_raw_197a0d40d43d5345(struct mq_queue *_swig_go_0, long long _swig_go_1, _gostring_* _swig_go_2, struct mq_error *_swig_go_3) {
   mq_queue *arg1 = 0 ;
   size_t arg2 ;
   char **arg3 = 0 ;
@@ -1550,7 +1635,7 @@ intgo _wrap_mq_dead_list_json_raw_37bad9277fc1e1ea(struct mq_queue *_swig_go_0, 
 }
 
 
-intgo _wrap_mq_pause_group_raw_37bad9277fc1e1ea(struct mq_queue *_swig_go_0, _gostring_ _swig_go_1, struct mq_error *_swig_go_2) {
+intgo _wrap_mq_pause_group_raw_197a0d40d43d5345(struct mq_queue *_swig_go_0, _gostring_ _swig_go_1, struct mq_error *_swig_go_2) {
   mq_queue *arg1 = 0 ;
   char *arg2 = 0 ;
   mq_error *arg3 = 0 ;
@@ -1574,7 +1659,7 @@ intgo _wrap_mq_pause_group_raw_37bad9277fc1e1ea(struct mq_queue *_swig_go_0, _go
 }
 
 
-intgo _wrap_mq_resume_group_raw_37bad9277fc1e1ea(struct mq_queue *_swig_go_0, _gostring_ _swig_go_1, struct mq_error *_swig_go_2) {
+intgo _wrap_mq_resume_group_raw_197a0d40d43d5345(struct mq_queue *_swig_go_0, _gostring_ _swig_go_1, struct mq_error *_swig_go_2) {
   mq_queue *arg1 = 0 ;
   char *arg2 = 0 ;
   mq_error *arg3 = 0 ;
@@ -1598,7 +1683,7 @@ intgo _wrap_mq_resume_group_raw_37bad9277fc1e1ea(struct mq_queue *_swig_go_0, _g
 }
 
 
-double _wrap_mq_queue_clock_offset_raw_37bad9277fc1e1ea(struct mq_queue *_swig_go_0) {
+double _wrap_mq_queue_clock_offset_raw_197a0d40d43d5345(struct mq_queue *_swig_go_0) {
   mq_queue *arg1 = 0 ;
   double result;
   double _swig_go_result;
@@ -1611,7 +1696,7 @@ double _wrap_mq_queue_clock_offset_raw_37bad9277fc1e1ea(struct mq_queue *_swig_g
 }
 
 
-double _wrap_mq_queue_now_raw_37bad9277fc1e1ea(struct mq_queue *_swig_go_0) {
+double _wrap_mq_queue_now_raw_197a0d40d43d5345(struct mq_queue *_swig_go_0) {
   mq_queue *arg1 = 0 ;
   double result;
   double _swig_go_result;
@@ -1624,16 +1709,36 @@ double _wrap_mq_queue_now_raw_37bad9277fc1e1ea(struct mq_queue *_swig_go_0) {
 }
 
 
-intgo _wrap_mqs_publish_raw_37bad9277fc1e1ea(struct mq_queue *_swig_go_0, _gostring_ _swig_go_1, _goslice_ _swig_go_2, intgo _swig_go_3, double _swig_go_4, long long *_swig_go_5, struct mq_error *_swig_go_6) {
+intgo _wrap_mqs_duplicate_as_negative_raw_197a0d40d43d5345(intgo _swig_go_0, long long *_swig_go_1, struct mq_error *_swig_go_2) {
+  mq_status arg1 ;
+  int64_t *arg2 = 0 ;
+  mq_error *arg3 = 0 ;
+  mq_status result;
+  intgo _swig_go_result;
+  
+  arg1 = (mq_status)_swig_go_0; 
+  arg2 = *(int64_t **)&_swig_go_1; 
+  arg3 = *(mq_error **)&_swig_go_2; 
+  
+  result = (mq_status)mqs_duplicate_as_negative(arg1,arg2,arg3);
+  _swig_go_result = (intgo)result; 
+  return _swig_go_result;
+}
+
+
+intgo _wrap_mqs_publish_raw_197a0d40d43d5345(struct mq_queue *_swig_go_0, _gostring_ _swig_go_1, _goslice_ _swig_go_2, intgo _swig_go_3, double _swig_go_4, intgo _swig_go_5, _gostring_ _swig_go_6, long long *_swig_go_7, struct mq_error *_swig_go_8) {
   mq_queue *arg1 = 0 ;
   char *arg2 = 0 ;
   void *arg3 = 0 ;
   size_t arg4 ;
   int arg5 ;
   double arg6 ;
-  int64_t *arg7 = 0 ;
-  mq_error *arg8 = 0 ;
+  int arg7 ;
+  char *arg8 = 0 ;
+  int64_t *arg9 = 0 ;
+  mq_error *arg10 = 0 ;
   char *temp2 ;
+  char *temp8 ;
   mq_status result;
   intgo _swig_go_result;
   
@@ -1650,25 +1755,36 @@ intgo _wrap_mqs_publish_raw_37bad9277fc1e1ea(struct mq_queue *_swig_go_0, _gostr
   
   arg5 = (int)_swig_go_3; 
   arg6 = (double)_swig_go_4; 
-  arg7 = *(int64_t **)&_swig_go_5; 
-  arg8 = *(mq_error **)&_swig_go_6; 
+  arg7 = (int)_swig_go_5; 
   
-  result = (mq_status)mqs_publish(arg1,(char const *)arg2,(void const *)arg3,arg4,arg5,arg6,arg7,arg8);
+  temp8 = (char *)malloc(_swig_go_6.n + 1);
+  memcpy(temp8, _swig_go_6.p, _swig_go_6.n);
+  temp8[_swig_go_6.n] = '\0';
+  arg8 = (char *)temp8;
+  
+  arg9 = *(int64_t **)&_swig_go_7; 
+  arg10 = *(mq_error **)&_swig_go_8; 
+  
+  result = (mq_status)mqs_publish(arg1,(char const *)arg2,(void const *)arg3,arg4,arg5,arg6,arg7,(char const *)arg8,arg9,arg10);
   _swig_go_result = (intgo)result; 
   free((char *)arg2); 
+  free((char *)arg8); 
   return _swig_go_result;
 }
 
 
-intgo _wrap_mqs_batch_add_at_raw_37bad9277fc1e1ea(struct mq_batch *_swig_go_0, _gostring_ _swig_go_1, _goslice_ _swig_go_2, intgo _swig_go_3, double _swig_go_4, struct mq_error *_swig_go_5) {
+intgo _wrap_mqs_batch_add_at_raw_197a0d40d43d5345(struct mq_batch *_swig_go_0, _gostring_ _swig_go_1, _goslice_ _swig_go_2, intgo _swig_go_3, double _swig_go_4, intgo _swig_go_5, _gostring_ _swig_go_6, struct mq_error *_swig_go_7) {
   mq_batch *arg1 = 0 ;
   char *arg2 = 0 ;
   void *arg3 = 0 ;
   size_t arg4 ;
   int arg5 ;
   double arg6 ;
-  mq_error *arg7 = 0 ;
+  int arg7 ;
+  char *arg8 = 0 ;
+  mq_error *arg9 = 0 ;
   char *temp2 ;
+  char *temp8 ;
   mq_status result;
   intgo _swig_go_result;
   
@@ -1685,16 +1801,62 @@ intgo _wrap_mqs_batch_add_at_raw_37bad9277fc1e1ea(struct mq_batch *_swig_go_0, _
   
   arg5 = (int)_swig_go_3; 
   arg6 = (double)_swig_go_4; 
-  arg7 = *(mq_error **)&_swig_go_5; 
+  arg7 = (int)_swig_go_5; 
   
-  result = (mq_status)mqs_batch_add_at(arg1,(char const *)arg2,(void const *)arg3,arg4,arg5,arg6,arg7);
+  temp8 = (char *)malloc(_swig_go_6.n + 1);
+  memcpy(temp8, _swig_go_6.p, _swig_go_6.n);
+  temp8[_swig_go_6.n] = '\0';
+  arg8 = (char *)temp8;
+  
+  arg9 = *(mq_error **)&_swig_go_7; 
+  
+  result = (mq_status)mqs_batch_add_at(arg1,(char const *)arg2,(void const *)arg3,arg4,arg5,arg6,arg7,(char const *)arg8,arg9);
   _swig_go_result = (intgo)result; 
   free((char *)arg2); 
+  free((char *)arg8); 
   return _swig_go_result;
 }
 
 
-intgo _wrap_mqs_claim_raw_37bad9277fc1e1ea(struct mq_queue *_swig_go_0, _gostring_ _swig_go_1, double _swig_go_2, intgo _swig_go_3, long long _swig_go_4, double _swig_go_5, struct mq_cancel *_swig_go_6, mq_lease **_swig_go_7, struct mq_error *_swig_go_8) {
+intgo _wrap_mqs_publish_batch_raw_197a0d40d43d5345(struct mq_queue *_swig_go_0, struct mq_batch *_swig_go_1, long long *_swig_go_2, struct mq_error *_swig_go_3) {
+  mq_queue *arg1 = 0 ;
+  mq_batch *arg2 = 0 ;
+  int64_t *arg3 = 0 ;
+  mq_error *arg4 = 0 ;
+  mq_status result;
+  intgo _swig_go_result;
+  
+  arg1 = *(mq_queue **)&_swig_go_0; 
+  arg2 = *(mq_batch **)&_swig_go_1; 
+  arg3 = *(int64_t **)&_swig_go_2; 
+  arg4 = *(mq_error **)&_swig_go_3; 
+  
+  result = (mq_status)mqs_publish_batch(arg1,(struct mq_batch const *)arg2,arg3,arg4);
+  _swig_go_result = (intgo)result; 
+  return _swig_go_result;
+}
+
+
+intgo _wrap_mqs_batch_outcome_raw_197a0d40d43d5345(struct mq_batch *_swig_go_0, long long _swig_go_1, long long *_swig_go_2, struct mq_error *_swig_go_3) {
+  mq_batch *arg1 = 0 ;
+  size_t arg2 ;
+  int64_t *arg3 = 0 ;
+  mq_error *arg4 = 0 ;
+  mq_status result;
+  intgo _swig_go_result;
+  
+  arg1 = *(mq_batch **)&_swig_go_0; 
+  arg2 = (size_t)_swig_go_1; 
+  arg3 = *(int64_t **)&_swig_go_2; 
+  arg4 = *(mq_error **)&_swig_go_3; 
+  
+  result = (mq_status)mqs_batch_outcome((struct mq_batch const *)arg1,arg2,arg3,arg4);
+  _swig_go_result = (intgo)result; 
+  return _swig_go_result;
+}
+
+
+intgo _wrap_mqs_claim_raw_197a0d40d43d5345(struct mq_queue *_swig_go_0, _gostring_ _swig_go_1, double _swig_go_2, intgo _swig_go_3, long long _swig_go_4, double _swig_go_5, struct mq_cancel *_swig_go_6, mq_lease **_swig_go_7, struct mq_error *_swig_go_8) {
   mq_queue *arg1 = 0 ;
   char *arg2 = 0 ;
   double arg3 ;
@@ -1730,7 +1892,7 @@ intgo _wrap_mqs_claim_raw_37bad9277fc1e1ea(struct mq_queue *_swig_go_0, _gostrin
 }
 
 
-intgo _wrap_mqs_groups_json_raw_37bad9277fc1e1ea(struct mq_queue *_swig_go_0, intgo _swig_go_1, _gostring_ _swig_go_2, intgo _swig_go_3, double _swig_go_4, double _swig_go_5, intgo _swig_go_6, _gostring_ _swig_go_7, long long _swig_go_8, _gostring_* _swig_go_9, struct mq_error *_swig_go_10) {
+intgo _wrap_mqs_groups_json_raw_197a0d40d43d5345(struct mq_queue *_swig_go_0, intgo _swig_go_1, _gostring_ _swig_go_2, intgo _swig_go_3, double _swig_go_4, double _swig_go_5, intgo _swig_go_6, _gostring_ _swig_go_7, long long _swig_go_8, _gostring_* _swig_go_9, struct mq_error *_swig_go_10) {
   mq_queue *arg1 = 0 ;
   unsigned int arg2 ;
   char *arg3 = 0 ;
@@ -1785,7 +1947,7 @@ intgo _wrap_mqs_groups_json_raw_37bad9277fc1e1ea(struct mq_queue *_swig_go_0, in
 }
 
 
-intgo _wrap_mqs_dead_list_with_raw_37bad9277fc1e1ea(struct mq_queue *_swig_go_0, long long _swig_go_1, long long _swig_go_2, _gostring_* _swig_go_3, struct mq_error *_swig_go_4) {
+intgo _wrap_mqs_dead_list_with_raw_197a0d40d43d5345(struct mq_queue *_swig_go_0, long long _swig_go_1, long long _swig_go_2, _gostring_* _swig_go_3, struct mq_error *_swig_go_4) {
   mq_queue *arg1 = 0 ;
   size_t arg2 ;
   size_t arg3 ;
@@ -1814,7 +1976,7 @@ intgo _wrap_mqs_dead_list_with_raw_37bad9277fc1e1ea(struct mq_queue *_swig_go_0,
 }
 
 
-_goslice_ _wrap_mqs_lease_event_at_raw_37bad9277fc1e1ea(struct mq_lease *_swig_go_0, long long _swig_go_1) {
+_goslice_ _wrap_mqs_lease_event_at_raw_197a0d40d43d5345(struct mq_lease *_swig_go_0, long long _swig_go_1) {
   mq_lease *arg1 = 0 ;
   size_t arg2 ;
   mqs_bytes result;
@@ -1833,7 +1995,7 @@ _goslice_ _wrap_mqs_lease_event_at_raw_37bad9277fc1e1ea(struct mq_lease *_swig_g
 }
 
 
-struct mqs_clock *_wrap_mqs_clock_new_raw_37bad9277fc1e1ea(double _swig_go_0) {
+struct mqs_clock *_wrap_mqs_clock_new_raw_197a0d40d43d5345(double _swig_go_0) {
   double arg1 ;
   mqs_clock *result = 0 ;
   struct mqs_clock *_swig_go_result;
@@ -1846,7 +2008,7 @@ struct mqs_clock *_wrap_mqs_clock_new_raw_37bad9277fc1e1ea(double _swig_go_0) {
 }
 
 
-double _wrap_mqs_clock_now_raw_37bad9277fc1e1ea(struct mqs_clock *_swig_go_0) {
+double _wrap_mqs_clock_now_raw_197a0d40d43d5345(struct mqs_clock *_swig_go_0) {
   mqs_clock *arg1 = 0 ;
   double result;
   double _swig_go_result;
@@ -1859,7 +2021,7 @@ double _wrap_mqs_clock_now_raw_37bad9277fc1e1ea(struct mqs_clock *_swig_go_0) {
 }
 
 
-void _wrap_mqs_clock_set_raw_37bad9277fc1e1ea(struct mqs_clock *_swig_go_0, double _swig_go_1) {
+void _wrap_mqs_clock_set_raw_197a0d40d43d5345(struct mqs_clock *_swig_go_0, double _swig_go_1) {
   mqs_clock *arg1 = 0 ;
   double arg2 ;
   
@@ -1871,7 +2033,7 @@ void _wrap_mqs_clock_set_raw_37bad9277fc1e1ea(struct mqs_clock *_swig_go_0, doub
 }
 
 
-void _wrap_mqs_clock_advance_raw_37bad9277fc1e1ea(struct mqs_clock *_swig_go_0, double _swig_go_1) {
+void _wrap_mqs_clock_advance_raw_197a0d40d43d5345(struct mqs_clock *_swig_go_0, double _swig_go_1) {
   mqs_clock *arg1 = 0 ;
   double arg2 ;
   
@@ -1883,7 +2045,7 @@ void _wrap_mqs_clock_advance_raw_37bad9277fc1e1ea(struct mqs_clock *_swig_go_0, 
 }
 
 
-void _wrap_mqs_clock_release_raw_37bad9277fc1e1ea(struct mqs_clock *_swig_go_0) {
+void _wrap_mqs_clock_release_raw_197a0d40d43d5345(struct mqs_clock *_swig_go_0) {
   mqs_clock *arg1 = 0 ;
   
   arg1 = *(mqs_clock **)&_swig_go_0; 
@@ -1893,7 +2055,7 @@ void _wrap_mqs_clock_release_raw_37bad9277fc1e1ea(struct mqs_clock *_swig_go_0) 
 }
 
 
-void _wrap_mqs_queue_set_clock_raw_37bad9277fc1e1ea(struct mq_queue *_swig_go_0, struct mqs_clock *_swig_go_1) {
+void _wrap_mqs_queue_set_clock_raw_197a0d40d43d5345(struct mq_queue *_swig_go_0, struct mqs_clock *_swig_go_1) {
   mq_queue *arg1 = 0 ;
   mqs_clock *arg2 = 0 ;
   
@@ -1905,7 +2067,7 @@ void _wrap_mqs_queue_set_clock_raw_37bad9277fc1e1ea(struct mq_queue *_swig_go_0,
 }
 
 
-void _wrap_mqs_queue_destroy_raw_37bad9277fc1e1ea(struct mq_queue *_swig_go_0) {
+void _wrap_mqs_queue_destroy_raw_197a0d40d43d5345(struct mq_queue *_swig_go_0) {
   mq_queue *arg1 = 0 ;
   
   arg1 = *(mq_queue **)&_swig_go_0; 
@@ -1915,19 +2077,19 @@ void _wrap_mqs_queue_destroy_raw_37bad9277fc1e1ea(struct mq_queue *_swig_go_0) {
 }
 
 
-void _wrap_mqs_log_capture_raw_37bad9277fc1e1ea() {
+void _wrap_mqs_log_capture_raw_197a0d40d43d5345() {
   mqs_log_capture();
   
 }
 
 
-void _wrap_mqs_log_silence_raw_37bad9277fc1e1ea() {
+void _wrap_mqs_log_silence_raw_197a0d40d43d5345() {
   mqs_log_silence();
   
 }
 
 
-_gostring_ _wrap_mqs_log_next_raw_37bad9277fc1e1ea(double _swig_go_0) {
+_gostring_ _wrap_mqs_log_next_raw_197a0d40d43d5345(double _swig_go_0) {
   double arg1 ;
   char *result = 0 ;
   _gostring_ _swig_go_result;
@@ -1946,7 +2108,7 @@ _gostring_ _wrap_mqs_log_next_raw_37bad9277fc1e1ea(double _swig_go_0) {
 }
 
 
-long long _wrap_mqs_log_dropped_raw_37bad9277fc1e1ea() {
+long long _wrap_mqs_log_dropped_raw_197a0d40d43d5345() {
   uint64_t result;
   long long _swig_go_result;
   
