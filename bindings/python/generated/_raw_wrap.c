@@ -3924,22 +3924,48 @@ SWIG_AsVal_long_SS_long (PyObject *obj, long long *val)
 #endif
 
 
-/* mq_publish_with: not_before 0 is "now". */
-static mq_status mqs_publish(mq_queue *queue, const char *group_id, const void *event, size_t event_len,
-                             int priority, double not_before, int64_t *seq_out, mq_error *err) {
-    mq_publish_opts opts = MQ_PUBLISH_OPTS_INIT;
-    opts.priority = priority;
-    opts.not_before = not_before;
-    return mq_publish_with(queue, group_id, event, event_len, &opts, seq_out, err);
+/* MQ_DUPLICATE as MQ_OK with the seq negated (the three shims below). */
+static mq_status mqs_duplicate_as_negative(mq_status status, int64_t *seq, mq_error *err) {
+    if (status != MQ_DUPLICATE) return status;
+    if (seq != NULL) *seq = -*seq;
+    if (err != NULL) err->status = MQ_OK;
+    return MQ_OK;
 }
 
-/* mq_batch_add_with: a batch event may be scheduled (not_before 0: now). */
-static mq_status mqs_batch_add_at(mq_batch *batch, const char *group_id, const void *event, size_t event_len,
-                                  int priority, double not_before, mq_error *err) {
+/* mq_publish_with: not_before 0 is "now"; with has_key 0 the key is none (Go cannot
+ * pass a NULL string), else dedup_key as given (NULL, "", too long: MQ_ERR_ARG from
+ * the library). *seq_out < 0: a duplicate of the event -*seq_out. */
+static mq_status mqs_publish(mq_queue *queue, const char *group_id, const void *event, size_t event_len,
+                             int priority, double not_before, int has_key, const char *dedup_key, int64_t *seq_out,
+                             mq_error *err) {
     mq_publish_opts opts = MQ_PUBLISH_OPTS_INIT;
     opts.priority = priority;
     opts.not_before = not_before;
+    opts.dedup_key = has_key ? (dedup_key != NULL ? dedup_key : "") : NULL;
+    return mqs_duplicate_as_negative(mq_publish_with(queue, group_id, event, event_len, &opts, seq_out, err), seq_out,
+                                     err);
+}
+
+/* mq_batch_add_with: a batch event may be scheduled (not_before 0: now), and keyed
+ * (has_key, dedup_key as mqs_publish). */
+static mq_status mqs_batch_add_at(mq_batch *batch, const char *group_id, const void *event, size_t event_len,
+                                  int priority, double not_before, int has_key, const char *dedup_key, mq_error *err) {
+    mq_publish_opts opts = MQ_PUBLISH_OPTS_INIT;
+    opts.priority = priority;
+    opts.not_before = not_before;
+    opts.dedup_key = has_key ? (dedup_key != NULL ? dedup_key : "") : NULL;
     return mq_batch_add_with(batch, group_id, event, event_len, &opts, err);
+}
+
+/* mq_publish_batch: *first_seq < 0 when some event was a duplicate (-*first_seq is
+ * the first seq); mqs_batch_outcome then says which. */
+static mq_status mqs_publish_batch(mq_queue *queue, const mq_batch *batch, int64_t *first_seq, mq_error *err) {
+    return mqs_duplicate_as_negative(mq_publish_batch(queue, batch, first_seq, err), first_seq, err);
+}
+
+/* mq_batch_outcome: *seq < 0 when event i was a duplicate of the event -*seq. */
+static mq_status mqs_batch_outcome(const mq_batch *batch, size_t i, int64_t *seq, mq_error *err) {
+    return mqs_duplicate_as_negative(mq_batch_outcome(batch, i, seq, err), seq, err);
 }
 
 /* mq_claim_with: *out NULL (and MQ_EMPTY) when nothing is due. Without a timeout or a
@@ -5158,65 +5184,6 @@ fail:
 }
 
 
-SWIGINTERN PyObject *_wrap_mq_publish_batch(PyObject *self, PyObject *args) {
-  PyObject *resultobj = 0;
-  mq_queue *arg1 = 0 ;
-  mq_batch *arg2 = 0 ;
-  int64_t *arg3 = 0 ;
-  mq_error *arg4 = 0 ;
-  void *argp1 = 0 ;
-  int res1 = 0 ;
-  void *argp2 = 0 ;
-  int res2 = 0 ;
-  int64_t value3 = 0 ;
-  mq_error temp4 ;
-  PyObject *swig_obj[2] ;
-  mq_status result;
-  
-  arg3 = &value3;
-  {
-    temp4.status = MQ_OK;
-    temp4.server_code = 0;
-    temp4.message[0] = '\0';
-    arg4 = &temp4;
-  }
-  (void)self;
-  if (!SWIG_Python_UnpackTuple(args, "mq_publish_batch", 2, 2, swig_obj)) SWIG_fail;
-  res1 = SWIG_ConvertPtr(swig_obj[0], &argp1,SWIGTYPE_p_mq_queue, 0 |  0 );
-  if (!SWIG_IsOK(res1)) {
-    SWIG_exception_fail(SWIG_ArgError(res1), "in method '" "mq_publish_batch" "', argument " "1"" of type '" "mq_queue *""'"); 
-  }
-  arg1 = (mq_queue *)(argp1);
-  res2 = SWIG_ConvertPtr(swig_obj[1], &argp2,SWIGTYPE_p_mq_batch, 0 |  0 );
-  if (!SWIG_IsOK(res2)) {
-    SWIG_exception_fail(SWIG_ArgError(res2), "in method '" "mq_publish_batch" "', argument " "2"" of type '" "mq_batch const *""'"); 
-  }
-  arg2 = (mq_batch *)(argp2);
-  {
-    SWIG_PYTHON_THREAD_BEGIN_ALLOW;
-    result = (mq_status)mq_publish_batch(arg1,(struct mq_batch const *)arg2,arg3,arg4);
-    SWIG_PYTHON_THREAD_END_ALLOW;
-  }
-  (void)result; resultobj = SWIG_Py_Void();
-  {
-    PyObject *o = PyLong_FromLongLong((long long)value3);
-    if (o == NULL) SWIG_fail;
-    resultobj = SWIG_Python_AppendOutput(resultobj, o, 1);
-  }
-  {
-    if (arg4->status != MQ_OK && arg4->status != MQ_EMPTY) {
-      Py_XDECREF(resultobj);
-      resultobj = NULL;
-      mqs_py_raise(arg4);
-      SWIG_fail;
-    }
-  }
-  return resultobj;
-fail:
-  return NULL;
-}
-
-
 SWIGINTERN PyObject *_wrap_mq_lease_count(PyObject *self, PyObject *args) {
   PyObject *resultobj = 0;
   mq_lease *arg1 = 0 ;
@@ -5442,6 +5409,108 @@ SWIGINTERN PyObject *_wrap_mq_lease_deadline(PyObject *self, PyObject *args) {
   arg1 = (mq_lease *)(argp1);
   result = (double)mq_lease_deadline((struct mq_lease const *)arg1);
   resultobj = SWIG_From_double((double)(result));
+  return resultobj;
+fail:
+  return NULL;
+}
+
+
+SWIGINTERN PyObject *_wrap_mq_queue_set_dedup_window(PyObject *self, PyObject *args) {
+  PyObject *resultobj = 0;
+  mq_queue *arg1 = 0 ;
+  double arg2 ;
+  mq_error *arg3 = 0 ;
+  void *argp1 = 0 ;
+  int res1 = 0 ;
+  double val2 ;
+  int ecode2 = 0 ;
+  mq_error temp3 ;
+  PyObject *swig_obj[2] ;
+  mq_status result;
+  
+  {
+    temp3.status = MQ_OK;
+    temp3.server_code = 0;
+    temp3.message[0] = '\0';
+    arg3 = &temp3;
+  }
+  (void)self;
+  if (!SWIG_Python_UnpackTuple(args, "mq_queue_set_dedup_window", 2, 2, swig_obj)) SWIG_fail;
+  res1 = SWIG_ConvertPtr(swig_obj[0], &argp1,SWIGTYPE_p_mq_queue, 0 |  0 );
+  if (!SWIG_IsOK(res1)) {
+    SWIG_exception_fail(SWIG_ArgError(res1), "in method '" "mq_queue_set_dedup_window" "', argument " "1"" of type '" "mq_queue *""'"); 
+  }
+  arg1 = (mq_queue *)(argp1);
+  ecode2 = SWIG_AsVal_double(swig_obj[1], &val2);
+  if (!SWIG_IsOK(ecode2)) {
+    SWIG_exception_fail(SWIG_ArgError(ecode2), "in method '" "mq_queue_set_dedup_window" "', argument " "2"" of type '" "double""'");
+  } 
+  arg2 = (double)(val2);
+  {
+    SWIG_PYTHON_THREAD_BEGIN_ALLOW;
+    result = (mq_status)mq_queue_set_dedup_window(arg1,arg2,arg3);
+    SWIG_PYTHON_THREAD_END_ALLOW;
+  }
+  (void)result; resultobj = SWIG_Py_Void();
+  {
+    if (arg3->status != MQ_OK && arg3->status != MQ_EMPTY) {
+      Py_XDECREF(resultobj);
+      resultobj = NULL;
+      mqs_py_raise(arg3);
+      SWIG_fail;
+    }
+  }
+  return resultobj;
+fail:
+  return NULL;
+}
+
+
+SWIGINTERN PyObject *_wrap_mq_queue_set_dedup_scope(PyObject *self, PyObject *args) {
+  PyObject *resultobj = 0;
+  mq_queue *arg1 = 0 ;
+  mq_dedup_scope arg2 ;
+  mq_error *arg3 = 0 ;
+  void *argp1 = 0 ;
+  int res1 = 0 ;
+  int val2 ;
+  int ecode2 = 0 ;
+  mq_error temp3 ;
+  PyObject *swig_obj[2] ;
+  mq_status result;
+  
+  {
+    temp3.status = MQ_OK;
+    temp3.server_code = 0;
+    temp3.message[0] = '\0';
+    arg3 = &temp3;
+  }
+  (void)self;
+  if (!SWIG_Python_UnpackTuple(args, "mq_queue_set_dedup_scope", 2, 2, swig_obj)) SWIG_fail;
+  res1 = SWIG_ConvertPtr(swig_obj[0], &argp1,SWIGTYPE_p_mq_queue, 0 |  0 );
+  if (!SWIG_IsOK(res1)) {
+    SWIG_exception_fail(SWIG_ArgError(res1), "in method '" "mq_queue_set_dedup_scope" "', argument " "1"" of type '" "mq_queue *""'"); 
+  }
+  arg1 = (mq_queue *)(argp1);
+  ecode2 = SWIG_AsVal_int(swig_obj[1], &val2);
+  if (!SWIG_IsOK(ecode2)) {
+    SWIG_exception_fail(SWIG_ArgError(ecode2), "in method '" "mq_queue_set_dedup_scope" "', argument " "2"" of type '" "mq_dedup_scope""'");
+  } 
+  arg2 = (mq_dedup_scope)(val2);
+  {
+    SWIG_PYTHON_THREAD_BEGIN_ALLOW;
+    result = (mq_status)mq_queue_set_dedup_scope(arg1,arg2,arg3);
+    SWIG_PYTHON_THREAD_END_ALLOW;
+  }
+  (void)result; resultobj = SWIG_Py_Void();
+  {
+    if (arg3->status != MQ_OK && arg3->status != MQ_EMPTY) {
+      Py_XDECREF(resultobj);
+      resultobj = NULL;
+      mqs_py_raise(arg3);
+      SWIG_fail;
+    }
+  }
   return resultobj;
 fail:
   return NULL;
@@ -6245,6 +6314,58 @@ fail:
 }
 
 
+SWIGINTERN PyObject *_wrap_mqs_duplicate_as_negative(PyObject *self, PyObject *args) {
+  PyObject *resultobj = 0;
+  mq_status arg1 ;
+  int64_t *arg2 = 0 ;
+  mq_error *arg3 = 0 ;
+  int val1 ;
+  int ecode1 = 0 ;
+  int64_t value2 = 0 ;
+  mq_error temp3 ;
+  PyObject *swig_obj[1] ;
+  mq_status result;
+  
+  arg2 = &value2;
+  {
+    temp3.status = MQ_OK;
+    temp3.server_code = 0;
+    temp3.message[0] = '\0';
+    arg3 = &temp3;
+  }
+  (void)self;
+  if (!args) SWIG_fail;
+  swig_obj[0] = args;
+  ecode1 = SWIG_AsVal_int(swig_obj[0], &val1);
+  if (!SWIG_IsOK(ecode1)) {
+    SWIG_exception_fail(SWIG_ArgError(ecode1), "in method '" "mqs_duplicate_as_negative" "', argument " "1"" of type '" "mq_status""'");
+  } 
+  arg1 = (mq_status)(val1);
+  {
+    SWIG_PYTHON_THREAD_BEGIN_ALLOW;
+    result = (mq_status)mqs_duplicate_as_negative(arg1,arg2,arg3);
+    SWIG_PYTHON_THREAD_END_ALLOW;
+  }
+  (void)result; resultobj = SWIG_Py_Void();
+  {
+    PyObject *o = PyLong_FromLongLong((long long)value2);
+    if (o == NULL) SWIG_fail;
+    resultobj = SWIG_Python_AppendOutput(resultobj, o, 1);
+  }
+  {
+    if (arg3->status != MQ_OK && arg3->status != MQ_EMPTY) {
+      Py_XDECREF(resultobj);
+      resultobj = NULL;
+      mqs_py_raise(arg3);
+      SWIG_fail;
+    }
+  }
+  return resultobj;
+fail:
+  return NULL;
+}
+
+
 SWIGINTERN PyObject *_wrap_mqs_publish(PyObject *self, PyObject *args) {
   PyObject *resultobj = 0;
   mq_queue *arg1 = 0 ;
@@ -6253,8 +6374,10 @@ SWIGINTERN PyObject *_wrap_mqs_publish(PyObject *self, PyObject *args) {
   size_t arg4 ;
   int arg5 ;
   double arg6 ;
-  int64_t *arg7 = 0 ;
-  mq_error *arg8 = 0 ;
+  int arg7 ;
+  char *arg8 = 0 ;
+  int64_t *arg9 = 0 ;
+  mq_error *arg10 = 0 ;
   void *argp1 = 0 ;
   int res1 = 0 ;
   int res2 ;
@@ -6266,20 +6389,25 @@ SWIGINTERN PyObject *_wrap_mqs_publish(PyObject *self, PyObject *args) {
   int ecode5 = 0 ;
   double val6 ;
   int ecode6 = 0 ;
-  int64_t value7 = 0 ;
-  mq_error temp8 ;
-  PyObject *swig_obj[5] ;
+  int val7 ;
+  int ecode7 = 0 ;
+  int res8 ;
+  char *buf8 = 0 ;
+  int alloc8 = 0 ;
+  int64_t value9 = 0 ;
+  mq_error temp10 ;
+  PyObject *swig_obj[7] ;
   mq_status result;
   
-  arg7 = &value7;
+  arg9 = &value9;
   {
-    temp8.status = MQ_OK;
-    temp8.server_code = 0;
-    temp8.message[0] = '\0';
-    arg8 = &temp8;
+    temp10.status = MQ_OK;
+    temp10.server_code = 0;
+    temp10.message[0] = '\0';
+    arg10 = &temp10;
   }
   (void)self;
-  if (!SWIG_Python_UnpackTuple(args, "mqs_publish", 5, 5, swig_obj)) SWIG_fail;
+  if (!SWIG_Python_UnpackTuple(args, "mqs_publish", 7, 7, swig_obj)) SWIG_fail;
   res1 = SWIG_ConvertPtr(swig_obj[0], &argp1,SWIGTYPE_p_mq_queue, 0 |  0 );
   if (!SWIG_IsOK(res1)) {
     SWIG_exception_fail(SWIG_ArgError(res1), "in method '" "mqs_publish" "', argument " "1"" of type '" "mq_queue *""'"); 
@@ -6306,22 +6434,32 @@ SWIGINTERN PyObject *_wrap_mqs_publish(PyObject *self, PyObject *args) {
     SWIG_exception_fail(SWIG_ArgError(ecode6), "in method '" "mqs_publish" "', argument " "6"" of type '" "double""'");
   } 
   arg6 = (double)(val6);
+  ecode7 = SWIG_AsVal_int(swig_obj[5], &val7);
+  if (!SWIG_IsOK(ecode7)) {
+    SWIG_exception_fail(SWIG_ArgError(ecode7), "in method '" "mqs_publish" "', argument " "7"" of type '" "int""'");
+  } 
+  arg7 = (int)(val7);
+  res8 = SWIG_AsCharPtrAndSize(swig_obj[6], &buf8, NULL, &alloc8);
+  if (!SWIG_IsOK(res8)) {
+    SWIG_exception_fail(SWIG_ArgError(res8), "in method '" "mqs_publish" "', argument " "8"" of type '" "char const *""'");
+  }
+  arg8 = (char *)(buf8);
   {
     SWIG_PYTHON_THREAD_BEGIN_ALLOW;
-    result = (mq_status)mqs_publish(arg1,(char const *)arg2,(void const *)arg3,arg4,arg5,arg6,arg7,arg8);
+    result = (mq_status)mqs_publish(arg1,(char const *)arg2,(void const *)arg3,arg4,arg5,arg6,arg7,(char const *)arg8,arg9,arg10);
     SWIG_PYTHON_THREAD_END_ALLOW;
   }
   (void)result; resultobj = SWIG_Py_Void();
   {
-    PyObject *o = PyLong_FromLongLong((long long)value7);
+    PyObject *o = PyLong_FromLongLong((long long)value9);
     if (o == NULL) SWIG_fail;
     resultobj = SWIG_Python_AppendOutput(resultobj, o, 1);
   }
   {
-    if (arg8->status != MQ_OK && arg8->status != MQ_EMPTY) {
+    if (arg10->status != MQ_OK && arg10->status != MQ_EMPTY) {
       Py_XDECREF(resultobj);
       resultobj = NULL;
-      mqs_py_raise(arg8);
+      mqs_py_raise(arg10);
       SWIG_fail;
     }
   }
@@ -6329,12 +6467,14 @@ SWIGINTERN PyObject *_wrap_mqs_publish(PyObject *self, PyObject *args) {
   {
     if (have_view3) PyBuffer_Release(&view3);
   }
+  if (alloc8 == SWIG_NEWOBJ) free((char*)buf8);
   return resultobj;
 fail:
   if (alloc2 == SWIG_NEWOBJ) free((char*)buf2);
   {
     if (have_view3) PyBuffer_Release(&view3);
   }
+  if (alloc8 == SWIG_NEWOBJ) free((char*)buf8);
   return NULL;
 }
 
@@ -6347,7 +6487,9 @@ SWIGINTERN PyObject *_wrap_mqs_batch_add_at(PyObject *self, PyObject *args) {
   size_t arg4 ;
   int arg5 ;
   double arg6 ;
-  mq_error *arg7 = 0 ;
+  int arg7 ;
+  char *arg8 = 0 ;
+  mq_error *arg9 = 0 ;
   void *argp1 = 0 ;
   int res1 = 0 ;
   int res2 ;
@@ -6359,18 +6501,23 @@ SWIGINTERN PyObject *_wrap_mqs_batch_add_at(PyObject *self, PyObject *args) {
   int ecode5 = 0 ;
   double val6 ;
   int ecode6 = 0 ;
-  mq_error temp7 ;
-  PyObject *swig_obj[5] ;
+  int val7 ;
+  int ecode7 = 0 ;
+  int res8 ;
+  char *buf8 = 0 ;
+  int alloc8 = 0 ;
+  mq_error temp9 ;
+  PyObject *swig_obj[7] ;
   mq_status result;
   
   {
-    temp7.status = MQ_OK;
-    temp7.server_code = 0;
-    temp7.message[0] = '\0';
-    arg7 = &temp7;
+    temp9.status = MQ_OK;
+    temp9.server_code = 0;
+    temp9.message[0] = '\0';
+    arg9 = &temp9;
   }
   (void)self;
-  if (!SWIG_Python_UnpackTuple(args, "mqs_batch_add_at", 5, 5, swig_obj)) SWIG_fail;
+  if (!SWIG_Python_UnpackTuple(args, "mqs_batch_add_at", 7, 7, swig_obj)) SWIG_fail;
   res1 = SWIG_ConvertPtr(swig_obj[0], &argp1,SWIGTYPE_p_mq_batch, 0 |  0 );
   if (!SWIG_IsOK(res1)) {
     SWIG_exception_fail(SWIG_ArgError(res1), "in method '" "mqs_batch_add_at" "', argument " "1"" of type '" "mq_batch *""'"); 
@@ -6397,17 +6544,27 @@ SWIGINTERN PyObject *_wrap_mqs_batch_add_at(PyObject *self, PyObject *args) {
     SWIG_exception_fail(SWIG_ArgError(ecode6), "in method '" "mqs_batch_add_at" "', argument " "6"" of type '" "double""'");
   } 
   arg6 = (double)(val6);
+  ecode7 = SWIG_AsVal_int(swig_obj[5], &val7);
+  if (!SWIG_IsOK(ecode7)) {
+    SWIG_exception_fail(SWIG_ArgError(ecode7), "in method '" "mqs_batch_add_at" "', argument " "7"" of type '" "int""'");
+  } 
+  arg7 = (int)(val7);
+  res8 = SWIG_AsCharPtrAndSize(swig_obj[6], &buf8, NULL, &alloc8);
+  if (!SWIG_IsOK(res8)) {
+    SWIG_exception_fail(SWIG_ArgError(res8), "in method '" "mqs_batch_add_at" "', argument " "8"" of type '" "char const *""'");
+  }
+  arg8 = (char *)(buf8);
   {
     SWIG_PYTHON_THREAD_BEGIN_ALLOW;
-    result = (mq_status)mqs_batch_add_at(arg1,(char const *)arg2,(void const *)arg3,arg4,arg5,arg6,arg7);
+    result = (mq_status)mqs_batch_add_at(arg1,(char const *)arg2,(void const *)arg3,arg4,arg5,arg6,arg7,(char const *)arg8,arg9);
     SWIG_PYTHON_THREAD_END_ALLOW;
   }
   (void)result; resultobj = SWIG_Py_Void();
   {
-    if (arg7->status != MQ_OK && arg7->status != MQ_EMPTY) {
+    if (arg9->status != MQ_OK && arg9->status != MQ_EMPTY) {
       Py_XDECREF(resultobj);
       resultobj = NULL;
-      mqs_py_raise(arg7);
+      mqs_py_raise(arg9);
       SWIG_fail;
     }
   }
@@ -6415,12 +6572,128 @@ SWIGINTERN PyObject *_wrap_mqs_batch_add_at(PyObject *self, PyObject *args) {
   {
     if (have_view3) PyBuffer_Release(&view3);
   }
+  if (alloc8 == SWIG_NEWOBJ) free((char*)buf8);
   return resultobj;
 fail:
   if (alloc2 == SWIG_NEWOBJ) free((char*)buf2);
   {
     if (have_view3) PyBuffer_Release(&view3);
   }
+  if (alloc8 == SWIG_NEWOBJ) free((char*)buf8);
+  return NULL;
+}
+
+
+SWIGINTERN PyObject *_wrap_mqs_publish_batch(PyObject *self, PyObject *args) {
+  PyObject *resultobj = 0;
+  mq_queue *arg1 = 0 ;
+  mq_batch *arg2 = 0 ;
+  int64_t *arg3 = 0 ;
+  mq_error *arg4 = 0 ;
+  void *argp1 = 0 ;
+  int res1 = 0 ;
+  void *argp2 = 0 ;
+  int res2 = 0 ;
+  int64_t value3 = 0 ;
+  mq_error temp4 ;
+  PyObject *swig_obj[2] ;
+  mq_status result;
+  
+  arg3 = &value3;
+  {
+    temp4.status = MQ_OK;
+    temp4.server_code = 0;
+    temp4.message[0] = '\0';
+    arg4 = &temp4;
+  }
+  (void)self;
+  if (!SWIG_Python_UnpackTuple(args, "mqs_publish_batch", 2, 2, swig_obj)) SWIG_fail;
+  res1 = SWIG_ConvertPtr(swig_obj[0], &argp1,SWIGTYPE_p_mq_queue, 0 |  0 );
+  if (!SWIG_IsOK(res1)) {
+    SWIG_exception_fail(SWIG_ArgError(res1), "in method '" "mqs_publish_batch" "', argument " "1"" of type '" "mq_queue *""'"); 
+  }
+  arg1 = (mq_queue *)(argp1);
+  res2 = SWIG_ConvertPtr(swig_obj[1], &argp2,SWIGTYPE_p_mq_batch, 0 |  0 );
+  if (!SWIG_IsOK(res2)) {
+    SWIG_exception_fail(SWIG_ArgError(res2), "in method '" "mqs_publish_batch" "', argument " "2"" of type '" "mq_batch const *""'"); 
+  }
+  arg2 = (mq_batch *)(argp2);
+  {
+    SWIG_PYTHON_THREAD_BEGIN_ALLOW;
+    result = (mq_status)mqs_publish_batch(arg1,(struct mq_batch const *)arg2,arg3,arg4);
+    SWIG_PYTHON_THREAD_END_ALLOW;
+  }
+  (void)result; resultobj = SWIG_Py_Void();
+  {
+    PyObject *o = PyLong_FromLongLong((long long)value3);
+    if (o == NULL) SWIG_fail;
+    resultobj = SWIG_Python_AppendOutput(resultobj, o, 1);
+  }
+  {
+    if (arg4->status != MQ_OK && arg4->status != MQ_EMPTY) {
+      Py_XDECREF(resultobj);
+      resultobj = NULL;
+      mqs_py_raise(arg4);
+      SWIG_fail;
+    }
+  }
+  return resultobj;
+fail:
+  return NULL;
+}
+
+
+SWIGINTERN PyObject *_wrap_mqs_batch_outcome(PyObject *self, PyObject *args) {
+  PyObject *resultobj = 0;
+  mq_batch *arg1 = 0 ;
+  size_t arg2 ;
+  int64_t *arg3 = 0 ;
+  mq_error *arg4 = 0 ;
+  void *argp1 = 0 ;
+  int res1 = 0 ;
+  size_t val2 ;
+  int ecode2 = 0 ;
+  int64_t value3 = 0 ;
+  mq_error temp4 ;
+  PyObject *swig_obj[2] ;
+  mq_status result;
+  
+  arg3 = &value3;
+  {
+    temp4.status = MQ_OK;
+    temp4.server_code = 0;
+    temp4.message[0] = '\0';
+    arg4 = &temp4;
+  }
+  (void)self;
+  if (!SWIG_Python_UnpackTuple(args, "mqs_batch_outcome", 2, 2, swig_obj)) SWIG_fail;
+  res1 = SWIG_ConvertPtr(swig_obj[0], &argp1,SWIGTYPE_p_mq_batch, 0 |  0 );
+  if (!SWIG_IsOK(res1)) {
+    SWIG_exception_fail(SWIG_ArgError(res1), "in method '" "mqs_batch_outcome" "', argument " "1"" of type '" "mq_batch const *""'"); 
+  }
+  arg1 = (mq_batch *)(argp1);
+  ecode2 = SWIG_AsVal_size_t(swig_obj[1], &val2);
+  if (!SWIG_IsOK(ecode2)) {
+    SWIG_exception_fail(SWIG_ArgError(ecode2), "in method '" "mqs_batch_outcome" "', argument " "2"" of type '" "size_t""'");
+  } 
+  arg2 = (size_t)(val2);
+  result = (mq_status)mqs_batch_outcome((struct mq_batch const *)arg1,arg2,arg3,arg4);
+  (void)result; resultobj = SWIG_Py_Void();
+  {
+    PyObject *o = PyLong_FromLongLong((long long)value3);
+    if (o == NULL) SWIG_fail;
+    resultobj = SWIG_Python_AppendOutput(resultobj, o, 1);
+  }
+  {
+    if (arg4->status != MQ_OK && arg4->status != MQ_EMPTY) {
+      Py_XDECREF(resultobj);
+      resultobj = NULL;
+      mqs_py_raise(arg4);
+      SWIG_fail;
+    }
+  }
+  return resultobj;
+fail:
   return NULL;
 }
 
@@ -7053,7 +7326,6 @@ static PyMethodDef SwigMethods[] = {
 	 { "mq_batch_new", _wrap_mq_batch_new, METH_NOARGS, NULL},
 	 { "mq_batch_count", _wrap_mq_batch_count, METH_O, NULL},
 	 { "mq_batch_destroy", _wrap_mq_batch_destroy, METH_O, NULL},
-	 { "mq_publish_batch", _wrap_mq_publish_batch, METH_VARARGS, NULL},
 	 { "mq_lease_count", _wrap_mq_lease_count, METH_O, NULL},
 	 { "mq_lease_seq_at", _wrap_mq_lease_seq_at, METH_VARARGS, NULL},
 	 { "mq_queue_interrupt", _wrap_mq_queue_interrupt, METH_O, NULL},
@@ -7063,6 +7335,8 @@ static PyMethodDef SwigMethods[] = {
 	 { "mq_cancel_reset", _wrap_mq_cancel_reset, METH_O, NULL},
 	 { "mq_cancel_destroy", _wrap_mq_cancel_destroy, METH_O, NULL},
 	 { "mq_lease_deadline", _wrap_mq_lease_deadline, METH_O, NULL},
+	 { "mq_queue_set_dedup_window", _wrap_mq_queue_set_dedup_window, METH_VARARGS, NULL},
+	 { "mq_queue_set_dedup_scope", _wrap_mq_queue_set_dedup_scope, METH_VARARGS, NULL},
 	 { "mq_queue_set_repair_interval", _wrap_mq_queue_set_repair_interval, METH_VARARGS, NULL},
 	 { "mq_queue_repair_counts", _wrap_mq_queue_repair_counts, METH_O, NULL},
 	 { "mq_queue_set_max_attempts", _wrap_mq_queue_set_max_attempts, METH_VARARGS, NULL},
@@ -7079,8 +7353,11 @@ static PyMethodDef SwigMethods[] = {
 	 { "mq_resume_group", _wrap_mq_resume_group, METH_VARARGS, NULL},
 	 { "mq_queue_clock_offset", _wrap_mq_queue_clock_offset, METH_O, NULL},
 	 { "mq_queue_now", _wrap_mq_queue_now, METH_O, NULL},
+	 { "mqs_duplicate_as_negative", _wrap_mqs_duplicate_as_negative, METH_O, NULL},
 	 { "mqs_publish", _wrap_mqs_publish, METH_VARARGS, NULL},
 	 { "mqs_batch_add_at", _wrap_mqs_batch_add_at, METH_VARARGS, NULL},
+	 { "mqs_publish_batch", _wrap_mqs_publish_batch, METH_VARARGS, NULL},
+	 { "mqs_batch_outcome", _wrap_mqs_batch_outcome, METH_VARARGS, NULL},
 	 { "mqs_claim", _wrap_mqs_claim, METH_VARARGS, NULL},
 	 { "mqs_groups_json", _wrap_mqs_groups_json, METH_VARARGS, NULL},
 	 { "mqs_dead_list_with", _wrap_mqs_dead_list_with, METH_VARARGS, NULL},
@@ -7860,6 +8137,10 @@ SWIGINTERN int SWIG_mod_exec(PyObject *m) {
   SWIG_Python_SetConstant(d, "MQ_LEASE_LOST",SWIG_From_int((int)(MQ_LEASE_LOST)));
   SWIG_Python_SetConstant(d, "MQ_INTERRUPTED",SWIG_From_int((int)(MQ_INTERRUPTED)));
   SWIG_Python_SetConstant(d, "MQ_CANCELLED",SWIG_From_int((int)(MQ_CANCELLED)));
+  SWIG_Python_SetConstant(d, "MQ_DUPLICATE",SWIG_From_int((int)(MQ_DUPLICATE)));
+  SWIG_Python_SetConstant(d, "MQ_DEDUP_KEY_MAX",SWIG_From_int((int)(MQ_DEDUP_KEY_MAX)));
+  SWIG_Python_SetConstant(d, "MQ_DEDUP_SCOPE_QUEUE",SWIG_From_int((int)(MQ_DEDUP_SCOPE_QUEUE)));
+  SWIG_Python_SetConstant(d, "MQ_DEDUP_SCOPE_GROUP",SWIG_From_int((int)(MQ_DEDUP_SCOPE_GROUP)));
   SWIG_Python_SetConstant(d, "MQ_ERR_ARG",SWIG_From_int((int)(MQ_ERR_ARG)));
   SWIG_Python_SetConstant(d, "MQ_ERR_CONNECT",SWIG_From_int((int)(MQ_ERR_CONNECT)));
   SWIG_Python_SetConstant(d, "MQ_ERR_SERVER",SWIG_From_int((int)(MQ_ERR_SERVER)));

@@ -652,6 +652,126 @@ def test_group_listing(queue, client):
         d.close()
 
 
+# ---- deduplication (0.6.0) ---------------------------------------------------------------
+
+def test_dedup_same_key(queue):
+    first = queue.publish("A", b"from A", dedup_key="k")
+    assert isinstance(first, mongomq.Published) and first.duplicate is False
+    s = first.seq
+    again = queue.publish("B", b"from B", dedup_key="k")  # another group, the same key
+    assert again.duplicate is True and again.seq == s, again
+    assert queue.stats().messages == 1
+    lease = claim_ok(queue)
+    assert (lease.group, lease.seq, lease.event) == ("A", s, b"from A")
+    queue.ack(lease)
+    third = queue.publish("A", b"once more", dedup_key="k")  # acked, but within the 5-minute window
+    assert (third.duplicate, third.seq) == (True, s), third
+    assert queue.stats().messages == 0
+    assert queue.claim() is None
+
+
+def test_dedup_different_keys(queue):
+    p1 = queue.publish("g", b"one", dedup_key="k1")
+    p2 = queue.publish("g", b"two", dedup_key="k2")
+    assert (p1.duplicate, p2.duplicate) == (False, False)
+    assert p2.seq > p1.seq
+    got = []
+    for _ in range(2):
+        lease = claim_ok(queue)
+        got.append((lease.seq, lease.event))
+        queue.ack(lease)
+    assert got == [(p1.seq, b"one"), (p2.seq, b"two")]
+    assert queue.claim() is None
+
+
+def test_dedup_retry_after_lost_reply(queue):
+    # The test server applies the insert of a key with this prefix and then answers,
+    # once per key, with a step-down (10107): the outcome is unknown to the library,
+    # which reports the connect error (tests/server/README.md). A unique key per run.
+    key = "mongomq-test-stepdown-py-" + os.urandom(8).hex()
+    try:
+        first = queue.publish("g", b"exactly once", dedup_key=key)
+    except mongomq.ConnectError:
+        first = None  # the hook: applied, reply lost
+    else:
+        assert first.duplicate is False  # a server without the hook
+    retry = queue.publish("g", b"exactly once", dedup_key=key)
+    assert retry.duplicate is True, retry
+    if first is not None:
+        assert retry.seq == first.seq
+    assert queue.stats().messages == 1, "exactly one event"
+    assert [e.seq for e in queue.peek(limit=10)] == [retry.seq]
+    lease = claim_ok(queue)
+    assert (lease.seq, lease.event, lease.count) == (retry.seq, b"exactly once", 1)
+    queue.ack(lease)
+    assert queue.claim() is None
+
+
+def test_dedup_batch(queue):
+    with mongomq.Batch() as batch:
+        batch.add("g1", b"a1", dedup_key="a").add("g1", b"b1", dedup_key="b")
+        batch.add("g2", b"a2", dedup_key="a").add("g2", b"plain")
+        result = queue.publish_batch(batch)
+    assert isinstance(result, mongomq.PublishedBatch)
+    out = result.outcomes
+    assert len(out) == 4 and result.added == 3
+    assert [o.duplicate for o in out] == [False, False, True, False]
+    assert out[2].seq == out[0].seq, "the third is a duplicate of the first"
+    assert len({out[0].seq, out[1].seq, out[3].seq}) == 3
+    # The second batch, as tuples (group, event, priority, not_before, dedup_key).
+    second = queue.publish_batch([("g1", b"b again", 0, None, "b"), ("g3", b"c3", 0, None, "c")])
+    o1, o2 = second.outcomes
+    assert (o1.duplicate, o1.seq) == (True, out[1].seq), "a duplicate of the first batch's second event"
+    assert o2.duplicate is False and second.added == 1
+    assert queue.stats().messages == 4
+    by_seq = {e.seq: (e.group, e.event) for e in queue.peek(limit=10)}
+    assert by_seq == {out[0].seq: ("g1", b"a1"), out[1].seq: ("g1", b"b1"), out[3].seq: ("g2", b"plain"),
+                      o2.seq: ("g3", b"c3")}
+
+
+def test_dedup_scope_group(queue):
+    queue.set_dedup_scope("group")
+    a = queue.publish("A", b"a", dedup_key="k")
+    b = queue.publish("B", b"b", dedup_key="k")
+    assert (a.duplicate, b.duplicate) == (False, False) and a.seq != b.seq
+    again = queue.publish("A", b"a again", dedup_key="k")
+    assert (again.duplicate, again.seq) == (True, a.seq), again
+    assert queue.stats().messages == 2
+    with pytest.raises(mongomq.ArgumentError) as info:
+        queue.set_dedup_scope("shard")  # type: ignore[arg-type]
+    assert info.value.argument == "scope"
+    with pytest.raises(TypeError, match="scope"):
+        queue.set_dedup_scope(1)  # type: ignore[arg-type]
+
+
+def test_dedup_bad_key(queue):
+    bad = [
+        ("dedup_key", lambda: queue.publish("g", b"x", dedup_key="")),
+        ("dedup_key", lambda: queue.publish("g", b"x", dedup_key="k" * (mongomq.DEDUP_KEY_MAX + 1))),
+        ("dedup_key", lambda: mongomq.Batch().add("g", b"x", dedup_key="")),
+        ("seconds", lambda: queue.set_dedup_window(0.5)),
+        ("seconds", lambda: queue.set_dedup_window(timedelta(days=8))),
+    ]
+    for name, call in bad:
+        with pytest.raises(mongomq.ArgumentError) as info:
+            call()
+        assert info.value.argument == name, (name, info.value.argument, str(info.value))
+        assert info.value.status == mongomq._raw.MQ_ERR_ARG
+        assert name in str(info.value)
+    assert "dedup_window" in str(info.value)  # the window's error says which window
+    with pytest.raises(ValueError, match="dedup_key"):
+        queue.publish("g", b"x", dedup_key="a\0b")  # not "a": refused before C sees it
+    with pytest.raises(TypeError, match="dedup_key"):
+        queue.publish("g", b"x", dedup_key=b"bytes")  # type: ignore[arg-type]
+    assert queue.stats().messages == 0, "nothing was published"
+    # The bounds themselves are fine: a key of DEDUP_KEY_MAX bytes, windows of 1 s and 7 days.
+    assert mongomq.DEDUP_KEY_MAX == 512
+    queue.set_dedup_window(1)
+    queue.set_dedup_window(timedelta(days=7))
+    assert queue.publish("g", b"x", dedup_key="k" * mongomq.DEDUP_KEY_MAX).duplicate is False
+    assert queue.stats().messages == 1
+
+
 # ---- waiting claims ---------------------------------------------------------------------
 
 def test_wait_woken_by_publish(queue):
@@ -1314,7 +1434,9 @@ def test_safety_use_after_close(uri):
                  lambda: queue.set_max_attempts(1), lambda: queue.publish_batch([("g", b"x")]),
                  lambda: queue.now(), lambda: queue.worker(lambda lease: None),
                  lambda: queue.groups(), lambda: queue.pause_group("g"), lambda: queue.resume_group("g"),
-                 lambda: queue.dead_page()]:
+                 lambda: queue.dead_page(), lambda: queue.publish("g", b"x", dedup_key="k"),
+                 lambda: queue.publish_batch([("g", b"x", 0, None, "k")]), lambda: queue.set_dedup_window(60),
+                 lambda: queue.set_dedup_scope("group")]:
         with pytest.raises(mongomq.ClosedError, match="queue is closed"):
             call()
     assert open_lease.event == b"y"  # a lease outlives its queue

@@ -1,11 +1,13 @@
 """The package's types, beyond the CONTRACT scenarios: instants are aware UTC
 datetimes in and out, durations are seconds or timedeltas, a lease's event as text
 and JSON, scheduled batch events, keyword-only options, status names from the C
-library, the names 0.4.0 dropped, and the group listing's rows in Python types."""
+library, the names 0.4.0 dropped, the group listing's rows in Python types, and
+publish's results (0.6.0): Published and PublishedBatch are still ints."""
 
 from __future__ import annotations
 
 import dataclasses
+import pickle
 import time
 from datetime import datetime, timedelta, timezone
 
@@ -123,7 +125,7 @@ def test_options_are_keywords(queue):
 
 
 def test_status_names_from_the_library():
-    for name in ("MQ_OK", "MQ_EMPTY", "MQ_LEASE_LOST", "MQ_INTERRUPTED", "MQ_CANCELLED", "MQ_ERR_ARG",
+    for name in ("MQ_OK", "MQ_EMPTY", "MQ_LEASE_LOST", "MQ_INTERRUPTED", "MQ_CANCELLED", "MQ_DUPLICATE", "MQ_ERR_ARG",
                  "MQ_ERR_CONNECT", "MQ_ERR_SERVER", "MQ_ERR_NOMEM", "MQ_ERR_INTERNAL"):
         assert mongomq.Error("x", getattr(_raw, name)).status_name == name
     assert mongomq.Error("x", 42).status_name == "MQ_UNKNOWN"
@@ -177,3 +179,47 @@ def test_group_rows_in_python_types(queue):
     with pytest.raises(dataclasses.FrozenInstanceError):
         ahead.state = "ready"  # type: ignore[misc]
     queue.set_clock(None)
+
+
+def test_published_is_an_int():
+    """publish returned an int before 0.6.0: its Published still is one (compared,
+    hashed, printed and added as the seq), with the duplicate flag beside it."""
+    added, dup = mongomq.Published(7), mongomq.Published(7, duplicate=True)
+    assert isinstance(dup, int) and isinstance(dup, mongomq.Published)
+    assert (added.seq, added.duplicate, dup.seq, dup.duplicate) == (7, False, 7, True)
+    assert added == dup == 7 and hash(dup) == hash(7) and {7: "x"}[dup] == "x"
+    assert (str(dup), "%d" % dup, f"{dup}", dup + 1, type(dup + 1)) == ("7", "7", "7", 8, int)
+    assert repr(dup) == "Published(seq=7, duplicate=True)"
+    assert repr(pickle.loads(pickle.dumps(dup))) == repr(dup)
+    assert type(dup.seq) is int
+    with pytest.raises(AttributeError):
+        dup.duplicate = False  # type: ignore[misc]
+    assert mongomq.Published._of(-7).duplicate and mongomq.Published._of(-7) == 7
+    assert mongomq.Published._of(7).duplicate is False
+
+
+def test_publish_results(queue):
+    seq = queue.publish("g", b"x")
+    assert type(seq) is mongomq.Published and seq.duplicate is False
+    lease = queue.claim()
+    assert lease.seq == seq  # Lease.seq is a plain int, equal to it
+    queue.ack(lease)
+    # A batch without keys: the first seq, as before, and its outcomes follow it by 1.
+    first = queue.publish_batch([("g", b"a"), ("h", b"b"), ("g", b"c")])
+    assert isinstance(first, int) and first == first.first_seq == seq + 1
+    assert [(o.seq, o.duplicate) for o in first.outcomes] == [(first + i, False) for i in range(3)]
+    assert first.added == 3 and str(first) == str(seq + 1)
+    assert repr(first) == "PublishedBatch(first_seq=%d, events=3, added=3)" % first
+    assert repr(pickle.loads(pickle.dumps(first))) == repr(first)
+    with pytest.raises(AttributeError):
+        first.added = 0  # type: ignore[misc]
+    # A keyed batch published again: every event a duplicate of its first publish.
+    with mongomq.Batch() as batch:
+        batch.add("k", b"1", dedup_key="one").add("k", b"2", dedup_key="two").add("k", b"3")
+        once = queue.publish_batch(batch)
+        twice = queue.publish_batch(batch)
+    assert [o.duplicate for o in once.outcomes] == [False, False, False] and once.added == 3
+    assert [(o.seq, o.duplicate) for o in twice.outcomes] == [
+        (once.outcomes[0].seq, True), (once.outcomes[1].seq, True), (twice.outcomes[2].seq, False)]
+    assert twice.added == 1 and twice.outcomes[2].seq > once.outcomes[2].seq
+    assert queue.stats().messages == 3 + 3 + 1

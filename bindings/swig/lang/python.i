@@ -148,6 +148,7 @@ MQS_PY_HANDLE_OUT(mq_cancel)
 %nothread mq_batch_new;
 %nothread mq_batch_count;
 %nothread mq_batch_destroy;
+%nothread mqs_batch_outcome;
 %nothread mq_lease_seq;
 %nothread mq_lease_group;
 %nothread mq_lease_token;

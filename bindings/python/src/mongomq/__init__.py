@@ -31,7 +31,8 @@ from ._errors import (
 from ._groups import GroupInfo, GroupsPage, GroupsSort, GroupState
 from ._lease import Lease
 from ._log import LogHandler, log_to_logging, set_log_handler
-from ._queue import Queue
+from ._published import Published, PublishedBatch
+from ._queue import DedupScope, Queue
 from ._stats import GroupStats, PriorityStats, RepairCounts, Stats
 from ._stored import DeadPage, StoredEvent
 from ._worker import Worker, backoff_delay
@@ -41,6 +42,7 @@ __version__ = "0.6.0"
 PRIORITY_MIN = _raw.MQ_PRIORITY_MIN
 PRIORITY_MAX = _raw.MQ_PRIORITY_MAX
 BATCH_MAX = _raw.MQ_BATCH_MAX
+DEDUP_KEY_MAX = _raw.MQ_DEDUP_KEY_MAX
 
 
 def library_version() -> str:
@@ -57,7 +59,9 @@ __all__ = [
     "Client",
     "ClosedError",
     "ConnectError",
+    "DEDUP_KEY_MAX",
     "DeadPage",
+    "DedupScope",
     "Error",
     "GroupInfo",
     "GroupState",
@@ -72,6 +76,8 @@ __all__ = [
     "PRIORITY_MAX",
     "PRIORITY_MIN",
     "PriorityStats",
+    "Published",
+    "PublishedBatch",
     "Queue",
     "RepairCounts",
     "Stats",

@@ -56,6 +56,16 @@ def worker_id(value: Any) -> str:
     return str(value)
 
 
+def dedup_key(value: Any) -> int:
+    """publish's and Batch.add's dedup_key as the shim's has_key (0: None, no key). Any
+    str is passed on: "" or one longer than DEDUP_KEY_MAX bytes is the library's
+    ArgumentError naming dedup_key."""
+    if value is None:
+        return 0
+    text("dedup_key", value)
+    return 1
+
+
 def integer(name: str, value: Any) -> int:
     if type(value) is not int:
         if isinstance(value, bool) or not isinstance(value, int):

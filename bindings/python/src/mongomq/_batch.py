@@ -1,5 +1,5 @@
 """Batch: events published together (mq_batch; mq_batch_add_with through the shim's
-mqs_batch_add_at, so a batch event may be scheduled)."""
+mqs_batch_add_at, so a batch event may be scheduled and carry a dedup_key)."""
 
 from __future__ import annotations
 
@@ -15,37 +15,44 @@ class Batch(_Handle):
     whole batch). Not thread-safe while being filled; may be published again.
 
     ``Batch(events)`` adds each of an iterable of tuples (group, event[, priority[,
-    not_before]])."""
+    not_before[, dedup_key]]])."""
 
-    __slots__ = ()
+    __slots__ = ("_keyed",)
     _what = "batch"
     _destroy = staticmethod(_raw.mq_batch_destroy)
 
     def __init__(self, events: Iterable[Tuple[Any, ...]] = ()) -> None:
+        self._keyed = False  # some event has a dedup_key: publish_batch asks for each outcome
         super().__init__(_raw.mq_batch_new())
         for item in events:
-            if not isinstance(item, tuple) or not 2 <= len(item) <= 4:
+            if not isinstance(item, tuple) or not 2 <= len(item) <= 5:
                 self.close()
-                raise TypeError("each event must be a tuple (group, event[, priority[, not_before]])")
+                raise TypeError("each event must be a tuple (group, event[, priority[, not_before[, dedup_key]]])")
             try:
                 self.add(item[0], item[1], priority=item[2] if len(item) > 2 else 0,
-                         not_before=item[3] if len(item) > 3 else None)
+                         not_before=item[3] if len(item) > 3 else None,
+                         dedup_key=item[4] if len(item) > 4 else None)
             except BaseException:
                 self.close()
                 raise
 
     def add(self, group: str, event: _args.Event, *, priority: int = 0,
-            not_before: Optional[_dt.datetime] = None) -> "Batch":
+            not_before: Optional[_dt.datetime] = None, dedup_key: Optional[str] = None) -> "Batch":
         """Adds an event (checked as publish would; the bytes are copied). not_before
         schedules it, as publish's does: a group the batch creates starts parked
-        until its first event's time."""
+        until its first event's time. dedup_key: as publish's (the event is added
+        only if no event holds the key; two events of one batch with one key: the
+        later is the duplicate)."""
         _args.text("group", group)
         event = _args.event(event)
         _args.integer("priority", priority)
         when = _args.not_before(not_before)
+        has_key = _args.dedup_key(dedup_key)
         ptr = self._enter()
         try:
-            _raw.mqs_batch_add_at(ptr, group, event, priority, when)
+            _raw.mqs_batch_add_at(ptr, group, event, priority, when, has_key, dedup_key)
+            if has_key:
+                self._keyed = True
         finally:
             self._leave()
         return self

@@ -93,11 +93,12 @@ _C_TO_PY = {
     "batch": "batch",
     "held_longer_than_s": "held_longer_than",
     "parked_beyond_s": "parked_beyond",
+    "dedup_key": "dedup_key",
 }
 # Messages the package itself writes already use the Python names.
 _C_TO_PY.update({name: name for name in list(_C_TO_PY.values()) + [
     "wait", "delay", "visibility", "start", "t", "seconds", "limit",
-    "states", "id_prefix", "min_attempts", "sort", "after", "offset"]})
+    "states", "id_prefix", "min_attempts", "sort", "after", "offset", "scope"]})
 _ARG_RE = re.compile(r"^(?:(mq_\w+): )?(\w+)\b")
 
 

@@ -1,7 +1,7 @@
-"""Queue: one queue (mq_queue) and every call on it: publish, claim (one entry,
-mq_claim_with, waiting or not), ack/nack/unclaim/extend, dead letters, looking,
-groups (listing, pausing), repair, admin, the queue clock, and the doors to the worker
-helper."""
+"""Queue: one queue (mq_queue) and every call on it: publish (with dedup keys),
+claim (one entry, mq_claim_with, waiting or not), ack/nack/unclaim/extend, dead
+letters, deduplication's window and scope, looking, groups (listing, pausing),
+repair, admin, the queue clock, and the doors to the worker helper."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import datetime as _dt
 import json
 import threading
 import time
-from typing import TYPE_CHECKING, Any, Callable, Iterable, List, Optional, Tuple, TypeVar, Union
+from typing import TYPE_CHECKING, Any, Callable, Iterable, List, Literal, Optional, Tuple, TypeVar, Union
 
 from . import _args, _groups, _raw
 from ._batch import Batch
@@ -19,6 +19,7 @@ from ._errors import Cancelled, ClosedError, Interrupted, _from_c
 from ._groups import GroupsPage, GroupsSort, GroupState
 from ._handle import _Handle
 from ._lease import Lease
+from ._published import Published, PublishedBatch
 from ._stats import RepairCounts, Stats
 from ._stored import DeadPage, StoredEvent
 from ._stored import _parse as _parse_stored
@@ -28,6 +29,11 @@ if TYPE_CHECKING:
     from ._worker import Worker
 
 _T = TypeVar("_T")
+
+DedupScope = Literal["queue", "group"]
+"""Where a dedup_key must be unique (Queue.set_dedup_scope): in the queue, or in the
+event's group only."""
+_DEDUP_SCOPES = {"queue": _raw.MQ_DEDUP_SCOPE_QUEUE, "group": _raw.MQ_DEDUP_SCOPE_GROUP}
 
 _main_ident = threading.main_thread().ident
 _get_ident = threading.get_ident
@@ -61,11 +67,17 @@ class Queue(_Handle):
     # -- publish --
 
     def publish(self, group: str, event: _args.Event, *, priority: int = 0,
-                not_before: Optional[_dt.datetime] = None) -> int:
+                not_before: Optional[_dt.datetime] = None, dedup_key: Optional[str] = None) -> Published:
         """Appends an event (bytes; str is encoded as UTF-8) to the tail of group and
-        returns its seq. priority (0..4) counts when this publish creates the group.
-        not_before: an aware datetime on the queue clock (see now()) before which the
-        event is not delivered; None: now."""
+        returns its seq, a Published (an int, with ``duplicate``). priority (0..4)
+        counts when this publish creates the group. not_before: an aware datetime on
+        the queue clock (see now()) before which the event is not delivered; None: now.
+
+        dedup_key (a str of 1..DEDUP_KEY_MAX bytes as UTF-8; None: none): the event is
+        added only if no event of the queue holds that key (queued, or published
+        within the dedup window, set_dedup_window); otherwise nothing is added and the
+        result has duplicate True and that event's seq. So a publish retried with its
+        key after a ConnectError leaves exactly one event."""
         if type(group) is not str or "\0" in group:
             _args.text("group", group)
         if type(event) is not bytes:
@@ -73,29 +85,41 @@ class Queue(_Handle):
         if type(priority) is not int:
             _args.integer("priority", priority)
         when = 0.0 if not_before is None else _args.not_before(not_before)
+        has_key = 0 if dedup_key is None else _args.dedup_key(dedup_key)
         ptr = self._enter()
         try:
-            return _raw.mqs_publish(ptr, group, event, priority, when)
+            raw = _raw.mqs_publish(ptr, group, event, priority, when, has_key, dedup_key)
         finally:
             self._leave()
+        return Published._of(raw)
 
-    def publish_batch(self, events: Union[Batch, Iterable[Tuple[Any, ...]]]) -> int:
-        """Publishes many events in 3 server commands. events: a Batch, or an iterable
-        of tuples (group, event[, priority[, not_before]]). Seqs follow the order
-        given; returns the first (the others follow it by 1)."""
+    def publish_batch(self, events: Union[Batch, Iterable[Tuple[Any, ...]]]) -> PublishedBatch:
+        """Publishes many events in 3 server commands (1 more when some key was taken).
+        events: a Batch, or an iterable of tuples (group, event[, priority[,
+        not_before[, dedup_key]]]). Seqs follow the order given. Returns a
+        PublishedBatch: the first seq, an int (the others follow it by 1, as long as
+        no event was a duplicate), with ``outcomes``, each event's Published in that
+        order, and ``added``."""
         if isinstance(events, Batch):
             return self._publish_batch(events)
         with Batch(events) as batch:
             return self._publish_batch(batch)
 
-    def _publish_batch(self, batch: Batch) -> int:
+    def _publish_batch(self, batch: Batch) -> PublishedBatch:
         bptr = batch._enter()
         try:
             ptr = self._enter()
             try:
-                return _raw.mq_publish_batch(ptr, bptr)
+                first = _raw.mqs_publish_batch(ptr, bptr)
             finally:
                 self._leave()
+            count = _raw.mq_batch_count(bptr)
+            if not batch._keyed:
+                return PublishedBatch(first, count)
+            # Keyed: each event's outcome (a duplicate's seq negated), read from the
+            # batch, which keeps its last publish's.
+            raw = tuple(_raw.mqs_batch_outcome(bptr, i) for i in range(count))
+            return PublishedBatch(abs(first), count, raw)
         finally:
             batch._leave()
 
@@ -290,6 +314,27 @@ class Queue(_Handle):
         line. Resuming a group that is not paused changes nothing. 2 server commands."""
         _args.text("group", group)
         self._call(_raw.mq_resume_group, group)
+
+    # -- deduplication --
+
+    def set_dedup_window(self, seconds: _args.Duration) -> None:
+        """How long a dedup_key stays taken after its event's publish, for this Queue
+        object's keyed publishes: seconds (or a timedelta), 1 s to 7 days (default 5
+        minutes); while the event is queued its key is taken whatever the window. Each
+        event keeps the window it was published with."""
+        self._call(_raw.mq_queue_set_dedup_window, _seconds("seconds", seconds))
+
+    def set_dedup_scope(self, scope: DedupScope) -> None:
+        """Where a dedup_key must be unique, for this Queue object's keyed publishes:
+        "queue" (the default: a key reused in another group is a duplicate) or "group"
+        (in the event's group only). Every publisher of a queue should use one scope:
+        keys published with one never match keys published with the other."""
+        if not isinstance(scope, str):
+            raise TypeError("scope must be \"queue\" or \"group\", not %s" % type(scope).__name__)
+        code = _DEDUP_SCOPES.get(scope)
+        if code is None:
+            raise _from_c(_raw.MQ_ERR_ARG, 0, "scope is %r; it must be \"queue\" or \"group\"" % scope)
+        self._call(_raw.mq_queue_set_dedup_scope, code)
 
     # -- looking without claiming --
 
