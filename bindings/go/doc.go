@@ -13,6 +13,12 @@
 //
 //	err = queue.Work(ctx, mongomq.WorkOptions{Concurrency: 4, HandleSignals: true}, handler)
 //
+// A publish with a dedup key is exactly-once: retried after any error, it leaves one
+// event, and PublishWith says whether it was a duplicate:
+//
+//	p, err := queue.PublishWith("customer-17", event, mongomq.PublishOptions{DedupKey: "order-17-charge"})
+//	if err == nil && p.Duplicate { ... } // p.Seq is the first publish's
+//
 // Client and Queue are safe for concurrent use. Every failed call the library
 // reported returns an *Error (its Status, ServerCode and Message), which errors.Is
 // matches against ErrEmpty, ErrLeaseLost, ErrInvalidArgument, ErrConnect,

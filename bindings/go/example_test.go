@@ -198,6 +198,37 @@ func ExampleQueue_Groups() {
 	// 0 0
 }
 
+// Publish exactly once: a publish retried with its dedup key (after ErrConnect, say)
+// adds nothing and reports the first event's seq as a duplicate.
+func ExampleQueue_PublishWith() {
+	queue, done := exampleQueue()
+	defer done()
+
+	opts := mongomq.PublishOptions{DedupKey: "order-17-charge"} // e.g. the id of the order's step
+	first, err := queue.PublishWith("customer-17", []byte(`{"order":17}`), opts)
+	if err != nil {
+		panic(err)
+	}
+	retry, err := queue.PublishWith("customer-17", []byte(`{"order":17}`), opts)
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(first.Duplicate, retry.Duplicate, retry.Seq == first.Seq)
+
+	// A batch says what became of each message, in order.
+	out, err := queue.PublishBatchWith([]mongomq.Message{
+		{Group: "customer-17", Event: []byte(`{"order":17}`), PublishOptions: opts},
+		{Group: "customer-18", Event: []byte(`{"order":18}`), PublishOptions: mongomq.PublishOptions{DedupKey: "order-18-charge"}},
+	})
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(out[0].Duplicate, out[0].Seq == first.Seq, out[1].Duplicate)
+	// Output:
+	// false true true
+	// true true false
+}
+
 // Run a queue on a manual clock: a scheduled event becomes due when the clock is
 // advanced past its time.
 func ExampleManualClock() {
