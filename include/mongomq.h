@@ -292,10 +292,9 @@ MQ_API void mq_batch_destroy(mq_batch *batch);
  * lock upserts. Seqs follow add order: *first_seq, first_seq + 1, ... An empty batch
  * is MQ_ERR_ARG. With dedup keys (mq_batch_add_with): MQ_DUPLICATE when some event's
  * key was taken (it was not added; 1 command more), and mq_batch_outcome says, per
- * event, whether it was added and its seq (a duplicate's seq is not first_seq + i). A batch may be published again (new seqs) or destroyed.
- * MQ_ERR_CONNECT: as mq_publish, for the batch as a whole (its insertMany is one
- * command: all of the batch is in the queue, or none of it, or, on a server that
- * stops inside the insertMany, a prefix of it). */
+ * event, whether it was added and its seq (a duplicate's seq is not first_seq + i). A batch may be published again (new
+ * seqs) or destroyed. MQ_ERR_CONNECT: as mq_publish, for the batch as a whole (its insertMany is one command: all of
+ * the batch is in the queue, or none of it, or, on a server that stops inside the insertMany, a prefix of it). */
 MQ_API mq_status mq_publish_batch(mq_queue *queue, const mq_batch *batch, int64_t *first_seq /* may be NULL */,
                                   mq_error *err);
 
@@ -397,9 +396,9 @@ MQ_API mq_status mq_claim_wait_cancel(mq_queue *queue, const char *worker_id, do
 
 #define MQ_PUBLISH_OPTS_VERSION 2 /* 2 (0.6.0) added dedup_key; version 1 callers keep working */
 typedef struct mq_publish_opts {
-    unsigned int version; /* MQ_PUBLISH_OPTS_VERSION */
-    int priority;         /* 0..4, default 0; counts only when the publish creates the group */
-    double not_before;    /* epoch seconds on the queue's clock (mq_queue_now); 0: now */
+    unsigned int version;  /* MQ_PUBLISH_OPTS_VERSION */
+    int priority;          /* 0..4, default 0; counts only when the publish creates the group */
+    double not_before;     /* epoch seconds on the queue's clock (mq_queue_now); 0: now */
     const char *dedup_key; /* version 2. NULL: none. 1..MQ_DEDUP_KEY_MAX bytes of UTF-8 (see
                             * "Deduplication"); the library copies it */
 } mq_publish_opts;
@@ -468,10 +467,10 @@ MQ_API double mq_lease_deadline(const mq_lease *lease);
  * finds it expired and removes it: 2 commands more then). Purge and drop forget keys;
  * a dead letter requeued is published without its key (the key stays taken by the
  * record of the first event). docs/design.md, "Deduplication". */
-#define MQ_DEDUP_KEY_MAX 512               /* bytes of one dedup_key */
-#define MQ_DEDUP_WINDOW_DEFAULT 300.0      /* seconds: 5 minutes, like SQS */
-#define MQ_DEDUP_WINDOW_MIN 1.0            /* seconds */
-#define MQ_DEDUP_WINDOW_MAX (7 * 86400.0)  /* seconds: 7 days */
+#define MQ_DEDUP_KEY_MAX 512              /* bytes of one dedup_key */
+#define MQ_DEDUP_WINDOW_DEFAULT 300.0     /* seconds: 5 minutes, like SQS */
+#define MQ_DEDUP_WINDOW_MIN 1.0           /* seconds */
+#define MQ_DEDUP_WINDOW_MAX (7 * 86400.0) /* seconds: 7 days */
 
 /* The window of this handle's keyed publishes, in seconds (MQ_DEDUP_WINDOW_MIN..MAX;
  * anything else, or not finite, is MQ_ERR_ARG). Each event records the window it was

@@ -97,8 +97,11 @@ struct MessageStats {
 };
 
 MessageStats message_stats(const Conn &c) {
-    BsonPtr pipeline = own(BCON_NEW("pipeline", "[",                                                       //
-                                    "{", "$sort", "{", "_id", BCON_INT32(1), "}", "}",                     //
+    // Events only: the record a keyed event leaves after its ack has no group_id
+    // (docs/design.md, "Deduplication").
+    BsonPtr pipeline = own(BCON_NEW("pipeline", "[",  //
+                                    "{", "$match", "{", "group_id", "{", "$exists", BCON_BOOL(true), "}", "}", "}", "{",
+                                    "$sort", "{", "_id", BCON_INT32(1), "}", "}",                          //
                                     "{", "$group", "{",                                                    //
                                     "_id", BCON_UTF8("$priority"),                                         //
                                     "n", "{", "$sum", BCON_INT32(1), "}",                                  //

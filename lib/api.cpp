@@ -50,20 +50,25 @@ mq_status lost_or_ok(mq_status status, const char *fn, const mq_lease *lease) {
 
 // mq_publish, mq_publish_at and mq_publish_with: one event, a batch of one.
 mq_status publish_one(const char *fn, mq_queue *queue, const char *group_id, const void *event, size_t event_len,
-                      int priority, double not_before_epoch_s, int64_t *seq_out, mq_error *err) {
+                      const mq_publish_opts *opts, int64_t *seq_out, mq_error *err) {
     if (seq_out != nullptr) *seq_out = 0;
     return guard_queue(err, queue, [&] {
+        const mq_publish_opts o = mongomq::publish_opts_of(fn, opts);
+        const int priority = o.priority;
+        const double not_before_epoch_s = o.not_before;
         check_queue(fn, queue);
         mongomq::check_group_id(fn, group_id);
         mongomq::check_event(fn, event, event_len);
         mongomq::check_priority(fn, "priority", priority);
         mongomq::check_epoch(fn, "not_before_epoch_s", not_before_epoch_s);
         std::string group(group_id);
-        std::vector<mongomq::Outgoing> one{
-            {&group, event, event_len, mongomq::event_is_text(event, event_len), priority, not_before_epoch_s}};
-        int64_t seq = mongomq::queue_publish(queue, one);
-        if (seq_out != nullptr) *seq_out = seq;
-        return MQ_OK;
+        std::string key(o.dedup_key != nullptr ? o.dedup_key : "");
+        std::vector<mongomq::Outgoing> one{{&group, event, event_len, mongomq::event_is_text(event, event_len),
+                                            priority, not_before_epoch_s, o.dedup_key != nullptr ? &key : nullptr}};
+        std::vector<mongomq::Published> outcome;
+        mongomq::queue_publish(queue, one, &outcome);
+        if (seq_out != nullptr) *seq_out = outcome.at(0).seq;
+        return outcome.at(0).duplicate ? MQ_DUPLICATE : MQ_OK;
     });
 }
 
@@ -102,6 +107,8 @@ const char *mq_status_name(mq_status status) {
             return "MQ_INTERRUPTED";
         case MQ_CANCELLED:
             return "MQ_CANCELLED";
+        case MQ_DUPLICATE:
+            return "MQ_DUPLICATE";
         case MQ_ERR_ARG:
             return "MQ_ERR_ARG";
         case MQ_ERR_CONNECT:
@@ -164,11 +171,19 @@ void mq_queue_destroy(mq_queue *queue) {
 
 mq_status mq_publish(mq_queue *queue, const char *group_id, const void *event, size_t event_len, int priority,
                      int64_t *seq_out, mq_error *err) {
-    return publish_one("mq_publish", queue, group_id, event, event_len, priority, 0, seq_out, err);
+    mq_publish_opts o = MQ_PUBLISH_OPTS_INIT;
+    o.priority = priority;
+    return publish_one("mq_publish", queue, group_id, event, event_len, &o, seq_out, err);
 }
 
 mq_status mq_publish_opts_init(mq_publish_opts *opts, unsigned int version) {
-    if (opts == nullptr || version != MQ_PUBLISH_OPTS_VERSION) return MQ_ERR_ARG;
+    if (opts == nullptr || version < 1 || version > MQ_PUBLISH_OPTS_VERSION) return MQ_ERR_ARG;
+    if (version == 1) {  // a version 1 struct ends before dedup_key
+        opts->version = 1;
+        opts->priority = 0;
+        opts->not_before = 0;
+        return MQ_OK;
+    }
     const mq_publish_opts defaults = MQ_PUBLISH_OPTS_INIT;
     *opts = defaults;
     return MQ_OK;
@@ -176,23 +191,15 @@ mq_status mq_publish_opts_init(mq_publish_opts *opts, unsigned int version) {
 
 mq_status mq_publish_with(mq_queue *queue, const char *group_id, const void *event, size_t event_len,
                           const mq_publish_opts *opts, int64_t *seq_out, mq_error *err) {
-    const char *fn = "mq_publish_with";
-    mq_publish_opts o = MQ_PUBLISH_OPTS_INIT;
-    if (opts != nullptr) {
-        if (opts->version != MQ_PUBLISH_OPTS_VERSION) {
-            if (seq_out != nullptr) *seq_out = 0;
-            return guard_queue(err, queue, [&]() -> mq_status {
-                fail_arg(fn, unknown_version(opts->version, MQ_PUBLISH_OPTS_VERSION));
-            });
-        }
-        o = *opts;
-    }
-    return publish_one(fn, queue, group_id, event, event_len, o.priority, o.not_before, seq_out, err);
+    return publish_one("mq_publish_with", queue, group_id, event, event_len, opts, seq_out, err);
 }
 
 mq_status mq_publish_at(mq_queue *queue, const char *group_id, const void *event, size_t event_len, int priority,
                         double not_before_epoch_s, int64_t *seq_out, mq_error *err) {
-    return publish_one("mq_publish_at", queue, group_id, event, event_len, priority, not_before_epoch_s, seq_out, err);
+    mq_publish_opts o = MQ_PUBLISH_OPTS_INIT;
+    o.priority = priority;
+    o.not_before = not_before_epoch_s;
+    return publish_one("mq_publish_at", queue, group_id, event, event_len, &o, seq_out, err);
 }
 
 mq_status mq_claim(mq_queue *queue, const char *worker_id, double visibility_s, int min_priority, mq_lease **out,

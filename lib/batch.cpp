@@ -28,8 +28,11 @@ namespace {
 
 // mq_batch_add and mq_batch_add_with: the checks mq_publish_with makes, nothing sent.
 mq_status batch_add(const char *fn, mq_batch *batch, const char *group_id, const void *event, size_t event_len,
-                    int priority, double not_before, mq_error *err) {
+                    const mq_publish_opts *opts, mq_error *err) {
     return guard(err, nullptr, [&] {
+        const mq_publish_opts o = mongomq::publish_opts_of(fn, opts);
+        const int priority = o.priority;
+        const double not_before = o.not_before;
         if (batch == nullptr) fail_arg(fn, "batch is NULL");
         mongomq::check_group_id(fn, group_id);
         mongomq::check_event(fn, event, event_len);
@@ -38,7 +41,10 @@ mq_status batch_add(const char *fn, mq_batch *batch, const char *group_id, const
         if (batch->events.size() >= MQ_BATCH_MAX)
             fail_arg(fn, "batch is full: it holds MQ_BATCH_MAX (" + std::to_string(MQ_BATCH_MAX) + ") events");
         batch->events.push_back({group_id, std::string(static_cast<const char *>(event), event_len),
-                                 mongomq::event_is_text(event, event_len), priority, not_before});
+                                 mongomq::event_is_text(event, event_len), priority, not_before, o.dedup_key != nullptr,
+                                 o.dedup_key != nullptr ? o.dedup_key : ""});
+        batch->outcome_seqs.clear();  // the batch changed: its last publish's outcome no longer says
+        batch->outcome_duplicate.clear();
         return MQ_OK;
     });
 }
@@ -47,21 +53,14 @@ mq_status batch_add(const char *fn, mq_batch *batch, const char *group_id, const
 
 mq_status mq_batch_add(mq_batch *batch, const char *group_id, const void *event, size_t event_len, int priority,
                        mq_error *err) {
-    return batch_add("mq_batch_add", batch, group_id, event, event_len, priority, 0, err);
+    mq_publish_opts o = MQ_PUBLISH_OPTS_INIT;
+    o.priority = priority;
+    return batch_add("mq_batch_add", batch, group_id, event, event_len, &o, err);
 }
 
 mq_status mq_batch_add_with(mq_batch *batch, const char *group_id, const void *event, size_t event_len,
                             const mq_publish_opts *opts, mq_error *err) {
-    const char *fn = "mq_batch_add_with";
-    mq_publish_opts o = MQ_PUBLISH_OPTS_INIT;
-    if (opts != nullptr) {
-        if (opts->version != MQ_PUBLISH_OPTS_VERSION)
-            return guard(err, nullptr, [&]() -> mq_status {
-                fail_arg(fn, mongomq::unknown_version(opts->version, MQ_PUBLISH_OPTS_VERSION));
-            });
-        o = *opts;
-    }
-    return batch_add(fn, batch, group_id, event, event_len, o.priority, o.not_before, err);
+    return batch_add("mq_batch_add_with", batch, group_id, event, event_len, opts, err);
 }
 
 size_t mq_batch_count(const mq_batch *batch) { return batch != nullptr ? batch->events.size() : 0; }
@@ -78,10 +77,20 @@ mq_status mq_publish_batch(mq_queue *queue, const mq_batch *batch, int64_t *firs
         std::vector<mongomq::Outgoing> events;
         events.reserve(batch->events.size());
         for (const mq_batch::Event &e : batch->events)
-            events.push_back({&e.group, e.bytes.data(), e.bytes.size(), e.text, e.priority, e.not_before});
-        int64_t first = mongomq::queue_publish(queue, events);
+            events.push_back({&e.group, e.bytes.data(), e.bytes.size(), e.text, e.priority, e.not_before,
+                              e.keyed ? &e.dedup_key : nullptr});
+        batch->outcome_seqs.clear();
+        batch->outcome_duplicate.clear();
+        std::vector<mongomq::Published> outcome;
+        int64_t first = mongomq::queue_publish(queue, events, &outcome);
         if (first_seq != nullptr) *first_seq = first;
-        return MQ_OK;
+        bool any_duplicate = false;
+        for (const mongomq::Published &p : outcome) {
+            batch->outcome_seqs.push_back(p.seq);
+            batch->outcome_duplicate.push_back(p.duplicate);
+            any_duplicate = any_duplicate || p.duplicate;
+        }
+        return any_duplicate ? MQ_DUPLICATE : MQ_OK;
     });
 }
 

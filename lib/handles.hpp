@@ -44,7 +44,11 @@ struct mq_queue {
     std::string messages, locks, counters, dead;  // collection names
 
     std::atomic<int> max_attempts{0};  // 0: unlimited (dead letters off)
-    double clock_offset = 0;           // server clock - wall clock, set at open
+    // Deduplication (mq_queue_set_dedup_window, _scope): this handle's keyed publishes.
+    std::atomic<double> dedup_window{MQ_DEDUP_WINDOW_DEFAULT};
+    std::atomic<int> dedup_scope{MQ_DEDUP_SCOPE_QUEUE};
+    std::string dedup_unavailable;  // set at open: why the server would not index keys
+    double clock_offset = 0;        // server clock - wall clock, set at open
 
     std::mutex clock_mu;
     double (*clock)(void *) = nullptr;  // nullptr: wall clock + clock_offset
@@ -98,8 +102,15 @@ struct mq_batch {
         bool text;
         int priority;
         double not_before;  // 0: now
+        bool keyed = false;
+        std::string dedup_key;  // when keyed
     };
     std::vector<Event> events;
+    // The outcome of the last publish, per event (mq_batch_outcome): its seq, and
+    // whether it was a duplicate (the seq is then the first publish's). Cleared by an
+    // add; mutable: mq_publish_batch takes the batch as const.
+    mutable std::vector<int64_t> outcome_seqs;
+    mutable std::vector<bool> outcome_duplicate;
 };
 
 // One claimed group and the head event(s) it holds. A lease is a plain value: it
@@ -108,6 +119,10 @@ struct mq_lease {
     struct Item {
         int64_t seq;
         std::string event;
+        // A keyed event (its message has a dedup_key): until when its key must stay
+        // taken (its dedup_until, epoch ms), so the ack leaves a record instead of
+        // deleting it (docs/design.md, "Deduplication"). 0: no key.
+        int64_t dedup_until_ms = 0;
     };
 
     std::string ns;

@@ -135,17 +135,83 @@ void queue_open(mq_queue *q) {
                                  "key", "{", "priority", BCON_INT32(1), "available_at", BCON_INT32(1), "}", "name",
                                  BCON_UTF8("priority_1_available_at_1"), "}", "]"));
     // The head lookup: without it, finding a group's head walks other groups' backlog.
-    BsonPtr messages = own(BCON_NEW("createIndexes", BCON_UTF8(q->messages.c_str()), "indexes", "[", "{",  //
-                                    "key", "{", "group_id", BCON_INT32(1), "_id", BCON_INT32(1), "}", "name",
-                                    BCON_UTF8("group_id_1__id_1"), "}", "]"));
-    for (const BsonPtr *cmd : {&locks, &messages}) {
+    // Deduplication (docs/design.md, "Deduplication"): a unique index on the keys
+    // (sparse: events without a key are not in it) makes taking a key and adding its
+    // event one write, and a TTL index removes the records of acked keyed events once
+    // their window is over (only records have dedup_expires).
+    auto dedup_index = [](bson_t *list, const char *idx) {
+        bson_t index, key;
+        BSON_APPEND_DOCUMENT_BEGIN(list, idx, &index);
+        BSON_APPEND_DOCUMENT_BEGIN(&index, "key", &key);
+        BSON_APPEND_INT32(&key, "dedup_key", 1);
+        bson_append_document_end(&index, &key);
+        BSON_APPEND_UTF8(&index, "name", "dedup_key_1");
+        BSON_APPEND_BOOL(&index, "unique", true);
+        BSON_APPEND_BOOL(&index, "sparse", true);
+        bson_append_document_end(list, &index);
+    };
+    auto expiry_index = [](bson_t *list, const char *idx) {
+        bson_t index, key;
+        BSON_APPEND_DOCUMENT_BEGIN(list, idx, &index);
+        BSON_APPEND_DOCUMENT_BEGIN(&index, "key", &key);
+        BSON_APPEND_INT32(&key, "dedup_expires", 1);
+        bson_append_document_end(&index, &key);
+        BSON_APPEND_UTF8(&index, "name", "dedup_expires_1");
+        BSON_APPEND_INT32(&index, "expireAfterSeconds", 0);
+        BSON_APPEND_BOOL(&index, "sparse", true);
+        bson_append_document_end(list, &index);
+    };
+    auto messages_indexes = [&](bool with_head) {
+        BsonPtr cmd = own(bson_new());
+        BSON_APPEND_UTF8(cmd.get(), "createIndexes", q->messages.c_str());
+        bson_t list;
+        BSON_APPEND_ARRAY_BEGIN(cmd.get(), "indexes", &list);
+        if (with_head)
+            BSON_APPEND_DOCUMENT(&list, "0",
+                                 own(BCON_NEW("key", "{", "group_id", BCON_INT32(1), "_id", BCON_INT32(1), "}", "name",
+                                              BCON_UTF8("group_id_1__id_1")))
+                                     .get());
+        dedup_index(&list, with_head ? "1" : "0");
+        expiry_index(&list, with_head ? "2" : "1");
+        bson_append_array_end(cmd.get(), &list);
+        return cmd;
+    };
+    try {
+        write_command("open.indexes", c, q->db, locks.get());
+    } catch (const Failure &f) {
+        // 85 IndexOptionsConflict: the same keys exist under another name. That
+        // index serves us as well as ours would.
+        if (!(f.status == MQ_ERR_SERVER && f.server_code == 85)) throw;
+    }
+    auto head_only = [&] {
+        BsonPtr cmd =
+            own(BCON_NEW("createIndexes", BCON_UTF8(q->messages.c_str()), "indexes", "[", "{", "key", "{", "group_id",
+                         BCON_INT32(1), "_id", BCON_INT32(1), "}", "name", BCON_UTF8("group_id_1__id_1"), "}", "]"));
         try {
-            write_command("open.indexes", c, q->db, cmd->get());
+            write_command("open.indexes", c, q->db, cmd.get());
         } catch (const Failure &f) {
-            // 85 IndexOptionsConflict: the same keys exist under another name. That
-            // index serves us as well as ours would.
             if (!(f.status == MQ_ERR_SERVER && f.server_code == 85)) throw;
         }
+    };
+    // One command for the three; only when it fails, the head index apart (85: it
+    // exists under another name, and the dedup pair alone is sent). A server that
+    // refuses the dedup pair (a messages collection sharded on another key; a
+    // dedup_key index of the user's with other options) leaves the queue without
+    // keys: every keyed publish then fails naming why (q->dedup_unavailable).
+    try {
+        write_command("open.indexes", c, q->db, messages_indexes(true).get());
+    } catch (const Failure &f) {
+        if (f.status != MQ_ERR_SERVER) throw;
+        try {
+            if (f.server_code == 85)
+                write_command("open.indexes", c, q->db, messages_indexes(false).get());
+            else
+                q->dedup_unavailable = f.message;
+        } catch (const Failure &g) {
+            if (g.status != MQ_ERR_SERVER) throw;
+            q->dedup_unavailable = g.message;
+        }
+        if (f.server_code != 85) head_only();
     }
 
     // The server's clock: leases compare times written by different machines, so the

@@ -117,7 +117,8 @@ using mongomq::null_out;
 
 extern "C" {
 
-// peek: one find on messages, {group_id: G} or everything, sort {_id: 1}, limit n.
+// peek: one find on messages, {group_id: G} or every event ({group_id: {$exists: true}}),
+// sort {_id: 1}, limit n.
 mq_status mq_peek_json(mq_queue *queue, const char *group_id, size_t max_events, char **json_out, mq_error *err) {
     null_out(json_out);
     return guard_queue(err, queue, [&] {
@@ -127,8 +128,10 @@ mq_status mq_peek_json(mq_queue *queue, const char *group_id, size_t max_events,
         mongomq::check_max(fn, max_events);
         if (json_out == nullptr) fail_arg(fn, "json_out is NULL");
         mongomq::Conn c(queue);
+        // Everything: events only, not the records keyed events leave (no group_id).
         mongomq::BsonPtr filter =
-            mongomq::own(group_id != nullptr ? BCON_NEW("group_id", BCON_UTF8(group_id)) : bson_new());
+            mongomq::own(group_id != nullptr ? BCON_NEW("group_id", BCON_UTF8(group_id))
+                                             : BCON_NEW("group_id", "{", "$exists", BCON_BOOL(true), "}"));
         mongomq::BsonPtr opts = mongomq::own(
             BCON_NEW("sort", "{", "_id", BCON_INT32(1), "}", "limit", BCON_INT64(static_cast<int64_t>(max_events))));
         *json_out = mongomq::array_text(mongomq::find("peek.messages", c.messages(), filter.get(), opts.get()), fn);

@@ -20,6 +20,7 @@
 #include <unordered_set>
 
 #include "client.hpp"
+#include "dedup.hpp"
 #include "error.hpp"
 #include "fault.hpp"
 #include "locks.hpp"
@@ -46,13 +47,21 @@ std::string random_hex128() {
 
 // publish (one event or a batch): publish.seq (findAndModify $inc by the count),
 // publish.insert (insertMany), publish.lock (one unordered bulk of upserts).
-int64_t queue_publish(mq_queue *q, const std::vector<Outgoing> &events) {
+int64_t queue_publish(mq_queue *q, const std::vector<Outgoing> &events, std::vector<Published> *outcome) {
     Conn c(q);
-    return queue_publish(c, q, events);
+    return queue_publish(c, q, events, outcome);
 }
 
-int64_t queue_publish(const Conn &c, mq_queue *q, const std::vector<Outgoing> &events) {
+int64_t queue_publish(const Conn &c, mq_queue *q, const std::vector<Outgoing> &events,
+                      std::vector<Published> *outcome) {
     const auto count = static_cast<int64_t>(events.size());
+    if (!q->dedup_unavailable.empty())
+        for (const Outgoing &e : events)
+            if (e.dedup_key != nullptr)
+                fail(MQ_ERR_SERVER,
+                     "publish: this queue cannot take dedup keys: the server refused their unique "
+                     "index when the queue was opened (" +
+                         q->dedup_unavailable + "); docs/design.md, \"Deduplication\"");
 
     // 1. Seqs first..first+count-1. We ask for the counter as it was before the $inc
     //    and add ourselves: the same numbers on MongoDB, and mongo-java-server
@@ -70,8 +79,12 @@ int64_t queue_publish(const Conn &c, mq_queue *q, const std::vector<Outgoing> &e
     int64_t first = before ? get_int64(before.get(), "n", "publish.seq") + 1 : 1;
 
     // 2. The messages, before the locks: a lock never points at a group whose message
-    //    is not yet visible, and drop_lock's re-check relies on this order.
+    //    is not yet visible, and drop_lock's re-check relies on this order. A keyed
+    //    event carries its key (lib/dedup.cpp).
     double now = q->now();
+    const double window = q->dedup_window.load();
+    const int scope = q->dedup_scope.load();
+    bool keyed = false;
     std::vector<BsonPtr> docs;
     docs.reserve(events.size());
     for (size_t i = 0; i < events.size(); i++) {
@@ -88,40 +101,68 @@ int64_t queue_publish(const Conn &c, mq_queue *q, const std::vector<Outgoing> &e
         BSON_APPEND_INT32(msg.get(), "priority", e.priority);
         BSON_APPEND_DOUBLE(msg.get(), "published_at", now);
         if (e.not_before > 0) BSON_APPEND_DOUBLE(msg.get(), "not_before", e.not_before);
+        if (e.dedup_key != nullptr) {
+            append_dedup_fields(msg.get(), e, now, window, scope);
+            keyed = true;
+        }
         docs.push_back(std::move(msg));
     }
     // 3. Ready each new group: one upsert per distinct group, from its first event in
-    //    add order (its priority wins, a scheduled first event starts it parked, and
-    //    its seq is the head the lock's attempts count).
+    //    add order that was added (its priority wins, a scheduled first event starts it
+    //    parked, and its seq is the head the lock's attempts count); with keys, also
+    //    the group of each duplicate still queued (its own publish may have died
+    //    before its lock).
     std::vector<std::pair<BsonPtr, BsonPtr>> upserts;
-    std::unordered_set<std::string_view> seen;
-    for (size_t i = 0; i < events.size(); i++) {
-        const Outgoing &e = events[i];
-        if (!seen.insert(*e.group).second) continue;
-        upserts.emplace_back(lock_filter(*e.group),
-                             lock_insert(e.priority, e.not_before, first + static_cast<int64_t>(i), now));
-    }
+    auto lock_upserts = [&](const std::vector<Published> *added) {
+        std::unordered_set<std::string_view> seen;
+        for (size_t i = 0; i < events.size(); i++) {
+            const Outgoing &e = events[i];
+            if (added != nullptr && (*added)[i].duplicate) continue;
+            if (!seen.insert(*e.group).second) continue;
+            upserts.emplace_back(lock_filter(*e.group),
+                                 lock_insert(e.priority, e.not_before, first + static_cast<int64_t>(i), now));
+        }
+    };
     // Two publishers creating one group race on the new _id: the loser's retry finds
     // the lock; every upsert is $setOnInsert only, so repeating the bulk is harmless,
     // and so is repeating it after a lost reply (retry_connect).
     auto lock_groups = [&] {
+        if (upserts.empty()) return;
         retry_connect(
             [&] { return retry_duplicate_key([&] { return bulk_upsert("publish.lock", c.locks(), upserts); }); });
     };
+    std::vector<Published> added;
+    std::vector<std::pair<BsonPtr, BsonPtr>> dup_locks;
     try {
-        insert_many("publish.insert", c.messages(), docs);
+        if (keyed)
+            added = insert_keyed(c, q, events, docs, first, now, dup_locks);
+        else
+            insert_many("publish.insert", c.messages(), docs);
     } catch (const Failure &f) {
         // A lost reply: the events may be in. Lock their groups all the same (a lock
         // without events is harmless: the next claim drops it), so none is stranded,
-        // then report the failure: a retry publishes them again (new seqs).
+        // then report the failure: a retry publishes them again (new seqs), or, with
+        // their keys, finds them (MQ_DUPLICATE).
         if (!outcome_unknown(f)) throw;
+        lock_upserts(nullptr);
+        for (auto &d : dup_locks) upserts.push_back(std::move(d));
         try {
             lock_groups();
         } catch (const Failure &) {  // still down: the automatic repair heals them
         }
         throw;
     }
+    lock_upserts(keyed ? &added : nullptr);
+    for (auto &d : dup_locks) upserts.push_back(std::move(d));
     lock_groups();
+    if (outcome != nullptr) {
+        if (keyed) {
+            *outcome = std::move(added);
+        } else {
+            outcome->clear();
+            for (int64_t i = 0; i < count; i++) outcome->push_back({first + i, false});
+        }
+    }
     return first;
 }
 
@@ -179,7 +220,7 @@ void move_to_dead(mq_queue *q, const Conn &c, const bson_t *head, int64_t seq, i
     Bson dead;
     BSON_APPEND_INT64(dead.get(), "_id", seq);
     bson_iter_t it;
-    for (const char *field : {"group_id", "event", "priority", "published_at"}) {
+    for (const char *field : {"group_id", "event", "priority", "published_at", "dedup_key"}) {
         if (bson_iter_init_find(&it, head, field)) bson_append_iter(dead.get(), field, -1, &it);
     }
     BSON_APPEND_INT32(dead.get(), "attempts", delivered);
@@ -192,7 +233,13 @@ void move_to_dead(mq_queue *q, const Conn &c, const bson_t *head, int64_t seq, i
     BsonPtr id = own(BCON_NEW("_id", BCON_INT64(seq)));
     bson_iter_t group;
     if (bson_iter_init_find(&group, head, "group_id")) bson_append_iter(id.get(), "group_id", -1, &group);
-    delete_one("claim.dead_delete", c.messages(), id.get());
+    // A keyed event within its window leaves the record of its key (lib/dedup.cpp):
+    // a publisher's retry stays a duplicate after its event went to the dead letters.
+    const int64_t until = dedup_until_of(head);
+    if (until > 0 && static_cast<double>(until) > q->now() * 1000.0)
+        update_one("claim.dead_record", c.messages(), id.get(), record_update().get(), false);
+    else
+        delete_one("claim.dead_delete", c.messages(), id.get());
 }
 
 // The automatic repair: when a claim finds nothing due and the queue's repair interval
@@ -379,7 +426,7 @@ mq_lease *make_lease(const mq_queue *q, const Leased &leased, const std::string 
     for (; i < heads.size() && i < max_events; i++) {
         if (i > 0 && get_double_or(heads[i].get(), "not_before", 0) > now) break;
         int64_t seq = get_int64(heads[i].get(), "_id", "claim.head");
-        lease->items.push_back({seq, get_event_bytes(heads[i].get(), seq)});
+        lease->items.push_back({seq, get_event_bytes(heads[i].get(), seq), dedup_until_of(heads[i].get())});
     }
     lease->more_after = i < heads.size();
     if (lease->more_after) lease->next_seq = get_int64(heads[i].get(), "_id", "claim.head");
@@ -459,28 +506,50 @@ mq_status queue_ack(mq_queue *q, const mq_lease *lease) {
 
     // 1. The events first, without the token: the work was done (at-least-once), and a
     //    seq is never reused, so this deletes nothing but those events. Releasing the
-    //    group first would let another worker claim the same head again.
-    Bson ids;
-    bson_t in, list;
-    BSON_APPEND_DOCUMENT_BEGIN(ids.get(), "_id", &in);
-    BSON_APPEND_ARRAY_BEGIN(&in, "$in", &list);
-    for (size_t i = 0; i < lease->items.size(); i++) {
-        char key[16];
-        const char *k;
-        bson_uint32_to_string(static_cast<uint32_t>(i), &k, key, sizeof key);
-        BSON_APPEND_INT64(&list, k, lease->items[i].seq);
+    //    group first would let another worker claim the same head again. A keyed
+    //    event within its window becomes the record of its key instead (ack.record,
+    //    lib/dedup.cpp); a lease of both kinds sends both.
+    const double now_ms = q->now() * 1000.0;
+    std::vector<int64_t> gone, kept;
+    for (const mq_lease::Item &item : lease->items)
+        (item.dedup_until_ms > 0 && static_cast<double>(item.dedup_until_ms) > now_ms ? kept : gone)
+            .push_back(item.seq);
+    auto by_ids = [&](const std::vector<int64_t> &seqs) {
+        BsonPtr ids = own(bson_new());
+        bson_t in, list;
+        BSON_APPEND_DOCUMENT_BEGIN(ids.get(), "_id", &in);
+        BSON_APPEND_ARRAY_BEGIN(&in, "$in", &list);
+        for (size_t i = 0; i < seqs.size(); i++) {
+            char key[16];
+            const char *k;
+            bson_uint32_to_string(static_cast<uint32_t>(i), &k, key, sizeof key);
+            BSON_APPEND_INT64(&list, k, seqs[i]);
+        }
+        bson_append_array_end(&in, &list);
+        bson_append_document_end(ids.get(), &in);
+        // group_id too: on a messages collection sharded on {group_id, _id} the delete
+        // goes to one shard (docs/design.md, "Deployments"); and a record (no group_id)
+        // is never matched again.
+        BSON_APPEND_UTF8(ids.get(), "group_id", lease->group.c_str());
+        return ids;
+    };
+    // One event: deleteOne/updateOne, which libmongoc retries once after a network
+    // error or a step-down (a retryable write); the *Many forms never are.
+    if (!gone.empty()) {
+        BsonPtr ids = by_ids(gone);
+        if (gone.size() == 1)
+            delete_one("ack.delete", c.messages(), ids.get());
+        else
+            delete_many("ack.delete", c.messages(), ids.get());
     }
-    bson_append_array_end(&in, &list);
-    bson_append_document_end(ids.get(), &in);
-    // group_id too: on a messages collection sharded on {group_id, _id} the delete goes
-    // to one shard (docs/design.md, "Deployments").
-    BSON_APPEND_UTF8(ids.get(), "group_id", lease->group.c_str());
-    // One event: deleteOne, which libmongoc retries once after a network error or a
-    // step-down (a retryable write); deleteMany never is.
-    if (lease->items.size() == 1)
-        delete_one("ack.delete", c.messages(), ids.get());
-    else
-        delete_many("ack.delete", c.messages(), ids.get());
+    if (!kept.empty()) {
+        BsonPtr ids = by_ids(kept);
+        BsonPtr record = record_update();
+        if (kept.size() == 1)
+            update_one("ack.record", c.messages(), ids.get(), record.get(), false);
+        else
+            update_many("ack.record", c.messages(), ids.get(), record.get());
+    }
 
     // 2. Release the group, fenced by the token (matching nothing = we lost it, or an
     //    earlier try of this ack whose reply was lost released it: outcome_unknown).

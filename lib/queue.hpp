@@ -21,7 +21,15 @@ struct Outgoing {
     size_t len;
     bool text;  // store as a BSON string (valid UTF-8, no NUL) or binary
     int priority;
-    double not_before;  // 0: now
+    double not_before;                       // 0: now
+    const std::string *dedup_key = nullptr;  // nullptr: none
+};
+
+// What a publish made of each event, in add order (lib/dedup.cpp): its seq, and
+// whether its key was taken (the seq is then the first publish's).
+struct Published {
+    int64_t seq;
+    bool duplicate;
 };
 
 // The server clock's offset to ours, in seconds, from our wall clock before (t0) and
@@ -44,8 +52,10 @@ class Conn;  // store.hpp
 // The second form runs on a connection the caller holds (mq_dead_requeue): no call
 // holds one pooled client while it takes another, or a pool of k slots deadlocks
 // under k such calls at once.
-int64_t queue_publish(mq_queue *q, const std::vector<Outgoing> &events);
-int64_t queue_publish(const Conn &c, mq_queue *q, const std::vector<Outgoing> &events);
+// Returns the first seq. With keys, `outcome` (may be nullptr) gets one entry per event.
+int64_t queue_publish(mq_queue *q, const std::vector<Outgoing> &events, std::vector<Published> *outcome = nullptr);
+int64_t queue_publish(const Conn &c, mq_queue *q, const std::vector<Outgoing> &events,
+                      std::vector<Published> *outcome = nullptr);
 
 // claim up to max_events (>= 1) consecutive events of one due group; nullptr when
 // no group is due.

@@ -119,6 +119,16 @@ int64_t update_one(const char *name, mongoc_collection_t *coll, const bson_t *fi
     return reply_count(reply.get(), "matchedCount") + reply_count(reply.get(), "upsertedCount");
 }
 
+int64_t update_many(const char *name, mongoc_collection_t *coll, const bson_t *filter, const bson_t *update) {
+    fault_point(name);
+    Bson reply;
+    bson_error_t error;
+    if (!mongoc_collection_update_many(coll, filter, update, nullptr, reply.get(), &error))
+        applied_or_fail(name, error, reply.get());
+    fault_reply(name);
+    return reply_count(reply.get(), "matchedCount");
+}
+
 int64_t delete_one(const char *name, mongoc_collection_t *coll, const bson_t *filter) {
     fault_point(name);
     Bson reply;
@@ -152,6 +162,45 @@ void insert_many(const char *name, mongoc_collection_t *coll, const std::vector<
                                        reply.get(), &error))
         applied_or_fail(name, error, reply.get());
     fault_reply(name);
+}
+
+std::vector<size_t> insert_many_keyed(const char *name, mongoc_collection_t *coll, const std::vector<BsonPtr> &docs) {
+    fault_point(name);
+    std::vector<const void *> ptrs;
+    ptrs.reserve(docs.size());
+    for (const BsonPtr &d : docs) ptrs.push_back(d.get());
+    BsonPtr opts = own(BCON_NEW("ordered", BCON_BOOL(false)));
+    Bson reply;
+    bson_error_t error;
+    std::vector<size_t> refused;
+    if (!mongoc_collection_insert_many(coll, reinterpret_cast<const bson_t **>(ptrs.data()), ptrs.size(), opts.get(),
+                                       reply.get(), &error)) {
+        bson_iter_t it, list;
+        bool only_duplicates = bson_iter_init_find(&it, reply.get(), "writeErrors") && BSON_ITER_HOLDS_ARRAY(&it) &&
+                               bson_iter_recurse(&it, &list);
+        while (only_duplicates && bson_iter_next(&list)) {
+            bson_iter_t entry;
+            int64_t index = -1, code = 0;
+            if (BSON_ITER_HOLDS_DOCUMENT(&list) && bson_iter_recurse(&list, &entry)) {
+                while (bson_iter_next(&entry)) {
+                    if (!BSON_ITER_HOLDS_NUMBER(&entry)) continue;
+                    if (strcmp(bson_iter_key(&entry), "index") == 0) index = bson_iter_as_int64(&entry);
+                    if (strcmp(bson_iter_key(&entry), "code") == 0) code = bson_iter_as_int64(&entry);
+                }
+            }
+            if (code != kDuplicateKey || index < 0 || static_cast<size_t>(index) >= docs.size())
+                only_duplicates = false;
+            else
+                refused.push_back(static_cast<size_t>(index));
+        }
+        if (!only_duplicates || refused.empty()) applied_or_fail(name, error, reply.get());
+        // Refused documents, and maybe a write-concern error for the others.
+        if (bson_iter_init_find(&it, reply.get(), "writeConcernErrors") && BSON_ITER_HOLDS_ARRAY(&it) &&
+            bson_iter_recurse(&it, &list) && bson_iter_next(&list))
+            note_write_concern_error(name, 64, "the inserted events' write concern was not confirmed");
+    }
+    fault_reply(name);
+    return refused;
 }
 
 namespace {

@@ -65,6 +65,9 @@ int64_t update_one(const char *name, mongoc_collection_t *coll, const bson_t *fi
                    bool upsert);
 
 // deleteOne; returns the number of documents deleted.
+// updateMany: the number matched.
+int64_t update_many(const char *name, mongoc_collection_t *coll, const bson_t *filter, const bson_t *update);
+
 int64_t delete_one(const char *name, mongoc_collection_t *coll, const bson_t *filter);
 
 // deleteMany; returns the number of documents deleted.
@@ -72,6 +75,11 @@ int64_t delete_many(const char *name, mongoc_collection_t *coll, const bson_t *f
 
 // insertMany (ordered); one command for any batch that fits a wire message.
 void insert_many(const char *name, mongoc_collection_t *coll, const std::vector<BsonPtr> &docs);
+
+// An unordered insertMany that takes duplicate-key write errors as an answer: the
+// indexes (into docs) of the documents refused with 11000, the others inserted. Any
+// other write error is the command's failure.
+std::vector<size_t> insert_many_keyed(const char *name, mongoc_collection_t *coll, const std::vector<BsonPtr> &docs);
 
 // One unordered bulk of updateOne upserts ({filter, update} pairs): one command.
 // Returns the number of documents the upserts inserted.

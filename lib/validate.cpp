@@ -68,6 +68,10 @@ void check_utf8_id(const char *fn, const char *name, const char *value, size_t m
 
 void check_group_id(const char *fn, const char *group_id) { check_utf8_id(fn, "group_id", group_id, MQ_GROUP_ID_MAX); }
 
+void check_dedup_key(const char *fn, const char *dedup_key) {
+    check_utf8_id(fn, "dedup_key", dedup_key, MQ_DEDUP_KEY_MAX);
+}
+
 void check_worker_id(const char *fn, const char *worker_id) {
     check_utf8_id(fn, "worker_id", worker_id, MQ_WORKER_ID_MAX);
 }
@@ -141,6 +145,22 @@ void check_prefix(const char *fn, const std::string &db, const std::string &pref
 std::string unknown_version(unsigned int got, unsigned int known) {
     return "opts->version is " + std::to_string(got) + "; this library knows version " + std::to_string(known) +
            " (set it with the header's _INIT macro or _opts_init)";
+}
+
+mq_publish_opts publish_opts_of(const char *fn, const mq_publish_opts *opts) {
+    mq_publish_opts o = MQ_PUBLISH_OPTS_INIT;
+    if (opts == nullptr) return o;
+    // Version 1 ended before dedup_key: a version 1 caller's struct has no such field.
+    if (opts->version == 1) {
+        o.priority = opts->priority;
+        o.not_before = opts->not_before;
+    } else if (opts->version == MQ_PUBLISH_OPTS_VERSION) {
+        o = *opts;
+    } else {
+        fail_arg(fn, unknown_version(opts->version, MQ_PUBLISH_OPTS_VERSION));
+    }
+    if (o.dedup_key != nullptr) check_dedup_key(fn, o.dedup_key);
+    return o;
 }
 
 }  // namespace mongomq

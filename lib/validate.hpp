@@ -5,6 +5,8 @@
 #include <cstddef>
 #include <string>
 
+#include "mongomq.h"
+
 namespace mongomq {
 
 // Strict UTF-8: no overlong forms, no surrogates, nothing above U+10FFFF. NUL bytes
@@ -13,6 +15,7 @@ bool utf8_valid(const char *s, size_t len, size_t *bad_offset = nullptr);
 
 void check_group_id(const char *fn, const char *group_id);
 void check_worker_id(const char *fn, const char *worker_id);
+void check_dedup_key(const char *fn, const char *dedup_key);  // 1..MQ_DEDUP_KEY_MAX bytes of UTF-8
 void check_priority(const char *fn, const char *name, int priority);
 void check_seconds(const char *fn, const char *name, double seconds, bool zero_ok);
 void check_event(const char *fn, const void *event, size_t len);
@@ -30,5 +33,10 @@ void check_prefix(const char *fn, const std::string &db, const std::string &pref
 
 // The message for an options struct whose version this library does not know.
 std::string unknown_version(unsigned int got, unsigned int known);
+
+// The caller's publish options as this library's struct: the fields its version has,
+// the defaults for the rest (NULL: all defaults); an unknown version is MQ_ERR_ARG.
+// A dedup_key, when set, is checked (check_dedup_key).
+mq_publish_opts publish_opts_of(const char *fn, const mq_publish_opts *opts);
 
 }  // namespace mongomq

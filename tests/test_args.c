@@ -227,7 +227,8 @@ static void test_status_names(void **state) {
     assert_string_equal(mq_status_name(MQ_ERR_INTERNAL), "MQ_ERR_INTERNAL");
     assert_string_equal(mq_status_name((mq_status)42), "MQ_UNKNOWN");
     assert_string_equal(mq_status_name(MQ_CANCELLED), "MQ_CANCELLED");
-    assert_string_equal(mq_status_name((mq_status)5), "MQ_UNKNOWN");
+    assert_string_equal(mq_status_name(MQ_DUPLICATE), "MQ_DUPLICATE");
+    assert_string_equal(mq_status_name((mq_status)6), "MQ_UNKNOWN");
     assert_string_equal(mq_status_name((mq_status)-6), "MQ_UNKNOWN");
     assert_string_equal(mq_status_name((mq_status)INT_MIN), "MQ_UNKNOWN");
 }
