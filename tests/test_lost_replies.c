@@ -13,70 +13,7 @@
 #include <string.h>
 
 #include "fault.hpp"
-
-/* The fault every "outcome unknown" test injects: the whole suite runs three times,
- * once per way a write's outcome becomes unknown (main): a lost reply, a server error
- * after the write was applied (a primary stepping down: NotWritablePrimary), and an
- * error the library would not know by its code but for its RetryableWriteError label.
- * The library must do the same for all three. */
-static int g_unknown = MONGOMQ_FAULT_LOSE_REPLY;
-
-/* ---- the hook: up to four rules, each "the nth..mth call of a command gets code" ---- */
-
-typedef struct {
-    const char *command;
-    int code;  /* g_unknown, MONGOMQ_FAULT_CONNECT, or a server code */
-    int first; /* the first call (1-based) that gets it */
-    int times; /* how many calls from there on */
-    int calls; /* calls of `command` seen */
-} rule;
-
-static pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER;
-static rule g_rules[4];
-static int g_nrules;
-
-static int hook(const char *command, void *ctx) {
-    (void)ctx;
-    int code = 0;
-    pthread_mutex_lock(&g_mu);
-    for (int i = 0; i < g_nrules; i++) {
-        rule *r = &g_rules[i];
-        if (strcmp(command, r->command) != 0) continue;
-        r->calls++;
-        if (r->calls >= r->first && r->calls < r->first + r->times) code = r->code;
-    }
-    pthread_mutex_unlock(&g_mu);
-    return code;
-}
-
-static void add_rule(const char *command, int code, int first, int times) {
-    pthread_mutex_lock(&g_mu);
-    assert_true(g_nrules < 4);
-    g_rules[g_nrules++] = (rule){command, code, first, times, 0};
-    pthread_mutex_unlock(&g_mu);
-    mongomq_fault_set(hook, NULL);
-}
-
-static int rule_calls(const char *command) {
-    int n = 0;
-    pthread_mutex_lock(&g_mu);
-    for (int i = 0; i < g_nrules; i++)
-        if (strcmp(g_rules[i].command, command) == 0) n = g_rules[i].calls;
-    pthread_mutex_unlock(&g_mu);
-    return n;
-}
-
-static void no_faults(void) {
-    mongomq_fault_set(NULL, NULL);
-    pthread_mutex_lock(&g_mu);
-    g_nrules = 0;
-    pthread_mutex_unlock(&g_mu);
-}
-
-static int teardown(void **state) {
-    no_faults();
-    return tq_teardown(state);
-}
+#include "fault_rules.h"
 
 static int64_t locks_of(tq *t, const char *group) {
     char filter[256];
@@ -829,18 +766,5 @@ int main(void) {
     };
 #undef T
 #undef W
-    static const struct {
-        const char *name;
-        int code;
-    } modes[] = {
-        {"lost_replies", MONGOMQ_FAULT_LOSE_REPLY},
-        {"applied_then_not_writable_primary", MONGOMQ_FAULT_APPLIED_ERROR(10107)},
-        {"applied_then_retryable_label", MONGOMQ_FAULT_APPLIED_LABELLED(96)},
-    };
-    int failed = 0;
-    for (size_t i = 0; i < sizeof modes / sizeof modes[0]; i++) {
-        g_unknown = modes[i].code;
-        failed += _cmocka_run_group_tests(modes[i].name, tests, sizeof tests / sizeof tests[0], NULL, NULL);
-    }
-    return failed;
+    return fault_rules_run_modes("", tests, sizeof tests / sizeof tests[0]);
 }
