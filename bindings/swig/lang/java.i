@@ -25,7 +25,7 @@
  *     not by JNI's GetStringUTFChars/NewStringUTF: those use "modified UTF-8", which
  *     encodes characters outside the BMP (emoji in a group id) as surrogate pairs that
  *     the library rightly rejects as invalid UTF-8.
- *   - uint64_t (the command count) is a Java long.
+ *   - uint64_t (the command count) is a Java long; mq_dedup_scope an int.
  */
 
 %{
@@ -199,6 +199,15 @@ MQJ_HANDLE(mqs_clock)
 %typemap(jstype) mqs_bytes "byte[]"
 %typemap(javaout) mqs_bytes { return $jnicall; }
 %typemap(out) mqs_bytes %{ $result = $1.data ? mqj_bytes(jenv, $1.data, $1.len) : NULL; %}
+
+/* ---- mq_dedup_scope is an int (an MQ_DEDUP_SCOPE_* constant) -------------------------- *
+ * mongomq.i ignores the header's enums, so SWIG's own enum class for it would have no
+ * values; org.mongomq.DedupScope passes the constant. */
+%typemap(jni) mq_dedup_scope "jint"
+%typemap(jtype) mq_dedup_scope "int"
+%typemap(jstype) mq_dedup_scope "int"
+%typemap(javain) mq_dedup_scope "$javainput"
+%typemap(in) mq_dedup_scope %{ $1 = (mq_dedup_scope)$input; %}
 
 /* ---- uint64_t (command count) is a long ----------------------------------------------- */
 %typemap(jni) uint64_t "jlong"

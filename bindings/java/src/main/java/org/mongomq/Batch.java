@@ -2,10 +2,13 @@ package org.mongomq;
 
 import java.lang.ref.Cleaner;
 import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
 import org.mongomq.internal.mongomq_raw;
 
 /**
- * Events to publish together with {@link MongoMqQueue#publish(Batch)}: 3 server commands for
+ * Events to publish together with {@link MongoMqQueue#publish(Batch)} (or {@link
+ * MongoMqQueue#publishWith(Batch)}, which says what became of each): 3 server commands for
  * the whole batch. The batch copies each event; it may be published again (new seqs).
  * Its methods are synchronized, so sharing one between threads is safe (if rarely useful).
  */
@@ -19,8 +22,8 @@ public final class Batch implements AutoCloseable {
     }
 
     /**
-     * Adds an event, published with {@code options} (its priority, and a not-before
-     * time: a batch event may be scheduled); checked as
+     * Adds an event, published with {@code options} (its priority, a not-before time and
+     * a dedup key: a batch event may be scheduled and keyed); checked as
      * {@link MongoMqQueue#publish(String, byte[], PublishOptions)} checks it.
      */
     public synchronized Batch add(String groupId, byte[] event, PublishOptions options) {
@@ -29,7 +32,8 @@ public final class Batch implements AutoCloseable {
         if (options == null) throw new IllegalArgumentException("options must not be null");
         long b = handle.acquire();
         try {
-            mongomq_raw.mqs_batch_add_at(b, groupId, event, options.priority(), options.notBeforeEpochSeconds());
+            mongomq_raw.mqs_batch_add_at(b, groupId, event, options.priority(), options.notBeforeEpochSeconds(),
+                    options.hasDedupKey(), options.dedupKey().orElse(null));
         } finally {
             handle.release();
         }
@@ -62,10 +66,23 @@ public final class Batch implements AutoCloseable {
         }
     }
 
-    synchronized long publishTo(long queue) {
+    /** A publish of the batch: the first seq, and with outcomes each event's, in add order. */
+    record Outcome(long first, List<Published> outcomes) {}
+
+    /**
+     * Publishes the batch to the queue handle; with {@code outcomes}, reads each event's
+     * ({@code mq_batch_outcome}) under the same lock, so that no other publish of this
+     * batch comes between.
+     */
+    synchronized Outcome publishTo(long queue, boolean outcomes) {
         long b = handle.acquire();
         try {
-            return mongomq_raw.mq_publish_batch(queue, b);
+            long first = mongomq_raw.mqs_publish_batch(queue, b); // < 0: some event was a duplicate
+            if (!outcomes) return new Outcome(Math.abs(first), null);
+            int n = (int) mongomq_raw.mq_batch_count(b);
+            List<Published> out = new ArrayList<>(n);
+            for (int i = 0; i < n; i++) out.add(Published.of(mongomq_raw.mqs_batch_outcome(b, i)));
+            return new Outcome(Math.abs(first), List.copyOf(out));
         } finally {
             handle.release();
         }

@@ -58,23 +58,18 @@ public final class MongoMqQueue implements AutoCloseable {
 
     /**
      * Appends an event to the tail of a group and returns its sequence number, with
-     * {@code options}' priority (which counts only when this publish creates the group)
-     * and not-before time (on the queue's clock, {@link #now()}: FIFO stays strict, its
-     * group waits for it). 2 server commands.
+     * {@code options}' priority (which counts only when this publish creates the group),
+     * not-before time (on the queue's clock, {@link #now()}: FIFO stays strict, its
+     * group waits for it) and dedup key. A publish whose dedup key was taken adds nothing
+     * and returns the seq of the event holding the key ({@link
+     * #publishWith(String, byte[], PublishOptions)} says it was a duplicate). 3 server
+     * commands.
      */
     public long publish(String groupId, byte[] event, PublishOptions options) {
-        Native.group(groupId);
-        Native.event(event);
-        if (options == null) throw new IllegalArgumentException("options must not be null");
-        long q = acquire();
-        try {
-            return mongomq_raw.mqs_publish(q, groupId, event, options.priority(), options.notBeforeEpochSeconds());
-        } finally {
-            release();
-        }
+        return publishWith(groupId, event, options).seq();
     }
 
-    /** Publishes with the default options: priority 0, due at once. */
+    /** Publishes with the default options: priority 0, due at once, no dedup key. */
     public long publish(String groupId, byte[] event) {
         return publish(groupId, event, PublishOptions.defaults());
     }
@@ -90,12 +85,64 @@ public final class MongoMqQueue implements AutoCloseable {
         return publish(groupId, event, PublishOptions.defaults());
     }
 
-    /** Publishes every event of the batch in 3 server commands; returns the first seq (the rest follow in add order). */
+    /**
+     * {@link #publish(String, byte[], PublishOptions)} that also says whether it was a
+     * duplicate: with a {@link PublishOptions#dedupKey(String) dedup key} that an event
+     * of the queue holds (within the window), it adds nothing and returns that event's
+     * seq with {@code duplicate()} true. Without a key it is {@code publish}, never a
+     * duplicate. ({@code publish} keeps returning a long: the API only grows.)
+     *
+     * @since 0.6.0
+     */
+    public Published publishWith(String groupId, byte[] event, PublishOptions options) {
+        Native.group(groupId);
+        Native.event(event);
+        if (options == null) throw new IllegalArgumentException("options must not be null");
+        long q = acquire();
+        try {
+            return Published.of(mongomq_raw.mqs_publish(q, groupId, event, options.priority(),
+                    options.notBeforeEpochSeconds(), options.hasDedupKey(), options.dedupKey().orElse(null)));
+        } finally {
+            release();
+        }
+    }
+
+    /** {@link #publishWith(String, byte[], PublishOptions)} of a text event (its UTF-8 bytes). */
+    public Published publishWith(String groupId, String event, PublishOptions options) {
+        if (event == null) throw new IllegalArgumentException("event must not be null");
+        return publishWith(groupId, event.getBytes(StandardCharsets.UTF_8), options);
+    }
+
+    /**
+     * Publishes every event of the batch in 3 server commands; returns the first seq: the
+     * events get first, first + 1, ... in add order. An event whose dedup key was taken
+     * (by an earlier publish, or an earlier event of the batch) is not added (1 command
+     * more) and its first + i is left unused: {@link #publishWith(Batch)} says which.
+     */
     public long publish(Batch batch) {
         if (batch == null) throw new IllegalArgumentException("batch must not be null");
         long q = acquire();
         try {
-            return batch.publishTo(q);
+            return batch.publishTo(q, false).first();
+        } finally {
+            release();
+        }
+    }
+
+    /**
+     * {@link #publish(Batch)} that returns each event's outcome, in add order: an added
+     * event's seq (first + i), or for a duplicate (a key taken by an earlier publish, or
+     * an earlier event of this batch) {@code duplicate()} and the seq of the event that
+     * holds the key ({@code mq_batch_outcome}). Still 3 server commands, 1 more when
+     * some key was taken.
+     *
+     * @since 0.6.0
+     */
+    public List<Published> publishWith(Batch batch) {
+        if (batch == null) throw new IllegalArgumentException("batch must not be null");
+        long q = acquire();
+        try {
+            return batch.publishTo(q, true).outcomes();
         } finally {
             release();
         }
@@ -404,6 +451,45 @@ public final class MongoMqQueue implements AutoCloseable {
         long q = acquire();
         try {
             mongomq_raw.mq_queue_set_repair_interval(q, s);
+        } finally {
+            release();
+        }
+    }
+
+    /**
+     * How long a dedup key stays taken after its publish, even once its event was acked
+     * or moved to the dead letters: 1 s to 7 days (anything else is an {@link
+     * IllegalArgumentException}); default 5 minutes. While its event is in the queue a key
+     * is taken whatever the window. The window is a lower bound: an acked event's record
+     * goes when MongoDB's TTL monitor (every 60 s) or a later publish with the key finds
+     * it expired. Each event records the window it was published with, so queue objects
+     * with different windows may share a queue. Per queue object.
+     *
+     * @since 0.6.0
+     */
+    public void setDedupWindow(Duration window) {
+        if (window == null) throw new IllegalArgumentException("window must not be null");
+        double s = Native.seconds(window);
+        long q = acquire();
+        try {
+            mongomq_raw.mq_queue_set_dedup_window(q, s);
+        } finally {
+            release();
+        }
+    }
+
+    /**
+     * Where this queue object's dedup keys must be unique: {@link DedupScope#QUEUE} (the
+     * default) or {@link DedupScope#GROUP}. Every publisher of a queue should use one
+     * scope: keys published with one scope never match keys published with the other.
+     *
+     * @since 0.6.0
+     */
+    public void setDedupScope(DedupScope scope) {
+        if (scope == null) throw new IllegalArgumentException("scope must not be null");
+        long q = acquire();
+        try {
+            mongomq_raw.mq_queue_set_dedup_scope(q, scope.code());
         } finally {
             release();
         }

@@ -17,6 +17,11 @@ public enum Status {
     INTERRUPTED(mongomq_raw.MQ_INTERRUPTED),
     /** One waiting claim was cancelled ({@link CancelledException}). */
     CANCELLED(mongomq_raw.MQ_CANCELLED),
+    /**
+     * A publish whose dedup key was taken (0.6.0): never an exception, a {@link
+     * Published#duplicate()} instead.
+     */
+    DUPLICATE(mongomq_raw.MQ_DUPLICATE),
     /** A bad argument (thrown as {@link IllegalArgumentException}). */
     ERR_ARG(mongomq_raw.MQ_ERR_ARG),
     /** The server is unreachable or timed out ({@link MongoMqConnectException}). */

@@ -34,8 +34,8 @@ import org.junit.jupiter.api.function.Executable;
 import org.junit.jupiter.api.function.ThrowingSupplier;
 
 /**
- * The scenarios of bindings/CONTRACT.md (all but safety, worker and groups: SafetyTest,
- * WorkerTest, GroupsTest).
+ * The scenarios of bindings/CONTRACT.md (all but safety, worker, groups and deduplication:
+ * SafetyTest, WorkerTest, GroupsTest, DedupTest).
  */
 class ContractTest extends QueueTestBase {
 

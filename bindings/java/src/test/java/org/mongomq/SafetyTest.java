@@ -73,10 +73,14 @@ class SafetyTest extends QueueTestBase {
         closedError("queue", () -> q2.pauseGroup("g"));
         closedError("queue", () -> q2.resumeGroup("g"));
         closedError("queue", () -> q2.deadPage(0, 1));
+        closedError("queue", () -> q2.publishWith("g", b("x"), P.dedupKey("k")));
+        closedError("queue", () -> q2.setDedupWindow(VIS));
+        closedError("queue", () -> q2.setDedupScope(DedupScope.GROUP));
         closedError("queue", () -> q2.worker(WorkerOptions.defaults(), l -> {}));
         closedError("queue", () -> q2.work(WorkerOptions.defaults(), l -> {}));
         try (Batch batch = new Batch().add("g", b("x"))) {
             closedError("queue", () -> q2.publish(batch));
+            closedError("queue", () -> q2.publishWith(batch));
         }
         // The lease outlived its queue: still a value, and another queue handle acks it.
         assertEquals("g", l2.group());
@@ -92,6 +96,7 @@ class SafetyTest extends QueueTestBase {
         closedError("batch", () -> batch.add("g", b("x")));
         closedError("batch", batch::size);
         closedError("batch", () -> queue.publish(batch));
+        closedError("batch", () -> queue.publishWith(batch));
     }
 
     @Test
