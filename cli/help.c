@@ -64,6 +64,10 @@ static const char publish_help[] =
     "stdin (or of --file): JSON lines, typically. Empty lines are skipped; a line's\n"
     "end (\\n or \\r\\n) is not part of its event. Prints each event's seq on stdout,\n"
     "one per line. On a terminal, long inputs show a progress line on stderr.\n"
+    "With a dedup key, an event whose key is already taken (by an event still queued,\n"
+    "or one published within the window) is not added: its line on stdout is the\n"
+    "first event's seq, a tab and \"duplicate\" (exit status 0). So a publish retried\n"
+    "after a failure, by the same or another process, adds its events once.\n"
     "\n"
     "Options:\n"
     "  -p, --priority N     the group's priority, 0..4 (default 0); it counts only\n"
@@ -78,13 +82,24 @@ static const char publish_help[] =
     "                       batch on is published\n"
     "  -b, --batch N        publish lines N at a time, in 3 server commands per batch\n"
     "                       (1..10000, default 100; scheduled events go one by one)\n"
+    "      --dedup-key K    the event's dedup key (EVENT or --raw), 1..512 bytes\n"
+    "      --dedup-key-field NAME\n"
+    "                       each line's key: its JSON field NAME (a string or an\n"
+    "                       integer); a line without one stops the publish there\n"
+    "      --dedup-window SECONDS\n"
+    "                       how long a key stays taken after its publish, also once\n"
+    "                       its event was acked: 1..604800 (default 300)\n"
+    "      --dedup-scope queue|group\n"
+    "                       where a key must be unique (default queue)\n"
     "\n" COMMON_OPTIONS_TEXT
     "\n"
     "Examples:\n"
     "  mongomq publish customer-17 '{\"order\": 1042}'\n"
     "  jq -c '.[]' orders.json | mongomq publish orders --priority 2\n"
     "  mongomq publish reminders '{\"call\": 42}' --at 2026-01-01T09:00:00Z\n"
-    "  mongomq publish images --raw --file photo.jpg\n";
+    "  mongomq publish images --raw --file photo.jpg\n"
+    "  mongomq publish orders '{\"order\": 1042}' --dedup-key order-1042\n"
+    "  jq -c '.[]' orders.json | mongomq publish orders --dedup-key-field order\n";
 
 static const char work_help[] =
     "Usage: mongomq work --exec CMD [OPTIONS]\n"

@@ -1,5 +1,7 @@
 /* mongomq publish GROUP [EVENT]: one event from the argument, one per line of stdin or
- * --file, or the whole input as one event (--raw). Prints the seqs on stdout. */
+ * --file, or the whole input as one event (--raw). Prints the seqs on stdout, a
+ * duplicate's (a dedup key already taken: --dedup-key, --dedup-key-field) followed by
+ * a tab and "duplicate". */
 #include <errno.h>
 #include <getopt.h>
 #include <jansson.h>
@@ -10,7 +12,7 @@
 
 #include "cli.h"
 
-enum { OPT_AT = OPT_FIRST_LOCAL, OPT_DELAY, OPT_RAW, OPT_JSON };
+enum { OPT_AT = OPT_FIRST_LOCAL, OPT_DELAY, OPT_RAW, OPT_JSON, OPT_KEY, OPT_KEY_FIELD, OPT_WINDOW, OPT_SCOPE };
 
 typedef struct publish_opts {
     const char *group;
@@ -21,7 +23,41 @@ typedef struct publish_opts {
     int has_delay;
     int raw, json;
     long batch;
+    const char *dedup_key;       /* --dedup-key: the one event's */
+    const char *dedup_key_field; /* --dedup-key-field: each line's, from its JSON */
 } publish_opts;
+
+/* A seq on stdout; a duplicate's with a tab and "duplicate". */
+static void print_seq(int64_t seq, int duplicate) {
+    printf(duplicate ? "%lld\tduplicate\n" : "%lld\n", (long long)seq);
+}
+
+/* --dedup-key-field NAME: the line's key, its top-level NAME (a string, or an integer
+ * in decimal) in key (size bytes). -1 (after a message naming the line) if it has none. */
+static int key_of_line(const cli_ctx *ctx, const char *field, const char *line, size_t len, long lineno, char *key,
+                       size_t size) {
+    json_error_t jerr;
+    json_t *j = json_loadb(line, len, JSON_DECODE_ANY | JSON_ALLOW_NUL, &jerr);
+    if (j == NULL) {
+        cli_error(ctx, "line %ld is not JSON (--dedup-key-field): %s", lineno, jerr.text);
+        return -1;
+    }
+    json_t *v = json_is_object(j) ? json_object_get(j, field) : NULL;
+    int rc = 0;
+    if (json_is_string(v) && json_string_length(v) > 0 && json_string_length(v) < size &&
+        strlen(json_string_value(v)) == json_string_length(v)) {
+        memcpy(key, json_string_value(v), json_string_length(v) + 1);
+    } else if (json_is_integer(v)) {
+        snprintf(key, size, "%" JSON_INTEGER_FORMAT, json_integer_value(v));
+    } else {
+        cli_error(ctx, "line %ld has no usable \"%s\" for its dedup key (--dedup-key-field: a non-empty string "
+                       "of at most %d bytes, or an integer)",
+                  lineno, field, MQ_DEDUP_KEY_MAX);
+        rc = -1;
+    }
+    json_decref(j);
+    return rc;
+}
 
 static int check_json(const cli_ctx *ctx, const char *event, size_t len, long line) {
     json_error_t jerr;
@@ -37,20 +73,18 @@ static int check_json(const cli_ctx *ctx, const char *event, size_t len, long li
     return -1;
 }
 
-/* Publishes one event (scheduled or not) and prints its seq. */
-static int publish_one(cli_ctx *ctx, const publish_opts *o, const void *event, size_t len) {
+/* Publishes one event (scheduled or not, keyed or not) and prints its seq. */
+static int publish_one(cli_ctx *ctx, const publish_opts *o, const void *event, size_t len, const char *key) {
     mq_error err;
     int64_t seq;
-    mq_status st;
-    if (o->scheduled) {
-        double at = o->has_delay ? mq_queue_now(ctx->queue) + o->delay : o->at;
-        st = mq_publish_at(ctx->queue, o->group, event, len, o->priority, at, &seq, &err);
-    } else {
-        st = mq_publish(ctx->queue, o->group, event, len, o->priority, &seq, &err);
-    }
-    if (st != MQ_OK) return cli_fail(ctx, "publishing", st, &err);
+    mq_publish_opts po = MQ_PUBLISH_OPTS_INIT;
+    po.priority = o->priority;
+    if (o->scheduled) po.not_before = o->has_delay ? mq_queue_now(ctx->queue) + o->delay : o->at;
+    po.dedup_key = key;
+    mq_status st = mq_publish_with(ctx->queue, o->group, event, len, &po, &seq, &err);
+    if (st != MQ_OK && st != MQ_DUPLICATE) return cli_fail(ctx, "publishing", st, &err);
     if (err.server_code != 0) cli_error(ctx, "warning: %s", err.message);
-    printf("%lld\n", (long long)seq);
+    print_seq(seq, st == MQ_DUPLICATE);
     return EXIT_OK;
 }
 
@@ -92,7 +126,7 @@ static int publish_raw(cli_ctx *ctx, const publish_opts *o, FILE *in) {
     } else if (o->json && check_json(ctx, buf, len, 0) != 0) {
         rc = EXIT_USAGE;
     } else {
-        rc = publish_one(ctx, o, buf, len);
+        rc = publish_one(ctx, o, buf, len, o->dedup_key);
     }
     free(buf);
     return rc;
@@ -124,7 +158,7 @@ static int flush_batch(cli_ctx *ctx, mq_batch *batch, long first_line, long last
     mq_error err;
     int64_t first;
     mq_status st = mq_publish_batch(ctx->queue, batch, &first, &err);
-    if (st != MQ_OK) {
+    if (st != MQ_OK && st != MQ_DUPLICATE) {
         char what[128];
         if (st == MQ_ERR_CONNECT)
             snprintf(what, sizeof what, "publishing lines %ld..%ld (they may or may not be in the queue)", first_line,
@@ -135,7 +169,12 @@ static int flush_batch(cli_ctx *ctx, mq_batch *batch, long first_line, long last
     }
     if (err.server_code != 0) cli_error(ctx, "warning: %s", err.message);
     size_t n = mq_batch_count(batch);
-    for (size_t i = 0; i < n; i++) printf("%lld\n", (long long)(first + (int64_t)i));
+    for (size_t i = 0; i < n; i++) {
+        int64_t seq = first + (int64_t)i;
+        mq_status one = st == MQ_DUPLICATE ? mq_batch_outcome(batch, i, &seq, &err) : MQ_OK;
+        if (one != MQ_OK && one != MQ_DUPLICATE) return cli_fail(ctx, "reading the batch's outcome", one, &err);
+        print_seq(seq, one == MQ_DUPLICATE);
+    }
     return EXIT_OK;
 }
 
@@ -164,15 +203,25 @@ static int publish_lines(cli_ctx *ctx, const publish_opts *o, FILE *in) {
             rc = EXIT_USAGE;
             break;
         }
+        char key[MQ_DEDUP_KEY_MAX + 1];
+        if (o->dedup_key_field != NULL &&
+            key_of_line(ctx, o->dedup_key_field, line, len, lineno, key, sizeof key) != 0) {
+            rc = EXIT_USAGE;
+            break;
+        }
+        const char *line_key = o->dedup_key_field != NULL ? key : NULL;
         if (o->scheduled) {
-            rc = publish_one(ctx, o, line, len);
+            rc = publish_one(ctx, o, line, len, line_key);
             if (rc != EXIT_OK) {
                 cli_error(ctx, "stopped at line %ld", lineno);
                 break;
             }
         } else {
             if (mq_batch_count(batch) == 0) first_line = lineno;
-            mq_status st = mq_batch_add(batch, o->group, line, len, o->priority, &err);
+            mq_publish_opts po = MQ_PUBLISH_OPTS_INIT;
+            po.priority = o->priority;
+            po.dedup_key = line_key;
+            mq_status st = mq_batch_add_with(batch, o->group, line, len, &po, &err);
             if (st != MQ_OK) {
                 char what[64];
                 snprintf(what, sizeof what, "line %ld", lineno);
@@ -226,6 +275,10 @@ int cmd_publish(cli_ctx *ctx, int argc, char **argv) {
         {"raw", no_argument, NULL, OPT_RAW},
         {"json", no_argument, NULL, OPT_JSON},
         {"batch", required_argument, NULL, 'b'},
+        {"dedup-key", required_argument, NULL, OPT_KEY},
+        {"dedup-key-field", required_argument, NULL, OPT_KEY_FIELD},
+        {"dedup-window", required_argument, NULL, OPT_WINDOW},
+        {"dedup-scope", required_argument, NULL, OPT_SCOPE},
         {NULL, 0, NULL, 0},
     };
     publish_opts o;
@@ -234,6 +287,8 @@ int cmd_publish(cli_ctx *ctx, int argc, char **argv) {
     const char *file = NULL;
     int batch_given = 0, c, code;
     long v;
+    double window = 0;
+    int scope = -1;
     while ((c = getopt_long(argc, argv, "vhp:f:b:", options, NULL)) != -1) {
         if (cli_common_option(ctx, c, optarg, &code)) {
             if (code >= 0) return code;
@@ -272,6 +327,26 @@ int cmd_publish(cli_ctx *ctx, int argc, char **argv) {
                     return cli_usage_error(ctx, "--batch: expected 1..%d, got '%s'", MQ_BATCH_MAX, optarg);
                 batch_given = 1;
                 break;
+            case OPT_KEY:
+                o.dedup_key = optarg;
+                break;
+            case OPT_KEY_FIELD:
+                if (optarg[0] == '\0') return cli_usage_error(ctx, "--dedup-key-field: the field name is empty");
+                o.dedup_key_field = optarg;
+                break;
+            case OPT_WINDOW:
+                if (cli_parse_double(optarg, MQ_DEDUP_WINDOW_MIN, MQ_DEDUP_WINDOW_MAX, &window) != 0)
+                    return cli_usage_error(ctx, "--dedup-window: expected seconds, 1..604800 (7 days), got '%s'",
+                                           optarg);
+                break;
+            case OPT_SCOPE:
+                if (strcmp(optarg, "queue") == 0)
+                    scope = MQ_DEDUP_SCOPE_QUEUE;
+                else if (strcmp(optarg, "group") == 0)
+                    scope = MQ_DEDUP_SCOPE_GROUP;
+                else
+                    return cli_usage_error(ctx, "--dedup-scope: expected queue or group, got '%s'", optarg);
+                break;
             default:
                 return cli_try(ctx);
         }
@@ -287,6 +362,15 @@ int cmd_publish(cli_ctx *ctx, int argc, char **argv) {
     if (batch_given && (o.scheduled || o.raw || event != NULL))
         return cli_usage_error(ctx, "--batch applies to lines of input without --at or --delay");
     if (event != NULL && o.json && check_json(ctx, event, strlen(event), 0) != 0) return EXIT_USAGE;
+    if (o.dedup_key != NULL && o.dedup_key_field != NULL)
+        return cli_usage_error(ctx, "give one of --dedup-key and --dedup-key-field");
+    if (o.dedup_key != NULL && event == NULL && !o.raw)
+        return cli_usage_error(ctx, "--dedup-key is one event's key: give EVENT or --raw (lines: --dedup-key-field)");
+    if (o.dedup_key_field != NULL && (event != NULL || o.raw))
+        return cli_usage_error(ctx, "--dedup-key-field reads each line's key: give no EVENT and no --raw "
+                                    "(one event: --dedup-key)");
+    if (o.dedup_key != NULL && (o.dedup_key[0] == '\0' || strlen(o.dedup_key) > MQ_DEDUP_KEY_MAX))
+        return cli_usage_error(ctx, "--dedup-key: expected 1..%d bytes", MQ_DEDUP_KEY_MAX);
 
     FILE *in = stdin;
     if (event == NULL && file != NULL && strcmp(file, "-") != 0) {
@@ -294,9 +378,15 @@ int cmd_publish(cli_ctx *ctx, int argc, char **argv) {
         if (in == NULL) return cli_usage_error(ctx, "--file %s: %s", file, strerror(errno));
     }
     int rc = cli_open(ctx);
+    if (rc == EXIT_OK && (window > 0 || scope >= 0)) {
+        mq_error err;
+        mq_status st = window > 0 ? mq_queue_set_dedup_window(ctx->queue, window, &err) : MQ_OK;
+        if (st == MQ_OK && scope >= 0) st = mq_queue_set_dedup_scope(ctx->queue, (mq_dedup_scope)scope, &err);
+        if (st != MQ_OK) rc = cli_fail(ctx, "setting the dedup window or scope", st, &err);
+    }
     if (rc == EXIT_OK) {
         if (event != NULL) {
-            rc = publish_one(ctx, &o, event, strlen(event));
+            rc = publish_one(ctx, &o, event, strlen(event), o.dedup_key);
         } else if (o.raw) {
             rc = publish_raw(ctx, &o, in);
         } else {

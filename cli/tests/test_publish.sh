@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # mongomq publish: the argument, lines of stdin and --file (batches), --raw bytes,
 # --json, --priority, --at (epoch and ISO 8601 with zones), --delay; the seqs printed;
-# the progress line on a terminal.
+# dedup keys (--dedup-key, --dedup-key-field, --dedup-window, --dedup-scope); the
+# progress line on a terminal.
 source "$(dirname "$0")/lib.sh"
 
 expect_rc 0 "publish an event from the argument" mq publish one '{"n": 1}'
@@ -86,6 +87,49 @@ expect_eq "two seqs" "2" "$(wc -l <"$OUT" | tr -d ' ')"
 long=$(printf 'g%.0s' $(seq 1 1001))
 expect_rc 2 "a group over 1000 bytes" mq publish "$long" e
 expect_match "the library's message names the group" 'group' "$(cat "$ERR")"
+
+# ---- dedup keys ---------------------------------------------------------------------
+expect_rc 0 "publish with --dedup-key" mq publish dk-a '{"k": 1}' --dedup-key order-1
+first=$(cat "$OUT")
+expect_match "a plain seq" '^[0-9]+$' "$first"
+expect_rc 0 "the same key again, to another group" mq publish dk-b '{"k": 2}' --dedup-key order-1
+expect_eq "the first seq, a tab and duplicate" "$first"$'\t'"duplicate" "$(cat "$OUT")"
+run mq peek dk-b --json
+expect_eq "nothing was added to dk-b" "0" "$(jl 'len(d)' <"$OUT")"
+expect_rc 0 "--raw with a key" mq publish dk-raw --raw --dedup-key raw-1 < <(printf 'bytes')
+expect_rc 0 "--raw with the key again" mq publish dk-raw --raw --dedup-key raw-1 < <(printf 'other')
+expect_match "a duplicate" $'\tduplicate$' "$(cat "$OUT")"
+# Lines keyed by a JSON field: a key repeated in the input and one from before.
+expect_rc 0 "lines with --dedup-key-field" mq publish dk-lines --dedup-key-field id --batch 2 \
+    < <(printf '{"id": "x"}\n{"id": 7}\n{"id": "x"}\n{"id": "order-1"}\n{"id": 8}\n')
+expect_eq "five lines, three added" "3" "$(grep -cv duplicate "$OUT")"
+expect_eq "line 3 is a duplicate of line 1" "$(sed -n 1p "$OUT")"$'\t'"duplicate" "$(sed -n 3p "$OUT")"
+expect_eq "line 4 a duplicate of the first publish" "$first"$'\t'"duplicate" "$(sed -n 4p "$OUT")"
+run mq peek dk-lines --json
+expect_eq "the events added, in order" '["{\"id\": \"x\"}", "{\"id\": 7}", "{\"id\": 8}"]' \
+    "$(jl '[e["event"] for e in d]' <"$OUT")"
+expect_rc 2 "a line without the field" mq publish dk-lines --dedup-key-field id < <(printf '{"id": 9}\n{"no": 1}\n')
+expect_match "stderr names the line and the field" 'line 2 has no usable "id"' "$(cat "$ERR")"
+# Scope group: the same key in two groups is two events.
+expect_rc 0 "group scope, group 1" mq publish dk-g1 e --dedup-key same --dedup-scope group
+expect_rc 0 "group scope, group 2" mq publish dk-g2 e --dedup-key same --dedup-scope group
+expect_match "not a duplicate" '^[0-9]+$' "$(cat "$OUT")"
+expect_rc 0 "group scope, group 1 again" mq publish dk-g1 e --dedup-key same --dedup-scope group
+expect_match "a duplicate" $'\tduplicate$' "$(cat "$OUT")"
+# A window of 1 s: once the event is acked and the window over, the key is free.
+expect_rc 0 "a 1 s window" mq publish dk-w e --dedup-key short --dedup-window 1
+expect_rc 0 "drain it" mq work --exec true --idle 0.5
+sleep 1.2
+expect_rc 0 "the key again after the window" mq publish dk-w e --dedup-key short --dedup-window 1
+expect_match "added" '^[0-9]+$' "$(cat "$OUT")"
+# Bad keys and options: usage errors, nothing sent.
+expect_rc 2 "an empty key" mq publish dk e --dedup-key ''
+expect_rc 2 "a key over 512 bytes" mq publish dk e --dedup-key "$(printf 'k%.0s' $(seq 1 513))"
+expect_rc 2 "--dedup-key for lines" mq publish dk --dedup-key k < <(echo '{}')
+expect_rc 2 "--dedup-key-field with EVENT" mq publish dk e --dedup-key-field id
+expect_rc 2 "a window of 0.5 s" mq publish dk e --dedup-key k --dedup-window 0.5
+expect_rc 2 "an unknown scope" mq publish dk e --dedup-key k --dedup-scope shard
+expect_match "naming the choices" 'queue or group' "$(cat "$ERR")"
 
 # ---- a progress line on a terminal -----------------------------------------------------
 # stdin a pipe that feeds 20 lines over 2 s, stderr a pseudo-terminal (util-linux
