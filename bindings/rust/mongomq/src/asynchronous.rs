@@ -9,6 +9,7 @@ use tokio::sync::oneshot;
 
 use crate::batch::Batch;
 use crate::cancel::CancelToken;
+use crate::dedup::Published;
 use crate::error::{Error, Result};
 use crate::lease::Lease;
 use crate::options::{ClaimOptions, PublishOptions};
@@ -102,11 +103,24 @@ impl Queue {
         claimed.map_err(|_| Error::internal("the blocking claim ended without a result".into()))?
     }
 
-    /// [`publish`](Queue::publish) as a future (the event is moved to the blocking
-    /// pool).
+    /// [`publish`](Queue::publish) as a future (the event and a copy of the options
+    /// are moved to the blocking pool). Dropping it does not stop the publish.
     pub async fn publish_async(&self, group: &str, event: impl Into<Vec<u8>>, opts: &PublishOptions) -> Result<i64> {
-        let (queue, group, event, opts) = (self.clone(), group.to_string(), event.into(), *opts);
-        blocking(move || queue.publish(&group, event, &opts)).await
+        self.publish_with_async(group, event, opts).await.map(|p| p.seq)
+    }
+
+    /// [`publish_with`](Queue::publish_with) as a future: the seq and whether the
+    /// publish was a duplicate of an event holding its
+    /// [`dedup_key`](PublishOptions::dedup_key). Dropping it does not stop the publish
+    /// (retry with the same key to know what it did).
+    pub async fn publish_with_async(
+        &self,
+        group: &str,
+        event: impl Into<Vec<u8>>,
+        opts: &PublishOptions,
+    ) -> Result<Published> {
+        let (queue, group, event, opts) = (self.clone(), group.to_string(), event.into(), opts.clone());
+        blocking(move || queue.publish_with(&group, event, &opts)).await
     }
 
     /// [`publish_batch`](Queue::publish_batch) as a future; takes the batch and hands
@@ -114,6 +128,13 @@ impl Queue {
     pub async fn publish_batch_async(&self, batch: Batch) -> Result<(i64, Batch)> {
         let queue = self.clone();
         blocking(move || queue.publish_batch(&batch).map(|seq| (seq, batch))).await
+    }
+
+    /// [`publish_batch_with`](Queue::publish_batch_with) as a future; takes the batch
+    /// and hands it back with each event's outcome, in add order.
+    pub async fn publish_batch_with_async(&self, batch: Batch) -> Result<(Vec<Published>, Batch)> {
+        let queue = self.clone();
+        blocking(move || queue.publish_batch_with(&batch).map(|outcomes| (outcomes, batch))).await
     }
 
     /// [`ack`](Queue::ack) as a future. Dropping it does not stop the ack.

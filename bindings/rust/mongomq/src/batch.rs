@@ -1,11 +1,15 @@
-//! `Batch`: events published together (`mq_batch`), each with its own options.
+//! `Batch`: events published together (`mq_batch`), each with its own options, and
+//! what its last publish made of each (`mq_batch_outcome`).
 
 use std::ptr::{self, NonNull};
+use std::sync::{Mutex, PoisonError};
 
 use mongomq_sys as sys;
 
+use crate::dedup::Published;
 use crate::error::{c_string, check, Error, Result};
 use crate::options::PublishOptions;
+use crate::queue::Queue;
 
 /// Events to publish together with [`Queue::publish_batch`](crate::Queue::publish_batch):
 /// 3 server commands for the whole batch. Each [`add`](Batch::add) checks its
@@ -29,15 +33,24 @@ use crate::options::PublishOptions;
 /// # Ok(())
 /// # }
 /// ```
+///
+/// With [dedup keys](PublishOptions::dedup_key), some events may be duplicates (not
+/// added): [`Queue::publish_batch_with`](crate::Queue::publish_batch_with) says, per
+/// event, what became of it.
 pub struct Batch {
     ptr: NonNull<sys::mq_batch>,
+    /// Held across each publish of the batch and the reading of its outcome: the C
+    /// batch keeps the outcome of its last publish, so a publish writes the batch.
+    publishing: Mutex<()>,
 }
 
 // SAFETY: an mq_batch is plain memory owned by this value; the header only forbids
-// using it from several threads while it is being filled, and filling takes &mut self.
+// using it from several threads while it is being filled (add takes &mut self) or
+// published (each publish holds `publishing`).
 unsafe impl Send for Batch {}
-// SAFETY: through &self the batch is only read (count, publish), which the header
-// allows from several threads at once.
+// SAFETY: through &self the batch is counted (a read, which the header allows from
+// several threads at once) or published: a publish writes the batch's outcome, and
+// every publish and the reading of its outcome run under `publishing`, one at a time.
 unsafe impl Sync for Batch {}
 
 impl Batch {
@@ -50,32 +63,64 @@ impl Batch {
         check(status, &err)?;
         let ptr =
             NonNull::new(out).ok_or_else(|| Error::internal("mq_batch_new returned MQ_OK and no batch".into()))?;
-        Ok(Batch { ptr })
+        Ok(Batch { ptr, publishing: Mutex::new(()) })
     }
 
     /// Adds an event for `group` (at most 10,000 per batch) with its options: the
     /// priority (0..4, counts only for a group the publish creates) and the schedule,
-    /// as for [`Queue::publish`](crate::Queue::publish). Checked as a publish would be
-    /// (nothing is sent); the bytes are copied.
+    /// as for [`Queue::publish`](crate::Queue::publish), and a
+    /// [dedup key](PublishOptions::dedup_key). Checked as a publish would be (nothing
+    /// is sent); the bytes and the key are copied.
     pub fn add(&mut self, group: &str, event: impl AsRef<[u8]>, opts: &PublishOptions) -> Result<()> {
         let group = c_string("mq_batch_add_with", "group_id", group)?;
         let event = event.as_ref();
-        let c_opts = opts.to_c();
+        let c_opts = opts.to_c("mq_batch_add_with")?;
         let mut err = sys::mq_error::new();
         // SAFETY: the batch is ours and exclusively borrowed; group is a C string,
-        // event a slice of event.len() bytes and c_opts a filled mq_publish_opts, all
-        // valid for the call (the batch copies what it keeps); err points to a local.
+        // event a slice of event.len() bytes and c_opts a filled mq_publish_opts whose
+        // dedup_key is NULL or the C string c_opts owns, all valid for the call (the
+        // batch copies what it keeps); err points to a local.
         let status = unsafe {
             sys::mq_batch_add_with(
                 self.ptr.as_ptr(),
                 group.as_ptr(),
                 event.as_ptr().cast(),
                 event.len(),
-                &c_opts,
+                c_opts.as_ptr(),
                 &mut err,
             )
         };
         check(status, &err)
+    }
+
+    /// Publishes the batch on `queue` (`mq_publish_batch`); returns the first seq and,
+    /// with `outcomes`, what became of each event, in add order (`mq_batch_outcome`).
+    /// `MQ_DUPLICATE` (some event's key was taken) is a success.
+    pub(crate) fn publish(&self, queue: &Queue, outcomes: bool) -> Result<(i64, Vec<Published>)> {
+        // A poisoned lock only means a panic elsewhere while holding it, between C
+        // calls that each leave the batch whole.
+        let _publishing = self.publishing.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut first = 0i64;
+        let mut err = sys::mq_error::new();
+        // SAFETY: the queue and the batch are alive for the call (borrowed), and no
+        // other publish of the batch runs (`publishing`); first and err point to locals.
+        let status = unsafe { sys::mq_publish_batch(queue.ptr(), self.ptr.as_ptr(), &mut first, &mut err) };
+        let first = Published::from_c(status, first, &err)?.seq;
+        if !outcomes {
+            return Ok((first, Vec::new()));
+        }
+        let events = (0..self.len())
+            .map(|i| {
+                let mut seq = 0i64;
+                let mut err = sys::mq_error::new();
+                // SAFETY: the batch was just published and is not changed or published
+                // again while `publishing` is held (add takes &mut self); seq and err
+                // point to locals.
+                let status = unsafe { sys::mq_batch_outcome(self.ptr.as_ptr(), i, &mut seq, &mut err) };
+                Published::from_c(status, seq, &err)
+            })
+            .collect::<Result<Vec<_>>>()?;
+        Ok((first, events))
     }
 
     /// Number of events added.
@@ -87,10 +132,6 @@ impl Batch {
     /// True when nothing was added (publishing it is an argument error).
     pub fn is_empty(&self) -> bool {
         self.len() == 0
-    }
-
-    pub(crate) fn as_ptr(&self) -> *const sys::mq_batch {
-        self.ptr.as_ptr()
     }
 }
 

@@ -15,7 +15,10 @@ pub enum ErrorKind {
     LeaseLost,
     /// `MQ_ERR_ARG`: a bad argument; the message names it. Nothing was sent.
     InvalidArgument,
-    /// `MQ_ERR_CONNECT`: the server is unreachable or timed out.
+    /// `MQ_ERR_CONNECT`: the server is unreachable or timed out, or a write's outcome
+    /// is unknown (a lost reply, a step-down): a publish may then have added its event.
+    /// A publish retried with its [`dedup_key`](crate::PublishOptions::dedup_key)
+    /// leaves exactly one event.
     Connect,
     /// `MQ_INTERRUPTED`: [`Queue::interrupt`](crate::Queue::interrupt) was called; every
     /// later waiting claim on that queue ends at once.
@@ -109,7 +112,7 @@ impl Error {
 }
 
 /// `MQ_OK` -> `Ok(())`, anything else -> the error (`MQ_EMPTY` is handled by the
-/// claims before they get here).
+/// claims, `MQ_DUPLICATE` by the publishes, before they get here).
 pub(crate) fn check(status: sys::mq_status, err: &sys::mq_error) -> Result<()> {
     if status == sys::MQ_OK {
         Ok(())

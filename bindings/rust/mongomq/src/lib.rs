@@ -57,6 +57,12 @@
 //! tooling, [`Queue::groups`] lists the groups a page at a time (state, holder,
 //! backlog), [`Queue::pause_group`] stops claims of one until
 //! [`Queue::resume_group`], and [`Queue::dead_page`] pages through the dead letters.
+//!
+//! A publish given a [`dedup_key`](PublishOptions::dedup_key) adds its event only if
+//! no event of the queue holds that key (within a window, [`Queue::set_dedup_window`];
+//! in the queue or the group, [`Queue::set_dedup_scope`]): retried with its key after
+//! any error, it leaves exactly one event. [`Queue::publish_with`] and
+//! [`Queue::publish_batch_with`] say, as [`Published`], whether it was a duplicate.
 #![deny(missing_docs)]
 #![deny(clippy::undocumented_unsafe_blocks)]
 
@@ -67,6 +73,7 @@ mod batch;
 mod cancel;
 mod client;
 mod clock;
+mod dedup;
 mod error;
 mod groups;
 mod lease;
@@ -82,6 +89,7 @@ pub use batch::Batch;
 pub use cancel::CancelToken;
 pub use client::Client;
 pub use clock::ManualClock;
+pub use dedup::{DedupScope, Published, DEFAULT_DEDUP_WINDOW};
 pub use error::{status_name, Error, ErrorKind, Result};
 pub use groups::{GroupInfo, GroupState, GroupsOptions, GroupsPage, GroupsSort};
 pub use lease::Lease;
@@ -114,4 +122,12 @@ pub mod limits {
     pub const PRIORITY_MIN: i32 = mongomq_sys::MQ_PRIORITY_MIN;
     /// The highest priority.
     pub const PRIORITY_MAX: i32 = mongomq_sys::MQ_PRIORITY_MAX;
+    /// Bytes of one dedup key ([`PublishOptions::dedup_key`](crate::PublishOptions::dedup_key)).
+    pub const DEDUP_KEY_MAX: usize = mongomq_sys::MQ_DEDUP_KEY_MAX;
+    /// The shortest dedup window ([`Queue::set_dedup_window`](crate::Queue::set_dedup_window)).
+    pub const DEDUP_WINDOW_MIN: std::time::Duration =
+        std::time::Duration::from_secs(mongomq_sys::MQ_DEDUP_WINDOW_MIN as u64);
+    /// The longest dedup window: 7 days.
+    pub const DEDUP_WINDOW_MAX: std::time::Duration =
+        std::time::Duration::from_secs(mongomq_sys::MQ_DEDUP_WINDOW_MAX as u64);
 }

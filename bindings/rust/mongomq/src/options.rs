@@ -2,32 +2,39 @@
 //! `mq_claim_opts`, the C API's one entry per operation (`mq_publish_with`,
 //! `mq_batch_add_with`, `mq_claim_with`).
 
+use std::ffi::CString;
 use std::time::{Duration, SystemTime};
 
 use mongomq_sys as sys;
 
 use crate::cancel::CancelToken;
+use crate::error::{c_string, Result};
 use crate::time::to_epoch;
 
-/// How [`Queue::publish`](crate::Queue::publish) and [`Batch::add`](crate::Batch::add)
-/// publish: a builder with the library's defaults. `Copy`: build it once, use it for
-/// many publishes.
+/// How [`Queue::publish`](crate::Queue::publish),
+/// [`Queue::publish_with`](crate::Queue::publish_with) and
+/// [`Batch::add`](crate::Batch::add) publish: a builder with the library's defaults.
+/// Build it once and use it (by reference) for many publishes; `Clone`, not `Copy`,
+/// since 0.6.0: it owns its dedup key, as [`ClaimOptions`] owns its worker id.
 ///
 /// | option | default |
 /// |---|---|
 /// | [`priority`](PublishOptions::priority) | 0 |
 /// | [`not_before`](PublishOptions::not_before) | none: due at once |
+/// | [`dedup_key`](PublishOptions::dedup_key) | none: every publish adds its event |
 ///
 /// ```
 /// use std::time::{Duration, SystemTime};
 /// let urgent = mongomq::PublishOptions::new().priority(4);
 /// let later = mongomq::PublishOptions::new().not_before(SystemTime::now() + Duration::from_secs(60));
-/// # let _ = (urgent, later);
+/// let once = mongomq::PublishOptions::new().dedup_key("order-17-charge");
+/// # let _ = (urgent, later, once);
 /// ```
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct PublishOptions {
     pub(crate) priority: i32,
     pub(crate) not_before: Option<SystemTime>,
+    pub(crate) dedup_key: Option<String>,
 }
 
 impl PublishOptions {
@@ -55,12 +62,52 @@ impl PublishOptions {
         self
     }
 
-    /// The C options (version MQ_PUBLISH_OPTS_VERSION).
-    pub(crate) fn to_c(self) -> sys::mq_publish_opts {
+    /// Publish exactly once: the event is added only if no event of the queue holds
+    /// `key`. While an event published with it is in the queue (leased, parked,
+    /// paused: not yet acked), and for the queue's dedup window after its publish
+    /// ([`Queue::set_dedup_window`](crate::Queue::set_dedup_window), 5 minutes by
+    /// default) even once it was acked or moved to the dead letters, a publish with the
+    /// same key adds nothing: [`Queue::publish_with`](crate::Queue::publish_with) then
+    /// says `duplicate` and gives that event's seq. So a publish retried with its key
+    /// after any error ([`ErrorKind::Connect`](crate::ErrorKind::Connect): a lost
+    /// reply, a step-down) leaves exactly one event, from any process and language.
+    /// Whether a key reused in another group is a duplicate is the queue's
+    /// [`DedupScope`](crate::DedupScope).
+    ///
+    /// 1..=512 bytes of UTF-8 ([`limits::DEDUP_KEY_MAX`](crate::limits::DEDUP_KEY_MAX));
+    /// an empty or longer key, or one with a NUL byte, is an
+    /// [`InvalidArgument`](crate::ErrorKind::InvalidArgument) error naming `dedup_key`
+    /// when the publish (or [`Batch::add`](crate::Batch::add)) is made, and nothing is
+    /// sent.
+    pub fn dedup_key(mut self, key: impl Into<String>) -> Self {
+        self.dedup_key = Some(key.into());
+        self
+    }
+
+    /// The C options (version MQ_PUBLISH_OPTS_VERSION), for `function` (the C call
+    /// they go to, which a NUL in the key's error names).
+    pub(crate) fn to_c(&self, function: &str) -> Result<CPublishOptions> {
+        let key = self.dedup_key.as_deref().map(|k| c_string(function, "dedup_key", k)).transpose()?;
         let mut c = sys::MQ_PUBLISH_OPTS_INIT;
         c.priority = self.priority;
         c.not_before = self.not_before.map_or(0.0, to_epoch);
-        c
+        c.dedup_key = key.as_ref().map_or(std::ptr::null(), |k| k.as_ptr());
+        Ok(CPublishOptions { c, _key: key })
+    }
+}
+
+/// C publish options together with the C string their `dedup_key` points into (a
+/// `CString`'s bytes are on the heap: they stay put when this value moves). Keep it
+/// alive across the call it is given to.
+pub(crate) struct CPublishOptions {
+    c: sys::mq_publish_opts,
+    _key: Option<CString>,
+}
+
+impl CPublishOptions {
+    /// The options, valid while `self` is.
+    pub(crate) fn as_ptr(&self) -> *const sys::mq_publish_opts {
+        &self.c
     }
 }
 

@@ -12,6 +12,7 @@ use mongomq_sys as sys;
 use crate::batch::Batch;
 use crate::client::ClientHandle;
 use crate::clock::{manual_clock_now, ClockCell, ManualClock};
+use crate::dedup::Published;
 use crate::error::{c_string, check, Error, Result};
 use crate::lease::Lease;
 use crate::options::{ClaimOptions, PublishOptions};
@@ -92,9 +93,11 @@ impl Queue {
     }
 
     /// Appends `event` (any bytes, empty included) to the tail of `group` and returns
-    /// its sequence number; `opts` gives its priority and schedule
-    /// ([`PublishOptions`]: `&PublishOptions::default()` for neither). 3 server
-    /// commands.
+    /// its sequence number; `opts` gives its priority, schedule and dedup key
+    /// ([`PublishOptions`]: `&PublishOptions::default()` for none). 3 server
+    /// commands. With a [`dedup_key`](PublishOptions::dedup_key) that an event of the
+    /// queue holds, nothing is added and the seq returned is that event's;
+    /// [`publish_with`](Queue::publish_with) also says whether it was a duplicate.
     ///
     /// ```
     /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -111,40 +114,98 @@ impl Queue {
     /// # }
     /// ```
     pub fn publish(&self, group: &str, event: impl AsRef<[u8]>, opts: &PublishOptions) -> Result<i64> {
+        self.publish_with(group, event, opts).map(|p| p.seq)
+    }
+
+    /// [`publish`](Queue::publish), returning whether the publish was a duplicate as
+    /// well as the seq ([`Published`]). With a [`dedup_key`](PublishOptions::dedup_key)
+    /// that an event of the queue holds (see there: while it is queued, and for the
+    /// [window](Queue::set_dedup_window) after its publish), nothing is added and the
+    /// result is `Published { seq: <that event's seq>, duplicate: true }`; a duplicate
+    /// is never an error. Without a key it is `publish`, and `duplicate` is false. 3
+    /// server commands (1 more for a duplicate). A new entry beside `publish`, which
+    /// keeps its `Result<i64>`.
+    ///
+    /// After an error of kind [`Connect`](crate::ErrorKind::Connect) the event may or
+    /// may not have been added; retrying with the same key leaves exactly one event
+    /// (the retry is then a duplicate, or adds it).
+    ///
+    /// ```
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// # let uri = std::env::var("MONGOMQ_TEST_URI")?;
+    /// # let db = format!("mqt_rust_doc_publish_with_{}", std::process::id()); // keys of no earlier run
+    /// # let queue = mongomq::Client::connect(&uri)?.queue(&db, "q")?;
+    /// use mongomq::{PublishOptions, Published};
+    /// let once = PublishOptions::new().dedup_key("order-17-charge");
+    /// let first = queue.publish_with("customer-17", b"charge", &once)?;
+    /// assert!(!first.duplicate);
+    /// // The same publish again (a retry after a lost reply, another process): nothing
+    /// // is added, and the seq is the first one's.
+    /// let again = queue.publish_with("customer-17", b"charge", &once)?;
+    /// assert_eq!(again, Published { seq: first.seq, duplicate: true });
+    /// assert_eq!(queue.stats()?.messages, 1);
+    /// # queue.drop_queue()?;
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn publish_with(&self, group: &str, event: impl AsRef<[u8]>, opts: &PublishOptions) -> Result<Published> {
         let group = c_string("mq_publish_with", "group_id", group)?;
         let event = event.as_ref();
-        let c_opts = opts.to_c();
+        let c_opts = opts.to_c("mq_publish_with")?;
         let mut seq = 0i64;
         let mut err = sys::mq_error::new();
         // SAFETY: the queue is alive for &self; group is a C string, event a slice of
-        // event.len() bytes and c_opts a filled mq_publish_opts, all valid for the
-        // call (nothing is kept); seq and err point to locals.
+        // event.len() bytes and c_opts a filled mq_publish_opts whose dedup_key is NULL
+        // or the C string c_opts owns, all valid for the call (the library copies what
+        // it keeps); seq and err point to locals.
         let status = unsafe {
             sys::mq_publish_with(
                 self.ptr(),
                 group.as_ptr(),
                 event.as_ptr().cast(),
                 event.len(),
-                &c_opts,
+                c_opts.as_ptr(),
                 &mut seq,
                 &mut err,
             )
         };
-        check(status, &err)?;
-        Ok(seq)
+        Published::from_c(status, seq, &err)
     }
 
     /// Publishes every event of `batch` in 3 server commands; returns the first seq
     /// (the others follow in add order). An empty batch is an argument error. The
-    /// batch may be published again (new seqs).
+    /// batch may be published again (new seqs). With
+    /// [dedup keys](PublishOptions::dedup_key), an event whose key was taken is not
+    /// added (1 command more) and its seq is not first + i:
+    /// [`publish_batch_with`](Queue::publish_batch_with) says what became of each.
     pub fn publish_batch(&self, batch: &Batch) -> Result<i64> {
-        let mut seq = 0i64;
-        let mut err = sys::mq_error::new();
-        // SAFETY: the queue and the batch are alive for the call (borrowed); the batch
-        // is only read; seq and err point to locals.
-        let status = unsafe { sys::mq_publish_batch(self.ptr(), batch.as_ptr(), &mut seq, &mut err) };
-        check(status, &err)?;
-        Ok(seq)
+        batch.publish(self, false).map(|(first, _)| first)
+    }
+
+    /// [`publish_batch`](Queue::publish_batch), returning what became of each event, in
+    /// add order: added (`duplicate` false, its seq), or a duplicate (its key was
+    /// taken by an earlier publish, or by an earlier event of this batch: nothing was
+    /// added, `seq` is that event's). 3 server commands, 1 more when some key was
+    /// taken. A new entry beside `publish_batch`, which keeps its `Result<i64>`.
+    ///
+    /// ```
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// # let uri = std::env::var("MONGOMQ_TEST_URI")?;
+    /// # let db = format!("mqt_rust_doc_batch_with_{}", std::process::id()); // keys of no earlier run
+    /// # let queue = mongomq::Client::connect(&uri)?.queue(&db, "q")?;
+    /// use mongomq::{Batch, PublishOptions};
+    /// let mut batch = Batch::new()?;
+    /// batch.add("g", "a", &PublishOptions::new().dedup_key("a"))?;
+    /// batch.add("g", "again", &PublishOptions::new().dedup_key("a"))?;
+    /// let outcome = queue.publish_batch_with(&batch)?;
+    /// assert_eq!((outcome[0].duplicate, outcome[1].duplicate), (false, true));
+    /// assert_eq!(outcome[1].seq, outcome[0].seq); // the first event holds the key
+    /// # queue.drop_queue()?;
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn publish_batch_with(&self, batch: &Batch) -> Result<Vec<Published>> {
+        batch.publish(self, true).map(|(_, outcomes)| outcomes)
     }
 
     /// Leases the head of the due group that waited longest (priority >= the floor),

@@ -7,7 +7,7 @@ mod common;
 use std::time::{Duration, Instant};
 
 use common::{opts, Fixture};
-use mongomq::{ErrorKind, PublishOptions};
+use mongomq::{ErrorKind, PublishOptions, Published};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn claim_async_woken_by_publish() {
@@ -81,4 +81,26 @@ async fn dropped_claim_future_never_strands_a_lease() {
         assert_eq!((lease.seq(), lease.attempts()), (seq, 1), "iteration {i}: no give-back counted a delivery");
         f.queue.unclaim_async(&lease).await.unwrap();
     }
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn publish_with_async_says_duplicate() {
+    let f = Fixture::new();
+    let once = PublishOptions::new().dedup_key("k");
+    let first = f.queue.publish_with_async("g", "x", &once).await.unwrap();
+    assert_eq!(
+        f.queue.publish_with_async("h", "y", &once).await.unwrap(),
+        Published { seq: first.seq, duplicate: true }
+    );
+    assert_eq!(f.queue.publish_async("h", "y", &once).await.unwrap(), first.seq, "publish_async keeps its seq");
+    let err = f.queue.publish_with_async("g", "x", &PublishOptions::new().dedup_key("a\0b")).await.unwrap_err();
+    assert!(err.kind() == ErrorKind::InvalidArgument && err.message().contains("dedup_key"), "{err}");
+    let mut batch = mongomq::Batch::new().unwrap();
+    batch.add("g", "again", &once).unwrap();
+    batch.add("g", "new", &PublishOptions::default()).unwrap();
+    let (outcomes, batch) = f.queue.publish_batch_with_async(batch).await.unwrap();
+    assert_eq!(outcomes[0], Published { seq: first.seq, duplicate: true });
+    assert!(!outcomes[1].duplicate, "{outcomes:?}");
+    assert_eq!(batch.len(), 2, "the batch comes back");
+    assert_eq!(f.queue.stats().unwrap().messages, 2);
 }

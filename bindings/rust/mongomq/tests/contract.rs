@@ -12,8 +12,8 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use common::{claim, eventually, opts, secs, Fixture};
 use mongomq::{
-    Batch, CancelToken, ClaimOptions, Client, ErrorKind, GroupState, GroupsOptions, GroupsPage, GroupsSort, Lease,
-    ManualClock, PublishOptions, Queue, RepairCounts, WorkerError, WorkerOptions,
+    Batch, CancelToken, ClaimOptions, Client, DedupScope, ErrorKind, GroupState, GroupsOptions, GroupsPage, GroupsSort,
+    Lease, ManualClock, PublishOptions, Published, Queue, RepairCounts, WorkerError, WorkerOptions,
 };
 
 const PROMPTLY: Duration = Duration::from_secs(5);
@@ -540,6 +540,150 @@ fn test_group_listing() {
     assert_eq!((past.letters.len(), past.total), (0, 3));
     assert_bad_argument(d.queue.dead_page(0, 1001), "limit");
     assert_bad_argument(d.queue.dead_page(0, 0), "limit");
+}
+
+// ---- deduplication (0.6.0) --------------------------------------------------------
+
+fn key(k: &str) -> PublishOptions {
+    PublishOptions::new().dedup_key(k)
+}
+
+const fn duplicate_of(seq: i64) -> Published {
+    Published { seq, duplicate: true }
+}
+
+#[test]
+fn test_dedup_same_key() {
+    let f = Fixture::new();
+    let q = &f.queue;
+    let first = q.publish_with("A", "a", &key("k")).unwrap();
+    assert!(!first.duplicate, "{first:?}");
+    let s = first.seq;
+    assert_eq!(q.publish_with("B", "b", &key("k")).unwrap(), duplicate_of(s), "the key is the queue's, not A's");
+    assert_eq!(q.stats().unwrap().messages, 1);
+    let lease = claim(q);
+    assert_eq!((lease.group(), lease.seq(), lease.event()), ("A", s, &b"a"[..]));
+    q.ack(&lease).unwrap();
+    assert!(q.claim(&opts(30_000)).unwrap().is_none(), "B got no event");
+    assert_eq!(
+        q.publish_with("A", "a again", &key("k")).unwrap(),
+        duplicate_of(s),
+        "acked, but within the 5-minute window: still taken"
+    );
+    assert_eq!(q.stats().unwrap().messages, 0);
+}
+
+#[test]
+fn test_dedup_different_keys() {
+    let f = Fixture::new();
+    let q = &f.queue;
+    let one = q.publish_with("g", "1", &key("k1")).unwrap();
+    let two = q.publish_with("g", "2", &key("k2")).unwrap();
+    assert!(!one.duplicate && !two.duplicate, "{one:?} {two:?}");
+    assert!(one.seq < two.seq);
+    assert_eq!(q.stats().unwrap().messages, 2);
+    for (seq, event) in [(one.seq, "1"), (two.seq, "2")] {
+        let lease = claim(q);
+        assert_eq!((lease.seq(), lease.event()), (seq, event.as_bytes()));
+        q.ack(&lease).unwrap();
+    }
+}
+
+#[test]
+fn test_dedup_retry_after_lost_reply() {
+    let f = Fixture::new();
+    let q = &f.queue;
+    // The test server applies this key's insert, then answers a step-down (10107) once.
+    let opts_k = key(&format!("mongomq-test-stepdown-{}", common::fresh_name()));
+    let payload = b"exactly \x00 once";
+    let first = match q.publish_with("g", payload, &opts_k) {
+        Err(e) => {
+            assert_eq!(e.kind(), ErrorKind::Connect, "a write whose outcome is unknown: {e}");
+            assert_eq!(e.server_code(), 10107, "the error keeps the server's code: {e}");
+            None
+        }
+        Ok(p) => {
+            eprintln!("test_dedup_retry_after_lost_reply: no step-down from this server (no hook): {p:?}");
+            assert!(!p.duplicate, "{p:?}");
+            Some(p.seq)
+        }
+    };
+    let retry = q.publish_with("g", payload, &opts_k).unwrap();
+    assert!(retry.duplicate, "the first insert was applied: the retry adds nothing ({retry:?})");
+    if let Some(seq) = first {
+        assert_eq!(retry.seq, seq);
+    }
+    assert_eq!(q.stats().unwrap().messages, 1, "exactly one event");
+    let lease = claim(q);
+    assert_eq!((lease.seq(), lease.group(), lease.event()), (retry.seq, "g", &payload[..]));
+    q.ack(&lease).unwrap();
+    assert!(q.claim(&opts(30_000)).unwrap().is_none(), "never two events");
+}
+
+#[test]
+fn test_dedup_batch() {
+    let f = Fixture::new();
+    let q = &f.queue;
+    let mut batch = Batch::new().unwrap();
+    batch.add("g1", "1a", &key("a")).unwrap();
+    batch.add("g1", "1b", &key("b")).unwrap();
+    batch.add("g2", "2a", &key("a")).unwrap();
+    batch.add("g2", "2-", &PublishOptions::default()).unwrap();
+    let got = q.publish_batch_with(&batch).unwrap();
+    assert_eq!(got.len(), 4, "{got:?}");
+    assert_eq!(got.iter().filter(|p| !p.duplicate).count(), 3, "{got:?}");
+    assert_eq!(got[2], duplicate_of(got[0].seq), "the third shares the first's key");
+    let seqs: HashSet<i64> = [got[0].seq, got[1].seq, got[3].seq].into();
+    assert_eq!(seqs.len(), 3, "three events, three seqs: {got:?}");
+
+    let mut second = Batch::new().unwrap();
+    second.add("g1", "1b again", &key("b")).unwrap();
+    second.add("g3", "3c", &key("c")).unwrap();
+    let again = q.publish_batch_with(&second).unwrap();
+    assert_eq!(again.len(), 2, "{again:?}");
+    assert_eq!(again[0], duplicate_of(got[1].seq), "a duplicate of the first batch's second event");
+    assert!(!again[1].duplicate && !seqs.contains(&again[1].seq), "{again:?}");
+    assert_eq!(q.stats().unwrap().messages, 4);
+    // The queue holds exactly the added events.
+    let mut held: Vec<(i64, Vec<u8>)> =
+        q.peek(None, 10).unwrap().into_iter().map(|e| (e.seq.unwrap(), e.event.unwrap())).collect();
+    held.sort();
+    let mut want: Vec<(i64, Vec<u8>)> =
+        [(got[0].seq, "1a"), (got[1].seq, "1b"), (got[3].seq, "2-"), (again[1].seq, "3c")]
+            .into_iter()
+            .map(|(s, e)| (s, e.as_bytes().to_vec()))
+            .collect();
+    want.sort();
+    assert_eq!(held, want);
+}
+
+#[test]
+fn test_dedup_scope_group() {
+    let f = Fixture::new();
+    let q = &f.queue;
+    q.set_dedup_scope(DedupScope::Group).unwrap();
+    let a = q.publish_with("A", "a", &key("k")).unwrap();
+    let b = q.publish_with("B", "b", &key("k")).unwrap();
+    assert!(!a.duplicate && !b.duplicate && a.seq != b.seq, "{a:?} {b:?}: two groups, two events");
+    assert_eq!(q.publish_with("A", "a again", &key("k")).unwrap(), duplicate_of(a.seq));
+    assert_eq!(q.stats().unwrap().messages, 2);
+}
+
+#[test]
+fn test_dedup_bad_key() {
+    let f = Fixture::new();
+    let q = &f.queue;
+    let too_long = "k".repeat(mongomq::limits::DEDUP_KEY_MAX + 1);
+    for bad in ["", too_long.as_str(), "a\0b"] {
+        assert_bad_argument(q.publish_with("g", "x", &key(bad)), "dedup_key");
+        assert_bad_argument(q.publish("g", "x", &key(bad)), "dedup_key");
+        assert_bad_argument(Batch::new().unwrap().add("g", "x", &key(bad)), "dedup_key");
+    }
+    assert_bad_argument(q.set_dedup_window(Duration::from_millis(500)), "dedup_window");
+    assert_bad_argument(q.set_dedup_window(Duration::from_secs(8 * 86400)), "dedup_window");
+    assert_bad_argument(q.set_dedup_window(Duration::MAX), "dedup_window");
+    assert_eq!(q.stats().unwrap().messages, 0, "nothing was published");
+    assert_eq!(q.stats().unwrap().published, 0, "not even a seq was taken");
 }
 
 // ---- waiting claims --------------------------------------------------------------
@@ -1318,7 +1462,7 @@ fn claim_options_defaults() {
     let lease = f.queue.claim(&ClaimOptions::new()).unwrap().unwrap();
     assert!((secs(lease.deadline(), before) - 30.0).abs() < 5.0, "default visibility 30 s");
     assert_eq!(lease.count(), 1);
-    assert!(mongomq::library_version().starts_with("0.5."));
+    assert!(mongomq::library_version().starts_with("0.6."));
 }
 
 #[test]
@@ -1487,4 +1631,81 @@ fn groups_show_a_lapsed_lease_and_a_group_paused_ahead() {
     let json: serde_json::Value = serde_json::to_value(&page).unwrap();
     assert_eq!(json["groups"][1]["holder"], "w-old");
     assert!(json["groups"][1]["held_for_s"].is_null() && json["now"].as_f64() == Some(1_000_000_011.0), "{json}");
+}
+
+#[test]
+fn dedup_plain_publish_and_batch_keep_their_seq() {
+    // publish and publish_batch keep their Result<i64>: a duplicate is Ok there too.
+    let f = Fixture::new();
+    let q = &f.queue;
+    let seq = q.publish("g", "x", &key("k")).unwrap();
+    assert_eq!(q.publish("h", "y", &key("k")).unwrap(), seq, "the seq of the event that holds the key");
+    let mut batch = Batch::new().unwrap();
+    batch.add("g", "dup", &key("k")).unwrap();
+    batch.add("g", "new", &PublishOptions::default()).unwrap();
+    let first = q.publish_batch(&batch).unwrap();
+    assert_eq!(q.peek(None, 10).unwrap().iter().map(|e| e.seq.unwrap()).collect::<Vec<_>>(), [seq, first + 1]);
+    // A batch's outcome is its last publish's: published again, the key is still taken.
+    let outcome = q.publish_batch_with(&batch).unwrap();
+    assert_eq!(outcome[0], duplicate_of(seq));
+    assert!(!outcome[1].duplicate && outcome[1].seq > first + 1, "{outcome:?}");
+    assert_eq!(q.stats().unwrap().messages, 3);
+}
+
+#[test]
+fn dedup_shared_batch_outcomes_per_publish() {
+    // One Batch (Sync) published by several threads at once: each publish gets its own
+    // outcome (the C batch keeps only the last one; the crate holds a lock across the
+    // publish and the reading of it). The first publish adds the keyed events, every
+    // other one finds them all taken.
+    let f = Fixture::new();
+    let mut batch = Batch::new().unwrap();
+    for i in 0..20 {
+        batch.add(&format!("g{}", i % 3), format!("{i}"), &key(&format!("k{i}"))).unwrap();
+    }
+    let batch = Arc::new(batch);
+    let threads: Vec<_> = (0..6)
+        .map(|_| {
+            let (q, batch) = (f.queue.clone(), Arc::clone(&batch));
+            thread::spawn(move || q.publish_batch_with(&batch).unwrap())
+        })
+        .collect();
+    let outcomes: Vec<Vec<Published>> = threads.into_iter().map(|t| t.join().unwrap()).collect();
+    let (fresh, dups): (Vec<_>, Vec<_>) = outcomes.iter().partition(|o| o.iter().all(|p| !p.duplicate));
+    assert_eq!(fresh.len(), 1, "one publish added the events: {outcomes:?}");
+    let seqs: Vec<i64> = fresh[0].iter().map(|p| p.seq).collect();
+    assert!(seqs.windows(2).all(|w| w[1] == w[0] + 1), "an adding publish's seqs follow add order: {seqs:?}");
+    for o in dups {
+        assert_eq!(
+            o.iter().map(|p| (p.seq, p.duplicate)).collect::<Vec<_>>(),
+            seqs.iter().map(|&s| (s, true)).collect::<Vec<_>>()
+        );
+    }
+    assert_eq!(f.queue.stats().unwrap().messages, 20);
+}
+
+#[test]
+fn dedup_window_and_scopes() {
+    let f = Fixture::new();
+    let q = &f.queue;
+    assert_eq!(mongomq::DEFAULT_DEDUP_WINDOW, Duration::from_secs(300));
+    q.set_dedup_window(mongomq::limits::DEDUP_WINDOW_MAX).unwrap();
+    q.set_dedup_window(mongomq::limits::DEDUP_WINDOW_MIN).unwrap();
+    let at_most = "k".repeat(mongomq::limits::DEDUP_KEY_MAX);
+    let first = q.publish_with("g", "x", &key(&at_most)).unwrap();
+    assert!(!first.duplicate, "a key of 512 bytes is fine");
+    // Past the 1 s window, a key whose event is still queued stays taken...
+    thread::sleep(Duration::from_millis(1300));
+    assert_eq!(q.publish_with("g", "x", &key(&at_most)).unwrap(), duplicate_of(first.seq));
+    // ... and once the event is acked and the window passed, it is free again.
+    let lease = claim(q);
+    q.ack(&lease).unwrap();
+    let again = q.publish_with("g", "x", &key(&at_most)).unwrap();
+    assert!(!again.duplicate && again.seq > first.seq, "{again:?}");
+    // Keys of one scope never match keys of the other.
+    let by_group = f.other_handle();
+    by_group.set_dedup_scope(DedupScope::Group).unwrap();
+    assert!(!by_group.publish_with("g", "y", &key(&at_most)).unwrap().duplicate);
+    by_group.set_dedup_scope(DedupScope::Queue).unwrap();
+    assert!(by_group.publish_with("g", "z", &key(&at_most)).unwrap().duplicate, "the queue scope again");
 }
