@@ -42,7 +42,7 @@ from harel.spec.states import Event
 # ---------------------------------------------------------------------------------------
 # libmongomq through ctypes
 
-MQ_OK, MQ_EMPTY, MQ_LEASE_LOST = 0, 1, 2
+MQ_OK, MQ_EMPTY, MQ_LEASE_LOST, MQ_DUPLICATE = 0, 1, 2, 5
 
 
 class MqError(ctypes.Structure):
@@ -54,6 +54,16 @@ class MqError(ctypes.Structure):
 
 
 assert ctypes.sizeof(MqError) == 512, "mq_error must be 512 bytes"
+
+
+class MqPublishOpts(ctypes.Structure):
+    """mq_publish_opts, version 2 (0.6.0)."""
+    _fields_ = [
+        ("version", ctypes.c_uint),
+        ("priority", ctypes.c_int),
+        ("not_before", ctypes.c_double),
+        ("dedup_key", ctypes.c_char_p),
+    ]
 
 
 class MqFailure(Exception):
@@ -86,6 +96,8 @@ class Mq:
             "mq_lease_token": (ctypes.c_char_p, [vp]),
             "mq_lease_attempts": (ctypes.c_int, [vp]),
             "mq_lease_destroy": (None, [vp]),
+            "mq_publish_with": (ctypes.c_int, [vp, ctypes.c_char_p, vp, ctypes.c_size_t,
+                                               ctypes.POINTER(MqPublishOpts), ctypes.POINTER(ctypes.c_int64), err]),
             "mq_pause_group": (ctypes.c_int, [vp, ctypes.c_char_p, err]),
             "mq_resume_group": (ctypes.c_int, [vp, ctypes.c_char_p, err]),
         }
@@ -99,7 +111,7 @@ class Mq:
         return self.lib.mq_status_name(status).decode()
 
     def check(self, what, status, err):
-        """Raises on an error status (< 0); returns MQ_OK, MQ_EMPTY or MQ_LEASE_LOST."""
+        """Raises on an error status (< 0); returns MQ_OK, MQ_EMPTY, MQ_LEASE_LOST or MQ_DUPLICATE."""
         if status < 0:
             raise MqFailure(f"{what}: {self.status_name(status)} "
                             f"(server_code {err.server_code}): {err.message.decode(errors='replace')}")
@@ -139,6 +151,15 @@ class OurQueue:
         self.mq.check("mq_publish", self.mq.lib.mq_publish(self.handle, group.encode(), event, len(event),
                                                            priority, ctypes.byref(seq), ctypes.byref(err)), err)
         return seq.value
+
+    def publish_key(self, group, event: bytes, key):
+        """(status, seq) of a publish with a dedup key: MQ_OK or MQ_DUPLICATE."""
+        seq, err = ctypes.c_int64(0), MqError()
+        opts = MqPublishOpts(2, 0, 0.0, key.encode())
+        st = self.mq.check("mq_publish_with", self.mq.lib.mq_publish_with(
+            self.handle, group.encode(), event, len(event), ctypes.byref(opts), ctypes.byref(seq),
+            ctypes.byref(err)), err)
+        return st, seq.value
 
     def claim(self, visibility=30.0, min_priority=0, worker=b"c-worker"):
         """An OurLease, or None on MQ_EMPTY."""
@@ -573,7 +594,45 @@ def scenario_h(ctx):
     check_empty("h", coll)
 
 
-SCENARIOS = [scenario_a, scenario_b, scenario_c, scenario_d, scenario_e, scenario_f, scenario_g, scenario_h]
+def scenario_i(ctx):
+    """Dedup keys (0.6.0): harel ignores them; the record our ack leaves is no event to harel."""
+    harel, ours, coll = ctx.pair("i")
+    ev = Event(kind="i1").model_dump_json().encode()
+    st, first = ours.publish_key("gi", ev, "order-1")
+    check_eq("i: a keyed publish", st, MQ_OK)
+    check_eq("i: the same key again is a duplicate of it", ours.publish_key("gj", ev, "order-1"), (MQ_DUPLICATE, first))
+    got = harel.claim("py-worker", 30.0, 0)
+    check("i: harel's claim takes the keyed event as any other",
+          got is not None and got.group_id == "gi" and got.event.kind == "i1")
+    if got is not None:
+        harel.ack(got)
+    check_eq("i: harel's ack deletes it, key and all (harel keeps no record)",
+             coll["messages"].count_documents({}), 0)
+    st, again = ours.publish_key("gi", ev, "order-1")
+    check("i: so after harel's ack the key is free again (the documented limit)", st == MQ_OK and again > first)
+    mine = ours.claim()
+    try:
+        check("i: we claim it", mine is not None and mine.seq == again)
+        check_eq("i: our ack", ours.ack(mine), MQ_OK)
+    finally:
+        if mine:
+            mine.destroy()
+    check_eq("i: our ack leaves the record of the key (no group_id)",
+             coll["messages"].count_documents({"group_id": {"$exists": False}, "dedup_key": "order-1"}), 1)
+    check("i: harel's claim finds nothing: the record is no event to it",
+          all(harel.claim("py-worker", 30.0, floor) is None for floor in (0, 4)))
+    harel.publish("gi", Event(kind="i2"), priority=0)
+    got = harel.claim("py-worker", 30.0, 0)
+    check("i: harel publishes and claims in that group as before", got is not None and got.event.kind == "i2")
+    if got is not None:
+        harel.ack(got)
+    check_eq("i: and the key still holds for us", ours.publish_key("gk", ev, "order-1"), (MQ_DUPLICATE, again))
+    coll["messages"].delete_many({"group_id": {"$exists": False}})  # the record, for check_empty
+    check_empty("i", coll)
+
+
+SCENARIOS = [scenario_a, scenario_b, scenario_c, scenario_d, scenario_e, scenario_f, scenario_g, scenario_h,
+             scenario_i]
 
 
 def main():
