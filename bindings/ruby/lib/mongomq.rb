@@ -23,6 +23,9 @@ require "mongomq/mongomq_raw" # MongoMQ::Raw, the SWIG-generated extension: priv
 module MongoMQ
   private_constant :Raw
 
+  # The longest dedup_key, in bytes (UTF-8): the C library's MQ_DEDUP_KEY_MAX, 512.
+  DEDUP_KEY_MAX = Raw::MQ_DEDUP_KEY_MAX
+
   # The version of the libmongomq the extension loaded ("0.6.0").
   def self.library_version
     Raw.mq_version
@@ -43,6 +46,7 @@ require "mongomq/stored_event"
 require "mongomq/dead_page"
 require "mongomq/groups"
 require "mongomq/repair_counts"
+require "mongomq/published"
 require "mongomq/batch"
 require "mongomq/manual_clock"
 require "mongomq/log"

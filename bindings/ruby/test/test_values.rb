@@ -3,7 +3,8 @@
 # The values of 0.4.0's vocabulary: instants are Time values (UTC) in and out,
 # durations Float seconds; the lease's text and json; RepairCounts; status names from
 # the C library (and none for ClosedError); a scheduled batch event; the old names gone;
-# the group listing's rows in Ruby values.
+# the group listing's rows in Ruby values; publish's results (0.6.0): Published and
+# PublishedBatch, which stand in for the Integer seq where Ruby converts and compares.
 require_relative "test_helper"
 require "set"
 
@@ -87,7 +88,7 @@ class TestValues < MongoMQTest::Case
     first = @queue.publish_batch do |b|
       b.add("later", "l", not_before: later)
       b.add("now", "n", priority: 2)
-    end
+    end.first_seq
     lease = claim!
     assert_equal ["now", first + 1], [lease.group, lease.seq]
     @queue.ack(lease)
@@ -125,6 +126,65 @@ class TestValues < MongoMQTest::Case
     assert_equal %w[parked], @queue.groups(parked_beyond: Rational(59 * 60)).groups.map(&:group)
     assert_equal %w[ahead lapsed parked], @queue.groups(id_prefix: "").groups.map(&:group), "'': every id"
     assert_raises(FrozenError) { ahead.state = :ready }
+  end
+
+  def test_published_values
+    added = MongoMQ::Published.from_c(7)
+    dup = MongoMQ::Published.from_c(-7)
+    assert_equal [7, false, 7, true], [added.seq, added.duplicate?, dup.seq, dup.duplicate?]
+    assert dup.frozen?
+    assert_raises(FrozenError) { dup.duplicate = false }
+    # As the Integer publish returned: compared with Integers both ways, converted
+    # implicitly, printed as the seq.
+    assert_equal 7, dup
+    assert_operator 7, :==, dup
+    assert_operator 6, :<, dup
+    assert_equal [3, 7], [MongoMQ::Published.from_c(7), MongoMQ::Published.from_c(3)].sort.map(&:seq)
+    assert_equal [7, 7, "7", "7", 8], [dup.to_i, Integer(dup), dup.to_s, "#{dup}", 1 + dup]
+    assert_equal "#<MongoMQ::Published seq=7 duplicate>", dup.inspect
+    assert_equal "#<MongoMQ::Published seq=7>", added.inspect
+    refute_equal added, dup, "the same seq, one a duplicate"
+    assert_equal added, MongoMQ::Published.new(7, false)
+    # But it is no Integer: arithmetic and Hash keys go by #seq.
+    refute_kind_of Integer, added
+    assert_raises(NoMethodError) { added + 1 }
+    assert_nil({ 7 => "x" }[added])
+  end
+
+  def test_publish_results
+    seq = @queue.publish("g", "x")
+    assert_kind_of MongoMQ::Published, seq
+    refute seq.duplicate?
+    lease = claim!
+    assert_equal seq, lease.seq
+    @queue.ack(lease)
+    # A batch without keys: the first seq, and its outcomes follow it by 1.
+    first = @queue.publish_batch { |b| b.add("g", "a").add("h", "b").add("g", "c") }
+    assert_equal [seq.seq + 1, 3, 3, false], [first.first_seq, first.size, first.added, first.duplicates?]
+    assert_equal Array.new(3) { |i| [first.first_seq + i, false] }, first.outcomes.map { |o| [o.seq, o.duplicate?] }
+    assert_equal seq.seq + 1, first
+    assert first.outcomes.frozen?
+    assert_equal "#<MongoMQ::PublishedBatch first_seq=#{first.first_seq} size=3 added=3>", first.inspect
+    # A keyed batch published again: every keyed event a duplicate of its first publish.
+    batch = track(MongoMQ::Batch.new)
+    batch.add("k", "1", dedup_key: "one").add("k", "2", dedup_key: "two").add("k", "3")
+    once = @queue.publish_batch(batch)
+    twice = @queue.publish_batch(batch)
+    assert_equal [false, false, false], once.outcomes.map(&:duplicate?)
+    assert_equal [[once.outcomes[0].seq, true], [once.outcomes[1].seq, true], [twice.outcomes[2].seq, false]],
+                 twice.outcomes.map { |o| [o.seq, o.duplicate?] }
+    assert_equal [1, true], [twice.added, twice.duplicates?]
+    assert_operator twice.outcomes[2].seq, :>, once.outcomes[2].seq
+    assert_equal 3 + 3 + 1, @queue.stats["messages"]
+    # dead_requeue takes a Published as its seq.
+    @queue.max_attempts = 1
+    @queue.purge_group("g")
+    @queue.purge_group("h")
+    @queue.purge_group("k")
+    poison = @queue.publish("p", "poison")
+    @queue.nack(claim!)
+    assert_nil @queue.claim
+    assert_kind_of Integer, @queue.dead_requeue(poison)
   end
 
   def test_old_names_are_gone

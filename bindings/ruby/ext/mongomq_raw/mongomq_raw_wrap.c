@@ -2517,22 +2517,48 @@ SWIG_AsVal_long_SS_long (VALUE obj, long long *val)
 #endif
 
 
-/* mq_publish_with: not_before 0 is "now". */
-static mq_status mqs_publish(mq_queue *queue, const char *group_id, const void *event, size_t event_len,
-                             int priority, double not_before, int64_t *seq_out, mq_error *err) {
-    mq_publish_opts opts = MQ_PUBLISH_OPTS_INIT;
-    opts.priority = priority;
-    opts.not_before = not_before;
-    return mq_publish_with(queue, group_id, event, event_len, &opts, seq_out, err);
+/* MQ_DUPLICATE as MQ_OK with the seq negated (the three shims below). */
+static mq_status mqs_duplicate_as_negative(mq_status status, int64_t *seq, mq_error *err) {
+    if (status != MQ_DUPLICATE) return status;
+    if (seq != NULL) *seq = -*seq;
+    if (err != NULL) err->status = MQ_OK;
+    return MQ_OK;
 }
 
-/* mq_batch_add_with: a batch event may be scheduled (not_before 0: now). */
-static mq_status mqs_batch_add_at(mq_batch *batch, const char *group_id, const void *event, size_t event_len,
-                                  int priority, double not_before, mq_error *err) {
+/* mq_publish_with: not_before 0 is "now"; with has_key 0 the key is none (Go cannot
+ * pass a NULL string), else dedup_key as given (NULL, "", too long: MQ_ERR_ARG from
+ * the library). *seq_out < 0: a duplicate of the event -*seq_out. */
+static mq_status mqs_publish(mq_queue *queue, const char *group_id, const void *event, size_t event_len,
+                             int priority, double not_before, int has_key, const char *dedup_key, int64_t *seq_out,
+                             mq_error *err) {
     mq_publish_opts opts = MQ_PUBLISH_OPTS_INIT;
     opts.priority = priority;
     opts.not_before = not_before;
+    opts.dedup_key = has_key ? (dedup_key != NULL ? dedup_key : "") : NULL;
+    return mqs_duplicate_as_negative(mq_publish_with(queue, group_id, event, event_len, &opts, seq_out, err), seq_out,
+                                     err);
+}
+
+/* mq_batch_add_with: a batch event may be scheduled (not_before 0: now), and keyed
+ * (has_key, dedup_key as mqs_publish). */
+static mq_status mqs_batch_add_at(mq_batch *batch, const char *group_id, const void *event, size_t event_len,
+                                  int priority, double not_before, int has_key, const char *dedup_key, mq_error *err) {
+    mq_publish_opts opts = MQ_PUBLISH_OPTS_INIT;
+    opts.priority = priority;
+    opts.not_before = not_before;
+    opts.dedup_key = has_key ? (dedup_key != NULL ? dedup_key : "") : NULL;
     return mq_batch_add_with(batch, group_id, event, event_len, &opts, err);
+}
+
+/* mq_publish_batch: *first_seq < 0 when some event was a duplicate (-*first_seq is
+ * the first seq); mqs_batch_outcome then says which. */
+static mq_status mqs_publish_batch(mq_queue *queue, const mq_batch *batch, int64_t *first_seq, mq_error *err) {
+    return mqs_duplicate_as_negative(mq_publish_batch(queue, batch, first_seq, err), first_seq, err);
+}
+
+/* mq_batch_outcome: *seq < 0 when event i was a duplicate of the event -*seq. */
+static mq_status mqs_batch_outcome(const mq_batch *batch, size_t i, int64_t *seq, mq_error *err) {
+    return mqs_duplicate_as_negative(mq_batch_outcome(batch, i, seq, err), seq, err);
 }
 
 /* mq_claim_with: *out NULL (and MQ_EMPTY) when nothing is due. Without a timeout or a
@@ -3183,11 +3209,11 @@ MQR_NOGVL(client_new, mq_status, const char *uri; mq_client **out; mq_error *err
 MQR_NOGVL(queue_new, mq_status, mq_client *client; const char *db; const char *prefix; mq_queue **out; mq_error *err;,
           mq_queue_new(a->client, a->db, a->prefix, a->out, a->err))
 MQR_NOGVL(publish, mq_status,
-          mq_queue *queue; const char *group; const void *event; size_t len; int priority; double at; int64_t *seq;
-          mq_error *err;,
-          mqs_publish(a->queue, a->group, a->event, a->len, a->priority, a->at, a->seq, a->err))
+          mq_queue *queue; const char *group; const void *event; size_t len; int priority; double at; int has_key;
+          const char *key; int64_t *seq; mq_error *err;,
+          mqs_publish(a->queue, a->group, a->event, a->len, a->priority, a->at, a->has_key, a->key, a->seq, a->err))
 MQR_NOGVL(publish_batch, mq_status, mq_queue *queue; const mq_batch *batch; int64_t *first; mq_error *err;,
-          mq_publish_batch(a->queue, a->batch, a->first, a->err))
+          mqs_publish_batch(a->queue, a->batch, a->first, a->err))
 MQR_NOGVL(ack, mq_status, mq_queue *queue; const mq_lease *lease; mq_error *err;, mq_ack(a->queue, a->lease, a->err))
 MQR_NOGVL(nack, mq_status, mq_queue *queue; const mq_lease *lease; double delay; mq_error *err;,
           mq_nack(a->queue, a->lease, a->delay, a->err))
@@ -3999,47 +4025,6 @@ fail:
 
 
 SWIGINTERN VALUE
-_wrap_mq_publish_batch(int argc, VALUE *argv, VALUE self) {
-  mq_queue *arg1 = 0 ;
-  mq_batch *arg2 = 0 ;
-  int64_t *arg3 = 0 ;
-  mq_error *arg4 = 0 ;
-  mqr_handle *h1 = NULL ;
-  mqr_handle *h2 = NULL ;
-  int64_t value3 = 0 ;
-  mq_error e4 ;
-  mq_status result;
-  VALUE vresult = Qnil;
-  
-  arg3 = &value3;
-  {
-    memset(&e4, 0, sizeof e4);
-    arg4 = &e4;
-  }
-  if ((argc < 2) || (argc > 2)) {
-    rb_raise(rb_eArgError, "wrong # of arguments(%d for 2)",argc); SWIG_fail;
-  }
-  {
-    h1 = mqr_get(argv[0], MQR_QUEUE);
-    arg1 = (mq_queue *)h1->ptr;
-  }
-  {
-    h2 = mqr_get(argv[1], MQR_BATCH);
-    arg2 = (mq_batch *)h2->ptr;
-  }
-  MQR_DO(publish_batch, h2, arg1, arg2, arg3, arg4)
-  (void)result; vresult = Qnil;
-  vresult = SWIG_Ruby_AppendOutput(vresult, LL2NUM((long long)value3), 1);
-  {
-    if (arg4->status != MQ_OK && arg4->status != MQ_EMPTY) mqr_raise(arg4);
-  }
-  return vresult;
-fail:
-  return Qnil;
-}
-
-
-SWIGINTERN VALUE
 _wrap_mq_lease_count(int argc, VALUE *argv, VALUE self) {
   mq_lease *arg1 = 0 ;
   mqr_handle *h1 = NULL ;
@@ -4126,6 +4111,84 @@ _wrap_mq_lease_deadline(int argc, VALUE *argv, VALUE self) {
   }
   result = (double)mq_lease_deadline((struct mq_lease const *)arg1);
   vresult = SWIG_From_double((double)(result));
+  return vresult;
+fail:
+  return Qnil;
+}
+
+
+SWIGINTERN VALUE
+_wrap_mq_queue_set_dedup_window(int argc, VALUE *argv, VALUE self) {
+  mq_queue *arg1 = 0 ;
+  double arg2 ;
+  mq_error *arg3 = 0 ;
+  mqr_handle *h1 = NULL ;
+  double val2 ;
+  int ecode2 = 0 ;
+  mq_error e3 ;
+  mq_status result;
+  VALUE vresult = Qnil;
+  
+  {
+    memset(&e3, 0, sizeof e3);
+    arg3 = &e3;
+  }
+  if ((argc < 2) || (argc > 2)) {
+    rb_raise(rb_eArgError, "wrong # of arguments(%d for 2)",argc); SWIG_fail;
+  }
+  {
+    h1 = mqr_get(argv[0], MQR_QUEUE);
+    arg1 = (mq_queue *)h1->ptr;
+  }
+  ecode2 = SWIG_AsVal_double(argv[1], &val2);
+  if (!SWIG_IsOK(ecode2)) {
+    SWIG_exception_fail(SWIG_ArgError(ecode2), Ruby_Format_TypeError( "", "double","mq_queue_set_dedup_window", 2, argv[1] ));
+  } 
+  arg2 = (double)(val2);
+  result = (mq_status)mq_queue_set_dedup_window(arg1,arg2,arg3);
+  (void)result; vresult = Qnil;
+  {
+    if (arg3->status != MQ_OK && arg3->status != MQ_EMPTY) mqr_raise(arg3);
+  }
+  return vresult;
+fail:
+  return Qnil;
+}
+
+
+SWIGINTERN VALUE
+_wrap_mq_queue_set_dedup_scope(int argc, VALUE *argv, VALUE self) {
+  mq_queue *arg1 = 0 ;
+  mq_dedup_scope arg2 ;
+  mq_error *arg3 = 0 ;
+  mqr_handle *h1 = NULL ;
+  int val2 ;
+  int ecode2 = 0 ;
+  mq_error e3 ;
+  mq_status result;
+  VALUE vresult = Qnil;
+  
+  {
+    memset(&e3, 0, sizeof e3);
+    arg3 = &e3;
+  }
+  if ((argc < 2) || (argc > 2)) {
+    rb_raise(rb_eArgError, "wrong # of arguments(%d for 2)",argc); SWIG_fail;
+  }
+  {
+    h1 = mqr_get(argv[0], MQR_QUEUE);
+    arg1 = (mq_queue *)h1->ptr;
+  }
+  ecode2 = SWIG_AsVal_int(argv[1], &val2);
+  if (!SWIG_IsOK(ecode2)) {
+    SWIG_exception_fail(SWIG_ArgError(ecode2), Ruby_Format_TypeError( "", "mq_dedup_scope","mq_queue_set_dedup_scope", 2, argv[1] ));
+  } 
+  arg2 = (mq_dedup_scope)(val2);
+  result = (mq_status)mq_queue_set_dedup_scope(arg1,arg2,arg3);
+  (void)result; vresult = Qnil;
+  {
+    if (arg3->status != MQ_OK && arg3->status != MQ_EMPTY) mqr_raise(arg3);
+  }
   return vresult;
 fail:
   return Qnil;
@@ -4756,6 +4819,43 @@ fail:
 
 
 SWIGINTERN VALUE
+_wrap_mqs_duplicate_as_negative(int argc, VALUE *argv, VALUE self) {
+  mq_status arg1 ;
+  int64_t *arg2 = 0 ;
+  mq_error *arg3 = 0 ;
+  int val1 ;
+  int ecode1 = 0 ;
+  int64_t value2 = 0 ;
+  mq_error e3 ;
+  mq_status result;
+  VALUE vresult = Qnil;
+  
+  arg2 = &value2;
+  {
+    memset(&e3, 0, sizeof e3);
+    arg3 = &e3;
+  }
+  if ((argc < 1) || (argc > 1)) {
+    rb_raise(rb_eArgError, "wrong # of arguments(%d for 1)",argc); SWIG_fail;
+  }
+  ecode1 = SWIG_AsVal_int(argv[0], &val1);
+  if (!SWIG_IsOK(ecode1)) {
+    SWIG_exception_fail(SWIG_ArgError(ecode1), Ruby_Format_TypeError( "", "mq_status","mqs_duplicate_as_negative", 1, argv[0] ));
+  } 
+  arg1 = (mq_status)(val1);
+  result = (mq_status)mqs_duplicate_as_negative(arg1,arg2,arg3);
+  (void)result; vresult = Qnil;
+  vresult = SWIG_Ruby_AppendOutput(vresult, LL2NUM((long long)value2), 1);
+  {
+    if (arg3->status != MQ_OK && arg3->status != MQ_EMPTY) mqr_raise(arg3);
+  }
+  return vresult;
+fail:
+  return Qnil;
+}
+
+
+SWIGINTERN VALUE
 _wrap_mqs_publish(int argc, VALUE *argv, VALUE self) {
   mq_queue *arg1 = 0 ;
   char *arg2 = 0 ;
@@ -4763,8 +4863,10 @@ _wrap_mqs_publish(int argc, VALUE *argv, VALUE self) {
   size_t arg4 ;
   int arg5 ;
   double arg6 ;
-  int64_t *arg7 = 0 ;
-  mq_error *arg8 = 0 ;
+  int arg7 ;
+  char *arg8 = 0 ;
+  int64_t *arg9 = 0 ;
+  mq_error *arg10 = 0 ;
   mqr_handle *h1 = NULL ;
   VALUE copy2 = Qnil ;
   VALUE copy3 = Qnil ;
@@ -4772,18 +4874,21 @@ _wrap_mqs_publish(int argc, VALUE *argv, VALUE self) {
   int ecode5 = 0 ;
   double val6 ;
   int ecode6 = 0 ;
-  int64_t value7 = 0 ;
-  mq_error e8 ;
+  int val7 ;
+  int ecode7 = 0 ;
+  VALUE copy8 = Qnil ;
+  int64_t value9 = 0 ;
+  mq_error e10 ;
   mq_status result;
   VALUE vresult = Qnil;
   
-  arg7 = &value7;
+  arg9 = &value9;
   {
-    memset(&e8, 0, sizeof e8);
-    arg8 = &e8;
+    memset(&e10, 0, sizeof e10);
+    arg10 = &e10;
   }
-  if ((argc < 5) || (argc > 5)) {
-    rb_raise(rb_eArgError, "wrong # of arguments(%d for 5)",argc); SWIG_fail;
+  if ((argc < 7) || (argc > 7)) {
+    rb_raise(rb_eArgError, "wrong # of arguments(%d for 7)",argc); SWIG_fail;
   }
   {
     h1 = mqr_get(argv[0], MQR_QUEUE);
@@ -4818,18 +4923,37 @@ _wrap_mqs_publish(int argc, VALUE *argv, VALUE self) {
     SWIG_exception_fail(SWIG_ArgError(ecode6), Ruby_Format_TypeError( "", "double","mqs_publish", 6, argv[4] ));
   } 
   arg6 = (double)(val6);
-  MQR_DO(publish, NULL, arg1, arg2, arg3, arg4, arg5, arg6, arg7, arg8)
-  (void)result; vresult = Qnil;
-  vresult = SWIG_Ruby_AppendOutput(vresult, LL2NUM((long long)value7), 1);
+  ecode7 = SWIG_AsVal_int(argv[5], &val7);
+  if (!SWIG_IsOK(ecode7)) {
+    SWIG_exception_fail(SWIG_ArgError(ecode7), Ruby_Format_TypeError( "", "int","mqs_publish", 7, argv[5] ));
+  } 
+  arg7 = (int)(val7);
   {
-    if (arg8->status != MQ_OK && arg8->status != MQ_EMPTY) mqr_raise(arg8);
+    if (NIL_P(argv[6])) {
+      arg8 = NULL;
+    } else {
+      VALUE s = argv[6];
+      StringValue(s);
+      if (memchr(RSTRING_PTR(s), '\0', (size_t)RSTRING_LEN(s)) != NULL)
+      rb_exc_raise(mqr_error(MQ_ERR_ARG, 0, "dedup_key contains a NUL byte"));
+      copy8 = rb_str_new(RSTRING_PTR(s), RSTRING_LEN(s));
+      arg8 = RSTRING_PTR(copy8);
+    }
+  }
+  MQR_DO(publish, NULL, arg1, arg2, arg3, arg4, arg5, arg6, arg7, arg8, arg9, arg10)
+  (void)result; vresult = Qnil;
+  vresult = SWIG_Ruby_AppendOutput(vresult, LL2NUM((long long)value9), 1);
+  {
+    if (arg10->status != MQ_OK && arg10->status != MQ_EMPTY) mqr_raise(arg10);
   }
   RB_GC_GUARD(copy2);
   RB_GC_GUARD(copy3);
+  RB_GC_GUARD(copy8);
   return vresult;
 fail:
   RB_GC_GUARD(copy2);
   RB_GC_GUARD(copy3);
+  RB_GC_GUARD(copy8);
   return Qnil;
 }
 
@@ -4842,7 +4966,9 @@ _wrap_mqs_batch_add_at(int argc, VALUE *argv, VALUE self) {
   size_t arg4 ;
   int arg5 ;
   double arg6 ;
-  mq_error *arg7 = 0 ;
+  int arg7 ;
+  char *arg8 = 0 ;
+  mq_error *arg9 = 0 ;
   mqr_handle *h1 = NULL ;
   VALUE copy2 = Qnil ;
   VALUE copy3 = Qnil ;
@@ -4850,16 +4976,19 @@ _wrap_mqs_batch_add_at(int argc, VALUE *argv, VALUE self) {
   int ecode5 = 0 ;
   double val6 ;
   int ecode6 = 0 ;
-  mq_error e7 ;
+  int val7 ;
+  int ecode7 = 0 ;
+  VALUE copy8 = Qnil ;
+  mq_error e9 ;
   mq_status result;
   VALUE vresult = Qnil;
   
   {
-    memset(&e7, 0, sizeof e7);
-    arg7 = &e7;
+    memset(&e9, 0, sizeof e9);
+    arg9 = &e9;
   }
-  if ((argc < 5) || (argc > 5)) {
-    rb_raise(rb_eArgError, "wrong # of arguments(%d for 5)",argc); SWIG_fail;
+  if ((argc < 7) || (argc > 7)) {
+    rb_raise(rb_eArgError, "wrong # of arguments(%d for 7)",argc); SWIG_fail;
   }
   {
     h1 = mqr_get(argv[0], MQR_BATCH);
@@ -4894,17 +5023,120 @@ _wrap_mqs_batch_add_at(int argc, VALUE *argv, VALUE self) {
     SWIG_exception_fail(SWIG_ArgError(ecode6), Ruby_Format_TypeError( "", "double","mqs_batch_add_at", 6, argv[4] ));
   } 
   arg6 = (double)(val6);
-  result = (mq_status)mqs_batch_add_at(arg1,(char const *)arg2,(void const *)arg3,arg4,arg5,arg6,arg7);
+  ecode7 = SWIG_AsVal_int(argv[5], &val7);
+  if (!SWIG_IsOK(ecode7)) {
+    SWIG_exception_fail(SWIG_ArgError(ecode7), Ruby_Format_TypeError( "", "int","mqs_batch_add_at", 7, argv[5] ));
+  } 
+  arg7 = (int)(val7);
+  {
+    if (NIL_P(argv[6])) {
+      arg8 = NULL;
+    } else {
+      VALUE s = argv[6];
+      StringValue(s);
+      if (memchr(RSTRING_PTR(s), '\0', (size_t)RSTRING_LEN(s)) != NULL)
+      rb_exc_raise(mqr_error(MQ_ERR_ARG, 0, "dedup_key contains a NUL byte"));
+      copy8 = rb_str_new(RSTRING_PTR(s), RSTRING_LEN(s));
+      arg8 = RSTRING_PTR(copy8);
+    }
+  }
+  result = (mq_status)mqs_batch_add_at(arg1,(char const *)arg2,(void const *)arg3,arg4,arg5,arg6,arg7,(char const *)arg8,arg9);
   (void)result; vresult = Qnil;
   {
-    if (arg7->status != MQ_OK && arg7->status != MQ_EMPTY) mqr_raise(arg7);
+    if (arg9->status != MQ_OK && arg9->status != MQ_EMPTY) mqr_raise(arg9);
   }
   RB_GC_GUARD(copy2);
   RB_GC_GUARD(copy3);
+  RB_GC_GUARD(copy8);
   return vresult;
 fail:
   RB_GC_GUARD(copy2);
   RB_GC_GUARD(copy3);
+  RB_GC_GUARD(copy8);
+  return Qnil;
+}
+
+
+SWIGINTERN VALUE
+_wrap_mqs_publish_batch(int argc, VALUE *argv, VALUE self) {
+  mq_queue *arg1 = 0 ;
+  mq_batch *arg2 = 0 ;
+  int64_t *arg3 = 0 ;
+  mq_error *arg4 = 0 ;
+  mqr_handle *h1 = NULL ;
+  mqr_handle *h2 = NULL ;
+  int64_t value3 = 0 ;
+  mq_error e4 ;
+  mq_status result;
+  VALUE vresult = Qnil;
+  
+  arg3 = &value3;
+  {
+    memset(&e4, 0, sizeof e4);
+    arg4 = &e4;
+  }
+  if ((argc < 2) || (argc > 2)) {
+    rb_raise(rb_eArgError, "wrong # of arguments(%d for 2)",argc); SWIG_fail;
+  }
+  {
+    h1 = mqr_get(argv[0], MQR_QUEUE);
+    arg1 = (mq_queue *)h1->ptr;
+  }
+  {
+    h2 = mqr_get(argv[1], MQR_BATCH);
+    arg2 = (mq_batch *)h2->ptr;
+  }
+  MQR_DO(publish_batch, h2, arg1, arg2, arg3, arg4)
+  (void)result; vresult = Qnil;
+  vresult = SWIG_Ruby_AppendOutput(vresult, LL2NUM((long long)value3), 1);
+  {
+    if (arg4->status != MQ_OK && arg4->status != MQ_EMPTY) mqr_raise(arg4);
+  }
+  return vresult;
+fail:
+  return Qnil;
+}
+
+
+SWIGINTERN VALUE
+_wrap_mqs_batch_outcome(int argc, VALUE *argv, VALUE self) {
+  mq_batch *arg1 = 0 ;
+  size_t arg2 ;
+  int64_t *arg3 = 0 ;
+  mq_error *arg4 = 0 ;
+  mqr_handle *h1 = NULL ;
+  size_t val2 ;
+  int ecode2 = 0 ;
+  int64_t value3 = 0 ;
+  mq_error e4 ;
+  mq_status result;
+  VALUE vresult = Qnil;
+  
+  arg3 = &value3;
+  {
+    memset(&e4, 0, sizeof e4);
+    arg4 = &e4;
+  }
+  if ((argc < 2) || (argc > 2)) {
+    rb_raise(rb_eArgError, "wrong # of arguments(%d for 2)",argc); SWIG_fail;
+  }
+  {
+    h1 = mqr_get(argv[0], MQR_BATCH);
+    arg1 = (mq_batch *)h1->ptr;
+  }
+  ecode2 = SWIG_AsVal_size_t(argv[1], &val2);
+  if (!SWIG_IsOK(ecode2)) {
+    SWIG_exception_fail(SWIG_ArgError(ecode2), Ruby_Format_TypeError( "", "size_t","mqs_batch_outcome", 2, argv[1] ));
+  } 
+  arg2 = (size_t)(val2);
+  result = (mq_status)mqs_batch_outcome((struct mq_batch const *)arg1,arg2,arg3,arg4);
+  (void)result; vresult = Qnil;
+  vresult = SWIG_Ruby_AppendOutput(vresult, LL2NUM((long long)value3), 1);
+  {
+    if (arg4->status != MQ_OK && arg4->status != MQ_EMPTY) mqr_raise(arg4);
+  }
+  return vresult;
+fail:
   return Qnil;
 }
 
@@ -5937,6 +6169,10 @@ SWIGEXPORT void Init_mongomq_raw(void) {
   rb_define_const(mRaw, "MQ_LEASE_LOST", SWIG_From_int((int)(MQ_LEASE_LOST)));
   rb_define_const(mRaw, "MQ_INTERRUPTED", SWIG_From_int((int)(MQ_INTERRUPTED)));
   rb_define_const(mRaw, "MQ_CANCELLED", SWIG_From_int((int)(MQ_CANCELLED)));
+  rb_define_const(mRaw, "MQ_DUPLICATE", SWIG_From_int((int)(MQ_DUPLICATE)));
+  rb_define_const(mRaw, "MQ_DEDUP_KEY_MAX", SWIG_From_int((int)(MQ_DEDUP_KEY_MAX)));
+  rb_define_const(mRaw, "MQ_DEDUP_SCOPE_QUEUE", SWIG_From_int((int)(MQ_DEDUP_SCOPE_QUEUE)));
+  rb_define_const(mRaw, "MQ_DEDUP_SCOPE_GROUP", SWIG_From_int((int)(MQ_DEDUP_SCOPE_GROUP)));
   rb_define_const(mRaw, "MQ_ERR_ARG", SWIG_From_int((int)(MQ_ERR_ARG)));
   rb_define_const(mRaw, "MQ_ERR_CONNECT", SWIG_From_int((int)(MQ_ERR_CONNECT)));
   rb_define_const(mRaw, "MQ_ERR_SERVER", SWIG_From_int((int)(MQ_ERR_SERVER)));
@@ -5986,11 +6222,12 @@ SWIGEXPORT void Init_mongomq_raw(void) {
   rb_define_module_function(mRaw, "mq_lease_attempts", _wrap_mq_lease_attempts, -1);
   rb_define_module_function(mRaw, "mq_batch_new", _wrap_mq_batch_new, -1);
   rb_define_module_function(mRaw, "mq_batch_count", _wrap_mq_batch_count, -1);
-  rb_define_module_function(mRaw, "mq_publish_batch", _wrap_mq_publish_batch, -1);
   rb_define_module_function(mRaw, "mq_lease_count", _wrap_mq_lease_count, -1);
   rb_define_module_function(mRaw, "mq_lease_seq_at", _wrap_mq_lease_seq_at, -1);
   rb_define_module_function(mRaw, "mq_queue_interrupt", _wrap_mq_queue_interrupt, -1);
   rb_define_module_function(mRaw, "mq_lease_deadline", _wrap_mq_lease_deadline, -1);
+  rb_define_module_function(mRaw, "mq_queue_set_dedup_window", _wrap_mq_queue_set_dedup_window, -1);
+  rb_define_module_function(mRaw, "mq_queue_set_dedup_scope", _wrap_mq_queue_set_dedup_scope, -1);
   rb_define_module_function(mRaw, "mq_queue_set_repair_interval", _wrap_mq_queue_set_repair_interval, -1);
   rb_define_module_function(mRaw, "mq_queue_repair_counts", _wrap_mq_queue_repair_counts, -1);
   rb_define_module_function(mRaw, "mq_queue_set_max_attempts", _wrap_mq_queue_set_max_attempts, -1);
@@ -6007,8 +6244,11 @@ SWIGEXPORT void Init_mongomq_raw(void) {
   rb_define_module_function(mRaw, "mq_resume_group", _wrap_mq_resume_group, -1);
   rb_define_module_function(mRaw, "mq_queue_clock_offset", _wrap_mq_queue_clock_offset, -1);
   rb_define_module_function(mRaw, "mq_queue_now", _wrap_mq_queue_now, -1);
+  rb_define_module_function(mRaw, "mqs_duplicate_as_negative", _wrap_mqs_duplicate_as_negative, -1);
   rb_define_module_function(mRaw, "mqs_publish", _wrap_mqs_publish, -1);
   rb_define_module_function(mRaw, "mqs_batch_add_at", _wrap_mqs_batch_add_at, -1);
+  rb_define_module_function(mRaw, "mqs_publish_batch", _wrap_mqs_publish_batch, -1);
+  rb_define_module_function(mRaw, "mqs_batch_outcome", _wrap_mqs_batch_outcome, -1);
   rb_define_module_function(mRaw, "mqs_claim", _wrap_mqs_claim, -1);
   rb_define_module_function(mRaw, "mqs_groups_json", _wrap_mqs_groups_json, -1);
   rb_define_module_function(mRaw, "mqs_dead_list_with", _wrap_mqs_dead_list_with, -1);

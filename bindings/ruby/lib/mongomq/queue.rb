@@ -1,15 +1,20 @@
 # frozen_string_literal: true
 
 module MongoMQ
-  # One queue: the collections db_name.prefix_* on the client's server. Thread-safe:
-  # any number of threads may publish, claim, ack, nack, unclaim and extend through
-  # one queue.
+  # One queue: the collections db_name.prefix_* on the client's server, and every call
+  # on it (publish, with dedup keys; claim, ack, nack, unclaim, extend; dead letters;
+  # groups; deduplication's window and scope; repair, admin, the clock; the worker's
+  # doors). Thread-safe: any number of threads may publish, claim, ack, nack, unclaim
+  # and extend through one queue.
   # Calls that talk to the server release the GVL, so other threads run meanwhile.
   #
   # Durations are seconds (Integer, Float or Rational); instants are Time values on the
   # queue's clock (#now: the server's time).
   class Queue
     include RawHandle # close (below), closed?
+
+    DEDUP_SCOPES = { queue: Raw::MQ_DEDUP_SCOPE_QUEUE, group: Raw::MQ_DEDUP_SCOPE_GROUP }.freeze
+    private_constant :DEDUP_SCOPES
 
     attr_reader :client, :db_name, :prefix
     # The worker id claims use unless they name one (nil: the library's "host:pid").
@@ -42,15 +47,23 @@ module MongoMQ
     # Appends an event (a String: its bytes, exactly, whatever its encoding) to the
     # tail of group. priority (0..4) counts when this publish creates the group.
     # not_before: not delivered before that Time on the queue clock (nil: now; FIFO
-    # stays strict: the group waits for it). Returns the event's sequence number.
-    def publish(group, event, priority: 0, not_before: nil)
-      Raw.mqs_publish(@raw, Check.group(group), Check.event(event), Check.integer(priority, :priority),
-                      Check.optional_time(not_before, :not_before))
+    # stays strict: the group waits for it). dedup_key (a String of 1..512 bytes as
+    # UTF-8; nil: none): the event is added only if no event of the queue holds that
+    # key (queued, or published within the dedup window, #dedup_window=); otherwise
+    # nothing is added and the result is a duplicate with that event's seq. So a
+    # publish retried with its key after a ConnectError leaves exactly one event.
+    # Returns a Published: seq and duplicate?.
+    def publish(group, event, priority: 0, not_before: nil, dedup_key: nil)
+      key = Check.optional_text(dedup_key, :dedup_key)
+      Published.from_c(Raw.mqs_publish(@raw, Check.group(group), Check.event(event),
+                                       Check.integer(priority, :priority),
+                                       Check.optional_time(not_before, :not_before), key.nil? ? 0 : 1, key))
     end
 
-    # Publishes a Batch in 3 server commands; with a block instead, yields a new
-    # batch to fill, publishes it and closes it. Returns the first event's sequence
-    # number: the others follow in add order.
+    # Publishes a Batch in 3 server commands (1 more when some key was taken); with a
+    # block instead, yields a new batch to fill, publishes it and closes it. Returns a
+    # PublishedBatch: first_seq (without duplicates the others follow in add order),
+    # each event's outcome (Published) in add order, and how many were added.
     def publish_batch(batch = nil)
       if batch.nil?
         raise MongoMQ::ArgumentError, "publish_batch needs a MongoMQ::Batch or a block" unless block_given?
@@ -58,14 +71,14 @@ module MongoMQ
         batch = Batch.new
         begin
           yield batch
-          return Raw.mq_publish_batch(@raw, batch.raw_handle)
+          return batch.published(Raw.mqs_publish_batch(@raw, batch.raw_handle))
         ensure
           batch.close
         end
       end
       raise MongoMQ::ArgumentError, "batch must be a MongoMQ::Batch" unless batch.is_a?(Batch)
 
-      Raw.mq_publish_batch(@raw, batch.raw_handle)
+      batch.published(Raw.mqs_publish_batch(@raw, batch.raw_handle))
     end
 
     # Leases the head of the due group that has waited longest among groups of
@@ -195,6 +208,24 @@ module MongoMQ
       nil
     end
 
+    # Deduplication: how long a dedup_key stays taken after its event's publish, in
+    # seconds, 1 to 604800 (7 days; default 300), for this queue object's keyed
+    # publishes (while the event is queued its key is taken whatever the window); each
+    # event keeps the window it was published with.
+    def dedup_window=(seconds)
+      Raw.mq_queue_set_dedup_window(@raw, Check.seconds(seconds, :dedup_window))
+    end
+
+    # Deduplication: where a dedup_key must be unique, for this queue object's keyed
+    # publishes: :queue (the default: a key reused in another group is a duplicate) or
+    # :group (in the event's group only); Strings too. Every publisher of a queue
+    # should use one scope: keys published with one never match the other's.
+    def dedup_scope=(scope)
+      code = (scope.is_a?(Symbol) || scope.is_a?(String)) && DEDUP_SCOPES[scope.to_sym]
+      Check.fail!(:dedup_scope, ":queue or :group", scope) unless code
+      Raw.mq_queue_set_dedup_scope(@raw, code)
+    end
+
     # Automatic repair: a claim that finds nothing due runs #repair first when this
     # many seconds passed since this queue object's last automatic repair (default 60;
     # 0 turns it off; negative is an ArgumentError).
@@ -216,10 +247,10 @@ module MongoMQ
       Raw.mq_dead_count(@raw)
     end
 
-    # Publishes the dead letter `seq` again at the tail of its group; returns its new
-    # sequence number.
+    # Publishes the dead letter `seq` (an Integer, or a Published) again at the tail
+    # of its group, without its dedup_key; returns its new sequence number.
     def dead_requeue(seq)
-      Raw.mq_dead_requeue(@raw, Check.integer(seq, :seq))
+      Raw.mq_dead_requeue(@raw, Check.integer(seq.is_a?(Published) ? seq.seq : seq, :seq))
     end
 
     # Removes every dead letter; returns how many.
