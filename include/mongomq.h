@@ -575,10 +575,10 @@ MQ_API mq_status mq_repair(mq_queue *queue, int64_t *fixed /* may be NULL */, mq
  * paused). */
 MQ_API mq_status mq_purge_group(mq_queue *queue, const char *group_id, mq_error *err);
 
-/* Drops the queue's collections (messages, locks, dead letters, counters; 4 server
- * commands): tests and tooling, not a queue other processes are using. The indexes go
- * with them: open the queue again with mq_queue_new before real use (the handle stays
- * valid, and a publish works, but without the indexes). */
+/* Drops the queue's collections (messages, locks, dead letters, counters), then makes
+ * the indexes again (0.6.0: the unique dedup_key index must not go missing under a
+ * handle that keeps publishing): 6 server commands. Tests and tooling, not a queue
+ * other processes are using. The handle stays valid. */
 MQ_API mq_status mq_queue_drop(mq_queue *queue, mq_error *err);
 
 /* ---- Looking without claiming (0.3.0) --------------------------------------------- */

@@ -74,10 +74,10 @@ bool key_of(const bson_t *doc, std::string *out) {
 // The holder of a refused key, as dedup.read found it.
 struct Holder {
     int64_t seq = 0;
-    bool queued = false;       // an event (it has a group_id), not a record
-    int64_t expires_ms = 0;    // a record's dedup_expires
-    std::string group;         // an event's
-    int priority = 0;          // an event's, for the lock its publish may not have made
+    bool queued = false;     // an event (it has a group_id), not a record
+    int64_t expires_ms = 0;  // a record's dedup_expires
+    std::string group;       // an event's
+    int priority = 0;        // an event's, for the lock its publish may not have made
     double not_before = 0;
     double published_at = 0;
 };
@@ -159,7 +159,8 @@ std::vector<Published> insert_keyed(const Conn &c, mq_queue *q, const std::vecto
                                       "dedup_expires", BCON_INT32(1), "priority", BCON_INT32(1), "not_before",
                                       BCON_INT32(1), "published_at", BCON_INT32(1), "}"));
         std::unordered_map<std::string, Holder> holders;
-        for (const BsonPtr &doc : retry_connect([&] { return find("dedup.read", c.messages(), filter.get(), fields.get()); })) {
+        for (const BsonPtr &doc :
+             retry_connect([&] { return find("dedup.read", c.messages(), filter.get(), fields.get()); })) {
             std::string key;
             if (key_of(doc.get(), &key)) holders[key] = holder_of(doc.get());
         }
@@ -210,8 +211,9 @@ std::vector<Published> insert_keyed(const Conn &c, mq_queue *q, const std::vecto
         }
         pending = again;
     }
-    fail(MQ_ERR_SERVER, "publish.insert: a dedup_key of this publish changed hands three times while it ran "
-                        "(other publishers and expiring records); nothing more was inserted, retry the publish");
+    fail(MQ_ERR_SERVER,
+         "publish.insert: a dedup_key of this publish changed hands three times while it ran "
+         "(other publishers and expiring records); nothing more was inserted, retry the publish");
 }
 
 BsonPtr record_update() {

@@ -47,8 +47,21 @@ struct mq_queue {
     // Deduplication (mq_queue_set_dedup_window, _scope): this handle's keyed publishes.
     std::atomic<double> dedup_window{MQ_DEDUP_WINDOW_DEFAULT};
     std::atomic<int> dedup_scope{MQ_DEDUP_SCOPE_QUEUE};
-    std::string dedup_unavailable;  // set at open: why the server would not index keys
-    double clock_offset = 0;        // server clock - wall clock, set at open
+    // Why the server would not make the dedup_key index (open, drop), if it would not:
+    // keyed publishes then fail naming it. The flag is read by every keyed publish.
+    std::atomic<bool> dedup_refused{false};
+    std::mutex dedup_mu;
+    std::string dedup_refusal;  // guarded by dedup_mu
+    void set_dedup_refusal(const std::string &why) {
+        std::lock_guard<std::mutex> lock(dedup_mu);
+        dedup_refusal = why;
+        dedup_refused.store(!why.empty());
+    }
+    std::string dedup_refusal_text() {
+        std::lock_guard<std::mutex> lock(dedup_mu);
+        return dedup_refusal;
+    }
+    double clock_offset = 0;  // server clock - wall clock, set at open
 
     std::mutex clock_mu;
     double (*clock)(void *) = nullptr;  // nullptr: wall clock + clock_offset

@@ -107,25 +107,10 @@ void check_unsharded(mq_queue *q, const Conn &c) {
 
 }  // namespace
 
-// open: open.collation (listCollections), open.indexes (2 createIndexes), open.clock
-// (hello; isMaster after it where hello is unknown), and on a mongos open.sharding.
-void queue_open(mq_queue *q) {
-    Conn c(q);
-    // A queue collection created with a non-simple collation compares group ids (and
-    // the counter's _id) with it: "A" and "a" would be one group under strength 2.
-    // Refused (MQ_ERR_SERVER: the arguments are fine, the server's collections are not).
-    BsonPtr names = own(BCON_NEW("name", "{", "$in", "[", BCON_UTF8(q->messages.c_str()), BCON_UTF8(q->locks.c_str()),
-                                 BCON_UTF8(q->counters.c_str()), BCON_UTF8(q->dead.c_str()), "]", "}"));
-    for (const BsonPtr &info : list_collections("open.collation", c, q->db, names.get())) {
-        std::string collation = non_simple_collation(info.get());
-        if (!collation.empty())
-            fail(MQ_ERR_SERVER, "mq_queue_new: collection " + q->db + "." +
-                                    get_string(info.get(), "name", "open.collation") + " has the collation " +
-                                    collation +
-                                    ": mongomq needs the simple (binary) collation, or group ids that differ only by "
-                                    "case or accents would be one group; move the queue to a new prefix");
-    }
-
+// The queue's indexes (<name>: one createIndexes per collection, more only when one
+// fails): at open, and again after mq_queue_drop, whose dropped collections took them
+// (a queue handle used after a drop must keep its unique dedup_key index).
+void create_indexes(const Conn &c, mq_queue *q, const char *name) {
     // The claim: an equality ($in) on priority, then the range and sort on available_at
     // (docs/design.md, "Deployments": the server merges one short scan per allowed
     // priority). Queues opened by earlier versions also have
@@ -177,7 +162,7 @@ void queue_open(mq_queue *q) {
         return cmd;
     };
     try {
-        write_command("open.indexes", c, q->db, locks.get());
+        write_command(name, c, q->db, locks.get());
     } catch (const Failure &f) {
         // 85 IndexOptionsConflict: the same keys exist under another name. That
         // index serves us as well as ours would.
@@ -188,7 +173,7 @@ void queue_open(mq_queue *q) {
             own(BCON_NEW("createIndexes", BCON_UTF8(q->messages.c_str()), "indexes", "[", "{", "key", "{", "group_id",
                          BCON_INT32(1), "_id", BCON_INT32(1), "}", "name", BCON_UTF8("group_id_1__id_1"), "}", "]"));
         try {
-            write_command("open.indexes", c, q->db, cmd.get());
+            write_command(name, c, q->db, cmd.get());
         } catch (const Failure &f) {
             if (!(f.status == MQ_ERR_SERVER && f.server_code == 85)) throw;
         }
@@ -197,22 +182,44 @@ void queue_open(mq_queue *q) {
     // exists under another name, and the dedup pair alone is sent). A server that
     // refuses the dedup pair (a messages collection sharded on another key; a
     // dedup_key index of the user's with other options) leaves the queue without
-    // keys: every keyed publish then fails naming why (q->dedup_unavailable).
+    // keys: every keyed publish then fails naming why (set_dedup_refusal).
     try {
-        write_command("open.indexes", c, q->db, messages_indexes(true).get());
+        write_command(name, c, q->db, messages_indexes(true).get());
     } catch (const Failure &f) {
         if (f.status != MQ_ERR_SERVER) throw;
         try {
             if (f.server_code == 85)
-                write_command("open.indexes", c, q->db, messages_indexes(false).get());
+                write_command(name, c, q->db, messages_indexes(false).get());
             else
-                q->dedup_unavailable = f.message;
+                q->set_dedup_refusal(f.message);
         } catch (const Failure &g) {
             if (g.status != MQ_ERR_SERVER) throw;
-            q->dedup_unavailable = g.message;
+            q->set_dedup_refusal(g.message);
         }
         if (f.server_code != 85) head_only();
     }
+}
+
+// open: open.collation (listCollections), open.indexes (2 createIndexes), open.clock
+// (hello; isMaster after it where hello is unknown), and on a mongos open.sharding.
+void queue_open(mq_queue *q) {
+    Conn c(q);
+    // A queue collection created with a non-simple collation compares group ids (and
+    // the counter's _id) with it: "A" and "a" would be one group under strength 2.
+    // Refused (MQ_ERR_SERVER: the arguments are fine, the server's collections are not).
+    BsonPtr names = own(BCON_NEW("name", "{", "$in", "[", BCON_UTF8(q->messages.c_str()), BCON_UTF8(q->locks.c_str()),
+                                 BCON_UTF8(q->counters.c_str()), BCON_UTF8(q->dead.c_str()), "]", "}"));
+    for (const BsonPtr &info : list_collections("open.collation", c, q->db, names.get())) {
+        std::string collation = non_simple_collation(info.get());
+        if (!collation.empty())
+            fail(MQ_ERR_SERVER, "mq_queue_new: collection " + q->db + "." +
+                                    get_string(info.get(), "name", "open.collation") + " has the collation " +
+                                    collation +
+                                    ": mongomq needs the simple (binary) collation, or group ids that differ only by "
+                                    "case or accents would be one group; move the queue to a new prefix");
+    }
+
+    create_indexes(c, q, "open.indexes");
 
     // The server's clock: leases compare times written by different machines, so the
     // queue runs on the server's time. localTime (ms) is read mid-way through the

@@ -55,13 +55,13 @@ int64_t queue_publish(mq_queue *q, const std::vector<Outgoing> &events, std::vec
 int64_t queue_publish(const Conn &c, mq_queue *q, const std::vector<Outgoing> &events,
                       std::vector<Published> *outcome) {
     const auto count = static_cast<int64_t>(events.size());
-    if (!q->dedup_unavailable.empty())
+    if (q->dedup_refused.load())
         for (const Outgoing &e : events)
             if (e.dedup_key != nullptr)
                 fail(MQ_ERR_SERVER,
                      "publish: this queue cannot take dedup keys: the server refused their unique "
                      "index when the queue was opened (" +
-                         q->dedup_unavailable + "); docs/design.md, \"Deduplication\"");
+                         q->dedup_refusal_text() + "); docs/design.md, \"Deduplication\"");
 
     // 1. Seqs first..first+count-1. We ask for the counter as it was before the $inc
     //    and add ourselves: the same numbers on MongoDB, and mongo-java-server
@@ -143,7 +143,9 @@ int64_t queue_publish(const Conn &c, mq_queue *q, const std::vector<Outgoing> &e
         // without events is harmless: the next claim drops it), so none is stranded,
         // then report the failure: a retry publishes them again (new seqs), or, with
         // their keys, finds them (MQ_DUPLICATE).
-        if (!outcome_unknown(f)) throw;
+        // With keys, an earlier round of the insert may have added events before this
+        // failure, whatever it was: lock them too.
+        if (!outcome_unknown(f) && !keyed) throw;
         lock_upserts(nullptr);
         for (auto &d : dup_locks) upserts.push_back(std::move(d));
         try {

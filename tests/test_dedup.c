@@ -4,7 +4,7 @@
  * acked or dead-lettered); what each costs in commands; the window and the records it
  * leaves; the scopes; batches and mq_batch_outcome; a publisher that died between its
  * insert and its lock; bad keys and windows refused with nothing sent; a version 1
- * options struct. The lost replies of each keyed command are in test_lost_replies.c
+ * options struct; a drop that keeps the unique index. The lost replies of each keyed command are in test_lost_replies.c
  * and keys in random sequences in test_model.c. */
 #include "support.h"
 
@@ -41,9 +41,10 @@ static void same_key_is_one_event(void **state) {
 
     mq_error err;
     int64_t seq = 9;
-    ASSERT_MQ(MQ_DUPLICATE, mq_publish_with(t->queue, "a", "x", 1,
-                                            &(mq_publish_opts){MQ_PUBLISH_OPTS_VERSION, 0, 0, "k"}, &seq, &err),
-              err);
+    ASSERT_MQ(
+        MQ_DUPLICATE,
+        mq_publish_with(t->queue, "a", "x", 1, &(mq_publish_opts){MQ_PUBLISH_OPTS_VERSION, 0, 0, "k"}, &seq, &err),
+        err);
     assert_int_equal(err.status, MQ_DUPLICATE);
     assert_int_equal(seq, first);
     assert_string_equal(mq_status_name(MQ_DUPLICATE), "MQ_DUPLICATE");
@@ -352,6 +353,23 @@ static void version_1_options_still_work(void **state) {
     assert_int_equal(records(t), 0);
 }
 
+/* mq_queue_drop takes the indexes with the collections and makes them again: the
+ * handle goes on deduplicating (6 commands). */
+static void drop_keeps_the_unique_index(void **state) {
+    tq *t = *state;
+    mq_error err;
+    int64_t seq;
+    assert_int_equal(publish_key(t, "g", "e", "k", &seq), MQ_OK);
+    uint64_t before = commands(t);
+    ASSERT_MQ(MQ_OK, mq_queue_drop(t->queue, &err), err);
+    assert_int_equal(commands(t) - before, 6);
+    assert_int_equal(publish_key(t, "g", "e", "k", &seq), MQ_OK);
+    assert_int_equal(seq, 1);
+    assert_int_equal(publish_key(t, "h", "e", "k", &seq), MQ_DUPLICATE);
+    assert_int_equal(seq, 1);
+    assert_int_equal(messages(t), 1);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(same_key_is_one_event, tq_setup, tq_teardown),
@@ -363,6 +381,7 @@ int main(void) {
         cmocka_unit_test_setup_teardown(a_publisher_that_died_before_its_lock, tq_setup, tq_teardown),
         cmocka_unit_test_setup_teardown(bad_keys_and_windows, tq_setup, tq_teardown),
         cmocka_unit_test_setup_teardown(version_1_options_still_work, tq_setup, tq_teardown),
+        cmocka_unit_test_setup_teardown(drop_keeps_the_unique_index, tq_setup, tq_teardown),
     };
     return cmocka_run_group_tests_name("dedup", tests, NULL, NULL);
 }
