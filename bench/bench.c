@@ -90,6 +90,7 @@ static void usage(FILE *f) {
             "       bench [--uri URI] --waiters N [--events E] [--json]\n"
             "       bench [--uri URI] --soak MINUTES [--groups G]\n"
             "       bench [--uri URI] --listing [--listing-sizes N,N,...] [--json]\n"
+            "       bench [--uri URI] --dedup [--events N] [--groups G] [--json]\n"
             "  --uri URI        MongoDB URI (default: env MONGOMQ_URI)\n"
             "  --events N       events to publish and drain per mode (default 2000)\n"
             "  --groups G       groups, events spread round-robin (default 50)\n"
@@ -105,6 +106,8 @@ static void usage(FILE *f) {
             "                   events/s and the process RSS each minute\n"
             "  --listing        the groups listing (mq_groups_json): commands and latency\n"
             "                   per page view at 1000, 10000, 100000 groups\n"
+            "  --dedup          publishes and acks with and without dedup keys: commands\n"
+            "                   per event, events/s, latency\n"
             "  --json           print one JSON object instead of the tables\n",
             BENCH_DEFAULT_BATCH, BENCH_WAIT_S);
 }
@@ -160,6 +163,7 @@ static void parse_args(int argc, char **argv, bench_opts *o) {
     o->waiters = 0;
     o->soak = 0;
     o->listing = 0;
+    o->dedup = 0;
     o->listing_nsizes = 3;
     o->listing_sizes[0] = 1000;
     o->listing_sizes[1] = 10000;
@@ -172,6 +176,8 @@ static void parse_args(int argc, char **argv, bench_opts *o) {
             o->wait = 1;
         else if (strcmp(argv[i], "--listing") == 0)
             o->listing = 1;
+        else if (strcmp(argv[i], "--dedup") == 0)
+            o->dedup = 1;
         else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
             usage(stdout);
             exit(0);
@@ -242,6 +248,10 @@ int main(int argc, char **argv) {
     if (opt.listing) {
         snprintf(db, sizeof db, "mongomq_bench_%ld_%ld", (long)getpid(), (long)time(NULL));
         return run_listing(&opt, db);
+    }
+    if (opt.dedup) {
+        snprintf(db, sizeof db, "mongomq_bench_%ld_%ld", (long)getpid(), (long)time(NULL));
+        return run_dedup(&opt, db);
     }
 
     if (opt.batch == 0) {

@@ -2,7 +2,7 @@
  * bench.h — what the bench's files share: the options, one throughput mode's figures,
  * the helpers of bench.c, and each mode's entry point (bench.c holds main and the
  * arguments; throughput.c the single and batch modes; waiters.c --waiters; soak.c
- * --soak; listing.c --listing). What the bench measures and how: the comment at the top of bench.c.
+ * --soak; listing.c --listing; dedup.c --dedup). What the bench measures and how: the comment at the top of bench.c.
  */
 #ifndef MONGOMQ_BENCH_H
 #define MONGOMQ_BENCH_H
@@ -31,6 +31,7 @@ typedef struct {
     int listing;  /* --listing: the groups listing's page views (listing.c) */
     long listing_sizes[8];
     size_t listing_nsizes; /* --listing-sizes N,N,... (default 1000,10000,100000) */
+    int dedup;             /* --dedup: what dedup keys cost (dedup.c) */
 } bench_opts;
 
 /* One mode's figures. */
@@ -70,5 +71,8 @@ int run_soak(const bench_opts *opt, const char *db);
 
 /* listing.c: --listing, mq_groups_json's page views at several numbers of groups. */
 int run_listing(const bench_opts *opt, const char *db);
+
+/* dedup.c: --dedup, publishes and acks with and without dedup keys. */
+int run_dedup(const bench_opts *opt, const char *db);
 
 #endif
