@@ -50,8 +50,9 @@ static int key_of_line(const cli_ctx *ctx, const char *field, const char *line, 
     } else if (json_is_integer(v)) {
         snprintf(key, size, "%" JSON_INTEGER_FORMAT, json_integer_value(v));
     } else {
-        cli_error(ctx, "line %ld has no usable \"%s\" for its dedup key (--dedup-key-field: a non-empty string "
-                       "of at most %d bytes, or an integer)",
+        cli_error(ctx,
+                  "line %ld has no usable \"%s\" for its dedup key (--dedup-key-field: a non-empty string "
+                  "of at most %d bytes, or an integer)",
                   lineno, field, MQ_DEDUP_KEY_MAX);
         rc = -1;
     }
@@ -367,8 +368,9 @@ int cmd_publish(cli_ctx *ctx, int argc, char **argv) {
     if (o.dedup_key != NULL && event == NULL && !o.raw)
         return cli_usage_error(ctx, "--dedup-key is one event's key: give EVENT or --raw (lines: --dedup-key-field)");
     if (o.dedup_key_field != NULL && (event != NULL || o.raw))
-        return cli_usage_error(ctx, "--dedup-key-field reads each line's key: give no EVENT and no --raw "
-                                    "(one event: --dedup-key)");
+        return cli_usage_error(ctx,
+                               "--dedup-key-field reads each line's key: give no EVENT and no --raw "
+                               "(one event: --dedup-key)");
     if (o.dedup_key != NULL && (o.dedup_key[0] == '\0' || strlen(o.dedup_key) > MQ_DEDUP_KEY_MAX))
         return cli_usage_error(ctx, "--dedup-key: expected 1..%d bytes", MQ_DEDUP_KEY_MAX);
 

@@ -108,8 +108,8 @@ static void lost_dedup_read(void **state) {
     int64_t seq, again;
     int failures;
     assert_int_equal(publish_until_known(t, "G", "k", &seq, &failures), MQ_OK);
-    add_rule("dedup.read", g_unknown == MONGOMQ_FAULT_LOSE_REPLY ? MONGOMQ_FAULT_LOSE_REPLY : MONGOMQ_FAULT_CONNECT,
-             1, 1); /* a read: its reply lost, or never sent */
+    add_rule("dedup.read", g_unknown == MONGOMQ_FAULT_LOSE_REPLY ? MONGOMQ_FAULT_LOSE_REPLY : MONGOMQ_FAULT_CONNECT, 1,
+             1); /* a read: its reply lost, or never sent */
     assert_int_equal(publish_until_known(t, "G", "k", &again, &failures), MQ_DUPLICATE);
     assert_int_equal(rule_calls("dedup.read"), 2); /* read again inside the call */
     assert_int_equal(again, seq);
@@ -207,7 +207,7 @@ static void lost_batch_insert(void **state) {
 int main(void) {
 #define T(f) cmocka_unit_test_setup_teardown(f, tq_setup_fake_clock, teardown)
     const struct CMUnitTest tests[] = {
-        T(lost_seq),        T(lost_insert),       T(insert_then_death), T(lost_lock),         T(lost_dedup_read),
+        T(lost_seq),          T(lost_insert),     T(insert_then_death), T(lost_lock),         T(lost_dedup_read),
         T(lost_dedup_expire), T(lost_ack_record), T(lost_dead_record),  T(lost_batch_insert),
     };
 #undef T
