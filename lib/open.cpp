@@ -124,25 +124,18 @@ void create_indexes(const Conn &c, mq_queue *q, const char *name) {
     // (sparse: events without a key are not in it) makes taking a key and adding its
     // event one write, and a TTL index removes the records of acked keyed events once
     // their window is over (only records have dedup_expires).
-    auto dedup_index = [](bson_t *list, const char *idx) {
+    // One sparse index on `field`: the unique one, or the TTL one (expireAfterSeconds 0).
+    auto sparse_index = [](bson_t *list, const char *idx, const char *field, const char *name, bool ttl) {
         bson_t index, key;
         BSON_APPEND_DOCUMENT_BEGIN(list, idx, &index);
         BSON_APPEND_DOCUMENT_BEGIN(&index, "key", &key);
-        BSON_APPEND_INT32(&key, "dedup_key", 1);
+        BSON_APPEND_INT32(&key, field, 1);
         bson_append_document_end(&index, &key);
-        BSON_APPEND_UTF8(&index, "name", "dedup_key_1");
-        BSON_APPEND_BOOL(&index, "unique", true);
-        BSON_APPEND_BOOL(&index, "sparse", true);
-        bson_append_document_end(list, &index);
-    };
-    auto expiry_index = [](bson_t *list, const char *idx) {
-        bson_t index, key;
-        BSON_APPEND_DOCUMENT_BEGIN(list, idx, &index);
-        BSON_APPEND_DOCUMENT_BEGIN(&index, "key", &key);
-        BSON_APPEND_INT32(&key, "dedup_expires", 1);
-        bson_append_document_end(&index, &key);
-        BSON_APPEND_UTF8(&index, "name", "dedup_expires_1");
-        BSON_APPEND_INT32(&index, "expireAfterSeconds", 0);
+        BSON_APPEND_UTF8(&index, "name", name);
+        if (ttl)
+            BSON_APPEND_INT32(&index, "expireAfterSeconds", 0);
+        else
+            BSON_APPEND_BOOL(&index, "unique", true);
         BSON_APPEND_BOOL(&index, "sparse", true);
         bson_append_document_end(list, &index);
     };
@@ -156,8 +149,8 @@ void create_indexes(const Conn &c, mq_queue *q, const char *name) {
                                  own(BCON_NEW("key", "{", "group_id", BCON_INT32(1), "_id", BCON_INT32(1), "}", "name",
                                               BCON_UTF8("group_id_1__id_1")))
                                      .get());
-        dedup_index(&list, with_head ? "1" : "0");
-        expiry_index(&list, with_head ? "2" : "1");
+        sparse_index(&list, with_head ? "1" : "0", "dedup_key", "dedup_key_1", false);
+        sparse_index(&list, with_head ? "2" : "1", "dedup_expires", "dedup_expires_1", true);
         bson_append_array_end(cmd.get(), &list);
         return cmd;
     };
