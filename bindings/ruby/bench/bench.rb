@@ -56,13 +56,13 @@ def run_mode(opts, db, batch_size)
   if batch_size == 1
     n.times do |i|
       g = i % opts[:groups]
-      expected[queue.publish("g#{g}", %({"i":#{i}}), priority: g % 5).seq] = i
+      expected[queue.publish("g#{g}", %({"i":#{i}}), priority: g % 5)] = i
     end
   else
     (0...n).each_slice(batch_size) do |slice|
       first = queue.publish_batch do |b|
         slice.each { |i| b.add("g#{i % opts[:groups]}", %({"i":#{i}}), priority: (i % opts[:groups]) % 5) }
-      end.first_seq
+      end
       slice.each_with_index { |i, k| expected[first + k] = i }
     end
   end

@@ -193,7 +193,7 @@ class TestContract < MongoMQTest::Case
     5.times { |i| batch.add("g0", "a#{i}") }
     5.times { |i| batch.add("g1", "b#{i}", priority: 1) }
     assert_equal 10, batch.size
-    first = @queue.publish_batch(batch).first_seq
+    first = @queue.publish_batch(batch)
     lease = claim!(max_events: 5)
     assert_equal "g0", lease.group
     assert_equal 5, lease.count
@@ -205,7 +205,7 @@ class TestContract < MongoMQTest::Case
     assert_equal (first + 5...first + 10).to_a, other.seqs
     # the block form
     seq = @queue.publish_batch { |b| b.add("g2", "c0").add("g2", "c1") }
-    assert_equal first + 10, seq # a PublishedBatch compares as its first seq
+    assert_equal first + 10, seq
   end
 
   def test_scheduled_event
@@ -579,27 +579,31 @@ class TestContract < MongoMQTest::Case
   end
 
   # ---- deduplication (0.6.0) ----------------------------------------------------------
+  # The duplicate flag comes from publish_with / publish_batch_with; publish and
+  # publish_batch take the same keys and return the Integer seq, as before 0.6.0.
 
   def test_dedup_same_key
-    first = @queue.publish("A", "from A", dedup_key: "k")
+    first = @queue.publish_with("A", "from A", dedup_key: "k")
     assert_kind_of MongoMQ::Published, first
     refute first.duplicate?
     s = first.seq
-    again = @queue.publish("B", "from B", dedup_key: "k") # another group, the same key
+    assert_kind_of Integer, s
+    again = @queue.publish_with("B", "from B", dedup_key: "k") # another group, the same key
     assert_equal [s, true], [again.seq, again.duplicate?], again.inspect
+    assert_equal s, @queue.publish("B", "from B", dedup_key: "k"), "plain publish: the holder's seq, an Integer"
     assert_equal 1, @queue.stats["messages"]
     lease = claim!
     assert_equal ["A", s, "from A"], [lease.group, lease.seq, lease.event]
     @queue.ack(lease)
-    third = @queue.publish("A", "once more", dedup_key: "k") # acked, but within the 5-minute window
+    third = @queue.publish_with("A", "once more", dedup_key: "k") # acked, but within the 5-minute window
     assert_equal [s, true], [third.seq, third.duplicate?], third.inspect
     assert_equal 0, @queue.stats["messages"]
     assert_nil @queue.claim
   end
 
   def test_dedup_different_keys
-    p1 = @queue.publish("g", "one", dedup_key: "k1")
-    p2 = @queue.publish("g", "two", dedup_key: "k2")
+    p1 = @queue.publish_with("g", "one", dedup_key: "k1")
+    p2 = @queue.publish_with("g", "two", dedup_key: "k2")
     assert_equal [false, false], [p1.duplicate?, p2.duplicate?]
     assert_operator p2.seq, :>, p1.seq
     got = Array.new(2) do
@@ -617,12 +621,12 @@ class TestContract < MongoMQTest::Case
     # which reports the connect error (tests/server/README.md). A unique key per run.
     key = "mongomq-test-stepdown-rb-#{SecureRandom.hex(8)}"
     first = begin
-      @queue.publish("g", "exactly once", dedup_key: key)
+      @queue.publish_with("g", "exactly once", dedup_key: key)
     rescue MongoMQ::ConnectError
       nil # the hook: applied, reply lost
     end
     refute first.duplicate?, "a server without the hook: the first publish added it" if first
-    retry_ = @queue.publish("g", "exactly once", dedup_key: key)
+    retry_ = @queue.publish_with("g", "exactly once", dedup_key: key)
     assert retry_.duplicate?, retry_.inspect
     assert_equal first.seq, retry_.seq if first
     assert_equal 1, @queue.stats["messages"], "exactly one event"
@@ -637,14 +641,16 @@ class TestContract < MongoMQTest::Case
     batch = track(MongoMQ::Batch.new)
     batch.add("g1", "a1", dedup_key: "a").add("g1", "b1", dedup_key: "b")
     batch.add("g2", "a2", dedup_key: "a").add("g2", "plain")
-    result = @queue.publish_batch(batch)
+    result = @queue.publish_batch_with(batch)
     assert_kind_of MongoMQ::PublishedBatch, result
     out = result.outcomes
     assert_equal [4, 3, true], [out.size, result.added, result.duplicates?]
     assert_equal [false, false, true, false], out.map(&:duplicate?)
     assert_equal out[0].seq, out[2].seq, "the third is a duplicate of the first"
     assert_equal 3, [out[0].seq, out[1].seq, out[3].seq].uniq.size
-    second = @queue.publish_batch { |b| b.add("g1", "b again", dedup_key: "b").add("g3", "c3", dedup_key: "c") }
+    second = @queue.publish_batch_with do |b|
+      b.add("g1", "b again", dedup_key: "b").add("g3", "c3", dedup_key: "c")
+    end
     o1, o2 = second.outcomes
     assert_equal [out[1].seq, true], [o1.seq, o1.duplicate?], "a duplicate of the first batch's second event"
     assert_equal [false, 1], [o2.duplicate?, second.added]
@@ -656,11 +662,11 @@ class TestContract < MongoMQTest::Case
 
   def test_dedup_scope_group
     @queue.dedup_scope = :group
-    a = @queue.publish("A", "a", dedup_key: "k")
-    b = @queue.publish("B", "b", dedup_key: "k")
+    a = @queue.publish_with("A", "a", dedup_key: "k")
+    b = @queue.publish_with("B", "b", dedup_key: "k")
     assert_equal [false, false], [a.duplicate?, b.duplicate?]
     refute_equal a.seq, b.seq
-    again = @queue.publish("A", "a again", dedup_key: "k")
+    again = @queue.publish_with("A", "a again", dedup_key: "k")
     assert_equal [a.seq, true], [again.seq, again.duplicate?], again.inspect
     assert_equal 2, @queue.stats["messages"]
     @queue.dedup_scope = "queue" # a String is taken too
@@ -672,11 +678,12 @@ class TestContract < MongoMQTest::Case
 
   def test_dedup_bad_key
     cases = {
-      "empty" => -> { @queue.publish("g", "x", dedup_key: "") },
-      "513 bytes" => -> { @queue.publish("g", "x", dedup_key: "k" * (MongoMQ::DEDUP_KEY_MAX + 1)) },
+      "empty" => -> { @queue.publish_with("g", "x", dedup_key: "") },
+      "empty, plain publish" => -> { @queue.publish("g", "x", dedup_key: "") },
+      "513 bytes" => -> { @queue.publish_with("g", "x", dedup_key: "k" * (MongoMQ::DEDUP_KEY_MAX + 1)) },
       "empty in a batch" => -> { MongoMQ::Batch.new.add("g", "x", dedup_key: "") },
-      "a NUL" => -> { @queue.publish("g", "x", dedup_key: "a\0b") },
-      "not a String" => -> { @queue.publish("g", "x", dedup_key: :k) }
+      "a NUL" => -> { @queue.publish_with("g", "x", dedup_key: "a\0b") },
+      "not a String" => -> { @queue.publish_with("g", "x", dedup_key: :k) }
     }
     cases.each do |what, call|
       error = assert_raises(MongoMQ::ArgumentError, what) { call.call }
@@ -692,7 +699,7 @@ class TestContract < MongoMQTest::Case
     assert_equal 512, MongoMQ::DEDUP_KEY_MAX
     @queue.dedup_window = 1
     @queue.dedup_window = 7 * 86_400
-    refute @queue.publish("g", "x", dedup_key: "k" * 512).duplicate?
+    refute @queue.publish_with("g", "x", dedup_key: "k" * 512).duplicate?
     assert_equal 1, @queue.stats["messages"]
   end
 
@@ -737,7 +744,7 @@ class TestContract < MongoMQTest::Case
     later = timed { assert_raises(MongoMQ::Interrupted) { @queue.claim(wait: 30) } }
     assert_operator later, :<, 5, "later waits end at once"
     seq = @queue.publish("g", "still works")
-    assert_kind_of Integer, seq.seq
+    assert_kind_of Integer, seq
     lease = claim!
     assert_equal [seq, "still works"], [lease.seq, lease.event], "a plain claim (no wait) still works"
     @queue.ack(lease)
@@ -832,8 +839,7 @@ class TestContract < MongoMQTest::Case
     q = track(bounded("queue open") { client.queue(@db, "q") })
 
     bounded("publish") { q.publish("a", "a1") }
-    batch = bounded("batch publish") { q.publish_batch { |b| b.add("a", "a2").add("b", "b1").add("b", "b2") } }
-    b1 = batch.first_seq + 1
+    b1 = bounded("batch publish") { q.publish_batch { |b| b.add("a", "a2").add("b", "b1").add("b", "b2") } } + 1
     l1 = bounded("claim") { claim!(q) }
     assert_equal "a1", l1.event
     bounded("extend") { q.extend_lease(l1, visibility: 30) }
@@ -883,7 +889,7 @@ class TestContract < MongoMQTest::Case
     (0...2000).each_slice(500) do |slice|
       batch = MongoMQ::Batch.new
       slice.each { |i| batch.add("g#{i % 100}", i.to_s) }
-      first = @queue.publish_batch(batch).first_seq
+      first = @queue.publish_batch(batch)
       batch.close
       slice.each_with_index { |i, k| published["g#{i % 100}"] << first + k }
     end
@@ -952,6 +958,7 @@ class TestContract < MongoMQTest::Case
     %i[size].each { |m| assert_raises(MongoMQ::ClosedError) { batch.public_send(m) } }
     assert_raises(MongoMQ::ClosedError) { batch.add("g", "z") }
     assert_raises(MongoMQ::ClosedError) { @queue.publish_batch(batch) }
+    assert_raises(MongoMQ::ClosedError) { @queue.publish_batch_with(batch) }
 
     queue_calls = {
       publish: -> { queue.publish("g", "x") }, publish_later: -> { queue.publish("g", "x", not_before: Time.now) },
@@ -967,6 +974,8 @@ class TestContract < MongoMQTest::Case
       resume_group: -> { queue.resume_group("g") }, dead_page: -> { queue.dead_page },
       publish_keyed: -> { queue.publish("g", "x", dedup_key: "k") },
       publish_batch_keyed: -> { queue.publish_batch { |b| b.add("g", "x", dedup_key: "k") } },
+      publish_with: -> { queue.publish_with("g", "x", dedup_key: "k") },
+      publish_batch_with: -> { queue.publish_batch_with { |b| b.add("g", "x", dedup_key: "k") } },
       dedup_window: -> { queue.dedup_window = 60 }, dedup_scope: -> { queue.dedup_scope = :group }
     }
     queue_calls.each do |name, call|
@@ -1044,7 +1053,7 @@ class TestContract < MongoMQTest::Case
     end.join
     collect
     assert_equal 3, survivors.size
-    survivors.each { |q| assert_kind_of Integer, q.publish("s", "still works after its client was collected").seq }
+    survivors.each { |q| assert_kind_of Integer, q.publish("s", "still works after its client was collected") }
     survivors = nil # rubocop:disable Lint/UselessAssignment
     collect
     assert_equal before, live_handles, "every handle the GC collected was destroyed, once"

@@ -3,8 +3,9 @@
 # The values of 0.4.0's vocabulary: instants are Time values (UTC) in and out,
 # durations Float seconds; the lease's text and json; RepairCounts; status names from
 # the C library (and none for ClosedError); a scheduled batch event; the old names gone;
-# the group listing's rows in Ruby values; publish's results (0.6.0): Published and
-# PublishedBatch, which stand in for the Integer seq where Ruby converts and compares.
+# the group listing's rows in Ruby values; publish's results (0.6.0): Integers from
+# publish and publish_batch, with keys too; Published and PublishedBatch, plain values,
+# from publish_with and publish_batch_with.
 require_relative "test_helper"
 require "set"
 
@@ -88,7 +89,7 @@ class TestValues < MongoMQTest::Case
     first = @queue.publish_batch do |b|
       b.add("later", "l", not_before: later)
       b.add("now", "n", priority: 2)
-    end.first_seq
+    end
     lease = claim!
     assert_equal ["now", first + 1], [lease.group, lease.seq]
     @queue.ack(lease)
@@ -134,57 +135,70 @@ class TestValues < MongoMQTest::Case
     assert_equal [7, false, 7, true], [added.seq, added.duplicate?, dup.seq, dup.duplicate?]
     assert dup.frozen?
     assert_raises(FrozenError) { dup.duplicate = false }
-    # As the Integer publish returned: compared with Integers both ways, converted
-    # implicitly, printed as the seq.
-    assert_equal 7, dup
-    assert_operator 7, :==, dup
-    assert_operator 6, :<, dup
-    assert_equal [3, 7], [MongoMQ::Published.from_c(7), MongoMQ::Published.from_c(3)].sort.map(&:seq)
-    assert_equal [7, 7, "7", "7", 8], [dup.to_i, Integer(dup), dup.to_s, "#{dup}", 1 + dup]
     assert_equal "#<MongoMQ::Published seq=7 duplicate>", dup.inspect
-    assert_equal "#<MongoMQ::Published seq=7>", added.inspect
+    assert_equal ["#<MongoMQ::Published seq=7>", 7], [added.to_s, added.to_i]
     refute_equal added, dup, "the same seq, one a duplicate"
     assert_equal added, MongoMQ::Published.new(7, false)
-    # But it is no Integer: arithmetic and Hash keys go by #seq.
-    refute_kind_of Integer, added
-    assert_raises(NoMethodError) { added + 1 }
-    assert_nil({ 7 => "x" }[added])
+    # A plain value, no stand-in for an Integer: publish returns the Integer itself.
+    refute_equal 7, added
+    refute_respond_to added, :to_int
+    refute_respond_to added, :coerce
+    assert_equal({ added => 1 }, { MongoMQ::Published.new(7, false) => 1 }, "hashed by its fields")
+    batch = MongoMQ::PublishedBatch.new(5, 2, [5, -3])
+    assert_equal [5, 2, 1, true], [batch.first_seq, batch.size, batch.added, batch.duplicates?]
+    assert_equal [MongoMQ::Published.new(5, false), MongoMQ::Published.new(3, true)], batch.outcomes
+    assert [batch, batch.outcomes].all?(&:frozen?)
+    assert_equal batch, MongoMQ::PublishedBatch.new(5, 2, [5, -3])
+    refute_equal 5, batch
   end
 
   def test_publish_results
+    # publish and publish_batch return Integers, as before 0.6.0, with or without keys.
     seq = @queue.publish("g", "x")
-    assert_kind_of MongoMQ::Published, seq
-    refute seq.duplicate?
+    assert_kind_of Integer, seq
     lease = claim!
     assert_equal seq, lease.seq
     @queue.ack(lease)
+    keyed = @queue.publish("g", "y", dedup_key: "y")
+    assert_equal [Integer, seq + 1], [keyed.class, keyed]
+    assert_equal keyed, @queue.publish("h", "y again", dedup_key: "y"), "a duplicate: the seq of the event holding the key"
+    first = @queue.publish_batch { |b| b.add("g", "a").add("h", "b", dedup_key: "b") }
+    assert_kind_of Integer, first
+    assert_operator first, :>, keyed # (a duplicate publish took a seq too: the counter came first)
+    assert_equal [first, first + 1], @queue.peek(group: "g").map(&:seq).last(1) + @queue.peek(group: "h").map(&:seq)
+    again = @queue.publish_batch { |b| b.add("g", "a2").add("h", "b2", dedup_key: "b") }
+    assert_kind_of Integer, again
+    assert_operator again, :>, first + 1, "the first seq the library took for the batch, a duplicate in it"
+    @queue.purge_group("g")
+    @queue.purge_group("h")
+    # publish_with: Published; publish_batch_with: PublishedBatch.
+    added = @queue.publish_with("g", "x", dedup_key: "x")
+    assert_kind_of MongoMQ::Published, added
+    refute added.duplicate?
+    assert_equal MongoMQ::Published.new(added.seq, true), @queue.publish_with("h", "x", dedup_key: "x")
+    scheduled = @queue.publish_with("s", "later", priority: 3, not_before: @queue.now + 3600)
+    refute scheduled.duplicate?
+    assert_equal [3, scheduled.seq], [@queue.peek(group: "s").first.priority, @queue.peek(group: "s").first.seq]
     # A batch without keys: the first seq, and its outcomes follow it by 1.
-    first = @queue.publish_batch { |b| b.add("g", "a").add("h", "b").add("g", "c") }
-    assert_equal [seq.seq + 1, 3, 3, false], [first.first_seq, first.size, first.added, first.duplicates?]
-    assert_equal Array.new(3) { |i| [first.first_seq + i, false] }, first.outcomes.map { |o| [o.seq, o.duplicate?] }
-    assert_equal seq.seq + 1, first
-    assert first.outcomes.frozen?
-    assert_equal "#<MongoMQ::PublishedBatch first_seq=#{first.first_seq} size=3 added=3>", first.inspect
+    plain = @queue.publish_batch_with { |b| b.add("g", "a").add("h", "b").add("g", "c") }
+    assert_kind_of MongoMQ::PublishedBatch, plain
+    assert_equal [scheduled.seq + 1, 3, 3, false], [plain.first_seq, plain.size, plain.added, plain.duplicates?]
+    assert_equal Array.new(3) { |i| [plain.first_seq + i, false] }, plain.outcomes.map { |o| [o.seq, o.duplicate?] }
+    assert plain.outcomes.frozen?
+    assert_equal "#<MongoMQ::PublishedBatch first_seq=#{plain.first_seq} size=3 added=3>", plain.inspect
     # A keyed batch published again: every keyed event a duplicate of its first publish.
     batch = track(MongoMQ::Batch.new)
     batch.add("k", "1", dedup_key: "one").add("k", "2", dedup_key: "two").add("k", "3")
-    once = @queue.publish_batch(batch)
-    twice = @queue.publish_batch(batch)
+    once = @queue.publish_batch_with(batch)
+    twice = @queue.publish_batch_with(batch)
     assert_equal [false, false, false], once.outcomes.map(&:duplicate?)
     assert_equal [[once.outcomes[0].seq, true], [once.outcomes[1].seq, true], [twice.outcomes[2].seq, false]],
                  twice.outcomes.map { |o| [o.seq, o.duplicate?] }
     assert_equal [1, true], [twice.added, twice.duplicates?]
     assert_operator twice.outcomes[2].seq, :>, once.outcomes[2].seq
-    assert_equal 3 + 3 + 1, @queue.stats["messages"]
-    # dead_requeue takes a Published as its seq.
-    @queue.max_attempts = 1
-    @queue.purge_group("g")
-    @queue.purge_group("h")
-    @queue.purge_group("k")
-    poison = @queue.publish("p", "poison")
-    @queue.nack(claim!)
-    assert_nil @queue.claim
-    assert_kind_of Integer, @queue.dead_requeue(poison)
+    assert_equal 1 + 1 + 3 + 3 + 1, @queue.stats["messages"]
+    error = assert_raises(MongoMQ::ArgumentError) { @queue.publish_batch_with }
+    assert_match(/publish_batch_with/, error.message)
   end
 
   def test_old_names_are_gone

@@ -1,10 +1,10 @@
 # frozen_string_literal: true
 
 module MongoMQ
-  # Events to publish together with Queue#publish_batch (3 server commands for the
-  # whole batch). Not thread-safe while being filled. A batch may be published again
-  # (new seqs; a keyed event is then a duplicate of its first publish) or closed; the
-  # GC closes it otherwise.
+  # Events to publish together with Queue#publish_batch or #publish_batch_with (3
+  # server commands for the whole batch). Not thread-safe while being filled. A batch
+  # may be published again (new seqs; a keyed event is then a duplicate of its first
+  # publish) or closed; the GC closes it otherwise.
   class Batch
     include RawHandle # close, closed?
 
@@ -31,9 +31,9 @@ module MongoMQ
     end
     alias count size
 
-    # @api private: Queue#publish_batch's result from the shim's first seq (negated
-    # when some event was a duplicate): with keys, each event's outcome as the batch
-    # keeps it from this publish (mqs_batch_outcome).
+    # @api private: Queue#publish_batch_with's result from the shim's first seq
+    # (negated when some event was a duplicate): with keys, each event's outcome as the
+    # batch keeps it from this publish (mqs_batch_outcome).
     def published(first)
       n = size
       return PublishedBatch.new(first, n) unless @keyed

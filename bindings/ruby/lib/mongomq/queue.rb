@@ -50,10 +50,17 @@ module MongoMQ
     # stays strict: the group waits for it). dedup_key (a String of 1..512 bytes as
     # UTF-8; nil: none): the event is added only if no event of the queue holds that
     # key (queued, or published within the dedup window, #dedup_window=); otherwise
-    # nothing is added and the result is a duplicate with that event's seq. So a
-    # publish retried with its key after a ConnectError leaves exactly one event.
-    # Returns a Published: seq and duplicate?.
+    # nothing is added and the seq returned is that event's (#publish_with says
+    # whether it was a duplicate). So a publish retried with its key after a
+    # ConnectError leaves exactly one event. Returns the event's sequence number (an
+    # Integer).
     def publish(group, event, priority: 0, not_before: nil, dedup_key: nil)
+      publish_with(group, event, priority: priority, not_before: not_before, dedup_key: dedup_key).seq
+    end
+
+    # #publish, returning a Published: seq, and duplicate? (true when dedup_key was
+    # taken, so nothing was added and seq is the event that holds the key).
+    def publish_with(group, event, priority: 0, not_before: nil, dedup_key: nil)
       key = Check.optional_text(dedup_key, :dedup_key)
       Published.from_c(Raw.mqs_publish(@raw, Check.group(group), Check.event(event),
                                        Check.integer(priority, :priority),
@@ -61,24 +68,18 @@ module MongoMQ
     end
 
     # Publishes a Batch in 3 server commands (1 more when some key was taken); with a
-    # block instead, yields a new batch to fill, publishes it and closes it. Returns a
-    # PublishedBatch: first_seq (without duplicates the others follow in add order),
-    # each event's outcome (Published) in add order, and how many were added.
-    def publish_batch(batch = nil)
-      if batch.nil?
-        raise MongoMQ::ArgumentError, "publish_batch needs a MongoMQ::Batch or a block" unless block_given?
+    # block instead, yields a new batch to fill, publishes it and closes it. Returns the
+    # first event's sequence number (an Integer): without duplicates the others follow
+    # in add order (#publish_batch_with gives each event's seq and whether it was a
+    # duplicate).
+    def publish_batch(batch = nil, &fill)
+      filled_batch(:publish_batch, batch, fill) { |b| Raw.mqs_publish_batch(@raw, b.raw_handle).abs }
+    end
 
-        batch = Batch.new
-        begin
-          yield batch
-          return batch.published(Raw.mqs_publish_batch(@raw, batch.raw_handle))
-        ensure
-          batch.close
-        end
-      end
-      raise MongoMQ::ArgumentError, "batch must be a MongoMQ::Batch" unless batch.is_a?(Batch)
-
-      batch.published(Raw.mqs_publish_batch(@raw, batch.raw_handle))
+    # #publish_batch (a Batch, or a block), returning a PublishedBatch: first_seq,
+    # each event's outcome (Published) in add order, how many were added.
+    def publish_batch_with(batch = nil, &fill)
+      filled_batch(:publish_batch_with, batch, fill) { |b| b.published(Raw.mqs_publish_batch(@raw, b.raw_handle)) }
     end
 
     # Leases the head of the due group that has waited longest among groups of
@@ -247,10 +248,10 @@ module MongoMQ
       Raw.mq_dead_count(@raw)
     end
 
-    # Publishes the dead letter `seq` (an Integer, or a Published) again at the tail
-    # of its group, without its dedup_key; returns its new sequence number.
+    # Publishes the dead letter `seq` again at the tail of its group, without its
+    # dedup_key; returns its new sequence number.
     def dead_requeue(seq)
-      Raw.mq_dead_requeue(@raw, Check.integer(seq.is_a?(Published) ? seq.seq : seq, :seq))
+      Raw.mq_dead_requeue(@raw, Check.integer(seq, :seq))
     end
 
     # Removes every dead letter; returns how many.
@@ -376,6 +377,25 @@ module MongoMQ
     end
 
     private
+
+    # Yields the Batch a publish_batch call was given, or a new one its block `fill`
+    # filled (closed after the yield); returns what the yield returns.
+    def filled_batch(call, batch, fill)
+      if batch.nil?
+        raise MongoMQ::ArgumentError, "#{call} needs a MongoMQ::Batch or a block" unless fill
+
+        batch = Batch.new
+        begin
+          fill.call(batch)
+          return yield batch
+        ensure
+          batch.close
+        end
+      end
+      raise MongoMQ::ArgumentError, "batch must be a MongoMQ::Batch" unless batch.is_a?(Batch)
+
+      yield batch
+    end
 
     def list_limit(limit)
       Check.count(limit, :limit)
