@@ -12,6 +12,7 @@
 #include "dedup.hpp"
 
 #include <cmath>
+#include <cstring>
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
@@ -244,10 +245,15 @@ mq_status mq_queue_set_dedup_scope(mq_queue *queue, mq_dedup_scope scope, mq_err
     return guard_queue(err, queue, [&] {
         const char *fn = "mq_queue_set_dedup_scope";
         mongomq::check_queue(fn, queue);
-        if (scope != MQ_DEDUP_SCOPE_QUEUE && scope != MQ_DEDUP_SCOPE_GROUP)
-            fail_arg(fn, "scope is " + std::to_string(static_cast<int>(scope)) +
+        // Read as the int a C caller passed: a value outside the enum's range (any int
+        // from C or an FFI) must not be loaded as the C++ enum (undefined there).
+        int value;
+        static_assert(sizeof value == sizeof scope, "mq_dedup_scope is an int");
+        std::memcpy(&value, &scope, sizeof value);
+        if (value != MQ_DEDUP_SCOPE_QUEUE && value != MQ_DEDUP_SCOPE_GROUP)
+            fail_arg(fn, "scope is " + std::to_string(value) +
                              ", neither MQ_DEDUP_SCOPE_QUEUE (0) nor MQ_DEDUP_SCOPE_GROUP (1)");
-        queue->dedup_scope.store(static_cast<int>(scope));
+        queue->dedup_scope.store(value);
         return MQ_OK;
     });
 }
