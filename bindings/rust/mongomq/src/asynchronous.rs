@@ -1,7 +1,16 @@
 //! The async API (feature `tokio`): the queue's calls as futures that run the blocking
 //! C call on tokio's blocking pool. A waiting claim's future owns a cancel token:
 //! dropping the future (a `select!` that took another branch, a timeout, an aborted
-//! task) cancels that claim only, as [`CancelToken::cancel`] would.
+//! task) cancels that claim only, as [`CancelToken::cancel`] would. The stream of
+//! leases is in stream.rs, the async worker in worker.rs (its handle and start) and
+//! task.rs (one task's loop).
+
+mod stream;
+mod task;
+mod worker;
+
+pub use stream::LeaseStream;
+pub use worker::AsyncWorker;
 
 use std::time::Duration;
 
@@ -53,6 +62,25 @@ fn give_back(queue: Queue, lease: Lease) {
     }
 }
 
+/// The claim of `opts`, whose cancel token is `cancel`, on the blocking pool: dropping
+/// the future cancels `cancel` (every claim given it) and gives back a lease the claim
+/// took (claim_async gives each call a token of its own; the async worker its tasks'
+/// shared one, which its stop cancels too).
+pub(crate) async fn claim_cancelled_on_drop(queue: Queue, opts: ClaimOptions, cancel: CancelToken) -> Claimed {
+    let (tx, rx) = oneshot::channel::<Claimed>();
+    let mut pending = PendingClaim { queue: queue.clone(), cancel, rx, done: false };
+    tokio::task::spawn_blocking(move || {
+        let claimed = queue.claim(&opts);
+        if let Err(Ok(Some(lease))) = tx.send(claimed) {
+            // The future is gone: give the lease back now.
+            let _ = queue.unclaim(&lease);
+        }
+    });
+    let claimed = (&mut pending.rx).await;
+    pending.done = true;
+    claimed.map_err(|_| Error::internal("the blocking claim ended without a result".into()))?
+}
+
 async fn blocking<T: Send + 'static>(f: impl FnOnce() -> Result<T> + Send + 'static) -> Result<T> {
     tokio::task::spawn_blocking(f).await.map_err(|e| Error::internal(format!("the blocking call failed: {e}")))?
 }
@@ -88,19 +116,7 @@ impl Queue {
     pub async fn claim_async(&self, opts: &ClaimOptions) -> Result<Option<Lease>> {
         let cancel = CancelToken::new()?;
         let opts = opts.clone().cancel(&cancel);
-        let (tx, rx) = oneshot::channel::<Claimed>();
-        let mut pending = PendingClaim { queue: self.clone(), cancel, rx, done: false };
-        let queue = self.clone();
-        tokio::task::spawn_blocking(move || {
-            let claimed = queue.claim(&opts);
-            if let Err(Ok(Some(lease))) = tx.send(claimed) {
-                // The future is gone: give the lease back now.
-                let _ = queue.unclaim(&lease);
-            }
-        });
-        let claimed = (&mut pending.rx).await;
-        pending.done = true;
-        claimed.map_err(|_| Error::internal("the blocking claim ended without a result".into()))?
+        claim_cancelled_on_drop(self.clone(), opts, cancel).await
     }
 
     /// [`publish`](Queue::publish) as a future (the event and a copy of the options

@@ -47,9 +47,17 @@
 //!
 //! Instants are `SystemTime` (on the queue's clock, [`Queue::now`]), durations
 //! `Duration`. [`Queue::work`] runs a handler on leases until it is stopped and
-//! [`Queue::worker`] starts one and returns its [`Worker`]. With the `tokio` feature,
-//! the queue's calls also come as futures (`claim_async`, `publish_async`,
-//! `ack_async`, ...); dropping a claim's future cancels that claim.
+//! [`Queue::worker`] starts one and returns its [`Worker`].
+//!
+//! With the `tokio` feature, the crate is async where tokio programs live: the queue's
+//! calls come as futures (`claim_async`, `publish_async`, `ack_async`, ...; the
+//! blocking C call runs on tokio's blocking pool), `claim_stream` gives the leases as a
+//! `futures_core::Stream` (`LeaseStream`) for a loop of your own, and `worker_async` /
+//! `work_async` run an `async` handler (`Fn(Lease) -> impl Future<Output = Result<(),
+//! E>>`) on leases with N tasks, with the thread worker's options and behaviour
+//! (`AsyncWorker`: `stop().await`, `wait().await`). Dropping a waiting claim's future,
+//! or the stream, cancels that claim (no claim is left running in C), and a lease it
+//! took just then is given back with `unclaim`, never left held.
 //!
 //! libmongoc's log goes, from the first [`Client`] on, into the `log` crate (target
 //! `"mongomq"`); [`set_log_handler`] routes it elsewhere or silences it. For tests and
@@ -85,6 +93,8 @@ mod stored;
 mod time;
 mod worker;
 
+#[cfg(feature = "tokio")]
+pub use asynchronous::{AsyncWorker, LeaseStream};
 pub use batch::Batch;
 pub use cancel::CancelToken;
 pub use client::Client;

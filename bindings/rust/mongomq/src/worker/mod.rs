@@ -2,12 +2,13 @@
 //! and returns a [`Worker`] to stop and await; [`Queue::work`] does the same and blocks
 //! until it ends. The semantics are bindings/CONTRACT.md's ("The worker helper"); the
 //! thread loop is in run.rs, the options in options.rs, the signal handling in
-//! signals.rs.
+//! signals.rs. The option checks, the back-off and the signals are shared with the
+//! async worker (src/asynchronous/worker.rs, feature `tokio`).
 
 mod options;
-mod run;
+pub(crate) mod run;
 #[cfg(unix)]
-mod signals;
+pub(crate) mod signals;
 
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::thread::{self, JoinHandle};
@@ -18,6 +19,8 @@ use crate::error::{Error, Result};
 use crate::lease::Lease;
 use crate::queue::Queue;
 
+#[cfg(feature = "tokio")]
+pub(crate) use options::log_report;
 pub use options::{BoxError, WorkerError, WorkerOptions};
 
 struct State {
@@ -66,7 +69,7 @@ impl Shared {
 
     /// Takes the worker out of the signal handling (the previous handlers come back
     /// with the last such worker); nothing the second time.
-    fn release_signals(&self) {
+    pub(crate) fn release_signals(&self) {
         #[cfg(unix)]
         drop(self.signals.lock().unwrap_or_else(PoisonError::into_inner).take());
     }
@@ -150,6 +153,45 @@ impl Worker {
     }
 }
 
+#[cfg(unix)]
+impl signals::Stop for Shared {
+    fn stop(&self) {
+        Shared::stop(self);
+    }
+}
+
+impl Queue {
+    /// The checks both workers (threads and, with `tokio`, tasks) make of their
+    /// options before they start.
+    pub(crate) fn check_worker_options(&self, opts: &WorkerOptions) -> Result<()> {
+        if opts.concurrency == 0 {
+            return Err(Error::argument("worker", "concurrency is 0"));
+        }
+        if opts.max_events == 0 || opts.max_events > mongomq_sys::MQ_BATCH_MAX {
+            return Err(Error::argument(
+                "worker",
+                format_args!("max_events is {}, outside 1..{}", opts.max_events, mongomq_sys::MQ_BATCH_MAX),
+            ));
+        }
+        if opts.visibility.is_zero() {
+            return Err(Error::argument("worker", "visibility is 0"));
+        }
+        #[cfg(not(unix))]
+        if opts.handle_signals {
+            return Err(Error::argument("worker", "handle_signals: SIGINT and SIGTERM are Unix's"));
+        }
+        Ok(())
+    }
+
+    /// `max_attempts > 0` is set on the queue (a blocking call).
+    pub(crate) fn set_max_attempts_if_any(&self, opts: &WorkerOptions) -> Result<()> {
+        if opts.max_attempts > 0 {
+            self.set_max_attempts(opts.max_attempts)?;
+        }
+        Ok(())
+    }
+}
+
 impl Drop for Worker {
     fn drop(&mut self) {
         self.stop();
@@ -187,25 +229,8 @@ impl Queue {
         F: Fn(&Lease) -> Result<(), E> + Send + Sync + 'static,
         E: Into<BoxError>,
     {
-        if opts.concurrency == 0 {
-            return Err(Error::argument("worker", "concurrency is 0"));
-        }
-        if opts.max_events == 0 || opts.max_events > mongomq_sys::MQ_BATCH_MAX {
-            return Err(Error::argument(
-                "worker",
-                format_args!("max_events is {}, outside 1..{}", opts.max_events, mongomq_sys::MQ_BATCH_MAX),
-            ));
-        }
-        if opts.visibility.is_zero() {
-            return Err(Error::argument("worker", "visibility is 0"));
-        }
-        #[cfg(not(unix))]
-        if opts.handle_signals {
-            return Err(Error::argument("worker", "handle_signals: SIGINT and SIGTERM are Unix's"));
-        }
-        if opts.max_attempts > 0 {
-            self.set_max_attempts(opts.max_attempts)?;
-        }
+        self.check_worker_options(&opts)?;
+        self.set_max_attempts_if_any(&opts)?;
         let shared = Arc::new(Shared {
             state: Mutex::new(State { stopping: false, running: 0, busy: 0, last_active: Instant::now() }),
             changed: Condvar::new(),
@@ -215,7 +240,8 @@ impl Queue {
         });
         #[cfg(unix)]
         if opts.handle_signals {
-            let registration = signals::register(&shared)
+            let weak: std::sync::Weak<dyn signals::Stop> = Arc::downgrade(&shared) as _;
+            let registration = signals::register(weak)
                 .map_err(|e| Error::internal(format!("worker: cannot handle SIGINT and SIGTERM: {e}")))?;
             *shared.signals.lock().unwrap_or_else(PoisonError::into_inner) = Some(registration);
         }

@@ -19,9 +19,9 @@ use crate::queue::Queue;
 
 /// The longest a claim waits before the worker loops (and looks at its stop flag and
 /// its idle time; a stop also cancels the waiting claim at once).
-const CLAIM_SLICE: Duration = Duration::from_secs(1);
-const QUEUE_BACKOFF_FIRST: Duration = Duration::from_millis(100);
-const QUEUE_BACKOFF_MAX: Duration = Duration::from_secs(5);
+pub(crate) const CLAIM_SLICE: Duration = Duration::from_secs(1);
+pub(crate) const QUEUE_BACKOFF_FIRST: Duration = Duration::from_millis(100);
+pub(crate) const QUEUE_BACKOFF_MAX: Duration = Duration::from_secs(5);
 
 pub(super) type Handler = Arc<dyn Fn(&Lease) -> Result<(), BoxError> + Send + Sync>;
 
@@ -154,7 +154,7 @@ impl Ctx {
             Ok(Err(e)) => e,
             Err(panic) => panic_message(&*panic).into(),
         };
-        let retry_in = self.backoff(lease.attempts());
+        let retry_in = backoff(&self.opts, lease.attempts());
         self.report(WorkerError::Handler { lease, error: &*failure, retry_in });
         if let Err(e) = self.queue.nack(lease, retry_in) {
             self.report(WorkerError::Queue(&e));
@@ -183,13 +183,13 @@ impl Ctx {
             flag = done.0.lock().unwrap_or_else(PoisonError::into_inner);
         }
     }
+}
 
-    /// min(cap, base * 2^(attempts - 1)) scaled by a jitter from [0.5, 1.0].
-    fn backoff(&self, attempts: u32) -> Duration {
-        let exp = attempts.saturating_sub(1).min(62) as i32;
-        let delay = (self.opts.backoff_base.as_secs_f64() * 2f64.powi(exp)).min(self.opts.backoff_cap.as_secs_f64());
-        Duration::from_secs_f64(delay * jitter())
-    }
+/// min(cap, base * 2^(attempts - 1)) scaled by a jitter from [0.5, 1.0].
+pub(crate) fn backoff(opts: &WorkerOptions, attempts: u32) -> Duration {
+    let exp = attempts.saturating_sub(1).min(62) as i32;
+    let delay = (opts.backoff_base.as_secs_f64() * 2f64.powi(exp)).min(opts.backoff_cap.as_secs_f64());
+    Duration::from_secs_f64(delay * jitter())
 }
 
 /// Uniform in [0.5, 1.0]: std's randomly keyed hasher over the current instant.
@@ -198,7 +198,7 @@ fn jitter() -> f64 {
     0.5 + 0.5 * (bits as f64 / (1u64 << 53) as f64)
 }
 
-fn panic_message(panic: &(dyn Any + Send)) -> String {
+pub(crate) fn panic_message(panic: &(dyn Any + Send)) -> String {
     let text = panic
         .downcast_ref::<&str>()
         .map(|s| s.to_string())

@@ -1,4 +1,5 @@
-//! `handle_signals`: SIGINT and SIGTERM stop, gracefully, every worker that asked.
+//! `handle_signals`: SIGINT and SIGTERM stop, gracefully, every worker that asked (the
+//! thread worker's and, with the `tokio` feature, the async worker's).
 //!
 //! The signal handler only writes the signal's number to a pipe (write(2) is
 //! async-signal-safe; nothing else is done there); a thread of the crate reads the pipe
@@ -16,14 +17,18 @@ use std::sync::atomic::{AtomicI32, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, PoisonError, Weak};
 use std::thread;
 
-use super::Shared;
 use crate::logging::LOG_TARGET;
 
 const SIGNALS: [c_int; 2] = [libc::SIGINT, libc::SIGTERM];
 
+/// What a signal stops: a worker's phase 1 (no new claims, waiting claims cancelled).
+pub(crate) trait Stop: Send + Sync {
+    fn stop(&self);
+}
+
 struct Registry {
     next_id: u64,
-    workers: Vec<(u64, Weak<Shared>)>,
+    workers: Vec<(u64, Weak<dyn Stop>)>,
     /// The handlers there were before ours, while ours are installed.
     previous: Option<[libc::sigaction; 2]>,
 }
@@ -41,7 +46,7 @@ pub(crate) struct Registration {
     id: u64,
 }
 
-pub(crate) fn register(worker: &Arc<Shared>) -> io::Result<Registration> {
+pub(crate) fn register(worker: Weak<dyn Stop>) -> io::Result<Registration> {
     PIPE.get_or_init(|| start_reader().map_err(|e| e.to_string())).clone().map_err(io::Error::other)?;
     let mut reg = REGISTRY.lock().unwrap_or_else(PoisonError::into_inner);
     if reg.previous.is_none() {
@@ -49,7 +54,7 @@ pub(crate) fn register(worker: &Arc<Shared>) -> io::Result<Registration> {
     }
     let id = reg.next_id;
     reg.next_id += 1;
-    reg.workers.push((id, Arc::downgrade(worker)));
+    reg.workers.push((id, worker));
     Ok(Registration { id })
 }
 
@@ -86,7 +91,7 @@ fn start_reader() -> io::Result<()> {
 
 fn stop_all(signal: c_int) {
     let reg = REGISTRY.lock().unwrap_or_else(PoisonError::into_inner);
-    let workers: Vec<Arc<Shared>> = reg.workers.iter().filter_map(|(_, w)| w.upgrade()).collect();
+    let workers: Vec<Arc<dyn Stop>> = reg.workers.iter().filter_map(|(_, w)| w.upgrade()).collect();
     drop(reg);
     if !workers.is_empty() {
         let name = if signal == libc::SIGINT { "SIGINT" } else { "SIGTERM" };
