@@ -171,6 +171,23 @@ public final class MongoMqQueue implements AutoCloseable {
      * without a wait is neither.
      */
     public Optional<Lease> claim(ClaimOptions options) {
+        return claim(options, null);
+    }
+
+    /**
+     * Where a waiting claim's {@code mq_cancel} is lent to while the claim runs
+     * ({@link AsyncQueue}'s futures, whose {@code cancel(true)} triggers it): attached
+     * before the wait starts, detached before the cancel is destroyed, so that it is
+     * never triggered after.
+     */
+    interface CancelSink {
+        void attach(long cancel);
+
+        void detach();
+    }
+
+    /** {@link #claim(ClaimOptions)} that also lends its cancel to {@code sink} (null: none). */
+    Optional<Lease> claim(ClaimOptions options, CancelSink sink) {
         if (options == null) throw new IllegalArgumentException("options must not be null");
         double vis = Native.seconds(options.visibility());
         String worker = options.workerId().orElse(null);
@@ -179,9 +196,11 @@ public final class MongoMqQueue implements AutoCloseable {
         Thread self = Thread.currentThread();
         if (self.isInterrupted()) throw new CancelledException("claim: the thread is interrupted");
         long cancel = mongomq_raw.mq_cancel_new();
+        if (sink != null) sink.attach(cancel);
         try (InterruptWatcher.Registration r = InterruptWatcher.register(self, cancel)) {
             return claimNative(worker, vis, options.minPriority(), options.maxEvents(), wait, cancel);
         } finally {
+            if (sink != null) sink.detach();
             mongomq_raw.mq_cancel_destroy(cancel);
         }
     }
@@ -684,6 +703,30 @@ public final class MongoMqQueue implements AutoCloseable {
         acquire(); // a closed queue is the closed error here, not workers that end at once
         release();
         return new Worker(this, options, handler);
+    }
+
+    // ---- async (0.6.0) ---------------------------------------------------------------
+
+    /**
+     * This queue's calls returning {@link java.util.concurrent.CompletableFuture}s, run on
+     * {@link AsyncQueue#defaultExecutor()}; a view, as Lettuce's {@code connection.async()}
+     * is of a connection: nothing to close but the queue.
+     *
+     * @since 0.6.0
+     */
+    public AsyncQueue async() {
+        return new AsyncQueue(this, AsyncQueue.defaultExecutor());
+    }
+
+    /**
+     * {@link #async()} on the caller's executor (a bounded pool of the program's, an
+     * executor of virtual threads on Java 21); the caller shuts it down, after the
+     * futures it runs are done.
+     *
+     * @since 0.6.0
+     */
+    public AsyncQueue async(java.util.concurrent.Executor executor) {
+        return new AsyncQueue(this, executor);
     }
 
     /** Closes the queue (at once, or when the calls running on it return). Twice does nothing. */

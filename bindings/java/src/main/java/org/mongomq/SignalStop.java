@@ -8,7 +8,8 @@ import sun.misc.Signal;
 import sun.misc.SignalHandler;
 
 /**
- * SIGINT and SIGTERM for the workers started with {@code handleSignals(true)}: while at
+ * SIGINT and SIGTERM for the workers ({@link Worker}, {@link AsyncWorker}) started with
+ * {@code handleSignals(true)}: while at
  * least one runs, either signal stops them all gracefully (Sidekiq's TERM) instead of
  * the JVM's default (run the shutdown hooks and exit 130/143); when the last one ends,
  * the handlers that were there before are put back. One registry for the process, so
@@ -21,14 +22,14 @@ final class SignalStop {
     private static final System.Logger LOG = System.getLogger("mongomq");
     private static final String[] SIGNALS = {"INT", "TERM"};
 
-    /** Guarded by the class. */
-    private static final List<Worker> WORKERS = new ArrayList<>();
+    /** Guarded by the class: each worker and its stop. */
+    private static final Map<Object, Runnable> WORKERS = new LinkedHashMap<>();
     /** Guarded by the class: the handlers to put back, while WORKERS is not empty. */
     private static final Map<Signal, SignalHandler> PREVIOUS = new LinkedHashMap<>();
 
     private SignalStop() {}
 
-    static synchronized void register(Worker w) {
+    static synchronized void register(Object w, Runnable stop) {
         if (WORKERS.isEmpty()) {
             try {
                 for (String name : SIGNALS) {
@@ -40,11 +41,11 @@ final class SignalStop {
                 throw new IllegalStateException("handleSignals: cannot handle SIGINT/SIGTERM in this JVM", e);
             }
         }
-        WORKERS.add(w);
+        WORKERS.put(w, stop);
     }
 
-    static synchronized void unregister(Worker w) {
-        if (WORKERS.remove(w) && WORKERS.isEmpty()) restore();
+    static synchronized void unregister(Object w) {
+        if (WORKERS.remove(w) != null && WORKERS.isEmpty()) restore();
     }
 
     private static void restore() {
@@ -53,11 +54,11 @@ final class SignalStop {
     }
 
     private static void onSignal(Signal s) {
-        List<Worker> ws;
+        List<Runnable> ws;
         synchronized (SignalStop.class) {
-            ws = new ArrayList<>(WORKERS);
+            ws = new ArrayList<>(WORKERS.values());
         }
         LOG.log(System.Logger.Level.INFO, "mongomq: SIG" + s.getName() + ": stopping " + ws.size() + " worker(s) gracefully");
-        for (Worker w : ws) w.stop();
+        for (Runnable stop : ws) stop.run();
     }
 }

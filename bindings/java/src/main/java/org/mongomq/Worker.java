@@ -81,7 +81,7 @@ public final class Worker implements AutoCloseable {
         this.signals = o.handleSignals();
         this.onError = o.onError().orElse(null);
         if (o.maxAttempts() > 0) queue.setMaxAttempts(o.maxAttempts());
-        if (signals) SignalStop.register(this); // before anything needs undoing
+        if (signals) SignalStop.register(this, this::stop); // before anything needs undoing
         // A few threads, so that one extend stuck on an unreachable server does not
         // hold up the heartbeats of every other running handler. Daemons: they only
         // serve the worker threads, which keep the JVM alive themselves.
@@ -209,7 +209,12 @@ public final class Worker implements AutoCloseable {
 
     /** The nack delay after a failure of a head delivered {@code attempts} times. */
     Duration backoff(int attempts) {
-        double d = Math.min(backoffCap, backoffBase * Math.pow(2, Math.max(0, attempts - 1)));
+        return backoff(backoffBase, backoffCap, attempts);
+    }
+
+    /** min(cap, base * 2^(attempts - 1)) seconds times a jitter drawn from [0.5, 1]: also AsyncWorker's. */
+    static Duration backoff(double base, double cap, int attempts) {
+        double d = Math.min(cap, base * Math.pow(2, Math.max(0, attempts - 1)));
         d *= ThreadLocalRandom.current().nextDouble(0.5, 1.0);
         return Native.duration(d);
     }
