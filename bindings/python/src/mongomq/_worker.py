@@ -63,6 +63,39 @@ def _positive(name: str, value: Any, *, zero_ok: bool) -> float:
     return v
 
 
+def _check_options(concurrency: Any, visibility: Any, min_priority: Any, max_events: Any, backoff_base: Any,
+                   backoff_cap: Any, max_attempts: Any, shutdown_timeout: Any, worker_id: Any, idle_timeout: Any,
+                   handle_signals: Any, on_error: Any) -> Dict[str, Any]:
+    """The worker's options checked and made floats where they are durations: the
+    sync Worker's and mongomq.aio's AsyncWorker's (the same options, the same errors)."""
+    _args.integer("concurrency", concurrency)
+    if concurrency < 1:
+        raise ValueError("concurrency is %d; it must be at least 1" % concurrency)
+    visibility = _positive("visibility", visibility, zero_ok=False)
+    _args.integer("min_priority", min_priority)
+    _args.integer("max_events", max_events)
+    if not 1 <= max_events <= _raw.MQ_BATCH_MAX:
+        raise ValueError("max_events is %d; it must be 1..%d" % (max_events, _raw.MQ_BATCH_MAX))
+    backoff_base = _positive("backoff_base", backoff_base, zero_ok=True)
+    backoff_cap = _positive("backoff_cap", backoff_cap, zero_ok=True)
+    _args.integer("max_attempts", max_attempts)
+    if max_attempts < 0:
+        raise ValueError("max_attempts is %d; it must be >= 0" % max_attempts)
+    shutdown_timeout = _positive("shutdown_timeout", shutdown_timeout, zero_ok=True)
+    if worker_id is not None:
+        _args.worker_id(worker_id)
+    if idle_timeout is not None:
+        idle_timeout = _positive("idle_timeout", idle_timeout, zero_ok=False)
+    if not isinstance(handle_signals, bool):
+        raise TypeError("handle_signals must be a bool, not %s" % type(handle_signals).__name__)
+    if on_error is not None and not callable(on_error):
+        raise TypeError("on_error must be callable")
+    return dict(concurrency=concurrency, visibility=visibility, min_priority=min_priority, max_events=max_events,
+                backoff_base=backoff_base, backoff_cap=backoff_cap, max_attempts=max_attempts,
+                shutdown_timeout=shutdown_timeout, worker_id=worker_id, idle_timeout=idle_timeout,
+                handle_signals=handle_signals, on_error=on_error)
+
+
 class Worker:
     """Runs ``handler(lease)`` on the queue's leases with ``concurrency`` threads.
     Made by Queue.worker() (started, returned at once) and Queue.work() (blocks).
@@ -102,43 +135,23 @@ class Worker:
                  on_error: Optional[ErrorCallback] = None) -> None:
         if not callable(handler):
             raise TypeError("handler must be callable")
-        _args.integer("concurrency", concurrency)
-        if concurrency < 1:
-            raise ValueError("concurrency is %d; it must be at least 1" % concurrency)
-        visibility = _positive("visibility", visibility, zero_ok=False)
-        _args.integer("min_priority", min_priority)
-        _args.integer("max_events", max_events)
-        if not 1 <= max_events <= _raw.MQ_BATCH_MAX:
-            raise ValueError("max_events is %d; it must be 1..%d" % (max_events, _raw.MQ_BATCH_MAX))
-        backoff_base = _positive("backoff_base", backoff_base, zero_ok=True)
-        backoff_cap = _positive("backoff_cap", backoff_cap, zero_ok=True)
-        _args.integer("max_attempts", max_attempts)
-        if max_attempts < 0:
-            raise ValueError("max_attempts is %d; it must be >= 0" % max_attempts)
-        shutdown_timeout = _positive("shutdown_timeout", shutdown_timeout, zero_ok=True)
-        if worker_id is not None:
-            _args.worker_id(worker_id)
-        if idle_timeout is not None:
-            idle_timeout = _positive("idle_timeout", idle_timeout, zero_ok=False)
-        if not isinstance(handle_signals, bool):
-            raise TypeError("handle_signals must be a bool, not %s" % type(handle_signals).__name__)
-        if on_error is not None and not callable(on_error):
-            raise TypeError("on_error must be callable")
+        o = _check_options(concurrency, visibility, min_priority, max_events, backoff_base, backoff_cap,
+                           max_attempts, shutdown_timeout, worker_id, idle_timeout, handle_signals, on_error)
 
         self.queue = queue
         self.handler = handler
-        self.concurrency = concurrency
-        self.visibility = visibility
-        self.min_priority = min_priority
-        self.max_events = max_events
-        self.backoff_base = backoff_base
-        self.backoff_cap = backoff_cap
-        self.max_attempts = max_attempts
-        self.shutdown_timeout = shutdown_timeout
-        self.worker_id = worker_id
-        self.idle_timeout = idle_timeout
-        self.handle_signals = handle_signals
-        self.on_error = on_error
+        self.concurrency: int = o["concurrency"]
+        self.visibility: float = o["visibility"]
+        self.min_priority: int = o["min_priority"]
+        self.max_events: int = o["max_events"]
+        self.backoff_base: float = o["backoff_base"]
+        self.backoff_cap: float = o["backoff_cap"]
+        self.max_attempts: int = o["max_attempts"]
+        self.shutdown_timeout: float = o["shutdown_timeout"]
+        self.worker_id: Optional[str] = o["worker_id"]
+        self.idle_timeout: Optional[float] = o["idle_timeout"]
+        self.handle_signals: bool = o["handle_signals"]
+        self.on_error: Optional[ErrorCallback] = o["on_error"]
 
         self._stopping = threading.Event()
         self._done = threading.Event()
@@ -159,8 +172,8 @@ class Worker:
         self._hb_stop = False
 
         queue._check_open()
-        if max_attempts > 0:
-            queue.set_max_attempts(max_attempts)
+        if self.max_attempts > 0:
+            queue.set_max_attempts(self.max_attempts)
 
     # ---- life cycle ----
 
