@@ -29,6 +29,21 @@
  * attempts to start with, and every claim entry point (mq_claim, mq_claim_batch, and
  * the waiting claims with timeout 0, which are the plain claim).
  *
+ * Dedup keys (tests/model/dedup.c; include/mongomq.h, "Deduplication"): each handle
+ * has its own window (2 to 30 s, or the default, so that the clock crosses it; now
+ * and then changed) and scope (both queue, both group, or one of each, whose keys
+ * never match); keyed publishes (mq_publish_with, scheduled or not) and keyed batches
+ * (mq_batch_add_with, two events of a batch with one key, a third of the batches
+ * published again as a retry would) with keys from a pool of 5, each status, seq and
+ * mq_batch_outcome from the model: MQ_DUPLICATE with the holder's seq while an event
+ * holds the key or a record holds it within its window, the seq counter advancing
+ * all the same; the record an ack or a dead letter leaves of a keyed event whose
+ * dedup_until is still ahead (else it is deleted), removed by the publish that meets
+ * it expired; purge forgets keys; a requeued dead letter has none; a keyed orphan
+ * (its publish died before its lock) is locked by its key's next publish, a
+ * duplicate. A clock step to the next dedup deadline puts acks and publishes at the
+ * window's end exactly.
+ *
  * Where the documents allow more than one outcome the model accepts any of them and
  * then follows what the library did:
  *   - groups with equal available_at: the claim may take any of them first. The
@@ -44,18 +59,22 @@
  *
  * After every step (tests/model/invariants.c): the messages and dead letters on the
  * server are exactly the model's (every published event that was not acked, purged or
- * dead-purged is in exactly one of them, never neither); the locks are the model's
- * (existence and every field of the schema in docs/design.md: available_at, token,
- * priority with its paused encoding, paused_at, attempts, head, leased_at);
- * mq_stats_json agrees (messages, dead, published, groups total/ready/leased/parked/
- * paused, per priority, now, oldest age). After every claim: the leased events are
- * exactly the model's group head(s) in FIFO order with their bytes, the attempts are
- * the head's deliveries (and the lock's count + 1, or 1 for a head the lock does not
- * count), the deadline is now + visibility. Looking (tests/model/look.c):
- * mq_peek_json and mq_dead_list_json; mq_dead_list_with walked page by page;
- * mq_groups_json walked to its last page with a random limit, sort and filters, every
- * row against the model (state, priority, attempts, holder, held for, deadline,
- * backlog, head, head age) and every group the filters match listed once, in order.
+ * dead-purged is in exactly one of them, never neither); the keyed events carry the
+ * model's key and dedup_until, and the records (messages without a group_id) are
+ * exactly the model's (seq, key, dedup_expires and nothing else: the test server has
+ * no TTL monitor, which would remove them at times the model cannot know); the locks
+ * are the model's (existence and every field of the schema in docs/design.md:
+ * available_at, token, priority with its paused encoding, paused_at, attempts, head,
+ * leased_at); mq_stats_json agrees (messages, records not among them, dead,
+ * published, groups total/ready/leased/parked/paused, per priority, now, oldest
+ * age). After every claim: the leased events are exactly the model's group head(s)
+ * in FIFO order with their bytes, the attempts are the head's deliveries (and the
+ * lock's count + 1, or 1 for a head the lock does not count), the deadline is now +
+ * visibility. Looking (tests/model/look.c): mq_peek_json and mq_dead_list_json;
+ * mq_dead_list_with walked page by page; mq_groups_json walked to its last page with
+ * a random limit, sort and filters, every row against the model (state, priority,
+ * attempts, holder, held for, deadline, backlog, head, head age) and every group the
+ * filters match listed once, in order.
  *
  * Replay: the seed comes from MONGOMQ_MODEL_SEED (else the time) and is printed;
  * sequence i runs with seed + i. A failure prints its sequence's seed, the step and
@@ -77,8 +96,7 @@ cover_counts cover;
 
 /* ---- the model's events ---- */
 
-static mev *add_event(model *m, int64_t seq, int g, int priority, const unsigned char *bytes, size_t len,
-                      double not_before) {
+mev *add_event(model *m, int64_t seq, int g, int priority, const unsigned char *bytes, size_t len, double not_before) {
     if (m->nev >= MAX_EV) mfail(m, "the model holds at most %d events", MAX_EV);
     if (seq != m->next_seq) mfail(m, "seq %lld, the model expects %lld", (long long)seq, (long long)m->next_seq);
     mev *e = &m->ev[m->nev++];
@@ -96,7 +114,7 @@ static mev *add_event(model *m, int64_t seq, int g, int priority, const unsigned
 }
 
 /* A new event's bytes: text, binary (with a NUL, so stored as BSON binary) or empty. */
-static size_t make_event(model *m, unsigned char *buf) {
+size_t make_event(model *m, unsigned char *buf) {
     int id = ++m->event_ids;
     switch (below(m, 4)) {
         case 0:
@@ -112,7 +130,7 @@ static size_t make_event(model *m, unsigned char *buf) {
     }
 }
 
-static const char *describe_bytes(const unsigned char *b, size_t len, char *out, size_t size) {
+const char *describe_bytes(const unsigned char *b, size_t len, char *out, size_t size) {
     if (len == 0) return "''";
     if (b[0] == 0) {
         snprintf(out, size, "bin(%02x%02x%02x%02x)", b[0], b[1], b[2], b[3]);
@@ -131,8 +149,6 @@ static int orphan_count(model *m) {
     for (int g = 0; g < NGROUPS; g++) n += is_orphan(m, g);
     return n;
 }
-
-static void lock_created(model *m, int g, int priority, double avail, int64_t head);
 
 /* What mq_repair does to the model: a lock for every orphan, as its oldest event's
  * publish would have made it. `peek`: the server may be read to settle the
@@ -266,6 +282,7 @@ static visit_result visit(model *m, int g, const claim_ctx *c) {
                           attempts, m->max_attempts);
                 h->state = EV_DEAD;
                 h->dead_at = now;
+                dedup_removed(m, h, DEDUP_DEAD); /* claim.dead_record or claim.dead_delete */
                 h->lo = h->hi = attempts;
                 cover.dead++;
                 say(m, " [%s: %lld dead after %d]", GROUP[g], (long long)h->seq, attempts);
@@ -467,7 +484,7 @@ static void describe_lease(model *m, const mlease *l) {
 
 /* A new lock (publish.lock's $setOnInsert, a relock, repair): attempts 0 counting
  * `head` (0: none), not paused, never leased. */
-static void lock_created(model *m, int g, int priority, double avail, int64_t head) {
+void lock_created(model *m, int g, int priority, double avail, int64_t head) {
     mlock *l = &m->lock[g];
     memset(l, 0, sizeof *l);
     l->exists = 1;
@@ -478,7 +495,7 @@ static void lock_created(model *m, int g, int priority, double avail, int64_t he
 
 /* publish.lock: a group without a lock gets one, its head the event; a lock that is
  * there stays as it is, a paused one paused (a refill keeps the pause). */
-static void publish_lock(model *m, int g, int priority, double avail, int64_t seq) {
+void publish_lock(model *m, int g, int priority, double avail, int64_t seq) {
     if (!m->lock[g].exists) {
         lock_created(m, g, priority, avail, seq);
     } else if (m->lock[g].paused) {
@@ -626,7 +643,10 @@ static void op_ack(model *m) {
     /* The events go, fenced or not (at-least-once). */
     for (int i = 0; i < l->n; i++) {
         mev *e = find_ev(m, l->seqs[i]);
-        if (e->state == EV_LIVE) e->state = EV_ACKED;
+        if (e->state == EV_LIVE) {
+            e->state = EV_ACKED;
+            dedup_removed(m, e, DEDUP_ACKED); /* ack.record or ack.delete */
+        }
     }
     if (current && l->lease != NULL && mq_lease_deadline(l->lease) < now_of(m)) cover.stale_ok++;
     if (!current) cover.lost++;
@@ -833,7 +853,10 @@ static void op_purge_group(model *m) {
     say(m, " -> %s", mq_status_name(st));
     expect_status(m, "mq_purge_group", st, MQ_OK, &err);
     for (int i = 0; i < m->nev; i++)
-        if (m->ev[i].state == EV_LIVE && m->ev[i].group == g) m->ev[i].state = EV_GONE;
+        if (m->ev[i].state == EV_LIVE && m->ev[i].group == g) {
+            m->ev[i].state = EV_GONE;
+            dedup_removed(m, &m->ev[i], DEDUP_PURGED);
+        }
     mlock *lk = &m->lock[g];
     if (lk->exists && lk->paused) {
         /* purge.unlease: the pause stays, the lock released (a holder's lease is lost),
@@ -910,10 +933,12 @@ static void op_resume(model *m) {
 
 /* mq_repair, and what it is for: a publisher that died between publish.insert and
  * publish.lock (docs/design.md, "A process that dies between two commands"). The
- * test publishes to a group without a lock and deletes the lock the publish made, so
- * the group has an event and no lock (an orphan). Then the group's next publish makes
- * the lock, or mq_repair does, or the orphan stays for later steps: a later publish,
- * repair, or (when this sequence runs it) the automatic repair of an empty claim. */
+ * test publishes to a group without a lock (half the time with a free dedup key) and
+ * deletes the lock the publish made, so the group has an event and no lock (an
+ * orphan). Then the group's next publish makes the lock (or, for a keyed orphan, half
+ * the time a publish with its key: a duplicate, which makes the orphan's own lock), or
+ * mq_repair does, or the orphan stays for later steps: a later publish, repair, or
+ * (when this sequence runs it) the automatic repair of an empty claim. */
 static void op_repair(model *m) {
     int orphan = -1;
     if (below(m, 3)) {
@@ -934,10 +959,12 @@ static void op_repair(model *m) {
                  "publish.lock)",
                  GROUP[g], priority, describe_bytes(bytes, len, d, sizeof d));
         int64_t seq = 0;
-        mq_status st = mq_publish(m->q[m->h], GROUP[g], bytes, len, priority, &seq, &err);
+        const int key = dedup_orphan_key(m, g);
+        mq_status st = dedup_publish(m, g, bytes, len, priority, key, &seq, &err);
         say(m, " -> %s seq %lld", mq_status_name(st), (long long)seq);
         expect_status(m, "mq_publish", st, MQ_OK, &err);
-        add_event(m, seq, g, priority, bytes, len, 0);
+        mev *e = add_event(m, seq, g, priority, bytes, len, 0);
+        if (key >= 0) dedup_keyed(m, e, key);
         mongoc_collection_t *coll = tq_collection(m->t, "locks");
         bson_t *filter = BCON_NEW("_id", BCON_UTF8(GROUP[g]));
         bson_error_t error;
@@ -948,6 +975,10 @@ static void op_repair(model *m) {
         cover.orphans++;
         end_op(m);
         int next = below(m, 3);
+        if (next == 0 && e->keyed && below(m, 2)) {
+            dedup_orphan_duplicate(m, e);
+            return;
+        }
         if (next == 0) {
             /* The group's next publish makes the lock (its own priority). */
             int p2 = below(m, 5);
@@ -996,11 +1027,11 @@ static const struct {
     int weight;
     void (*op)(model *m);
 } OPS[] = {
-    {26, op_publish},     {16, op_publish_at}, {10, op_batch},  {42, op_claim},       {22, op_ack},
-    {18, op_nack},        {4, op_extend},      {2, op_unclaim}, {14, op_clock_small}, {10, op_clock_big},
-    {6, op_max_attempts}, {2, op_dead_count},  {2, op_peek},    {7, op_dead_requeue}, {2, op_dead_purge},
-    {4, op_purge_group},  {9, op_repair},      {3, op_pause},   {4, op_resume},       {4, op_groups},
-    {1, op_dead_pages},
+    {26, op_publish},     {16, op_publish_at},    {10, op_batch},      {42, op_claim},       {22, op_ack},
+    {18, op_nack},        {4, op_extend},         {2, op_unclaim},     {14, op_clock_small}, {10, op_clock_big},
+    {6, op_max_attempts}, {2, op_dead_count},     {2, op_peek},        {7, op_dead_requeue}, {2, op_dead_purge},
+    {4, op_purge_group},  {9, op_repair},         {3, op_pause},       {4, op_resume},       {4, op_groups},
+    {1, op_dead_pages},   {16, op_publish_keyed}, {7, op_batch_keyed}, {2, op_dedup_config}, {3, op_dedup_clock},
 };
 
 static void step(model *m) {
@@ -1067,6 +1098,7 @@ static int run_sequence(model *m, uint64_t seed, int sequence, int steps) {
             end_op(m);
             expect_status(m, "mq_queue_set_repair_interval", s2, MQ_OK, &e2);
         }
+        dedup_setup(m); /* each handle's dedup window and scope */
         for (m->step = 0; m->step < steps; m->step++) {
             step(m);
             check_all(m);
@@ -1075,6 +1107,7 @@ static int run_sequence(model *m, uint64_t seed, int sequence, int steps) {
         failed = 1;
     }
     pool_clear(m);
+    mq_batch_destroy(m->batch); /* a keyed batch a failure left */
     mq_queue_destroy(m->q[1]);
     tq_teardown(&state);
     return failed;
@@ -1137,6 +1170,7 @@ static void random_sequences_agree_with_the_model(void **state) {
         cover.pauses + cover.paused_ahead, cover.paused_ahead, cover.pause_noop, cover.resumes, cover.resume_noop,
         cover.paused_holder, cover.paused_drains, cover.paused_purges, cover.paused_refills, cover.group_walks,
         cover.group_pages, cover.group_rows, cover.group_tie_pages, cover.dead_pages, cover.dead_rows);
+    print_dedup_cover();
     if (failures > 0)
         fail_msg("%d of %d sequences disagree with the model; their seeds:%s", failures, sequences, failed_seeds);
 }

@@ -81,6 +81,7 @@ static void dump_model(model *m) {
         }
         printf("\n");
     }
+    dump_dedup(m);
 }
 
 void mfail(model *m, const char *fmt, ...) {
@@ -234,6 +235,7 @@ int read_ids(model *m, const char *suffix, srv_doc *out, int cap) {
         }
         bson_iter_t it;
         out[n].seq = bson_iter_init_find(&it, doc, "_id") && BSON_ITER_HOLDS_NUMBER(&it) ? bson_iter_as_int64(&it) : -1;
+        out[n].no_group = !bson_iter_init_find(&it, doc, "group_id");
         snprintf(
             out[n].group, sizeof out[n].group, "%s",
             bson_iter_init_find(&it, doc, "group_id") && BSON_ITER_HOLDS_UTF8(&it) ? bson_iter_utf8(&it, NULL) : "?");

@@ -1,6 +1,7 @@
 /* The model test's checks after every step (tests/test_model.c): the queue clock of
  * both handles, their automatic repair counts, the messages and dead letters on the
- * server against the model's events, every lock document against the model's lock
+ * server against the model's events, the keyed messages and the records of dedup keys
+ * (check_dedup, tests/model/dedup.c), every lock document against the model's lock
  * (paused ones included), and mq_stats_json. */
 #define _POSIX_C_SOURCE 200809L
 #include "model.h"
@@ -27,11 +28,13 @@ static void missing_event(model *m, const mev *e) {
 }
 
 /* The messages on the server are exactly the model's live events: every published
- * event not acked, purged or dead is there, and nothing else. */
+ * event not acked, purged or dead is there, and nothing else but the records of dedup
+ * keys (no group_id), which check_dedup compares with the model's. */
 static void check_messages(model *m) {
     int n = read_ids(m, "messages", m->scratch, MAX_EV);
     int i = 0; /* the model's next event, in seq order */
     for (int k = 0; k < n; k++) {
+        if (m->scratch[k].no_group) continue; /* a record */
         int64_t seq = m->scratch[k].seq;
         for (; i < m->nev && m->ev[i].seq < seq; i++)
             if (m->ev[i].state == EV_LIVE) missing_event(m, &m->ev[i]);
@@ -232,6 +235,7 @@ void check_all(model *m) {
                   now_of(m) - 1e9);
     check_repair_counts(m);
     check_messages(m);
+    check_dedup(m);
     check_dead(m);
     check_locks(m);
     check_stats(m);

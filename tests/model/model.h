@@ -1,9 +1,11 @@
 /* The reference model of tests/test_model.c and what its files share: the model's state
- * (events, locks, the leases the test keeps), the run's coverage counters, and the
- * helpers split out of test_model.c: the trace, the failure report and reading the
- * server (core.c), the checks after every step (invariants.c), and the calls that look
- * without claiming, each compared with the model (look.c). The semantics modelled are
- * in test_model.c's first comment; test_model.c itself holds the claim, the other
+ * (events, locks, the leases the test keeps, the dedup keys and their records), the
+ * run's coverage counters, and the helpers split out of test_model.c: the trace, the
+ * failure report and reading the server (core.c), the checks after every step
+ * (invariants.c), the calls that look without claiming, each compared with the model
+ * (look.c), and the deduplication keys (dedup.c: keyed publishes and batches, the
+ * records acks and dead letters leave, their check). The semantics modelled are in
+ * test_model.c's first comment; test_model.c itself holds the claim, the other
  * operations and the runner. */
 #ifndef MONGOMQ_TEST_MODEL_H
 #define MONGOMQ_TEST_MODEL_H
@@ -18,6 +20,8 @@
 #define POOL 8
 #define TRACE 50
 #define LINE 400
+#define NKEYS 5     /* the dedup keys of a sequence: few, so that duplicates are frequent */
+#define MAX_REC 128 /* records: at most one per key and scope (NKEYS * (1 + NGROUPS)) */
 
 extern const char *const GROUP[NGROUPS];
 extern const char *const WORKER[3];
@@ -36,6 +40,14 @@ typedef struct cover_counts {
     /* the group listing: full walks, pages, rows, pages by due that begin inside a tie
      * of available_at; dead letters by page: pages, rows */
     long group_walks, group_pages, group_rows, group_tie_pages, dead_pages, dead_rows;
+    /* dedup keys: keyed publishes (single, batch events, in group scope), duplicates of
+     * a queued event and of a record, duplicates of an earlier event of the same
+     * batch, batches published again; records made by an ack and by the dead letters,
+     * keyed events acked or dead-lettered past their window (deleted), keyed events
+     * purged; expired records a publish met; orphans locked by a duplicate's publish;
+     * windows and scopes changed */
+    long keyed_single, keyed_batch, keyed_group_scope, dup_queued, dup_record, dup_in_batch, batch_again, rec_by_ack,
+        rec_by_dead, keyed_past_window, keyed_purged, expired_met, dup_orphan_locks, dedup_changes;
 } cover_counts;
 extern cover_counts cover;
 
@@ -56,7 +68,24 @@ typedef struct mev {
     int lo, hi;
     int state;
     double dead_at; /* the queue clock of the claim that moved it to the dead letters */
+    /* A dedup key (dedup.c): KEY[key] in key_scope (MQ_DEDUP_SCOPE_*; in group scope
+     * the key is {group, key}), held until the event goes, and for its window after
+     * its publish (dedup_until, epoch ms on the queue clock) by the record it leaves. */
+    int keyed;
+    int key;
+    int key_scope;
+    int64_t until_ms;
 } mev;
+
+/* The record an ack or a dead letter leaves of a keyed event within its window: the
+ * event's _id, its key, dedup_expires (its dedup_until); nothing else. */
+typedef struct mrec {
+    int64_t seq;
+    int key;
+    int scope;
+    int group; /* group scope: the event's group (part of the key); else -1 */
+    int64_t expires_ms;
+} mrec;
 
 /* A lock document (docs/design.md, "Schema"). */
 typedef struct mlock {
@@ -88,6 +117,7 @@ typedef struct mlease {
 typedef struct srv_doc {
     int64_t seq;
     char group[16];
+    int no_group; /* no group_id field: a dedup record (dedup.c checks those) */
 } srv_doc;
 
 typedef struct model {
@@ -114,12 +144,29 @@ typedef struct model {
     int auto_repair;       /* the automatic repair runs on every empty claim (interval ~0) */
     int repair_started[2]; /* its period started (the handle's first empty claim) */
     uint64_t repair_runs[2], repair_fixed[2];
+    double window[2];  /* each handle's dedup window, seconds */
+    int scope[2];      /* each handle's dedup scope */
+    mrec rec[MAX_REC]; /* the records on the server, in no order */
+    int nrec;
+    mq_batch *batch; /* a keyed batch being published (dedup.c), or NULL */
     char trace[TRACE][LINE];
     int ntrace;
     char cur[LINE];   /* the operation running now */
     srv_doc *scratch; /* MAX_EV documents read from the server */
     jmp_buf fail_jmp;
 } model;
+
+/* ---- test_model.c: what dedup.c publishes with ---- */
+
+/* The model's new event (seq must be the counter's next). */
+mev *add_event(model *m, int64_t seq, int g, int priority, const unsigned char *bytes, size_t len, double not_before);
+/* A new event's bytes (at most 16). */
+size_t make_event(model *m, unsigned char *buf);
+const char *describe_bytes(const unsigned char *b, size_t len, char *out, size_t size);
+/* A new lock: attempts 0 counting `head` (0: none), not paused, never leased. */
+void lock_created(model *m, int g, int priority, double avail, int64_t head);
+/* publish.lock: a group without a lock gets one, a lock that is there stays. */
+void publish_lock(model *m, int g, int priority, double avail, int64_t seq);
 
 /* ---- core.c: random numbers, the trace, failing, the model's queries, the server ---- */
 
@@ -162,5 +209,36 @@ void check_all(model *m);
 void op_peek(model *m);
 void op_dead_pages(model *m);
 void op_groups(model *m);
+
+/* ---- dedup.c: deduplication keys ---- */
+
+extern const char *const KEY[NKEYS];
+
+/* Each handle's window and scope, at a sequence's start. */
+void dedup_setup(model *m);
+/* A keyed event leaves the queue: acked or moved to the dead letters (a record stays
+ * while its dedup_until is still ahead, else nothing), or purged (nothing stays).
+ * Nothing for an event without a key. */
+enum { DEDUP_PURGED, DEDUP_ACKED, DEDUP_DEAD };
+void dedup_removed(model *m, mev *e, int how);
+/* For the orphan publish of op_repair: half the time a key free in the running
+ * handle's scope for group g, else -1; then the publish (mq_publish_with when keyed),
+ * and the key on the model's event. */
+int dedup_orphan_key(model *m, int g);
+mq_status dedup_publish(model *m, int g, const unsigned char *bytes, size_t len, int priority, int key, int64_t *seq,
+                        mq_error *err);
+void dedup_keyed(model *m, mev *e, int key);
+/* The orphan's next publish as a duplicate of its key (the orphan is keyed): the
+ * duplicate's publish makes the lock the orphan's publish did not. */
+void dedup_orphan_duplicate(model *m, const mev *orphan);
+void op_publish_keyed(model *m);
+void op_batch_keyed(model *m);
+void op_dedup_config(model *m);
+void op_dedup_clock(model *m);
+/* After every step: the keyed documents of the messages (events and records) are
+ * exactly the model's. */
+void check_dedup(model *m);
+void dump_dedup(model *m);
+void print_dedup_cover(void);
 
 #endif /* MONGOMQ_TEST_MODEL_H */
