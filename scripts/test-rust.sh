@@ -8,13 +8,16 @@
 #   3. cargo test -p mongomq --all-features: every contract scenario
 #      (tests/contract.rs, test_<scenario>; scripts/contract-scenarios.py checks that
 #      each passed under its name), the worker's lifecycle and signals
-#      (tests/worker.rs), logging (tests/logging.rs), the async API (feature tokio,
+#      (tests/worker.rs), logging (tests/logging.rs), the async API (feature tokio:
+#      the contract's async scenarios in tests/async_contract.rs, the rest in
 #      tests/async_tokio.rs) and the doc examples (compile_fail ones included);
 #   4. the two examples of bindings/rust/README.md (a producer and a worker) must be
 #      mongomq/examples/producer.rs and worker.rs; a crate outside the repository (a
 #      temp dir, path dependency on bindings/rust/mongomq) builds them and runs them
 #      against the test server, and they must print what the README says;
-#   5. a short run of the Rust bench (examples/bench.rs) as a smoke test.
+#   5. a short run of the Rust bench (examples/bench.rs) as a smoke test, with the
+#      tokio feature so that its async-vs-sync part (awaited publishes, the async
+#      worker's drain) runs too.
 # Crate versions come from bindings/rust/crate-versions.txt: the Cargo.lock is made
 # from it (a Cargo.lock names its registry's host, which the project's files do not),
 # and every build is --locked. Build output goes to
@@ -136,6 +139,6 @@ diff -u <(sort "$TMP/worker.expected") <(sort "$TMP/worker.actual") ||
 echo "README examples: ran, output as documented"
 
 echo "== rust: bench smoke run =="
-cargo run --locked --quiet --example bench -- --uri "$MONGOMQ_TEST_URI" --events 200 --groups 10 --workers 2
+cargo run --locked --quiet --features tokio --example bench -- --uri "$MONGOMQ_TEST_URI" --events 200 --groups 10 --workers 2
 
 echo "test-rust: all passed"

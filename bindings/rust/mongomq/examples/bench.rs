@@ -11,6 +11,13 @@
 //! event is acked (sleeping 2 ms after an empty claim, or with `--wait` waiting in
 //! the claim up to 1 s). Prints events/s for both phases and server commands per
 //! event, and checks that every event was acked exactly once (exit 1 if not).
+//!
+//! Built with the `tokio` feature (`--features tokio`), it then compares the async API
+//! with the sync one on the same server (skip it with `--no-async`): N publishes one
+//! at a time, awaited (`publish_async`) against plain `publish`, and a drain of N
+//! events by the async worker (`worker_async`, W tasks) against the thread worker (W
+//! threads), each with events/s and the time per call or event; the difference per
+//! call is what running the C call on tokio's blocking pool costs.
 
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -28,6 +35,7 @@ struct Opts {
     visibility: f64,
     batch: Option<usize>,
     wait: bool,
+    no_async: bool,
 }
 
 fn parse() -> Result<Opts, String> {
@@ -39,6 +47,7 @@ fn parse() -> Result<Opts, String> {
         visibility: 30.0,
         batch: None,
         wait: false,
+        no_async: false,
     };
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
@@ -48,6 +57,10 @@ fn parse() -> Result<Opts, String> {
         };
         if name == "--wait" {
             o.wait = true;
+            continue;
+        }
+        if name == "--no-async" {
+            o.no_async = true;
             continue;
         }
         let value = inline.or_else(|| args.next()).ok_or(format!("{name} needs a value"))?;
@@ -252,9 +265,190 @@ fn main() -> ExitCode {
             }
         }
     }
+    #[cfg(feature = "tokio")]
+    if !o.no_async {
+        match async_vs_sync::run(&o, &db) {
+            Ok(ok) => all_ok &= ok,
+            Err(e) => {
+                eprintln!("bench: {e}");
+                return ExitCode::FAILURE;
+            }
+        }
+    }
     if all_ok {
         ExitCode::SUCCESS
     } else {
         ExitCode::FAILURE
+    }
+}
+
+/// The async API against the sync one (feature `tokio`).
+#[cfg(feature = "tokio")]
+mod async_vs_sync {
+    use std::collections::HashMap;
+    use std::sync::{Arc, Mutex};
+    use std::time::{Duration, Instant};
+
+    use mongomq::{Batch, BoxError, Client, Lease, PublishOptions, Queue, WorkerOptions};
+
+    use super::Opts;
+
+    /// Publishes N events in batches of 100 (not timed) over G groups.
+    fn fill(queue: &Queue, o: &Opts) -> Result<(), mongomq::Error> {
+        for start in (0..o.events).step_by(100) {
+            let mut b = Batch::new()?;
+            for i in start..(start + 100).min(o.events) {
+                b.add(&format!("bench-{:06}", i % o.groups), format!("{{\"i\":{i}}}"), &PublishOptions::default())?;
+            }
+            queue.publish_batch(&b)?;
+        }
+        Ok(())
+    }
+
+    /// Handled counts by seq; true when every one of N was handled exactly once.
+    type Seen = Arc<Mutex<HashMap<i64, u32>>>;
+
+    fn exactly_once(seen: &Seen, n: usize) -> bool {
+        let seen = seen.lock().unwrap();
+        seen.len() == n && seen.values().all(|&c| c == 1)
+    }
+
+    async fn until_handled(seen: &Seen, n: usize) {
+        let deadline = Instant::now() + Duration::from_secs(600);
+        while seen.lock().unwrap().len() < n && Instant::now() < deadline {
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }
+    }
+
+    const ROUNDS: usize = 3;
+
+    /// N publishes one at a time, sync then awaited: the two times in seconds.
+    fn publishes(
+        runtime: &tokio::runtime::Runtime,
+        client: &Client,
+        db: &str,
+        o: &Opts,
+    ) -> Result<(f64, f64), mongomq::Error> {
+        let opts = PublishOptions::default();
+        let sync_q = client.queue(db, "bench_sync_publish")?;
+        let t0 = Instant::now();
+        for i in 0..o.events {
+            sync_q.publish(&format!("bench-{:06}", i % o.groups), format!("{{\"i\":{i}}}"), &opts)?;
+        }
+        let t_sync = t0.elapsed().as_secs_f64();
+        sync_q.drop_queue()?;
+        let async_q = client.queue(db, "bench_async_publish")?;
+        let t_async = runtime.block_on(async {
+            let t0 = Instant::now();
+            for i in 0..o.events {
+                async_q.publish_async(&format!("bench-{:06}", i % o.groups), format!("{{\"i\":{i}}}"), &opts).await?;
+            }
+            Ok::<f64, mongomq::Error>(t0.elapsed().as_secs_f64())
+        })?;
+        async_q.drop_queue()?;
+        Ok((t_sync, t_async))
+    }
+
+    fn worker_opts(o: &Opts) -> WorkerOptions {
+        WorkerOptions::new().concurrency(o.workers).visibility(Duration::from_secs_f64(o.visibility))
+    }
+
+    /// A drain of N events by the thread worker (W threads), timed from its start on a
+    /// full queue until its last event was handled and its stop returned; and whether
+    /// each was handled exactly once.
+    fn sync_drain(
+        runtime: &tokio::runtime::Runtime,
+        client: &Client,
+        db: &str,
+        o: &Opts,
+    ) -> Result<(f64, bool), mongomq::Error> {
+        let q = client.queue(db, "bench_sync_worker")?;
+        fill(&q, o)?;
+        let seen: Seen = Arc::default();
+        let s = Arc::clone(&seen);
+        let t0 = Instant::now();
+        let worker = q.worker(worker_opts(o), move |lease: &Lease| {
+            *s.lock().unwrap().entry(lease.seq()).or_default() += 1;
+            Ok::<(), BoxError>(())
+        })?;
+        runtime.block_on(until_handled(&seen, o.events));
+        let stopped = worker.stop();
+        let t = t0.elapsed().as_secs_f64();
+        let ok = stopped && exactly_once(&seen, o.events) && q.stats()?.messages == 0;
+        q.drop_queue()?;
+        Ok((t, ok))
+    }
+
+    /// The same drain by the async worker (W tasks).
+    fn async_drain(
+        runtime: &tokio::runtime::Runtime,
+        client: &Client,
+        db: &str,
+        o: &Opts,
+    ) -> Result<(f64, bool), mongomq::Error> {
+        let q = client.queue(db, "bench_async_worker")?;
+        fill(&q, o)?;
+        let seen: Seen = Arc::default();
+        let s = Arc::clone(&seen);
+        let (t, stopped) = runtime.block_on(async {
+            let t0 = Instant::now();
+            let worker = q
+                .worker_async(worker_opts(o), move |lease: Lease| {
+                    *s.lock().unwrap().entry(lease.seq()).or_default() += 1;
+                    async { Ok::<(), BoxError>(()) }
+                })
+                .await?;
+            until_handled(&seen, o.events).await;
+            let stopped = worker.stop().await;
+            Ok::<_, mongomq::Error>((t0.elapsed().as_secs_f64(), stopped))
+        })?;
+        let ok = stopped && exactly_once(&seen, o.events) && q.stats()?.messages == 0;
+        q.drop_queue()?;
+        Ok((t, ok))
+    }
+
+    pub(super) fn run(o: &Opts, db: &str) -> Result<bool, Box<dyn std::error::Error>> {
+        let runtime = tokio::runtime::Builder::new_multi_thread().enable_time().build()?;
+        let client = Client::connect(&o.uri)?;
+        let n = o.events;
+        // Best of ROUNDS, the sync and async runs alternating (a shared machine's noise
+        // is larger than the difference measured).
+        let (mut t_sync_pub, mut t_async_pub, mut t_sync_drain, mut t_async_drain) =
+            (f64::MAX, f64::MAX, f64::MAX, f64::MAX);
+        let mut ok = true;
+        for _ in 0..ROUNDS {
+            let (sp, ap) = publishes(&runtime, &client, db, o)?;
+            let (sd, s_ok) = sync_drain(&runtime, &client, db, o)?;
+            let (ad, a_ok) = async_drain(&runtime, &client, db, o)?;
+            t_sync_pub = t_sync_pub.min(sp);
+            t_async_pub = t_async_pub.min(ap);
+            t_sync_drain = t_sync_drain.min(sd);
+            t_async_drain = t_async_drain.min(ad);
+            ok &= s_ok && a_ok;
+        }
+        let nf = n as f64;
+        println!();
+        println!(
+            "async (tokio, multi-thread runtime) vs sync: {n} events, {} workers (threads / tasks), best of {ROUNDS}",
+            o.workers
+        );
+        println!(
+            "{:<24} {:>11} {:>11} {:>12} {:>12} {:>12}  exactly once",
+            "what", "sync ev/s", "async ev/s", "sync us/ev", "async us/ev", "overhead us"
+        );
+        let row = |what: &str, t_sync: f64, t_async: f64, ok: &str| {
+            println!(
+                "{:<24} {:>11.1} {:>11.1} {:>12.1} {:>12.1} {:>12.1}  {ok}",
+                what,
+                nf / t_sync,
+                nf / t_async,
+                t_sync / nf * 1e6,
+                t_async / nf * 1e6,
+                (t_async - t_sync) / nf * 1e6
+            );
+        };
+        row("publish, one at a time", t_sync_pub, t_async_pub, "-");
+        row("drain by the worker", t_sync_drain, t_async_drain, if ok { "yes" } else { "NO" });
+        Ok(ok)
     }
 }
