@@ -23,9 +23,16 @@ import org.mongomq.PublishOptions;
  * bench/compare.py can time each mode's process on its own. Prints events/s for both
  * phases. Not a test.
  *
+ * <p>{@code --async} compares the async surface (AsyncQueue, AsyncWorker) with the sync
+ * one instead, on the same workload: N publishes through the futures, each awaited
+ * before the next (its per-call overhead over the sync call) and with up to 64 in flight
+ * (what the futures buy one thread), beside N sync publishes; then drains of N events by
+ * the sync worker and by the async worker (handlers that return a completed stage), both
+ * with concurrency W.
+ *
  * <pre>
  *   java -cp target/mongomq-0.6.0.jar:target/test-classes org.mongomq.bench.Bench \
- *        [--uri URI] [--events N] [--groups G] [--workers W] [--batch B]
+ *        [--uri URI] [--events N] [--groups G] [--workers W] [--batch B] [--async]
  * </pre>
  */
 public final class Bench {
@@ -40,8 +47,13 @@ public final class Bench {
     public static void main(String[] args) throws Exception {
         String uri = System.getenv().getOrDefault("MONGOMQ_URI", System.getenv("MONGOMQ_TEST_URI"));
         int events = 2000, groups = 50, workers = 4, batch = 0; // 0: both modes
+        boolean async = false;
         for (int i = 0; i < args.length; i++) {
             String a = args[i];
+            if (a.equals("--async")) {
+                async = true;
+                continue;
+            }
             String v = a.contains("=") ? a.substring(a.indexOf('=') + 1) : (i + 1 < args.length ? args[++i] : "");
             String k = a.contains("=") ? a.substring(0, a.indexOf('=')) : a;
             switch (k) {
@@ -51,7 +63,7 @@ public final class Bench {
                 case "--workers": workers = Integer.parseInt(v); break;
                 case "--batch": batch = Integer.parseInt(v); break;
                 default:
-                    System.err.println("usage: Bench [--uri URI] [--events N] [--groups G] [--workers W] [--batch B]");
+                    System.err.println("usage: Bench [--uri URI] [--events N] [--groups G] [--workers W] [--batch B] [--async]");
                     System.exit(2);
             }
         }
@@ -64,6 +76,10 @@ public final class Bench {
         if (batch < 0) {
             System.err.println("Bench: --batch must be >= 1 (none: both modes)");
             System.exit(2);
+        }
+        if (async) {
+            AsyncBench.run(uri, db, events, groups, workers);
+            return;
         }
         int[] modes = batch == 0 ? new int[] {1, 10} : new int[] {batch};
         for (int b : modes) {
