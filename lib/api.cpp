@@ -41,10 +41,14 @@ void check_lease(const char *fn, const mq_queue *queue, const mq_lease *lease) {
 // The message a LEASE_LOST carries.
 mq_status lost_or_ok(mq_status status, const char *fn, const mq_lease *lease) {
     if (status == MQ_LEASE_LOST)
-        mongomq::fail(MQ_LEASE_LOST, std::string(fn) + ": lease on group \"" + lease->group +
-                                         "\" was lost: the group is no longer held by it (its lease expired and "
-                                         "another claim took the group, or it was given back, purged, or drained "
-                                         "and dropped); nothing was changed");
+        mongomq::fail(MQ_LEASE_LOST,
+                      std::string(fn) + ": lease on group \"" + lease->group +
+                          "\" was lost: the group is no longer held by it (its lease expired and another claim "
+                          "took the group, or it was given back, purged, or drained and dropped); " +
+                          // An ack removes the events first, whoever holds the group (mq_ack's comment).
+                          (std::strcmp(fn, "mq_ack") == 0 ? "the events were removed all the same (they were "
+                                                            "processed), nothing else was changed"
+                                                          : "nothing was changed"));
     return status;
 }
 

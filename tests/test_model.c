@@ -297,7 +297,7 @@ static visit_result visit(model *m, int g, const claim_ctx *c) {
             lk->attempts = count - 1; /* claim.park: this claim's attempt undone */
             lk->head = h->seq;
             cover.parks++;
-            say(m, " [%s: parked until +%.2f]", GROUP[g], h->not_before - 1e9);
+            say(m, " [%s: parked until +%.2f]", GROUP[g], h->not_before - MODEL_T0);
             return V_PARK;
         }
         if (c == NULL) return V_LEASE;
@@ -327,8 +327,8 @@ static visit_result visit(model *m, int g, const claim_ctx *c) {
         if (n > 1) cover.batch_leases++;
         double deadline = mq_lease_deadline(c->lease);
         if (fabs(deadline - (now + c->visibility)) > 1e-6)
-            mfail(m, "mq_lease_deadline is +%.3f, the claim's time plus its visibility is +%.3f", deadline - 1e9,
-                  now + c->visibility - 1e9);
+            mfail(m, "mq_lease_deadline is +%.3f, the claim's time plus its visibility is +%.3f", deadline - MODEL_T0,
+                  now + c->visibility - MODEL_T0);
         snprintf(lk->token, sizeof lk->token, "%s", mq_lease_token(c->lease));
         size_t wlen = strlen(c->worker);
         if (strncmp(lk->token, c->worker, wlen) != 0 || lk->token[wlen] != ':' || lk->token[wlen + 1] == '\0')
@@ -430,7 +430,7 @@ static void model_claim(model *m, mq_status st, const mq_error *err, const claim
                 mfail(m,
                       "the claim returned %s, but group %s (available_at %s%.3f, priority %d) was due%s and its "
                       "head %lld is deliverable%s",
-                      G >= 0 ? GROUP[G] : "MQ_EMPTY", GROUP[g], best == 0 ? "0 = " : "+", best == 0 ? 0 : best - 1e9,
+                      G >= 0 ? GROUP[G] : "MQ_EMPTY", GROUP[g], best == 0 ? "0 = " : "+", best == 0 ? 0 : best - MODEL_T0,
                       m->lock[g].priority, G >= 0 ? " first" : "", (long long)h->seq, where);
             }
         }
@@ -529,7 +529,7 @@ static void op_publish_at(model *m) {
     double nb = now_of(m) + offsets[below(m, (int)(sizeof offsets / sizeof offsets[0]))];
     char d[64];
     begin_op(m, "publish_at %s prio %d %s not_before +%.2f (%s)", GROUP[g], priority,
-             describe_bytes(bytes, len, d, sizeof d), nb - 1e9, nb > now_of(m) ? "future" : "past");
+             describe_bytes(bytes, len, d, sizeof d), nb - MODEL_T0, nb > now_of(m) ? "future" : "past");
     mq_error err;
     int64_t seq = 0;
     mq_status st = mq_publish_at(m->q[m->h], GROUP[g], bytes, len, priority, nb, &seq, &err);
@@ -705,7 +705,7 @@ static void op_nack(model *m) {
             lk->avail = now_of(m) + delay; /* held by this lease's token until then */
             if (fabs(mq_lease_deadline(l->lease) - lk->avail) > 1e-6)
                 mfail(m, "mq_lease_deadline after nack(%g) is +%.3f, want +%.3f", delay,
-                      mq_lease_deadline(l->lease) - 1e9, lk->avail - 1e9);
+                      mq_lease_deadline(l->lease) - MODEL_T0, lk->avail - MODEL_T0);
         } else {
             lk->avail = 0; /* first in line */
             lk->token[0] = '\0';
@@ -731,8 +731,8 @@ static void op_extend(model *m) {
         if (m->lock[l->group].paused) cover.paused_holder++;
         m->lock[l->group].avail = now_of(m) + visibility;
         if (fabs(mq_lease_deadline(l->lease) - (now_of(m) + visibility)) > 1e-6)
-            mfail(m, "mq_lease_deadline after extend is +%.3f, want +%.3f", mq_lease_deadline(l->lease) - 1e9,
-                  now_of(m) + visibility - 1e9);
+            mfail(m, "mq_lease_deadline after extend is +%.3f, want +%.3f", mq_lease_deadline(l->lease) - MODEL_T0,
+                  now_of(m) + visibility - MODEL_T0);
     } else {
         expect_status(m, "mq_extend", st, MQ_LEASE_LOST, &err);
     }
@@ -769,7 +769,7 @@ static void op_clock(model *m, int big) {
     static const double small[] = {0.25, 0.5, 1, 1.5, 2, 3};
     double by = big ? 5.5 + below(m, 8) : small[below(m, 6)];
     tq_advance(m->t, by);
-    begin_op(m, "clock +%g -> t=+%.2f", by, now_of(m) - 1e9);
+    begin_op(m, "clock +%g -> t=+%.2f", by, now_of(m) - MODEL_T0);
     end_op(m);
 }
 
@@ -1066,6 +1066,7 @@ static int run_sequence(model *m, uint64_t seed, int sequence, int steps) {
     memset(m, 0, sizeof *m);
     m->scratch = scratch;
     m->t = state;
+    m->t->now = MODEL_T0; /* before any call: the queue has no state yet */
     m->q[0] = m->t->queue;
     mq_error open_err;
     if (mq_queue_new(m->t->client, m->t->db, m->t->prefix, &m->q[1], &open_err) != MQ_OK)

@@ -45,7 +45,7 @@ void say(model *m, const char *fmt, ...) {
 
 void begin_op(model *m, const char *fmt, ...) {
     m->h = below(m, 2);
-    int n = snprintf(m->cur, LINE, "step %d t=+%.2f h%d: ", m->step, now_of(m) - 1e9, m->h);
+    int n = snprintf(m->cur, LINE, "step %d t=+%.2f h%d: ", m->step, now_of(m) - MODEL_T0, m->h);
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(m->cur + n, LINE - (size_t)n, fmt, ap);
@@ -58,14 +58,14 @@ void end_op(model *m) {
 }
 
 static void dump_model(model *m) {
-    printf("  model state (t=+%.3f, max attempts: handle 0 %d, handle 1 %d):\n", now_of(m) - 1e9, m->hmax[0],
+    printf("  model state (t=+%.3f, max attempts: handle 0 %d, handle 1 %d):\n", now_of(m) - MODEL_T0, m->hmax[0],
            m->hmax[1]);
     for (int g = 0; g < NGROUPS; g++) {
         const mlock *l = &m->lock[g];
         printf("    %s: ", GROUP[g]);
         if (l->exists) {
             printf("lock available_at %s%.3f token %s priority %d%s attempts %d head %lld;",
-                   l->avail == 0 ? "0 = " : "+", l->avail == 0 ? 0 : l->avail - 1e9, l->token[0] ? l->token : "null",
+                   l->avail == 0 ? "0 = " : "+", l->avail == 0 ? 0 : l->avail - MODEL_T0, l->token[0] ? l->token : "null",
                    l->priority, l->paused ? " PAUSED" : "", l->attempts, (long long)l->head);
         } else {
             printf("no lock;");
@@ -76,7 +76,7 @@ static void dump_model(model *m) {
             if (e->group != g || e->state == EV_GONE || e->state == EV_ACKED) continue;
             printf(" %lld%s(d%d", (long long)e->seq, e->state == EV_DEAD ? "[dead]" : "", e->lo);
             if (e->hi != e->lo) printf("..%d", e->hi);
-            if (e->not_before > 0) printf(",nb+%.2f", e->not_before - 1e9);
+            if (e->not_before > 0) printf(",nb+%.2f", e->not_before - MODEL_T0);
             printf(")");
         }
         printf("\n");

@@ -35,8 +35,8 @@ static const char *scope_name(int scope) { return scope == MQ_DEDUP_SCOPE_GROUP 
 
 static int64_t ms_of(double epoch_s) { return (int64_t)llround(epoch_s * 1000.0); }
 
-/* A time in ms of the fake clock (which starts at 1e9 s) as the trace shows it. */
-static double shown_ms(int64_t ms) { return (double)ms / 1000.0 - 1e9; }
+/* A time in ms of the fake clock (which starts at MODEL_T0) as the trace shows it. */
+static double shown_ms(int64_t ms) { return (double)ms / 1000.0 - MODEL_T0; }
 
 /* A date field read from the server as the trace shows it, or "absent". */
 static const char *shown_time(int present, int64_t ms, char *out, size_t size) {
@@ -208,7 +208,7 @@ static void set_opts(mq_publish_opts *o, const kev *k) {
 static void describe_kev(model *m, const kev *k) {
     char d[64];
     say(m, "%s/p%d %s", GROUP[k->g], k->priority, describe_bytes(k->bytes, k->len, d, sizeof d));
-    if (k->nb > 0) say(m, " nb +%.2f", k->nb - 1e9);
+    if (k->nb > 0) say(m, " nb +%.2f", k->nb - MODEL_T0);
     if (k->key >= 0) say(m, " key '%s'", KEY[k->key]);
 }
 
@@ -415,7 +415,7 @@ void op_dedup_clock(model *m) {
     }
     const double by = (double)(next - now_ms) / 1000.0 + (below(m, 3) == 0 ? 0.25 : 0);
     tq_advance(m->t, by);
-    begin_op(m, "clock +%g -> t=+%.2f (the dedup deadline +%.3f%s)", by, now_of(m) - 1e9, shown_ms(next),
+    begin_op(m, "clock +%g -> t=+%.2f (the dedup deadline +%.3f%s)", by, now_of(m) - MODEL_T0, shown_ms(next),
              ms_of(now_of(m)) == next ? "" : " and a little");
     end_op(m);
     if (rec < 0 || below(m, 2)) return;

@@ -68,12 +68,12 @@ static void check_dead(model *m) {
     }
 }
 
-/* A time of the fake clock (which starts at 1e9) as the trace shows it: +s, or 0. */
+/* A time of the fake clock (which starts at MODEL_T0) as the trace shows it: +s, or 0. */
 static const char *shown(double t, char *buf, size_t size) {
     if (t == 0)
         snprintf(buf, size, "0");
     else
-        snprintf(buf, size, "+%.3f", t - 1e9);
+        snprintf(buf, size, "+%.3f", t - MODEL_T0);
     return buf;
 }
 
@@ -195,7 +195,7 @@ static void compare_stats(model *m, json_t *root, char *msg, size_t size) {
     }
     json_t *jnow = json_object_get(root, "now");
     if (!json_is_real(jnow) || fabs(json_real_value(jnow) - now) > 1e-6) {
-        snprintf(msg, size, "now is not the queue clock (+%.3f)", now - 1e9);
+        snprintf(msg, size, "now is not the queue clock (+%.3f)", now - MODEL_T0);
         return;
     }
     json_t *age = json_object_get(root, "oldest_message_age_s");
@@ -231,8 +231,8 @@ static void check_stats(model *m) {
 void check_all(model *m) {
     for (int h = 0; h < 2; h++)
         if (mq_queue_now(m->q[h]) != now_of(m))
-            mfail(m, "mq_queue_now of handle %d is +%.3f, the fake clock +%.3f", h, mq_queue_now(m->q[h]) - 1e9,
-                  now_of(m) - 1e9);
+            mfail(m, "mq_queue_now of handle %d is +%.3f, the fake clock +%.3f", h, mq_queue_now(m->q[h]) - MODEL_T0,
+                  now_of(m) - MODEL_T0);
     check_repair_counts(m);
     check_messages(m);
     check_dedup(m);

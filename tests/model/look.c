@@ -52,7 +52,7 @@ static void compare_listed(const mev *e, json_t *el, int dead, char *msg, size_t
     }
     v = json_object_get(el, "published_at");
     if (!json_is_number(v) || fabs(json_number_value(v) - e->published_at) > 1e-6) {
-        snprintf(msg, size, "seq %lld: published_at +%.3f expected", (long long)e->seq, e->published_at - 1e9);
+        snprintf(msg, size, "seq %lld: published_at +%.3f expected", (long long)e->seq, e->published_at - MODEL_T0);
         return;
     }
     v = json_object_get(el, "event");
@@ -81,7 +81,7 @@ static void compare_listed(const mev *e, json_t *el, int dead, char *msg, size_t
         }
         v = json_object_get(el, "dead_at");
         if (!json_is_number(v) || fabs(json_number_value(v) - e->dead_at) > 1e-6) {
-            snprintf(msg, size, "dead letter %lld: dead_at +%.3f expected", (long long)e->seq, e->dead_at - 1e9);
+            snprintf(msg, size, "dead letter %lld: dead_at +%.3f expected", (long long)e->seq, e->dead_at - MODEL_T0);
             return;
         }
     } else {
@@ -263,7 +263,7 @@ static void compare_group_row(model *m, int g, json_t *r, char *msg, size_t size
         return;
     }
     if (!real_is(json_object_get(r, "available_at"), 1, l->avail)) {
-        snprintf(msg, size, "%s: available_at should be %.3f", GROUP[g], l->avail == 0 ? 0 : l->avail - 1e9);
+        snprintf(msg, size, "%s: available_at should be %.3f", GROUP[g], l->avail == 0 ? 0 : l->avail - MODEL_T0);
         return;
     }
     char holder[256];
@@ -364,7 +364,7 @@ void op_groups(model *m) {
         if (root == NULL || !json_is_array(rows)) {
             snprintf(msg, sizeof msg, "not an object with an array \"groups\"");
         } else if (!real_is(json_object_get(root, "now"), 1, now_of(m))) {
-            snprintf(msg, sizeof msg, "now is not the queue clock (+%.3f)", now_of(m) - 1e9);
+            snprintf(msg, sizeof msg, "now is not the queue clock (+%.3f)", now_of(m) - MODEL_T0);
         } else if (json_array_size(rows) > limit) {
             snprintf(msg, sizeof msg, "%zu rows, more than the limit %zu", json_array_size(rows), limit);
         } else if (!json_is_null(next) && (!json_is_string(next) || json_array_size(rows) != limit)) {
@@ -388,7 +388,7 @@ void op_groups(model *m) {
                 snprintf(msg, sizeof msg, "%s after %s in the sort by id", GROUP[g], GROUP[last_g]);
             } else if (o.sort == MQ_GROUPS_SORT_DUE && m->lock[g].avail < last_due) {
                 snprintf(msg, sizeof msg, "%s (available_at %.3f) after one due at %.3f in the sort by due", GROUP[g],
-                         m->lock[g].avail == 0 ? 0 : m->lock[g].avail - 1e9, last_due == 0 ? 0 : last_due - 1e9);
+                         m->lock[g].avail == 0 ? 0 : m->lock[g].avail - MODEL_T0, last_due == 0 ? 0 : last_due - MODEL_T0);
             } else {
                 if (i == 0 && pages > 0 && o.sort == MQ_GROUPS_SORT_DUE && m->lock[g].avail == last_due)
                     cover.group_tie_pages++; /* the due cursor's skip at work */
