@@ -461,7 +461,8 @@ MQ_API double mq_lease_deadline(const mq_lease *lease);
  * event, from any process and language. Costs: without a key, nothing changes; with
  * one, the same 3 commands, and 1 more (dedup.read) when some key was taken: the
  * event itself carries the key under a unique index, so taking the key and adding the
- * event are one write. Past the window a key is free again only once its event was
+ * event are one write. A duplicate still takes a seq from the counter (never used: a
+ * gap, as after a lost reply). Past the window a key is free again only once its event was
  * acked: the window is a lower bound (the record of an acked event is kept until
  * MongoDB's TTL monitor, which runs every 60 s, removes it, or a publish with the key
  * finds it expired and removes it: 2 commands more then). Purge and drop forget keys;
