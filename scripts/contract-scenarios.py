@@ -2,9 +2,10 @@
 """The scenarios of bindings/CONTRACT.md, and the one check every language's test script
 runs: that each scenario ran and passed under its name.
 
-    contract-scenarios.py names [--style snake|camel|go]
+    contract-scenarios.py names [--style snake|camel|go] [--lang LANG]
         print the scenario names, one a line (snake: fifo_in_group; camel:
-        fifoInGroup, Java's test methods; go: TestContract/fifo_in_group)
+        fifoInGroup, Java's test methods; go: TestContract/fifo_in_group); with
+        --lang, only those LANG must run
     contract-scenarios.py check LANG RESULTS
         read the test runner's results and fail, naming them, unless every scenario
         passed under its name in LANG:
@@ -18,7 +19,9 @@ runs: that each scenario ran and passed under its name.
                   <camelName> without failure, error or skipped
 
 A test that exists but did not run, was skipped or failed does not count: the contract
-says a scenario that cannot run is a defect, not one to skip.
+says a scenario that cannot run is a defect, not one to skip. A section of scenarios
+whose heading is followed by a line "Languages: a, b, c." applies to those languages
+only (the async surfaces, which Go and Ruby do without); the others apply to all.
 """
 import glob
 import os
@@ -29,17 +32,24 @@ import xml.etree.ElementTree as ET
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CONTRACT = os.path.join(ROOT, "bindings", "CONTRACT.md")
 ROW = re.compile(r"^\| `([a-z0-9_]+)` \|")
+LANGUAGES = re.compile(r"^Languages: ([a-z, ]+)\.$")
 
 
-def names():
-    out, on = [], False
+def names(lang=None):
+    """The scenarios; with lang, those that apply to it."""
+    out, on, only = [], False, None
     with open(CONTRACT, encoding="utf-8") as f:
         for line in f:
             if line.startswith("## The scenarios"):
                 on = True
             elif on:
-                m = ROW.match(line)
+                if line.startswith("### "):
+                    only = None
+                m = LANGUAGES.match(line)
                 if m:
+                    only = {x.strip() for x in m.group(1).split(",")}
+                m = ROW.match(line)
+                if m and (lang is None or only is None or lang in only):
                     out.append(m.group(1))
     if not out:
         sys.exit("contract-scenarios: no scenarios found in bindings/CONTRACT.md")
@@ -85,17 +95,18 @@ def passed_in(lang, results):
 
 def main(argv):
     if len(argv) >= 1 and argv[0] == "names":
-        style = argv[2] if len(argv) >= 3 and argv[1] == "--style" else "snake"
+        opts = dict(zip(argv[1::2], argv[2::2]))
+        style = opts.get("--style", "snake")
         fmt = {"snake": lambda n: n, "camel": camel, "go": lambda n: f"TestContract/{n}"}.get(style)
         if fmt is None:
             sys.exit(f"contract-scenarios: unknown style {style!r}")
-        for n in names():
+        for n in names(opts.get("--lang")):
             print(fmt(n))
         return 0
     if len(argv) == 3 and argv[0] == "check":
         lang, results = argv[1], argv[2]
         ok = passed_in(lang, results)
-        all_names = names()
+        all_names = names(lang)
         missing = [n for n in all_names if not ok(n)]
         for n in missing:
             print(f"contract-scenarios: {lang}: the scenario {n} did not pass under its name", file=sys.stderr)
