@@ -430,8 +430,9 @@ static void model_claim(model *m, mq_status st, const mq_error *err, const claim
                 mfail(m,
                       "the claim returned %s, but group %s (available_at %s%.3f, priority %d) was due%s and its "
                       "head %lld is deliverable%s",
-                      G >= 0 ? GROUP[G] : "MQ_EMPTY", GROUP[g], best == 0 ? "0 = " : "+", best == 0 ? 0 : best - MODEL_T0,
-                      m->lock[g].priority, G >= 0 ? " first" : "", (long long)h->seq, where);
+                      G >= 0 ? GROUP[G] : "MQ_EMPTY", GROUP[g], best == 0 ? "0 = " : "+",
+                      best == 0 ? 0 : best - MODEL_T0, m->lock[g].priority, G >= 0 ? " first" : "", (long long)h->seq,
+                      where);
             }
         }
         done |= tie;

@@ -65,8 +65,9 @@ static void dump_model(model *m) {
         printf("    %s: ", GROUP[g]);
         if (l->exists) {
             printf("lock available_at %s%.3f token %s priority %d%s attempts %d head %lld;",
-                   l->avail == 0 ? "0 = " : "+", l->avail == 0 ? 0 : l->avail - MODEL_T0, l->token[0] ? l->token : "null",
-                   l->priority, l->paused ? " PAUSED" : "", l->attempts, (long long)l->head);
+                   l->avail == 0 ? "0 = " : "+", l->avail == 0 ? 0 : l->avail - MODEL_T0,
+                   l->token[0] ? l->token : "null", l->priority, l->paused ? " PAUSED" : "", l->attempts,
+                   (long long)l->head);
         } else {
             printf("no lock;");
         }

@@ -388,7 +388,8 @@ void op_groups(model *m) {
                 snprintf(msg, sizeof msg, "%s after %s in the sort by id", GROUP[g], GROUP[last_g]);
             } else if (o.sort == MQ_GROUPS_SORT_DUE && m->lock[g].avail < last_due) {
                 snprintf(msg, sizeof msg, "%s (available_at %.3f) after one due at %.3f in the sort by due", GROUP[g],
-                         m->lock[g].avail == 0 ? 0 : m->lock[g].avail - MODEL_T0, last_due == 0 ? 0 : last_due - MODEL_T0);
+                         m->lock[g].avail == 0 ? 0 : m->lock[g].avail - MODEL_T0,
+                         last_due == 0 ? 0 : last_due - MODEL_T0);
             } else {
                 if (i == 0 && pages > 0 && o.sort == MQ_GROUPS_SORT_DUE && m->lock[g].avail == last_due)
                     cover.group_tie_pages++; /* the due cursor's skip at work */
