@@ -91,6 +91,8 @@ static const char publish_help[] =
     "                       its event was acked: 1..604800 (default 300)\n"
     "      --dedup-scope queue|group\n"
     "                       where a key must be unique (default queue)\n"
+    "      --attr KEY=VALUE an attribute of every event published (up to 16; keys\n"
+    "                       of ASCII letters, digits, '_', '-', '.'); repeat it\n"
     "\n" COMMON_OPTIONS_TEXT
     "\n"
     "Examples:\n"
@@ -99,15 +101,18 @@ static const char publish_help[] =
     "  mongomq publish reminders '{\"call\": 42}' --at 2026-01-01T09:00:00Z\n"
     "  mongomq publish images --raw --file photo.jpg\n"
     "  mongomq publish orders '{\"order\": 1042}' --dedup-key order-1042\n"
-    "  jq -c '.[]' orders.json | mongomq publish orders --dedup-key-field order\n";
+    "  jq -c '.[]' orders.json | mongomq publish orders --dedup-key-field order\n"
+    "  mongomq publish orders '{\"order\": 7}' --attr content-type=application/json\n";
 
 static const char work_help[] =
     "Usage: mongomq work --exec CMD [OPTIONS]\n"
     "\n"
     "A worker: claims events and runs CMD with /bin/sh -c for each one, the event on\n"
     "its stdin and in its environment MQ_GROUP (the group), MQ_SEQ (the event's seq)\n"
-    "and MQ_ATTEMPTS (1 on the first delivery). CMD's stdout and stderr are the\n"
-    "worker's. Exit status 0 acks the event; anything else (or a signal) nacks it:\n"
+    "and MQ_ATTEMPTS (1 on the first delivery), and each of its attributes as\n"
+    "MQ_ATTR_<KEY> (the key in upper case, '-' and '.' as '_': content-type is\n"
+    "MQ_ATTR_CONTENT_TYPE). CMD's stdout and stderr are the worker's. Exit status 0 acks the event; anything else (or "
+    "a signal) nacks it:\n"
     "the group waits for a back-off, then the event is delivered again. While CMD\n"
     "runs, its lease is extended every VISIBILITY/3 seconds. Groups stay FIFO: one\n"
     "event of a group at a time, in publish order.\n"

@@ -12,7 +12,17 @@
 
 #include "cli.h"
 
-enum { OPT_AT = OPT_FIRST_LOCAL, OPT_DELAY, OPT_RAW, OPT_JSON, OPT_KEY, OPT_KEY_FIELD, OPT_WINDOW, OPT_SCOPE };
+enum {
+    OPT_AT = OPT_FIRST_LOCAL,
+    OPT_DELAY,
+    OPT_RAW,
+    OPT_JSON,
+    OPT_KEY,
+    OPT_KEY_FIELD,
+    OPT_WINDOW,
+    OPT_SCOPE,
+    OPT_ATTR
+};
 
 typedef struct publish_opts {
     const char *group;
@@ -23,8 +33,10 @@ typedef struct publish_opts {
     int has_delay;
     int raw, json;
     long batch;
-    const char *dedup_key;       /* --dedup-key: the one event's */
-    const char *dedup_key_field; /* --dedup-key-field: each line's, from its JSON */
+    const char *dedup_key;            /* --dedup-key: the one event's */
+    const char *dedup_key_field;      /* --dedup-key-field: each line's, from its JSON */
+    mq_event_attr attrs[MQ_ATTR_MAX]; /* --attr K=V, every event's (pointers into argv) */
+    size_t attr_count;
 } publish_opts;
 
 /* A seq on stdout; a duplicate's with a tab and "duplicate". */
@@ -82,6 +94,8 @@ static int publish_one(cli_ctx *ctx, const publish_opts *o, const void *event, s
     po.priority = o->priority;
     if (o->scheduled) po.not_before = o->has_delay ? mq_queue_now(ctx->queue) + o->delay : o->at;
     po.dedup_key = key;
+    po.attrs = o->attrs;
+    po.attr_count = o->attr_count;
     mq_status st = mq_publish_with(ctx->queue, o->group, event, len, &po, &seq, &err);
     if (st != MQ_OK && st != MQ_DUPLICATE) return cli_fail(ctx, "publishing", st, &err);
     if (err.server_code != 0) cli_error(ctx, "warning: %s", err.message);
@@ -222,6 +236,8 @@ static int publish_lines(cli_ctx *ctx, const publish_opts *o, FILE *in) {
             mq_publish_opts po = MQ_PUBLISH_OPTS_INIT;
             po.priority = o->priority;
             po.dedup_key = line_key;
+            po.attrs = o->attrs;
+            po.attr_count = o->attr_count;
             mq_status st = mq_batch_add_with(batch, o->group, line, len, &po, &err);
             if (st != MQ_OK) {
                 char what[64];
@@ -280,6 +296,7 @@ int cmd_publish(cli_ctx *ctx, int argc, char **argv) {
         {"dedup-key-field", required_argument, NULL, OPT_KEY_FIELD},
         {"dedup-window", required_argument, NULL, OPT_WINDOW},
         {"dedup-scope", required_argument, NULL, OPT_SCOPE},
+        {"attr", required_argument, NULL, OPT_ATTR},
         {NULL, 0, NULL, 0},
     };
     publish_opts o;
@@ -331,6 +348,18 @@ int cmd_publish(cli_ctx *ctx, int argc, char **argv) {
             case OPT_KEY:
                 o.dedup_key = optarg;
                 break;
+            case OPT_ATTR: {
+                char *eq = strchr(optarg, '=');
+                if (eq == NULL || eq == optarg)
+                    return cli_usage_error(ctx, "--attr: expected KEY=VALUE, got '%s'", optarg);
+                if (o.attr_count == MQ_ATTR_MAX)
+                    return cli_usage_error(ctx, "--attr: at most %d attributes per event", MQ_ATTR_MAX);
+                *eq = '\0'; /* argv is ours to cut */
+                o.attrs[o.attr_count].key = optarg;
+                o.attrs[o.attr_count].value = eq + 1;
+                o.attr_count++;
+                break;
+            }
             case OPT_KEY_FIELD:
                 if (optarg[0] == '\0') return cli_usage_error(ctx, "--dedup-key-field: the field name is empty");
                 o.dedup_key_field = optarg;

@@ -1,7 +1,7 @@
 /* mongomq work's command runner: one event's command, /bin/sh -c CMD, as a child
- * process in a process group of its own, the event on its stdin and MQ_GROUP, MQ_SEQ
- * and MQ_ATTEMPTS in its environment; the lease is extended while it runs. The worker
- * that claims and settles is work.c. */
+ * process in a process group of its own, the event on its stdin and MQ_GROUP, MQ_SEQ,
+ * MQ_ATTEMPTS and its attributes (MQ_ATTR_<KEY>) in its environment; the lease is
+ * extended while it runs. The worker that claims and settles is work.c. */
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
@@ -23,16 +23,22 @@
 
 extern char **environ;
 
-/* The command's environment: ours without MQ_GROUP/MQ_SEQ/MQ_ATTEMPTS, then those. */
+#define RUN_VARS (3 + MQ_ATTR_MAX)
+
+/* The command's environment: ours without MQ_GROUP/MQ_SEQ/MQ_ATTEMPTS/MQ_ATTR_*, then
+ * those of this event. An attribute's variable is MQ_ATTR_ and its key in upper case
+ * with '-' and '.' as '_' (content-type: MQ_ATTR_CONTENT_TYPE); keys that map to one
+ * name (a-b, a.b) leave the last one's value. */
 static char **make_env(const mq_lease *lease, char **vars) {
     size_t n = 0;
     while (environ[n] != NULL) n++;
-    char **env = malloc((n + 4) * sizeof *env);
+    char **env = malloc((n + RUN_VARS + 1) * sizeof *env);
     if (env == NULL) return NULL;
     size_t k = 0;
     for (size_t i = 0; i < n; i++) {
         const char *e = environ[i];
-        if (strncmp(e, "MQ_GROUP=", 9) == 0 || strncmp(e, "MQ_SEQ=", 7) == 0 || strncmp(e, "MQ_ATTEMPTS=", 12) == 0)
+        if (strncmp(e, "MQ_GROUP=", 9) == 0 || strncmp(e, "MQ_SEQ=", 7) == 0 || strncmp(e, "MQ_ATTEMPTS=", 12) == 0 ||
+            strncmp(e, "MQ_ATTR_", 8) == 0)
             continue;
         env[k++] = environ[i];
     }
@@ -47,9 +53,33 @@ static char **make_env(const mq_lease *lease, char **vars) {
     sprintf(vars[0], "MQ_GROUP=%s", group);
     sprintf(vars[1], "MQ_SEQ=%lld", (long long)mq_lease_seq(lease));
     sprintf(vars[2], "MQ_ATTEMPTS=%d", mq_lease_attempts(lease));
+    const size_t base = k;
     env[k++] = vars[0];
     env[k++] = vars[1];
     env[k++] = vars[2];
+    size_t nattrs = mq_lease_attr_count(lease, 0);
+    for (size_t j = 0; j < nattrs && j < MQ_ATTR_MAX; j++) {
+        const char *key, *value;
+        mq_error err;
+        if (mq_lease_attr_at(lease, 0, j, &key, &value, &err) != MQ_OK) continue;
+        char *v = malloc(8 + strlen(key) + 1 + strlen(value) + 1);
+        if (v == NULL) {
+            free(env);
+            return NULL;
+        }
+        char *p = v + sprintf(v, "MQ_ATTR_");
+        for (const char *c = key; *c != '\0'; c++)
+            *p++ = (*c == '-' || *c == '.') ? '_' : (*c >= 'a' && *c <= 'z') ? (char)(*c - 'a' + 'A') : *c;
+        sprintf(p, "=%s", value);
+        vars[3 + j] = v;
+        /* a later key with the same name replaces the earlier one */
+        size_t name_len = (size_t)(p - v);
+        size_t at = k;
+        for (size_t e = base; e < k; e++)
+            if (strncmp(env[e], v, name_len + 1) == 0) at = e;
+        env[at] = v;
+        if (at == k) k++;
+    }
     env[k] = NULL;
     return env;
 }
@@ -75,7 +105,7 @@ static void extend(const cli_run *run, const mq_lease *lease, int *lost) {
 int cli_run_command(const cli_run *run, const mq_lease *lease, int *wstatus) {
     size_t len;
     const char *event = mq_lease_event(lease, &len);
-    char *vars[3] = {NULL, NULL, NULL};
+    char *vars[RUN_VARS] = {NULL};
     char **env = make_env(lease, vars);
     int pipefd[2] = {-1, -1};
     int rc = -1;
@@ -188,6 +218,6 @@ out:
     if (fa_ok) posix_spawn_file_actions_destroy(&fa);
     if (attr_ok) posix_spawnattr_destroy(&attr);
     free(env);
-    for (int i = 0; i < 3; i++) free(vars[i]);
+    for (int i = 0; i < RUN_VARS; i++) free(vars[i]);
     return rc;
 }

@@ -91,7 +91,7 @@ extern "C" {
 #endif
 
 #define MQ_VERSION_MAJOR 0
-#define MQ_VERSION_MINOR 6
+#define MQ_VERSION_MINOR 7
 #define MQ_VERSION_PATCH 0
 
 /* Limits checked before anything is sent to the server. */
@@ -394,16 +394,26 @@ MQ_API mq_status mq_claim_wait_cancel(mq_queue *queue, const char *worker_id, do
  * mq_claim_batch, mq_claim_wait, mq_claim_batch_wait and mq_claim_wait_cancel are
  * thin wrappers over the same code, kept for the ABI. */
 
-#define MQ_PUBLISH_OPTS_VERSION 2 /* 2 (0.6.0) added dedup_key; version 1 callers keep working */
+/* An event's attribute: a key and a value, both NUL-terminated (see "Event
+ * attributes"). Not "mq_attr": <mqueue.h> has a struct of that name, and the header
+ * must compile beside it. (0.7.0) */
+typedef struct mq_event_attr {
+    const char *key;
+    const char *value;
+} mq_event_attr;
+
+#define MQ_PUBLISH_OPTS_VERSION 3 /* 2 (0.6.0) added dedup_key, 3 (0.7.0) attrs; older callers keep working */
 typedef struct mq_publish_opts {
-    unsigned int version;  /* MQ_PUBLISH_OPTS_VERSION */
-    int priority;          /* 0..4, default 0; counts only when the publish creates the group */
-    double not_before;     /* epoch seconds on the queue's clock (mq_queue_now); 0: now */
-    const char *dedup_key; /* version 2. NULL: none. 1..MQ_DEDUP_KEY_MAX bytes of UTF-8 (see
-                            * "Deduplication"); the library copies it */
+    unsigned int version;       /* MQ_PUBLISH_OPTS_VERSION */
+    int priority;               /* 0..4, default 0; counts only when the publish creates the group */
+    double not_before;          /* epoch seconds on the queue's clock (mq_queue_now); 0: now */
+    const char *dedup_key;      /* version 2. NULL: none. 1..MQ_DEDUP_KEY_MAX bytes of UTF-8 (see
+                                 * "Deduplication"); the library copies it */
+    const mq_event_attr *attrs; /* version 3. attr_count attributes (NULL when 0); copied */
+    size_t attr_count;          /* 0..MQ_ATTR_MAX */
 } mq_publish_opts;
 #define MQ_PUBLISH_OPTS_INIT \
-  { MQ_PUBLISH_OPTS_VERSION, 0, 0.0, NULL }
+  { MQ_PUBLISH_OPTS_VERSION, 0, 0.0, NULL, NULL, 0 }
 
 /* Fills *opts with the defaults of `version` (MQ_PUBLISH_OPTS_VERSION). */
 MQ_API mq_status mq_publish_opts_init(mq_publish_opts *opts, unsigned int version);
@@ -494,6 +504,32 @@ MQ_API mq_status mq_queue_set_dedup_scope(mq_queue *queue, mq_dedup_scope scope,
  * count or the batch was changed or not published since. Reads the batch only (the
  * batch keeps the outcome of its last publish; not thread-safe, like the batch). */
 MQ_API mq_status mq_batch_outcome(const mq_batch *batch, size_t i, int64_t *seq, mq_error *err);
+
+/* ---- Event attributes (0.7.0) -------------------------------------------------- */
+
+/* An event may carry up to MQ_ATTR_MAX attributes (mq_publish_opts.attrs, in
+ * mq_publish_with and mq_batch_add_with): string keys and values beside its bytes, for
+ * what a consumer needs before it reads the event (a content type, a tenant) and for
+ * trace context (W3C `traceparent` and `tracestate`). A key is 1..MQ_ATTR_KEY_MAX
+ * bytes of ASCII letters, digits, '_', '-' and '.' (the names of HTTP headers and of
+ * SQS message attributes), unique in the event; a value is 0..MQ_ATTR_VALUE_MAX bytes
+ * of UTF-8 without NUL. Anything else is MQ_ERR_ARG naming the attribute, and nothing
+ * is sent. The order is kept. The attributes stay with the event through nack, lease
+ * expiry, the dead letters and a requeue; peek and the dead list show them ("attrs":
+ * an object); harel ignores them. No command more: they are a field of the event's
+ * document (docs/design.md, "Event attributes"). */
+#define MQ_ATTR_MAX 16         /* attributes of one event */
+#define MQ_ATTR_KEY_MAX 128    /* bytes of a key */
+#define MQ_ATTR_VALUE_MAX 4096 /* bytes of a value */
+
+/* Event i of a lease (0 is the head): its number of attributes (0 out of range); the
+ * value of `key` (NULL when absent, or i out of range); attribute j in publish order
+ * (*key and *value valid until the lease is destroyed; MQ_ERR_ARG when i or j is out
+ * of range or an out-pointer is NULL, *key and *value then NULL). No server command. */
+MQ_API size_t mq_lease_attr_count(const mq_lease *lease, size_t i);
+MQ_API const char *mq_lease_attr(const mq_lease *lease, size_t i, const char *key);
+MQ_API mq_status mq_lease_attr_at(const mq_lease *lease, size_t i, size_t j, const char **key, const char **value,
+                                  mq_error *err);
 
 /* ---- Automatic repair (0.3.0) ----------------------------------------------------- */
 

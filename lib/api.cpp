@@ -9,6 +9,7 @@
 #include <new>
 #include <string>
 
+#include "attrs.hpp"
 #include "cancel.hpp"
 #include "client.hpp"
 #include "error.hpp"
@@ -65,10 +66,12 @@ mq_status publish_one(const char *fn, mq_queue *queue, const char *group_id, con
         mongomq::check_event(fn, event, event_len);
         mongomq::check_priority(fn, "priority", priority);
         mongomq::check_epoch(fn, "not_before_epoch_s", not_before_epoch_s);
+        const mongomq::Attrs attrs = mongomq::check_attrs(fn, o.attrs, o.attr_count);
         std::string group(group_id);
         std::string key(o.dedup_key != nullptr ? o.dedup_key : "");
         std::vector<mongomq::Outgoing> one{{&group, event, event_len, mongomq::event_is_text(event, event_len),
-                                            priority, not_before_epoch_s, o.dedup_key != nullptr ? &key : nullptr}};
+                                            priority, not_before_epoch_s, o.dedup_key != nullptr ? &key : nullptr,
+                                            &attrs}};
         std::vector<mongomq::Published> outcome;
         mongomq::queue_publish(queue, one, &outcome);
         if (seq_out != nullptr) *seq_out = outcome.at(0).seq;
@@ -182,10 +185,11 @@ mq_status mq_publish(mq_queue *queue, const char *group_id, const void *event, s
 
 mq_status mq_publish_opts_init(mq_publish_opts *opts, unsigned int version) {
     if (opts == nullptr || version < 1 || version > MQ_PUBLISH_OPTS_VERSION) return MQ_ERR_ARG;
-    if (version == 1) {  // a version 1 struct ends before dedup_key
-        opts->version = 1;
+    if (version < MQ_PUBLISH_OPTS_VERSION) {  // an older struct ends before the later fields
+        opts->version = version;
         opts->priority = 0;
         opts->not_before = 0;
+        if (version == 2) opts->dedup_key = nullptr;
         return MQ_OK;
     }
     const mq_publish_opts defaults = MQ_PUBLISH_OPTS_INIT;

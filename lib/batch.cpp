@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "attrs.hpp"
 #include "guard.hpp"
 #include "queue.hpp"
 #include "validate.hpp"
@@ -38,11 +39,12 @@ mq_status batch_add(const char *fn, mq_batch *batch, const char *group_id, const
         mongomq::check_event(fn, event, event_len);
         mongomq::check_priority(fn, "priority", priority);
         mongomq::check_epoch(fn, "not_before", not_before);
+        mongomq::Attrs attrs = mongomq::check_attrs(fn, o.attrs, o.attr_count);
         if (batch->events.size() >= MQ_BATCH_MAX)
             fail_arg(fn, "batch is full: it holds MQ_BATCH_MAX (" + std::to_string(MQ_BATCH_MAX) + ") events");
         batch->events.push_back({group_id, std::string(static_cast<const char *>(event), event_len),
                                  mongomq::event_is_text(event, event_len), priority, not_before, o.dedup_key != nullptr,
-                                 o.dedup_key != nullptr ? o.dedup_key : ""});
+                                 o.dedup_key != nullptr ? o.dedup_key : "", std::move(attrs)});
         batch->outcome_seqs.clear();  // the batch changed: its last publish's outcome no longer says
         batch->outcome_duplicate.clear();
         return MQ_OK;
@@ -78,7 +80,7 @@ mq_status mq_publish_batch(mq_queue *queue, const mq_batch *batch, int64_t *firs
         events.reserve(batch->events.size());
         for (const mq_batch::Event &e : batch->events)
             events.push_back({&e.group, e.bytes.data(), e.bytes.size(), e.text, e.priority, e.not_before,
-                              e.keyed ? &e.dedup_key : nullptr});
+                              e.keyed ? &e.dedup_key : nullptr, &e.attrs});
         batch->outcome_seqs.clear();
         batch->outcome_duplicate.clear();
         std::vector<mongomq::Published> outcome;

@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "attrs.hpp"
 #include "guard.hpp"
 #include "queue.hpp"
 #include "store.hpp"
@@ -56,7 +57,8 @@ mq_status mq_dead_requeue(mq_queue *queue, int64_t seq, int64_t *new_seq, mq_err
         bson_iter_t it;
         bool text = bson_iter_init_find(&it, doc, "event") && BSON_ITER_HOLDS_UTF8(&it);
         int priority = mongomq::get_int_or(doc, "priority", 0);
-        std::vector<mongomq::Outgoing> one{{&group, event.data(), event.size(), text, priority, 0}};
+        const mongomq::Attrs attrs = mongomq::attrs_of(doc);  // the event's, kept (0.7.0)
+        std::vector<mongomq::Outgoing> one{{&group, event.data(), event.size(), text, priority, 0, nullptr, &attrs}};
         int64_t fresh = mongomq::queue_publish(c, queue, one);  // on this call's connection
         mongomq::delete_one("dead.delete", c.dead(), id.get());
         if (new_seq != nullptr) *new_seq = fresh;

@@ -116,7 +116,8 @@ struct mq_batch {
         int priority;
         double not_before;  // 0: now
         bool keyed = false;
-        std::string dedup_key;  // when keyed
+        std::string dedup_key;                                   // when keyed
+        std::vector<std::pair<std::string, std::string>> attrs;  // checked (lib/attrs.cpp)
     };
     std::vector<Event> events;
     // The outcome of the last publish, per event (mq_batch_outcome): its seq, and
@@ -136,6 +137,7 @@ struct mq_lease {
         // taken (its dedup_until, epoch ms), so the ack leaves a record instead of
         // deleting it (docs/design.md, "Deduplication"). 0: no key.
         int64_t dedup_until_ms = 0;
+        std::vector<std::pair<std::string, std::string>> attrs;  // in publish order (lib/attrs.cpp)
     };
 
     std::string ns;

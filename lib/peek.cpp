@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "attrs.hpp"
 #include "error.hpp"
 #include "guard.hpp"
 #include "handles.hpp"
@@ -63,6 +64,15 @@ Json event_json(const bson_t *doc) {
         if (bson_iter_init_find(&it, doc, field) && BSON_ITER_HOLDS_NUMBER(&it) &&
             std::isfinite(bson_iter_as_double(&it)))
             json_put(o.get(), field, json_real(bson_iter_as_double(&it)));
+    }
+    const Attrs attrs = attrs_of(doc);  // "attrs": {key: value} (0.7.0), when it has any
+    if (!attrs.empty()) {
+        Json a = json_owned(json_object());
+        for (const auto &kv : attrs) {
+            json_t *v = json_stringn(kv.second.data(), kv.second.size());  // NULL for invalid UTF-8: left out
+            if (v != nullptr) json_put(a.get(), kv.first.c_str(), v);
+        }
+        json_put(o.get(), "attrs", a.release());
     }
     if (bson_iter_init_find(&it, doc, "event")) {
         if (BSON_ITER_HOLDS_UTF8(&it)) {

@@ -19,6 +19,7 @@
 #include <thread>
 #include <unordered_set>
 
+#include "attrs.hpp"
 #include "client.hpp"
 #include "dedup.hpp"
 #include "error.hpp"
@@ -101,6 +102,7 @@ int64_t queue_publish(const Conn &c, mq_queue *q, const std::vector<Outgoing> &e
         BSON_APPEND_INT32(msg.get(), "priority", e.priority);
         BSON_APPEND_DOUBLE(msg.get(), "published_at", now);
         if (e.not_before > 0) BSON_APPEND_DOUBLE(msg.get(), "not_before", e.not_before);
+        if (e.attrs != nullptr) append_attrs(msg.get(), *e.attrs);
         if (e.dedup_key != nullptr) {
             append_dedup_fields(msg.get(), e, now, window, scope);
             keyed = true;
@@ -222,7 +224,7 @@ void move_to_dead(mq_queue *q, const Conn &c, const bson_t *head, int64_t seq, i
     Bson dead;
     BSON_APPEND_INT64(dead.get(), "_id", seq);
     bson_iter_t it;
-    for (const char *field : {"group_id", "event", "priority", "published_at", "dedup_key"}) {
+    for (const char *field : {"group_id", "event", "priority", "published_at", "dedup_key", "attrs"}) {
         if (bson_iter_init_find(&it, head, field)) bson_append_iter(dead.get(), field, -1, &it);
     }
     BSON_APPEND_INT32(dead.get(), "attempts", delivered);
@@ -428,7 +430,8 @@ mq_lease *make_lease(const mq_queue *q, const Leased &leased, const std::string 
     for (; i < heads.size() && i < max_events; i++) {
         if (i > 0 && get_double_or(heads[i].get(), "not_before", 0) > now) break;
         int64_t seq = get_int64(heads[i].get(), "_id", "claim.head");
-        lease->items.push_back({seq, get_event_bytes(heads[i].get(), seq), dedup_until_of(heads[i].get())});
+        lease->items.push_back(
+            {seq, get_event_bytes(heads[i].get(), seq), dedup_until_of(heads[i].get()), attrs_of(heads[i].get())});
     }
     lease->more_after = i < heads.size();
     if (lease->more_after) lease->next_seq = get_int64(heads[i].get(), "_id", "claim.head");

@@ -21,8 +21,9 @@ struct Outgoing {
     size_t len;
     bool text;  // store as a BSON string (valid UTF-8, no NUL) or binary
     int priority;
-    double not_before;                       // 0: now
-    const std::string *dedup_key = nullptr;  // nullptr: none
+    double not_before;                                                        // 0: now
+    const std::string *dedup_key = nullptr;                                   // nullptr: none
+    const std::vector<std::pair<std::string, std::string>> *attrs = nullptr;  // nullptr or empty: none
 };
 
 // What a publish made of each event, in add order (lib/dedup.cpp): its seq, and

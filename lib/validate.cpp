@@ -150,10 +150,12 @@ std::string unknown_version(unsigned int got, unsigned int known) {
 mq_publish_opts publish_opts_of(const char *fn, const mq_publish_opts *opts) {
     mq_publish_opts o = MQ_PUBLISH_OPTS_INIT;
     if (opts == nullptr) return o;
-    // Version 1 ended before dedup_key: a version 1 caller's struct has no such field.
-    if (opts->version == 1) {
+    // Version 1 ended before dedup_key, version 2 before attrs: an older caller's
+    // struct has no such fields, and they are not read.
+    if (opts->version == 1 || opts->version == 2) {
         o.priority = opts->priority;
         o.not_before = opts->not_before;
+        if (opts->version == 2) o.dedup_key = opts->dedup_key;
     } else if (opts->version == MQ_PUBLISH_OPTS_VERSION) {
         o = *opts;
     } else {

@@ -36,7 +36,8 @@ std::string unknown_version(unsigned int got, unsigned int known);
 
 // The caller's publish options as this library's struct: the fields its version has,
 // the defaults for the rest (NULL: all defaults); an unknown version is MQ_ERR_ARG.
-// A dedup_key, when set, is checked (check_dedup_key).
+// A dedup_key, when set, is checked (check_dedup_key); the attributes are not
+// (lib/attrs.cpp's check_attrs copies them).
 mq_publish_opts publish_opts_of(const char *fn, const mq_publish_opts *opts);
 
 }  // namespace mongomq

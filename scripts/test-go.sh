@@ -86,7 +86,7 @@ module example.com/examples
 
 go 1.21
 
-require $MODULE v0.6.0
+require $MODULE v0.7.0
 
 replace $MODULE => $GODIR
 EOF

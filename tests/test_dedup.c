@@ -41,10 +41,10 @@ static void same_key_is_one_event(void **state) {
 
     mq_error err;
     int64_t seq = 9;
-    ASSERT_MQ(
-        MQ_DUPLICATE,
-        mq_publish_with(t->queue, "a", "x", 1, &(mq_publish_opts){MQ_PUBLISH_OPTS_VERSION, 0, 0, "k"}, &seq, &err),
-        err);
+    ASSERT_MQ(MQ_DUPLICATE,
+              mq_publish_with(t->queue, "a", "x", 1,
+                              &(mq_publish_opts){.version = MQ_PUBLISH_OPTS_VERSION, .dedup_key = "k"}, &seq, &err),
+              err);
     assert_int_equal(err.status, MQ_DUPLICATE);
     assert_int_equal(seq, first);
     assert_string_equal(mq_status_name(MQ_DUPLICATE), "MQ_DUPLICATE");

@@ -18,6 +18,12 @@
  *       - MQ_DUPLICATE (0.6.0), a success the typemaps would take for an error:
  *         mqs_publish, mqs_publish_batch and mqs_batch_outcome return MQ_OK and give a
  *         duplicate's seq negated (seqs are >= 1), one int64 out in every language;
+ *       - attributes (0.7.0), a list of pairs no typemap of every language takes: in
+ *         as one byte string `key NUL value NUL ...` (the event's typemap, applied to
+ *         `(const void *attrs, size_t attrs_len)`), out one string at a time
+ *         (mqs_lease_attr_key, mqs_lease_attr_value: mq_lease_attr_at without its
+ *         two `const char **` out-parameters; mq_lease_attr_count and mq_lease_attr are
+ *         wrapped as they are);
  *       - bytes out: mqs_lease_event_at gives an mqs_bytes (a pointer and a length
  *         into the lease), copied once by the typemap;
  *       - the two calls that take a function pointer, reshaped so that the library
@@ -84,6 +90,9 @@ typedef struct mqs_bytes {
 %constant int MQ_DEDUP_KEY_MAX = MQ_DEDUP_KEY_MAX;
 %constant int MQ_DEDUP_SCOPE_QUEUE = MQ_DEDUP_SCOPE_QUEUE;
 %constant int MQ_DEDUP_SCOPE_GROUP = MQ_DEDUP_SCOPE_GROUP;
+%constant int MQ_ATTR_MAX = MQ_ATTR_MAX;
+%constant int MQ_ATTR_KEY_MAX = MQ_ATTR_KEY_MAX;
+%constant int MQ_ATTR_VALUE_MAX = MQ_ATTR_VALUE_MAX;
 %constant int MQ_ERR_ARG = MQ_ERR_ARG;
 %constant int MQ_ERR_CONNECT = MQ_ERR_CONNECT;
 %constant int MQ_ERR_SERVER = MQ_ERR_SERVER;
@@ -124,6 +133,8 @@ typedef struct mqs_bytes {
 %rename("%s") mq_batch_new;
 %rename("%s") mq_batch_count;
 %rename("%s") mq_batch_destroy;
+%rename("%s") mq_lease_attr_count;
+%rename("%s") mq_lease_attr;
 %rename("%s") mq_queue_set_dedup_window;
 %rename("%s") mq_queue_set_dedup_scope;
 %rename("%s") mq_ack;
@@ -171,6 +182,9 @@ typedef struct mqs_bytes {
 #error "mongomq.i: no typemaps for this SWIG language"
 #endif
 
+/* Packed attributes in, as the event's bytes are (see the shims). */
+%apply (const void *event, size_t event_len) { (const void *attrs, size_t attrs_len) };
+
 /* The header's counts and seqs returned through a pointer, by their names there. */
 %apply int64_t *OUT { int64_t *seq_out, int64_t *seq, int64_t *first_seq, int64_t *count, int64_t *new_seq, int64_t *purged,
                       int64_t *fixed };
@@ -189,29 +203,87 @@ static mq_status mqs_duplicate_as_negative(mq_status status, int64_t *seq, mq_er
     return MQ_OK;
 }
 
-/* mq_publish_with: not_before 0 is "now"; with has_key 0 the key is none (Go cannot
- * pass a NULL string), else dedup_key as given (NULL, "", too long: MQ_ERR_ARG from
- * the library). *seq_out < 0: a duplicate of the event -*seq_out. */
-static mq_status mqs_publish(mq_queue *queue, const char *group_id, const void *event, size_t event_len,
-                             int priority, double not_before, int has_key, const char *dedup_key, int64_t *seq_out,
-                             mq_error *err) {
-    mq_publish_opts opts = MQ_PUBLISH_OPTS_INIT;
-    opts.priority = priority;
-    opts.not_before = not_before;
-    opts.dedup_key = has_key ? (dedup_key != NULL ? dedup_key : "") : NULL;
-    return mqs_duplicate_as_negative(mq_publish_with(queue, group_id, event, event_len, &opts, seq_out, err), seq_out,
-                                     err);
+/* Packed attributes ("key NUL value NUL ..." in attrs_len bytes) into `out`, pointing
+ * into a copy the caller frees (*copy). MQ_ERR_ARG when the packing is not whole
+ * pairs or holds more than MQ_ATTR_MAX; the library checks the keys and values. */
+static mq_status mqs_unpack_attrs(const void *attrs, size_t attrs_len, mq_event_attr *out, size_t *count,
+                                  char **copy, mq_error *err) {
+    *count = 0;
+    *copy = NULL;
+    if (attrs_len == 0) return MQ_OK;
+    char *buf = (char *)malloc(attrs_len);
+    if (buf == NULL) {
+        err->status = MQ_ERR_NOMEM;
+        err->server_code = 0;
+        snprintf(err->message, sizeof err->message, "out of memory");
+        return MQ_ERR_NOMEM;
+    }
+    memcpy(buf, attrs, attrs_len);
+    size_t at = 0, n = 0;
+    const char *why = NULL;
+    while (at < attrs_len && why == NULL) {
+        const char *k = buf + at;
+        const char *kend = (const char *)memchr(k, '\0', attrs_len - at);
+        if (kend == NULL) { why = "a key without its NUL"; break; }
+        const char *v = kend + 1;
+        size_t vat = (size_t)(v - buf);
+        const char *vend = vat < attrs_len ? (const char *)memchr(v, '\0', attrs_len - vat) : NULL;
+        if (vend == NULL) { why = "a key without its value"; break; }
+        if (n == MQ_ATTR_MAX) { why = "more than MQ_ATTR_MAX (16) attributes"; break; }
+        out[n].key = k;
+        out[n].value = v;
+        n++;
+        at = (size_t)(vend - buf) + 1;
+    }
+    if (why != NULL) {
+        free(buf);
+        err->status = MQ_ERR_ARG;
+        err->server_code = 0;
+        snprintf(err->message, sizeof err->message, "attrs: %s", why);
+        return MQ_ERR_ARG;
+    }
+    *count = n;
+    *copy = buf;
+    return MQ_OK;
 }
 
-/* mq_batch_add_with: a batch event may be scheduled (not_before 0: now), and keyed
- * (has_key, dedup_key as mqs_publish). */
-static mq_status mqs_batch_add_at(mq_batch *batch, const char *group_id, const void *event, size_t event_len,
-                                  int priority, double not_before, int has_key, const char *dedup_key, mq_error *err) {
+/* mq_publish_with: not_before 0 is "now"; with has_key 0 the key is none (Go cannot
+ * pass a NULL string), else dedup_key as given (NULL, "", too long: MQ_ERR_ARG from
+ * the library); attrs packed (see mqs_unpack_attrs; 0 bytes: none). *seq_out < 0: a
+ * duplicate of the event -*seq_out. */
+static mq_status mqs_publish(mq_queue *queue, const char *group_id, const void *event, size_t event_len,
+                             int priority, double not_before, int has_key, const char *dedup_key, const void *attrs,
+                             size_t attrs_len, int64_t *seq_out, mq_error *err) {
+    mq_event_attr list[MQ_ATTR_MAX];
+    char *copy;
     mq_publish_opts opts = MQ_PUBLISH_OPTS_INIT;
+    if (seq_out != NULL) *seq_out = 0;
+    if (mqs_unpack_attrs(attrs, attrs_len, list, &opts.attr_count, &copy, err) != MQ_OK) return err->status;
+    opts.attrs = list;
     opts.priority = priority;
     opts.not_before = not_before;
     opts.dedup_key = has_key ? (dedup_key != NULL ? dedup_key : "") : NULL;
-    return mq_batch_add_with(batch, group_id, event, event_len, &opts, err);
+    mq_status st = mq_publish_with(queue, group_id, event, event_len, &opts, seq_out, err);
+    free(copy);
+    return mqs_duplicate_as_negative(st, seq_out, err);
+}
+
+/* mq_batch_add_with: a batch event may be scheduled (not_before 0: now), keyed
+ * (has_key, dedup_key as mqs_publish) and carry attributes (packed, as mqs_publish). */
+static mq_status mqs_batch_add_at(mq_batch *batch, const char *group_id, const void *event, size_t event_len,
+                                  int priority, double not_before, int has_key, const char *dedup_key,
+                                  const void *attrs, size_t attrs_len, mq_error *err) {
+    mq_event_attr list[MQ_ATTR_MAX];
+    char *copy;
+    mq_publish_opts opts = MQ_PUBLISH_OPTS_INIT;
+    if (mqs_unpack_attrs(attrs, attrs_len, list, &opts.attr_count, &copy, err) != MQ_OK) return err->status;
+    opts.attrs = list;
+    opts.priority = priority;
+    opts.not_before = not_before;
+    opts.dedup_key = has_key ? (dedup_key != NULL ? dedup_key : "") : NULL;
+    mq_status st = mq_batch_add_with(batch, group_id, event, event_len, &opts, err);
+    free(copy);
+    return st;
 }
 
 /* mq_publish_batch: *first_seq < 0 when some event was a duplicate (-*first_seq is
@@ -264,6 +336,18 @@ static mq_status mqs_dead_list_with(mq_queue *queue, size_t limit, size_t offset
     opts.limit = limit;
     opts.offset = offset;
     return mq_dead_list_with(queue, &opts, json_out, err);
+}
+
+/* Attribute j of event i of a lease: its key, its value (NULL out of range). */
+static const char *mqs_lease_attr_key(mq_lease *lease, size_t i, size_t j) {
+    const char *key, *value;
+    mq_error err;
+    return mq_lease_attr_at(lease, i, j, &key, &value, &err) == MQ_OK ? key : NULL;
+}
+static const char *mqs_lease_attr_value(mq_lease *lease, size_t i, size_t j) {
+    const char *key, *value;
+    mq_error err;
+    return mq_lease_attr_at(lease, i, j, &key, &value, &err) == MQ_OK ? value : NULL;
 }
 
 /* Event i of a lease (mq_lease_event_at), as bytes; data NULL when i is out of range. */

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # mongomq publish: the argument, lines of stdin and --file (batches), --raw bytes,
 # --json, --priority, --at (epoch and ISO 8601 with zones), --delay; the seqs printed;
-# dedup keys (--dedup-key, --dedup-key-field, --dedup-window, --dedup-scope); the
-# progress line on a terminal.
+# dedup keys (--dedup-key, --dedup-key-field, --dedup-window, --dedup-scope);
+# attributes (--attr, and work --exec's MQ_ATTR_*); the progress line on a terminal.
 source "$(dirname "$0")/lib.sh"
 
 expect_rc 0 "publish an event from the argument" mq publish one '{"n": 1}'
@@ -130,6 +130,27 @@ expect_rc 2 "--dedup-key-field with EVENT" mq publish dk e --dedup-key-field id
 expect_rc 2 "a window of 0.5 s" mq publish dk e --dedup-key k --dedup-window 0.5
 expect_rc 2 "an unknown scope" mq publish dk e --dedup-key k --dedup-scope shard
 expect_match "naming the choices" 'queue or group' "$(cat "$ERR")"
+
+# ---- attributes -----------------------------------------------------------------------
+expect_rc 0 "publish with --attr" mq publish attr-g '{"a": 1}' --attr content-type=application/json \
+    --attr tenant.id=t-1 --attr empty= --attr x-y=1 --attr x.y=2
+run mq peek attr-g --json
+expect_eq "peek shows the attributes in order" \
+    '{"content-type": "application/json", "tenant.id": "t-1", "empty": "", "x-y": "1", "x.y": "2"}' \
+    "$(jl 'json.dumps(d[0]["attrs"])' <"$OUT")"
+expect_rc 0 "work --exec sees them as MQ_ATTR_*" mq work --exec 'env | grep "^MQ_ATTR_" | sort >'"$TMP/attrs.env" --idle 0.5
+expect_eq "one variable per name, upper case, '-' and '.' as '_', the last of x-y and x.y" \
+    "MQ_ATTR_CONTENT_TYPE=application/json MQ_ATTR_EMPTY= MQ_ATTR_TENANT_ID=t-1 MQ_ATTR_X_Y=2" \
+    "$(tr '\n' ' ' <"$TMP/attrs.env" | sed 's/ $//')"
+expect_rc 0 "lines with --attr, in batches" mq publish attr-lines --attr k=v --batch 2 < <(printf '1\n2\n3\n')
+run mq peek attr-lines --json
+expect_eq "every line has it" '[{"k": "v"}, {"k": "v"}, {"k": "v"}]' "$(jl 'json.dumps([e["attrs"] for e in d])' <"$OUT")"
+expect_rc 2 "--attr without =" mq publish attr-g e --attr novalue
+expect_match "naming the option" "expected KEY=VALUE" "$(cat "$ERR")"
+expect_rc 2 "a key the library refuses" mq publish attr-g e --attr 'sp ace=1'
+expect_match "the library's message names it" 'attrs\[0\].key "sp ace"' "$(cat "$ERR")"
+expect_rc 2 "17 attributes" mq publish attr-g e $(for i in $(seq 1 17); do printf -- '--attr k%d=v ' "$i"; done)
+expect_match "at most 16" "at most 16" "$(cat "$ERR")"
 
 # ---- a progress line on a terminal -----------------------------------------------------
 # stdin a pipe that feeds 20 lines over 2 s, stderr a pseudo-terminal (util-linux

@@ -26,7 +26,7 @@ module MongoMQ
   # The longest dedup_key, in bytes (UTF-8): the C library's MQ_DEDUP_KEY_MAX, 512.
   DEDUP_KEY_MAX = Raw::MQ_DEDUP_KEY_MAX
 
-  # The version of the libmongomq the extension loaded ("0.6.0").
+  # The version of the libmongomq the extension loaded ("0.7.0").
   def self.library_version
     Raw.mq_version
   end

@@ -37,7 +37,7 @@ from ._stats import GroupStats, PriorityStats, RepairCounts, Stats
 from ._stored import DeadPage, StoredEvent
 from ._worker import Worker, backoff_delay
 
-__version__ = "0.6.0"
+__version__ = "0.7.0"
 
 PRIORITY_MIN = _raw.MQ_PRIORITY_MIN
 PRIORITY_MAX = _raw.MQ_PRIORITY_MAX
@@ -46,7 +46,7 @@ DEDUP_KEY_MAX = _raw.MQ_DEDUP_KEY_MAX
 
 
 def library_version() -> str:
-    """The version of the libmongomq this package runs on ("0.6.0")."""
+    """The version of the libmongomq this package runs on ("0.7.0")."""
     return _raw.mq_version()
 
 

@@ -2,5 +2,5 @@
 
 module MongoMQ
   # The gem's version: the libmongomq version it is made for.
-  VERSION = "0.6.0"
+  VERSION = "0.7.0"
 end

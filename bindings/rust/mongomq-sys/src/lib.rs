@@ -1,4 +1,4 @@
-//! Raw declarations of libmongomq's C API (`include/mongomq.h`, version 0.6.0).
+//! Raw declarations of libmongomq's C API (`include/mongomq.h`, version 0.7.0).
 //!
 //! Written by hand, one item per declaration of the header, in the header's order and
 //! with its comments shortened; `tests/header.rs` compiles them against the installed

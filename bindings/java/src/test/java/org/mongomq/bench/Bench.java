@@ -31,7 +31,7 @@ import org.mongomq.PublishOptions;
  * with concurrency W.
  *
  * <pre>
- *   java -cp target/mongomq-0.6.0.jar:target/test-classes org.mongomq.bench.Bench \
+ *   java -cp target/mongomq-0.7.0.jar:target/test-classes org.mongomq.bench.Bench \
  *        [--uri URI] [--events N] [--groups G] [--workers W] [--batch B] [--async]
  * </pre>
  */
