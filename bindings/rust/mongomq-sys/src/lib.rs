@@ -17,7 +17,7 @@ use core::ffi::{c_char, c_int, c_uint, c_void};
 use core::marker::{PhantomData, PhantomPinned};
 
 pub const MQ_VERSION_MAJOR: c_int = 0;
-pub const MQ_VERSION_MINOR: c_int = 6;
+pub const MQ_VERSION_MINOR: c_int = 7;
 pub const MQ_VERSION_PATCH: c_int = 0;
 
 /// Bytes of a group id (UTF-8, non-empty).
@@ -238,8 +238,17 @@ extern "C" {
 // does not know is MQ_ERR_ARG. mq_publish_with, mq_batch_add_with and mq_claim_with
 // are the one entry for their operation; the older calls are wrappers of them.
 
-/// 2 (0.6.0) added dedup_key; version 1 callers keep working.
-pub const MQ_PUBLISH_OPTS_VERSION: c_uint = 2;
+/// An event's attribute (see "Event attributes" below): a key and a value, both
+/// NUL-terminated. Not `mq_attr`: `<mqueue.h>` has a struct of that name (0.7.0).
+#[repr(C)]
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct mq_event_attr {
+    pub key: *const c_char,
+    pub value: *const c_char,
+}
+
+/// 2 (0.6.0) added dedup_key, 3 (0.7.0) attrs; older callers keep working.
+pub const MQ_PUBLISH_OPTS_VERSION: c_uint = 3;
 
 /// Options of mq_publish_with and mq_batch_add_with.
 #[repr(C)]
@@ -254,12 +263,22 @@ pub struct mq_publish_opts {
     /// Version 2. NULL: none. 1..MQ_DEDUP_KEY_MAX bytes of UTF-8, NUL-terminated; the
     /// library copies it.
     pub dedup_key: *const c_char,
+    /// Version 3. attr_count attributes (NULL when 0); the library copies them.
+    pub attrs: *const mq_event_attr,
+    /// 0..MQ_ATTR_MAX.
+    pub attr_count: usize,
 }
 
-/// The header's `MQ_PUBLISH_OPTS_INIT`: version 2, priority 0, not_before 0 (now), no
-/// dedup key.
-pub const MQ_PUBLISH_OPTS_INIT: mq_publish_opts =
-    mq_publish_opts { version: MQ_PUBLISH_OPTS_VERSION, priority: 0, not_before: 0.0, dedup_key: core::ptr::null() };
+/// The header's `MQ_PUBLISH_OPTS_INIT`: version 3, priority 0, not_before 0 (now), no
+/// dedup key, no attributes.
+pub const MQ_PUBLISH_OPTS_INIT: mq_publish_opts = mq_publish_opts {
+    version: MQ_PUBLISH_OPTS_VERSION,
+    priority: 0,
+    not_before: 0.0,
+    dedup_key: core::ptr::null(),
+    attrs: core::ptr::null(),
+    attr_count: 0,
+};
 
 pub const MQ_CLAIM_OPTS_VERSION: c_uint = 1;
 
@@ -368,6 +387,40 @@ extern "C" {
     /// publish's). MQ_ERR_ARG when i >= the count or the batch was changed or not
     /// published since. Reads the batch only; not thread-safe, like the batch.
     pub fn mq_batch_outcome(batch: *const mq_batch, i: usize, seq: *mut i64, err: *mut mq_error) -> mq_status;
+}
+
+// ---- Event attributes (0.7.0) --------------------------------------------------
+//
+// An event may carry up to MQ_ATTR_MAX attributes (mq_publish_opts.attrs): a key of
+// 1..MQ_ATTR_KEY_MAX bytes of ASCII letters, digits, '_', '-' and '.', unique in the
+// event, and a value of 0..MQ_ATTR_VALUE_MAX bytes of UTF-8 without NUL; anything
+// else is MQ_ERR_ARG naming the attribute, and nothing is sent. The order is kept, and
+// they stay with the event through nack, expiry, the dead letters and a requeue.
+
+/// Attributes of one event.
+pub const MQ_ATTR_MAX: usize = 16;
+/// Bytes of a key.
+pub const MQ_ATTR_KEY_MAX: usize = 128;
+/// Bytes of a value.
+pub const MQ_ATTR_VALUE_MAX: usize = 4096;
+
+extern "C" {
+    /// Event i's number of attributes (0 when i is out of range).
+    pub fn mq_lease_attr_count(lease: *const mq_lease, i: usize) -> usize;
+    /// Event i's value of `key`: NULL when absent, or i out of range. Valid until the
+    /// lease is destroyed.
+    pub fn mq_lease_attr(lease: *const mq_lease, i: usize, key: *const c_char) -> *const c_char;
+    /// Event i's attribute j, in publish order (*key and *value valid until the lease
+    /// is destroyed; MQ_ERR_ARG when i or j is out of range or an out-pointer is NULL,
+    /// *key and *value then NULL). No server command.
+    pub fn mq_lease_attr_at(
+        lease: *const mq_lease,
+        i: usize,
+        j: usize,
+        key: *mut *const c_char,
+        value: *mut *const c_char,
+        err: *mut mq_error,
+    ) -> mq_status;
 }
 
 // ---- Automatic repair (0.3.0) -----------------------------------------------------

@@ -4,7 +4,7 @@
 //! 1. Names: every `MQ_API` function, `#define MQ_*` constant, enumerator (of every
 //!    `typedef enum`) and `mq_*` type of the header is declared in `src/lib.rs`, and
 //!    nothing else is.
-//!    Every struct of the header with fields (`mq_error`, the options structs) has
+//!    Every struct of the header with fields (`mq_error`, `mq_event_attr`, the options structs) has
 //!    the same fields, in the same order, in `src/lib.rs` and in this test's lists.
 //! 2. Signatures and layout: a C file generated from `src/lib.rs` assigns every
 //!    header function to a function pointer of the type the Rust declaration spells
@@ -292,7 +292,7 @@ fn struct_constant_values() -> Vec<(&'static str, Vec<(&'static str, f64)>)> {
         };
     }
     values! {
-        MQ_PUBLISH_OPTS_INIT { version, priority, not_before, dedup_key }
+        MQ_PUBLISH_OPTS_INIT { version, priority, not_before, dedup_key, attrs, attr_count }
         MQ_CLAIM_OPTS_INIT { version, worker_id, visibility_s, min_priority, max_events, timeout_s, cancel }
         MQ_GROUPS_OPTS_INIT {
             version, states, id_prefix, min_attempts, held_longer_than_s, parked_beyond_s, sort, after, limit
@@ -317,7 +317,8 @@ fn struct_layouts() -> Vec<Layout> {
     }
     layouts! {
         mq_error { status, server_code, message }
-        mq_publish_opts { version, priority, not_before, dedup_key }
+        mq_event_attr { key, value }
+        mq_publish_opts { version, priority, not_before, dedup_key, attrs, attr_count }
         mq_claim_opts { version, worker_id, visibility_s, min_priority, max_events, timeout_s, cancel }
         mq_groups_opts {
             version, states, id_prefix, min_attempts, held_longer_than_s, parked_beyond_s, sort, after, limit
@@ -413,6 +414,9 @@ fn constant_values() -> Vec<(&'static str, i128)> {
         MQ_DEDUP_KEY_MAX,
         MQ_DEDUP_SCOPE_QUEUE,
         MQ_DEDUP_SCOPE_GROUP,
+        MQ_ATTR_MAX,
+        MQ_ATTR_KEY_MAX,
+        MQ_ATTR_VALUE_MAX,
     ]
 }
 
@@ -642,7 +646,7 @@ fn parser_sees_drift() {
     assert_eq!(c_type("*const c_char"), "char const *");
     // Enumerators are read from every enum, not only mq_status's.
     let constants = header_constants();
-    for name in ["MQ_DUPLICATE", "MQ_DEDUP_SCOPE_GROUP", "MQ_DEDUP_WINDOW_MAX"] {
+    for name in ["MQ_DUPLICATE", "MQ_DEDUP_SCOPE_GROUP", "MQ_DEDUP_WINDOW_MAX", "MQ_ATTR_VALUE_MAX"] {
         assert!(constants.contains(name), "{name} not among the header's constants");
     }
 }
@@ -652,14 +656,33 @@ fn options_init_matches_crate_constants() {
     // The _init functions (what an FFI caller without the macros uses) fill what the
     // crate's _INIT constants hold; a version the library does not know is MQ_ERR_ARG.
     let key = b"k\0";
-    let mut publish = sys::mq_publish_opts { version: 0, priority: 7, not_before: 9.0, dedup_key: key.as_ptr().cast() };
+    let attr = sys::mq_event_attr { key: key.as_ptr().cast(), value: key.as_ptr().cast() };
+    let filled = sys::mq_publish_opts {
+        version: 0,
+        priority: 7,
+        not_before: 9.0,
+        dedup_key: key.as_ptr().cast(),
+        attrs: &attr,
+        attr_count: 1,
+    };
+    let mut publish = filled;
     // SAFETY: publish is a valid, writable mq_publish_opts.
     assert_eq!(unsafe { sys::mq_publish_opts_init(&mut publish, sys::MQ_PUBLISH_OPTS_VERSION) }, sys::MQ_OK);
     assert_eq!(publish, sys::MQ_PUBLISH_OPTS_INIT);
-    // Version 1 (before dedup_key) is still a version the library knows.
+    // Versions 1 (before dedup_key) and 2 (before attrs) are still versions the
+    // library knows, and it writes only the fields they have: a struct of theirs ends
+    // before the later fields.
+    publish = filled;
     // SAFETY: as above.
     assert_eq!(unsafe { sys::mq_publish_opts_init(&mut publish, 1) }, sys::MQ_OK);
     assert_eq!((publish.version, publish.priority, publish.not_before), (1, 0, 0.0));
+    assert_eq!((publish.dedup_key, publish.attrs, publish.attr_count), (filled.dedup_key, filled.attrs, 1));
+    publish = filled;
+    // SAFETY: as above.
+    assert_eq!(unsafe { sys::mq_publish_opts_init(&mut publish, 2) }, sys::MQ_OK);
+    assert_eq!((publish.version, publish.priority, publish.not_before), (2, 0, 0.0));
+    assert!(publish.dedup_key.is_null());
+    assert_eq!((publish.attrs, publish.attr_count), (filled.attrs, 1));
     let mut claim = sys::MQ_CLAIM_OPTS_INIT;
     claim.visibility_s = 1.0;
     claim.max_events = 9;

@@ -68,9 +68,10 @@ impl Batch {
 
     /// Adds an event for `group` (at most 10,000 per batch) with its options: the
     /// priority (0..4, counts only for a group the publish creates) and the schedule,
-    /// as for [`Queue::publish`](crate::Queue::publish), and a
-    /// [dedup key](PublishOptions::dedup_key). Checked as a publish would be (nothing
-    /// is sent); the bytes and the key are copied.
+    /// as for [`Queue::publish`](crate::Queue::publish), a
+    /// [dedup key](PublishOptions::dedup_key) and [attributes](PublishOptions::attr)
+    /// (each event of a batch has its own). Checked as a publish would be (nothing is
+    /// sent); the bytes, the key and the attributes are copied.
     pub fn add(&mut self, group: &str, event: impl AsRef<[u8]>, opts: &PublishOptions) -> Result<()> {
         let group = c_string("mq_batch_add_with", "group_id", group)?;
         let event = event.as_ref();
@@ -78,8 +79,8 @@ impl Batch {
         let mut err = sys::mq_error::new();
         // SAFETY: the batch is ours and exclusively borrowed; group is a C string,
         // event a slice of event.len() bytes and c_opts a filled mq_publish_opts whose
-        // dedup_key is NULL or the C string c_opts owns, all valid for the call (the
-        // batch copies what it keeps); err points to a local.
+        // dedup_key and attrs are NULL or point into what c_opts owns, all valid for
+        // the call (the batch copies what it keeps); err points to a local.
         let status = unsafe {
             sys::mq_batch_add_with(
                 self.ptr.as_ptr(),

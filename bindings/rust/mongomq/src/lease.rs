@@ -1,7 +1,7 @@
 //! `Lease`: one claimed group (its head event, and the events after it for a batch
-//! claim), owning its C lease.
+//! claim, with their attributes), owning its C lease.
 
-use std::ffi::CStr;
+use std::ffi::{CStr, CString};
 use std::ptr::NonNull;
 use std::sync::Arc;
 use std::time::SystemTime;
@@ -164,6 +164,72 @@ impl Lease {
     /// Every event of the lease as (seq, bytes), head first.
     pub fn events(&self) -> impl ExactSizeIterator<Item = (i64, &[u8])> + '_ {
         (0..self.count()).map(move |i| (self.seq_at(i).unwrap_or_default(), self.event_at(i).unwrap_or_default()))
+    }
+
+    /// The head event's attributes (0.7.0) as (key, value), in the order they were
+    /// published with ([`PublishOptions::attr`](crate::PublishOptions::attr)); empty
+    /// when it has none. Borrowed from the lease, like [`event`](Lease::event): no
+    /// copy of the strings (`.to_owned()` what must outlive the lease); a `Vec` of
+    /// pairs rather than a map, since the order is part of what was published and
+    /// there are at most 16. No server command.
+    ///
+    /// ```
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// # let uri = std::env::var("MONGOMQ_TEST_URI")?;
+    /// # let queue = mongomq::Client::connect(&uri)?.queue("mqt_rust_doc_attrs", "q")?;
+    /// use mongomq::PublishOptions;
+    /// let opts = PublishOptions::new().attr("content-type", "application/json").attr("tenant.id", "t-42");
+    /// queue.publish("g", r#"{"order": 1}"#, &opts)?;
+    /// let lease = queue.claim(&mongomq::ClaimOptions::new())?.expect("a lease");
+    /// assert_eq!(lease.attrs(), [("content-type", "application/json"), ("tenant.id", "t-42")]);
+    /// assert_eq!(lease.attr("tenant.id"), Some("t-42"));
+    /// assert_eq!(lease.attr("absent"), None);
+    /// # queue.drop_queue()?;
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn attrs(&self) -> Vec<(&str, &str)> {
+        self.attrs_at(0).unwrap_or_default()
+    }
+
+    /// The attributes of event `i` (0 is the head) as [`attrs`](Lease::attrs) gives
+    /// the head's, `None` past the end. Each event of a batch lease has its own.
+    pub fn attrs_at(&self, i: usize) -> Option<Vec<(&str, &str)>> {
+        if i >= self.count() {
+            return None;
+        }
+        // SAFETY: the lease is alive for &self; the call only reads it.
+        let n = unsafe { sys::mq_lease_attr_count(self.as_ptr(), i) };
+        Some((0..n).filter_map(|j| self.attr_at(i, j)).collect())
+    }
+
+    /// The head event's value of attribute `key`, `None` when it has no such
+    /// attribute (a key with a NUL byte never names one). Borrowed from the lease.
+    pub fn attr(&self, key: &str) -> Option<&str> {
+        let key = CString::new(key).ok()?;
+        // SAFETY: the lease is alive for &self and key is a C string for the call; the
+        // value returned is NULL or a NUL-terminated string owned by the lease.
+        let value = unsafe { sys::mq_lease_attr(self.as_ptr(), 0, key.as_ptr()) };
+        // SAFETY: a non-NULL value is valid until the lease is destroyed, which cannot
+        // happen while &self is borrowed.
+        (!value.is_null()).then(|| unsafe { CStr::from_ptr(value) }).and_then(|v| v.to_str().ok())
+    }
+
+    /// Attribute j of event i; `None` only if the library refused (i, j in range are
+    /// never refused) or a string were not UTF-8 (the library leaves out, when it
+    /// reads the event, any attribute that is not).
+    fn attr_at(&self, i: usize, j: usize) -> Option<(&str, &str)> {
+        let (mut key, mut value) = (std::ptr::null(), std::ptr::null());
+        let mut err = sys::mq_error::new();
+        // SAFETY: the lease is alive for &self; key, value and err point to locals.
+        let status = unsafe { sys::mq_lease_attr_at(self.as_ptr(), i, j, &mut key, &mut value, &mut err) };
+        if status != sys::MQ_OK || key.is_null() || value.is_null() {
+            return None;
+        }
+        // SAFETY: on MQ_OK both are NUL-terminated strings owned by the lease, valid
+        // until it is destroyed, which cannot happen while &self is borrowed.
+        let (key, value) = unsafe { (CStr::from_ptr(key), CStr::from_ptr(value)) };
+        Some((key.to_str().ok()?, value.to_str().ok()?))
     }
 }
 

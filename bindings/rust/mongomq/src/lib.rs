@@ -71,6 +71,12 @@
 //! in the queue or the group, [`Queue::set_dedup_scope`]): retried with its key after
 //! any error, it leaves exactly one event. [`Queue::publish_with`] and
 //! [`Queue::publish_batch_with`] say, as [`Published`], whether it was a duplicate.
+//!
+//! An event may carry attributes (0.7.0), string keys and values beside its bytes (a
+//! content type, a tenant, W3C trace context): [`PublishOptions::attr`] adds one, in
+//! order; a consumer reads them with [`Lease::attrs`], [`Lease::attrs_at`] and
+//! [`Lease::attr`], without parsing the event; peek and the dead letters show them
+//! ([`StoredEvent::attrs`]).
 #![deny(missing_docs)]
 #![deny(clippy::undocumented_unsafe_blocks)]
 
@@ -140,4 +146,10 @@ pub mod limits {
     /// The longest dedup window: 7 days.
     pub const DEDUP_WINDOW_MAX: std::time::Duration =
         std::time::Duration::from_secs(mongomq_sys::MQ_DEDUP_WINDOW_MAX as u64);
+    /// Attributes of one event ([`PublishOptions::attr`](crate::PublishOptions::attr)).
+    pub const ATTR_MAX: usize = mongomq_sys::MQ_ATTR_MAX;
+    /// Bytes of an attribute's key.
+    pub const ATTR_KEY_MAX: usize = mongomq_sys::MQ_ATTR_KEY_MAX;
+    /// Bytes of an attribute's value.
+    pub const ATTR_VALUE_MAX: usize = mongomq_sys::MQ_ATTR_VALUE_MAX;
 }

@@ -15,26 +15,31 @@ use crate::time::to_epoch;
 /// [`Queue::publish_with`](crate::Queue::publish_with) and
 /// [`Batch::add`](crate::Batch::add) publish: a builder with the library's defaults.
 /// Build it once and use it (by reference) for many publishes; `Clone`, not `Copy`,
-/// since 0.6.0: it owns its dedup key, as [`ClaimOptions`] owns its worker id.
+/// since 0.6.0: it owns its dedup key and (0.7.0) its attributes, as [`ClaimOptions`]
+/// owns its worker id.
 ///
 /// | option | default |
 /// |---|---|
 /// | [`priority`](PublishOptions::priority) | 0 |
 /// | [`not_before`](PublishOptions::not_before) | none: due at once |
 /// | [`dedup_key`](PublishOptions::dedup_key) | none: every publish adds its event |
+/// | [`attr`](PublishOptions::attr), [`attrs`](PublishOptions::attrs) | none |
 ///
 /// ```
 /// use std::time::{Duration, SystemTime};
 /// let urgent = mongomq::PublishOptions::new().priority(4);
 /// let later = mongomq::PublishOptions::new().not_before(SystemTime::now() + Duration::from_secs(60));
 /// let once = mongomq::PublishOptions::new().dedup_key("order-17-charge");
-/// # let _ = (urgent, later, once);
+/// let typed = mongomq::PublishOptions::new().attr("content-type", "application/json");
+/// # let _ = (urgent, later, once, typed);
 /// ```
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct PublishOptions {
     pub(crate) priority: i32,
     pub(crate) not_before: Option<SystemTime>,
     pub(crate) dedup_key: Option<String>,
+    /// In the order given; checked by the library (a key given twice included).
+    pub(crate) attrs: Vec<(String, String)>,
 }
 
 impl PublishOptions {
@@ -84,24 +89,93 @@ impl PublishOptions {
         self
     }
 
+    /// Adds an attribute to the event (0.7.0): a string key and value beside its
+    /// bytes, for what a consumer needs before it reads the event (a content type, a
+    /// tenant) and for trace context (W3C `traceparent`, `tracestate`). The consumer
+    /// reads them with [`Lease::attrs`](crate::Lease::attrs) and
+    /// [`Lease::attr`](crate::Lease::attr), and [peek](crate::Queue::peek) and the
+    /// dead letters show them ([`StoredEvent::attrs`](crate::StoredEvent::attrs)).
+    /// They stay with the event through nacks, lease expiry, the dead letters and a
+    /// requeue.
+    ///
+    /// Kept in the order given. Up to 16 per event
+    /// ([`limits::ATTR_MAX`](crate::limits::ATTR_MAX)); a key is 1..=128 bytes of
+    /// ASCII letters, digits, `_`, `-` and `.`, unique in the event; a value is
+    /// 0..=4096 bytes of UTF-8. The library checks them when the publish (or
+    /// [`Batch::add`](crate::Batch::add)) is made: anything else (a key given twice
+    /// included: it is not replaced, it reaches the library, which refuses it) is an
+    /// [`InvalidArgument`](crate::ErrorKind::InvalidArgument) error naming the
+    /// attribute (`attrs[i]`), and nothing is sent.
+    ///
+    /// ```
+    /// let opts = mongomq::PublishOptions::new()
+    ///     .attr("content-type", "application/json")
+    ///     .attr("tenant.id", "t-42");
+    /// # let _ = opts;
+    /// ```
+    pub fn attr(mut self, key: impl Into<String>, value: impl Into<String>) -> Self {
+        self.attrs.push((key.into(), value.into()));
+        self
+    }
+
+    /// Adds each (key, value) of `attrs`, in its order, after the attributes already
+    /// given: [`attr`](PublishOptions::attr) for each. An ordered source keeps its
+    /// order (a slice, a `Vec`, a `BTreeMap`); a `HashMap`'s order is arbitrary.
+    ///
+    /// ```
+    /// let trace = [("traceparent", "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01")];
+    /// let opts = mongomq::PublishOptions::new().attrs(trace).attr("tenant.id", "t-42");
+    /// # let _ = opts;
+    /// ```
+    pub fn attrs<I, K, V>(mut self, attrs: I) -> Self
+    where
+        I: IntoIterator<Item = (K, V)>,
+        K: Into<String>,
+        V: Into<String>,
+    {
+        self.attrs.extend(attrs.into_iter().map(|(k, v)| (k.into(), v.into())));
+        self
+    }
+
     /// The C options (version MQ_PUBLISH_OPTS_VERSION), for `function` (the C call
-    /// they go to, which a NUL in the key's error names).
+    /// they go to, which a NUL in the key's or an attribute's error names). A NUL is
+    /// the only thing checked here: C strings cannot hold one; the library checks the
+    /// rest.
     pub(crate) fn to_c(&self, function: &str) -> Result<CPublishOptions> {
         let key = self.dedup_key.as_deref().map(|k| c_string(function, "dedup_key", k)).transpose()?;
+        let strings = self
+            .attrs
+            .iter()
+            .enumerate()
+            .map(|(i, (k, v))| {
+                let key = c_string(function, &format!("attrs[{i}].key"), k)?;
+                let value = c_string(function, &format!("attrs[{i}].value (key {k:?})"), v)?;
+                Ok((key, value))
+            })
+            .collect::<Result<Vec<_>>>()?;
+        // Pointers into the CStrings' heap bytes, which stay put when `strings` moves
+        // into the returned value.
+        let attrs: Vec<sys::mq_event_attr> =
+            strings.iter().map(|(k, v)| sys::mq_event_attr { key: k.as_ptr(), value: v.as_ptr() }).collect();
         let mut c = sys::MQ_PUBLISH_OPTS_INIT;
         c.priority = self.priority;
         c.not_before = self.not_before.map_or(0.0, to_epoch);
         c.dedup_key = key.as_ref().map_or(std::ptr::null(), |k| k.as_ptr());
-        Ok(CPublishOptions { c, _key: key })
+        c.attrs = if attrs.is_empty() { std::ptr::null() } else { attrs.as_ptr() };
+        c.attr_count = attrs.len();
+        Ok(CPublishOptions { c, _key: key, _attrs: attrs, _strings: strings })
     }
 }
 
-/// C publish options together with the C string their `dedup_key` points into (a
-/// `CString`'s bytes are on the heap: they stay put when this value moves). Keep it
-/// alive across the call it is given to.
+/// C publish options together with what their pointers point into: the C string of
+/// `dedup_key`, the array of `attrs` and the C strings of its keys and values (the
+/// bytes of a `CString` and of a `Vec` are on the heap: they stay put when this value
+/// moves). Keep it alive across the call it is given to.
 pub(crate) struct CPublishOptions {
     c: sys::mq_publish_opts,
     _key: Option<CString>,
+    _attrs: Vec<sys::mq_event_attr>,
+    _strings: Vec<(CString, CString)>,
 }
 
 impl CPublishOptions {

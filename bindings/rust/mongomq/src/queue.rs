@@ -93,8 +93,8 @@ impl Queue {
     }
 
     /// Appends `event` (any bytes, empty included) to the tail of `group` and returns
-    /// its sequence number; `opts` gives its priority, schedule and dedup key
-    /// ([`PublishOptions`]: `&PublishOptions::default()` for none). 3 server
+    /// its sequence number; `opts` gives its priority, schedule, dedup key and
+    /// attributes ([`PublishOptions`]: `&PublishOptions::default()` for none). 3 server
     /// commands. With a [`dedup_key`](PublishOptions::dedup_key) that an event of the
     /// queue holds, nothing is added and the seq returned is that event's;
     /// [`publish_with`](Queue::publish_with) also says whether it was a duplicate.
@@ -155,9 +155,9 @@ impl Queue {
         let mut seq = 0i64;
         let mut err = sys::mq_error::new();
         // SAFETY: the queue is alive for &self; group is a C string, event a slice of
-        // event.len() bytes and c_opts a filled mq_publish_opts whose dedup_key is NULL
-        // or the C string c_opts owns, all valid for the call (the library copies what
-        // it keeps); seq and err point to locals.
+        // event.len() bytes and c_opts a filled mq_publish_opts whose dedup_key and
+        // attrs are NULL or point into what c_opts owns, all valid for the call (the
+        // library copies what it keeps); seq and err point to locals.
         let status = unsafe {
             sys::mq_publish_with(
                 self.ptr(),

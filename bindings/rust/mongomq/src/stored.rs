@@ -1,10 +1,13 @@
 //! `StoredEvent`: one event as peek and the dead-letter list show it (the library's
-//! JSON, parsed), with the base64 decoding of binary events; `DeadPage`, a page of dead
-//! letters.
+//! JSON, parsed), with the base64 decoding of binary events and its attributes in
+//! order; `DeadPage`, a page of dead letters.
 
+use std::fmt;
 use std::time::SystemTime;
 
-use serde::{Deserialize, Deserializer, Serialize};
+use serde::de::{MapAccess, Visitor};
+use serde::ser::SerializeMap;
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 /// One stored event, as [`Queue::peek`](crate::Queue::peek) and
 /// [`Queue::dead_list`](crate::Queue::dead_list) show it without claiming. Each field
@@ -37,6 +40,12 @@ pub struct StoredEvent {
     /// The event's bytes, exactly as published.
     #[serde(default, deserialize_with = "event_bytes")]
     pub event: Option<Vec<u8>>,
+    /// Its attributes (0.7.0) as (key, value), in publish order (the library's
+    /// `"attrs": {key: value}`, read in the JSON's order); empty when it has none.
+    /// Serialized back as that object, left out when empty, as the library does.
+    #[serde(default, deserialize_with = "attrs_in_order", serialize_with = "attrs_as_object")]
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub attrs: Vec<(String, String)>,
 }
 
 /// A page of the dead letters ([`Queue::dead_page`](crate::Queue::dead_page)), parsed
@@ -66,6 +75,38 @@ fn event_bytes<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Vec<u8>>, D::Er
             Some(decode_base64(&base64).ok_or_else(|| serde::de::Error::custom("event: invalid base64"))?)
         }
     })
+}
+
+/// "attrs" is a JSON object; its entries in the order the JSON has them (serde_json's
+/// `Value` would sort them). A document that holds something else there (`null`)
+/// has none.
+fn attrs_in_order<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<(String, String)>, D::Error> {
+    struct InOrder;
+    impl<'de> Visitor<'de> for InOrder {
+        type Value = Vec<(String, String)>;
+        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str("an object of string values")
+        }
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+            let mut out = Vec::with_capacity(map.size_hint().unwrap_or(0));
+            while let Some(entry) = map.next_entry::<String, String>()? {
+                out.push(entry);
+            }
+            Ok(out)
+        }
+        fn visit_unit<E: serde::de::Error>(self) -> Result<Self::Value, E> {
+            Ok(Vec::new())
+        }
+    }
+    d.deserialize_any(InOrder)
+}
+
+fn attrs_as_object<S: Serializer>(attrs: &[(String, String)], s: S) -> Result<S::Ok, S::Error> {
+    let mut map = s.serialize_map(Some(attrs.len()))?;
+    for (k, v) in attrs {
+        map.serialize_entry(k, v)?;
+    }
+    map.end()
 }
 
 /// Standard base64 with padding (what the library writes).
@@ -103,7 +144,20 @@ fn decode_base64(text: &str) -> Option<Vec<u8>> {
 
 #[cfg(test)]
 mod tests {
-    use super::decode_base64;
+    use super::{decode_base64, StoredEvent};
+
+    #[test]
+    fn attrs_keep_the_json_order() {
+        let json = r#"{"seq": 1, "event": "x", "attrs": {"z": "1", "a.b": "", "m": "2"}}"#;
+        let event: StoredEvent = serde_json::from_str(json).unwrap();
+        assert_eq!(event.attrs, [("z".into(), "1".into()), ("a.b".into(), "".into()), ("m".into(), "2".into())]);
+        let back = serde_json::to_string(&event).unwrap();
+        assert!(back.ends_with(r#""attrs":{"z":"1","a.b":"","m":"2"}}"#), "{back}");
+        let none: StoredEvent = serde_json::from_str(r#"{"seq": 2, "event": "y"}"#).unwrap();
+        assert!(none.attrs.is_empty());
+        assert!(!serde_json::to_string(&none).unwrap().contains("attrs"));
+        assert!(serde_json::from_str::<StoredEvent>(r#"{"attrs": {"k": 1}}"#).is_err());
+    }
 
     #[test]
     fn base64_round_trips() {

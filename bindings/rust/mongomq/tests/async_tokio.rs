@@ -112,6 +112,29 @@ async fn publish_with_async_says_duplicate() {
 
 // ---- the stream of leases ----------------------------------------------------------
 
+#[tokio::test(flavor = "current_thread")]
+async fn async_publishes_carry_attributes() {
+    let f = Fixture::new();
+    let attrs = PublishOptions::new().attr("content-type", "text/plain").attr("tenant.id", "t-42");
+    let seq = f.queue.publish_async("g", "one", &attrs).await.unwrap();
+    let second = f.queue.publish_with_async("g", "two", &PublishOptions::new().attr("n", "2")).await.unwrap();
+    let mut batch = mongomq::Batch::new().unwrap();
+    batch.add("g", "three", &PublishOptions::new().attr("n", "3")).unwrap();
+    let (third, _batch) = f.queue.publish_batch_async(batch).await.unwrap();
+    let lease = f.queue.claim_async(&opts(30_000).max_events(3)).await.unwrap().expect("a lease");
+    assert_eq!((lease.seq(), lease.seq_at(1), lease.seq_at(2)), (seq, Some(second.seq), Some(third)));
+    assert_eq!(lease.attrs(), [("content-type", "text/plain"), ("tenant.id", "t-42")]);
+    assert_eq!(lease.attrs_at(1), Some(vec![("n", "2")]));
+    assert_eq!(lease.attrs_at(2), Some(vec![("n", "3")]));
+    // Refused as the blocking publish is, and nothing is sent.
+    let twice = PublishOptions::new().attr("k", "1").attr("k", "2");
+    let err = f.queue.publish_async("g", "x", &twice).await.unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::InvalidArgument, "{err}");
+    assert!(err.message().contains("appears twice"), "{err}");
+    f.queue.ack_async(&lease).await.unwrap();
+    assert_eq!(f.queue.stats().unwrap().messages, 0);
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn stream_yields_leases_in_order() {
     let f = Fixture::new();

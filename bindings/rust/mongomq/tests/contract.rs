@@ -287,6 +287,94 @@ fn test_scheduled_event() {
     assert_eq!(lease.unwrap().seq(), seq);
 }
 
+/// Attributes as `StoredEvent::attrs` holds them.
+fn owned(attrs: &[(&str, &str)]) -> Vec<(String, String)> {
+    attrs.iter().map(|&(k, v)| (k.to_string(), v.to_string())).collect()
+}
+
+#[test]
+fn test_attributes_round_trip() {
+    let f = Fixture::new();
+    let q = &f.queue;
+    // Refused before anything is sent, each naming the attribute: 17 of them, a key
+    // with a space and a key given twice (the library's checks), a NUL in a key or a
+    // value (the crate's: a C string cannot hold one).
+    let seventeen = (0..17).fold(PublishOptions::new(), |o, i| o.attr(format!("k{i}"), "v"));
+    let refused = [
+        (seventeen, "attr_count is 17"),
+        (PublishOptions::new().attr("ok", "1").attr("a key", "v"), "attrs[1].key \"a key\""),
+        (PublishOptions::new().attr("k", "1").attr("k", "2"), "attrs[1].key \"k\" appears twice"),
+        (PublishOptions::new().attr("a\0b", "v"), "attrs[0].key contains a NUL byte"),
+        (PublishOptions::new().attr("k", "a\0b"), "attrs[0].value (key \"k\") contains a NUL byte"),
+    ];
+    for (bad, names) in &refused {
+        assert_bad_argument(q.publish_with("g", "x", bad), names);
+        assert_bad_argument(Batch::new().unwrap().add("g", "x", bad), names);
+    }
+    let stats = q.stats().unwrap();
+    assert_eq!((stats.messages, stats.published), (0, 0), "nothing was published, not even a seq taken");
+
+    // Claimed with exactly its attributes, in order; again after a nack.
+    let three = [("content-type", "application/json"), ("tenant.id", "t-42"), ("empty", "")];
+    let seq = q.publish("g", "e", &PublishOptions::new().attrs(three)).unwrap();
+    let peeked = q.peek(Some("g"), 10).unwrap();
+    assert_eq!((peeked.len(), peeked[0].seq), (1, Some(seq)));
+    assert_eq!(peeked[0].attrs, owned(&three), "peek shows them, in order");
+    for attempt in 1..=2 {
+        let lease = claim(q);
+        assert_eq!((lease.seq(), lease.attempts()), (seq, attempt));
+        assert_eq!(lease.attrs(), three);
+        assert_eq!(lease.attrs_at(0), Some(three.to_vec()));
+        assert_eq!(lease.attrs_at(1), None);
+        assert_eq!(lease.attr("tenant.id"), Some("t-42"));
+        assert_eq!(lease.attr("empty"), Some(""));
+        assert_eq!(lease.attr("absent"), None);
+        assert_eq!(lease.attr("a\0b"), None);
+        if attempt == 1 {
+            q.nack(&lease, Duration::ZERO).unwrap();
+        } else {
+            q.ack(&lease).unwrap();
+        }
+    }
+
+    // A batch: each event its own, in one batch lease; peek shows them.
+    let batch_attrs: [&[(&str, &str)]; 3] = [&[("n", "1")], &[], &[("n", "2"), ("extra", "yes")]];
+    let mut batch = Batch::new().unwrap();
+    for (i, attrs) in batch_attrs.iter().enumerate() {
+        batch.add("b", format!("b{i}"), &PublishOptions::new().attrs(attrs.iter().copied())).unwrap();
+    }
+    let first = q.publish_batch(&batch).unwrap();
+    let peeked: Vec<Vec<(String, String)>> = q.peek(Some("b"), 10).unwrap().into_iter().map(|e| e.attrs).collect();
+    assert_eq!(peeked, batch_attrs.map(owned));
+    let lease = f.queue.claim(&opts(30_000).max_events(3)).unwrap().unwrap();
+    assert_eq!((lease.group(), lease.seq(), lease.count()), ("b", first, 3));
+    for (i, attrs) in batch_attrs.iter().enumerate() {
+        assert_eq!(lease.attrs_at(i).as_deref(), Some(*attrs), "event {i} of the batch lease");
+    }
+    assert_eq!(lease.attrs_at(3), None);
+    assert_eq!(lease.attrs(), batch_attrs[0], "the head's");
+    assert_eq!((lease.attr("n"), lease.attr("extra")), (Some("1"), None), "the head's");
+    q.ack(&lease).unwrap();
+
+    // Max attempts 1: the dead list shows them, and a requeue keeps them.
+    q.set_max_attempts(1).unwrap();
+    let poison = [("reason", "poison"), ("tenant.id", "t-42")];
+    let seq = q.publish("d", "poison", &PublishOptions::new().attrs(poison)).unwrap();
+    let lease = claim(q);
+    assert_eq!(lease.attrs(), poison);
+    q.nack(&lease, Duration::ZERO).unwrap();
+    assert!(q.claim(&opts(30_000)).unwrap().is_none(), "the second delivery goes to the dead letters");
+    let dead = q.dead_list(10).unwrap();
+    assert_eq!((dead.len(), dead[0].seq), (1, Some(seq)));
+    assert_eq!(dead[0].attrs, owned(&poison), "the dead list shows them");
+    assert_eq!(q.dead_page(0, 10).unwrap().letters[0].attrs, owned(&poison));
+    let new_seq = q.dead_requeue(seq).unwrap();
+    let lease = claim(q);
+    assert_eq!((lease.seq(), lease.attempts()), (new_seq, 1));
+    assert_eq!(lease.attrs(), poison, "kept by the requeue");
+    q.ack(&lease).unwrap();
+}
+
 /// Claims and nacks (delay 0) the head `times` times.
 fn nack_times(q: &Queue, times: usize) {
     for _ in 0..times {
@@ -1462,7 +1550,7 @@ fn claim_options_defaults() {
     let lease = f.queue.claim(&ClaimOptions::new()).unwrap().unwrap();
     assert!((secs(lease.deadline(), before) - 30.0).abs() < 5.0, "default visibility 30 s");
     assert_eq!(lease.count(), 1);
-    assert!(mongomq::library_version().starts_with("0.6."));
+    assert!(mongomq::library_version().starts_with("0.7."));
 }
 
 #[test]
