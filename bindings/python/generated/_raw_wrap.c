@@ -3216,25 +3216,27 @@ SWIG_Python_NonDynamicSetAttr(PyObject *obj, PyObject *name, PyObject *value) {
 #define SWIGTYPE_p_mq_cancel swig_types[4]
 #define SWIGTYPE_p_mq_client swig_types[5]
 #define SWIGTYPE_p_mq_error swig_types[6]
-#define SWIGTYPE_p_mq_lease swig_types[7]
-#define SWIGTYPE_p_mq_queue swig_types[8]
-#define SWIGTYPE_p_mqs_bytes swig_types[9]
-#define SWIGTYPE_p_mqs_clock swig_types[10]
-#define SWIGTYPE_p_p_char swig_types[11]
-#define SWIGTYPE_p_p_mq_batch swig_types[12]
-#define SWIGTYPE_p_p_mq_cancel swig_types[13]
-#define SWIGTYPE_p_p_mq_client swig_types[14]
-#define SWIGTYPE_p_p_mq_lease swig_types[15]
-#define SWIGTYPE_p_p_mq_queue swig_types[16]
-#define SWIGTYPE_p_short swig_types[17]
-#define SWIGTYPE_p_signed_char swig_types[18]
-#define SWIGTYPE_p_unsigned_char swig_types[19]
-#define SWIGTYPE_p_unsigned_int swig_types[20]
-#define SWIGTYPE_p_unsigned_long_long swig_types[21]
-#define SWIGTYPE_p_unsigned_short swig_types[22]
-#define SWIGTYPE_p_void swig_types[23]
-static swig_type_info *swig_types[25];
-static swig_module_info swig_module = {swig_types, 24, 0, 0, 0, 0};
+#define SWIGTYPE_p_mq_event_attr swig_types[7]
+#define SWIGTYPE_p_mq_lease swig_types[8]
+#define SWIGTYPE_p_mq_queue swig_types[9]
+#define SWIGTYPE_p_mqs_bytes swig_types[10]
+#define SWIGTYPE_p_mqs_clock swig_types[11]
+#define SWIGTYPE_p_p_char swig_types[12]
+#define SWIGTYPE_p_p_mq_batch swig_types[13]
+#define SWIGTYPE_p_p_mq_cancel swig_types[14]
+#define SWIGTYPE_p_p_mq_client swig_types[15]
+#define SWIGTYPE_p_p_mq_lease swig_types[16]
+#define SWIGTYPE_p_p_mq_queue swig_types[17]
+#define SWIGTYPE_p_short swig_types[18]
+#define SWIGTYPE_p_signed_char swig_types[19]
+#define SWIGTYPE_p_size_t swig_types[20]
+#define SWIGTYPE_p_unsigned_char swig_types[21]
+#define SWIGTYPE_p_unsigned_int swig_types[22]
+#define SWIGTYPE_p_unsigned_long_long swig_types[23]
+#define SWIGTYPE_p_unsigned_short swig_types[24]
+#define SWIGTYPE_p_void swig_types[25]
+static swig_type_info *swig_types[27];
+static swig_module_info swig_module = {swig_types, 26, 0, 0, 0, 0};
 #define SWIG_TypeQuery(name) SWIG_TypeQueryModule(&swig_module, &swig_module, name)
 #define SWIG_MangledTypeQuery(name) SWIG_MangledTypeQueryModule(&swig_module, &swig_module, name)
 
@@ -3932,29 +3934,87 @@ static mq_status mqs_duplicate_as_negative(mq_status status, int64_t *seq, mq_er
     return MQ_OK;
 }
 
-/* mq_publish_with: not_before 0 is "now"; with has_key 0 the key is none (Go cannot
- * pass a NULL string), else dedup_key as given (NULL, "", too long: MQ_ERR_ARG from
- * the library). *seq_out < 0: a duplicate of the event -*seq_out. */
-static mq_status mqs_publish(mq_queue *queue, const char *group_id, const void *event, size_t event_len,
-                             int priority, double not_before, int has_key, const char *dedup_key, int64_t *seq_out,
-                             mq_error *err) {
-    mq_publish_opts opts = MQ_PUBLISH_OPTS_INIT;
-    opts.priority = priority;
-    opts.not_before = not_before;
-    opts.dedup_key = has_key ? (dedup_key != NULL ? dedup_key : "") : NULL;
-    return mqs_duplicate_as_negative(mq_publish_with(queue, group_id, event, event_len, &opts, seq_out, err), seq_out,
-                                     err);
+/* Packed attributes ("key NUL value NUL ..." in attrs_len bytes) into `out`, pointing
+ * into a copy the caller frees (*copy). MQ_ERR_ARG when the packing is not whole
+ * pairs or holds more than MQ_ATTR_MAX; the library checks the keys and values. */
+static mq_status mqs_unpack_attrs(const void *attrs, size_t attrs_len, mq_event_attr *out, size_t *count,
+                                  char **copy, mq_error *err) {
+    *count = 0;
+    *copy = NULL;
+    if (attrs_len == 0) return MQ_OK;
+    char *buf = (char *)malloc(attrs_len);
+    if (buf == NULL) {
+        err->status = MQ_ERR_NOMEM;
+        err->server_code = 0;
+        snprintf(err->message, sizeof err->message, "out of memory");
+        return MQ_ERR_NOMEM;
+    }
+    memcpy(buf, attrs, attrs_len);
+    size_t at = 0, n = 0;
+    const char *why = NULL;
+    while (at < attrs_len && why == NULL) {
+        const char *k = buf + at;
+        const char *kend = (const char *)memchr(k, '\0', attrs_len - at);
+        if (kend == NULL) { why = "a key without its NUL"; break; }
+        const char *v = kend + 1;
+        size_t vat = (size_t)(v - buf);
+        const char *vend = vat < attrs_len ? (const char *)memchr(v, '\0', attrs_len - vat) : NULL;
+        if (vend == NULL) { why = "a key without its value"; break; }
+        if (n == MQ_ATTR_MAX) { why = "more than MQ_ATTR_MAX (16) attributes"; break; }
+        out[n].key = k;
+        out[n].value = v;
+        n++;
+        at = (size_t)(vend - buf) + 1;
+    }
+    if (why != NULL) {
+        free(buf);
+        err->status = MQ_ERR_ARG;
+        err->server_code = 0;
+        snprintf(err->message, sizeof err->message, "attrs: %s", why);
+        return MQ_ERR_ARG;
+    }
+    *count = n;
+    *copy = buf;
+    return MQ_OK;
 }
 
-/* mq_batch_add_with: a batch event may be scheduled (not_before 0: now), and keyed
- * (has_key, dedup_key as mqs_publish). */
-static mq_status mqs_batch_add_at(mq_batch *batch, const char *group_id, const void *event, size_t event_len,
-                                  int priority, double not_before, int has_key, const char *dedup_key, mq_error *err) {
+/* mq_publish_with: not_before 0 is "now"; with has_key 0 the key is none (Go cannot
+ * pass a NULL string), else dedup_key as given (NULL, "", too long: MQ_ERR_ARG from
+ * the library); attrs packed (see mqs_unpack_attrs; 0 bytes: none). *seq_out < 0: a
+ * duplicate of the event -*seq_out. */
+static mq_status mqs_publish(mq_queue *queue, const char *group_id, const void *event, size_t event_len,
+                             int priority, double not_before, int has_key, const char *dedup_key, const void *attrs,
+                             size_t attrs_len, int64_t *seq_out, mq_error *err) {
+    mq_event_attr list[MQ_ATTR_MAX];
+    char *copy;
     mq_publish_opts opts = MQ_PUBLISH_OPTS_INIT;
+    if (seq_out != NULL) *seq_out = 0;
+    if (mqs_unpack_attrs(attrs, attrs_len, list, &opts.attr_count, &copy, err) != MQ_OK) return err->status;
+    opts.attrs = list;
     opts.priority = priority;
     opts.not_before = not_before;
     opts.dedup_key = has_key ? (dedup_key != NULL ? dedup_key : "") : NULL;
-    return mq_batch_add_with(batch, group_id, event, event_len, &opts, err);
+    mq_status st = mq_publish_with(queue, group_id, event, event_len, &opts, seq_out, err);
+    free(copy);
+    return mqs_duplicate_as_negative(st, seq_out, err);
+}
+
+/* mq_batch_add_with: a batch event may be scheduled (not_before 0: now), keyed
+ * (has_key, dedup_key as mqs_publish) and carry attributes (packed, as mqs_publish). */
+static mq_status mqs_batch_add_at(mq_batch *batch, const char *group_id, const void *event, size_t event_len,
+                                  int priority, double not_before, int has_key, const char *dedup_key,
+                                  const void *attrs, size_t attrs_len, mq_error *err) {
+    mq_event_attr list[MQ_ATTR_MAX];
+    char *copy;
+    mq_publish_opts opts = MQ_PUBLISH_OPTS_INIT;
+    if (mqs_unpack_attrs(attrs, attrs_len, list, &opts.attr_count, &copy, err) != MQ_OK) return err->status;
+    opts.attrs = list;
+    opts.priority = priority;
+    opts.not_before = not_before;
+    opts.dedup_key = has_key ? (dedup_key != NULL ? dedup_key : "") : NULL;
+    mq_status st = mq_batch_add_with(batch, group_id, event, event_len, &opts, err);
+    free(copy);
+    return st;
 }
 
 /* mq_publish_batch: *first_seq < 0 when some event was a duplicate (-*first_seq is
@@ -4007,6 +4067,18 @@ static mq_status mqs_dead_list_with(mq_queue *queue, size_t limit, size_t offset
     opts.limit = limit;
     opts.offset = offset;
     return mq_dead_list_with(queue, &opts, json_out, err);
+}
+
+/* Attribute j of event i of a lease: its key, its value (NULL out of range). */
+static const char *mqs_lease_attr_key(mq_lease *lease, size_t i, size_t j) {
+    const char *key, *value;
+    mq_error err;
+    return mq_lease_attr_at(lease, i, j, &key, &value, &err) == MQ_OK ? key : NULL;
+}
+static const char *mqs_lease_attr_value(mq_lease *lease, size_t i, size_t j) {
+    const char *key, *value;
+    mq_error err;
+    return mq_lease_attr_at(lease, i, j, &key, &value, &err) == MQ_OK ? value : NULL;
 }
 
 /* Event i of a lease (mq_lease_event_at), as bytes; data NULL when i is out of range. */
@@ -5517,6 +5589,79 @@ fail:
 }
 
 
+SWIGINTERN PyObject *_wrap_mq_lease_attr_count(PyObject *self, PyObject *args) {
+  PyObject *resultobj = 0;
+  mq_lease *arg1 = 0 ;
+  size_t arg2 ;
+  void *argp1 = 0 ;
+  int res1 = 0 ;
+  size_t val2 ;
+  int ecode2 = 0 ;
+  PyObject *swig_obj[2] ;
+  size_t result;
+  
+  (void)self;
+  if (!SWIG_Python_UnpackTuple(args, "mq_lease_attr_count", 2, 2, swig_obj)) SWIG_fail;
+  res1 = SWIG_ConvertPtr(swig_obj[0], &argp1,SWIGTYPE_p_mq_lease, 0 |  0 );
+  if (!SWIG_IsOK(res1)) {
+    SWIG_exception_fail(SWIG_ArgError(res1), "in method '" "mq_lease_attr_count" "', argument " "1"" of type '" "mq_lease const *""'"); 
+  }
+  arg1 = (mq_lease *)(argp1);
+  ecode2 = SWIG_AsVal_size_t(swig_obj[1], &val2);
+  if (!SWIG_IsOK(ecode2)) {
+    SWIG_exception_fail(SWIG_ArgError(ecode2), "in method '" "mq_lease_attr_count" "', argument " "2"" of type '" "size_t""'");
+  } 
+  arg2 = (size_t)(val2);
+  result = mq_lease_attr_count((struct mq_lease const *)arg1,arg2);
+  resultobj = SWIG_From_size_t((size_t)(result));
+  return resultobj;
+fail:
+  return NULL;
+}
+
+
+SWIGINTERN PyObject *_wrap_mq_lease_attr(PyObject *self, PyObject *args) {
+  PyObject *resultobj = 0;
+  mq_lease *arg1 = 0 ;
+  size_t arg2 ;
+  char *arg3 = 0 ;
+  void *argp1 = 0 ;
+  int res1 = 0 ;
+  size_t val2 ;
+  int ecode2 = 0 ;
+  int res3 ;
+  char *buf3 = 0 ;
+  int alloc3 = 0 ;
+  PyObject *swig_obj[3] ;
+  char *result = 0 ;
+  
+  (void)self;
+  if (!SWIG_Python_UnpackTuple(args, "mq_lease_attr", 3, 3, swig_obj)) SWIG_fail;
+  res1 = SWIG_ConvertPtr(swig_obj[0], &argp1,SWIGTYPE_p_mq_lease, 0 |  0 );
+  if (!SWIG_IsOK(res1)) {
+    SWIG_exception_fail(SWIG_ArgError(res1), "in method '" "mq_lease_attr" "', argument " "1"" of type '" "mq_lease const *""'"); 
+  }
+  arg1 = (mq_lease *)(argp1);
+  ecode2 = SWIG_AsVal_size_t(swig_obj[1], &val2);
+  if (!SWIG_IsOK(ecode2)) {
+    SWIG_exception_fail(SWIG_ArgError(ecode2), "in method '" "mq_lease_attr" "', argument " "2"" of type '" "size_t""'");
+  } 
+  arg2 = (size_t)(val2);
+  res3 = SWIG_AsCharPtrAndSize(swig_obj[2], &buf3, NULL, &alloc3);
+  if (!SWIG_IsOK(res3)) {
+    SWIG_exception_fail(SWIG_ArgError(res3), "in method '" "mq_lease_attr" "', argument " "3"" of type '" "char const *""'");
+  }
+  arg3 = (char *)(buf3);
+  result = (char *)mq_lease_attr((struct mq_lease const *)arg1,arg2,(char const *)arg3);
+  resultobj = SWIG_FromCharPtr((const char *)result);
+  if (alloc3 == SWIG_NEWOBJ) free((char*)buf3);
+  return resultobj;
+fail:
+  if (alloc3 == SWIG_NEWOBJ) free((char*)buf3);
+  return NULL;
+}
+
+
 SWIGINTERN PyObject *_wrap_mq_queue_set_repair_interval(PyObject *self, PyObject *args) {
   PyObject *resultobj = 0;
   mq_queue *arg1 = 0 ;
@@ -6366,6 +6511,81 @@ fail:
 }
 
 
+SWIGINTERN PyObject *_wrap_mqs_unpack_attrs(PyObject *self, PyObject *args) {
+  PyObject *resultobj = 0;
+  void *arg1 = 0 ;
+  size_t arg2 ;
+  mq_event_attr *arg3 = 0 ;
+  size_t *arg4 = 0 ;
+  char **arg5 = 0 ;
+  mq_error *arg6 = 0 ;
+  Py_buffer view1 ;
+  int have_view1 = 0 ;
+  void *argp3 = 0 ;
+  int res3 = 0 ;
+  void *argp4 = 0 ;
+  int res4 = 0 ;
+  void *argp5 = 0 ;
+  int res5 = 0 ;
+  mq_error temp6 ;
+  PyObject *swig_obj[4] ;
+  mq_status result;
+  
+  {
+    temp6.status = MQ_OK;
+    temp6.server_code = 0;
+    temp6.message[0] = '\0';
+    arg6 = &temp6;
+  }
+  (void)self;
+  if (!SWIG_Python_UnpackTuple(args, "mqs_unpack_attrs", 4, 4, swig_obj)) SWIG_fail;
+  {
+    if (PyObject_GetBuffer(swig_obj[0], &view1, PyBUF_SIMPLE) != 0) SWIG_fail;
+    have_view1 = 1;
+    arg1 = view1.buf;
+    arg2 = (size_t)view1.len;
+  }
+  res3 = SWIG_ConvertPtr(swig_obj[1], &argp3,SWIGTYPE_p_mq_event_attr, 0 |  0 );
+  if (!SWIG_IsOK(res3)) {
+    SWIG_exception_fail(SWIG_ArgError(res3), "in method '" "mqs_unpack_attrs" "', argument " "3"" of type '" "mq_event_attr *""'"); 
+  }
+  arg3 = (mq_event_attr *)(argp3);
+  res4 = SWIG_ConvertPtr(swig_obj[2], &argp4,SWIGTYPE_p_size_t, 0 |  0 );
+  if (!SWIG_IsOK(res4)) {
+    SWIG_exception_fail(SWIG_ArgError(res4), "in method '" "mqs_unpack_attrs" "', argument " "4"" of type '" "size_t *""'"); 
+  }
+  arg4 = (size_t *)(argp4);
+  res5 = SWIG_ConvertPtr(swig_obj[3], &argp5,SWIGTYPE_p_p_char, 0 |  0 );
+  if (!SWIG_IsOK(res5)) {
+    SWIG_exception_fail(SWIG_ArgError(res5), "in method '" "mqs_unpack_attrs" "', argument " "5"" of type '" "char **""'"); 
+  }
+  arg5 = (char **)(argp5);
+  {
+    SWIG_PYTHON_THREAD_BEGIN_ALLOW;
+    result = (mq_status)mqs_unpack_attrs((void const *)arg1,arg2,arg3,arg4,arg5,arg6);
+    SWIG_PYTHON_THREAD_END_ALLOW;
+  }
+  (void)result; resultobj = SWIG_Py_Void();
+  {
+    if (arg6->status != MQ_OK && arg6->status != MQ_EMPTY) {
+      Py_XDECREF(resultobj);
+      resultobj = NULL;
+      mqs_py_raise(arg6);
+      SWIG_fail;
+    }
+  }
+  {
+    if (have_view1) PyBuffer_Release(&view1);
+  }
+  return resultobj;
+fail:
+  {
+    if (have_view1) PyBuffer_Release(&view1);
+  }
+  return NULL;
+}
+
+
 SWIGINTERN PyObject *_wrap_mqs_publish(PyObject *self, PyObject *args) {
   PyObject *resultobj = 0;
   mq_queue *arg1 = 0 ;
@@ -6376,8 +6596,10 @@ SWIGINTERN PyObject *_wrap_mqs_publish(PyObject *self, PyObject *args) {
   double arg6 ;
   int arg7 ;
   char *arg8 = 0 ;
-  int64_t *arg9 = 0 ;
-  mq_error *arg10 = 0 ;
+  void *arg9 = 0 ;
+  size_t arg10 ;
+  int64_t *arg11 = 0 ;
+  mq_error *arg12 = 0 ;
   void *argp1 = 0 ;
   int res1 = 0 ;
   int res2 ;
@@ -6394,20 +6616,22 @@ SWIGINTERN PyObject *_wrap_mqs_publish(PyObject *self, PyObject *args) {
   int res8 ;
   char *buf8 = 0 ;
   int alloc8 = 0 ;
-  int64_t value9 = 0 ;
-  mq_error temp10 ;
-  PyObject *swig_obj[7] ;
+  Py_buffer view9 ;
+  int have_view9 = 0 ;
+  int64_t value11 = 0 ;
+  mq_error temp12 ;
+  PyObject *swig_obj[8] ;
   mq_status result;
   
-  arg9 = &value9;
+  arg11 = &value11;
   {
-    temp10.status = MQ_OK;
-    temp10.server_code = 0;
-    temp10.message[0] = '\0';
-    arg10 = &temp10;
+    temp12.status = MQ_OK;
+    temp12.server_code = 0;
+    temp12.message[0] = '\0';
+    arg12 = &temp12;
   }
   (void)self;
-  if (!SWIG_Python_UnpackTuple(args, "mqs_publish", 7, 7, swig_obj)) SWIG_fail;
+  if (!SWIG_Python_UnpackTuple(args, "mqs_publish", 8, 8, swig_obj)) SWIG_fail;
   res1 = SWIG_ConvertPtr(swig_obj[0], &argp1,SWIGTYPE_p_mq_queue, 0 |  0 );
   if (!SWIG_IsOK(res1)) {
     SWIG_exception_fail(SWIG_ArgError(res1), "in method '" "mqs_publish" "', argument " "1"" of type '" "mq_queue *""'"); 
@@ -6445,21 +6669,27 @@ SWIGINTERN PyObject *_wrap_mqs_publish(PyObject *self, PyObject *args) {
   }
   arg8 = (char *)(buf8);
   {
+    if (PyObject_GetBuffer(swig_obj[7], &view9, PyBUF_SIMPLE) != 0) SWIG_fail;
+    have_view9 = 1;
+    arg9 = view9.buf;
+    arg10 = (size_t)view9.len;
+  }
+  {
     SWIG_PYTHON_THREAD_BEGIN_ALLOW;
-    result = (mq_status)mqs_publish(arg1,(char const *)arg2,(void const *)arg3,arg4,arg5,arg6,arg7,(char const *)arg8,arg9,arg10);
+    result = (mq_status)mqs_publish(arg1,(char const *)arg2,(void const *)arg3,arg4,arg5,arg6,arg7,(char const *)arg8,(void const *)arg9,arg10,arg11,arg12);
     SWIG_PYTHON_THREAD_END_ALLOW;
   }
   (void)result; resultobj = SWIG_Py_Void();
   {
-    PyObject *o = PyLong_FromLongLong((long long)value9);
+    PyObject *o = PyLong_FromLongLong((long long)value11);
     if (o == NULL) SWIG_fail;
     resultobj = SWIG_Python_AppendOutput(resultobj, o, 1);
   }
   {
-    if (arg10->status != MQ_OK && arg10->status != MQ_EMPTY) {
+    if (arg12->status != MQ_OK && arg12->status != MQ_EMPTY) {
       Py_XDECREF(resultobj);
       resultobj = NULL;
-      mqs_py_raise(arg10);
+      mqs_py_raise(arg12);
       SWIG_fail;
     }
   }
@@ -6468,6 +6698,9 @@ SWIGINTERN PyObject *_wrap_mqs_publish(PyObject *self, PyObject *args) {
     if (have_view3) PyBuffer_Release(&view3);
   }
   if (alloc8 == SWIG_NEWOBJ) free((char*)buf8);
+  {
+    if (have_view9) PyBuffer_Release(&view9);
+  }
   return resultobj;
 fail:
   if (alloc2 == SWIG_NEWOBJ) free((char*)buf2);
@@ -6475,6 +6708,9 @@ fail:
     if (have_view3) PyBuffer_Release(&view3);
   }
   if (alloc8 == SWIG_NEWOBJ) free((char*)buf8);
+  {
+    if (have_view9) PyBuffer_Release(&view9);
+  }
   return NULL;
 }
 
@@ -6489,7 +6725,9 @@ SWIGINTERN PyObject *_wrap_mqs_batch_add_at(PyObject *self, PyObject *args) {
   double arg6 ;
   int arg7 ;
   char *arg8 = 0 ;
-  mq_error *arg9 = 0 ;
+  void *arg9 = 0 ;
+  size_t arg10 ;
+  mq_error *arg11 = 0 ;
   void *argp1 = 0 ;
   int res1 = 0 ;
   int res2 ;
@@ -6506,18 +6744,20 @@ SWIGINTERN PyObject *_wrap_mqs_batch_add_at(PyObject *self, PyObject *args) {
   int res8 ;
   char *buf8 = 0 ;
   int alloc8 = 0 ;
-  mq_error temp9 ;
-  PyObject *swig_obj[7] ;
+  Py_buffer view9 ;
+  int have_view9 = 0 ;
+  mq_error temp11 ;
+  PyObject *swig_obj[8] ;
   mq_status result;
   
   {
-    temp9.status = MQ_OK;
-    temp9.server_code = 0;
-    temp9.message[0] = '\0';
-    arg9 = &temp9;
+    temp11.status = MQ_OK;
+    temp11.server_code = 0;
+    temp11.message[0] = '\0';
+    arg11 = &temp11;
   }
   (void)self;
-  if (!SWIG_Python_UnpackTuple(args, "mqs_batch_add_at", 7, 7, swig_obj)) SWIG_fail;
+  if (!SWIG_Python_UnpackTuple(args, "mqs_batch_add_at", 8, 8, swig_obj)) SWIG_fail;
   res1 = SWIG_ConvertPtr(swig_obj[0], &argp1,SWIGTYPE_p_mq_batch, 0 |  0 );
   if (!SWIG_IsOK(res1)) {
     SWIG_exception_fail(SWIG_ArgError(res1), "in method '" "mqs_batch_add_at" "', argument " "1"" of type '" "mq_batch *""'"); 
@@ -6555,16 +6795,22 @@ SWIGINTERN PyObject *_wrap_mqs_batch_add_at(PyObject *self, PyObject *args) {
   }
   arg8 = (char *)(buf8);
   {
+    if (PyObject_GetBuffer(swig_obj[7], &view9, PyBUF_SIMPLE) != 0) SWIG_fail;
+    have_view9 = 1;
+    arg9 = view9.buf;
+    arg10 = (size_t)view9.len;
+  }
+  {
     SWIG_PYTHON_THREAD_BEGIN_ALLOW;
-    result = (mq_status)mqs_batch_add_at(arg1,(char const *)arg2,(void const *)arg3,arg4,arg5,arg6,arg7,(char const *)arg8,arg9);
+    result = (mq_status)mqs_batch_add_at(arg1,(char const *)arg2,(void const *)arg3,arg4,arg5,arg6,arg7,(char const *)arg8,(void const *)arg9,arg10,arg11);
     SWIG_PYTHON_THREAD_END_ALLOW;
   }
   (void)result; resultobj = SWIG_Py_Void();
   {
-    if (arg9->status != MQ_OK && arg9->status != MQ_EMPTY) {
+    if (arg11->status != MQ_OK && arg11->status != MQ_EMPTY) {
       Py_XDECREF(resultobj);
       resultobj = NULL;
-      mqs_py_raise(arg9);
+      mqs_py_raise(arg11);
       SWIG_fail;
     }
   }
@@ -6573,6 +6819,9 @@ SWIGINTERN PyObject *_wrap_mqs_batch_add_at(PyObject *self, PyObject *args) {
     if (have_view3) PyBuffer_Release(&view3);
   }
   if (alloc8 == SWIG_NEWOBJ) free((char*)buf8);
+  {
+    if (have_view9) PyBuffer_Release(&view9);
+  }
   return resultobj;
 fail:
   if (alloc2 == SWIG_NEWOBJ) free((char*)buf2);
@@ -6580,6 +6829,9 @@ fail:
     if (have_view3) PyBuffer_Release(&view3);
   }
   if (alloc8 == SWIG_NEWOBJ) free((char*)buf8);
+  {
+    if (have_view9) PyBuffer_Release(&view9);
+  }
   return NULL;
 }
 
@@ -6990,6 +7242,84 @@ fail:
 }
 
 
+SWIGINTERN PyObject *_wrap_mqs_lease_attr_key(PyObject *self, PyObject *args) {
+  PyObject *resultobj = 0;
+  mq_lease *arg1 = 0 ;
+  size_t arg2 ;
+  size_t arg3 ;
+  void *argp1 = 0 ;
+  int res1 = 0 ;
+  size_t val2 ;
+  int ecode2 = 0 ;
+  size_t val3 ;
+  int ecode3 = 0 ;
+  PyObject *swig_obj[3] ;
+  char *result = 0 ;
+  
+  (void)self;
+  if (!SWIG_Python_UnpackTuple(args, "mqs_lease_attr_key", 3, 3, swig_obj)) SWIG_fail;
+  res1 = SWIG_ConvertPtr(swig_obj[0], &argp1,SWIGTYPE_p_mq_lease, 0 |  0 );
+  if (!SWIG_IsOK(res1)) {
+    SWIG_exception_fail(SWIG_ArgError(res1), "in method '" "mqs_lease_attr_key" "', argument " "1"" of type '" "mq_lease *""'"); 
+  }
+  arg1 = (mq_lease *)(argp1);
+  ecode2 = SWIG_AsVal_size_t(swig_obj[1], &val2);
+  if (!SWIG_IsOK(ecode2)) {
+    SWIG_exception_fail(SWIG_ArgError(ecode2), "in method '" "mqs_lease_attr_key" "', argument " "2"" of type '" "size_t""'");
+  } 
+  arg2 = (size_t)(val2);
+  ecode3 = SWIG_AsVal_size_t(swig_obj[2], &val3);
+  if (!SWIG_IsOK(ecode3)) {
+    SWIG_exception_fail(SWIG_ArgError(ecode3), "in method '" "mqs_lease_attr_key" "', argument " "3"" of type '" "size_t""'");
+  } 
+  arg3 = (size_t)(val3);
+  result = (char *)mqs_lease_attr_key(arg1,arg2,arg3);
+  resultobj = SWIG_FromCharPtr((const char *)result);
+  return resultobj;
+fail:
+  return NULL;
+}
+
+
+SWIGINTERN PyObject *_wrap_mqs_lease_attr_value(PyObject *self, PyObject *args) {
+  PyObject *resultobj = 0;
+  mq_lease *arg1 = 0 ;
+  size_t arg2 ;
+  size_t arg3 ;
+  void *argp1 = 0 ;
+  int res1 = 0 ;
+  size_t val2 ;
+  int ecode2 = 0 ;
+  size_t val3 ;
+  int ecode3 = 0 ;
+  PyObject *swig_obj[3] ;
+  char *result = 0 ;
+  
+  (void)self;
+  if (!SWIG_Python_UnpackTuple(args, "mqs_lease_attr_value", 3, 3, swig_obj)) SWIG_fail;
+  res1 = SWIG_ConvertPtr(swig_obj[0], &argp1,SWIGTYPE_p_mq_lease, 0 |  0 );
+  if (!SWIG_IsOK(res1)) {
+    SWIG_exception_fail(SWIG_ArgError(res1), "in method '" "mqs_lease_attr_value" "', argument " "1"" of type '" "mq_lease *""'"); 
+  }
+  arg1 = (mq_lease *)(argp1);
+  ecode2 = SWIG_AsVal_size_t(swig_obj[1], &val2);
+  if (!SWIG_IsOK(ecode2)) {
+    SWIG_exception_fail(SWIG_ArgError(ecode2), "in method '" "mqs_lease_attr_value" "', argument " "2"" of type '" "size_t""'");
+  } 
+  arg2 = (size_t)(val2);
+  ecode3 = SWIG_AsVal_size_t(swig_obj[2], &val3);
+  if (!SWIG_IsOK(ecode3)) {
+    SWIG_exception_fail(SWIG_ArgError(ecode3), "in method '" "mqs_lease_attr_value" "', argument " "3"" of type '" "size_t""'");
+  } 
+  arg3 = (size_t)(val3);
+  result = (char *)mqs_lease_attr_value(arg1,arg2,arg3);
+  resultobj = SWIG_FromCharPtr((const char *)result);
+  return resultobj;
+fail:
+  return NULL;
+}
+
+
 SWIGINTERN PyObject *_wrap_mqs_lease_event_at(PyObject *self, PyObject *args) {
   PyObject *resultobj = 0;
   mq_lease *arg1 = 0 ;
@@ -7337,6 +7667,8 @@ static PyMethodDef SwigMethods[] = {
 	 { "mq_lease_deadline", _wrap_mq_lease_deadline, METH_O, NULL},
 	 { "mq_queue_set_dedup_window", _wrap_mq_queue_set_dedup_window, METH_VARARGS, NULL},
 	 { "mq_queue_set_dedup_scope", _wrap_mq_queue_set_dedup_scope, METH_VARARGS, NULL},
+	 { "mq_lease_attr_count", _wrap_mq_lease_attr_count, METH_VARARGS, NULL},
+	 { "mq_lease_attr", _wrap_mq_lease_attr, METH_VARARGS, NULL},
 	 { "mq_queue_set_repair_interval", _wrap_mq_queue_set_repair_interval, METH_VARARGS, NULL},
 	 { "mq_queue_repair_counts", _wrap_mq_queue_repair_counts, METH_O, NULL},
 	 { "mq_queue_set_max_attempts", _wrap_mq_queue_set_max_attempts, METH_VARARGS, NULL},
@@ -7354,6 +7686,7 @@ static PyMethodDef SwigMethods[] = {
 	 { "mq_queue_clock_offset", _wrap_mq_queue_clock_offset, METH_O, NULL},
 	 { "mq_queue_now", _wrap_mq_queue_now, METH_O, NULL},
 	 { "mqs_duplicate_as_negative", _wrap_mqs_duplicate_as_negative, METH_O, NULL},
+	 { "mqs_unpack_attrs", _wrap_mqs_unpack_attrs, METH_VARARGS, NULL},
 	 { "mqs_publish", _wrap_mqs_publish, METH_VARARGS, NULL},
 	 { "mqs_batch_add_at", _wrap_mqs_batch_add_at, METH_VARARGS, NULL},
 	 { "mqs_publish_batch", _wrap_mqs_publish_batch, METH_VARARGS, NULL},
@@ -7361,6 +7694,8 @@ static PyMethodDef SwigMethods[] = {
 	 { "mqs_claim", _wrap_mqs_claim, METH_VARARGS, NULL},
 	 { "mqs_groups_json", _wrap_mqs_groups_json, METH_VARARGS, NULL},
 	 { "mqs_dead_list_with", _wrap_mqs_dead_list_with, METH_VARARGS, NULL},
+	 { "mqs_lease_attr_key", _wrap_mqs_lease_attr_key, METH_VARARGS, NULL},
+	 { "mqs_lease_attr_value", _wrap_mqs_lease_attr_value, METH_VARARGS, NULL},
 	 { "mqs_lease_event_at", _wrap_mqs_lease_event_at, METH_VARARGS, NULL},
 	 { "mqs_clock_new", _wrap_mqs_clock_new, METH_O, NULL},
 	 { "mqs_clock_now", _wrap_mqs_clock_now, METH_O, NULL},
@@ -7386,6 +7721,7 @@ static swig_type_info _swigt__p_mq_batch = {"_p_mq_batch", "mq_batch *|struct mq
 static swig_type_info _swigt__p_mq_cancel = {"_p_mq_cancel", "mq_cancel *|struct mq_cancel *", 0, 0, (void*)0, 0};
 static swig_type_info _swigt__p_mq_client = {"_p_mq_client", "mq_client *|struct mq_client *", 0, 0, (void*)0, 0};
 static swig_type_info _swigt__p_mq_error = {"_p_mq_error", "mq_error *|struct mq_error *", 0, 0, (void*)0, 0};
+static swig_type_info _swigt__p_mq_event_attr = {"_p_mq_event_attr", "mq_event_attr *|struct mq_event_attr *", 0, 0, (void*)0, 0};
 static swig_type_info _swigt__p_mq_lease = {"_p_mq_lease", "mq_lease *|struct mq_lease *", 0, 0, (void*)0, 0};
 static swig_type_info _swigt__p_mq_queue = {"_p_mq_queue", "mq_queue *|struct mq_queue *", 0, 0, (void*)0, 0};
 static swig_type_info _swigt__p_mqs_bytes = {"_p_mqs_bytes", "mqs_bytes *|struct mqs_bytes *", 0, 0, (void*)0, 0};
@@ -7398,6 +7734,7 @@ static swig_type_info _swigt__p_p_mq_lease = {"_p_p_mq_lease", "mq_lease **|stru
 static swig_type_info _swigt__p_p_mq_queue = {"_p_p_mq_queue", "mq_queue **|struct mq_queue **", 0, 0, (void*)0, 0};
 static swig_type_info _swigt__p_short = {"_p_short", "int16_t *|int_least16_t *|short *", 0, 0, (void*)0, 0};
 static swig_type_info _swigt__p_signed_char = {"_p_signed_char", "int8_t *|int_fast8_t *|int_least8_t *|signed char *", 0, 0, (void*)0, 0};
+static swig_type_info _swigt__p_size_t = {"_p_size_t", "size_t *", 0, 0, (void*)0, 0};
 static swig_type_info _swigt__p_unsigned_char = {"_p_unsigned_char", "uint8_t *|uint_fast8_t *|uint_least8_t *|unsigned char *", 0, 0, (void*)0, 0};
 static swig_type_info _swigt__p_unsigned_int = {"_p_unsigned_int", "uint32_t *|uint_fast16_t *|uint_fast32_t *|uint_least32_t *|uintptr_t *|unsigned int *", 0, 0, (void*)0, 0};
 static swig_type_info _swigt__p_unsigned_long_long = {"_p_unsigned_long_long", "uint64_t *|uint_fast64_t *|uint_least64_t *|uintmax_t *|unsigned long long *", 0, 0, (void*)0, 0};
@@ -7412,6 +7749,7 @@ static swig_type_info *swig_type_initial[] = {
   &_swigt__p_mq_cancel,
   &_swigt__p_mq_client,
   &_swigt__p_mq_error,
+  &_swigt__p_mq_event_attr,
   &_swigt__p_mq_lease,
   &_swigt__p_mq_queue,
   &_swigt__p_mqs_bytes,
@@ -7424,6 +7762,7 @@ static swig_type_info *swig_type_initial[] = {
   &_swigt__p_p_mq_queue,
   &_swigt__p_short,
   &_swigt__p_signed_char,
+  &_swigt__p_size_t,
   &_swigt__p_unsigned_char,
   &_swigt__p_unsigned_int,
   &_swigt__p_unsigned_long_long,
@@ -7438,6 +7777,7 @@ static swig_cast_info _swigc__p_mq_batch[] = {  {&_swigt__p_mq_batch, 0, 0, 0},{
 static swig_cast_info _swigc__p_mq_cancel[] = {  {&_swigt__p_mq_cancel, 0, 0, 0},{0, 0, 0, 0}};
 static swig_cast_info _swigc__p_mq_client[] = {  {&_swigt__p_mq_client, 0, 0, 0},{0, 0, 0, 0}};
 static swig_cast_info _swigc__p_mq_error[] = {  {&_swigt__p_mq_error, 0, 0, 0},{0, 0, 0, 0}};
+static swig_cast_info _swigc__p_mq_event_attr[] = {  {&_swigt__p_mq_event_attr, 0, 0, 0},{0, 0, 0, 0}};
 static swig_cast_info _swigc__p_mq_lease[] = {  {&_swigt__p_mq_lease, 0, 0, 0},{0, 0, 0, 0}};
 static swig_cast_info _swigc__p_mq_queue[] = {  {&_swigt__p_mq_queue, 0, 0, 0},{0, 0, 0, 0}};
 static swig_cast_info _swigc__p_mqs_bytes[] = {  {&_swigt__p_mqs_bytes, 0, 0, 0},{0, 0, 0, 0}};
@@ -7450,6 +7790,7 @@ static swig_cast_info _swigc__p_p_mq_lease[] = {  {&_swigt__p_p_mq_lease, 0, 0, 
 static swig_cast_info _swigc__p_p_mq_queue[] = {  {&_swigt__p_p_mq_queue, 0, 0, 0},{0, 0, 0, 0}};
 static swig_cast_info _swigc__p_short[] = {  {&_swigt__p_short, 0, 0, 0},{0, 0, 0, 0}};
 static swig_cast_info _swigc__p_signed_char[] = {  {&_swigt__p_signed_char, 0, 0, 0},{0, 0, 0, 0}};
+static swig_cast_info _swigc__p_size_t[] = {  {&_swigt__p_size_t, 0, 0, 0},{0, 0, 0, 0}};
 static swig_cast_info _swigc__p_unsigned_char[] = {  {&_swigt__p_unsigned_char, 0, 0, 0},{0, 0, 0, 0}};
 static swig_cast_info _swigc__p_unsigned_int[] = {  {&_swigt__p_unsigned_int, 0, 0, 0},{0, 0, 0, 0}};
 static swig_cast_info _swigc__p_unsigned_long_long[] = {  {&_swigt__p_unsigned_long_long, 0, 0, 0},{0, 0, 0, 0}};
@@ -7464,6 +7805,7 @@ static swig_cast_info *swig_cast_initial[] = {
   _swigc__p_mq_cancel,
   _swigc__p_mq_client,
   _swigc__p_mq_error,
+  _swigc__p_mq_event_attr,
   _swigc__p_mq_lease,
   _swigc__p_mq_queue,
   _swigc__p_mqs_bytes,
@@ -7476,6 +7818,7 @@ static swig_cast_info *swig_cast_initial[] = {
   _swigc__p_p_mq_queue,
   _swigc__p_short,
   _swigc__p_signed_char,
+  _swigc__p_size_t,
   _swigc__p_unsigned_char,
   _swigc__p_unsigned_int,
   _swigc__p_unsigned_long_long,
@@ -8141,6 +8484,9 @@ SWIGINTERN int SWIG_mod_exec(PyObject *m) {
   SWIG_Python_SetConstant(d, "MQ_DEDUP_KEY_MAX",SWIG_From_int((int)(MQ_DEDUP_KEY_MAX)));
   SWIG_Python_SetConstant(d, "MQ_DEDUP_SCOPE_QUEUE",SWIG_From_int((int)(MQ_DEDUP_SCOPE_QUEUE)));
   SWIG_Python_SetConstant(d, "MQ_DEDUP_SCOPE_GROUP",SWIG_From_int((int)(MQ_DEDUP_SCOPE_GROUP)));
+  SWIG_Python_SetConstant(d, "MQ_ATTR_MAX",SWIG_From_int((int)(MQ_ATTR_MAX)));
+  SWIG_Python_SetConstant(d, "MQ_ATTR_KEY_MAX",SWIG_From_int((int)(MQ_ATTR_KEY_MAX)));
+  SWIG_Python_SetConstant(d, "MQ_ATTR_VALUE_MAX",SWIG_From_int((int)(MQ_ATTR_VALUE_MAX)));
   SWIG_Python_SetConstant(d, "MQ_ERR_ARG",SWIG_From_int((int)(MQ_ERR_ARG)));
   SWIG_Python_SetConstant(d, "MQ_ERR_CONNECT",SWIG_From_int((int)(MQ_ERR_CONNECT)));
   SWIG_Python_SetConstant(d, "MQ_ERR_SERVER",SWIG_From_int((int)(MQ_ERR_SERVER)));

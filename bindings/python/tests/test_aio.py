@@ -115,6 +115,25 @@ def test_async_round_trip(uri, queue):
     assert expected[7] == ("A", 1, b"a1", 1) and expected[9] == ("A", 1, 2) and expected[10] == 3
 
 
+def test_async_publish_attrs(uri):
+    # AsyncQueue.publish passes attrs to Queue.publish (0.7.0), copied before the await.
+    async def main() -> None:
+        async with aqueue(uri) as q:
+            attrs = {"content-type": "text/plain", "tenant.id": "t-1"}
+            await q.publish("g", b"x", attrs=attrs)
+            await q.publish("g", b"y", priority=1, attrs={})
+            with pytest.raises(TypeError):
+                await q.publish("g", b"x", attrs=[("k", "v")])  # type: ignore[arg-type]
+            with pytest.raises(mongomq.ArgumentError):
+                await q.publish("g", b"x", attrs={"a key": "v"})
+            lease = await q.claim(max_events=2)
+            assert list(lease.attrs.items()) == list(attrs.items()) and lease.attrs_at(1) == {}
+            assert [e.attrs for e in await q.peek()] == [attrs, {}]
+            await q.ack(lease)
+
+    run(main)
+
+
 def test_async_claim_cancelled(uri):
     async def main() -> None:
         async with aqueue(uri) as q:

@@ -276,6 +276,73 @@ def test_scheduled_event(queue):
     assert time.monotonic() - started < offset + 8
 
 
+def test_attributes_round_trip(queue):
+    attrs = {"content-type": "application/json", "tenant.id": "t-42", "empty": ""}
+    seq = queue.publish("g", b"{}", attrs=attrs)
+    lease = claim_ok(queue)
+    assert lease.seq == seq
+    assert list(lease.attrs.items()) == list(attrs.items())  # exactly those, in that order
+    assert lease.attrs_at(0) == lease.attrs
+    assert lease.attr("tenant.id") == "t-42" and lease.attr("empty") == ""
+    assert lease.attr("absent") is None
+    queue.nack(lease)
+    again = claim_ok(queue)
+    assert (again.seq, again.attempts) == (seq, 2)
+    assert list(again.attrs.items()) == list(attrs.items())
+    assert again.attr("tenant.id") == "t-42" and again.attr("absent") is None
+    queue.ack(again)
+
+    # A batch: each event its own, in one batch lease.
+    with mongomq.Batch() as batch:
+        batch.add("b", b"1", attrs={"n": "1"}).add("b", b"2").add("b", b"3", attrs={"n": "2", "extra": "yes"})
+        first = queue.publish_batch(batch)
+    peeked = queue.peek("b")
+    assert [e.seq for e in peeked] == [first, first + 1, first + 2]
+    assert [list(e.attrs.items()) for e in peeked] == [[("n", "1")], [], [("n", "2"), ("extra", "yes")]]
+    lease = claim_ok(queue, max_events=3)
+    assert lease.count == 3
+    assert [lease.attrs_at(i) for i in range(3)] == [{"n": "1"}, {}, {"n": "2", "extra": "yes"}]
+    assert list(lease.attrs_at(2)) == ["n", "extra"]
+    assert lease.attrs == {"n": "1"} and lease.attr("extra") is None  # attr() is the head's
+    with pytest.raises(IndexError):
+        lease.attrs_at(3)
+    queue.ack(lease)
+    # The tuple form of publish_batch takes them too.
+    queue.publish_batch([("t", b"x", 0, None, None, {"k": "v"})])
+    assert queue.peek("t")[0].attrs == {"k": "v"}
+    queue.purge_group("t")
+
+    # The dead letters show them, and a requeue keeps them.
+    queue.set_max_attempts(1)
+    dead_seq = queue.publish("d", b"poison", attrs={"tenant.id": "t-7", "why": "test"})
+    queue.nack(claim_ok(queue))
+    assert queue.claim() is None  # dead now
+    dead = queue.dead_list()
+    assert [d.seq for d in dead] == [dead_seq]
+    assert list(dead[0].attrs.items()) == [("tenant.id", "t-7"), ("why", "test")]
+    assert queue.dead_page().letters[0].attrs == {"tenant.id": "t-7", "why": "test"}
+    new_seq = queue.dead_requeue(dead_seq)
+    assert [list(e.attrs.items()) for e in queue.peek("d")] == [[("tenant.id", "t-7"), ("why", "test")]]
+    requeued = claim_ok(queue)
+    assert requeued.seq == new_seq and requeued.attrs == {"tenant.id": "t-7", "why": "test"}
+    queue.ack(requeued)
+    queue.set_max_attempts(0)
+
+    # Bad attributes: the argument error naming them, and nothing is published (a key
+    # given twice cannot be written as a dict).
+    too_many = {"k%d" % i: "v" for i in range(mongomq.ATTR_MAX + 1)}
+    for bad, says in ((too_many, "MQ_ATTR_MAX"), ({"a key": "v"}, "a key")):
+        with pytest.raises(mongomq.ArgumentError, match=says) as info:
+            queue.publish("bad", b"x", attrs=bad)
+        assert info.value.argument == "attrs"
+        with mongomq.Batch() as batch:
+            with pytest.raises(mongomq.ArgumentError) as info:
+                batch.add("bad", b"x", attrs=bad)
+            assert info.value.argument == "attrs" and len(batch) == 0
+    assert queue.peek() == []
+    assert queue.stats().messages == 0
+
+
 def test_dead_letters(queue):
     queue.set_max_attempts(2)
     seq_a = queue.publish("a", b"A")

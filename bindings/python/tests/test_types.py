@@ -223,3 +223,63 @@ def test_publish_results(queue):
         (once.outcomes[0].seq, True), (once.outcomes[1].seq, True), (twice.outcomes[2].seq, False)]
     assert twice.added == 1 and twice.outcomes[2].seq > once.outcomes[2].seq
     assert queue.stats().messages == 3 + 3 + 1
+
+
+def test_attrs_types(queue):
+    """Attributes (0.7.0): str keys and values of any Mapping, in its order; other types
+    are a TypeError and a NUL an ArgumentError before C (it would split the packing);
+    the rest is the library's ArgumentError naming attrs[i]. Nothing is published."""
+    import collections
+    import types
+
+    ordered = collections.OrderedDict([("z", "1"), ("a", "é")])
+    queue.publish("g", b"x", attrs=types.MappingProxyType(ordered))
+    queue.publish("g", b"y", attrs={})
+    for bad in (["k", "v"], [("k", "v")], "k=v"):
+        with pytest.raises(TypeError, match="attrs must be a mapping"):
+            queue.publish("g", b"x", attrs=bad)  # type: ignore[arg-type]
+    for bad in ({1: "v"}, {b"k": "v"}, {"k": 1}, {"k": None}, {"k": b"v"}):
+        with pytest.raises(TypeError, match="attrs"):
+            queue.publish("g", b"x", attrs=bad)  # type: ignore[dict-item]
+        with mongomq.Batch() as batch, pytest.raises(TypeError):
+            batch.add("g", b"x", attrs=bad)  # type: ignore[dict-item]
+    for bad, says in (({"a\0b": "v"}, r"attrs\[0\]\.key"), ({"k": "v", "j": "a\0"}, r"attrs\[1\]\.value")):
+        with pytest.raises(mongomq.ArgumentError, match=says) as info:
+            queue.publish("g", b"x", attrs=bad)
+        assert info.value.argument == "attrs"
+    for bad, says in (({"": "v"}, "empty"), ({"k" * (mongomq.ATTR_KEY_MAX + 1): "v"}, "MQ_ATTR_KEY_MAX"),
+                      ({"k": "v" * (mongomq.ATTR_VALUE_MAX + 1)}, "MQ_ATTR_VALUE_MAX"),
+                      ({"k": "\udcff"}, "UTF-8"), ({"ké": "v"}, "ASCII")):
+        with pytest.raises(mongomq.ArgumentError, match=says) as info:
+            queue.publish("g", b"x", attrs=bad)
+        assert info.value.argument == "attrs", info.value
+    # The bounds themselves are fine.
+    queue.publish("g", b"z", attrs={"k" * mongomq.ATTR_KEY_MAX: "v" * mongomq.ATTR_VALUE_MAX,
+                                    **{"k%d" % i: "" for i in range(mongomq.ATTR_MAX - 1)}})
+    assert (mongomq.ATTR_MAX, mongomq.ATTR_KEY_MAX, mongomq.ATTR_VALUE_MAX) == (16, 128, 4096)
+    assert [e.event for e in queue.peek()] == [b"x", b"y", b"z"]
+
+    lease = queue.claim(max_events=3)
+    assert lease.attrs == {"z": "1", "a": "é"} and list(lease.attrs) == ["z", "a"]
+    lease.attrs["extra"] = "mine"  # a new dict each time
+    assert lease.attrs == {"z": "1", "a": "é"}
+    assert lease.attrs_at(1) == {} and lease.attrs_at(-1) == lease.attrs_at(2) and len(lease.attrs_at(2)) == 16
+    assert lease.attr("a\0b") is None
+    with pytest.raises(IndexError):
+        lease.attrs_at(-4)
+    with pytest.raises(TypeError):
+        lease.attrs_at("0")  # type: ignore[arg-type]
+    with pytest.raises(TypeError):
+        lease.attr(1)  # type: ignore[arg-type]
+    queue.ack(lease)
+    lease.close()
+    for read in (lambda: lease.attrs, lambda: lease.attrs_at(0), lambda: lease.attr("z")):
+        with pytest.raises(mongomq.ClosedError):
+            read()
+
+    # StoredEvent: attrs a dict; still hashable and picklable.
+    queue.publish("s", b"x", attrs={"k": "v"})
+    stored = queue.peek("s")[0]
+    assert stored.attrs == {"k": "v"} and hash(stored) == hash(stored)
+    assert pickle.loads(pickle.dumps(stored)) == stored
+    assert stored != dataclasses.replace(stored, attrs={})

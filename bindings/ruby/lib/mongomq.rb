@@ -26,6 +26,12 @@ module MongoMQ
   # The longest dedup_key, in bytes (UTF-8): the C library's MQ_DEDUP_KEY_MAX, 512.
   DEDUP_KEY_MAX = Raw::MQ_DEDUP_KEY_MAX
 
+  # Attributes of one event at most (16), and the longest key (128) and value (4096),
+  # in bytes: the C library's MQ_ATTR_MAX, MQ_ATTR_KEY_MAX, MQ_ATTR_VALUE_MAX (0.7.0).
+  ATTR_MAX = Raw::MQ_ATTR_MAX
+  ATTR_KEY_MAX = Raw::MQ_ATTR_KEY_MAX
+  ATTR_VALUE_MAX = Raw::MQ_ATTR_VALUE_MAX
+
   # The version of the libmongomq the extension loaded ("0.7.0").
   def self.library_version
     Raw.mq_version

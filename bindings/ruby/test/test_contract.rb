@@ -219,6 +219,73 @@ class TestContract < MongoMQTest::Case
     assert_nil @queue.claim
   end
 
+  def test_attributes_round_trip
+    attrs = { "content-type" => "application/json", "tenant.id" => "t-42", "empty" => "" }
+    seq = @queue.publish("g", "{}", attrs: attrs)
+    lease = claim!
+    assert_equal seq, lease.seq
+    assert_equal attrs.to_a, lease.attrs.to_a, "exactly those, in that order"
+    assert_equal lease.attrs, lease.attrs_at(0)
+    assert_equal "t-42", lease.attr("tenant.id")
+    assert_equal "", lease.attr("empty")
+    assert_nil lease.attr("absent")
+    @queue.nack(lease, delay: 0)
+    again = claim!
+    assert_equal [seq, 2], [again.seq, again.attempts]
+    assert_equal attrs.to_a, again.attrs.to_a
+    assert_equal "t-42", again.attr("tenant.id")
+    assert_nil again.attr("absent")
+    @queue.ack(again)
+
+    # A batch: each event its own, in one batch lease.
+    first = @queue.publish_batch do |b|
+      b.add("b", "1", attrs: { "n" => "1" }).add("b", "2").add("b", "3", attrs: { "n" => "2", "extra" => "yes" })
+    end
+    peeked = @queue.peek(group: "b")
+    assert_equal [first, first + 1, first + 2], peeked.map(&:seq)
+    assert_equal [[%w[n 1]], [], [%w[n 2], %w[extra yes]]], peeked.map { |e| e.attrs.to_a }
+    lease = claim!(max_events: 3)
+    assert_equal 3, lease.count
+    assert_equal [{ "n" => "1" }, {}, { "n" => "2", "extra" => "yes" }], Array.new(3) { |i| lease.attrs_at(i) }
+    assert_equal %w[n extra], lease.attrs_at(2).keys
+    assert_equal({ "n" => "1" }, lease.attrs)
+    assert_nil lease.attr("extra"), "attr is the head's"
+    assert_raises(IndexError) { lease.attrs_at(3) }
+    @queue.ack(lease)
+
+    # The dead letters show them, and a requeue keeps them.
+    @queue.max_attempts = 1
+    dead_seq = @queue.publish("d", "poison", attrs: { "tenant.id" => "t-7", "why" => "test" })
+    @queue.nack(claim!, delay: 0)
+    assert_nil @queue.claim, "dead now"
+    dead = @queue.dead_list
+    assert_equal [dead_seq], dead.map(&:seq)
+    assert_equal [%w[tenant.id t-7], %w[why test]], dead.first.attrs.to_a
+    assert_equal({ "tenant.id" => "t-7", "why" => "test" }, @queue.dead_page.letters.first.attrs)
+    new_seq = @queue.dead_requeue(dead_seq)
+    assert_equal [[%w[tenant.id t-7], %w[why test]]], @queue.peek(group: "d").map { |e| e.attrs.to_a }
+    requeued = claim!
+    assert_equal new_seq, requeued.seq
+    assert_equal({ "tenant.id" => "t-7", "why" => "test" }, requeued.attrs)
+    @queue.ack(requeued)
+    @queue.max_attempts = 0
+
+    # Bad attributes: the argument error naming them, and nothing is published (a key
+    # given twice cannot be written as a Hash).
+    too_many = Array.new(MongoMQ::ATTR_MAX + 1) { |i| ["k#{i}", "v"] }.to_h
+    [[too_many, /MQ_ATTR_MAX/], [{ "a key" => "v" }, /attrs\[0\]\.key "a key"/]].each do |bad, says|
+      e = assert_raises(MongoMQ::ArgumentError) { @queue.publish("bad", "x", attrs: bad) }
+      assert_match says, e.message
+      assert_equal :err_arg, e.status
+      batch = track(MongoMQ::Batch.new)
+      assert_raises(MongoMQ::ArgumentError) { batch.add("bad", "x", attrs: bad) }
+      assert_equal 0, batch.size
+      assert_raises(MongoMQ::ArgumentError) { @queue.publish_with("bad", "x", attrs: bad) }
+    end
+    assert_equal [], @queue.peek
+    assert_equal 0, @queue.stats["messages"]
+  end
+
   def test_dead_letters
     @queue.max_attempts = 2
     seq = @queue.publish("g", "poison")

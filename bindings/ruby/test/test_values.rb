@@ -208,4 +208,53 @@ class TestValues < MongoMQTest::Case
     assert_raises(::ArgumentError) { @queue.publish("g", "x", at: Time.now) }
     assert_raises(::ArgumentError) { MongoMQ::Batch.new.tap { |b| track(b) }.add("g", "x", at: Time.now) }
   end
+
+  # Attributes (0.7.0): a Hash of Strings in its order; other types and a NUL are the
+  # argument error before C (a NUL would split the packing); the rest is the
+  # library's, naming attrs[i]. Nothing is published.
+  def test_attrs_values
+    @queue.publish("g", "x", attrs: { "z" => "1", "a" => "é".encode(Encoding::ISO_8859_1) })
+    @queue.publish("g", "y", attrs: {})
+    [[%w[k v]], "k=v", 1].each do |bad|
+      e = assert_raises(MongoMQ::ArgumentError) { @queue.publish("g", "x", attrs: bad) }
+      assert_match(/attrs must be a Hash/, e.message)
+    end
+    [[{ k: "v" }, /attrs\[0\]\.key must be a String/], [{ "k" => 1 }, /attrs\[0\]\.value \(key "k"\) must be/],
+     [{ "k" => "v", "a\0b" => "v" }, /attrs\[1\]\.key "a\\u0000b" contains a NUL/],
+     [{ "k" => "a\0" }, /attrs\[0\]\.value \(key "k"\) contains a NUL/],
+     [{ "" => "v" }, /empty/], [{ "k" * (MongoMQ::ATTR_KEY_MAX + 1) => "v" }, /MQ_ATTR_KEY_MAX/],
+     [{ "k" => "v" * (MongoMQ::ATTR_VALUE_MAX + 1) }, /MQ_ATTR_VALUE_MAX/], [{ "k" => "\xff".b }, /UTF-8/],
+     [{ "k\u00e9" => "v" }, /ASCII/]].each do |bad, says|
+      e = assert_raises(MongoMQ::ArgumentError) { @queue.publish("g", "x", attrs: bad) }
+      assert_match says, e.message
+      assert_raises(MongoMQ::ArgumentError) { track(MongoMQ::Batch.new).add("g", "x", attrs: bad) }
+    end
+    big = { "k" * MongoMQ::ATTR_KEY_MAX => "v" * MongoMQ::ATTR_VALUE_MAX }
+    (MongoMQ::ATTR_MAX - 1).times { |i| big["k#{i}"] = "" }
+    @queue.publish("g", "z", attrs: big)
+    assert_equal [16, 128, 4096], [MongoMQ::ATTR_MAX, MongoMQ::ATTR_KEY_MAX, MongoMQ::ATTR_VALUE_MAX]
+    assert_equal %w[x y z], @queue.peek.map(&:event)
+
+    lease = claim!(max_events: 3)
+    assert_equal({ "z" => "1", "a" => "é" }, lease.attrs)
+    assert_equal Encoding::UTF_8, lease.attrs["a"].encoding
+    lease.attrs["extra"] = "mine" # a new Hash each time
+    assert_equal %w[z a], lease.attrs.keys
+    assert_equal({}, lease.attrs_at(1))
+    assert_equal lease.attrs_at(2), lease.attrs_at(-1)
+    assert_equal 16, lease.attrs_at(2).size
+    assert_nil lease.attr("a\0b")
+    assert_raises(IndexError) { lease.attrs_at(-4) }
+    assert_raises(MongoMQ::ArgumentError) { lease.attrs_at("0") }
+    assert_raises(MongoMQ::ArgumentError) { lease.attr(:z) }
+    @queue.ack(lease)
+    lease.close
+    assert_raises(MongoMQ::ClosedError) { lease.attrs }
+    assert_raises(MongoMQ::ClosedError) { lease.attr("z") }
+
+    @queue.publish("s", "x", attrs: { "k" => "v" })
+    stored = @queue.peek(group: "s").first
+    assert_equal({ "k" => "v" }, stored.attrs)
+    assert stored.attrs.frozen?
+  end
 end

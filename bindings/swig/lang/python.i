@@ -157,6 +157,10 @@ MQS_PY_HANDLE_OUT(mq_cancel)
 %nothread mq_lease_count;
 %nothread mq_lease_seq_at;
 %nothread mqs_lease_event_at;
+%nothread mq_lease_attr_count;
+%nothread mq_lease_attr;
+%nothread mqs_lease_attr_key;
+%nothread mqs_lease_attr_value;
 %nothread mq_lease_destroy;
 %nothread mq_cancel_new;
 %nothread mq_cancel_trigger;

@@ -341,8 +341,9 @@ MQR_NOGVL(queue_new, mq_status, mq_client *client; const char *db; const char *p
           mq_queue_new(a->client, a->db, a->prefix, a->out, a->err))
 MQR_NOGVL(publish, mq_status,
           mq_queue *queue; const char *group; const void *event; size_t len; int priority; double at; int has_key;
-          const char *key; int64_t *seq; mq_error *err;,
-          mqs_publish(a->queue, a->group, a->event, a->len, a->priority, a->at, a->has_key, a->key, a->seq, a->err))
+          const char *key; const void *attrs; size_t attrs_len; int64_t *seq; mq_error *err;,
+          mqs_publish(a->queue, a->group, a->event, a->len, a->priority, a->at, a->has_key, a->key, a->attrs,
+                      a->attrs_len, a->seq, a->err))
 MQR_NOGVL(publish_batch, mq_status, mq_queue *queue; const mq_batch *batch; int64_t *first; mq_error *err;,
           mqs_publish_batch(a->queue, a->batch, a->first, a->err))
 MQR_NOGVL(ack, mq_status, mq_queue *queue; const mq_lease *lease; mq_error *err;, mq_ack(a->queue, a->lease, a->err))
@@ -616,7 +617,8 @@ MQR_HANDLE_OUT(mq_batch, MQR_BATCH, NULL)
 /* (the client of arg1's queue; the queue keeps it alive) */
 %feature("action") mqr_queue_reopen
   "MQR_DO_MADE(queue_new, mqr_release_queue, h1, arg4, (mq_client *)h1->parent->ptr, arg2, arg3, arg4, arg5)"
-%feature("action") mqs_publish "MQR_DO(publish, NULL, arg1, arg2, arg3, arg4, arg5, arg6, arg7, arg8, arg9, arg10)"
+%feature("action") mqs_publish
+  "MQR_DO(publish, NULL, arg1, arg2, arg3, arg4, arg5, arg6, arg7, arg8, arg9, arg10, arg11, arg12)"
 %feature("action") mqs_publish_batch "MQR_DO(publish_batch, h2, arg1, arg2, arg3, arg4)"
 %feature("action") mq_ack "MQR_DO(ack, h2, arg1, arg2, arg3)"
 %feature("action") mq_nack "MQR_DO(nack, h2, arg1, arg2, arg3, arg4)"

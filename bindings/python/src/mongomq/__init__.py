@@ -43,6 +43,9 @@ PRIORITY_MIN = _raw.MQ_PRIORITY_MIN
 PRIORITY_MAX = _raw.MQ_PRIORITY_MAX
 BATCH_MAX = _raw.MQ_BATCH_MAX
 DEDUP_KEY_MAX = _raw.MQ_DEDUP_KEY_MAX
+ATTR_MAX = _raw.MQ_ATTR_MAX
+ATTR_KEY_MAX = _raw.MQ_ATTR_KEY_MAX
+ATTR_VALUE_MAX = _raw.MQ_ATTR_VALUE_MAX
 
 
 def library_version() -> str:
@@ -51,6 +54,9 @@ def library_version() -> str:
 
 
 __all__ = [
+    "ATTR_KEY_MAX",
+    "ATTR_MAX",
+    "ATTR_VALUE_MAX",
     "ArgumentError",
     "BATCH_MAX",
     "Batch",

@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 import datetime as _dt
 import os
-from typing import TYPE_CHECKING, Any, Awaitable, Callable, Generator, Iterable, List, Optional, Tuple, Union
+from typing import TYPE_CHECKING, Any, Awaitable, Callable, Generator, Iterable, List, Mapping, Optional, Tuple, Union
 
 from . import _aio_calls, _args
 from ._batch import Batch
@@ -184,12 +184,15 @@ class AsyncQueue:
     # -- publish --
 
     async def publish(self, group: str, event: _args.Event, *, priority: int = 0,
-                      not_before: Optional[_dt.datetime] = None, dedup_key: Optional[str] = None) -> Published:
-        """Queue.publish, awaited."""
-        if not_before is None and dedup_key is None:
+                      not_before: Optional[_dt.datetime] = None, dedup_key: Optional[str] = None,
+                      attrs: Optional[_args.Attrs] = None) -> Published:
+        """Queue.publish, awaited (attrs are copied before the await starts)."""
+        if not_before is None and dedup_key is None and attrs is None:
             return await self._call(self.sync.publish, group, event, priority=priority)
+        if isinstance(attrs, Mapping):
+            attrs = dict(attrs)  # the caller's: not read on another thread (publish checks the copy)
         return await self._call(self.sync.publish, group, event, priority=priority, not_before=not_before,
-                                dedup_key=dedup_key)
+                                dedup_key=dedup_key, attrs=attrs)
 
     async def publish_batch(self, events: Union[Batch, Iterable[Tuple[Any, ...]]]) -> PublishedBatch:
         """Queue.publish_batch, awaited (an iterable is read before the await starts)."""

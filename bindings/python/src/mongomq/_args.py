@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import math
-from typing import Any, Union
+from typing import Any, Mapping, Union
 
 from . import _raw
 from ._errors import _from_c
@@ -21,6 +21,9 @@ Event = Union[bytes, bytearray, memoryview, str]
 """What publish takes: bytes (any buffer) or str, sent as UTF-8."""
 Duration = Union[int, float, _dt.timedelta]
 """Seconds as a float (an int or a datetime.timedelta is taken too)."""
+Attrs = Mapping[str, str]
+"""What publish and Batch.add take as attrs (0.7.0): str keys and values, in the
+mapping's order (a dict keeps the order it was filled in)."""
 
 _UTC = _dt.timezone.utc
 
@@ -64,6 +67,33 @@ def dedup_key(value: Any) -> int:
         return 0
     text("dedup_key", value)
     return 1
+
+
+def attrs(value: Any) -> bytes:
+    """publish's and Batch.add's attrs as the shim takes them: packed, "key NUL value
+    NUL ..." in the mapping's order (b"" for None or no attributes). Types are checked
+    here, and NUL, which would split the packing; everything else (the key's
+    characters and length, the value's length and UTF-8, a count over ATTR_MAX) is the
+    library's ArgumentError naming attrs[i]. Strings go as UTF-8, lone surrogates
+    too (surrogatepass), so that the library, not an encoder, says what is wrong."""
+    if value is None:
+        return b""
+    if not isinstance(value, Mapping):
+        raise TypeError("attrs must be a mapping of str to str (a dict), not %s" % type(value).__name__)
+    parts = []
+    for i, (k, v) in enumerate(value.items()):
+        if not isinstance(k, str):
+            raise TypeError("attrs keys must be str, not %s (attrs[%d]: %r)" % (type(k).__name__, i, k))
+        if not isinstance(v, str):
+            raise TypeError("attrs values must be str, not %s (attrs[%d], key %r)" % (type(v).__name__, i, k))
+        if "\0" in k:
+            raise _from_c(_raw.MQ_ERR_ARG, 0, "attrs[%d].key %r contains a NUL character" % (i, k))
+        if "\0" in v:
+            raise _from_c(_raw.MQ_ERR_ARG, 0, "attrs[%d].value (key %r) contains a NUL character" % (i, k))
+        parts.append(k.encode("utf-8", "surrogatepass"))
+        parts.append(v.encode("utf-8", "surrogatepass"))
+    parts.append(b"")
+    return b"\0".join(parts)
 
 
 def integer(name: str, value: Any) -> int:

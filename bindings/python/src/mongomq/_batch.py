@@ -1,5 +1,6 @@
 """Batch: events published together (mq_batch; mq_batch_add_with through the shim's
-mqs_batch_add_at, so a batch event may be scheduled and carry a dedup_key)."""
+mqs_batch_add_at, so a batch event may be scheduled and carry a dedup_key and
+attributes)."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ class Batch(_Handle):
     whole batch). Not thread-safe while being filled; may be published again.
 
     ``Batch(events)`` adds each of an iterable of tuples (group, event[, priority[,
-    not_before[, dedup_key]]])."""
+    not_before[, dedup_key[, attrs]]]])."""
 
     __slots__ = ("_keyed",)
     _what = "batch"
@@ -25,32 +26,36 @@ class Batch(_Handle):
         self._keyed = False  # some event has a dedup_key: publish_batch asks for each outcome
         super().__init__(_raw.mq_batch_new())
         for item in events:
-            if not isinstance(item, tuple) or not 2 <= len(item) <= 5:
+            if not isinstance(item, tuple) or not 2 <= len(item) <= 6:
                 self.close()
-                raise TypeError("each event must be a tuple (group, event[, priority[, not_before[, dedup_key]]])")
+                raise TypeError("each event must be a tuple (group, event[, priority[, not_before[, dedup_key[, "
+                                "attrs]]]])")
             try:
                 self.add(item[0], item[1], priority=item[2] if len(item) > 2 else 0,
                          not_before=item[3] if len(item) > 3 else None,
-                         dedup_key=item[4] if len(item) > 4 else None)
+                         dedup_key=item[4] if len(item) > 4 else None,
+                         attrs=item[5] if len(item) > 5 else None)
             except BaseException:
                 self.close()
                 raise
 
     def add(self, group: str, event: _args.Event, *, priority: int = 0,
-            not_before: Optional[_dt.datetime] = None, dedup_key: Optional[str] = None) -> "Batch":
+            not_before: Optional[_dt.datetime] = None, dedup_key: Optional[str] = None,
+            attrs: Optional[_args.Attrs] = None) -> "Batch":
         """Adds an event (checked as publish would; the bytes are copied). not_before
         schedules it, as publish's does: a group the batch creates starts parked
         until its first event's time. dedup_key: as publish's (the event is added
         only if no event holds the key; two events of one batch with one key: the
-        later is the duplicate)."""
+        later is the duplicate). attrs: as publish's (0.7.0), the event's own."""
         _args.text("group", group)
         event = _args.event(event)
         _args.integer("priority", priority)
         when = _args.not_before(not_before)
         has_key = _args.dedup_key(dedup_key)
+        packed = _args.attrs(attrs)
         ptr = self._enter()
         try:
-            _raw.mqs_batch_add_at(ptr, group, event, priority, when, has_key, dedup_key)
+            _raw.mqs_batch_add_at(ptr, group, event, priority, when, has_key, dedup_key, packed)
             if has_key:
                 self._keyed = True
         finally:

@@ -94,6 +94,7 @@ _C_TO_PY = {
     "held_longer_than_s": "held_longer_than",
     "parked_beyond_s": "parked_beyond",
     "dedup_key": "dedup_key",
+    "attrs": "attrs",
 }
 # Messages the package itself writes already use the Python names.
 _C_TO_PY.update({name: name for name in list(_C_TO_PY.values()) + [

@@ -1,10 +1,11 @@
-"""Lease: one claimed group's event(s) (mq_lease), read once at claim time."""
+"""Lease: one claimed group's event(s) (mq_lease), read once at claim time; their
+attributes (0.7.0) read from the lease when asked for."""
 
 from __future__ import annotations
 
 import datetime as _dt
 import json as _json
-from typing import Any, Tuple
+from typing import Any, Dict, Optional, Tuple
 
 from . import _raw
 from ._args import to_datetime
@@ -15,7 +16,8 @@ from ._handle import _Handle
 class Lease(_Handle):
     """One claimed group: its head event (or the first `count` events). A plain value:
     it may outlive its queue; close() (or the GC) frees it. Its fields are read once,
-    at claim time, except deadline, which ack/nack/extend move."""
+    at claim time, except deadline, which ack/nack/extend move, and the attributes,
+    read from the lease when asked for (no server command)."""
 
     __slots__ = ("_seq", "_group", "_attempts", "_events", "_seqs")
     _what = "lease"
@@ -91,6 +93,40 @@ class Lease(_Handle):
         """1 on the head's first delivery, + 1 on each redelivery."""
         self._open()
         return self._attempts
+
+    @property
+    def attrs(self) -> Dict[str, str]:
+        """The head event's attributes (0.7.0): a new dict, in publish order ({} when
+        it has none)."""
+        return self.attrs_at(0)
+
+    def attrs_at(self, i: int) -> Dict[str, str]:
+        """Event i's attributes (0 is the head; negative counts from the end, as in
+        ``events``): a new dict, in publish order. IndexError out of range."""
+        n = len(self._events)
+        if type(i) is not int and (isinstance(i, bool) or not isinstance(i, int)):
+            raise TypeError("i must be int, not %s" % type(i).__name__)
+        if not -n <= i < n:
+            raise IndexError("event %d of a lease of %d" % (i, n))
+        i %= n
+        ptr = self._enter()
+        try:
+            return {_raw.mqs_lease_attr_key(ptr, i, j): _raw.mqs_lease_attr_value(ptr, i, j)
+                    for j in range(_raw.mq_lease_attr_count(ptr, i))}
+        finally:
+            self._leave()
+
+    def attr(self, key: str) -> Optional[str]:
+        """The value of the head event's attribute `key`; None when it has none."""
+        if type(key) is not str and not isinstance(key, str):
+            raise TypeError("key must be str, not %s" % type(key).__name__)
+        if "\0" in key:
+            return None  # no key holds a NUL (and C would read the key up to it)
+        ptr = self._enter()
+        try:
+            return _raw.mq_lease_attr(ptr, 0, key)
+        finally:
+            self._leave()
 
     @property
     def token(self) -> str:

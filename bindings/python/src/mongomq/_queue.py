@@ -1,7 +1,8 @@
-"""Queue: one queue (mq_queue) and every call on it: publish (with dedup keys),
-claim (one entry, mq_claim_with, waiting or not), ack/nack/unclaim/extend, dead
-letters, deduplication's window and scope, looking, groups (listing, pausing),
-repair, admin, the queue clock, and the doors to the worker helper."""
+"""Queue: one queue (mq_queue) and every call on it: publish (with dedup keys and
+attributes), claim (one entry, mq_claim_with, waiting or not),
+ack/nack/unclaim/extend, dead letters, deduplication's window and scope, looking,
+groups (listing, pausing), repair, admin, the queue clock, and the doors to the
+worker helper."""
 
 from __future__ import annotations
 
@@ -67,7 +68,8 @@ class Queue(_Handle):
     # -- publish --
 
     def publish(self, group: str, event: _args.Event, *, priority: int = 0,
-                not_before: Optional[_dt.datetime] = None, dedup_key: Optional[str] = None) -> Published:
+                not_before: Optional[_dt.datetime] = None, dedup_key: Optional[str] = None,
+                attrs: Optional[_args.Attrs] = None) -> Published:
         """Appends an event (bytes; str is encoded as UTF-8) to the tail of group and
         returns its seq, a Published (an int, with ``duplicate``). priority (0..4)
         counts when this publish creates the group. not_before: an aware datetime on
@@ -77,7 +79,13 @@ class Queue(_Handle):
         added only if no event of the queue holds that key (queued, or published
         within the dedup window, set_dedup_window); otherwise nothing is added and the
         result has duplicate True and that event's seq. So a publish retried with its
-        key after a ConnectError leaves exactly one event."""
+        key after a ConnectError leaves exactly one event.
+
+        attrs (0.7.0; None: none): up to ATTR_MAX str keys and values carried beside
+        the bytes, in the mapping's order (Lease.attrs, StoredEvent.attrs): a key is
+        1..ATTR_KEY_MAX ASCII letters, digits, '_', '-' and '.', a value up to
+        ATTR_VALUE_MAX bytes as UTF-8; anything else is an ArgumentError naming the
+        attribute (a key or value not a str: TypeError), and nothing is published."""
         if type(group) is not str or "\0" in group:
             _args.text("group", group)
         if type(event) is not bytes:
@@ -86,9 +94,10 @@ class Queue(_Handle):
             _args.integer("priority", priority)
         when = 0.0 if not_before is None else _args.not_before(not_before)
         has_key = 0 if dedup_key is None else _args.dedup_key(dedup_key)
+        packed = b"" if attrs is None else _args.attrs(attrs)
         ptr = self._enter()
         try:
-            raw = _raw.mqs_publish(ptr, group, event, priority, when, has_key, dedup_key)
+            raw = _raw.mqs_publish(ptr, group, event, priority, when, has_key, dedup_key, packed)
         finally:
             self._leave()
         return Published._of(raw)
@@ -96,7 +105,7 @@ class Queue(_Handle):
     def publish_batch(self, events: Union[Batch, Iterable[Tuple[Any, ...]]]) -> PublishedBatch:
         """Publishes many events in 3 server commands (1 more when some key was taken).
         events: a Batch, or an iterable of tuples (group, event[, priority[,
-        not_before[, dedup_key]]]). Seqs follow the order given. Returns a
+        not_before[, dedup_key[, attrs]]]]). Seqs follow the order given. Returns a
         PublishedBatch: the first seq, an int (the others follow it by 1, as long as
         no event was a duplicate), with ``outcomes``, each event's Published in that
         order, and ``added``."""

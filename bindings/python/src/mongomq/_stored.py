@@ -7,7 +7,7 @@ from __future__ import annotations
 import base64
 import datetime as _dt
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional
 
 from ._args import to_datetime
@@ -31,6 +31,9 @@ class StoredEvent:
     """dead letters only; None otherwise"""
     event: bytes
     """the published bytes (text events as their UTF-8 bytes)"""
+    attrs: Dict[str, str] = field(default_factory=dict, hash=False)
+    """the event's attributes (0.7.0), in publish order; {} when it has none (left
+    out of the hash, so that a StoredEvent stays hashable)"""
 
     @property
     def text(self) -> str:
@@ -69,6 +72,7 @@ class StoredEvent:
             not_before=when("not_before"),
             dead_at=when("dead_at"),
             event=data,
+            attrs={str(k): str(v) for k, v in (d.get("attrs") or {}).items()},
         )
 
 

@@ -2116,25 +2116,27 @@ int SWIG_Ruby_arity( VALUE proc, int minimal )
 #define SWIGTYPE_p_mq_cancel swig_types[4]
 #define SWIGTYPE_p_mq_client swig_types[5]
 #define SWIGTYPE_p_mq_error swig_types[6]
-#define SWIGTYPE_p_mq_lease swig_types[7]
-#define SWIGTYPE_p_mq_queue swig_types[8]
-#define SWIGTYPE_p_mqr_handle swig_types[9]
-#define SWIGTYPE_p_mqs_bytes swig_types[10]
-#define SWIGTYPE_p_mqs_clock swig_types[11]
-#define SWIGTYPE_p_p_char swig_types[12]
-#define SWIGTYPE_p_p_mq_batch swig_types[13]
-#define SWIGTYPE_p_p_mq_client swig_types[14]
-#define SWIGTYPE_p_p_mq_lease swig_types[15]
-#define SWIGTYPE_p_p_mq_queue swig_types[16]
-#define SWIGTYPE_p_short swig_types[17]
-#define SWIGTYPE_p_signed_char swig_types[18]
-#define SWIGTYPE_p_unsigned_char swig_types[19]
-#define SWIGTYPE_p_unsigned_int swig_types[20]
-#define SWIGTYPE_p_unsigned_long_long swig_types[21]
-#define SWIGTYPE_p_unsigned_short swig_types[22]
-#define SWIGTYPE_p_void swig_types[23]
-static swig_type_info *swig_types[25];
-static swig_module_info swig_module = {swig_types, 24, 0, 0, 0, 0};
+#define SWIGTYPE_p_mq_event_attr swig_types[7]
+#define SWIGTYPE_p_mq_lease swig_types[8]
+#define SWIGTYPE_p_mq_queue swig_types[9]
+#define SWIGTYPE_p_mqr_handle swig_types[10]
+#define SWIGTYPE_p_mqs_bytes swig_types[11]
+#define SWIGTYPE_p_mqs_clock swig_types[12]
+#define SWIGTYPE_p_p_char swig_types[13]
+#define SWIGTYPE_p_p_mq_batch swig_types[14]
+#define SWIGTYPE_p_p_mq_client swig_types[15]
+#define SWIGTYPE_p_p_mq_lease swig_types[16]
+#define SWIGTYPE_p_p_mq_queue swig_types[17]
+#define SWIGTYPE_p_short swig_types[18]
+#define SWIGTYPE_p_signed_char swig_types[19]
+#define SWIGTYPE_p_size_t swig_types[20]
+#define SWIGTYPE_p_unsigned_char swig_types[21]
+#define SWIGTYPE_p_unsigned_int swig_types[22]
+#define SWIGTYPE_p_unsigned_long_long swig_types[23]
+#define SWIGTYPE_p_unsigned_short swig_types[24]
+#define SWIGTYPE_p_void swig_types[25]
+static swig_type_info *swig_types[27];
+static swig_module_info swig_module = {swig_types, 26, 0, 0, 0, 0};
 #define SWIG_TypeQuery(name) SWIG_TypeQueryModule(&swig_module, &swig_module, name)
 #define SWIG_MangledTypeQuery(name) SWIG_MangledTypeQueryModule(&swig_module, &swig_module, name)
 
@@ -2525,29 +2527,87 @@ static mq_status mqs_duplicate_as_negative(mq_status status, int64_t *seq, mq_er
     return MQ_OK;
 }
 
-/* mq_publish_with: not_before 0 is "now"; with has_key 0 the key is none (Go cannot
- * pass a NULL string), else dedup_key as given (NULL, "", too long: MQ_ERR_ARG from
- * the library). *seq_out < 0: a duplicate of the event -*seq_out. */
-static mq_status mqs_publish(mq_queue *queue, const char *group_id, const void *event, size_t event_len,
-                             int priority, double not_before, int has_key, const char *dedup_key, int64_t *seq_out,
-                             mq_error *err) {
-    mq_publish_opts opts = MQ_PUBLISH_OPTS_INIT;
-    opts.priority = priority;
-    opts.not_before = not_before;
-    opts.dedup_key = has_key ? (dedup_key != NULL ? dedup_key : "") : NULL;
-    return mqs_duplicate_as_negative(mq_publish_with(queue, group_id, event, event_len, &opts, seq_out, err), seq_out,
-                                     err);
+/* Packed attributes ("key NUL value NUL ..." in attrs_len bytes) into `out`, pointing
+ * into a copy the caller frees (*copy). MQ_ERR_ARG when the packing is not whole
+ * pairs or holds more than MQ_ATTR_MAX; the library checks the keys and values. */
+static mq_status mqs_unpack_attrs(const void *attrs, size_t attrs_len, mq_event_attr *out, size_t *count,
+                                  char **copy, mq_error *err) {
+    *count = 0;
+    *copy = NULL;
+    if (attrs_len == 0) return MQ_OK;
+    char *buf = (char *)malloc(attrs_len);
+    if (buf == NULL) {
+        err->status = MQ_ERR_NOMEM;
+        err->server_code = 0;
+        snprintf(err->message, sizeof err->message, "out of memory");
+        return MQ_ERR_NOMEM;
+    }
+    memcpy(buf, attrs, attrs_len);
+    size_t at = 0, n = 0;
+    const char *why = NULL;
+    while (at < attrs_len && why == NULL) {
+        const char *k = buf + at;
+        const char *kend = (const char *)memchr(k, '\0', attrs_len - at);
+        if (kend == NULL) { why = "a key without its NUL"; break; }
+        const char *v = kend + 1;
+        size_t vat = (size_t)(v - buf);
+        const char *vend = vat < attrs_len ? (const char *)memchr(v, '\0', attrs_len - vat) : NULL;
+        if (vend == NULL) { why = "a key without its value"; break; }
+        if (n == MQ_ATTR_MAX) { why = "more than MQ_ATTR_MAX (16) attributes"; break; }
+        out[n].key = k;
+        out[n].value = v;
+        n++;
+        at = (size_t)(vend - buf) + 1;
+    }
+    if (why != NULL) {
+        free(buf);
+        err->status = MQ_ERR_ARG;
+        err->server_code = 0;
+        snprintf(err->message, sizeof err->message, "attrs: %s", why);
+        return MQ_ERR_ARG;
+    }
+    *count = n;
+    *copy = buf;
+    return MQ_OK;
 }
 
-/* mq_batch_add_with: a batch event may be scheduled (not_before 0: now), and keyed
- * (has_key, dedup_key as mqs_publish). */
-static mq_status mqs_batch_add_at(mq_batch *batch, const char *group_id, const void *event, size_t event_len,
-                                  int priority, double not_before, int has_key, const char *dedup_key, mq_error *err) {
+/* mq_publish_with: not_before 0 is "now"; with has_key 0 the key is none (Go cannot
+ * pass a NULL string), else dedup_key as given (NULL, "", too long: MQ_ERR_ARG from
+ * the library); attrs packed (see mqs_unpack_attrs; 0 bytes: none). *seq_out < 0: a
+ * duplicate of the event -*seq_out. */
+static mq_status mqs_publish(mq_queue *queue, const char *group_id, const void *event, size_t event_len,
+                             int priority, double not_before, int has_key, const char *dedup_key, const void *attrs,
+                             size_t attrs_len, int64_t *seq_out, mq_error *err) {
+    mq_event_attr list[MQ_ATTR_MAX];
+    char *copy;
     mq_publish_opts opts = MQ_PUBLISH_OPTS_INIT;
+    if (seq_out != NULL) *seq_out = 0;
+    if (mqs_unpack_attrs(attrs, attrs_len, list, &opts.attr_count, &copy, err) != MQ_OK) return err->status;
+    opts.attrs = list;
     opts.priority = priority;
     opts.not_before = not_before;
     opts.dedup_key = has_key ? (dedup_key != NULL ? dedup_key : "") : NULL;
-    return mq_batch_add_with(batch, group_id, event, event_len, &opts, err);
+    mq_status st = mq_publish_with(queue, group_id, event, event_len, &opts, seq_out, err);
+    free(copy);
+    return mqs_duplicate_as_negative(st, seq_out, err);
+}
+
+/* mq_batch_add_with: a batch event may be scheduled (not_before 0: now), keyed
+ * (has_key, dedup_key as mqs_publish) and carry attributes (packed, as mqs_publish). */
+static mq_status mqs_batch_add_at(mq_batch *batch, const char *group_id, const void *event, size_t event_len,
+                                  int priority, double not_before, int has_key, const char *dedup_key,
+                                  const void *attrs, size_t attrs_len, mq_error *err) {
+    mq_event_attr list[MQ_ATTR_MAX];
+    char *copy;
+    mq_publish_opts opts = MQ_PUBLISH_OPTS_INIT;
+    if (mqs_unpack_attrs(attrs, attrs_len, list, &opts.attr_count, &copy, err) != MQ_OK) return err->status;
+    opts.attrs = list;
+    opts.priority = priority;
+    opts.not_before = not_before;
+    opts.dedup_key = has_key ? (dedup_key != NULL ? dedup_key : "") : NULL;
+    mq_status st = mq_batch_add_with(batch, group_id, event, event_len, &opts, err);
+    free(copy);
+    return st;
 }
 
 /* mq_publish_batch: *first_seq < 0 when some event was a duplicate (-*first_seq is
@@ -2600,6 +2660,18 @@ static mq_status mqs_dead_list_with(mq_queue *queue, size_t limit, size_t offset
     opts.limit = limit;
     opts.offset = offset;
     return mq_dead_list_with(queue, &opts, json_out, err);
+}
+
+/* Attribute j of event i of a lease: its key, its value (NULL out of range). */
+static const char *mqs_lease_attr_key(mq_lease *lease, size_t i, size_t j) {
+    const char *key, *value;
+    mq_error err;
+    return mq_lease_attr_at(lease, i, j, &key, &value, &err) == MQ_OK ? key : NULL;
+}
+static const char *mqs_lease_attr_value(mq_lease *lease, size_t i, size_t j) {
+    const char *key, *value;
+    mq_error err;
+    return mq_lease_attr_at(lease, i, j, &key, &value, &err) == MQ_OK ? value : NULL;
 }
 
 /* Event i of a lease (mq_lease_event_at), as bytes; data NULL when i is out of range. */
@@ -3210,8 +3282,9 @@ MQR_NOGVL(queue_new, mq_status, mq_client *client; const char *db; const char *p
           mq_queue_new(a->client, a->db, a->prefix, a->out, a->err))
 MQR_NOGVL(publish, mq_status,
           mq_queue *queue; const char *group; const void *event; size_t len; int priority; double at; int has_key;
-          const char *key; int64_t *seq; mq_error *err;,
-          mqs_publish(a->queue, a->group, a->event, a->len, a->priority, a->at, a->has_key, a->key, a->seq, a->err))
+          const char *key; const void *attrs; size_t attrs_len; int64_t *seq; mq_error *err;,
+          mqs_publish(a->queue, a->group, a->event, a->len, a->priority, a->at, a->has_key, a->key, a->attrs,
+                      a->attrs_len, a->seq, a->err))
 MQR_NOGVL(publish_batch, mq_status, mq_queue *queue; const mq_batch *batch; int64_t *first; mq_error *err;,
           mqs_publish_batch(a->queue, a->batch, a->first, a->err))
 MQR_NOGVL(ack, mq_status, mq_queue *queue; const mq_lease *lease; mq_error *err;, mq_ack(a->queue, a->lease, a->err))
@@ -4196,6 +4269,82 @@ fail:
 
 
 SWIGINTERN VALUE
+_wrap_mq_lease_attr_count(int argc, VALUE *argv, VALUE self) {
+  mq_lease *arg1 = 0 ;
+  size_t arg2 ;
+  mqr_handle *h1 = NULL ;
+  size_t val2 ;
+  int ecode2 = 0 ;
+  size_t result;
+  VALUE vresult = Qnil;
+  
+  if ((argc < 2) || (argc > 2)) {
+    rb_raise(rb_eArgError, "wrong # of arguments(%d for 2)",argc); SWIG_fail;
+  }
+  {
+    h1 = mqr_get(argv[0], MQR_LEASE);
+    arg1 = (mq_lease *)h1->ptr;
+  }
+  ecode2 = SWIG_AsVal_size_t(argv[1], &val2);
+  if (!SWIG_IsOK(ecode2)) {
+    SWIG_exception_fail(SWIG_ArgError(ecode2), Ruby_Format_TypeError( "", "size_t","mq_lease_attr_count", 2, argv[1] ));
+  } 
+  arg2 = (size_t)(val2);
+  result = mq_lease_attr_count((struct mq_lease const *)arg1,arg2);
+  vresult = SWIG_From_size_t((size_t)(result));
+  return vresult;
+fail:
+  return Qnil;
+}
+
+
+SWIGINTERN VALUE
+_wrap_mq_lease_attr(int argc, VALUE *argv, VALUE self) {
+  mq_lease *arg1 = 0 ;
+  size_t arg2 ;
+  char *arg3 = 0 ;
+  mqr_handle *h1 = NULL ;
+  size_t val2 ;
+  int ecode2 = 0 ;
+  VALUE copy3 = Qnil ;
+  char *result = 0 ;
+  VALUE vresult = Qnil;
+  
+  if ((argc < 3) || (argc > 3)) {
+    rb_raise(rb_eArgError, "wrong # of arguments(%d for 3)",argc); SWIG_fail;
+  }
+  {
+    h1 = mqr_get(argv[0], MQR_LEASE);
+    arg1 = (mq_lease *)h1->ptr;
+  }
+  ecode2 = SWIG_AsVal_size_t(argv[1], &val2);
+  if (!SWIG_IsOK(ecode2)) {
+    SWIG_exception_fail(SWIG_ArgError(ecode2), Ruby_Format_TypeError( "", "size_t","mq_lease_attr", 2, argv[1] ));
+  } 
+  arg2 = (size_t)(val2);
+  {
+    if (NIL_P(argv[2])) {
+      arg3 = NULL;
+    } else {
+      VALUE s = argv[2];
+      StringValue(s);
+      if (memchr(RSTRING_PTR(s), '\0', (size_t)RSTRING_LEN(s)) != NULL)
+      rb_exc_raise(mqr_error(MQ_ERR_ARG, 0, "key contains a NUL byte"));
+      copy3 = rb_str_new(RSTRING_PTR(s), RSTRING_LEN(s));
+      arg3 = RSTRING_PTR(copy3);
+    }
+  }
+  result = (char *)mq_lease_attr((struct mq_lease const *)arg1,arg2,(char const *)arg3);
+  vresult = result == NULL ? Qnil : rb_utf8_str_new_cstr(result);
+  RB_GC_GUARD(copy3);
+  return vresult;
+fail:
+  RB_GC_GUARD(copy3);
+  return Qnil;
+}
+
+
+SWIGINTERN VALUE
 _wrap_mq_queue_set_repair_interval(int argc, VALUE *argv, VALUE self) {
   mq_queue *arg1 = 0 ;
   double arg2 ;
@@ -4856,6 +5005,67 @@ fail:
 
 
 SWIGINTERN VALUE
+_wrap_mqs_unpack_attrs(int argc, VALUE *argv, VALUE self) {
+  void *arg1 = 0 ;
+  size_t arg2 ;
+  mq_event_attr *arg3 = 0 ;
+  size_t *arg4 = 0 ;
+  char **arg5 = 0 ;
+  mq_error *arg6 = 0 ;
+  VALUE copy1 = Qnil ;
+  void *argp3 = 0 ;
+  int res3 = 0 ;
+  void *argp4 = 0 ;
+  int res4 = 0 ;
+  void *argp5 = 0 ;
+  int res5 = 0 ;
+  mq_error e6 ;
+  mq_status result;
+  VALUE vresult = Qnil;
+  
+  {
+    memset(&e6, 0, sizeof e6);
+    arg6 = &e6;
+  }
+  if ((argc < 4) || (argc > 4)) {
+    rb_raise(rb_eArgError, "wrong # of arguments(%d for 4)",argc); SWIG_fail;
+  }
+  {
+    VALUE s = argv[0];
+    StringValue(s);
+    copy1 = rb_str_new_frozen(s);
+    arg1 = (void *)RSTRING_PTR(copy1);
+    arg2 = (size_t)RSTRING_LEN(copy1);
+  }
+  res3 = SWIG_ConvertPtr(argv[1], &argp3,SWIGTYPE_p_mq_event_attr, 0 |  0 );
+  if (!SWIG_IsOK(res3)) {
+    SWIG_exception_fail(SWIG_ArgError(res3), Ruby_Format_TypeError( "", "mq_event_attr *","mqs_unpack_attrs", 3, argv[1] )); 
+  }
+  arg3 = (mq_event_attr *)(argp3);
+  res4 = SWIG_ConvertPtr(argv[2], &argp4,SWIGTYPE_p_size_t, 0 |  0 );
+  if (!SWIG_IsOK(res4)) {
+    SWIG_exception_fail(SWIG_ArgError(res4), Ruby_Format_TypeError( "", "size_t *","mqs_unpack_attrs", 4, argv[2] )); 
+  }
+  arg4 = (size_t *)(argp4);
+  res5 = SWIG_ConvertPtr(argv[3], &argp5,SWIGTYPE_p_p_char, 0 |  0 );
+  if (!SWIG_IsOK(res5)) {
+    SWIG_exception_fail(SWIG_ArgError(res5), Ruby_Format_TypeError( "", "char **","mqs_unpack_attrs", 5, argv[3] )); 
+  }
+  arg5 = (char **)(argp5);
+  result = (mq_status)mqs_unpack_attrs((void const *)arg1,arg2,arg3,arg4,arg5,arg6);
+  (void)result; vresult = Qnil;
+  {
+    if (arg6->status != MQ_OK && arg6->status != MQ_EMPTY) mqr_raise(arg6);
+  }
+  RB_GC_GUARD(copy1);
+  return vresult;
+fail:
+  RB_GC_GUARD(copy1);
+  return Qnil;
+}
+
+
+SWIGINTERN VALUE
 _wrap_mqs_publish(int argc, VALUE *argv, VALUE self) {
   mq_queue *arg1 = 0 ;
   char *arg2 = 0 ;
@@ -4865,8 +5075,10 @@ _wrap_mqs_publish(int argc, VALUE *argv, VALUE self) {
   double arg6 ;
   int arg7 ;
   char *arg8 = 0 ;
-  int64_t *arg9 = 0 ;
-  mq_error *arg10 = 0 ;
+  void *arg9 = 0 ;
+  size_t arg10 ;
+  int64_t *arg11 = 0 ;
+  mq_error *arg12 = 0 ;
   mqr_handle *h1 = NULL ;
   VALUE copy2 = Qnil ;
   VALUE copy3 = Qnil ;
@@ -4877,18 +5089,19 @@ _wrap_mqs_publish(int argc, VALUE *argv, VALUE self) {
   int val7 ;
   int ecode7 = 0 ;
   VALUE copy8 = Qnil ;
-  int64_t value9 = 0 ;
-  mq_error e10 ;
+  VALUE copy9 = Qnil ;
+  int64_t value11 = 0 ;
+  mq_error e12 ;
   mq_status result;
   VALUE vresult = Qnil;
   
-  arg9 = &value9;
+  arg11 = &value11;
   {
-    memset(&e10, 0, sizeof e10);
-    arg10 = &e10;
+    memset(&e12, 0, sizeof e12);
+    arg12 = &e12;
   }
-  if ((argc < 7) || (argc > 7)) {
-    rb_raise(rb_eArgError, "wrong # of arguments(%d for 7)",argc); SWIG_fail;
+  if ((argc < 8) || (argc > 8)) {
+    rb_raise(rb_eArgError, "wrong # of arguments(%d for 8)",argc); SWIG_fail;
   }
   {
     h1 = mqr_get(argv[0], MQR_QUEUE);
@@ -4940,20 +5153,29 @@ _wrap_mqs_publish(int argc, VALUE *argv, VALUE self) {
       arg8 = RSTRING_PTR(copy8);
     }
   }
-  MQR_DO(publish, NULL, arg1, arg2, arg3, arg4, arg5, arg6, arg7, arg8, arg9, arg10)
-  (void)result; vresult = Qnil;
-  vresult = SWIG_Ruby_AppendOutput(vresult, LL2NUM((long long)value9), 1);
   {
-    if (arg10->status != MQ_OK && arg10->status != MQ_EMPTY) mqr_raise(arg10);
+    VALUE s = argv[7];
+    StringValue(s);
+    copy9 = rb_str_new_frozen(s);
+    arg9 = (void *)RSTRING_PTR(copy9);
+    arg10 = (size_t)RSTRING_LEN(copy9);
+  }
+  MQR_DO(publish, NULL, arg1, arg2, arg3, arg4, arg5, arg6, arg7, arg8, arg9, arg10, arg11, arg12)
+  (void)result; vresult = Qnil;
+  vresult = SWIG_Ruby_AppendOutput(vresult, LL2NUM((long long)value11), 1);
+  {
+    if (arg12->status != MQ_OK && arg12->status != MQ_EMPTY) mqr_raise(arg12);
   }
   RB_GC_GUARD(copy2);
   RB_GC_GUARD(copy3);
   RB_GC_GUARD(copy8);
+  RB_GC_GUARD(copy9);
   return vresult;
 fail:
   RB_GC_GUARD(copy2);
   RB_GC_GUARD(copy3);
   RB_GC_GUARD(copy8);
+  RB_GC_GUARD(copy9);
   return Qnil;
 }
 
@@ -4968,7 +5190,9 @@ _wrap_mqs_batch_add_at(int argc, VALUE *argv, VALUE self) {
   double arg6 ;
   int arg7 ;
   char *arg8 = 0 ;
-  mq_error *arg9 = 0 ;
+  void *arg9 = 0 ;
+  size_t arg10 ;
+  mq_error *arg11 = 0 ;
   mqr_handle *h1 = NULL ;
   VALUE copy2 = Qnil ;
   VALUE copy3 = Qnil ;
@@ -4979,16 +5203,17 @@ _wrap_mqs_batch_add_at(int argc, VALUE *argv, VALUE self) {
   int val7 ;
   int ecode7 = 0 ;
   VALUE copy8 = Qnil ;
-  mq_error e9 ;
+  VALUE copy9 = Qnil ;
+  mq_error e11 ;
   mq_status result;
   VALUE vresult = Qnil;
   
   {
-    memset(&e9, 0, sizeof e9);
-    arg9 = &e9;
+    memset(&e11, 0, sizeof e11);
+    arg11 = &e11;
   }
-  if ((argc < 7) || (argc > 7)) {
-    rb_raise(rb_eArgError, "wrong # of arguments(%d for 7)",argc); SWIG_fail;
+  if ((argc < 8) || (argc > 8)) {
+    rb_raise(rb_eArgError, "wrong # of arguments(%d for 8)",argc); SWIG_fail;
   }
   {
     h1 = mqr_get(argv[0], MQR_BATCH);
@@ -5040,19 +5265,28 @@ _wrap_mqs_batch_add_at(int argc, VALUE *argv, VALUE self) {
       arg8 = RSTRING_PTR(copy8);
     }
   }
-  result = (mq_status)mqs_batch_add_at(arg1,(char const *)arg2,(void const *)arg3,arg4,arg5,arg6,arg7,(char const *)arg8,arg9);
+  {
+    VALUE s = argv[7];
+    StringValue(s);
+    copy9 = rb_str_new_frozen(s);
+    arg9 = (void *)RSTRING_PTR(copy9);
+    arg10 = (size_t)RSTRING_LEN(copy9);
+  }
+  result = (mq_status)mqs_batch_add_at(arg1,(char const *)arg2,(void const *)arg3,arg4,arg5,arg6,arg7,(char const *)arg8,(void const *)arg9,arg10,arg11);
   (void)result; vresult = Qnil;
   {
-    if (arg9->status != MQ_OK && arg9->status != MQ_EMPTY) mqr_raise(arg9);
+    if (arg11->status != MQ_OK && arg11->status != MQ_EMPTY) mqr_raise(arg11);
   }
   RB_GC_GUARD(copy2);
   RB_GC_GUARD(copy3);
   RB_GC_GUARD(copy8);
+  RB_GC_GUARD(copy9);
   return vresult;
 fail:
   RB_GC_GUARD(copy2);
   RB_GC_GUARD(copy3);
   RB_GC_GUARD(copy8);
+  RB_GC_GUARD(copy9);
   return Qnil;
 }
 
@@ -5413,6 +5647,82 @@ fail:
 
 
 SWIGINTERN VALUE
+_wrap_mqs_lease_attr_key(int argc, VALUE *argv, VALUE self) {
+  mq_lease *arg1 = 0 ;
+  size_t arg2 ;
+  size_t arg3 ;
+  mqr_handle *h1 = NULL ;
+  size_t val2 ;
+  int ecode2 = 0 ;
+  size_t val3 ;
+  int ecode3 = 0 ;
+  char *result = 0 ;
+  VALUE vresult = Qnil;
+  
+  if ((argc < 3) || (argc > 3)) {
+    rb_raise(rb_eArgError, "wrong # of arguments(%d for 3)",argc); SWIG_fail;
+  }
+  {
+    h1 = mqr_get(argv[0], MQR_LEASE);
+    arg1 = (mq_lease *)h1->ptr;
+  }
+  ecode2 = SWIG_AsVal_size_t(argv[1], &val2);
+  if (!SWIG_IsOK(ecode2)) {
+    SWIG_exception_fail(SWIG_ArgError(ecode2), Ruby_Format_TypeError( "", "size_t","mqs_lease_attr_key", 2, argv[1] ));
+  } 
+  arg2 = (size_t)(val2);
+  ecode3 = SWIG_AsVal_size_t(argv[2], &val3);
+  if (!SWIG_IsOK(ecode3)) {
+    SWIG_exception_fail(SWIG_ArgError(ecode3), Ruby_Format_TypeError( "", "size_t","mqs_lease_attr_key", 3, argv[2] ));
+  } 
+  arg3 = (size_t)(val3);
+  result = (char *)mqs_lease_attr_key(arg1,arg2,arg3);
+  vresult = result == NULL ? Qnil : rb_utf8_str_new_cstr(result);
+  return vresult;
+fail:
+  return Qnil;
+}
+
+
+SWIGINTERN VALUE
+_wrap_mqs_lease_attr_value(int argc, VALUE *argv, VALUE self) {
+  mq_lease *arg1 = 0 ;
+  size_t arg2 ;
+  size_t arg3 ;
+  mqr_handle *h1 = NULL ;
+  size_t val2 ;
+  int ecode2 = 0 ;
+  size_t val3 ;
+  int ecode3 = 0 ;
+  char *result = 0 ;
+  VALUE vresult = Qnil;
+  
+  if ((argc < 3) || (argc > 3)) {
+    rb_raise(rb_eArgError, "wrong # of arguments(%d for 3)",argc); SWIG_fail;
+  }
+  {
+    h1 = mqr_get(argv[0], MQR_LEASE);
+    arg1 = (mq_lease *)h1->ptr;
+  }
+  ecode2 = SWIG_AsVal_size_t(argv[1], &val2);
+  if (!SWIG_IsOK(ecode2)) {
+    SWIG_exception_fail(SWIG_ArgError(ecode2), Ruby_Format_TypeError( "", "size_t","mqs_lease_attr_value", 2, argv[1] ));
+  } 
+  arg2 = (size_t)(val2);
+  ecode3 = SWIG_AsVal_size_t(argv[2], &val3);
+  if (!SWIG_IsOK(ecode3)) {
+    SWIG_exception_fail(SWIG_ArgError(ecode3), Ruby_Format_TypeError( "", "size_t","mqs_lease_attr_value", 3, argv[2] ));
+  } 
+  arg3 = (size_t)(val3);
+  result = (char *)mqs_lease_attr_value(arg1,arg2,arg3);
+  vresult = result == NULL ? Qnil : rb_utf8_str_new_cstr(result);
+  return vresult;
+fail:
+  return Qnil;
+}
+
+
+SWIGINTERN VALUE
 _wrap_mqs_lease_event_at(int argc, VALUE *argv, VALUE self) {
   mq_lease *arg1 = 0 ;
   size_t arg2 ;
@@ -5622,6 +5932,7 @@ static swig_type_info _swigt__p_mq_batch = {"_p_mq_batch", "mq_batch *|struct mq
 static swig_type_info _swigt__p_mq_cancel = {"_p_mq_cancel", "mq_cancel *|struct mq_cancel *", 0, 0, (void*)0, 0};
 static swig_type_info _swigt__p_mq_client = {"_p_mq_client", "mq_client *|struct mq_client *", 0, 0, (void*)0, 0};
 static swig_type_info _swigt__p_mq_error = {"_p_mq_error", "mq_error *|struct mq_error *", 0, 0, (void*)0, 0};
+static swig_type_info _swigt__p_mq_event_attr = {"_p_mq_event_attr", "mq_event_attr *|struct mq_event_attr *", 0, 0, (void*)0, 0};
 static swig_type_info _swigt__p_mq_lease = {"_p_mq_lease", "mq_lease *|struct mq_lease *", 0, 0, (void*)0, 0};
 static swig_type_info _swigt__p_mq_queue = {"_p_mq_queue", "mq_queue *|struct mq_queue *", 0, 0, (void*)0, 0};
 static swig_type_info _swigt__p_mqr_handle = {"_p_mqr_handle", "mqr_handle *", 0, 0, (void*)0, 0};
@@ -5634,6 +5945,7 @@ static swig_type_info _swigt__p_p_mq_lease = {"_p_p_mq_lease", "mq_lease **|stru
 static swig_type_info _swigt__p_p_mq_queue = {"_p_p_mq_queue", "mq_queue **|struct mq_queue **", 0, 0, (void*)0, 0};
 static swig_type_info _swigt__p_short = {"_p_short", "int16_t *|int_least16_t *|short *", 0, 0, (void*)0, 0};
 static swig_type_info _swigt__p_signed_char = {"_p_signed_char", "int8_t *|int_fast8_t *|int_least8_t *|signed char *", 0, 0, (void*)0, 0};
+static swig_type_info _swigt__p_size_t = {"_p_size_t", "size_t *", 0, 0, (void*)0, 0};
 static swig_type_info _swigt__p_unsigned_char = {"_p_unsigned_char", "uint8_t *|uint_fast8_t *|uint_least8_t *|unsigned char *", 0, 0, (void*)0, 0};
 static swig_type_info _swigt__p_unsigned_int = {"_p_unsigned_int", "uint32_t *|uint_fast16_t *|uint_fast32_t *|uint_least32_t *|uintptr_t *|unsigned int *", 0, 0, (void*)0, 0};
 static swig_type_info _swigt__p_unsigned_long_long = {"_p_unsigned_long_long", "uint64_t *|uint_fast64_t *|uint_least64_t *|uintmax_t *|unsigned long long *", 0, 0, (void*)0, 0};
@@ -5648,6 +5960,7 @@ static swig_type_info *swig_type_initial[] = {
   &_swigt__p_mq_cancel,
   &_swigt__p_mq_client,
   &_swigt__p_mq_error,
+  &_swigt__p_mq_event_attr,
   &_swigt__p_mq_lease,
   &_swigt__p_mq_queue,
   &_swigt__p_mqr_handle,
@@ -5660,6 +5973,7 @@ static swig_type_info *swig_type_initial[] = {
   &_swigt__p_p_mq_queue,
   &_swigt__p_short,
   &_swigt__p_signed_char,
+  &_swigt__p_size_t,
   &_swigt__p_unsigned_char,
   &_swigt__p_unsigned_int,
   &_swigt__p_unsigned_long_long,
@@ -5674,6 +5988,7 @@ static swig_cast_info _swigc__p_mq_batch[] = {  {&_swigt__p_mq_batch, 0, 0, 0},{
 static swig_cast_info _swigc__p_mq_cancel[] = {  {&_swigt__p_mq_cancel, 0, 0, 0},{0, 0, 0, 0}};
 static swig_cast_info _swigc__p_mq_client[] = {  {&_swigt__p_mq_client, 0, 0, 0},{0, 0, 0, 0}};
 static swig_cast_info _swigc__p_mq_error[] = {  {&_swigt__p_mq_error, 0, 0, 0},{0, 0, 0, 0}};
+static swig_cast_info _swigc__p_mq_event_attr[] = {  {&_swigt__p_mq_event_attr, 0, 0, 0},{0, 0, 0, 0}};
 static swig_cast_info _swigc__p_mq_lease[] = {  {&_swigt__p_mq_lease, 0, 0, 0},{0, 0, 0, 0}};
 static swig_cast_info _swigc__p_mq_queue[] = {  {&_swigt__p_mq_queue, 0, 0, 0},{0, 0, 0, 0}};
 static swig_cast_info _swigc__p_mqr_handle[] = {  {&_swigt__p_mqr_handle, 0, 0, 0},{0, 0, 0, 0}};
@@ -5686,6 +6001,7 @@ static swig_cast_info _swigc__p_p_mq_lease[] = {  {&_swigt__p_p_mq_lease, 0, 0, 
 static swig_cast_info _swigc__p_p_mq_queue[] = {  {&_swigt__p_p_mq_queue, 0, 0, 0},{0, 0, 0, 0}};
 static swig_cast_info _swigc__p_short[] = {  {&_swigt__p_short, 0, 0, 0},{0, 0, 0, 0}};
 static swig_cast_info _swigc__p_signed_char[] = {  {&_swigt__p_signed_char, 0, 0, 0},{0, 0, 0, 0}};
+static swig_cast_info _swigc__p_size_t[] = {  {&_swigt__p_size_t, 0, 0, 0},{0, 0, 0, 0}};
 static swig_cast_info _swigc__p_unsigned_char[] = {  {&_swigt__p_unsigned_char, 0, 0, 0},{0, 0, 0, 0}};
 static swig_cast_info _swigc__p_unsigned_int[] = {  {&_swigt__p_unsigned_int, 0, 0, 0},{0, 0, 0, 0}};
 static swig_cast_info _swigc__p_unsigned_long_long[] = {  {&_swigt__p_unsigned_long_long, 0, 0, 0},{0, 0, 0, 0}};
@@ -5700,6 +6016,7 @@ static swig_cast_info *swig_cast_initial[] = {
   _swigc__p_mq_cancel,
   _swigc__p_mq_client,
   _swigc__p_mq_error,
+  _swigc__p_mq_event_attr,
   _swigc__p_mq_lease,
   _swigc__p_mq_queue,
   _swigc__p_mqr_handle,
@@ -5712,6 +6029,7 @@ static swig_cast_info *swig_cast_initial[] = {
   _swigc__p_p_mq_queue,
   _swigc__p_short,
   _swigc__p_signed_char,
+  _swigc__p_size_t,
   _swigc__p_unsigned_char,
   _swigc__p_unsigned_int,
   _swigc__p_unsigned_long_long,
@@ -6173,6 +6491,9 @@ SWIGEXPORT void Init_mongomq_raw(void) {
   rb_define_const(mRaw, "MQ_DEDUP_KEY_MAX", SWIG_From_int((int)(MQ_DEDUP_KEY_MAX)));
   rb_define_const(mRaw, "MQ_DEDUP_SCOPE_QUEUE", SWIG_From_int((int)(MQ_DEDUP_SCOPE_QUEUE)));
   rb_define_const(mRaw, "MQ_DEDUP_SCOPE_GROUP", SWIG_From_int((int)(MQ_DEDUP_SCOPE_GROUP)));
+  rb_define_const(mRaw, "MQ_ATTR_MAX", SWIG_From_int((int)(MQ_ATTR_MAX)));
+  rb_define_const(mRaw, "MQ_ATTR_KEY_MAX", SWIG_From_int((int)(MQ_ATTR_KEY_MAX)));
+  rb_define_const(mRaw, "MQ_ATTR_VALUE_MAX", SWIG_From_int((int)(MQ_ATTR_VALUE_MAX)));
   rb_define_const(mRaw, "MQ_ERR_ARG", SWIG_From_int((int)(MQ_ERR_ARG)));
   rb_define_const(mRaw, "MQ_ERR_CONNECT", SWIG_From_int((int)(MQ_ERR_CONNECT)));
   rb_define_const(mRaw, "MQ_ERR_SERVER", SWIG_From_int((int)(MQ_ERR_SERVER)));
@@ -6228,6 +6549,8 @@ SWIGEXPORT void Init_mongomq_raw(void) {
   rb_define_module_function(mRaw, "mq_lease_deadline", _wrap_mq_lease_deadline, -1);
   rb_define_module_function(mRaw, "mq_queue_set_dedup_window", _wrap_mq_queue_set_dedup_window, -1);
   rb_define_module_function(mRaw, "mq_queue_set_dedup_scope", _wrap_mq_queue_set_dedup_scope, -1);
+  rb_define_module_function(mRaw, "mq_lease_attr_count", _wrap_mq_lease_attr_count, -1);
+  rb_define_module_function(mRaw, "mq_lease_attr", _wrap_mq_lease_attr, -1);
   rb_define_module_function(mRaw, "mq_queue_set_repair_interval", _wrap_mq_queue_set_repair_interval, -1);
   rb_define_module_function(mRaw, "mq_queue_repair_counts", _wrap_mq_queue_repair_counts, -1);
   rb_define_module_function(mRaw, "mq_queue_set_max_attempts", _wrap_mq_queue_set_max_attempts, -1);
@@ -6245,6 +6568,7 @@ SWIGEXPORT void Init_mongomq_raw(void) {
   rb_define_module_function(mRaw, "mq_queue_clock_offset", _wrap_mq_queue_clock_offset, -1);
   rb_define_module_function(mRaw, "mq_queue_now", _wrap_mq_queue_now, -1);
   rb_define_module_function(mRaw, "mqs_duplicate_as_negative", _wrap_mqs_duplicate_as_negative, -1);
+  rb_define_module_function(mRaw, "mqs_unpack_attrs", _wrap_mqs_unpack_attrs, -1);
   rb_define_module_function(mRaw, "mqs_publish", _wrap_mqs_publish, -1);
   rb_define_module_function(mRaw, "mqs_batch_add_at", _wrap_mqs_batch_add_at, -1);
   rb_define_module_function(mRaw, "mqs_publish_batch", _wrap_mqs_publish_batch, -1);
@@ -6252,6 +6576,8 @@ SWIGEXPORT void Init_mongomq_raw(void) {
   rb_define_module_function(mRaw, "mqs_claim", _wrap_mqs_claim, -1);
   rb_define_module_function(mRaw, "mqs_groups_json", _wrap_mqs_groups_json, -1);
   rb_define_module_function(mRaw, "mqs_dead_list_with", _wrap_mqs_dead_list_with, -1);
+  rb_define_module_function(mRaw, "mqs_lease_attr_key", _wrap_mqs_lease_attr_key, -1);
+  rb_define_module_function(mRaw, "mqs_lease_attr_value", _wrap_mqs_lease_attr_value, -1);
   rb_define_module_function(mRaw, "mqs_lease_event_at", _wrap_mqs_lease_event_at, -1);
   rb_define_module_function(mRaw, "mqs_clock_new", _wrap_mqs_clock_new, -1);
   rb_define_module_function(mRaw, "mqs_clock_now", _wrap_mqs_clock_now, -1);

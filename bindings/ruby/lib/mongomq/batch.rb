@@ -16,11 +16,12 @@ module MongoMQ
     # Adds an event, with Queue#publish's options and checks (the bytes are copied):
     # priority (0..4), not_before (a Time on the queue clock; nil: now), dedup_key (a
     # String; nil: none; of two events of one batch with one key, the later is the
-    # duplicate). Returns self.
-    def add(group, event, priority: 0, not_before: nil, dedup_key: nil)
+    # duplicate), attrs (0.7.0: a Hash of Strings, the event's own; nil: none).
+    # Returns self.
+    def add(group, event, priority: 0, not_before: nil, dedup_key: nil, attrs: nil)
       key = Check.optional_text(dedup_key, :dedup_key)
       Raw.mqs_batch_add_at(@raw, Check.group(group), Check.event(event), Check.integer(priority, :priority),
-                           Check.optional_time(not_before, :not_before), key.nil? ? 0 : 1, key)
+                           Check.optional_time(not_before, :not_before), key.nil? ? 0 : 1, key, Check.attrs(attrs))
       @keyed = true unless key.nil?
       self
     end

@@ -29,6 +29,28 @@ module MongoMQ
       value.nil? ? nil : group(value, name)
     end
 
+    # Attributes (0.7.0): a Hash of String keys and values (transcoded to UTF-8 as a
+    # group is), packed as the extension takes them: "key NUL value NUL ..." in the
+    # Hash's order ("" for nil or none). Types and NUL, which would split the packing,
+    # are checked here; the rest (a key's characters and length, a value's length and
+    # UTF-8, more than ATTR_MAX) is the library's MongoMQ::ArgumentError naming
+    # attrs[i].
+    def attrs(value)
+      return "".b if value.nil?
+
+      fail!(:attrs, "a Hash of String keys and values", value) unless value.is_a?(Hash)
+      packed = String.new(capacity: 64, encoding: Encoding::BINARY)
+      value.each_with_index do |(k, v), i|
+        k = group(k, "attrs[#{i}].key")
+        v = group(v, "attrs[#{i}].value (key #{k.inspect})")
+        raise MongoMQ::ArgumentError, "attrs[#{i}].key #{k.inspect} contains a NUL byte" if k.include?("\0")
+        raise MongoMQ::ArgumentError, "attrs[#{i}].value (key #{k.inspect}) contains a NUL byte" if v.include?("\0")
+
+        packed << k.b << "\0" << v.b << "\0"
+      end
+      packed
+    end
+
     def event(value, name = :event)
       fail!(name, "a String", value) unless value.is_a?(String)
       value

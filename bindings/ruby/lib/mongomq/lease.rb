@@ -2,9 +2,9 @@
 
 module MongoMQ
   # One claimed group: its head event (or, from a batch claim, up to max_events
-  # consecutive events of the group). A plain value: it may outlive its queue. Close
-  # it (or let the GC) to free its memory; after #close every reader raises
-  # MongoMQ::ClosedError.
+  # consecutive events of the group), with their attributes. A plain value: it may
+  # outlive its queue. Close it (or let the GC) to free its memory; after #close every
+  # reader raises MongoMQ::ClosedError.
   #
   # Events come back as binary Strings (Encoding::ASCII_8BIT) holding exactly the
   # published bytes, whatever the encoding of the String published; #text gives the
@@ -76,6 +76,33 @@ module MongoMQ
     # Every event's sequence number, in FIFO order.
     def seqs
       Array.new(count) { |i| Raw.mq_lease_seq_at(@raw, i) }
+    end
+
+    # The head event's attributes (0.7.0): a new Hash of UTF-8 Strings in publish
+    # order ({} when it has none). Read from the lease: no server command.
+    def attrs
+      attrs_at(0)
+    end
+
+    # Event i's attributes (0 is the head; negative counts from the end, as #events
+    # does), a new Hash in publish order. IndexError out of range.
+    def attrs_at(i)
+      Check.integer(i, :i)
+      n = count
+      raise IndexError, "event #{i} of a lease of #{n}" unless i >= -n && i < n
+
+      i %= n
+      Array.new(Raw.mq_lease_attr_count(@raw, i)) do |j|
+        [Raw.mqs_lease_attr_key(@raw, i, j), Raw.mqs_lease_attr_value(@raw, i, j)]
+      end.to_h
+    end
+
+    # The value of the head event's attribute `key` (a String), or nil when it has none.
+    def attr(key)
+      key = Check.group(key, :key)
+      return nil if key.include?("\0") # no key holds a NUL
+
+      Raw.mq_lease_attr(@raw, 0, key)
     end
 
     # The token that fences this lease's ack, nack, unclaim and extend.

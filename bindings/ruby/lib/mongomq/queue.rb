@@ -2,10 +2,10 @@
 
 module MongoMQ
   # One queue: the collections db_name.prefix_* on the client's server, and every call
-  # on it (publish, with dedup keys; claim, ack, nack, unclaim, extend; dead letters;
-  # groups; deduplication's window and scope; repair, admin, the clock; the worker's
-  # doors). Thread-safe: any number of threads may publish, claim, ack, nack, unclaim
-  # and extend through one queue.
+  # on it (publish, with dedup keys and attributes; claim, ack, nack, unclaim, extend;
+  # dead letters; groups; deduplication's window and scope; repair, admin, the clock;
+  # the worker's doors). Thread-safe: any number of threads may publish, claim, ack,
+  # nack, unclaim and extend through one queue.
   # Calls that talk to the server release the GVL, so other threads run meanwhile.
   #
   # Durations are seconds (Integer, Float or Rational); instants are Time values on the
@@ -52,19 +52,24 @@ module MongoMQ
     # key (queued, or published within the dedup window, #dedup_window=); otherwise
     # nothing is added and the seq returned is that event's (#publish_with says
     # whether it was a duplicate). So a publish retried with its key after a
-    # ConnectError leaves exactly one event. Returns the event's sequence number (an
-    # Integer).
-    def publish(group, event, priority: 0, not_before: nil, dedup_key: nil)
-      publish_with(group, event, priority: priority, not_before: not_before, dedup_key: dedup_key).seq
+    # ConnectError leaves exactly one event. attrs (0.7.0; nil: none): a Hash of up to
+    # ATTR_MAX String keys and values carried beside the bytes, in the Hash's order
+    # (Lease#attrs, StoredEvent#attrs): a key is 1..ATTR_KEY_MAX ASCII letters, digits,
+    # '_', '-' and '.', a value up to ATTR_VALUE_MAX bytes of UTF-8; anything else is a
+    # MongoMQ::ArgumentError naming the attribute, and nothing is published. Returns
+    # the event's sequence number (an Integer).
+    def publish(group, event, priority: 0, not_before: nil, dedup_key: nil, attrs: nil)
+      publish_with(group, event, priority: priority, not_before: not_before, dedup_key: dedup_key, attrs: attrs).seq
     end
 
     # #publish, returning a Published: seq, and duplicate? (true when dedup_key was
     # taken, so nothing was added and seq is the event that holds the key).
-    def publish_with(group, event, priority: 0, not_before: nil, dedup_key: nil)
+    def publish_with(group, event, priority: 0, not_before: nil, dedup_key: nil, attrs: nil)
       key = Check.optional_text(dedup_key, :dedup_key)
       Published.from_c(Raw.mqs_publish(@raw, Check.group(group), Check.event(event),
                                        Check.integer(priority, :priority),
-                                       Check.optional_time(not_before, :not_before), key.nil? ? 0 : 1, key))
+                                       Check.optional_time(not_before, :not_before), key.nil? ? 0 : 1, key,
+                                       Check.attrs(attrs)))
     end
 
     # Publishes a Batch in 3 server commands (1 more when some key was taken); with a

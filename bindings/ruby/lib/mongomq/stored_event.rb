@@ -8,9 +8,10 @@ module MongoMQ
   # (deliveries so far; nil when none was recorded), published_at, not_before (nil
   # unless scheduled), dead_at (dead letters only; else nil): times are Time values
   # (UTC) on the queue clock. event: a binary String (Encoding::ASCII_8BIT) of the
-  # published bytes.
+  # published bytes. attrs (0.7.0): the event's attributes, a frozen Hash of UTF-8
+  # Strings in publish order ({} when it has none).
   StoredEvent = Struct.new(:seq, :group, :priority, :attempts, :published_at, :not_before, :dead_at, :event,
-                           keyword_init: true) do
+                           :attrs, keyword_init: true) do
     # The event as a UTF-8 String (the same bytes); Encoding::InvalidByteSequenceError
     # when they are not valid UTF-8.
     def text
@@ -32,7 +33,8 @@ module MongoMQ
               end
       new(seq: obj["seq"], group: obj["group"], priority: obj["priority"], attempts: obj["attempts"],
           published_at: Check.to_time(obj["published_at"]), not_before: Check.to_time(obj["not_before"]),
-          dead_at: Check.to_time(obj["dead_at"]), event: bytes.b.freeze).freeze
+          dead_at: Check.to_time(obj["dead_at"]), event: bytes.b.freeze,
+          attrs: (obj["attrs"] || {}).to_h { |k, v| [k.freeze, v.to_s.freeze] }.freeze).freeze
     end
 
     # @api private
