@@ -49,6 +49,7 @@ func TestContract(t *testing.T) {
 
 		{"batch_publish_claim", batchPublishClaim},
 		{"scheduled_event", scheduledEvent},
+		{"attributes_round_trip", attributesRoundTrip},
 		{"dead_letters", deadLetters},
 		{"stats_parsed", statsParsed},
 		{"repair", repair},

@@ -211,7 +211,7 @@ func dedupBadKey(t *testing.T) {
 	// the shim as a key (has_key 1), as the other languages send it.
 	wantArgError(t, "an empty key", q.run("test", func(h raw.Struct_SS_mq_queue, e raw.Struct_SS_mq_error) {
 		var seq int64
-		raw.Mqs_publish(h, "g", []byte("x"), 0, 0, 1, "", &seq, e)
+		raw.Mqs_publish(h, "g", []byte("x"), 0, 0, 1, "", nil, &seq, e)
 	}), "dedup_key")
 	_, err := q.PublishWith("g", []byte("x"), PublishOptions{DedupKey: long})
 	wantArgError(t, "a key of 513 bytes", err, "dedup_key")

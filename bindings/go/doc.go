@@ -19,6 +19,12 @@
 //	p, err := queue.PublishWith("customer-17", event, mongomq.PublishOptions{DedupKey: "order-17-charge"})
 //	if err == nil && p.Duplicate { ... } // p.Seq is the first publish's
 //
+// An event may carry attributes (0.7.0), string keys and values in their order, which
+// the lease gives back:
+//
+//	seq, err := queue.Publish("customer-17", event, mongomq.PublishOptions{Attrs: []mongomq.Attr{{Key: "tenant.id", Value: "t-42"}}})
+//	tenant, ok := lease.Attr("tenant.id")
+//
 // Client and Queue are safe for concurrent use. Every failed call the library
 // reported returns an *Error (its Status, ServerCode and Message), which errors.Is
 // matches against ErrEmpty, ErrLeaseLost, ErrInvalidArgument, ErrConnect,

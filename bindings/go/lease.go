@@ -1,5 +1,6 @@
 // lease.go: Lease, one claimed group as Go values (its events, seqs, attempts,
-// deadline), the event as text or JSON, and its C handle's lifetime.
+// deadline; the attributes' accessors are in attrs.go), the event as text or JSON,
+// and its C handle's lifetime.
 
 package mongomq
 
@@ -37,6 +38,7 @@ type Lease struct {
 	attempts int
 	seqs     []int64
 	events   [][]byte
+	attrs    [][]Attr // per event, nil for none (0.7.0)
 
 	dmu      sync.Mutex
 	deadline float64 // epoch seconds on the queue clock
@@ -53,10 +55,12 @@ func newLease(l raw.Struct_SS_mq_lease) *Lease {
 		deadline: raw.Mq_lease_deadline(l),
 		seqs:     make([]int64, n),
 		events:   make([][]byte, n),
+		attrs:    make([][]Attr, n),
 	}
 	for i := 0; i < n; i++ {
 		lease.seqs[i] = raw.Mq_lease_seq_at(l, int64(i))
 		lease.events[i] = raw.Mqs_lease_event_at(l, int64(i)) // copied
+		lease.attrs[i] = leaseAttrs(l, i)                     // copied
 	}
 	liveLeases.Add(1)
 	runtime.SetFinalizer(lease, (*Lease).Close)

@@ -25,6 +25,7 @@ type StoredEvent struct {
 	NotBefore   time.Time // a scheduled event's due time; zero when it has none
 	DeadAt      time.Time // when a dead letter died; zero for a live event
 	Event       []byte    // the bytes exactly as published; empty, never nil, for an empty event
+	Attrs       []Attr    // its attributes in publish order (0.7.0); nil when it has none
 }
 
 type storedEventJSON struct {
@@ -36,6 +37,7 @@ type storedEventJSON struct {
 	NotBefore   *float64        `json:"not_before"`
 	DeadAt      *float64        `json:"dead_at"`
 	Event       json.RawMessage `json:"event"`
+	Attrs       orderedAttrs    `json:"attrs"`
 }
 
 func optTime(s *float64) time.Time {
@@ -86,6 +88,7 @@ func parseStoredEvents(op, text string) ([]StoredEvent, error) {
 			NotBefore:   optTime(it.NotBefore),
 			DeadAt:      optTime(it.DeadAt),
 			Event:       ev,
+			Attrs:       it.Attrs,
 		})
 	}
 	return out, nil

@@ -135,7 +135,7 @@ func yieldAfter(start time.Time) {
 }
 
 // PublishOptions are a Publish's (and a batch Message's) options. The zero value
-// is the defaults: priority 0, due at once, no dedup key.
+// is the defaults: priority 0, due at once, no dedup key, no attributes.
 type PublishOptions struct {
 	// Priority (PriorityMin..PriorityMax) counts only when this publish creates the
 	// group: a group's priority is fixed by its first event.
@@ -153,6 +153,12 @@ type PublishOptions struct {
 	// event. 1..DedupKeyMax bytes of UTF-8; "" (the zero value) is no key: Go's
 	// zero value cannot tell "none" from "empty", so an empty key cannot be asked for.
 	DedupKey string
+	// Attrs (0.7.0) are the event's attributes, in this order (the lease and peek
+	// give them back in it): up to AttrMax, keys 1..AttrKeyMax bytes of ASCII
+	// letters, digits, '_', '-' and '.', unique in the event (a key given twice is
+	// ErrInvalidArgument), values 0..AttrValueMax bytes of UTF-8. They stay with the
+	// event through nack, lease expiry, the dead letters and a requeue.
+	Attrs []Attr
 }
 
 // dedupKey is DedupKey as the shim's (has_key, dedup_key): "" is none.
@@ -185,10 +191,11 @@ func checkPriority(op, name string, p int) error {
 
 // Publish appends event to the tail of group and returns its sequence number. The
 // bytes are sent as they are: any bytes, including none. opts gives the group's
-// priority (when this publish creates it), a due time and a dedup key; the zero
-// PublishOptions publishes at priority 0, due at once, without a key. A publish
-// whose DedupKey was taken adds nothing and returns the seq of the event that holds
-// the key, with a nil error; PublishWith says whether it was a duplicate.
+// priority (when this publish creates it), a due time, a dedup key and attributes;
+// the zero PublishOptions publishes at priority 0, due at once, without a key or
+// attributes. A publish whose DedupKey was taken adds nothing and returns the seq of
+// the event that holds the key, with a nil error; PublishWith says whether it was a
+// duplicate.
 func (q *Queue) Publish(group string, event []byte, opts PublishOptions) (int64, error) {
 	p, err := q.publish("Publish", group, event, opts)
 	return p.Seq, err
@@ -205,17 +212,22 @@ func (q *Queue) publish(op, group string, event []byte, opts PublishOptions) (Pu
 	if err := checkText(op, "DedupKey", opts.DedupKey); err != nil {
 		return Published{}, err
 	}
+	attrs, err := packAttrs(op, "Attrs", opts.Attrs)
+	if err != nil {
+		return Published{}, err
+	}
 	hasKey, key := opts.dedupKey()
 	var seq int64
-	err := q.run(op, func(h raw.Struct_SS_mq_queue, e raw.Struct_SS_mq_error) {
-		raw.Mqs_publish(h, group, event, opts.Priority, opts.notBefore(), hasKey, key, &seq, e)
+	err = q.run(op, func(h raw.Struct_SS_mq_queue, e raw.Struct_SS_mq_error) {
+		raw.Mqs_publish(h, group, event, opts.Priority, opts.notBefore(), hasKey, key, attrs, &seq, e)
 	})
 	runtime.KeepAlive(event)
+	runtime.KeepAlive(attrs)
 	return published(seq), err
 }
 
 // Message is one event of a PublishBatch, with the options of a Publish (a batch
-// event may be scheduled and keyed too).
+// event may be scheduled, keyed and carry attributes too).
 type Message struct {
 	Group string
 	Event []byte
@@ -257,9 +269,13 @@ func (q *Queue) publishBatch(op string, messages []Message, outcomes bool) (int6
 	}
 	defer raw.Mq_batch_destroy(b)
 	for i, m := range messages {
+		attrs, err := packAttrs(op, fmt.Sprintf("messages[%d].Attrs", i), m.Attrs)
+		if err != nil {
+			return 0, nil, err
+		}
 		hasKey, key := m.dedupKey()
 		if err := call(op, func(e raw.Struct_SS_mq_error) {
-			raw.Mqs_batch_add_at(b, m.Group, m.Event, m.Priority, m.notBefore(), hasKey, key, e)
+			raw.Mqs_batch_add_at(b, m.Group, m.Event, m.Priority, m.notBefore(), hasKey, key, attrs, e)
 		}); err != nil {
 			var e *Error
 			if ok := asError(err, &e); ok {

@@ -246,29 +246,87 @@ static mq_status mqs_duplicate_as_negative(mq_status status, int64_t *seq, mq_er
     return MQ_OK;
 }
 
-/* mq_publish_with: not_before 0 is "now"; with has_key 0 the key is none (Go cannot
- * pass a NULL string), else dedup_key as given (NULL, "", too long: MQ_ERR_ARG from
- * the library). *seq_out < 0: a duplicate of the event -*seq_out. */
-static mq_status mqs_publish(mq_queue *queue, const char *group_id, const void *event, size_t event_len,
-                             int priority, double not_before, int has_key, const char *dedup_key, int64_t *seq_out,
-                             mq_error *err) {
-    mq_publish_opts opts = MQ_PUBLISH_OPTS_INIT;
-    opts.priority = priority;
-    opts.not_before = not_before;
-    opts.dedup_key = has_key ? (dedup_key != NULL ? dedup_key : "") : NULL;
-    return mqs_duplicate_as_negative(mq_publish_with(queue, group_id, event, event_len, &opts, seq_out, err), seq_out,
-                                     err);
+/* Packed attributes ("key NUL value NUL ..." in attrs_len bytes) into `out`, pointing
+ * into a copy the caller frees (*copy). MQ_ERR_ARG when the packing is not whole
+ * pairs or holds more than MQ_ATTR_MAX; the library checks the keys and values. */
+static mq_status mqs_unpack_attrs(const void *attrs, size_t attrs_len, mq_event_attr *out, size_t *count,
+                                  char **copy, mq_error *err) {
+    *count = 0;
+    *copy = NULL;
+    if (attrs_len == 0) return MQ_OK;
+    char *buf = (char *)malloc(attrs_len);
+    if (buf == NULL) {
+        err->status = MQ_ERR_NOMEM;
+        err->server_code = 0;
+        snprintf(err->message, sizeof err->message, "out of memory");
+        return MQ_ERR_NOMEM;
+    }
+    memcpy(buf, attrs, attrs_len);
+    size_t at = 0, n = 0;
+    const char *why = NULL;
+    while (at < attrs_len && why == NULL) {
+        const char *k = buf + at;
+        const char *kend = (const char *)memchr(k, '\0', attrs_len - at);
+        if (kend == NULL) { why = "a key without its NUL"; break; }
+        const char *v = kend + 1;
+        size_t vat = (size_t)(v - buf);
+        const char *vend = vat < attrs_len ? (const char *)memchr(v, '\0', attrs_len - vat) : NULL;
+        if (vend == NULL) { why = "a key without its value"; break; }
+        if (n == MQ_ATTR_MAX) { why = "more than MQ_ATTR_MAX (16) attributes"; break; }
+        out[n].key = k;
+        out[n].value = v;
+        n++;
+        at = (size_t)(vend - buf) + 1;
+    }
+    if (why != NULL) {
+        free(buf);
+        err->status = MQ_ERR_ARG;
+        err->server_code = 0;
+        snprintf(err->message, sizeof err->message, "attrs: %s", why);
+        return MQ_ERR_ARG;
+    }
+    *count = n;
+    *copy = buf;
+    return MQ_OK;
 }
 
-/* mq_batch_add_with: a batch event may be scheduled (not_before 0: now), and keyed
- * (has_key, dedup_key as mqs_publish). */
-static mq_status mqs_batch_add_at(mq_batch *batch, const char *group_id, const void *event, size_t event_len,
-                                  int priority, double not_before, int has_key, const char *dedup_key, mq_error *err) {
+/* mq_publish_with: not_before 0 is "now"; with has_key 0 the key is none (Go cannot
+ * pass a NULL string), else dedup_key as given (NULL, "", too long: MQ_ERR_ARG from
+ * the library); attrs packed (see mqs_unpack_attrs; 0 bytes: none). *seq_out < 0: a
+ * duplicate of the event -*seq_out. */
+static mq_status mqs_publish(mq_queue *queue, const char *group_id, const void *event, size_t event_len,
+                             int priority, double not_before, int has_key, const char *dedup_key, const void *attrs,
+                             size_t attrs_len, int64_t *seq_out, mq_error *err) {
+    mq_event_attr list[MQ_ATTR_MAX];
+    char *copy;
     mq_publish_opts opts = MQ_PUBLISH_OPTS_INIT;
+    if (seq_out != NULL) *seq_out = 0;
+    if (mqs_unpack_attrs(attrs, attrs_len, list, &opts.attr_count, &copy, err) != MQ_OK) return err->status;
+    opts.attrs = list;
     opts.priority = priority;
     opts.not_before = not_before;
     opts.dedup_key = has_key ? (dedup_key != NULL ? dedup_key : "") : NULL;
-    return mq_batch_add_with(batch, group_id, event, event_len, &opts, err);
+    mq_status st = mq_publish_with(queue, group_id, event, event_len, &opts, seq_out, err);
+    free(copy);
+    return mqs_duplicate_as_negative(st, seq_out, err);
+}
+
+/* mq_batch_add_with: a batch event may be scheduled (not_before 0: now), keyed
+ * (has_key, dedup_key as mqs_publish) and carry attributes (packed, as mqs_publish). */
+static mq_status mqs_batch_add_at(mq_batch *batch, const char *group_id, const void *event, size_t event_len,
+                                  int priority, double not_before, int has_key, const char *dedup_key,
+                                  const void *attrs, size_t attrs_len, mq_error *err) {
+    mq_event_attr list[MQ_ATTR_MAX];
+    char *copy;
+    mq_publish_opts opts = MQ_PUBLISH_OPTS_INIT;
+    if (mqs_unpack_attrs(attrs, attrs_len, list, &opts.attr_count, &copy, err) != MQ_OK) return err->status;
+    opts.attrs = list;
+    opts.priority = priority;
+    opts.not_before = not_before;
+    opts.dedup_key = has_key ? (dedup_key != NULL ? dedup_key : "") : NULL;
+    mq_status st = mq_batch_add_with(batch, group_id, event, event_len, &opts, err);
+    free(copy);
+    return st;
 }
 
 /* mq_publish_batch: *first_seq < 0 when some event was a duplicate (-*first_seq is
@@ -321,6 +379,18 @@ static mq_status mqs_dead_list_with(mq_queue *queue, size_t limit, size_t offset
     opts.limit = limit;
     opts.offset = offset;
     return mq_dead_list_with(queue, &opts, json_out, err);
+}
+
+/* Attribute j of event i of a lease: its key, its value (NULL out of range). */
+static const char *mqs_lease_attr_key(mq_lease *lease, size_t i, size_t j) {
+    const char *key, *value;
+    mq_error err;
+    return mq_lease_attr_at(lease, i, j, &key, &value, &err) == MQ_OK ? key : NULL;
+}
+static const char *mqs_lease_attr_value(mq_lease *lease, size_t i, size_t j) {
+    const char *key, *value;
+    mq_error err;
+    return mq_lease_attr_at(lease, i, j, &key, &value, &err) == MQ_OK ? value : NULL;
 }
 
 /* Event i of a lease (mq_lease_event_at), as bytes; data NULL when i is out of range. */
@@ -532,7 +602,7 @@ static uint64_t mqs_log_dropped(void) {
 extern "C" {
 #endif
 
-void _wrap_Swig_free_raw_197a0d40d43d5345(void *_swig_go_0) {
+void _wrap_Swig_free_raw_15b83f3289386ada(void *_swig_go_0) {
   void *arg1 = 0 ;
   
   arg1 = *(void **)&_swig_go_0; 
@@ -542,7 +612,7 @@ void _wrap_Swig_free_raw_197a0d40d43d5345(void *_swig_go_0) {
 }
 
 
-void *_wrap_Swig_malloc_raw_197a0d40d43d5345(intgo _swig_go_0) {
+void *_wrap_Swig_malloc_raw_15b83f3289386ada(intgo _swig_go_0) {
   int arg1 ;
   void *result = 0 ;
   void *_swig_go_result;
@@ -555,7 +625,7 @@ void *_wrap_Swig_malloc_raw_197a0d40d43d5345(intgo _swig_go_0) {
 }
 
 
-void _wrap_mqs_bytes_data_set_raw_197a0d40d43d5345(struct mqs_bytes *_swig_go_0, void *_swig_go_1) {
+void _wrap_mqs_bytes_data_set_raw_15b83f3289386ada(struct mqs_bytes *_swig_go_0, void *_swig_go_1) {
   struct mqs_bytes *arg1 = 0 ;
   void *arg2 = 0 ;
   
@@ -567,7 +637,7 @@ void _wrap_mqs_bytes_data_set_raw_197a0d40d43d5345(struct mqs_bytes *_swig_go_0,
 }
 
 
-void *_wrap_mqs_bytes_data_get_raw_197a0d40d43d5345(struct mqs_bytes *_swig_go_0) {
+void *_wrap_mqs_bytes_data_get_raw_15b83f3289386ada(struct mqs_bytes *_swig_go_0) {
   struct mqs_bytes *arg1 = 0 ;
   void *result = 0 ;
   void *_swig_go_result;
@@ -580,7 +650,7 @@ void *_wrap_mqs_bytes_data_get_raw_197a0d40d43d5345(struct mqs_bytes *_swig_go_0
 }
 
 
-void _wrap_mqs_bytes_len_set_raw_197a0d40d43d5345(struct mqs_bytes *_swig_go_0, long long _swig_go_1) {
+void _wrap_mqs_bytes_len_set_raw_15b83f3289386ada(struct mqs_bytes *_swig_go_0, long long _swig_go_1) {
   struct mqs_bytes *arg1 = 0 ;
   size_t arg2 ;
   
@@ -592,7 +662,7 @@ void _wrap_mqs_bytes_len_set_raw_197a0d40d43d5345(struct mqs_bytes *_swig_go_0, 
 }
 
 
-long long _wrap_mqs_bytes_len_get_raw_197a0d40d43d5345(struct mqs_bytes *_swig_go_0) {
+long long _wrap_mqs_bytes_len_get_raw_15b83f3289386ada(struct mqs_bytes *_swig_go_0) {
   struct mqs_bytes *arg1 = 0 ;
   size_t result;
   long long _swig_go_result;
@@ -605,7 +675,7 @@ long long _wrap_mqs_bytes_len_get_raw_197a0d40d43d5345(struct mqs_bytes *_swig_g
 }
 
 
-struct mqs_bytes *_wrap_new_mqs_bytes_raw_197a0d40d43d5345() {
+struct mqs_bytes *_wrap_new_mqs_bytes_raw_15b83f3289386ada() {
   struct mqs_bytes *result = 0 ;
   struct mqs_bytes *_swig_go_result;
   
@@ -616,7 +686,7 @@ struct mqs_bytes *_wrap_new_mqs_bytes_raw_197a0d40d43d5345() {
 }
 
 
-void _wrap_delete_mqs_bytes_raw_197a0d40d43d5345(struct mqs_bytes *_swig_go_0) {
+void _wrap_delete_mqs_bytes_raw_15b83f3289386ada(struct mqs_bytes *_swig_go_0) {
   struct mqs_bytes *arg1 = 0 ;
   
   arg1 = *(struct mqs_bytes **)&_swig_go_0; 
@@ -626,7 +696,7 @@ void _wrap_delete_mqs_bytes_raw_197a0d40d43d5345(struct mqs_bytes *_swig_go_0) {
 }
 
 
-intgo _wrap_MQ_OK_raw_197a0d40d43d5345() {
+intgo _wrap_MQ_OK_raw_15b83f3289386ada() {
   int result;
   intgo _swig_go_result;
   
@@ -637,7 +707,7 @@ intgo _wrap_MQ_OK_raw_197a0d40d43d5345() {
 }
 
 
-intgo _wrap_MQ_EMPTY_raw_197a0d40d43d5345() {
+intgo _wrap_MQ_EMPTY_raw_15b83f3289386ada() {
   int result;
   intgo _swig_go_result;
   
@@ -648,7 +718,7 @@ intgo _wrap_MQ_EMPTY_raw_197a0d40d43d5345() {
 }
 
 
-intgo _wrap_MQ_LEASE_LOST_raw_197a0d40d43d5345() {
+intgo _wrap_MQ_LEASE_LOST_raw_15b83f3289386ada() {
   int result;
   intgo _swig_go_result;
   
@@ -659,7 +729,7 @@ intgo _wrap_MQ_LEASE_LOST_raw_197a0d40d43d5345() {
 }
 
 
-intgo _wrap_MQ_INTERRUPTED_raw_197a0d40d43d5345() {
+intgo _wrap_MQ_INTERRUPTED_raw_15b83f3289386ada() {
   int result;
   intgo _swig_go_result;
   
@@ -670,7 +740,7 @@ intgo _wrap_MQ_INTERRUPTED_raw_197a0d40d43d5345() {
 }
 
 
-intgo _wrap_MQ_CANCELLED_raw_197a0d40d43d5345() {
+intgo _wrap_MQ_CANCELLED_raw_15b83f3289386ada() {
   int result;
   intgo _swig_go_result;
   
@@ -681,7 +751,7 @@ intgo _wrap_MQ_CANCELLED_raw_197a0d40d43d5345() {
 }
 
 
-intgo _wrap_MQ_DUPLICATE_raw_197a0d40d43d5345() {
+intgo _wrap_MQ_DUPLICATE_raw_15b83f3289386ada() {
   int result;
   intgo _swig_go_result;
   
@@ -692,7 +762,7 @@ intgo _wrap_MQ_DUPLICATE_raw_197a0d40d43d5345() {
 }
 
 
-intgo _wrap_MQ_DEDUP_KEY_MAX_raw_197a0d40d43d5345() {
+intgo _wrap_MQ_DEDUP_KEY_MAX_raw_15b83f3289386ada() {
   int result;
   intgo _swig_go_result;
   
@@ -703,7 +773,7 @@ intgo _wrap_MQ_DEDUP_KEY_MAX_raw_197a0d40d43d5345() {
 }
 
 
-intgo _wrap_MQ_DEDUP_SCOPE_QUEUE_raw_197a0d40d43d5345() {
+intgo _wrap_MQ_DEDUP_SCOPE_QUEUE_raw_15b83f3289386ada() {
   int result;
   intgo _swig_go_result;
   
@@ -714,7 +784,7 @@ intgo _wrap_MQ_DEDUP_SCOPE_QUEUE_raw_197a0d40d43d5345() {
 }
 
 
-intgo _wrap_MQ_DEDUP_SCOPE_GROUP_raw_197a0d40d43d5345() {
+intgo _wrap_MQ_DEDUP_SCOPE_GROUP_raw_15b83f3289386ada() {
   int result;
   intgo _swig_go_result;
   
@@ -725,7 +795,40 @@ intgo _wrap_MQ_DEDUP_SCOPE_GROUP_raw_197a0d40d43d5345() {
 }
 
 
-intgo _wrap_MQ_ERR_ARG_raw_197a0d40d43d5345() {
+intgo _wrap_MQ_ATTR_MAX_raw_15b83f3289386ada() {
+  int result;
+  intgo _swig_go_result;
+  
+  
+  result = (int)(MQ_ATTR_MAX);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+intgo _wrap_MQ_ATTR_KEY_MAX_raw_15b83f3289386ada() {
+  int result;
+  intgo _swig_go_result;
+  
+  
+  result = (int)(MQ_ATTR_KEY_MAX);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+intgo _wrap_MQ_ATTR_VALUE_MAX_raw_15b83f3289386ada() {
+  int result;
+  intgo _swig_go_result;
+  
+  
+  result = (int)(MQ_ATTR_VALUE_MAX);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+intgo _wrap_MQ_ERR_ARG_raw_15b83f3289386ada() {
   int result;
   intgo _swig_go_result;
   
@@ -736,7 +839,7 @@ intgo _wrap_MQ_ERR_ARG_raw_197a0d40d43d5345() {
 }
 
 
-intgo _wrap_MQ_ERR_CONNECT_raw_197a0d40d43d5345() {
+intgo _wrap_MQ_ERR_CONNECT_raw_15b83f3289386ada() {
   int result;
   intgo _swig_go_result;
   
@@ -747,7 +850,7 @@ intgo _wrap_MQ_ERR_CONNECT_raw_197a0d40d43d5345() {
 }
 
 
-intgo _wrap_MQ_ERR_SERVER_raw_197a0d40d43d5345() {
+intgo _wrap_MQ_ERR_SERVER_raw_15b83f3289386ada() {
   int result;
   intgo _swig_go_result;
   
@@ -758,7 +861,7 @@ intgo _wrap_MQ_ERR_SERVER_raw_197a0d40d43d5345() {
 }
 
 
-intgo _wrap_MQ_ERR_NOMEM_raw_197a0d40d43d5345() {
+intgo _wrap_MQ_ERR_NOMEM_raw_15b83f3289386ada() {
   int result;
   intgo _swig_go_result;
   
@@ -769,7 +872,7 @@ intgo _wrap_MQ_ERR_NOMEM_raw_197a0d40d43d5345() {
 }
 
 
-intgo _wrap_MQ_ERR_INTERNAL_raw_197a0d40d43d5345() {
+intgo _wrap_MQ_ERR_INTERNAL_raw_15b83f3289386ada() {
   int result;
   intgo _swig_go_result;
   
@@ -780,7 +883,7 @@ intgo _wrap_MQ_ERR_INTERNAL_raw_197a0d40d43d5345() {
 }
 
 
-intgo _wrap_MQ_PRIORITY_MIN_raw_197a0d40d43d5345() {
+intgo _wrap_MQ_PRIORITY_MIN_raw_15b83f3289386ada() {
   int result;
   intgo _swig_go_result;
   
@@ -791,7 +894,7 @@ intgo _wrap_MQ_PRIORITY_MIN_raw_197a0d40d43d5345() {
 }
 
 
-intgo _wrap_MQ_PRIORITY_MAX_raw_197a0d40d43d5345() {
+intgo _wrap_MQ_PRIORITY_MAX_raw_15b83f3289386ada() {
   int result;
   intgo _swig_go_result;
   
@@ -802,7 +905,7 @@ intgo _wrap_MQ_PRIORITY_MAX_raw_197a0d40d43d5345() {
 }
 
 
-intgo _wrap_MQ_BATCH_MAX_raw_197a0d40d43d5345() {
+intgo _wrap_MQ_BATCH_MAX_raw_15b83f3289386ada() {
   int result;
   intgo _swig_go_result;
   
@@ -813,7 +916,7 @@ intgo _wrap_MQ_BATCH_MAX_raw_197a0d40d43d5345() {
 }
 
 
-intgo _wrap_MQ_GROUP_READY_raw_197a0d40d43d5345() {
+intgo _wrap_MQ_GROUP_READY_raw_15b83f3289386ada() {
   unsigned int result;
   intgo _swig_go_result;
   
@@ -824,7 +927,7 @@ intgo _wrap_MQ_GROUP_READY_raw_197a0d40d43d5345() {
 }
 
 
-intgo _wrap_MQ_GROUP_LEASED_raw_197a0d40d43d5345() {
+intgo _wrap_MQ_GROUP_LEASED_raw_15b83f3289386ada() {
   unsigned int result;
   intgo _swig_go_result;
   
@@ -835,7 +938,7 @@ intgo _wrap_MQ_GROUP_LEASED_raw_197a0d40d43d5345() {
 }
 
 
-intgo _wrap_MQ_GROUP_PARKED_raw_197a0d40d43d5345() {
+intgo _wrap_MQ_GROUP_PARKED_raw_15b83f3289386ada() {
   unsigned int result;
   intgo _swig_go_result;
   
@@ -846,7 +949,7 @@ intgo _wrap_MQ_GROUP_PARKED_raw_197a0d40d43d5345() {
 }
 
 
-intgo _wrap_MQ_GROUP_PAUSED_raw_197a0d40d43d5345() {
+intgo _wrap_MQ_GROUP_PAUSED_raw_15b83f3289386ada() {
   unsigned int result;
   intgo _swig_go_result;
   
@@ -857,7 +960,7 @@ intgo _wrap_MQ_GROUP_PAUSED_raw_197a0d40d43d5345() {
 }
 
 
-intgo _wrap_MQ_GROUPS_SORT_ID_raw_197a0d40d43d5345() {
+intgo _wrap_MQ_GROUPS_SORT_ID_raw_15b83f3289386ada() {
   int result;
   intgo _swig_go_result;
   
@@ -868,7 +971,7 @@ intgo _wrap_MQ_GROUPS_SORT_ID_raw_197a0d40d43d5345() {
 }
 
 
-intgo _wrap_MQ_GROUPS_SORT_DUE_raw_197a0d40d43d5345() {
+intgo _wrap_MQ_GROUPS_SORT_DUE_raw_15b83f3289386ada() {
   int result;
   intgo _swig_go_result;
   
@@ -879,7 +982,7 @@ intgo _wrap_MQ_GROUPS_SORT_DUE_raw_197a0d40d43d5345() {
 }
 
 
-struct mq_error *_wrap_mqs_error_new_raw_197a0d40d43d5345() {
+struct mq_error *_wrap_mqs_error_new_raw_15b83f3289386ada() {
   mq_error *result = 0 ;
   struct mq_error *_swig_go_result;
   
@@ -890,7 +993,7 @@ struct mq_error *_wrap_mqs_error_new_raw_197a0d40d43d5345() {
 }
 
 
-void _wrap_mqs_error_free_raw_197a0d40d43d5345(struct mq_error *_swig_go_0) {
+void _wrap_mqs_error_free_raw_15b83f3289386ada(struct mq_error *_swig_go_0) {
   mq_error *arg1 = 0 ;
   
   arg1 = *(mq_error **)&_swig_go_0; 
@@ -900,7 +1003,7 @@ void _wrap_mqs_error_free_raw_197a0d40d43d5345(struct mq_error *_swig_go_0) {
 }
 
 
-intgo _wrap_mqs_error_status_raw_197a0d40d43d5345(struct mq_error *_swig_go_0) {
+intgo _wrap_mqs_error_status_raw_15b83f3289386ada(struct mq_error *_swig_go_0) {
   mq_error *arg1 = 0 ;
   int result;
   intgo _swig_go_result;
@@ -913,7 +1016,7 @@ intgo _wrap_mqs_error_status_raw_197a0d40d43d5345(struct mq_error *_swig_go_0) {
 }
 
 
-intgo _wrap_mqs_error_server_code_raw_197a0d40d43d5345(struct mq_error *_swig_go_0) {
+intgo _wrap_mqs_error_server_code_raw_15b83f3289386ada(struct mq_error *_swig_go_0) {
   mq_error *arg1 = 0 ;
   int result;
   intgo _swig_go_result;
@@ -926,7 +1029,7 @@ intgo _wrap_mqs_error_server_code_raw_197a0d40d43d5345(struct mq_error *_swig_go
 }
 
 
-_gostring_ _wrap_mqs_error_message_raw_197a0d40d43d5345(struct mq_error *_swig_go_0) {
+_gostring_ _wrap_mqs_error_message_raw_15b83f3289386ada(struct mq_error *_swig_go_0) {
   mq_error *arg1 = 0 ;
   char *result = 0 ;
   _gostring_ _swig_go_result;
@@ -942,7 +1045,7 @@ _gostring_ _wrap_mqs_error_message_raw_197a0d40d43d5345(struct mq_error *_swig_g
 }
 
 
-_gostring_ _wrap_mq_version_raw_197a0d40d43d5345() {
+_gostring_ _wrap_mq_version_raw_15b83f3289386ada() {
   char *result = 0 ;
   _gostring_ _swig_go_result;
   
@@ -956,7 +1059,7 @@ _gostring_ _wrap_mq_version_raw_197a0d40d43d5345() {
 }
 
 
-_gostring_ _wrap_mq_status_name_raw_197a0d40d43d5345(intgo _swig_go_0) {
+_gostring_ _wrap_mq_status_name_raw_15b83f3289386ada(intgo _swig_go_0) {
   mq_status arg1 ;
   char *result = 0 ;
   _gostring_ _swig_go_result;
@@ -972,7 +1075,7 @@ _gostring_ _wrap_mq_status_name_raw_197a0d40d43d5345(intgo _swig_go_0) {
 }
 
 
-intgo _wrap_mq_client_new_raw_197a0d40d43d5345(_gostring_ _swig_go_0, mq_client **_swig_go_1, struct mq_error *_swig_go_2) {
+intgo _wrap_mq_client_new_raw_15b83f3289386ada(_gostring_ _swig_go_0, mq_client **_swig_go_1, struct mq_error *_swig_go_2) {
   char *arg1 = 0 ;
   mq_client **arg2 = 0 ;
   mq_error *arg3 = 0 ;
@@ -996,7 +1099,7 @@ intgo _wrap_mq_client_new_raw_197a0d40d43d5345(_gostring_ _swig_go_0, mq_client 
 }
 
 
-void _wrap_mq_client_destroy_raw_197a0d40d43d5345(struct mq_client *_swig_go_0) {
+void _wrap_mq_client_destroy_raw_15b83f3289386ada(struct mq_client *_swig_go_0) {
   mq_client *arg1 = 0 ;
   
   arg1 = *(mq_client **)&_swig_go_0; 
@@ -1006,7 +1109,7 @@ void _wrap_mq_client_destroy_raw_197a0d40d43d5345(struct mq_client *_swig_go_0) 
 }
 
 
-long long _wrap_mq_client_command_count_raw_197a0d40d43d5345(struct mq_client *_swig_go_0) {
+long long _wrap_mq_client_command_count_raw_15b83f3289386ada(struct mq_client *_swig_go_0) {
   mq_client *arg1 = 0 ;
   uint64_t result;
   long long _swig_go_result;
@@ -1019,7 +1122,7 @@ long long _wrap_mq_client_command_count_raw_197a0d40d43d5345(struct mq_client *_
 }
 
 
-long long _wrap_mq_client_write_concern_errors_raw_197a0d40d43d5345(struct mq_client *_swig_go_0) {
+long long _wrap_mq_client_write_concern_errors_raw_15b83f3289386ada(struct mq_client *_swig_go_0) {
   mq_client *arg1 = 0 ;
   uint64_t result;
   long long _swig_go_result;
@@ -1032,7 +1135,7 @@ long long _wrap_mq_client_write_concern_errors_raw_197a0d40d43d5345(struct mq_cl
 }
 
 
-intgo _wrap_mq_queue_new_raw_197a0d40d43d5345(struct mq_client *_swig_go_0, _gostring_ _swig_go_1, _gostring_ _swig_go_2, mq_queue **_swig_go_3, struct mq_error *_swig_go_4) {
+intgo _wrap_mq_queue_new_raw_15b83f3289386ada(struct mq_client *_swig_go_0, _gostring_ _swig_go_1, _gostring_ _swig_go_2, mq_queue **_swig_go_3, struct mq_error *_swig_go_4) {
   mq_client *arg1 = 0 ;
   char *arg2 = 0 ;
   char *arg3 = 0 ;
@@ -1067,7 +1170,7 @@ intgo _wrap_mq_queue_new_raw_197a0d40d43d5345(struct mq_client *_swig_go_0, _gos
 }
 
 
-intgo _wrap_mq_ack_raw_197a0d40d43d5345(struct mq_queue *_swig_go_0, struct mq_lease *_swig_go_1, struct mq_error *_swig_go_2) {
+intgo _wrap_mq_ack_raw_15b83f3289386ada(struct mq_queue *_swig_go_0, struct mq_lease *_swig_go_1, struct mq_error *_swig_go_2) {
   mq_queue *arg1 = 0 ;
   mq_lease *arg2 = 0 ;
   mq_error *arg3 = 0 ;
@@ -1084,7 +1187,7 @@ intgo _wrap_mq_ack_raw_197a0d40d43d5345(struct mq_queue *_swig_go_0, struct mq_l
 }
 
 
-intgo _wrap_mq_nack_raw_197a0d40d43d5345(struct mq_queue *_swig_go_0, struct mq_lease *_swig_go_1, double _swig_go_2, struct mq_error *_swig_go_3) {
+intgo _wrap_mq_nack_raw_15b83f3289386ada(struct mq_queue *_swig_go_0, struct mq_lease *_swig_go_1, double _swig_go_2, struct mq_error *_swig_go_3) {
   mq_queue *arg1 = 0 ;
   mq_lease *arg2 = 0 ;
   double arg3 ;
@@ -1103,7 +1206,7 @@ intgo _wrap_mq_nack_raw_197a0d40d43d5345(struct mq_queue *_swig_go_0, struct mq_
 }
 
 
-intgo _wrap_mq_unclaim_raw_197a0d40d43d5345(struct mq_queue *_swig_go_0, struct mq_lease *_swig_go_1, struct mq_error *_swig_go_2) {
+intgo _wrap_mq_unclaim_raw_15b83f3289386ada(struct mq_queue *_swig_go_0, struct mq_lease *_swig_go_1, struct mq_error *_swig_go_2) {
   mq_queue *arg1 = 0 ;
   mq_lease *arg2 = 0 ;
   mq_error *arg3 = 0 ;
@@ -1120,7 +1223,7 @@ intgo _wrap_mq_unclaim_raw_197a0d40d43d5345(struct mq_queue *_swig_go_0, struct 
 }
 
 
-intgo _wrap_mq_extend_raw_197a0d40d43d5345(struct mq_queue *_swig_go_0, struct mq_lease *_swig_go_1, double _swig_go_2, struct mq_error *_swig_go_3) {
+intgo _wrap_mq_extend_raw_15b83f3289386ada(struct mq_queue *_swig_go_0, struct mq_lease *_swig_go_1, double _swig_go_2, struct mq_error *_swig_go_3) {
   mq_queue *arg1 = 0 ;
   mq_lease *arg2 = 0 ;
   double arg3 ;
@@ -1139,7 +1242,7 @@ intgo _wrap_mq_extend_raw_197a0d40d43d5345(struct mq_queue *_swig_go_0, struct m
 }
 
 
-long long _wrap_mq_lease_seq_raw_197a0d40d43d5345(struct mq_lease *_swig_go_0) {
+long long _wrap_mq_lease_seq_raw_15b83f3289386ada(struct mq_lease *_swig_go_0) {
   mq_lease *arg1 = 0 ;
   int64_t result;
   long long _swig_go_result;
@@ -1152,7 +1255,7 @@ long long _wrap_mq_lease_seq_raw_197a0d40d43d5345(struct mq_lease *_swig_go_0) {
 }
 
 
-_gostring_ _wrap_mq_lease_group_raw_197a0d40d43d5345(struct mq_lease *_swig_go_0) {
+_gostring_ _wrap_mq_lease_group_raw_15b83f3289386ada(struct mq_lease *_swig_go_0) {
   mq_lease *arg1 = 0 ;
   char *result = 0 ;
   _gostring_ _swig_go_result;
@@ -1168,7 +1271,7 @@ _gostring_ _wrap_mq_lease_group_raw_197a0d40d43d5345(struct mq_lease *_swig_go_0
 }
 
 
-_gostring_ _wrap_mq_lease_token_raw_197a0d40d43d5345(struct mq_lease *_swig_go_0) {
+_gostring_ _wrap_mq_lease_token_raw_15b83f3289386ada(struct mq_lease *_swig_go_0) {
   mq_lease *arg1 = 0 ;
   char *result = 0 ;
   _gostring_ _swig_go_result;
@@ -1184,7 +1287,7 @@ _gostring_ _wrap_mq_lease_token_raw_197a0d40d43d5345(struct mq_lease *_swig_go_0
 }
 
 
-intgo _wrap_mq_lease_attempts_raw_197a0d40d43d5345(struct mq_lease *_swig_go_0) {
+intgo _wrap_mq_lease_attempts_raw_15b83f3289386ada(struct mq_lease *_swig_go_0) {
   mq_lease *arg1 = 0 ;
   int result;
   intgo _swig_go_result;
@@ -1197,7 +1300,7 @@ intgo _wrap_mq_lease_attempts_raw_197a0d40d43d5345(struct mq_lease *_swig_go_0) 
 }
 
 
-void _wrap_mq_lease_destroy_raw_197a0d40d43d5345(struct mq_lease *_swig_go_0) {
+void _wrap_mq_lease_destroy_raw_15b83f3289386ada(struct mq_lease *_swig_go_0) {
   mq_lease *arg1 = 0 ;
   
   arg1 = *(mq_lease **)&_swig_go_0; 
@@ -1207,7 +1310,7 @@ void _wrap_mq_lease_destroy_raw_197a0d40d43d5345(struct mq_lease *_swig_go_0) {
 }
 
 
-intgo _wrap_mq_batch_new_raw_197a0d40d43d5345(mq_batch **_swig_go_0, struct mq_error *_swig_go_1) {
+intgo _wrap_mq_batch_new_raw_15b83f3289386ada(mq_batch **_swig_go_0, struct mq_error *_swig_go_1) {
   mq_batch **arg1 = 0 ;
   mq_error *arg2 = 0 ;
   mq_status result;
@@ -1222,7 +1325,7 @@ intgo _wrap_mq_batch_new_raw_197a0d40d43d5345(mq_batch **_swig_go_0, struct mq_e
 }
 
 
-long long _wrap_mq_batch_count_raw_197a0d40d43d5345(struct mq_batch *_swig_go_0) {
+long long _wrap_mq_batch_count_raw_15b83f3289386ada(struct mq_batch *_swig_go_0) {
   mq_batch *arg1 = 0 ;
   size_t result;
   long long _swig_go_result;
@@ -1235,7 +1338,7 @@ long long _wrap_mq_batch_count_raw_197a0d40d43d5345(struct mq_batch *_swig_go_0)
 }
 
 
-void _wrap_mq_batch_destroy_raw_197a0d40d43d5345(struct mq_batch *_swig_go_0) {
+void _wrap_mq_batch_destroy_raw_15b83f3289386ada(struct mq_batch *_swig_go_0) {
   mq_batch *arg1 = 0 ;
   
   arg1 = *(mq_batch **)&_swig_go_0; 
@@ -1245,7 +1348,7 @@ void _wrap_mq_batch_destroy_raw_197a0d40d43d5345(struct mq_batch *_swig_go_0) {
 }
 
 
-long long _wrap_mq_lease_count_raw_197a0d40d43d5345(struct mq_lease *_swig_go_0) {
+long long _wrap_mq_lease_count_raw_15b83f3289386ada(struct mq_lease *_swig_go_0) {
   mq_lease *arg1 = 0 ;
   size_t result;
   long long _swig_go_result;
@@ -1258,7 +1361,7 @@ long long _wrap_mq_lease_count_raw_197a0d40d43d5345(struct mq_lease *_swig_go_0)
 }
 
 
-long long _wrap_mq_lease_seq_at_raw_197a0d40d43d5345(struct mq_lease *_swig_go_0, long long _swig_go_1) {
+long long _wrap_mq_lease_seq_at_raw_15b83f3289386ada(struct mq_lease *_swig_go_0, long long _swig_go_1) {
   mq_lease *arg1 = 0 ;
   size_t arg2 ;
   int64_t result;
@@ -1273,7 +1376,7 @@ long long _wrap_mq_lease_seq_at_raw_197a0d40d43d5345(struct mq_lease *_swig_go_0
 }
 
 
-void _wrap_mq_queue_interrupt_raw_197a0d40d43d5345(struct mq_queue *_swig_go_0) {
+void _wrap_mq_queue_interrupt_raw_15b83f3289386ada(struct mq_queue *_swig_go_0) {
   mq_queue *arg1 = 0 ;
   
   arg1 = *(mq_queue **)&_swig_go_0; 
@@ -1283,7 +1386,7 @@ void _wrap_mq_queue_interrupt_raw_197a0d40d43d5345(struct mq_queue *_swig_go_0) 
 }
 
 
-intgo _wrap_mq_cancel_new_raw_197a0d40d43d5345(mq_cancel **_swig_go_0, struct mq_error *_swig_go_1) {
+intgo _wrap_mq_cancel_new_raw_15b83f3289386ada(mq_cancel **_swig_go_0, struct mq_error *_swig_go_1) {
   mq_cancel **arg1 = 0 ;
   mq_error *arg2 = 0 ;
   mq_status result;
@@ -1298,7 +1401,7 @@ intgo _wrap_mq_cancel_new_raw_197a0d40d43d5345(mq_cancel **_swig_go_0, struct mq
 }
 
 
-void _wrap_mq_cancel_trigger_raw_197a0d40d43d5345(struct mq_cancel *_swig_go_0) {
+void _wrap_mq_cancel_trigger_raw_15b83f3289386ada(struct mq_cancel *_swig_go_0) {
   mq_cancel *arg1 = 0 ;
   
   arg1 = *(mq_cancel **)&_swig_go_0; 
@@ -1308,7 +1411,7 @@ void _wrap_mq_cancel_trigger_raw_197a0d40d43d5345(struct mq_cancel *_swig_go_0) 
 }
 
 
-intgo _wrap_mq_cancel_triggered_raw_197a0d40d43d5345(struct mq_cancel *_swig_go_0) {
+intgo _wrap_mq_cancel_triggered_raw_15b83f3289386ada(struct mq_cancel *_swig_go_0) {
   mq_cancel *arg1 = 0 ;
   int result;
   intgo _swig_go_result;
@@ -1321,7 +1424,7 @@ intgo _wrap_mq_cancel_triggered_raw_197a0d40d43d5345(struct mq_cancel *_swig_go_
 }
 
 
-void _wrap_mq_cancel_reset_raw_197a0d40d43d5345(struct mq_cancel *_swig_go_0) {
+void _wrap_mq_cancel_reset_raw_15b83f3289386ada(struct mq_cancel *_swig_go_0) {
   mq_cancel *arg1 = 0 ;
   
   arg1 = *(mq_cancel **)&_swig_go_0; 
@@ -1331,7 +1434,7 @@ void _wrap_mq_cancel_reset_raw_197a0d40d43d5345(struct mq_cancel *_swig_go_0) {
 }
 
 
-void _wrap_mq_cancel_destroy_raw_197a0d40d43d5345(struct mq_cancel *_swig_go_0) {
+void _wrap_mq_cancel_destroy_raw_15b83f3289386ada(struct mq_cancel *_swig_go_0) {
   mq_cancel *arg1 = 0 ;
   
   arg1 = *(mq_cancel **)&_swig_go_0; 
@@ -1341,7 +1444,7 @@ void _wrap_mq_cancel_destroy_raw_197a0d40d43d5345(struct mq_cancel *_swig_go_0) 
 }
 
 
-double _wrap_mq_lease_deadline_raw_197a0d40d43d5345(struct mq_lease *_swig_go_0) {
+double _wrap_mq_lease_deadline_raw_15b83f3289386ada(struct mq_lease *_swig_go_0) {
   mq_lease *arg1 = 0 ;
   double result;
   double _swig_go_result;
@@ -1354,7 +1457,7 @@ double _wrap_mq_lease_deadline_raw_197a0d40d43d5345(struct mq_lease *_swig_go_0)
 }
 
 
-intgo _wrap_mq_queue_set_dedup_window_raw_197a0d40d43d5345(struct mq_queue *_swig_go_0, double _swig_go_1, struct mq_error *_swig_go_2) {
+intgo _wrap_mq_queue_set_dedup_window_raw_15b83f3289386ada(struct mq_queue *_swig_go_0, double _swig_go_1, struct mq_error *_swig_go_2) {
   mq_queue *arg1 = 0 ;
   double arg2 ;
   mq_error *arg3 = 0 ;
@@ -1371,7 +1474,7 @@ intgo _wrap_mq_queue_set_dedup_window_raw_197a0d40d43d5345(struct mq_queue *_swi
 }
 
 
-intgo _wrap_mq_queue_set_dedup_scope_raw_197a0d40d43d5345(struct mq_queue *_swig_go_0, intgo _swig_go_1, struct mq_error *_swig_go_2) {
+intgo _wrap_mq_queue_set_dedup_scope_raw_15b83f3289386ada(struct mq_queue *_swig_go_0, intgo _swig_go_1, struct mq_error *_swig_go_2) {
   mq_queue *arg1 = 0 ;
   mq_dedup_scope arg2 ;
   mq_error *arg3 = 0 ;
@@ -1388,7 +1491,49 @@ intgo _wrap_mq_queue_set_dedup_scope_raw_197a0d40d43d5345(struct mq_queue *_swig
 }
 
 
-intgo _wrap_mq_queue_set_repair_interval_raw_197a0d40d43d5345(struct mq_queue *_swig_go_0, double _swig_go_1, struct mq_error *_swig_go_2) {
+long long _wrap_mq_lease_attr_count_raw_15b83f3289386ada(struct mq_lease *_swig_go_0, long long _swig_go_1) {
+  mq_lease *arg1 = 0 ;
+  size_t arg2 ;
+  size_t result;
+  long long _swig_go_result;
+  
+  arg1 = *(mq_lease **)&_swig_go_0; 
+  arg2 = (size_t)_swig_go_1; 
+  
+  result = mq_lease_attr_count((struct mq_lease const *)arg1,arg2);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+_gostring_ _wrap_mq_lease_attr_raw_15b83f3289386ada(struct mq_lease *_swig_go_0, long long _swig_go_1, _gostring_ _swig_go_2) {
+  mq_lease *arg1 = 0 ;
+  size_t arg2 ;
+  char *arg3 = 0 ;
+  char *temp3 ;
+  char *result = 0 ;
+  _gostring_ _swig_go_result;
+  
+  arg1 = *(mq_lease **)&_swig_go_0; 
+  arg2 = (size_t)_swig_go_1; 
+  
+  temp3 = (char *)malloc(_swig_go_2.n + 1);
+  memcpy(temp3, _swig_go_2.p, _swig_go_2.n);
+  temp3[_swig_go_2.n] = '\0';
+  arg3 = (char *)temp3;
+  
+  
+  result = (char *)mq_lease_attr((struct mq_lease const *)arg1,arg2,(char const *)arg3);
+  
+  _swig_go_result.p = (char *)result;
+  _swig_go_result.n = result ? (intgo)strlen((const char *)result) : 0;
+  
+  free((char *)arg3); 
+  return _swig_go_result;
+}
+
+
+intgo _wrap_mq_queue_set_repair_interval_raw_15b83f3289386ada(struct mq_queue *_swig_go_0, double _swig_go_1, struct mq_error *_swig_go_2) {
   mq_queue *arg1 = 0 ;
   double arg2 ;
   mq_error *arg3 = 0 ;
@@ -1405,7 +1550,7 @@ intgo _wrap_mq_queue_set_repair_interval_raw_197a0d40d43d5345(struct mq_queue *_
 }
 
 
-void _wrap_mq_queue_repair_counts_raw_197a0d40d43d5345(struct mq_queue *_swig_go_0, long long *_swig_go_1, long long *_swig_go_2) {
+void _wrap_mq_queue_repair_counts_raw_15b83f3289386ada(struct mq_queue *_swig_go_0, long long *_swig_go_1, long long *_swig_go_2) {
   mq_queue *arg1 = 0 ;
   uint64_t *arg2 = 0 ;
   uint64_t *arg3 = 0 ;
@@ -1419,7 +1564,7 @@ void _wrap_mq_queue_repair_counts_raw_197a0d40d43d5345(struct mq_queue *_swig_go
 }
 
 
-intgo _wrap_mq_queue_set_max_attempts_raw_197a0d40d43d5345(struct mq_queue *_swig_go_0, intgo _swig_go_1, struct mq_error *_swig_go_2) {
+intgo _wrap_mq_queue_set_max_attempts_raw_15b83f3289386ada(struct mq_queue *_swig_go_0, intgo _swig_go_1, struct mq_error *_swig_go_2) {
   mq_queue *arg1 = 0 ;
   int arg2 ;
   mq_error *arg3 = 0 ;
@@ -1436,7 +1581,7 @@ intgo _wrap_mq_queue_set_max_attempts_raw_197a0d40d43d5345(struct mq_queue *_swi
 }
 
 
-intgo _wrap_mq_dead_count_raw_197a0d40d43d5345(struct mq_queue *_swig_go_0, long long *_swig_go_1, struct mq_error *_swig_go_2) {
+intgo _wrap_mq_dead_count_raw_15b83f3289386ada(struct mq_queue *_swig_go_0, long long *_swig_go_1, struct mq_error *_swig_go_2) {
   mq_queue *arg1 = 0 ;
   int64_t *arg2 = 0 ;
   mq_error *arg3 = 0 ;
@@ -1453,7 +1598,7 @@ intgo _wrap_mq_dead_count_raw_197a0d40d43d5345(struct mq_queue *_swig_go_0, long
 }
 
 
-intgo _wrap_mq_dead_requeue_raw_197a0d40d43d5345(struct mq_queue *_swig_go_0, long long _swig_go_1, long long *_swig_go_2, struct mq_error *_swig_go_3) {
+intgo _wrap_mq_dead_requeue_raw_15b83f3289386ada(struct mq_queue *_swig_go_0, long long _swig_go_1, long long *_swig_go_2, struct mq_error *_swig_go_3) {
   mq_queue *arg1 = 0 ;
   int64_t arg2 ;
   int64_t *arg3 = 0 ;
@@ -1472,7 +1617,7 @@ intgo _wrap_mq_dead_requeue_raw_197a0d40d43d5345(struct mq_queue *_swig_go_0, lo
 }
 
 
-intgo _wrap_mq_dead_purge_raw_197a0d40d43d5345(struct mq_queue *_swig_go_0, long long *_swig_go_1, struct mq_error *_swig_go_2) {
+intgo _wrap_mq_dead_purge_raw_15b83f3289386ada(struct mq_queue *_swig_go_0, long long *_swig_go_1, struct mq_error *_swig_go_2) {
   mq_queue *arg1 = 0 ;
   int64_t *arg2 = 0 ;
   mq_error *arg3 = 0 ;
@@ -1489,7 +1634,7 @@ intgo _wrap_mq_dead_purge_raw_197a0d40d43d5345(struct mq_queue *_swig_go_0, long
 }
 
 
-intgo _wrap_mq_stats_json_raw_197a0d40d43d5345(struct mq_queue *_swig_go_0, _gostring_* _swig_go_1, struct mq_error *_swig_go_2) {
+intgo _wrap_mq_stats_json_raw_15b83f3289386ada(struct mq_queue *_swig_go_0, _gostring_* _swig_go_1, struct mq_error *_swig_go_2) {
   mq_queue *arg1 = 0 ;
   char **arg2 = 0 ;
   mq_error *arg3 = 0 ;
@@ -1514,7 +1659,7 @@ intgo _wrap_mq_stats_json_raw_197a0d40d43d5345(struct mq_queue *_swig_go_0, _gos
 }
 
 
-intgo _wrap_mq_repair_raw_197a0d40d43d5345(struct mq_queue *_swig_go_0, long long *_swig_go_1, struct mq_error *_swig_go_2) {
+intgo _wrap_mq_repair_raw_15b83f3289386ada(struct mq_queue *_swig_go_0, long long *_swig_go_1, struct mq_error *_swig_go_2) {
   mq_queue *arg1 = 0 ;
   int64_t *arg2 = 0 ;
   mq_error *arg3 = 0 ;
@@ -1531,7 +1676,7 @@ intgo _wrap_mq_repair_raw_197a0d40d43d5345(struct mq_queue *_swig_go_0, long lon
 }
 
 
-intgo _wrap_mq_purge_group_raw_197a0d40d43d5345(struct mq_queue *_swig_go_0, _gostring_ _swig_go_1, struct mq_error *_swig_go_2) {
+intgo _wrap_mq_purge_group_raw_15b83f3289386ada(struct mq_queue *_swig_go_0, _gostring_ _swig_go_1, struct mq_error *_swig_go_2) {
   mq_queue *arg1 = 0 ;
   char *arg2 = 0 ;
   mq_error *arg3 = 0 ;
@@ -1555,7 +1700,7 @@ intgo _wrap_mq_purge_group_raw_197a0d40d43d5345(struct mq_queue *_swig_go_0, _go
 }
 
 
-intgo _wrap_mq_queue_drop_raw_197a0d40d43d5345(struct mq_queue *_swig_go_0, struct mq_error *_swig_go_1) {
+intgo _wrap_mq_queue_drop_raw_15b83f3289386ada(struct mq_queue *_swig_go_0, struct mq_error *_swig_go_1) {
   mq_queue *arg1 = 0 ;
   mq_error *arg2 = 0 ;
   mq_status result;
@@ -1570,7 +1715,7 @@ intgo _wrap_mq_queue_drop_raw_197a0d40d43d5345(struct mq_queue *_swig_go_0, stru
 }
 
 
-intgo _wrap_mq_peek_json_raw_197a0d40d43d5345(struct mq_queue *_swig_go_0, _gostring_ _swig_go_1, long long _swig_go_2, _gostring_* _swig_go_3, struct mq_error *_swig_go_4) {
+intgo _wrap_mq_peek_json_raw_15b83f3289386ada(struct mq_queue *_swig_go_0, _gostring_ _swig_go_1, long long _swig_go_2, _gostring_* _swig_go_3, struct mq_error *_swig_go_4) {
   mq_queue *arg1 = 0 ;
   char *arg2 = 0 ;
   size_t arg3 ;
@@ -1608,7 +1753,7 @@ intgo _wrap_mq_peek_json_raw_197a0d40d43d5345(struct mq_queue *_swig_go_0, _gost
 }
 
 
-intgo _wrap_mq_dead_list_json_raw_197a0d40d43d5345(struct mq_queue *_swig_go_0, long long _swig_go_1, _gostring_* _swig_go_2, struct mq_error *_swig_go_3) {
+intgo _wrap_mq_dead_list_json_raw_15b83f3289386ada(struct mq_queue *_swig_go_0, long long _swig_go_1, _gostring_* _swig_go_2, struct mq_error *_swig_go_3) {
   mq_queue *arg1 = 0 ;
   size_t arg2 ;
   char **arg3 = 0 ;
@@ -1635,7 +1780,7 @@ intgo _wrap_mq_dead_list_json_raw_197a0d40d43d5345(struct mq_queue *_swig_go_0, 
 }
 
 
-intgo _wrap_mq_pause_group_raw_197a0d40d43d5345(struct mq_queue *_swig_go_0, _gostring_ _swig_go_1, struct mq_error *_swig_go_2) {
+intgo _wrap_mq_pause_group_raw_15b83f3289386ada(struct mq_queue *_swig_go_0, _gostring_ _swig_go_1, struct mq_error *_swig_go_2) {
   mq_queue *arg1 = 0 ;
   char *arg2 = 0 ;
   mq_error *arg3 = 0 ;
@@ -1659,7 +1804,7 @@ intgo _wrap_mq_pause_group_raw_197a0d40d43d5345(struct mq_queue *_swig_go_0, _go
 }
 
 
-intgo _wrap_mq_resume_group_raw_197a0d40d43d5345(struct mq_queue *_swig_go_0, _gostring_ _swig_go_1, struct mq_error *_swig_go_2) {
+intgo _wrap_mq_resume_group_raw_15b83f3289386ada(struct mq_queue *_swig_go_0, _gostring_ _swig_go_1, struct mq_error *_swig_go_2) {
   mq_queue *arg1 = 0 ;
   char *arg2 = 0 ;
   mq_error *arg3 = 0 ;
@@ -1683,7 +1828,7 @@ intgo _wrap_mq_resume_group_raw_197a0d40d43d5345(struct mq_queue *_swig_go_0, _g
 }
 
 
-double _wrap_mq_queue_clock_offset_raw_197a0d40d43d5345(struct mq_queue *_swig_go_0) {
+double _wrap_mq_queue_clock_offset_raw_15b83f3289386ada(struct mq_queue *_swig_go_0) {
   mq_queue *arg1 = 0 ;
   double result;
   double _swig_go_result;
@@ -1696,7 +1841,7 @@ double _wrap_mq_queue_clock_offset_raw_197a0d40d43d5345(struct mq_queue *_swig_g
 }
 
 
-double _wrap_mq_queue_now_raw_197a0d40d43d5345(struct mq_queue *_swig_go_0) {
+double _wrap_mq_queue_now_raw_15b83f3289386ada(struct mq_queue *_swig_go_0) {
   mq_queue *arg1 = 0 ;
   double result;
   double _swig_go_result;
@@ -1709,7 +1854,7 @@ double _wrap_mq_queue_now_raw_197a0d40d43d5345(struct mq_queue *_swig_go_0) {
 }
 
 
-intgo _wrap_mqs_duplicate_as_negative_raw_197a0d40d43d5345(intgo _swig_go_0, long long *_swig_go_1, struct mq_error *_swig_go_2) {
+intgo _wrap_mqs_duplicate_as_negative_raw_15b83f3289386ada(intgo _swig_go_0, long long *_swig_go_1, struct mq_error *_swig_go_2) {
   mq_status arg1 ;
   int64_t *arg2 = 0 ;
   mq_error *arg3 = 0 ;
@@ -1726,7 +1871,32 @@ intgo _wrap_mqs_duplicate_as_negative_raw_197a0d40d43d5345(intgo _swig_go_0, lon
 }
 
 
-intgo _wrap_mqs_publish_raw_197a0d40d43d5345(struct mq_queue *_swig_go_0, _gostring_ _swig_go_1, _goslice_ _swig_go_2, intgo _swig_go_3, double _swig_go_4, intgo _swig_go_5, _gostring_ _swig_go_6, long long *_swig_go_7, struct mq_error *_swig_go_8) {
+intgo _wrap_mqs_unpack_attrs_raw_15b83f3289386ada(_goslice_ _swig_go_0, struct mq_event_attr *_swig_go_1, long long *_swig_go_2, _gostring_* _swig_go_3, struct mq_error *_swig_go_4) {
+  void *arg1 = 0 ;
+  size_t arg2 ;
+  mq_event_attr *arg3 = 0 ;
+  size_t *arg4 = 0 ;
+  char **arg5 = 0 ;
+  mq_error *arg6 = 0 ;
+  mq_status result;
+  intgo _swig_go_result;
+  
+  
+  arg1 = (void *)_swig_go_0.array;
+  arg2 = (size_t)_swig_go_0.len;
+  
+  arg3 = *(mq_event_attr **)&_swig_go_1; 
+  arg4 = *(size_t **)&_swig_go_2; 
+  arg5 = *(char ***)&_swig_go_3; 
+  arg6 = *(mq_error **)&_swig_go_4; 
+  
+  result = (mq_status)mqs_unpack_attrs((void const *)arg1,arg2,arg3,arg4,arg5,arg6);
+  _swig_go_result = (intgo)result; 
+  return _swig_go_result;
+}
+
+
+intgo _wrap_mqs_publish_raw_15b83f3289386ada(struct mq_queue *_swig_go_0, _gostring_ _swig_go_1, _goslice_ _swig_go_2, intgo _swig_go_3, double _swig_go_4, intgo _swig_go_5, _gostring_ _swig_go_6, _goslice_ _swig_go_7, long long *_swig_go_8, struct mq_error *_swig_go_9) {
   mq_queue *arg1 = 0 ;
   char *arg2 = 0 ;
   void *arg3 = 0 ;
@@ -1735,8 +1905,10 @@ intgo _wrap_mqs_publish_raw_197a0d40d43d5345(struct mq_queue *_swig_go_0, _gostr
   double arg6 ;
   int arg7 ;
   char *arg8 = 0 ;
-  int64_t *arg9 = 0 ;
-  mq_error *arg10 = 0 ;
+  void *arg9 = 0 ;
+  size_t arg10 ;
+  int64_t *arg11 = 0 ;
+  mq_error *arg12 = 0 ;
   char *temp2 ;
   char *temp8 ;
   mq_status result;
@@ -1762,10 +1934,14 @@ intgo _wrap_mqs_publish_raw_197a0d40d43d5345(struct mq_queue *_swig_go_0, _gostr
   temp8[_swig_go_6.n] = '\0';
   arg8 = (char *)temp8;
   
-  arg9 = *(int64_t **)&_swig_go_7; 
-  arg10 = *(mq_error **)&_swig_go_8; 
   
-  result = (mq_status)mqs_publish(arg1,(char const *)arg2,(void const *)arg3,arg4,arg5,arg6,arg7,(char const *)arg8,arg9,arg10);
+  arg9 = (void *)_swig_go_7.array;
+  arg10 = (size_t)_swig_go_7.len;
+  
+  arg11 = *(int64_t **)&_swig_go_8; 
+  arg12 = *(mq_error **)&_swig_go_9; 
+  
+  result = (mq_status)mqs_publish(arg1,(char const *)arg2,(void const *)arg3,arg4,arg5,arg6,arg7,(char const *)arg8,(void const *)arg9,arg10,arg11,arg12);
   _swig_go_result = (intgo)result; 
   free((char *)arg2); 
   free((char *)arg8); 
@@ -1773,7 +1949,7 @@ intgo _wrap_mqs_publish_raw_197a0d40d43d5345(struct mq_queue *_swig_go_0, _gostr
 }
 
 
-intgo _wrap_mqs_batch_add_at_raw_197a0d40d43d5345(struct mq_batch *_swig_go_0, _gostring_ _swig_go_1, _goslice_ _swig_go_2, intgo _swig_go_3, double _swig_go_4, intgo _swig_go_5, _gostring_ _swig_go_6, struct mq_error *_swig_go_7) {
+intgo _wrap_mqs_batch_add_at_raw_15b83f3289386ada(struct mq_batch *_swig_go_0, _gostring_ _swig_go_1, _goslice_ _swig_go_2, intgo _swig_go_3, double _swig_go_4, intgo _swig_go_5, _gostring_ _swig_go_6, _goslice_ _swig_go_7, struct mq_error *_swig_go_8) {
   mq_batch *arg1 = 0 ;
   char *arg2 = 0 ;
   void *arg3 = 0 ;
@@ -1782,7 +1958,9 @@ intgo _wrap_mqs_batch_add_at_raw_197a0d40d43d5345(struct mq_batch *_swig_go_0, _
   double arg6 ;
   int arg7 ;
   char *arg8 = 0 ;
-  mq_error *arg9 = 0 ;
+  void *arg9 = 0 ;
+  size_t arg10 ;
+  mq_error *arg11 = 0 ;
   char *temp2 ;
   char *temp8 ;
   mq_status result;
@@ -1808,9 +1986,13 @@ intgo _wrap_mqs_batch_add_at_raw_197a0d40d43d5345(struct mq_batch *_swig_go_0, _
   temp8[_swig_go_6.n] = '\0';
   arg8 = (char *)temp8;
   
-  arg9 = *(mq_error **)&_swig_go_7; 
   
-  result = (mq_status)mqs_batch_add_at(arg1,(char const *)arg2,(void const *)arg3,arg4,arg5,arg6,arg7,(char const *)arg8,arg9);
+  arg9 = (void *)_swig_go_7.array;
+  arg10 = (size_t)_swig_go_7.len;
+  
+  arg11 = *(mq_error **)&_swig_go_8; 
+  
+  result = (mq_status)mqs_batch_add_at(arg1,(char const *)arg2,(void const *)arg3,arg4,arg5,arg6,arg7,(char const *)arg8,(void const *)arg9,arg10,arg11);
   _swig_go_result = (intgo)result; 
   free((char *)arg2); 
   free((char *)arg8); 
@@ -1818,7 +2000,7 @@ intgo _wrap_mqs_batch_add_at_raw_197a0d40d43d5345(struct mq_batch *_swig_go_0, _
 }
 
 
-intgo _wrap_mqs_publish_batch_raw_197a0d40d43d5345(struct mq_queue *_swig_go_0, struct mq_batch *_swig_go_1, long long *_swig_go_2, struct mq_error *_swig_go_3) {
+intgo _wrap_mqs_publish_batch_raw_15b83f3289386ada(struct mq_queue *_swig_go_0, struct mq_batch *_swig_go_1, long long *_swig_go_2, struct mq_error *_swig_go_3) {
   mq_queue *arg1 = 0 ;
   mq_batch *arg2 = 0 ;
   int64_t *arg3 = 0 ;
@@ -1837,7 +2019,7 @@ intgo _wrap_mqs_publish_batch_raw_197a0d40d43d5345(struct mq_queue *_swig_go_0, 
 }
 
 
-intgo _wrap_mqs_batch_outcome_raw_197a0d40d43d5345(struct mq_batch *_swig_go_0, long long _swig_go_1, long long *_swig_go_2, struct mq_error *_swig_go_3) {
+intgo _wrap_mqs_batch_outcome_raw_15b83f3289386ada(struct mq_batch *_swig_go_0, long long _swig_go_1, long long *_swig_go_2, struct mq_error *_swig_go_3) {
   mq_batch *arg1 = 0 ;
   size_t arg2 ;
   int64_t *arg3 = 0 ;
@@ -1856,7 +2038,7 @@ intgo _wrap_mqs_batch_outcome_raw_197a0d40d43d5345(struct mq_batch *_swig_go_0, 
 }
 
 
-intgo _wrap_mqs_claim_raw_197a0d40d43d5345(struct mq_queue *_swig_go_0, _gostring_ _swig_go_1, double _swig_go_2, intgo _swig_go_3, long long _swig_go_4, double _swig_go_5, struct mq_cancel *_swig_go_6, mq_lease **_swig_go_7, struct mq_error *_swig_go_8) {
+intgo _wrap_mqs_claim_raw_15b83f3289386ada(struct mq_queue *_swig_go_0, _gostring_ _swig_go_1, double _swig_go_2, intgo _swig_go_3, long long _swig_go_4, double _swig_go_5, struct mq_cancel *_swig_go_6, mq_lease **_swig_go_7, struct mq_error *_swig_go_8) {
   mq_queue *arg1 = 0 ;
   char *arg2 = 0 ;
   double arg3 ;
@@ -1892,7 +2074,7 @@ intgo _wrap_mqs_claim_raw_197a0d40d43d5345(struct mq_queue *_swig_go_0, _gostrin
 }
 
 
-intgo _wrap_mqs_groups_json_raw_197a0d40d43d5345(struct mq_queue *_swig_go_0, intgo _swig_go_1, _gostring_ _swig_go_2, intgo _swig_go_3, double _swig_go_4, double _swig_go_5, intgo _swig_go_6, _gostring_ _swig_go_7, long long _swig_go_8, _gostring_* _swig_go_9, struct mq_error *_swig_go_10) {
+intgo _wrap_mqs_groups_json_raw_15b83f3289386ada(struct mq_queue *_swig_go_0, intgo _swig_go_1, _gostring_ _swig_go_2, intgo _swig_go_3, double _swig_go_4, double _swig_go_5, intgo _swig_go_6, _gostring_ _swig_go_7, long long _swig_go_8, _gostring_* _swig_go_9, struct mq_error *_swig_go_10) {
   mq_queue *arg1 = 0 ;
   unsigned int arg2 ;
   char *arg3 = 0 ;
@@ -1947,7 +2129,7 @@ intgo _wrap_mqs_groups_json_raw_197a0d40d43d5345(struct mq_queue *_swig_go_0, in
 }
 
 
-intgo _wrap_mqs_dead_list_with_raw_197a0d40d43d5345(struct mq_queue *_swig_go_0, long long _swig_go_1, long long _swig_go_2, _gostring_* _swig_go_3, struct mq_error *_swig_go_4) {
+intgo _wrap_mqs_dead_list_with_raw_15b83f3289386ada(struct mq_queue *_swig_go_0, long long _swig_go_1, long long _swig_go_2, _gostring_* _swig_go_3, struct mq_error *_swig_go_4) {
   mq_queue *arg1 = 0 ;
   size_t arg2 ;
   size_t arg3 ;
@@ -1976,7 +2158,47 @@ intgo _wrap_mqs_dead_list_with_raw_197a0d40d43d5345(struct mq_queue *_swig_go_0,
 }
 
 
-_goslice_ _wrap_mqs_lease_event_at_raw_197a0d40d43d5345(struct mq_lease *_swig_go_0, long long _swig_go_1) {
+_gostring_ _wrap_mqs_lease_attr_key_raw_15b83f3289386ada(struct mq_lease *_swig_go_0, long long _swig_go_1, long long _swig_go_2) {
+  mq_lease *arg1 = 0 ;
+  size_t arg2 ;
+  size_t arg3 ;
+  char *result = 0 ;
+  _gostring_ _swig_go_result;
+  
+  arg1 = *(mq_lease **)&_swig_go_0; 
+  arg2 = (size_t)_swig_go_1; 
+  arg3 = (size_t)_swig_go_2; 
+  
+  result = (char *)mqs_lease_attr_key(arg1,arg2,arg3);
+  
+  _swig_go_result.p = (char *)result;
+  _swig_go_result.n = result ? (intgo)strlen((const char *)result) : 0;
+  
+  return _swig_go_result;
+}
+
+
+_gostring_ _wrap_mqs_lease_attr_value_raw_15b83f3289386ada(struct mq_lease *_swig_go_0, long long _swig_go_1, long long _swig_go_2) {
+  mq_lease *arg1 = 0 ;
+  size_t arg2 ;
+  size_t arg3 ;
+  char *result = 0 ;
+  _gostring_ _swig_go_result;
+  
+  arg1 = *(mq_lease **)&_swig_go_0; 
+  arg2 = (size_t)_swig_go_1; 
+  arg3 = (size_t)_swig_go_2; 
+  
+  result = (char *)mqs_lease_attr_value(arg1,arg2,arg3);
+  
+  _swig_go_result.p = (char *)result;
+  _swig_go_result.n = result ? (intgo)strlen((const char *)result) : 0;
+  
+  return _swig_go_result;
+}
+
+
+_goslice_ _wrap_mqs_lease_event_at_raw_15b83f3289386ada(struct mq_lease *_swig_go_0, long long _swig_go_1) {
   mq_lease *arg1 = 0 ;
   size_t arg2 ;
   mqs_bytes result;
@@ -1995,7 +2217,7 @@ _goslice_ _wrap_mqs_lease_event_at_raw_197a0d40d43d5345(struct mq_lease *_swig_g
 }
 
 
-struct mqs_clock *_wrap_mqs_clock_new_raw_197a0d40d43d5345(double _swig_go_0) {
+struct mqs_clock *_wrap_mqs_clock_new_raw_15b83f3289386ada(double _swig_go_0) {
   double arg1 ;
   mqs_clock *result = 0 ;
   struct mqs_clock *_swig_go_result;
@@ -2008,7 +2230,7 @@ struct mqs_clock *_wrap_mqs_clock_new_raw_197a0d40d43d5345(double _swig_go_0) {
 }
 
 
-double _wrap_mqs_clock_now_raw_197a0d40d43d5345(struct mqs_clock *_swig_go_0) {
+double _wrap_mqs_clock_now_raw_15b83f3289386ada(struct mqs_clock *_swig_go_0) {
   mqs_clock *arg1 = 0 ;
   double result;
   double _swig_go_result;
@@ -2021,7 +2243,7 @@ double _wrap_mqs_clock_now_raw_197a0d40d43d5345(struct mqs_clock *_swig_go_0) {
 }
 
 
-void _wrap_mqs_clock_set_raw_197a0d40d43d5345(struct mqs_clock *_swig_go_0, double _swig_go_1) {
+void _wrap_mqs_clock_set_raw_15b83f3289386ada(struct mqs_clock *_swig_go_0, double _swig_go_1) {
   mqs_clock *arg1 = 0 ;
   double arg2 ;
   
@@ -2033,7 +2255,7 @@ void _wrap_mqs_clock_set_raw_197a0d40d43d5345(struct mqs_clock *_swig_go_0, doub
 }
 
 
-void _wrap_mqs_clock_advance_raw_197a0d40d43d5345(struct mqs_clock *_swig_go_0, double _swig_go_1) {
+void _wrap_mqs_clock_advance_raw_15b83f3289386ada(struct mqs_clock *_swig_go_0, double _swig_go_1) {
   mqs_clock *arg1 = 0 ;
   double arg2 ;
   
@@ -2045,7 +2267,7 @@ void _wrap_mqs_clock_advance_raw_197a0d40d43d5345(struct mqs_clock *_swig_go_0, 
 }
 
 
-void _wrap_mqs_clock_release_raw_197a0d40d43d5345(struct mqs_clock *_swig_go_0) {
+void _wrap_mqs_clock_release_raw_15b83f3289386ada(struct mqs_clock *_swig_go_0) {
   mqs_clock *arg1 = 0 ;
   
   arg1 = *(mqs_clock **)&_swig_go_0; 
@@ -2055,7 +2277,7 @@ void _wrap_mqs_clock_release_raw_197a0d40d43d5345(struct mqs_clock *_swig_go_0) 
 }
 
 
-void _wrap_mqs_queue_set_clock_raw_197a0d40d43d5345(struct mq_queue *_swig_go_0, struct mqs_clock *_swig_go_1) {
+void _wrap_mqs_queue_set_clock_raw_15b83f3289386ada(struct mq_queue *_swig_go_0, struct mqs_clock *_swig_go_1) {
   mq_queue *arg1 = 0 ;
   mqs_clock *arg2 = 0 ;
   
@@ -2067,7 +2289,7 @@ void _wrap_mqs_queue_set_clock_raw_197a0d40d43d5345(struct mq_queue *_swig_go_0,
 }
 
 
-void _wrap_mqs_queue_destroy_raw_197a0d40d43d5345(struct mq_queue *_swig_go_0) {
+void _wrap_mqs_queue_destroy_raw_15b83f3289386ada(struct mq_queue *_swig_go_0) {
   mq_queue *arg1 = 0 ;
   
   arg1 = *(mq_queue **)&_swig_go_0; 
@@ -2077,19 +2299,19 @@ void _wrap_mqs_queue_destroy_raw_197a0d40d43d5345(struct mq_queue *_swig_go_0) {
 }
 
 
-void _wrap_mqs_log_capture_raw_197a0d40d43d5345() {
+void _wrap_mqs_log_capture_raw_15b83f3289386ada() {
   mqs_log_capture();
   
 }
 
 
-void _wrap_mqs_log_silence_raw_197a0d40d43d5345() {
+void _wrap_mqs_log_silence_raw_15b83f3289386ada() {
   mqs_log_silence();
   
 }
 
 
-_gostring_ _wrap_mqs_log_next_raw_197a0d40d43d5345(double _swig_go_0) {
+_gostring_ _wrap_mqs_log_next_raw_15b83f3289386ada(double _swig_go_0) {
   double arg1 ;
   char *result = 0 ;
   _gostring_ _swig_go_result;
@@ -2108,7 +2330,7 @@ _gostring_ _wrap_mqs_log_next_raw_197a0d40d43d5345(double _swig_go_0) {
 }
 
 
-long long _wrap_mqs_log_dropped_raw_197a0d40d43d5345() {
+long long _wrap_mqs_log_dropped_raw_15b83f3289386ada() {
   uint64_t result;
   long long _swig_go_result;
   
