@@ -22,8 +22,9 @@ public final class Batch implements AutoCloseable {
     }
 
     /**
-     * Adds an event, published with {@code options} (its priority, a not-before time and
-     * a dedup key: a batch event may be scheduled and keyed); checked as
+     * Adds an event, published with {@code options} (its priority, a not-before time, a
+     * dedup key and attributes: a batch event may be scheduled, keyed and carry
+     * attributes); checked as
      * {@link MongoMqQueue#publish(String, byte[], PublishOptions)} checks it.
      */
     public synchronized Batch add(String groupId, byte[] event, PublishOptions options) {
@@ -33,7 +34,7 @@ public final class Batch implements AutoCloseable {
         long b = handle.acquire();
         try {
             mongomq_raw.mqs_batch_add_at(b, groupId, event, options.priority(), options.notBeforeEpochSeconds(),
-                    options.hasDedupKey(), options.dedupKey().orElse(null));
+                    options.hasDedupKey(), options.dedupKey().orElse(null), options.packedAttrs());
         } finally {
             handle.release();
         }

@@ -8,7 +8,10 @@ import java.nio.charset.StandardCharsets;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Collections;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
+import java.util.Optional;
 import org.mongomq.internal.mongomq_raw;
 
 /**
@@ -31,6 +34,7 @@ public final class Lease implements AutoCloseable {
     private final int attempts;
     private final long[] seqs;
     private final List<byte[]> events;
+    private final List<Map<String, String>> attrs; // per event, unmodifiable, in publish order
     private volatile double deadline;
     private volatile boolean finished;
     private volatile boolean closed;
@@ -47,11 +51,23 @@ public final class Lease implements AutoCloseable {
         int n = (int) mongomq_raw.mq_lease_count(ptr);
         this.seqs = new long[n];
         List<byte[]> ev = new ArrayList<>(n);
+        List<Map<String, String>> at = new ArrayList<>(n);
         for (int i = 0; i < n; i++) {
             seqs[i] = mongomq_raw.mq_lease_seq_at(ptr, i);
             ev.add(mongomq_raw.mqs_lease_event_at(ptr, i));
+            at.add(attrsOf(ptr, i));
         }
         this.events = Collections.unmodifiableList(ev);
+        this.attrs = Collections.unmodifiableList(at);
+    }
+
+    /** Event i's attributes, copied out of the C lease in publish order. */
+    private static Map<String, String> attrsOf(long ptr, int i) {
+        int n = (int) mongomq_raw.mq_lease_attr_count(ptr, i);
+        if (n == 0) return Collections.emptyMap();
+        Map<String, String> m = new LinkedHashMap<>();
+        for (int j = 0; j < n; j++) m.put(mongomq_raw.mqs_lease_attr_key(ptr, i, j), mongomq_raw.mqs_lease_attr_value(ptr, i, j));
+        return Collections.unmodifiableMap(m);
     }
 
     private void open() {
@@ -155,6 +171,39 @@ public final class Lease implements AutoCloseable {
     public List<byte[]> events() {
         open();
         return events;
+    }
+
+    /**
+     * The head event's attributes (0.7.0), in publish order: an unmodifiable map, empty
+     * when it has none.
+     *
+     * @since 0.7.0
+     */
+    public Map<String, String> attrs() {
+        return attrsAt(0);
+    }
+
+    /**
+     * The i-th event's attributes (0 is the head), as {@link #attrs()}.
+     *
+     * @throws IndexOutOfBoundsException i is not 0..count()-1
+     * @since 0.7.0
+     */
+    public Map<String, String> attrsAt(int i) {
+        open();
+        return attrs.get(i);
+    }
+
+    /**
+     * The value of the head event's attribute {@code key}; empty when it has none (a
+     * value may be "").
+     *
+     * @since 0.7.0
+     */
+    public Optional<String> attr(String key) {
+        open();
+        if (key == null) throw new IllegalArgumentException("key must not be null");
+        return Optional.ofNullable(attrs.get(0).get(key));
     }
 
     /** The C lease for one call; lease lost when already acked, nacked or given back. */

@@ -60,7 +60,7 @@ public final class MongoMqQueue implements AutoCloseable {
      * Appends an event to the tail of a group and returns its sequence number, with
      * {@code options}' priority (which counts only when this publish creates the group),
      * not-before time (on the queue's clock, {@link #now()}: FIFO stays strict, its
-     * group waits for it) and dedup key. A publish whose dedup key was taken adds nothing
+     * group waits for it), dedup key and attributes. A publish whose dedup key was taken adds nothing
      * and returns the seq of the event holding the key ({@link
      * #publishWith(String, byte[], PublishOptions)} says it was a duplicate). 3 server
      * commands.
@@ -101,7 +101,8 @@ public final class MongoMqQueue implements AutoCloseable {
         long q = acquire();
         try {
             return Published.of(mongomq_raw.mqs_publish(q, groupId, event, options.priority(),
-                    options.notBeforeEpochSeconds(), options.hasDedupKey(), options.dedupKey().orElse(null)));
+                    options.notBeforeEpochSeconds(), options.hasDedupKey(), options.dedupKey().orElse(null),
+                    options.packedAttrs()));
         } finally {
             release();
         }

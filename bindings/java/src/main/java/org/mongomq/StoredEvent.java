@@ -5,6 +5,7 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Base64;
 import java.util.Collections;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -23,12 +24,22 @@ import java.util.Optional;
  * @param notBefore   for a scheduled event, when it becomes due
  * @param deadAt      for a dead letter, when it was moved to the dead letters
  * @param event       its bytes exactly as published ({@link #event()} returns a copy)
+ * @param attrs       its attributes in publish order (0.7.0; unmodifiable, empty when it has none)
  */
 public record StoredEvent(long seq, String group, int priority, int attempts, Instant publishedAt,
-                          Optional<Instant> notBefore, Optional<Instant> deadAt, byte[] event) {
+                          Optional<Instant> notBefore, Optional<Instant> deadAt, byte[] event,
+                          Map<String, String> attrs) {
 
     public StoredEvent {
         event = event.clone();
+        attrs = attrs == null || attrs.isEmpty() ? Collections.emptyMap()
+                : Collections.unmodifiableMap(new LinkedHashMap<>(attrs));
+    }
+
+    /** A stored event without attributes (the constructor before 0.7.0). */
+    public StoredEvent(long seq, String group, int priority, int attempts, Instant publishedAt,
+                       Optional<Instant> notBefore, Optional<Instant> deadAt, byte[] event) {
+        this(seq, group, priority, attempts, publishedAt, notBefore, deadAt, event, Collections.emptyMap());
     }
 
     /** The event's bytes (a copy: the record stays unchanged). */
@@ -41,7 +52,7 @@ public record StoredEvent(long seq, String group, int priority, int attempts, In
     public String toString() {
         return "StoredEvent{seq=" + seq + ", group=" + group + ", priority=" + priority + ", attempts=" + attempts
                 + ", publishedAt=" + publishedAt + ", notBefore=" + notBefore + ", deadAt=" + deadAt
-                + ", event=" + event.length + " bytes}";
+                + ", event=" + event.length + " bytes" + (attrs.isEmpty() ? "" : ", attrs=" + attrs) + "}";
     }
 
     static List<StoredEvent> parseList(String json) {
@@ -74,7 +85,16 @@ public record StoredEvent(long seq, String group, int priority, int attempts, In
         Object g = m.get("group");
         return new StoredEvent(num(m, "seq"), g instanceof String ? (String) g : "", (int) num(m, "priority"),
                 (int) num(m, "attempts"), time(m, "published_at").orElse(null), time(m, "not_before"),
-                time(m, "dead_at"), bytes);
+                time(m, "dead_at"), bytes, attrs(m));
+    }
+
+    /** "attrs": {key: value} in publish order (Json keeps an object's order); absent: none. */
+    private static Map<String, String> attrs(Map<String, Object> m) {
+        if (!(m.get("attrs") instanceof Map<?, ?> a)) return Collections.emptyMap();
+        Map<String, String> out = new LinkedHashMap<>();
+        for (Map.Entry<?, ?> e : a.entrySet())
+            if (e.getKey() instanceof String k && e.getValue() instanceof String v) out.put(k, v);
+        return out;
     }
 
     private static long num(Map<String, Object> m, String key) {

@@ -40,6 +40,9 @@ class SafetyTest extends QueueTestBase {
         closedError("lease", lease::events);
         closedError("lease", lease::text);
         closedError("lease", lease::json);
+        closedError("lease", lease::attrs);
+        closedError("lease", () -> lease.attrsAt(0));
+        closedError("lease", () -> lease.attr("a"));
         closedError("lease", () -> queue.ack(lease));
         closedError("lease", () -> queue.nack(lease, Duration.ZERO));
         closedError("lease", () -> queue.unclaim(lease));
