@@ -6,20 +6,28 @@
 Each agent (agents/) is a program of one language that speaks the line protocol of
 README.md on stdin/stdout; COMMAND is how to start it (the URI is appended). The
 agent named "harel" is harel's MongoTransport (no attempts, no scheduled events, no
-lease-lost report, text events that parse as a harel Event only). Three parts:
+lease-lost report, no attributes, text events that parse as a harel Event only). Three
+parts:
 
   1. fixed set: every agent publishes the same events (text, binary with NUL bytes,
      empty, 1 MiB, non-ASCII group ids, priorities 0..4, one scheduled a second
      ahead) into a queue of its own for each other agent, which claims and acks
      them: seqs, groups, bytes (length + FNV-1a 64), order and attempts must be
-     those published, and the same for every pair;
+     those published, and the same for every pair; most events carry attributes
+     (0.7.0: several keys in an order that is not sorted, the same keys in another
+     order on another event, an empty value, non-ASCII values, 16 attributes, a
+     128-byte key with a 4096-byte value, separators in a value), which every
+     consumer but harel must report exactly, in publish order, and events without
+     them with none; harel publishes none (its consumers see none) and ignores ours
+     (it still gets those events, bytes intact);
   2. shared backlog: the agents publish 700 events over 35 groups (5 groups each;
      harel first and alone, the others at once), then all of them drain the one
      queue at once: every event acked exactly once,
      each group in publish order, no two leases of a group overlapping in time;
   3. lease expiry: in a ring of the agents with leases (all but harel), each holds
      a lease of 1 s and lets it run out; the next one claims the event (attempts
-     + 1, same seq and bytes) and acks it; the first one's ack is lease-lost.
+     + 1, same seq, bytes and attributes) and acks it; the first one's ack is
+     lease-lost.
 
 Runs in a venv with harel and pymongo (scripts/interop-venv.sh): it makes harel's
 events and drops the test database at the end. Last line: "matrix: N passed, M failed".
@@ -105,10 +113,13 @@ def fields(reply, agent, what):
 
 
 def claim_records(words):
+    """REC words -> (seq, group, attempts, len, fnv, queue_now, attrs); attrs is a list of
+    (key, value) in the order the agent read them, None when it cannot see them (harel)."""
     out = []
     for w in words:
-        seq, group, attempts, length, h, t = w.split(",")
-        out.append((int(seq), bytes.fromhex(group).decode("utf-8"), int(attempts), int(length), h, float(t)))
+        seq, group, attempts, length, h, t, attrs = w.split(",")
+        out.append((int(seq), bytes.fromhex(group).decode("utf-8"), int(attempts), int(length), h, float(t),
+                    unattrs(attrs)))
     return out
 
 
@@ -116,11 +127,47 @@ def hx(s):
     return s.encode("utf-8").hex()
 
 
+def attrs_word(attrs):
+    """[(key, value)] -> the protocol's ATTRS: KEYHEX=VALUEHEX joined by ';', '-' for none."""
+    return ";".join(f"{hx(k)}={hx(v)}" for k, v in attrs) or "-"
+
+
+def unattrs(word):
+    if word == "?":
+        return None
+    if word == "-":
+        return []
+    try:
+        return [tuple(bytes.fromhex(x).decode("utf-8") for x in pair.split("=", 1)) for pair in word.split(";")]
+    except ValueError:  # not ATTRS: kept as it came, so that the check fails and shows it
+        return [("unreadable ATTRS", word)]
+
+
 def harel_text(kind, **data):
     return Event(kind=kind, data=data).model_dump_json().encode("utf-8")
 
 
 # ---- part 1 ---------------------------------------------------------------------------
+
+
+def fixed_attrs(publisher):
+    """The attributes of the fixed set's rows (by index), as `publisher` sends them: the
+    first two have the same five in two orders (neither sorted), so a binding that sorts
+    or keys them by a hash map shows; 4 has the most an event may carry, 6 the longest
+    key and value; 5 and 7 have none, between rows that have some."""
+    uni = "héllo ✓ 日本語 🎉"
+    five = [("tenant.id", "t-42"), ("content-type", "application/json"), ("empty", ""), ("from", publisher),
+            ("uni", uni)]
+    return {
+        0: five,
+        1: five[::-1],
+        2: [("z", "a=b; c,d e"), ("a", "")],
+        3: [("only", "ü")],
+        4: [(f"k{15 - i:02d}", f"v{i}-ж") for i in range(16)],
+        6: [("K_" + "x.-" * 42, "ж" * 2048)],  # 128 bytes of key, 4096 of UTF-8 value
+        8: [("traceparent", "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01")],
+        9: [("x.y-z_1", "日本"), ("X.Y-Z_1", "🎉")],
+    }
 
 
 def fixed_set():
@@ -150,14 +197,20 @@ def part1(agents, db):
     rows = fixed_set()
     names = list(agents)
     pub = {}  # (P, C) -> (rows published, [(seq, at)])
+    pub_attrs = {}  # (P, C) -> [the attributes of each row published]
     for p in names:
         for c in names:
             if p == c:
                 continue
-            sub = [r for r in rows if r[4]] if "harel" in (p, c) else rows
-            for g, prio, delay, spec, _, _ in sub:
-                agents[p].send(f"publish {db} m1_{p}_{c}_transport {hx(g)} {prio} {delay} {spec}")
+            idx = [i for i, r in enumerate(rows) if r[4] or "harel" not in (p, c)]
+            sub = [rows[i] for i in idx]
+            attrs = [[] if p == "harel" else fixed_attrs(p).get(i, []) for i in idx]
+            for (g, prio, delay, spec, _, _), a in zip(sub, attrs):
+                # harel's publish has no attributes: it gets no ATTRS word (the old line)
+                agents[p].send(f"publish {db} m1_{p}_{c}_transport {hx(g)} {prio} {delay} {spec}"
+                               + ("" if p == "harel" else " " + attrs_word(a)))
             pub[p, c] = (sub, None)
+            pub_attrs[p, c] = attrs
     for (p, c), (sub, _) in pub.items():
         res = []
         for _ in sub:
@@ -187,7 +240,7 @@ def part1(agents, db):
         for i, (g, _, _, _, _, data) in enumerate(sub):
             want_by_group.setdefault(g, []).append((i + 1, len(data), fnv(data)))
         got_by_group = {}
-        for seq, g, att, length, h, _ in recs:
+        for seq, g, att, length, h, _, _ in recs:
             got_by_group.setdefault(g, []).append((seq, length, h))
         check(f"{pair}: {len(sub)} events claimed", len(recs) == len(sub), f"got {len(recs)}")
         check(f"{pair}: groups, seqs, bytes and FIFO order as published", got_by_group == want_by_group,
@@ -195,6 +248,21 @@ def part1(agents, db):
         if c != "harel":
             check(f"{pair}: attempts 1 on every first delivery", all(r[2] == 1 for r in recs),
                   str([r[2] for r in recs]))
+            # by seq: the seqs were checked above, and each row's attributes are its own
+            want_attrs = {i + 1: a for i, a in enumerate(pub_attrs[p, c])}
+            got_attrs = {r[0]: r[6] for r in recs}
+            bad = {s: (got_attrs.get(s), a) for s, a in want_attrs.items() if got_attrs.get(s) != a}
+            what = "no attributes (harel publishes none)" if p == "harel" else "attributes as published, in order"
+            check(f"{pair}: {what}", not bad and len(got_attrs) == len(want_attrs),
+                  "; ".join(f"seq {s}: got {str(g)[:150]}, want {str(w)[:150]}"
+                            for s, (g, w) in list(bad.items())[:3]))
+        elif p != "harel":
+            # harel cannot see them; what matters is that they do not keep an event from it
+            with_attrs = [i + 1 for i, a in enumerate(pub_attrs[p, c]) if a]
+            got_seqs = {r[0] for r in recs}
+            check(f"{pair}: harel gets the {len(with_attrs)} events that carry attributes",
+                  with_attrs and all(s in got_seqs for s in with_attrs),
+                  f"{with_attrs} published, got {sorted(got_seqs)}")
         for i, (g, _, delay, _, _, _) in enumerate(sub):
             if delay > 0:
                 at = res[i][1]
@@ -291,8 +359,9 @@ def part3(agents, db):
     print("== 3. a lease left to expire in one language is redelivered to the next one ==")
     ring = list(zip(names, names[1:] + names[:1]))
     data = "expire-me-ü ✓".encode("utf-8")
+    attrs = {a: [("ring", a), ("empty", ""), ("uni", "ü ✓ 🎉")] for a, _ in ring}
     for a, _ in ring:
-        agents[a].send(f"publish {db} m3_{a} {hx('exp-ü')} 2 0 {data.hex()}")
+        agents[a].send(f"publish {db} m3_{a} {hx('exp-ü')} 2 0 {data.hex()} {attrs_word(attrs[a])}")
     seqs = {a: fields(agents[a].recv(), a, "expiry publish") for a, _ in ring}
     for a, _ in ring:
         agents[a].send(f"hold {db} m3_{a} 5 1")
@@ -316,9 +385,9 @@ def part3(agents, db):
         if not ok:
             continue
         s = s[0]
-        check(f"{a} -> {b}: same seq, group and bytes; attempts {f[2]} -> {s[2]}",
+        check(f"{a} -> {b}: same seq, group, bytes and attributes; attempts {f[2]} -> {s[2]}",
               f[2] == 1 and s[2] == 2 and s[:2] == f[:2] and s[3:5] == f[3:5] == (len(data), fnv(data))
-              and seqs[a] and int(seqs[a][0]) == f[0], f"{f} vs {s}")
+              and s[6] == f[6] == attrs[a] and seqs[a] and int(seqs[a][0]) == f[0], f"{f} vs {s}")
         check(f"{a}'s late ack is lease-lost", late[a] == "ok lease_lost", late[a])
 
 

@@ -8,6 +8,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -55,6 +56,26 @@ public class Agent {
         return unhex(s);
     }
 
+    /** The protocol's ATTRS (KEYHEX=VALUEHEX joined by ';', "-" for none), in its order. */
+    static Map<String, String> specAttrs(String s) {
+        Map<String, String> attrs = new LinkedHashMap<>();
+        if (s.equals("-")) return attrs;
+        for (String pair : s.split(";")) {
+            int eq = pair.indexOf('=');
+            attrs.put(new String(unhex(pair.substring(0, eq)), StandardCharsets.UTF_8),
+                    new String(unhex(pair.substring(eq + 1)), StandardCharsets.UTF_8));
+        }
+        return attrs;
+    }
+
+    static String attrsWord(Map<String, String> attrs) {
+        if (attrs.isEmpty()) return "-";
+        List<String> pairs = new ArrayList<>();
+        attrs.forEach((k, v) -> pairs.add(hex(k.getBytes(StandardCharsets.UTF_8)) + "="
+                + hex(v.getBytes(StandardCharsets.UTF_8))));
+        return String.join(";", pairs);
+    }
+
     static double epoch(Instant t) {
         return t.getEpochSecond() + t.getNano() / 1e9;
     }
@@ -69,8 +90,8 @@ public class Agent {
 
     static String record(MongoMqQueue q, Lease l) {
         byte[] ev = l.event();
-        return String.format("%d,%s,%d,%d,%s,%.6f", l.seq(), hex(l.group().getBytes(StandardCharsets.UTF_8)),
-                l.attempts(), ev.length, fnv(ev), epoch(q.now()));
+        return String.format("%d,%s,%d,%d,%s,%.6f,%s", l.seq(), hex(l.group().getBytes(StandardCharsets.UTF_8)),
+                l.attempts(), ev.length, fnv(ev), epoch(q.now()), attrsWord(l.attrs()));
     }
 
     static Lease claim(MongoMqQueue q, String wait, String vis) {
@@ -101,6 +122,7 @@ public class Agent {
                 String group = new String(unhex(w[3]), StandardCharsets.UTF_8);
                 byte[] data = specBytes(w[6]);
                 PublishOptions opts = PublishOptions.defaults().priority(Integer.parseInt(w[4]));
+                if (w.length > 7) opts = opts.attrs(specAttrs(w[7]));
                 double delay = Double.parseDouble(w[5]);
                 if (delay > 0) {
                     Instant at = q.now().plusNanos((long) (delay * 1e9));

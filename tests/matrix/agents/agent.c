@@ -76,6 +76,53 @@ static mq_queue *queue(const char *db, const char *prefix, mq_error *err) {
     return q;
 }
 
+/* The protocol's ATTRS: KEYHEX=VALUEHEX joined by ';', '-' for none. */
+static void put_attrs(const mq_lease *l) {
+    size_t n = mq_lease_attr_count(l, 0);
+    if (n == 0) put("-");
+    for (size_t j = 0; j < n; j++) {
+        const char *k = NULL, *v = NULL;
+        mq_error err = {0};
+        if (mq_lease_attr_at(l, 0, j, &k, &v, &err) != MQ_OK) {
+            put("!attr_at_failed");
+            return;
+        }
+        if (j) put(";");
+        hex((const unsigned char *)k, strlen(k));
+        put("=");
+        hex((const unsigned char *)v, strlen(v));
+    }
+}
+
+/* Parses ATTRS into attrs[] (up to max; the strings are malloc'ed, free_attrs frees
+ * them); returns the count, or -1 when there are more than max. */
+static int parse_attrs(const char *word, mq_event_attr *attrs, int max) {
+    int n = 0;
+    if (!strcmp(word, "-")) return 0;
+    char *copy = strdup(word), *save = NULL;
+    for (char *pair = strtok_r(copy, ";", &save); pair; pair = strtok_r(NULL, ";", &save)) {
+        if (n == max) {
+            n = -1;
+            break;
+        }
+        char *eq = strchr(pair, '=');
+        size_t len;
+        if (eq) *eq = 0;
+        attrs[n].key = (char *)unhex(pair, &len);
+        attrs[n].value = (char *)unhex(eq ? eq + 1 : "", &len);
+        n++;
+    }
+    free(copy);
+    return n;
+}
+
+static void free_attrs(mq_event_attr *attrs, int n) {
+    for (int i = 0; i < n; i++) {
+        free((char *)attrs[i].key);
+        free((char *)attrs[i].value);
+    }
+}
+
 static void record(mq_queue *q, const mq_lease *l) {
     size_t len;
     const unsigned char *ev = mq_lease_event(l, &len);
@@ -84,8 +131,9 @@ static void record(mq_queue *q, const mq_lease *l) {
     snprintf(buf, sizeof buf, "%lld,", (long long)mq_lease_seq(l));
     put(buf);
     hex((const unsigned char *)g, strlen(g));
-    snprintf(buf, sizeof buf, ",%d,%zu,%016llx,%.6f", mq_lease_attempts(l), len, fnv(ev, len), mq_queue_now(q));
+    snprintf(buf, sizeof buf, ",%d,%zu,%016llx,%.6f,", mq_lease_attempts(l), len, fnv(ev, len), mq_queue_now(q));
     put(buf);
+    put_attrs(l);
 }
 
 static int fail(const char *what, mq_status st, const mq_error *err) {
@@ -120,7 +168,14 @@ static int handle(char **w, int n) {
     }
     mq_queue *q = queue(w[1], w[2], &err);
     if (!q) return fail("queue", err.status, &err);
-    if (!strcmp(w[0], "publish") && n == 7) {
+    if (!strcmp(w[0], "publish") && (n == 7 || n == 8)) {
+        /* one more than MQ_ATTR_MAX, so that the library, not this agent, refuses 17 */
+        mq_event_attr attrs[MQ_ATTR_MAX + 1];
+        int nattrs = n == 8 ? parse_attrs(w[7], attrs, MQ_ATTR_MAX + 1) : 0;
+        if (nattrs < 0) {
+            put("err publish: more attributes than the agent takes");
+            return 0;
+        }
         size_t glen, len = 0;
         unsigned char *g = unhex(w[3], &glen), *data;
         int prio = atoi(w[4]);
@@ -134,14 +189,15 @@ static int handle(char **w, int n) {
         } else
             data = unhex(w[6], &len);
         int64_t seq = 0;
-        if (delay > 0) {
-            at = mq_queue_now(q) + delay;
-            st = mq_publish_at(q, (char *)g, data, len, prio, at, &seq, &err);
-        } else {
-            st = mq_publish(q, (char *)g, data, len, prio, &seq, &err);
-        }
+        mq_publish_opts opts = MQ_PUBLISH_OPTS_INIT;
+        opts.priority = prio;
+        if (delay > 0) opts.not_before = at = mq_queue_now(q) + delay;
+        opts.attrs = nattrs ? attrs : NULL;
+        opts.attr_count = (size_t)nattrs;
+        st = mq_publish_with(q, (char *)g, data, len, &opts, &seq, &err);
         free(g);
         free(data);
+        free_attrs(attrs, nattrs);
         if (st != MQ_OK) return fail("publish", st, &err);
         snprintf(buf, sizeof buf, "ok %lld %.6f", (long long)seq, at);
         put(buf);

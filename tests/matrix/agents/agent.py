@@ -25,6 +25,20 @@ def spec_bytes(spec: str) -> bytes:
     return bytes.fromhex(spec)
 
 
+def spec_attrs(word: str) -> dict:
+    """The protocol's ATTRS (KEYHEX=VALUEHEX joined by ';', '-' for none) as an ordered dict."""
+    if word == "-":
+        return {}
+    pairs = (p.split("=", 1) for p in word.split(";"))
+    return {bytes.fromhex(k).decode("utf-8"): bytes.fromhex(v).decode("utf-8") for k, v in pairs}
+
+
+def attrs_word(attrs) -> str:
+    if attrs is None:
+        return "?"
+    return ";".join("%s=%s" % (k.encode("utf-8").hex(), v.encode("utf-8").hex()) for k, v in attrs.items()) or "-"
+
+
 if HAREL:
     import pymongo
     from harel.engine.transport.mongo import MongoTransport
@@ -41,9 +55,11 @@ if HAREL:
     def now(q):
         return time.time()
 
-    def publish(q, group, data, prio, delay):
+    def publish(q, group, data, prio, delay, attrs):
         if delay > 0:
             raise RuntimeError("harel has no scheduled publish")
+        if attrs:
+            raise RuntimeError("harel has no attributes")
         q.publish(group, Event.model_validate_json(data), priority=prio)
         return 0, 0.0  # harel's publish does not return the seq
 
@@ -57,6 +73,9 @@ if HAREL:
 
     def fields(lease):
         return lease.seq, lease.group_id, 0, lease.event.model_dump_json().encode("utf-8")
+
+    def attrs_of(lease):
+        return None  # harel does not read them
 
     def ack(q, lease):
         q.ack(lease)  # harel's ack is silent when fenced off
@@ -78,17 +97,20 @@ else:
     def now(q):
         return q.now().timestamp()  # the protocol's times are epoch seconds
 
-    def publish(q, group, data, prio, delay):
+    def publish(q, group, data, prio, delay, attrs):
         if delay > 0:
             at = q.now() + timedelta(seconds=delay)
-            return q.publish(group, data, priority=prio, not_before=at), at.timestamp()
-        return q.publish(group, data, priority=prio), 0.0
+            return q.publish(group, data, priority=prio, not_before=at, attrs=attrs), at.timestamp()
+        return q.publish(group, data, priority=prio, attrs=attrs), 0.0
 
     def claim(q, wait, vis):
         return q.claim(visibility=vis, wait=wait)
 
     def fields(lease):
         return lease.seq, lease.group, lease.attempts, lease.event
+
+    def attrs_of(lease):
+        return lease.attrs
 
     def ack(q, lease):
         try:
@@ -103,7 +125,8 @@ else:
 
 def record(lease, t):
     seq, group, attempts, data = fields(lease)
-    return "%d,%s,%d,%d,%s,%.6f" % (seq, group.encode("utf-8").hex(), attempts, len(data), fnv(data), t)
+    return "%d,%s,%d,%d,%s,%.6f,%s" % (seq, group.encode("utf-8").hex(), attempts, len(data), fnv(data), t,
+                                       attrs_word(attrs_of(lease)))
 
 
 def handle(words):
@@ -118,7 +141,9 @@ def handle(words):
     q = queue(words[1], words[2])
     args = words[3:]
     if op == "publish":
-        seq, at = publish(q, bytes.fromhex(args[0]).decode("utf-8"), spec_bytes(args[3]), int(args[1]), float(args[2]))
+        attrs = spec_attrs(args[4]) if len(args) > 4 else {}
+        seq, at = publish(q, bytes.fromhex(args[0]).decode("utf-8"), spec_bytes(args[3]), int(args[1]), float(args[2]),
+                          attrs)
         return "ok %d %.6f" % (seq, at)
     if op == "claim":
         n, wait, vis = int(args[0]), float(args[1]), float(args[2])

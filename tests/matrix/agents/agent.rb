@@ -21,13 +21,29 @@ end
 
 def hex(str) = str.unpack1("H*")
 
+def unhex_utf8(hex) = [hex].pack("H*").force_encoding(Encoding::UTF_8)
+
+# The protocol's ATTRS (KEYHEX=VALUEHEX joined by ';', "-" for none) as a Hash in its order.
+def spec_attrs(word)
+  return {} if word == "-"
+
+  word.split(";").to_h { |pair| pair.split("=", 2).map { |x| unhex_utf8(x.to_s) } }
+end
+
+def attrs_word(attrs)
+  return "-" if attrs.empty?
+
+  attrs.map { |k, v| "#{hex(k.b)}=#{hex(v.b)}" }.join(";")
+end
+
 @client = MongoMQ::Client.new(ARGV[0])
 @queues = {}
 @held = nil
 
 def record(queue, lease)
   ev = lease.event
-  format("%d,%s,%d,%d,%s,%.6f", lease.seq, hex(lease.group.b), lease.attempts, ev.bytesize, fnv(ev), queue.now.to_f)
+  format("%d,%s,%d,%d,%s,%.6f,%s", lease.seq, hex(lease.group.b), lease.attempts, ev.bytesize, fnv(ev), queue.now.to_f,
+         attrs_word(lease.attrs))
 end
 
 def claim(queue, wait, vis)
@@ -53,15 +69,16 @@ def handle(w)
   a = w[3..]
   case w[0]
   when "publish"
-    group = [a[0]].pack("H*").force_encoding(Encoding::UTF_8)
+    group = unhex_utf8(a[0])
     data = spec_bytes(a[3])
+    attrs = spec_attrs(a[4] || "-")
     delay = Float(a[2])
     if delay.positive?
       at = queue.now + delay
-      seq = queue.publish(group, data, priority: Integer(a[1]), not_before: at)
+      seq = queue.publish(group, data, priority: Integer(a[1]), not_before: at, attrs: attrs)
       format("ok %d %.6f", seq, at.to_f)
     else
-      "ok #{queue.publish(group, data, priority: Integer(a[1]))} 0"
+      "ok #{queue.publish(group, data, priority: Integer(a[1]), attrs: attrs)} 0"
     end
   when "claim"
     out = ["ok"]

@@ -50,6 +50,38 @@ func specBytes(s string) ([]byte, error) {
 	return hex.DecodeString(s)
 }
 
+// specAttrs reads the protocol's ATTRS: KEYHEX=VALUEHEX joined by ';', "-" for none.
+func specAttrs(s string) ([]mongomq.Attr, error) {
+	if s == "-" {
+		return nil, nil
+	}
+	var attrs []mongomq.Attr
+	for _, pair := range strings.Split(s, ";") {
+		kh, vh, _ := strings.Cut(pair, "=")
+		k, err := hex.DecodeString(kh)
+		if err != nil {
+			return nil, err
+		}
+		v, err := hex.DecodeString(vh)
+		if err != nil {
+			return nil, err
+		}
+		attrs = append(attrs, mongomq.Attr{Key: string(k), Value: string(v)})
+	}
+	return attrs, nil
+}
+
+func attrsWord(attrs []mongomq.Attr) string {
+	if len(attrs) == 0 {
+		return "-"
+	}
+	pairs := make([]string, len(attrs))
+	for i, a := range attrs {
+		pairs[i] = hex.EncodeToString([]byte(a.Key)) + "=" + hex.EncodeToString([]byte(a.Value))
+	}
+	return strings.Join(pairs, ";")
+}
+
 func epoch(t time.Time) float64 { return float64(t.UnixNano()) / 1e9 }
 
 func now(q *mongomq.Queue) float64 {
@@ -62,7 +94,8 @@ func now(q *mongomq.Queue) float64 {
 
 func record(q *mongomq.Queue, l *mongomq.Lease) string {
 	ev := l.Event()
-	return fmt.Sprintf("%d,%s,%d,%d,%s,%.6f", l.Seq(), hex.EncodeToString([]byte(l.Group())), l.Attempts(), len(ev), fnv(ev), now(q))
+	return fmt.Sprintf("%d,%s,%d,%d,%s,%.6f,%s", l.Seq(), hex.EncodeToString([]byte(l.Group())), l.Attempts(), len(ev),
+		fnv(ev), now(q), attrsWord(l.Attrs()))
 }
 
 func secs(s string) time.Duration {
@@ -122,6 +155,11 @@ func handle(w []string) (string, error) {
 		prio, _ := strconv.Atoi(a[1])
 		delay, _ := strconv.ParseFloat(a[2], 64)
 		opts := mongomq.PublishOptions{Priority: prio}
+		if len(a) > 4 {
+			if opts.Attrs, err = specAttrs(a[4]); err != nil {
+				return "", err
+			}
+		}
 		if delay > 0 {
 			at := now(q) + delay
 			opts.NotBefore = time.Unix(0, int64(at*1e9))

@@ -33,6 +33,30 @@ fn spec_bytes(s: &str) -> Vec<u8> {
     }
 }
 
+/// The protocol's ATTRS (KEYHEX=VALUEHEX joined by ';', "-" for none), in its order.
+fn spec_attrs(s: &str) -> Result<Vec<(String, String)>, String> {
+    if s == "-" {
+        return Ok(Vec::new());
+    }
+    let text = |h: &str| String::from_utf8(unhex(h)).map_err(|e| e.to_string());
+    s.split(';')
+        .map(|pair| {
+            let (k, v) = pair.split_once('=').ok_or("an attribute without '='")?;
+            Ok((text(k)?, text(v)?))
+        })
+        .collect()
+}
+
+fn attrs_word(l: &Lease) -> String {
+    let pairs: Vec<String> =
+        l.attrs().iter().map(|(k, v)| format!("{}={}", hex(k.as_bytes()), hex(v.as_bytes()))).collect();
+    if pairs.is_empty() {
+        "-".into()
+    } else {
+        pairs.join(";")
+    }
+}
+
 /// Epoch seconds, as the protocol writes instants.
 fn epoch(t: SystemTime) -> f64 {
     t.duration_since(UNIX_EPOCH).unwrap().as_secs_f64()
@@ -48,7 +72,16 @@ fn secs(s: &str) -> Duration {
 
 fn record(q: &Queue, l: &Lease) -> String {
     let ev = l.event();
-    format!("{},{},{},{},{},{:.6}", l.seq(), hex(l.group().as_bytes()), l.attempts(), ev.len(), fnv(ev), epoch(q.now()))
+    format!(
+        "{},{},{},{},{},{:.6},{}",
+        l.seq(),
+        hex(l.group().as_bytes()),
+        l.attempts(),
+        ev.len(),
+        fnv(ev),
+        epoch(q.now()),
+        attrs_word(l)
+    )
 }
 
 fn claim(q: &Queue, wait: &str, vis: &str) -> mongomq::Result<Option<Lease>> {
@@ -91,7 +124,10 @@ impl Agent {
             "publish" => {
                 let group = String::from_utf8(unhex(a[0])).map_err(|e| e.to_string())?;
                 let data = spec_bytes(a[3]);
-                let opts = PublishOptions::new().priority(a[1].parse().unwrap());
+                let mut opts = PublishOptions::new().priority(a[1].parse().unwrap());
+                for (k, v) in spec_attrs(a.get(4).copied().unwrap_or("-"))? {
+                    opts = opts.attr(k, v);
+                }
                 let delay: f64 = a[2].parse().unwrap();
                 if delay > 0.0 {
                     let at = q.now() + Duration::from_secs_f64(delay);
