@@ -4,7 +4,7 @@
  * A stuck group (stuck-1: delivered 3 times, held by worker-a:1), a held group (held-1,
  * worker-b:2), both for an hour; a parked group (parked-1, due in a day); a paused
  * group (paused-1); dead letters (dead-a, dead-b, dead-c, dead-hostile); a group of
- * hostile events (hostile: <script>, invalid UTF-8, 1 MiB). Prints what it made as
+ * hostile events (hostile: <script> with a hostile attribute, invalid UTF-8, 1 MiB). Prints what it made as
  * one JSON object on stdout. Exit 1 on any failure, with the call on stderr. */
 #include <mongomq.h>
 
@@ -126,7 +126,14 @@ int main(int argc, char **argv) {
     dead[2] = dead_letter("dead-c", "{\"why\":\"no such order\"}");
     dead[3] = dead_letter("dead-hostile", "<img src=x onerror=\"window.__pwned=2\">");
     const char *script = "<script>window.__pwned=1</script>";
-    int64_t h1 = publish("hostile", script, strlen(script), 1);
+    /* ... with a hostile attribute (0.7.0): it must show as text too */
+    const mq_event_attr html[] = {{"x-html", "<i id=\"injected\">attr</i>"}};
+    mq_publish_opts with_attr = MQ_PUBLISH_OPTS_INIT;
+    with_attr.priority = 1;
+    with_attr.attrs = html;
+    with_attr.attr_count = 1;
+    int64_t h1;
+    check(mq_publish_with(queue, "hostile", script, strlen(script), &with_attr, &h1, &err), &err, "hostile");
     const char bad[] = "\xff\xfe<b>bold</b>\x00\x01";
     int64_t h2 = publish("hostile", bad, sizeof bad - 1, 1);
     size_t big_len = 1024 * 1024;

@@ -184,6 +184,10 @@ class A_Pages(Drained):
         self.assertTrue(cells[2].startswith("<script>window.__pwned=3</script>AAAA"), cells[2][:60])
         self.assertTrue(cells[2].endswith("… (1048576 bytes)"), cells[2][-40:])
         self.assertLess(len(cells[2]), 1000)
+        # its attribute (0.7.0) is text too: shown as key=value, no element made of it
+        attrs = [c.text for c in D.find_elements(By.CSS_SELECTOR, "#events code.attr")]
+        self.assertEqual(['x-html=<i id="injected">attr</i>'], attrs)
+        self.assertEqual([], D.find_elements(By.ID, "injected"))
         self.assertIsNone(D.execute_script("return window.__pwned"))
         self.assertEqual([], D.find_elements(By.CSS_SELECTOR, "main script, main img"))
         load("/dead")

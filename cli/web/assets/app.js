@@ -110,6 +110,13 @@ function eventCell(p) {
   return el("code", {class: "ev"}, visible(p.text) + more);
 }
 
+// An event's attributes (0.7.0: {key: value}) as key=value items, text only.
+function attrsCell(a) {
+  const entries = a ? Object.entries(a) : [];
+  if (entries.length === 0) return el("span", {class: "muted"}, "–");
+  return el("span", {class: "attrs"}, ...entries.map(([k, v]) => el("code", {class: "attr"}, k + "=" + visible(v))));
+}
+
 function stateBadge(s) {
   return el("span", {class: "state " + s}, s);
 }

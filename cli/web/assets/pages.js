@@ -139,8 +139,9 @@ async function group() {
     el("td", {class: "num"}, e.seq), el("td", {class: "num"}, e.priority),
     // A message carries no attempts: its group's lock counts the head's deliveries.
     el("td", {class: "num"}, e.attempts !== undefined ? e.attempts : lock !== null && lock.head === e.seq ? lock.attempts : "–"),
-    el("td", {}, fmtTime(e.published_at)), el("td", {}, fmtTime(e.not_before)), el("td", {}, eventCell(e.event))));
-  root.appendChild(table(["Seq", "Priority", "Attempts", "Published", "Not before", "Event"], rows, {id: "events"}));
+    el("td", {}, fmtTime(e.published_at)), el("td", {}, fmtTime(e.not_before)), el("td", {}, eventCell(e.event)),
+    el("td", {}, attrsCell(e.attrs))));
+  root.appendChild(table(["Seq", "Priority", "Attempts", "Published", "Not before", "Event", "Attributes"], rows, {id: "events"}));
   if (g.events.length === 0) root.appendChild(el("p", {class: "muted"}, "No events."));
   return root;
 }
@@ -168,9 +169,10 @@ async function dead() {
     el("td", {}, el("a", {href: href("/group", {id: d.group})}, d.group)),
     el("td", {class: "num"}, d.priority), el("td", {class: "num"}, d.attempts), el("td", {}, fmtTime(d.dead_at)),
     el("td", {}, eventCell(d.event)),
+    el("td", {}, attrsCell(d.attrs)),
     ro ? null : el("td", {}, actionButton("Requeue", "requeue-" + d.seq, () => act("dead/requeue", {seq: d.seq}),
       {done: r => `requeued ${d.seq} as ${r.requeued[0].new_seq}`}))));
-  const headers = ["Seq", "Group", "Priority", "Attempts", "Dead at", "Event"];
+  const headers = ["Seq", "Group", "Priority", "Attempts", "Dead at", "Event", "Attributes"];
   root.appendChild(table(ro ? headers : [""].concat(headers, [""]), rows, {id: "dead"}));
   if (page.letters.length === 0) root.appendChild(el("p", {class: "muted", id: "no-dead"}, "No dead letters."));
   root.appendChild(el("div", {class: "pager"},
