@@ -612,10 +612,10 @@ MQ_API mq_status mq_repair(mq_queue *queue, int64_t *fixed /* may be NULL */, mq
  * paused). */
 MQ_API mq_status mq_purge_group(mq_queue *queue, const char *group_id, mq_error *err);
 
-/* Drops the queue's collections (messages, locks, dead letters, counters), then makes
- * the indexes again (0.6.0: the unique dedup_key index must not go missing under a
- * handle that keeps publishing): 6 server commands. Tests and tooling, not a queue
- * other processes are using. The handle stays valid. */
+/* Drops the queue's collections (messages, locks, dead letters, counters; 4 server
+ * commands): tests and tooling, not a queue other processes are using. The handle
+ * stays valid: its next publish makes the indexes again first (2 commands more, once;
+ * 0.6.0: a dedup key must not go without its unique index). */
 MQ_API mq_status mq_queue_drop(mq_queue *queue, mq_error *err);
 
 /* ---- Looking without claiming (0.3.0) --------------------------------------------- */

@@ -355,17 +355,17 @@ void purge_group(mq_queue *q, const std::string &group) {
 // that is not there is no error). Messages before locks (a lock left without messages
 // is harmless: the next claim drops it; the reverse would strand events). Dead letters
 // before the counter: a dead letter is keyed by its seq, and once the counter is gone
-// seqs start again at 1. Then drop.indexes: the indexes the drop took, made again (the
-// unique dedup_key index above all: without it keyed publishes would not be
-// deduplicated on this handle, nor on others still open).
+// seqs start again at 1. The indexes go with the collections: this handle's next
+// publish makes them again (publish.indexes), above all the unique dedup_key index,
+// without which keyed publishes would not be deduplicated; the drop itself leaves no
+// collection behind.
 void drop_queue(mq_queue *q) {
     Conn c(q);
     drop_collection("drop.messages", c.messages());
     drop_collection("drop.locks", c.locks());
     drop_collection("drop.dead", c.dead());
     drop_collection("drop.counters", c.counters());
-    q->set_dedup_refusal("");
-    create_indexes(c, q, "drop.indexes");
+    q->indexes_pending.store(true);
 }
 
 }  // namespace

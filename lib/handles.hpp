@@ -52,6 +52,11 @@ struct mq_queue {
     std::atomic<bool> dedup_refused{false};
     std::mutex dedup_mu;
     std::string dedup_refusal;  // guarded by dedup_mu
+    // mq_queue_drop took the collections and their indexes: this handle's next publish
+    // makes them again first (under index_mu, so no publish of this handle inserts a
+    // keyed event before the unique index is back).
+    std::atomic<bool> indexes_pending{false};
+    std::mutex index_mu;
     void set_dedup_refusal(const std::string &why) {
         std::lock_guard<std::mutex> lock(dedup_mu);
         dedup_refusal = why;

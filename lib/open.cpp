@@ -108,8 +108,9 @@ void check_unsharded(mq_queue *q, const Conn &c) {
 }  // namespace
 
 // The queue's indexes (<name>: one createIndexes per collection, more only when one
-// fails): at open, and again after mq_queue_drop, whose dropped collections took them
-// (a queue handle used after a drop must keep its unique dedup_key index).
+// fails): at open, and again at the first publish after mq_queue_drop, whose dropped
+// collections took them (a handle used after a drop must keep its unique dedup_key
+// index).
 void create_indexes(const Conn &c, mq_queue *q, const char *name) {
     // The claim: an equality ($in) on priority, then the range and sort on available_at
     // (docs/design.md, "Deployments": the server merges one short scan per allowed

@@ -56,6 +56,14 @@ int64_t queue_publish(mq_queue *q, const std::vector<Outgoing> &events, std::vec
 int64_t queue_publish(const Conn &c, mq_queue *q, const std::vector<Outgoing> &events,
                       std::vector<Published> *outcome) {
     const auto count = static_cast<int64_t>(events.size());
+    if (q->indexes_pending.load()) {  // after mq_queue_drop: publish.indexes first
+        std::lock_guard<std::mutex> lock(q->index_mu);
+        if (q->indexes_pending.load()) {
+            q->set_dedup_refusal("");
+            create_indexes(c, q, "publish.indexes");
+            q->indexes_pending.store(false);
+        }
+    }
     if (q->dedup_refused.load())
         for (const Outgoing &e : events)
             if (e.dedup_key != nullptr)

@@ -49,7 +49,7 @@ std::string sharded_refusal(const mq_queue *q, const std::vector<BsonPtr> &confi
 
 class Conn;  // store.hpp
 
-// open.indexes's commands, under <name> (also drop.indexes, after mq_queue_drop).
+// open.indexes's commands, under <name> (also publish.indexes, after mq_queue_drop).
 void create_indexes(const Conn &c, mq_queue *q, const char *name);
 
 // publish (one event or a batch): 3 commands. Returns the first seq; the others follow.

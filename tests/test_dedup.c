@@ -362,8 +362,8 @@ static void version_1_options_still_work(void **state) {
     assert_int_equal(records(t), 0);
 }
 
-/* mq_queue_drop takes the indexes with the collections and makes them again: the
- * handle goes on deduplicating (6 commands). */
+/* mq_queue_drop takes the indexes with the collections; the handle's next publish
+ * makes them again first (2 commands more, once): the handle goes on deduplicating. */
 static void drop_keeps_the_unique_index(void **state) {
     tq *t = *state;
     mq_error err;
@@ -371,8 +371,10 @@ static void drop_keeps_the_unique_index(void **state) {
     assert_int_equal(publish_key(t, "g", "e", "k", &seq), MQ_OK);
     uint64_t before = commands(t);
     ASSERT_MQ(MQ_OK, mq_queue_drop(t->queue, &err), err);
-    assert_int_equal(commands(t) - before, 6);
+    assert_int_equal(commands(t) - before, 4);
+    before = commands(t);
     assert_int_equal(publish_key(t, "g", "e", "k", &seq), MQ_OK);
+    assert_int_equal(commands(t) - before, 5); /* publish.indexes (2), then the publish */
     assert_int_equal(seq, 1);
     assert_int_equal(publish_key(t, "h", "e", "k", &seq), MQ_DUPLICATE);
     assert_int_equal(seq, 1);
