@@ -209,17 +209,18 @@ class TestValues < MongoMQTest::Case
     assert_raises(::ArgumentError) { MongoMQ::Batch.new.tap { |b| track(b) }.add("g", "x", at: Time.now) }
   end
 
-  # Attributes (0.7.0): a Hash of Strings in its order; other types and a NUL are the
-  # argument error before C (a NUL would split the packing); the rest is the
-  # library's, naming attrs[i]. Nothing is published.
+  # Attributes (0.7.0): a Hash of Strings (Symbol keys as their names) in its order;
+  # other types and a NUL are the argument error before C (a NUL would split the
+  # packing); the rest is the library's, naming attrs[i]. Nothing is published.
   def test_attrs_values
-    @queue.publish("g", "x", attrs: { "z" => "1", "a" => "é".encode(Encoding::ISO_8859_1) })
+    @queue.publish("g", "x", attrs: { z: "1", "a" => "é".encode(Encoding::ISO_8859_1) }) # Symbol keys are Strings
     @queue.publish("g", "y", attrs: {})
     [[%w[k v]], "k=v", 1].each do |bad|
       e = assert_raises(MongoMQ::ArgumentError) { @queue.publish("g", "x", attrs: bad) }
       assert_match(/attrs must be a Hash/, e.message)
     end
-    [[{ k: "v" }, /attrs\[0\]\.key must be a String/], [{ "k" => 1 }, /attrs\[0\]\.value \(key "k"\) must be/],
+    [[{ 1 => "v" }, /attrs\[0\]\.key must be a String/], [{ "k" => 1 }, /attrs\[0\]\.value \(key "k"\) must be/],
+     [{ k: "v", "k" => "w" }, /attrs\[1\]\.key "k" appears twice/],
      [{ "k" => "v", "a\0b" => "v" }, /attrs\[1\]\.key "a\\u0000b" contains a NUL/],
      [{ "k" => "a\0" }, /attrs\[0\]\.value \(key "k"\) contains a NUL/],
      [{ "" => "v" }, /empty/], [{ "k" * (MongoMQ::ATTR_KEY_MAX + 1) => "v" }, /MQ_ATTR_KEY_MAX/],
@@ -246,7 +247,8 @@ class TestValues < MongoMQTest::Case
     assert_nil lease.attr("a\0b")
     assert_raises(IndexError) { lease.attrs_at(-4) }
     assert_raises(MongoMQ::ArgumentError) { lease.attrs_at("0") }
-    assert_raises(MongoMQ::ArgumentError) { lease.attr(:z) }
+    assert_equal "1", lease.attr(:z) # a Symbol names the same key
+    assert_raises(MongoMQ::ArgumentError) { lease.attr(1) }
     @queue.ack(lease)
     lease.close
     assert_raises(MongoMQ::ClosedError) { lease.attrs }

@@ -41,6 +41,7 @@ module MongoMQ
       fail!(:attrs, "a Hash of String keys and values", value) unless value.is_a?(Hash)
       packed = String.new(capacity: 64, encoding: Encoding::BINARY)
       value.each_with_index do |(k, v), i|
+        k = k.name if k.is_a?(Symbol) # { tenant: "t-1" }, Ruby's usual Hash
         k = group(k, "attrs[#{i}].key")
         v = group(v, "attrs[#{i}].value (key #{k.inspect})")
         raise MongoMQ::ArgumentError, "attrs[#{i}].key #{k.inspect} contains a NUL byte" if k.include?("\0")

@@ -97,8 +97,10 @@ module MongoMQ
       end.to_h
     end
 
-    # The value of the head event's attribute `key` (a String), or nil when it has none.
+    # The value of the head event's attribute `key` (a String or a Symbol), or nil when
+    # it has none.
     def attr(key)
+      key = key.name if key.is_a?(Symbol)
       key = Check.group(key, :key)
       return nil if key.include?("\0") # no key holds a NUL
 
