@@ -294,7 +294,8 @@ MQ_API void mq_batch_destroy(mq_batch *batch);
  * key was taken (it was not added; 1 command more), and mq_batch_outcome says, per
  * event, whether it was added and its seq (a duplicate's seq is not first_seq + i). A batch may be published again (new
  * seqs) or destroyed. MQ_ERR_CONNECT: as mq_publish, for the batch as a whole (its insertMany is one command: all of
- * the batch is in the queue, or none of it, or, on a server that stops inside the insertMany, a prefix of it). */
+ * the batch is in the queue, or none of it, or, on a server that stops inside the insertMany, a prefix of it; with keys
+ * the insertMany is unordered: any part of it). */
 MQ_API mq_status mq_publish_batch(mq_queue *queue, const mq_batch *batch, int64_t *first_seq /* may be NULL */,
                                   mq_error *err);
 
