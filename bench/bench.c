@@ -91,6 +91,7 @@ static void usage(FILE *f) {
             "       bench [--uri URI] --soak MINUTES [--groups G]\n"
             "       bench [--uri URI] --listing [--listing-sizes N,N,...] [--json]\n"
             "       bench [--uri URI] --dedup [--events N] [--groups G] [--json]\n"
+            "       bench [--uri URI] --attrs [--events N] [--groups G] [--json]\n"
             "  --uri URI        MongoDB URI (default: env MONGOMQ_URI)\n"
             "  --events N       events to publish and drain per mode (default 2000)\n"
             "  --groups G       groups, events spread round-robin (default 50)\n"
@@ -108,6 +109,8 @@ static void usage(FILE *f) {
             "                   per page view at 1000, 10000, 100000 groups\n"
             "  --dedup          publishes and acks with and without dedup keys: commands\n"
             "                   per event, events/s, latency\n"
+            "  --attrs          publishes and claims with no, 2 (a trace context's) and 16\n"
+            "                   attributes: events/s, latency, commands per event\n"
             "  --json           print one JSON object instead of the tables\n",
             BENCH_DEFAULT_BATCH, BENCH_WAIT_S);
 }
@@ -164,6 +167,7 @@ static void parse_args(int argc, char **argv, bench_opts *o) {
     o->soak = 0;
     o->listing = 0;
     o->dedup = 0;
+    o->attrs = 0;
     o->listing_nsizes = 3;
     o->listing_sizes[0] = 1000;
     o->listing_sizes[1] = 10000;
@@ -178,6 +182,8 @@ static void parse_args(int argc, char **argv, bench_opts *o) {
             o->listing = 1;
         else if (strcmp(argv[i], "--dedup") == 0)
             o->dedup = 1;
+        else if (strcmp(argv[i], "--attrs") == 0)
+            o->attrs = 1;
         else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
             usage(stdout);
             exit(0);
@@ -252,6 +258,10 @@ int main(int argc, char **argv) {
     if (opt.dedup) {
         snprintf(db, sizeof db, "mongomq_bench_%ld_%ld", (long)getpid(), (long)time(NULL));
         return run_dedup(&opt, db);
+    }
+    if (opt.attrs) {
+        snprintf(db, sizeof db, "mongomq_bench_%ld_%ld", (long)getpid(), (long)time(NULL));
+        return run_attrs(&opt, db);
     }
 
     if (opt.batch == 0) {

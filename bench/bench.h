@@ -2,7 +2,8 @@
  * bench.h — what the bench's files share: the options, one throughput mode's figures,
  * the helpers of bench.c, and each mode's entry point (bench.c holds main and the
  * arguments; throughput.c the single and batch modes; waiters.c --waiters; soak.c
- * --soak; listing.c --listing; dedup.c --dedup). What the bench measures and how: the comment at the top of bench.c.
+ * --soak; listing.c --listing; dedup.c --dedup; attrs.c --attrs; phases.c the phase tables
+ * of the last two). What the bench measures and how: the comment at the top of bench.c.
  */
 #ifndef MONGOMQ_BENCH_H
 #define MONGOMQ_BENCH_H
@@ -32,6 +33,7 @@ typedef struct {
     long listing_sizes[8];
     size_t listing_nsizes; /* --listing-sizes N,N,... (default 1000,10000,100000) */
     int dedup;             /* --dedup: what dedup keys cost (dedup.c) */
+    int attrs;             /* --attrs: what event attributes cost (attrs.c) */
 } bench_opts;
 
 /* One mode's figures. */
@@ -72,7 +74,26 @@ int run_soak(const bench_opts *opt, const char *db);
 /* listing.c: --listing, mq_groups_json's page views at several numbers of groups. */
 int run_listing(const bench_opts *opt, const char *db);
 
+/* phases.c: one timed phase of --dedup or --attrs (its events, seconds, server
+ * commands and call latency percentiles), and their table or JSON object. */
+typedef struct {
+    const char *name;
+    long events;
+    double secs;
+    uint64_t commands;
+    double p50, p99;
+} bench_phase;
+/* Ends phase p begun at t0 (now_mono) with c0 commands: sorts lat[0..calls). */
+void finish_phase(bench_phase *p, double *lat, long calls, double t0, uint64_t c0, mq_client *client);
+/* Prints the phases as a table (with `note` under it) or, with opt->json, one JSON
+ * object {"library", "mode", "phases": [...]}. */
+void print_phases(const bench_opts *opt, const char *db, const char *mode, const bench_phase *ph, int n,
+                  const char *note);
+
 /* dedup.c: --dedup, publishes and acks with and without dedup keys. */
 int run_dedup(const bench_opts *opt, const char *db);
+
+/* attrs.c: --attrs, publishes and claims with no, 2 (a trace context's) and 16 attributes. */
+int run_attrs(const bench_opts *opt, const char *db);
 
 #endif

@@ -25,31 +25,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-typedef struct {
-    const char *name;
-    long events;
-    double secs;
-    uint64_t commands;
-    double p50, p99;
-} phase;
-
-static int cmp_double(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-static void finish_phase(phase *p, double *lat, long calls, double t0, uint64_t c0, mq_client *client) {
-    p->secs = now_mono() - t0;
-    p->commands = mq_client_command_count(client) - c0;
-    qsort(lat, (size_t)calls, sizeof lat[0], cmp_double);
-    p->p50 = calls > 0 ? lat[calls / 2] : 0;
-    p->p99 = calls > 0 ? lat[(calls * 99) / 100 < calls ? (calls * 99) / 100 : calls - 1] : 0;
-}
-
 /* Single publishes of n events; key_base NULL: no key, else key "<base>-<i>". With
  * want_dup, each must be MQ_DUPLICATE of seqs[i]; else seqs[i] gets the seq. */
 static int singles(mq_queue *q, mq_client *client, long n, long groups, const char *key_base, int want_dup,
-                   int64_t *seqs, double *lat, phase *p) {
+                   int64_t *seqs, double *lat, bench_phase *p) {
     mq_error err;
     double t0 = now_mono();
     uint64_t c0 = mq_client_command_count(client);
@@ -78,7 +57,7 @@ static int singles(mq_queue *q, mq_client *client, long n, long groups, const ch
 
 /* Batches of 10, as singles. */
 static int batches(mq_queue *q, mq_client *client, long n, long groups, const char *key_base, int want_dup,
-                   int64_t *seqs, double *lat, phase *p) {
+                   int64_t *seqs, double *lat, bench_phase *p) {
     mq_error err;
     double t0 = now_mono();
     uint64_t c0 = mq_client_command_count(client);
@@ -123,7 +102,7 @@ static int batches(mq_queue *q, mq_client *client, long n, long groups, const ch
 }
 
 /* Claims and acks every due event; counts them. */
-static int drain(mq_queue *q, mq_client *client, long want, double *lat, phase *p) {
+static int drain(mq_queue *q, mq_client *client, long want, double *lat, bench_phase *p) {
     mq_error err;
     double t0 = now_mono();
     uint64_t c0 = mq_client_command_count(client);
@@ -162,7 +141,7 @@ int run_dedup(const bench_opts *opt, const char *db) {
     double *lat = calloc((size_t)(2 * n), sizeof *lat); /* a drain times 2n calls */
     static const char *const names[8] = {"publish",       "publish+key",     "duplicate", "batch(10)",
                                          "batch(10)+key", "batch duplicate", "claim+ack", "claim+ack+key"};
-    phase ph[8];
+    bench_phase ph[8];
     memset(ph, 0, sizeof ph);
     for (int i = 0; i < 8; i++) ph[i].name = names[i];
     int failed = seqs == NULL || lat == NULL;
@@ -178,28 +157,8 @@ int run_dedup(const bench_opts *opt, const char *db) {
     failed = failed || batches(q, client, n, opt->groups, "b", 0, bseqs, lat, &ph[4]) != 0;
     failed = failed || batches(q, client, n, opt->groups, "b", 1, bseqs, lat, &ph[5]) != 0;
     failed = failed || drain(q, client, 2 * n, lat, &ph[7]) != 0;
-    if (!failed) {
-        if (opt->json) {
-            json_t *out = json_array();
-            for (int i = 0; i < 8; i++)
-                json_array_append_new(
-                    out, json_pack("{s:s,s:I,s:f,s:f,s:f,s:f}", "phase", ph[i].name, "events", (json_int_t)ph[i].events,
-                                   "events_per_s", rnd(rate(ph[i].events, ph[i].secs), 1), "p50_ms", rnd(ph[i].p50, 3),
-                                   "p99_ms", rnd(ph[i].p99, 3), "commands_per_event",
-                                   rnd(per_event(ph[i].commands, ph[i].events), 3)));
-            char *text = json_dumps(json_pack("{s:s,s:s,s:o}", "library", mq_version(), "mode", "dedup", "phases", out),
-                                    JSON_COMPACT);
-            printf("%s\n", text);
-            free(text);
-        } else {
-            printf("libmongomq %s  database %s  %ld events, %ld groups\n\n", mq_version(), db, n, opt->groups);
-            printf("%-16s %10s %10s %10s %16s\n", "phase", "events/s", "p50 ms", "p99 ms", "commands/event");
-            for (int i = 0; i < 8; i++)
-                printf("%-16s %10.0f %10.3f %10.3f %16.3f\n", ph[i].name, rate(ph[i].events, ph[i].secs), ph[i].p50,
-                       ph[i].p99, per_event(ph[i].commands, ph[i].events));
-            printf("(latency per call: a publish, a batch of 10, a claim and its ack)\n");
-        }
-    }
+    if (!failed)
+        print_phases(opt, db, "dedup", ph, 8, "(latency per call: a publish, a batch of 10, a claim and its ack)");
     free(seqs);
     free(bseqs);
     free(lat);
