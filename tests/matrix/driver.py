@@ -27,7 +27,13 @@ parts:
   3. lease expiry: in a ring of the agents with leases (all but harel), each holds
      a lease of 1 s and lets it run out; the next one claims the event (attempts
      + 1, same seq, bytes and attributes) and acks it; the first one's ack is
-     lease-lost.
+     lease-lost;
+  4. traces: for every ordered pair of the agents that trace (Go, Java, Python, Ruby,
+     Rust: C and harel have no OpenTelemetry), the first publishes inside a parent
+     context the driver names (a trace id and span id of its own), the second's
+     worker helper processes the event: the send span must be that parent's child,
+     the process span must link to exactly that send span, and be in a trace of its
+     own (a link, not a parent), with attempts 1.
 
 Runs in a venv with harel and pymongo (scripts/interop-venv.sh): it makes harel's
 events and drops the test database at the end. Last line: "matrix: N passed, M failed".
@@ -391,6 +397,41 @@ def part3(agents, db):
         check(f"{a}'s late ack is lease-lost", late[a] == "ok lease_lost", late[a])
 
 
+# ---- part 4 ---------------------------------------------------------------------------
+
+TRACERS = ("go", "java", "python", "ruby", "rust")
+
+
+def part4(agents, db):
+    names = [n for n in TRACERS if n in agents]
+    print("== 4. a trace started in one language continues in another ==")
+    pairs = [(p, c) for p in names for c in names if p != c]
+    for p, c in pairs:
+        prefix = f"t_{p}_{c}"
+        trace_id, span_id = uuid.uuid4().hex, uuid.uuid4().hex[:16]
+        agents[p].send(f"tpublish {db} {prefix} {hx(f'traced-{p}')} {hx(f'from {p} to {c}')} {trace_id} {span_id}")
+        pub = fields(agents[p].recv(), p, f"{p} -> {c}: traced publish")
+        if not pub:
+            continue
+        seq, send_trace, send_span, send_parent = pub
+        check(f"{p} -> {c}: {p}'s send span is the child of the context it was given",
+              send_trace == trace_id and send_parent == span_id and send_span not in (span_id, "0" * 16),
+              f"send span {send_trace}/{send_span} parent {send_parent}; given {trace_id}/{span_id}")
+        agents[c].send(f"twork {db} {prefix} 30")
+        got = fields(agents[c].recv(), c, f"{p} -> {c}: traced work")
+        if not got:
+            continue
+        if got == ["none"]:
+            check(f"{p} -> {c}: {c}'s worker got the event", False, "no event within 30 s")
+            continue
+        wseq, proc_trace, proc_span, link_trace, link_span, attempts = got
+        check(f"{p} -> {c}: {c}'s process span links to {p}'s send span, in a trace of its own",
+              wseq == seq and link_trace == send_trace and link_span == send_span and proc_trace != trace_id
+              and proc_span != send_span and attempts == "1",
+              f"seq {wseq} (published {seq}), process {proc_trace}/{proc_span}, link {link_trace}/{link_span}, "
+              f"attempts {attempts}")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--uri", default=os.environ.get("MONGOMQ_TEST_URI"))
@@ -404,7 +445,7 @@ def main():
             name, cmd = spec.split("=", 1)
             agents[name] = Agent(name, cmd, args.uri)
         print(f"matrix: agents {', '.join(agents)} on {args.uri}, database {db}")
-        for part in (part1, part2, part3):
+        for part in (part1, part2, part3, part4):
             t = time.monotonic()
             try:
                 part(agents, db)
