@@ -4,7 +4,8 @@
 #      (scripts/swig-generate.sh python --check);
 #   2. builds libmongomq into the staging prefix (scripts/stage.sh) and, against it
 #      (pkg-config), the package's wheel with `pip wheel`;
-#   3. `pip install`s the wheel (and its "test" extra) in a fresh venv in a temp dir
+#   3. `pip install`s the wheel (and its "otel" and "test" extras: the OpenTelemetry
+#      API and SDK for the tracing scenarios) in a fresh venv in a temp dir
 #      outside the repository (scripts/with-server.sh's $TMP, removed on exit), as a
 #      user would, and checks that mongomq is imported from that venv;
 #   4. runs pytest with that venv, against MONGOMQ_TEST_URI (or a server of its own,
@@ -79,7 +80,7 @@ VENV="$TMP/venv"
 "$PYTHON" -m venv "$VENV"
 PY="$VENV/bin/python"
 say "installing $(basename "$WHEEL") in a fresh venv in $VENV"
-"$PY" -m pip install -q -c "$PKG/tests/constraints.txt" "$WHEEL[test]"
+"$PY" -m pip install -q -c "$PKG/tests/constraints.txt" "$WHEEL[otel,test]"
 # The package must come from that venv (its site-packages), not from the source tree.
 installed="$(cd "$TMP" && "$PY" -c 'import mongomq, os; print(os.path.realpath(mongomq.__file__))')"
 case "$installed" in

@@ -1,10 +1,13 @@
 """AsyncClient and AsyncQueue (mongomq.aio): the sync Client and Queue with every call
 that touches the server awaitable, run on the client's bounded thread pools
-(_aio_calls), and async context managers. Results and errors are the sync calls'."""
+(_aio_calls), and async context managers. Results and errors are the sync calls'.
+With telemetry, a publish runs in a copy of the awaiting task's context (contextvars:
+OpenTelemetry's current span), so that its send span is the caller's child."""
 
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import datetime as _dt
 import os
 from typing import TYPE_CHECKING, Any, Awaitable, Callable, Generator, Iterable, List, Mapping, Optional, Tuple, Union
@@ -23,6 +26,7 @@ from ._stored import DeadPage, StoredEvent
 
 if TYPE_CHECKING:
     from ._aio_worker import AsyncWorker, AsyncHandler
+    from .otel import Telemetry
 
 _seconds = _args.seconds
 
@@ -181,6 +185,12 @@ class AsyncQueue:
             raise ClosedError("mongomq: the queue is closed")
         return _aio_calls.call(self._pools, fn, *args, **kwargs)
 
+    def _call_traced(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Awaitable[Any]:
+        # A pool thread has a context of its own: a traced publish gets the caller's.
+        if self.sync._telemetry is None:
+            return self._call(fn, *args, **kwargs)
+        return self._call(contextvars.copy_context().run, fn, *args, **kwargs)
+
     # -- publish --
 
     async def publish(self, group: str, event: _args.Event, *, priority: int = 0,
@@ -188,17 +198,17 @@ class AsyncQueue:
                       attrs: Optional[_args.Attrs] = None) -> Published:
         """Queue.publish, awaited (attrs are copied before the await starts)."""
         if not_before is None and dedup_key is None and attrs is None:
-            return await self._call(self.sync.publish, group, event, priority=priority)
+            return await self._call_traced(self.sync.publish, group, event, priority=priority)
         if isinstance(attrs, Mapping):
             attrs = dict(attrs)  # the caller's: not read on another thread (publish checks the copy)
-        return await self._call(self.sync.publish, group, event, priority=priority, not_before=not_before,
-                                dedup_key=dedup_key, attrs=attrs)
+        return await self._call_traced(self.sync.publish, group, event, priority=priority, not_before=not_before,
+                                       dedup_key=dedup_key, attrs=attrs)
 
     async def publish_batch(self, events: Union[Batch, Iterable[Tuple[Any, ...]]]) -> PublishedBatch:
         """Queue.publish_batch, awaited (an iterable is read before the await starts)."""
         if not isinstance(events, Batch):
             events = list(events)  # a generator is the caller's: not read on another thread
-        return await self._call(self.sync.publish_batch, events)
+        return await self._call_traced(self.sync.publish_batch, events)
 
     # -- claim --
 
@@ -322,6 +332,17 @@ class AsyncQueue:
     @property
     def clock_offset(self) -> float:
         return self.sync.clock_offset
+
+    # -- telemetry (mongomq.otel; no server: not awaited) --
+
+    def set_telemetry(self, telemetry: Optional["Telemetry"]) -> None:
+        """Queue.set_telemetry: publishes (awaited in the caller's trace context) and
+        the AsyncWorker's handler runs traced and measured; None turns it off."""
+        self.sync.set_telemetry(telemetry)
+
+    @property
+    def telemetry(self) -> Optional["Telemetry"]:
+        return self.sync.telemetry
 
     # -- the worker --
 

@@ -2,8 +2,10 @@
 ``async def handler(lease)`` run on leases by N tasks on the running loop, with the
 sync Worker's options and behaviour: ack on success, nack with back-off and jitter
 on failure, a heartbeat that extends running leases, a stop when idle, SIGINT and
-SIGTERM through loop.add_signal_handler when asked, and the two-phase graceful stop
-(a lease claimed as the stop came goes back with unclaim)."""
+SIGTERM through loop.add_signal_handler when asked, the two-phase graceful stop
+(a lease claimed as the stop came goes back with unclaim), and, on a queue with
+telemetry, each handler run traced as the sync worker's are (mongomq.otel; the span
+is current in the handler's task through contextvars, across its awaits)."""
 
 from __future__ import annotations
 
@@ -259,6 +261,9 @@ class AsyncWorker:
                 if self.idle_timeout is not None:
                     self._stop_if_idle()
                 continue
+            tel = q.sync._telemetry
+            if tel is not None:
+                tel.consumed(len(lease._events))
             self._handling += 1
             self._last_active = time.monotonic()
             try:
@@ -281,16 +286,19 @@ class AsyncWorker:
             lease.close()
 
     async def _handle(self, lease: Lease) -> None:
+        tel = self.queue.sync._telemetry
+        if tel is not None:
+            try:
+                proc = tel.process(lease)
+            except Exception as e:  # a propagator's or SDK's fault: handled all the same, untraced
+                await self._report(e, lease, "starting the process span")
+            else:
+                return await self._handle_traced(lease, proc)
         hb_stop = asyncio.Event()
         hb = asyncio.ensure_future(self._heartbeat(lease, hb_stop))
         failure: Optional[BaseException] = None
         try:
-            result = self.handler(lease)
-            if not inspect.isawaitable(result):
-                raise TypeError("the handler returned %s, not an awaitable: it must be an async function "
-                                "(a plain one would block the event loop: mongomq.Worker runs those)"
-                                % type(result).__name__)
-            await result
+            await self._call_handler(lease)
         except asyncio.CancelledError as e:
             if self._abandoning:
                 # stop()'s second phase ran out: no ack, no nack; the lease expires.
@@ -315,6 +323,53 @@ class AsyncWorker:
             lease.close()
         if failure is not None and not isinstance(failure, (Exception, asyncio.CancelledError)):
             raise failure  # SystemExit and the like go on, after the nack
+
+    async def _call_handler(self, lease: Lease) -> None:
+        result = self.handler(lease)
+        if not inspect.isawaitable(result):
+            raise TypeError("the handler returned %s, not an awaitable: it must be an async function "
+                            "(a plain one would block the event loop: mongomq.Worker runs those)"
+                            % type(result).__name__)
+        await result
+
+    async def _handle_traced(self, lease: Lease, proc: Any) -> None:
+        """_handle with telemetry: the handler runs with the process span current in
+        this task (``with proc``, which records a failure; the handler's coroutine runs
+        in the task's context, so the span stays current across its awaits), the ack
+        or nack is a settle span under it, and the process span ends after that."""
+        try:
+            hb_stop = asyncio.Event()
+            hb = asyncio.ensure_future(self._heartbeat(lease, hb_stop))
+            failure: Optional[BaseException] = None
+            try:
+                with proc:
+                    await self._call_handler(lease)
+            except asyncio.CancelledError as e:
+                if self._abandoning:
+                    hb.cancel()
+                    lease.close()
+                    raise
+                failure = e
+            except BaseException as e:  # noqa: B902 - a failure of any kind nacks
+                failure = e
+            hb_stop.set()
+            await _aio_calls.outlast(hb)
+            what = "ack" if failure is None else "nack"
+            try:
+                if failure is None:
+                    await proc.settle_async("ack", self.queue.ack, lease)
+                else:
+                    await self._report(failure, lease, "handler")
+                    await proc.settle_async("nack", self.queue.nack, lease,
+                                            backoff_delay(lease._attempts, self.backoff_base, self.backoff_cap))
+            except Error as e:
+                await self._report(e, lease, what)
+            finally:
+                lease.close()
+        finally:
+            proc.end()
+        if failure is not None and not isinstance(failure, (Exception, asyncio.CancelledError)):
+            raise failure
 
     async def _heartbeat(self, lease: Lease, stop: asyncio.Event) -> None:
         every = self.visibility / 3.0

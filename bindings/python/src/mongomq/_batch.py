@@ -1,11 +1,12 @@
 """Batch: events published together (mq_batch; mq_batch_add_with through the shim's
 mqs_batch_add_at, so a batch event may be scheduled and carry a dedup_key and
-attributes)."""
+attributes). A batch also keeps what each add gave C, so that a queue with
+telemetry can publish a copy of it whose events carry the trace context."""
 
 from __future__ import annotations
 
 import datetime as _dt
-from typing import Any, Iterable, Optional, Tuple
+from typing import Any, Callable, Iterable, List, Optional, Tuple
 
 from . import _args, _raw
 from ._handle import _Handle
@@ -18,12 +19,16 @@ class Batch(_Handle):
     ``Batch(events)`` adds each of an iterable of tuples (group, event[, priority[,
     not_before[, dedup_key[, attrs]]]])."""
 
-    __slots__ = ("_keyed",)
+    __slots__ = ("_keyed", "_adds")
     _what = "batch"
     _destroy = staticmethod(_raw.mq_batch_destroy)
 
     def __init__(self, events: Iterable[Tuple[Any, ...]] = ()) -> None:
         self._keyed = False  # some event has a dedup_key: publish_batch asks for each outcome
+        # Each add's arguments to mqs_batch_add_at, the packed attributes last: what
+        # _with_attrs copies (the event's bytes are referenced, or copied when they were
+        # a mutable buffer, which C had copied at the add).
+        self._adds: List[Tuple[Any, ...]] = []
         super().__init__(_raw.mq_batch_new())
         for item in events:
             if not isinstance(item, tuple) or not 2 <= len(item) <= 6:
@@ -58,9 +63,29 @@ class Batch(_Handle):
             _raw.mqs_batch_add_at(ptr, group, event, priority, when, has_key, dedup_key, packed)
             if has_key:
                 self._keyed = True
+            self._adds.append((group, event if type(event) is bytes else bytes(event), priority, when, has_key,
+                               dedup_key, packed))
         finally:
             self._leave()
         return self
+
+    def _with_attrs(self, inject: Callable[[bytes], bytes]) -> "Batch":
+        """A new Batch of the same events, each event's packed attributes passed
+        through inject (telemetry's: the trace context added)."""
+        self._check_open()
+        copy = Batch()
+        try:
+            ptr = copy._enter()
+            try:
+                for group, event, priority, when, has_key, dedup_key, packed in self._adds:
+                    _raw.mqs_batch_add_at(ptr, group, event, priority, when, has_key, dedup_key, inject(packed))
+            finally:
+                copy._leave()
+        except BaseException:
+            copy.close()
+            raise
+        copy._keyed = self._keyed
+        return copy
 
     def __len__(self) -> int:
         ptr = self._enter()

@@ -1,13 +1,15 @@
 """Queue: one queue (mq_queue) and every call on it: publish (with dedup keys and
 attributes), claim (one entry, mq_claim_with, waiting or not),
 ack/nack/unclaim/extend, dead letters, deduplication's window and scope, looking,
-groups (listing, pausing), repair, admin, the queue clock, and the doors to the
-worker helper."""
+groups (listing, pausing), repair, admin, the queue clock, the telemetry it is given
+(mongomq.otel, imported only by users who trace), and the doors to the worker
+helper."""
 
 from __future__ import annotations
 
 import datetime as _dt
 import json
+import sys
 import threading
 import time
 from typing import TYPE_CHECKING, Any, Callable, Iterable, List, Literal, Optional, Tuple, TypeVar, Union
@@ -28,6 +30,7 @@ from ._stored import _parse as _parse_stored
 if TYPE_CHECKING:
     from ._client import Client
     from ._worker import Worker
+    from .otel import Telemetry
 
 _T = TypeVar("_T")
 
@@ -47,7 +50,7 @@ class Queue(_Handle):
     Thread-safe: any number of threads may publish, claim, ack, nack, unclaim and extend
     at once. A context manager; keeps its client alive."""
 
-    __slots__ = ("client", "db", "prefix")
+    __slots__ = ("client", "db", "prefix", "_telemetry")
     _what = "queue"
     _destroy = staticmethod(_raw.mqs_queue_destroy)
 
@@ -63,6 +66,9 @@ class Queue(_Handle):
         self.client = client
         self.db = db
         self.prefix = prefix
+        # mongomq.otel's per-queue half of a Telemetry (set_telemetry); None: no
+        # tracing, and every call does what it did before there was any.
+        self._telemetry: Any = None
         super().__init__(ptr)
 
     # -- publish --
@@ -85,7 +91,18 @@ class Queue(_Handle):
         the bytes, in the mapping's order (Lease.attrs, StoredEvent.attrs): a key is
         1..ATTR_KEY_MAX ASCII letters, digits, '_', '-' and '.', a value up to
         ATTR_VALUE_MAX bytes as UTF-8; anything else is an ArgumentError naming the
-        attribute (a key or value not a str: TypeError), and nothing is published."""
+        attribute (a key or value not a str: TypeError), and nothing is published.
+
+        With telemetry (set_telemetry), the publish is a span and the span's trace
+        context goes into the event's attributes, after these (README, "Tracing")."""
+        tel = self._telemetry
+        if tel is not None:
+            return tel.publish(self, group, event, priority, not_before, dedup_key, attrs)
+        return self._publish(group, event, priority, not_before, dedup_key, attrs, None)
+
+    def _publish(self, group: Any, event: Any, priority: Any, not_before: Any, dedup_key: Any, attrs: Any,
+                 inject: Optional[Callable[[bytes], bytes]]) -> Published:
+        # inject (telemetry's): the packed attributes with the trace context's added.
         if type(group) is not str or "\0" in group:
             _args.text("group", group)
         if type(event) is not bytes:
@@ -95,6 +112,8 @@ class Queue(_Handle):
         when = 0.0 if not_before is None else _args.not_before(not_before)
         has_key = 0 if dedup_key is None else _args.dedup_key(dedup_key)
         packed = b"" if attrs is None else _args.attrs(attrs)
+        if inject is not None:
+            packed = inject(packed)
         ptr = self._enter()
         try:
             raw = _raw.mqs_publish(ptr, group, event, priority, when, has_key, dedup_key, packed)
@@ -109,10 +128,11 @@ class Queue(_Handle):
         PublishedBatch: the first seq, an int (the others follow it by 1, as long as
         no event was a duplicate), with ``outcomes``, each event's Published in that
         order, and ``added``."""
+        tel = self._telemetry
         if isinstance(events, Batch):
-            return self._publish_batch(events)
+            return self._publish_batch(events) if tel is None else tel.publish_batch(self, events)
         with Batch(events) as batch:
-            return self._publish_batch(batch)
+            return self._publish_batch(batch) if tel is None else tel.publish_batch(self, batch)
 
     def _publish_batch(self, batch: Batch) -> PublishedBatch:
         bptr = batch._enter()
@@ -209,14 +229,22 @@ class Queue(_Handle):
         """Removes the lease's event(s) and releases the group. LeaseLost when the
         lease expired and another worker took the group (the event is removed all the
         same)."""
-        self._on_lease(_raw.mq_ack, lease)
+        tel = self._telemetry
+        if tel is None:
+            self._on_lease(_raw.mq_ack, lease)
+        else:
+            tel.timed("ack", self._on_lease, _raw.mq_ack, lease)
 
     def nack(self, lease: Lease, delay: _args.Duration = 0.0) -> None:
         """Gives the event back: claimable again now (delay 0), or after delay seconds
         (the group stays held until then). The redelivery has attempts + 1."""
         if type(delay) is not float:
             delay = _seconds("delay", delay)
-        self._on_lease(_raw.mq_nack, lease, delay)
+        tel = self._telemetry
+        if tel is None:
+            self._on_lease(_raw.mq_nack, lease, delay)
+        else:
+            tel.timed("nack", self._on_lease, _raw.mq_nack, lease, delay)
 
     def unclaim(self, lease: Lease) -> None:
         """Gives back a lease no handler ran (say, a claim that returned as the program
@@ -432,6 +460,28 @@ class Queue(_Handle):
     def clock_offset(self) -> float:
         """Server clock minus this machine's clock, in seconds."""
         return self._call(_raw.mq_queue_clock_offset)
+
+    # -- telemetry (mongomq.otel) --
+
+    def set_telemetry(self, telemetry: Optional["Telemetry"]) -> None:
+        """Traces this Queue object's publishes and its workers' handling, and
+        records their metrics, through a mongomq.otel.Telemetry (OpenTelemetry;
+        ``pip install mongomq[otel]``); None (the default) turns that off. What is
+        recorded: bindings/CONTRACT.md, "Tracing", and the README's "Tracing"."""
+        if telemetry is None:
+            self._telemetry = None
+            return
+        otel = sys.modules.get("mongomq.otel")  # imported by whoever made a Telemetry
+        if otel is None or not isinstance(telemetry, otel.Telemetry):
+            raise TypeError("telemetry must be a mongomq.otel.Telemetry or None, not %s" % type(telemetry).__name__)
+        self._check_open()
+        self._telemetry = telemetry._bind(self)
+
+    @property
+    def telemetry(self) -> Optional["Telemetry"]:
+        """The Telemetry given to set_telemetry, or None."""
+        tel = self._telemetry
+        return None if tel is None else tel.telemetry
 
     # -- the worker --
 

@@ -1,8 +1,9 @@
 """The worker helper (bindings/CONTRACT.md, "The worker helper"): a handler run on
 leases by N threads, ack on success, nack with back-off on failure, a heartbeat that
-extends running leases, a stop when idle, SIGINT/SIGTERM when asked, and a two-phase
-graceful shutdown. Queue.worker() starts one and returns it; Queue.work() runs one
-and blocks until it stops."""
+extends running leases, a stop when idle, SIGINT/SIGTERM when asked, a two-phase
+graceful shutdown, and, on a queue with telemetry, each handler run traced (a process
+span, its ack or nack under it; mongomq.otel). Queue.worker() starts one and returns
+it; Queue.work() runs one and blocks until it stops."""
 
 from __future__ import annotations
 
@@ -361,6 +362,9 @@ class Worker:
                     if self.idle_timeout is not None:
                         self._stop_if_idle()
                     continue
+                tel = self.queue._telemetry
+                if tel is not None:
+                    tel.consumed(len(lease._events))
                 with self._lock:
                     self._handling += 1
                     self._last_active = time.monotonic()
@@ -395,6 +399,14 @@ class Worker:
             lease.close()
 
     def _handle(self, lease: Lease) -> None:
+        tel = self.queue._telemetry
+        if tel is not None:
+            try:
+                proc = tel.process(lease)
+            except Exception as e:  # a propagator's or SDK's fault: handled all the same, untraced
+                self._report(e, lease, "starting the process span")
+            else:
+                return self._handle_traced(lease, proc)
         self._hb_add(lease)
         failure: Optional[BaseException] = None
         try:
@@ -414,6 +426,37 @@ class Worker:
             self._report(e, lease, what)
         finally:
             lease.close()
+        if failure is not None and not isinstance(failure, Exception):
+            raise failure  # SystemExit and the like end this thread, after the nack
+
+    def _handle_traced(self, lease: Lease, proc: Any) -> None:
+        """_handle with telemetry: the handler runs with the process span current
+        (``with proc``: it records a failure), the ack or nack is a settle span under
+        it, and the process span ends after that."""
+        try:
+            self._hb_add(lease)
+            failure: Optional[BaseException] = None
+            try:
+                with proc:
+                    self.handler(lease)
+            except BaseException as e:  # noqa: B902 - a failure of any kind nacks
+                failure = e
+            finally:
+                self._hb_remove(lease)
+            what = "ack" if failure is None else "nack"
+            try:
+                if failure is None:
+                    proc.settle("ack", self.queue.ack, lease)
+                else:
+                    self._report(failure, lease, "handler")
+                    proc.settle("nack", self.queue.nack, lease,
+                                backoff_delay(lease._attempts, self.backoff_base, self.backoff_cap))
+            except Error as e:
+                self._report(e, lease, what)
+            finally:
+                lease.close()
+        finally:
+            proc.end()
         if failure is not None and not isinstance(failure, Exception):
             raise failure  # SystemExit and the like end this thread, after the nack
 
