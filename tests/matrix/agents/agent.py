@@ -1,7 +1,10 @@
 #!/usr/bin/env python3
 """The matrix's Python agent: the line protocol of tests/matrix/README.md over the
-Python package (bindings/python), or over harel's MongoTransport with --harel."""
+Python package (bindings/python), or over harel's MongoTransport with --harel. The
+tracing commands (tpublish, twork) set up, at their first use, the OpenTelemetry SDK
+with an in-memory span exporter and the W3C propagator (mongomq.otel)."""
 import sys
+import threading
 import time
 
 HAREL = "--harel" in sys.argv
@@ -122,6 +125,79 @@ else:
     def drop(q):
         q.drop()
 
+    traced = {}  # (db, prefix) -> a queue of its own whose telemetry is set
+    tracing = None
+
+    def tqueue(db, prefix):
+        """The traced queue, and the exporter its spans go to (the SDK made at first use)."""
+        global tracing
+        if tracing is None:
+            from opentelemetry.sdk.trace import TracerProvider
+            from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+            from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+            from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
+
+            from mongomq.otel import Telemetry
+            exporter = InMemorySpanExporter()
+            provider = TracerProvider()
+            provider.add_span_processor(SimpleSpanProcessor(exporter))
+            tracing = (exporter, Telemetry(tracer_provider=provider, propagator=TraceContextTextMapPropagator()))
+        exporter, telemetry = tracing
+        if (db, prefix) not in traced:
+            traced[db, prefix] = client.queue(db, prefix)
+            traced[db, prefix].set_telemetry(telemetry)
+        return traced[db, prefix], exporter
+
+    def finished(exporter, name):
+        found = [s for s in exporter.get_finished_spans() if s.name == name]
+        exporter.clear()
+        return found
+
+    def tpublish(db, prefix, group, data, trace_id, span_id):
+        from opentelemetry import context, trace
+        q, exporter = tqueue(db, prefix)
+        exporter.clear()
+        parent = trace.SpanContext(int(trace_id, 16), int(span_id, 16), is_remote=True,
+                                   trace_flags=trace.TraceFlags(trace.TraceFlags.SAMPLED))
+        token = context.attach(trace.set_span_in_context(trace.NonRecordingSpan(parent)))
+        try:
+            seq = q.publish(group, data, priority=0)
+        finally:
+            context.detach(token)
+        sends = finished(exporter, "send %s.%s" % (db, prefix))
+        if len(sends) != 1:
+            return "err %d send spans" % len(sends)
+        c = sends[0].context
+        up = "%016x" % sends[0].parent.span_id if sends[0].parent is not None else "-"
+        return "ok %d %032x %016x %s" % (seq, c.trace_id, c.span_id, up)
+
+    def twork(db, prefix, wait_s):
+        q, exporter = tqueue(db, prefix)
+        exporter.clear()
+        started = threading.Event()
+        handled = threading.Event()
+        holder = []
+
+        def handler(lease):
+            started.wait()
+            holder[0].stop(timeout=0)  # no more claims: this event is the only one handled
+            handled.set()
+
+        w = q.worker(handler, concurrency=1, visibility=30.0)
+        holder.append(w)
+        started.set()
+        handled.wait(wait_s)
+        w.stop()  # waits for the handler's ack, and so for its process span's end
+        procs = finished(exporter, "process %s.%s" % (db, prefix))
+        if not procs:
+            return "ok none"
+        if len(procs) != 1:
+            return "err %d process spans" % len(procs)
+        p = procs[0]
+        link = ("%032x %016x" % (p.links[0].context.trace_id, p.links[0].context.span_id)) if p.links else "- -"
+        return "ok %s %032x %016x %s %d" % (p.attributes["messaging.message.id"], p.context.trace_id,
+                                           p.context.span_id, link, p.attributes["messaging.mongomq.message.attempts"])
+
 
 def record(lease, t):
     seq, group, attempts, data = fields(lease)
@@ -182,6 +258,11 @@ def handle(words):
     if op == "drop":
         drop(q)
         return "ok"
+    if op == "tpublish" and not HAREL:
+        return tpublish(words[1], words[2], bytes.fromhex(args[0]).decode("utf-8"), spec_bytes(args[1]), args[2],
+                        args[3])
+    if op == "twork" and not HAREL:
+        return twork(words[1], words[2], float(args[0]))
     return "err unknown op " + op
 
 
