@@ -1,11 +1,13 @@
 // dedup.go: deduplication keys (0.6.0): what a publish did (Published, from
-// Queue.PublishWith and Queue.PublishBatchWith; the publishes themselves are in
-// queue.go), and where and for how long a key holds (Queue.SetDedupWindow,
-// Queue.SetDedupScope over mq_queue_set_dedup_window, mq_queue_set_dedup_scope).
+// Queue.PublishWith and Queue.PublishBatchWith and their Context forms; the
+// publishes themselves are in publish.go), and where and for how long a key holds
+// (Queue.SetDedupWindow, Queue.SetDedupScope over mq_queue_set_dedup_window,
+// mq_queue_set_dedup_scope).
 
 package mongomq
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"time"
@@ -47,7 +49,13 @@ func published(seq int64) Published {
 // Publish, and Duplicate is false. (Publish keeps its (int64, error): Go has no
 // overloading, and the API only grows.)
 func (q *Queue) PublishWith(group string, event []byte, opts PublishOptions) (Published, error) {
-	return q.publish("PublishWith", group, event, opts)
+	return q.publish(context.Background(), "PublishWith", group, event, opts)
+}
+
+// PublishWithContext is PublishWith in the context ctx, for the queue's Telemetry,
+// as PublishContext is Publish (ctx's cancellation does not stop it).
+func (q *Queue) PublishWithContext(ctx context.Context, group string, event []byte, opts PublishOptions) (Published, error) {
+	return q.publish(ctx, "PublishWithContext", group, event, opts)
 }
 
 // PublishBatchWith is PublishBatch that returns each message's outcome, in the order
@@ -56,7 +64,14 @@ func (q *Queue) PublishWith(group string, event []byte, opts PublishOptions) (Pu
 // the event that holds the key. Still 3 server commands, 1 more when some key was
 // taken.
 func (q *Queue) PublishBatchWith(messages []Message) ([]Published, error) {
-	_, out, err := q.publishBatch("PublishBatchWith", messages, true)
+	_, out, err := q.publishBatch(context.Background(), "PublishBatchWith", messages, true)
+	return out, err
+}
+
+// PublishBatchWithContext is PublishBatchWith in the context ctx, for the queue's
+// Telemetry, as PublishBatchContext is PublishBatch.
+func (q *Queue) PublishBatchWithContext(ctx context.Context, messages []Message) ([]Published, error) {
+	_, out, err := q.publishBatch(ctx, "PublishBatchWithContext", messages, true)
 	return out, err
 }
 

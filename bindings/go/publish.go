@@ -1,10 +1,12 @@
 // publish.go: the publishes of a queue: PublishOptions, Publish (one event) and
-// PublishBatch (many, as Messages); what a keyed publish did (PublishWith,
-// PublishBatchWith, Published) is in dedup.go.
+// PublishBatch (many, as Messages), and their Context forms, which tell the queue's
+// Telemetry (telemetry.go) the caller's context; what a keyed publish did
+// (PublishWith, PublishBatchWith, Published) is in dedup.go.
 
 package mongomq
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"runtime"
@@ -76,12 +78,43 @@ func checkPriority(op, name string, p int) error {
 // the event that holds the key, with a nil error; PublishWith says whether it was a
 // duplicate.
 func (q *Queue) Publish(group string, event []byte, opts PublishOptions) (int64, error) {
-	p, err := q.publish("Publish", group, event, opts)
+	p, err := q.publish(context.Background(), "Publish", group, event, opts)
 	return p.Seq, err
 }
 
-// publish is Publish and PublishWith, as op.
-func (q *Queue) publish(op, group string, event []byte, opts PublishOptions) (Published, error) {
+// PublishContext is Publish in the context ctx, for the queue's Telemetry
+// (SetTelemetry): with otelmongomq, the publish's span is a child of ctx's span and
+// the event carries its trace context. Only that: a publish waits for nothing it
+// could give up, so ctx's cancellation and deadline do not stop it. Publish is
+// PublishContext with context.Background(). A nil ctx is context.Background().
+func (q *Queue) PublishContext(ctx context.Context, group string, event []byte, opts PublishOptions) (int64, error) {
+	p, err := q.publish(ctx, "PublishContext", group, event, opts)
+	return p.Seq, err
+}
+
+// publish is Publish, PublishWith and their Context forms, as op: told to the
+// queue's Telemetry when it has one.
+func (q *Queue) publish(ctx context.Context, op, group string, event []byte, opts PublishOptions) (Published, error) {
+	t := q.telemetry()
+	if t == nil {
+		return q.publishOne(op, group, event, opts, nil)
+	}
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	inject, done := t.Publish(ctx, PublishOp{Queue: q.name, Group: group, Count: 1})
+	p, err := q.publishOne(op, group, event, opts, inject)
+	seq := p.Seq
+	if err != nil {
+		seq = 0
+	}
+	done(seq, err)
+	return p, err
+}
+
+// publishOne is one publish, with inject added to the event's attributes where
+// they fit (withInjected).
+func (q *Queue) publishOne(op, group string, event []byte, opts PublishOptions, inject []Attr) (Published, error) {
 	if err := checkText(op, "group", group); err != nil {
 		return Published{}, err
 	}
@@ -94,6 +127,10 @@ func (q *Queue) publish(op, group string, event []byte, opts PublishOptions) (Pu
 	attrs, err := packAttrs(op, "Attrs", opts.Attrs)
 	if err != nil {
 		return Published{}, err
+	}
+	if len(inject) > 0 {
+		// Packed again with the injected ones, which withInjected checked.
+		attrs, _ = packAttrs(op, "Attrs", withInjected(opts.Attrs, inject))
 	}
 	hasKey, key := opts.dedupKey()
 	var seq int64
@@ -121,13 +158,38 @@ type Message struct {
 // command more) and its first+i is left unused; PublishBatchWith says, per message,
 // which were added and the seq of each.
 func (q *Queue) PublishBatch(messages []Message) (int64, error) {
-	first, _, err := q.publishBatch("PublishBatch", messages, false)
+	first, _, err := q.publishBatch(context.Background(), "PublishBatch", messages, false)
 	return first, err
 }
 
-// publishBatch is PublishBatch and PublishBatchWith, as op: the first seq, and with
-// outcomes each message's (mq_batch_outcome), in order.
-func (q *Queue) publishBatch(op string, messages []Message, outcomes bool) (int64, []Published, error) {
+// PublishBatchContext is PublishBatch in the context ctx, for the queue's
+// Telemetry, as PublishContext is Publish: one span for the batch, whose trace
+// context every message carries; ctx's cancellation does not stop it.
+func (q *Queue) PublishBatchContext(ctx context.Context, messages []Message) (int64, error) {
+	first, _, err := q.publishBatch(ctx, "PublishBatchContext", messages, false)
+	return first, err
+}
+
+// publishBatch is PublishBatch, PublishBatchWith and their Context forms, as op:
+// told to the queue's Telemetry when it has one.
+func (q *Queue) publishBatch(ctx context.Context, op string, messages []Message, outcomes bool) (int64, []Published, error) {
+	t := q.telemetry()
+	if t == nil {
+		return q.publishMany(op, messages, outcomes, nil)
+	}
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	inject, done := t.Publish(ctx, PublishOp{Queue: q.name, Batch: true, Count: len(messages)})
+	first, out, err := q.publishMany(op, messages, outcomes, inject)
+	done(0, err)
+	return first, out, err
+}
+
+// publishMany is one batch publish: the first seq, and with outcomes each message's
+// (mq_batch_outcome), in order; inject is added to each message's attributes where
+// they fit (withInjected).
+func (q *Queue) publishMany(op string, messages []Message, outcomes bool, inject []Attr) (int64, []Published, error) {
 	if len(messages) == 0 || len(messages) > BatchMax {
 		return 0, nil, argError(op, fmt.Sprintf("messages holds %d events; a batch holds 1..%d", len(messages), BatchMax))
 	}
@@ -151,6 +213,9 @@ func (q *Queue) publishBatch(op string, messages []Message, outcomes bool) (int6
 		attrs, err := packAttrs(op, fmt.Sprintf("messages[%d].Attrs", i), m.Attrs)
 		if err != nil {
 			return 0, nil, err
+		}
+		if len(inject) > 0 {
+			attrs, _ = packAttrs(op, fmt.Sprintf("messages[%d].Attrs", i), withInjected(m.Attrs, inject))
 		}
 		hasKey, key := m.dedupKey()
 		if err := call(op, func(e raw.Struct_SS_mq_error) {

@@ -39,6 +39,8 @@ type Queue struct {
 	closing atomic.Bool  // set first by Close: waiting claims then end with ErrClosed
 	mu      sync.RWMutex // read lock: a call on q; write lock: destroying q
 	q       raw.Struct_SS_mq_queue
+
+	tel atomic.Pointer[telemetryBox] // SetTelemetry's; nil: none (telemetry.go)
 }
 
 // Name is "db.prefix".
@@ -280,18 +282,47 @@ func emptyMessage(minPriority int, wait time.Duration) string {
 // same). The lease is closed afterwards unless the call failed before reaching a
 // verdict (a connect or server error): then it may be retried.
 func (q *Queue) Ack(lease *Lease) error {
-	return q.settle("Ack", lease, func(h raw.Struct_SS_mq_queue, l raw.Struct_SS_mq_lease, e raw.Struct_SS_mq_error) {
+	return q.ack(context.Background(), lease, q.telemetry(), false)
+}
+
+// ack is Ack, told to t (the worker's with its handler's ctx and the Telemetry its
+// handler run was told to).
+func (q *Queue) ack(ctx context.Context, lease *Lease, t Telemetry, inWorker bool) error {
+	done := q.startSettle(ctx, t, "ack", lease, inWorker)
+	err := q.settle("Ack", lease, func(h raw.Struct_SS_mq_queue, l raw.Struct_SS_mq_lease, e raw.Struct_SS_mq_error) {
 		raw.Mq_ack(h, l, e)
 	})
+	if done != nil {
+		done(err)
+	}
+	return err
 }
 
 // Nack gives the leased event(s) back: delay 0 makes the group claimable at once
 // (the same head is redelivered with Attempts+1); delay > 0 holds the group that
 // long first. Closes the lease as Ack does.
 func (q *Queue) Nack(lease *Lease, delay time.Duration) error {
-	return q.settle("Nack", lease, func(h raw.Struct_SS_mq_queue, l raw.Struct_SS_mq_lease, e raw.Struct_SS_mq_error) {
+	return q.nack(context.Background(), lease, delay, q.telemetry(), false)
+}
+
+// nack is Nack, told to t as ack is.
+func (q *Queue) nack(ctx context.Context, lease *Lease, delay time.Duration, t Telemetry, inWorker bool) error {
+	done := q.startSettle(ctx, t, "nack", lease, inWorker)
+	err := q.settle("Nack", lease, func(h raw.Struct_SS_mq_queue, l raw.Struct_SS_mq_lease, e raw.Struct_SS_mq_error) {
 		raw.Mq_nack(h, l, seconds(delay), e)
 	})
+	if done != nil {
+		done(err)
+	}
+	return err
+}
+
+// startSettle tells t of an ack or nack (nil: there is no t).
+func (q *Queue) startSettle(ctx context.Context, t Telemetry, name string, lease *Lease, inWorker bool) func(error) {
+	if t == nil {
+		return nil
+	}
+	return t.Settle(ctx, SettleOp{Queue: q.name, Name: name, Lease: lease, InWorker: inWorker})
 }
 
 // Unclaim gives back a lease no handler ran (a claim that returned as the program

@@ -113,38 +113,48 @@ func (r *workRun) loop() {
 	}
 }
 
-// handle runs the handler on one lease with a heartbeat, then acks or nacks it.
+// handle runs the handler on one lease with a heartbeat, then acks or nacks it. A
+// queue with a Telemetry is told of the handler run (Process, whose context the
+// handler gets) and of the ack or nack (Settle, in that context).
 func (r *workRun) handle(lease *Lease) {
 	defer lease.Close()
+	ctx, t := r.handlerCtx, r.q.telemetry()
+	var processed func(error)
+	if t != nil {
+		ctx, processed = t.Process(ctx, ProcessOp{Queue: r.q.name, Lease: lease})
+	}
 	beatStop, beatDone := make(chan struct{}), make(chan struct{})
 	go r.heartbeat(lease, beatStop, beatDone)
-	herr := r.call(lease)
+	herr := r.call(ctx, lease)
 	close(beatStop)
 	<-beatDone
+	if processed != nil {
+		processed(herr)
+	}
 	if r.abandoned.Load() {
 		return // past the shutdown timeout: the lease runs out and is redelivered
 	}
 	if herr == nil {
-		if err := r.q.Ack(lease); err != nil {
+		if err := r.q.ack(ctx, lease, t, true); err != nil {
 			r.report(err)
 		}
 		return
 	}
 	r.report(fmt.Errorf("mongomq: Work: handler failed on group %q seq %d (attempt %d): %w",
 		lease.Group(), lease.Seq(), lease.Attempts(), herr))
-	if err := r.q.Nack(lease, r.backoff(lease.Attempts())); err != nil {
+	if err := r.q.nack(ctx, lease, r.backoff(lease.Attempts()), t, true); err != nil {
 		r.report(err)
 	}
 }
 
-// call runs the handler; a panic becomes a *PanicError with the stack.
-func (r *workRun) call(lease *Lease) (err error) {
+// call runs the handler with ctx; a panic becomes a *PanicError with the stack.
+func (r *workRun) call(ctx context.Context, lease *Lease) (err error) {
 	defer func() {
 		if v := recover(); v != nil {
 			err = &PanicError{Value: v, Stack: debug.Stack()}
 		}
 	}()
-	return r.handler(r.handlerCtx, lease)
+	return r.handler(ctx, lease)
 }
 
 // backoff is min(cap, base * 2^(attempts-1)) scaled by a jitter in [0.5, 1].
