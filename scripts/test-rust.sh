@@ -10,14 +10,17 @@
 #      each passed under its name), the worker's lifecycle and signals
 #      (tests/worker.rs), logging (tests/logging.rs), the async API (feature tokio:
 #      the contract's async scenarios in tests/async_contract.rs, the rest in
-#      tests/async_tokio.rs) and the doc examples (compile_fail ones included);
+#      tests/async_tokio.rs), tracing (feature opentelemetry: the contract's tracing
+#      scenarios in tests/trace.rs, with the OpenTelemetry SDK's in-memory exporters)
+#      and the doc examples (compile_fail ones included);
 #   4. the two examples of bindings/rust/README.md (a producer and a worker) must be
 #      mongomq/examples/producer.rs and worker.rs; a crate outside the repository (a
 #      temp dir, path dependency on bindings/rust/mongomq) builds them and runs them
 #      against the test server, and they must print what the README says;
 #   5. a short run of the Rust bench (examples/bench.rs) as a smoke test, with the
 #      tokio feature so that its async-vs-sync part (awaited publishes, the async
-#      worker's drain) runs too.
+#      worker's drain) runs too; and of the telemetry bench (examples/bench_telemetry.rs,
+#      feature opentelemetry: tracing off/on, attributes none/three).
 # Crate versions come from bindings/rust/crate-versions.txt: the Cargo.lock is made
 # from it (a Cargo.lock names its registry's host, which the project's files do not),
 # and every build is --locked. Build output goes to
@@ -44,6 +47,9 @@ done
 echo "test-rust: $(cargo --version), $(rustc --version)"
 
 # Cargo.lock from the pinned list: resolve, then set each crate to its pinned version.
+# The semver-compatible part of a version (1.2.3 -> 1, 0.9.5 -> 0.9): a crate may be in
+# the lock at two incompatible versions (syn 2 and syn 3), each pinned on its own line.
+compatible() { if [[ "$1" == 0.* ]]; then echo "${1%.*}"; else echo "${1%%.*}"; fi; }
 (
     cd "$RUSTDIR"
     rm -f Cargo.lock
@@ -51,10 +57,14 @@ echo "test-rust: $(cargo --version), $(rustc --version)"
     while read -r name version; do
         [[ -z "$name" || "$name" == \#* ]] && continue
         if ! cargo update --quiet -p "$name" --precise "$version" 2>/dev/null; then
-            # Absent from this resolution or ambiguous: pin by its exact spec if present.
-            if grep -q "^name = \"$name\"$" Cargo.lock; then
-                cargo update --quiet -p "$name@$(awk -v n="$name" '$0=="name = \""n"\"" {getline; gsub(/version = |"/,""); print; exit}' Cargo.lock)" --precise "$version"
-            fi
+            # Absent from this resolution or ambiguous: pin the entry of that name whose
+            # version is compatible with the pinned one, if there is one.
+            for current in $(awk -v n="$name" '$0=="name = \""n"\"" {getline; gsub(/version = |"/,""); print}' Cargo.lock); do
+                if [[ "$(compatible "$current")" == "$(compatible "$version")" ]]; then
+                    cargo update --quiet -p "$name@$current" --precise "$version"
+                    break
+                fi
+            done
         fi
     done <crate-versions.txt
     while read -r name version; do
@@ -140,5 +150,6 @@ echo "README examples: ran, output as documented"
 
 echo "== rust: bench smoke run =="
 cargo run --locked --quiet --features tokio --example bench -- --uri "$MONGOMQ_TEST_URI" --events 200 --groups 10 --workers 2
+cargo run --locked --quiet --features opentelemetry --example bench_telemetry -- --uri "$MONGOMQ_TEST_URI" --events 100 --groups 10 --workers 2
 
 echo "test-rust: all passed"

@@ -1,7 +1,9 @@
 //! The async API (feature `tokio`): the queue's calls as futures that run the blocking
 //! C call on tokio's blocking pool. A waiting claim's future owns a cancel token:
 //! dropping the future (a `select!` that took another branch, a timeout, an aborted
-//! task) cancels that claim only, as [`CancelToken::cancel`] would. The stream of
+//! task) cancels that claim only, as [`CancelToken::cancel`] would. A publish's future
+//! takes the caller's OpenTelemetry context along to the blocking thread (feature
+//! `opentelemetry`), so its send span is the caller's child. The stream of
 //! leases is in stream.rs, the async worker in worker.rs (its handle and start) and
 //! task.rs (one task's loop).
 
@@ -23,6 +25,7 @@ use crate::error::{Error, Result};
 use crate::lease::Lease;
 use crate::options::{ClaimOptions, PublishOptions};
 use crate::queue::Queue;
+use crate::traced::CallerContext;
 
 type Claimed = Result<Option<Lease>>;
 
@@ -136,21 +139,34 @@ impl Queue {
         opts: &PublishOptions,
     ) -> Result<Published> {
         let (queue, group, event, opts) = (self.clone(), group.to_string(), event.into(), opts.clone());
-        blocking(move || queue.publish_with(&group, event, &opts)).await
+        let caller = CallerContext::capture(self);
+        blocking(move || {
+            let _current = caller.attach();
+            queue.publish_with(&group, event, &opts)
+        })
+        .await
     }
 
     /// [`publish_batch`](Queue::publish_batch) as a future; takes the batch and hands
     /// it back with the first seq.
     pub async fn publish_batch_async(&self, batch: Batch) -> Result<(i64, Batch)> {
-        let queue = self.clone();
-        blocking(move || queue.publish_batch(&batch).map(|seq| (seq, batch))).await
+        let (queue, caller) = (self.clone(), CallerContext::capture(self));
+        blocking(move || {
+            let _current = caller.attach();
+            queue.publish_batch(&batch).map(|seq| (seq, batch))
+        })
+        .await
     }
 
     /// [`publish_batch_with`](Queue::publish_batch_with) as a future; takes the batch
     /// and hands it back with each event's outcome, in add order.
     pub async fn publish_batch_with_async(&self, batch: Batch) -> Result<(Vec<Published>, Batch)> {
-        let queue = self.clone();
-        blocking(move || queue.publish_batch_with(&batch).map(|outcomes| (outcomes, batch))).await
+        let (queue, caller) = (self.clone(), CallerContext::capture(self));
+        blocking(move || {
+            let _current = caller.attach();
+            queue.publish_batch_with(&batch).map(|outcomes| (outcomes, batch))
+        })
+        .await
     }
 
     /// [`ack`](Queue::ack) as a future. Dropping it does not stop the ack.

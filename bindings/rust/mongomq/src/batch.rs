@@ -42,6 +42,11 @@ pub struct Batch {
     /// Held across each publish of the batch and the reading of its outcome: the C
     /// batch keeps the outcome of its last publish, so a publish writes the batch.
     publishing: Mutex<()>,
+    /// Each event as added (feature `opentelemetry`): a traced publish adds its trace
+    /// context to each event's attributes, which the C batch cannot change, so it
+    /// publishes a copy made from these.
+    #[cfg(feature = "opentelemetry")]
+    events: Vec<(String, Vec<u8>, PublishOptions)>,
 }
 
 // SAFETY: an mq_batch is plain memory owned by this value; the header only forbids
@@ -63,7 +68,12 @@ impl Batch {
         check(status, &err)?;
         let ptr =
             NonNull::new(out).ok_or_else(|| Error::internal("mq_batch_new returned MQ_OK and no batch".into()))?;
-        Ok(Batch { ptr, publishing: Mutex::new(()) })
+        Ok(Batch {
+            ptr,
+            publishing: Mutex::new(()),
+            #[cfg(feature = "opentelemetry")]
+            events: Vec::new(),
+        })
     }
 
     /// Adds an event for `group` (at most 10,000 per batch) with its options: the
@@ -72,19 +82,31 @@ impl Batch {
     /// [dedup key](PublishOptions::dedup_key) and [attributes](PublishOptions::attr)
     /// (each event of a batch has its own). Checked as a publish would be (nothing is
     /// sent); the bytes, the key and the attributes are copied.
+    ///
+    /// With the feature `opentelemetry` the batch also keeps a copy of each event: a
+    /// publish on a queue with telemetry publishes a copy of the batch with the trace
+    /// context in each event's attributes.
     pub fn add(&mut self, group: &str, event: impl AsRef<[u8]>, opts: &PublishOptions) -> Result<()> {
-        let group = c_string("mq_batch_add_with", "group_id", group)?;
         let event = event.as_ref();
+        self.add_c(group, event, opts)?;
+        #[cfg(feature = "opentelemetry")]
+        self.events.push((group.to_string(), event.to_vec(), opts.clone()));
+        Ok(())
+    }
+
+    /// `mq_batch_add_with`.
+    fn add_c(&mut self, group: &str, event: &[u8], opts: &PublishOptions) -> Result<()> {
+        let c_group = c_string("mq_batch_add_with", "group_id", group)?;
         let c_opts = opts.to_c("mq_batch_add_with")?;
         let mut err = sys::mq_error::new();
-        // SAFETY: the batch is ours and exclusively borrowed; group is a C string,
+        // SAFETY: the batch is ours and exclusively borrowed; c_group is a C string,
         // event a slice of event.len() bytes and c_opts a filled mq_publish_opts whose
         // dedup_key and attrs are NULL or point into what c_opts owns, all valid for
         // the call (the batch copies what it keeps); err points to a local.
         let status = unsafe {
             sys::mq_batch_add_with(
                 self.ptr.as_ptr(),
-                group.as_ptr(),
+                c_group.as_ptr(),
                 event.as_ptr().cast(),
                 event.len(),
                 c_opts.as_ptr(),
@@ -94,10 +116,24 @@ impl Batch {
         check(status, &err)
     }
 
+    /// A copy of the batch with `change` applied to each event's attributes (feature
+    /// `opentelemetry`: the trace context of a traced publish).
+    #[cfg(feature = "opentelemetry")]
+    pub(crate) fn with_attrs(&self, change: impl Fn(&mut Vec<(String, String)>)) -> Result<Batch> {
+        let mut copy = Batch::new()?;
+        for (group, event, opts) in &self.events {
+            let mut opts = opts.clone();
+            change(&mut opts.attrs);
+            copy.add_c(group, event, &opts)?;
+        }
+        Ok(copy)
+    }
+
     /// Publishes the batch on `queue` (`mq_publish_batch`); returns the first seq and,
     /// with `outcomes`, what became of each event, in add order (`mq_batch_outcome`).
-    /// `MQ_DUPLICATE` (some event's key was taken) is a success.
-    pub(crate) fn publish(&self, queue: &Queue, outcomes: bool) -> Result<(i64, Vec<Published>)> {
+    /// `MQ_DUPLICATE` (some event's key was taken) is a success. Untraced: the queue's
+    /// publish_batch goes through src/traced.rs.
+    pub(crate) fn publish_c(&self, queue: &Queue, outcomes: bool) -> Result<(i64, Vec<Published>)> {
         // A poisoned lock only means a panic elsewhere while holding it, between C
         // calls that each leave the batch whole.
         let _publishing = self.publishing.lock().unwrap_or_else(PoisonError::into_inner);

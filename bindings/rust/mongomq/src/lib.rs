@@ -77,6 +77,14 @@
 //! order; a consumer reads them with [`Lease::attrs`], [`Lease::attrs_at`] and
 //! [`Lease::attr`], without parsing the event; peek and the dead letters show them
 //! ([`StoredEvent::attrs`]).
+//!
+//! With the `opentelemetry` feature (off by default: without it the crate has no
+//! OpenTelemetry dependency), a queue given a telemetry object
+//! (`queue.set_telemetry(Some(mongomq::otel::Telemetry::global()))`) records spans
+//! and metrics through the OpenTelemetry API: a `send` span per publish, whose trace
+//! context travels in the events' attributes (W3C `traceparent`), and in the workers a
+//! `process` span per lease, linked to the producer's, with the handler run in it and
+//! `ack`/`nack` spans under it (bindings/CONTRACT.md, "Tracing").
 #![deny(missing_docs)]
 #![deny(clippy::undocumented_unsafe_blocks)]
 
@@ -93,10 +101,13 @@ mod groups;
 mod lease;
 mod logging;
 mod options;
+#[cfg(feature = "opentelemetry")]
+pub mod otel;
 mod queue;
 mod stats;
 mod stored;
 mod time;
+mod traced;
 mod worker;
 
 #[cfg(feature = "tokio")]

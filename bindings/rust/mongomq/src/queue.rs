@@ -1,6 +1,7 @@
 //! `Queue`: the C queue handle and the calls of one event's life (publish, claim, ack,
 //! nack, unclaim, extend), waiting and interrupting, and the queue's clock. The admin
-//! and inspection calls are in admin.rs, the group listing and pausing in groups.rs.
+//! and inspection calls are in admin.rs, the group listing and pausing in groups.rs,
+//! the telemetry's setter (feature `opentelemetry`) in otel/mod.rs.
 
 use std::ffi::{c_char, CString};
 use std::ptr::{self, NonNull};
@@ -17,6 +18,7 @@ use crate::error::{c_string, check, Error, Result};
 use crate::lease::Lease;
 use crate::options::{ClaimOptions, PublishOptions};
 use crate::time::from_epoch;
+use crate::traced;
 
 struct QueueHandle {
     ptr: NonNull<sys::mq_queue>,
@@ -25,6 +27,9 @@ struct QueueHandle {
     // dropped after Drop::drop, so after mq_queue_destroy, when no call of the queue
     // can read one any more (a call in flight may read a clock that was replaced).
     clocks: Mutex<Vec<Arc<ClockCell>>>,
+    /// What the queue records its spans and metrics with (`set_telemetry`), if any.
+    #[cfg(feature = "opentelemetry")]
+    telemetry: std::sync::RwLock<Option<crate::otel::Telemetry>>,
     // Declared after ptr, dropped after the queue is destroyed: the header wants the
     // client to outlive its queues.
     _client: Arc<ClientHandle>,
@@ -78,6 +83,8 @@ impl Queue {
                 ptr,
                 name: format!("{db}.{prefix}"),
                 clocks: Mutex::new(Vec::new()),
+                #[cfg(feature = "opentelemetry")]
+                telemetry: std::sync::RwLock::new(None),
                 _client: client,
             }),
         })
@@ -85,6 +92,11 @@ impl Queue {
 
     pub(crate) fn ptr(&self) -> *mut sys::mq_queue {
         self.handle.ptr.as_ptr()
+    }
+
+    #[cfg(feature = "opentelemetry")]
+    pub(crate) fn telemetry_cell(&self) -> &std::sync::RwLock<Option<crate::otel::Telemetry>> {
+        &self.handle.telemetry
     }
 
     /// `"db.prefix"`.
@@ -149,8 +161,13 @@ impl Queue {
     /// # }
     /// ```
     pub fn publish_with(&self, group: &str, event: impl AsRef<[u8]>, opts: &PublishOptions) -> Result<Published> {
-        let group = c_string("mq_publish_with", "group_id", group)?;
         let event = event.as_ref();
+        traced::publish(self, group, opts, |opts| self.publish_c(group, event, opts))
+    }
+
+    /// `mq_publish_with`.
+    fn publish_c(&self, group: &str, event: &[u8], opts: &PublishOptions) -> Result<Published> {
+        let group = c_string("mq_publish_with", "group_id", group)?;
         let c_opts = opts.to_c("mq_publish_with")?;
         let mut seq = 0i64;
         let mut err = sys::mq_error::new();
@@ -179,7 +196,7 @@ impl Queue {
     /// added (1 command more) and its seq is not first + i:
     /// [`publish_batch_with`](Queue::publish_batch_with) says what became of each.
     pub fn publish_batch(&self, batch: &Batch) -> Result<i64> {
-        batch.publish(self, false).map(|(first, _)| first)
+        traced::publish_batch(self, batch, false).map(|(first, _)| first)
     }
 
     /// [`publish_batch`](Queue::publish_batch), returning what became of each event, in
@@ -205,7 +222,7 @@ impl Queue {
     /// # }
     /// ```
     pub fn publish_batch_with(&self, batch: &Batch) -> Result<Vec<Published>> {
-        batch.publish(self, true).map(|(_, outcomes)| outcomes)
+        traced::publish_batch(self, batch, true).map(|(_, outcomes)| outcomes)
     }
 
     /// Leases the head of the due group that waited longest (priority >= the floor),
@@ -264,20 +281,24 @@ impl Queue {
     /// [`ErrorKind::LeaseLost`](crate::ErrorKind::LeaseLost) when the lease expired and
     /// another worker took the group (the events are removed all the same).
     pub fn ack(&self, lease: &Lease) -> Result<()> {
-        let mut err = sys::mq_error::new();
-        // SAFETY: the queue and the lease are alive for the call (borrowed); the lease
-        // is only read; err points to a local.
-        let status = unsafe { sys::mq_ack(self.ptr(), lease.as_ptr(), &mut err) };
-        check(status, &err)
+        traced::measured(self, "ack", || {
+            let mut err = sys::mq_error::new();
+            // SAFETY: the queue and the lease are alive for the call (borrowed); the
+            // lease is only read; err points to a local.
+            let status = unsafe { sys::mq_ack(self.ptr(), lease.as_ptr(), &mut err) };
+            check(status, &err)
+        })
     }
 
     /// Gives the event(s) back: claimable again now (`Duration::ZERO`, attempts + 1),
     /// or after `delay` (the group stays held until then).
     pub fn nack(&self, lease: &Lease, delay: Duration) -> Result<()> {
-        let mut err = sys::mq_error::new();
-        // SAFETY: as in ack.
-        let status = unsafe { sys::mq_nack(self.ptr(), lease.as_ptr(), delay.as_secs_f64(), &mut err) };
-        check(status, &err)
+        traced::measured(self, "nack", || {
+            let mut err = sys::mq_error::new();
+            // SAFETY: as in ack.
+            let status = unsafe { sys::mq_nack(self.ptr(), lease.as_ptr(), delay.as_secs_f64(), &mut err) };
+            check(status, &err)
+        })
     }
 
     /// Gives back a lease no handler ran (a worker that claimed and was then told to

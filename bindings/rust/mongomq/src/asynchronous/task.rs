@@ -2,7 +2,7 @@
 //! stop), run the handler as a task of its own with a heartbeat, ack or nack with
 //! back-off, give back a lease claimed as the stop came, and stop the worker once it
 //! was idle for its idle_timeout. The async twin of src/worker/run.rs, which it
-//! follows step by step.
+//! follows step by step, telemetry included (src/traced.rs).
 
 use std::panic::{self, AssertUnwindSafe};
 use std::sync::Arc;
@@ -14,6 +14,7 @@ use crate::error::ErrorKind;
 use crate::lease::Lease;
 use crate::options::ClaimOptions;
 use crate::queue::Queue;
+use crate::traced::{HandlerErrorType, Processing};
 use crate::worker::run::{backoff, panic_message, CLAIM_SLICE, QUEUE_BACKOFF_FIRST, QUEUE_BACKOFF_MAX};
 use crate::worker::{log_report, BoxError, WorkerError, WorkerOptions};
 
@@ -25,6 +26,8 @@ pub(super) struct Task {
     pub(super) opts: WorkerOptions,
     pub(super) shared: Arc<Shared>,
     pub(super) handler: Handler,
+    /// The handler's error type, for the process span's `error.type`.
+    pub(super) error_type: HandlerErrorType,
 }
 
 impl Task {
@@ -124,8 +127,11 @@ impl Task {
     /// `visibility` every `visibility / 3`; a lost lease ends the heartbeat (the
     /// handler goes on; its ack reports the loss). Then acks or nacks.
     async fn process(&self, lease: &Lease) {
+        let mut traced = Processing::start(&self.queue, lease);
         let (handler, theirs) = (Arc::clone(&self.handler), lease.share());
-        let mut handling = tokio::spawn(async move { handler(theirs).await });
+        // Polled with the process span current (given telemetry), the call that makes
+        // the handler's future included.
+        let mut handling = tokio::spawn(traced.instrument(async move { handler(theirs).await }));
         let every = (self.opts.visibility / 3).max(HEARTBEAT_MIN);
         let mut heartbeat = true;
         let joined = loop {
@@ -142,21 +148,23 @@ impl Task {
                 }
             }
         };
-        let failure: BoxError = match joined {
+        let (failure, panicked): (BoxError, bool) = match joined {
             Ok(Ok(())) => {
-                if let Err(e) = self.queue.ack_async(lease).await {
+                traced.succeeded();
+                if let Err(e) = traced.settle_async("ack", self.queue.ack_async(lease)).await {
                     self.report(WorkerError::Queue(&e));
                 }
                 return;
             }
-            Ok(Err(e)) => e,
-            Err(e) if e.is_panic() => panic_message(&*e.into_panic()).into(),
+            Ok(Err(e)) => (e, false),
+            Err(e) if e.is_panic() => (panic_message(&*e.into_panic()).into(), true),
             // Cancelled: the runtime is shutting down under the handler.
-            Err(e) => format!("the handler's task ended: {e}").into(),
+            Err(e) => (format!("the handler's task ended: {e}").into(), false),
         };
+        traced.failed(&*failure, self.error_type, panicked);
         let retry_in = backoff(&self.opts, lease.attempts());
         self.report(WorkerError::Handler { lease, error: &*failure, retry_in });
-        if let Err(e) = self.queue.nack_async(lease, retry_in).await {
+        if let Err(e) = traced.settle_async("nack", self.queue.nack_async(lease, retry_in)).await {
             self.report(WorkerError::Queue(&e));
         }
     }

@@ -250,6 +250,7 @@ impl Queue {
                 opts: opts.clone(),
                 shared: Arc::clone(&shared),
                 handler: Arc::clone(&handler),
+                error_type: crate::traced::HandlerErrorType::of::<E>(),
             };
             shared.state.send_modify(|st| st.running += 1);
             let running = Running(Arc::clone(&shared));

@@ -258,6 +258,7 @@ impl Queue {
                 opts: opts.clone(),
                 shared: Arc::clone(&shared),
                 handler: Arc::clone(&handler),
+                error_type: crate::traced::HandlerErrorType::of::<E>(),
             };
             shared.lock().running += 1;
             match thread::Builder::new().name(format!("mongomq-worker-{index}")).spawn(move || ctx.run()) {

@@ -16,6 +16,7 @@ use crate::error::{ErrorKind, Result};
 use crate::lease::Lease;
 use crate::options::ClaimOptions;
 use crate::queue::Queue;
+use crate::traced::{HandlerErrorType, Processing};
 
 /// The longest a claim waits before the worker loops (and looks at its stop flag and
 /// its idle time; a stop also cancels the waiting claim at once).
@@ -30,6 +31,8 @@ pub(super) struct Ctx {
     pub(super) opts: WorkerOptions,
     pub(super) shared: Arc<Shared>,
     pub(super) handler: Handler,
+    /// The handler's error type, for the process span's `error.type`.
+    pub(super) error_type: HandlerErrorType,
 }
 
 /// Counts a worker thread out however it ends; the last one out takes the worker out
@@ -135,28 +138,36 @@ impl Ctx {
         }
     }
 
+    /// Runs the handler (with its process span current, given telemetry) while a
+    /// heartbeat extends the lease, then acks or nacks (in a settle span).
     fn process(&self, lease: &Lease) {
+        let mut traced = Processing::start(&self.queue, lease);
         let done = (Mutex::new(false), Condvar::new());
         let outcome = thread::scope(|s| {
             s.spawn(|| self.heartbeat(lease, &done));
-            let outcome = panic::catch_unwind(AssertUnwindSafe(|| (self.handler)(lease)));
+            let outcome = panic::catch_unwind(AssertUnwindSafe(|| {
+                let _current = traced.attach();
+                (self.handler)(lease)
+            }));
             *done.0.lock().unwrap_or_else(PoisonError::into_inner) = true;
             done.1.notify_all();
             outcome
         });
-        let failure: BoxError = match outcome {
+        let (failure, panicked): (BoxError, bool) = match outcome {
             Ok(Ok(())) => {
-                if let Err(e) = self.queue.ack(lease) {
+                traced.succeeded();
+                if let Err(e) = traced.settle("ack", || self.queue.ack(lease)) {
                     self.report(WorkerError::Queue(&e));
                 }
                 return;
             }
-            Ok(Err(e)) => e,
-            Err(panic) => panic_message(&*panic).into(),
+            Ok(Err(e)) => (e, false),
+            Err(panic) => (panic_message(&*panic).into(), true),
         };
+        traced.failed(&*failure, self.error_type, panicked);
         let retry_in = backoff(&self.opts, lease.attempts());
         self.report(WorkerError::Handler { lease, error: &*failure, retry_in });
-        if let Err(e) = self.queue.nack(lease, retry_in) {
+        if let Err(e) = traced.settle("nack", || self.queue.nack(lease, retry_in)) {
             self.report(WorkerError::Queue(&e));
         }
     }
