@@ -11,7 +11,9 @@ Gem::Specification.new do |spec|
     FIFO and one worker per group at a time, ack/nack/extend, batches, scheduled
     events, dead letters, stats, and a threaded worker with back-off, heartbeat and
     graceful shutdown. A C extension over the installed libmongomq (found with
-    pkg-config); calls that wait on the server release the GVL.
+    pkg-config); calls that wait on the server release the GVL. Optional
+    OpenTelemetry tracing and metrics (require "mongomq/otel") with the
+    opentelemetry-api gem, which this gem does not depend on.
   DESC
   spec.authors = ["mongomq maintainers"]
   spec.metadata = { "rubygems_mfa_required" => "true" }

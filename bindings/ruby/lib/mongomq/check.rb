@@ -52,6 +52,49 @@ module MongoMQ
       packed
     end
 
+    # Packed attributes with the trace context a propagator wrote into `carrier` (a
+    # Hash of String keys and values) after them, each only where it keeps the event
+    # within the attribute bounds: a key the event has is kept as given, and a pair
+    # that would be the 17th, has a key outside [A-Za-z0-9_.-]{1,128} or a value over
+    # ATTR_VALUE_MAX bytes (or not UTF-8, or with a NUL) is left out. Tracing never
+    # fails a publish.
+    def with_injected(packed, carrier)
+      return packed if carrier.empty?
+
+      fields = packed.split("\0", -1)
+      fields.pop # after the last NUL
+      keys = fields.each_slice(2).map(&:first)
+      out = packed.dup
+      carrier.each do |k, v|
+        break if keys.size >= ATTR_MAX
+        next unless k.is_a?(String) && v.is_a?(String)
+
+        k = k.b
+        next if !k.bytesize.between?(1, ATTR_KEY_MAX) || !INJECTED_KEY.match?(k) || keys.include?(k)
+
+        v = injected_value(v)
+        next unless v
+
+        out << k << "\0" << v << "\0"
+        keys << k
+      end
+      out
+    end
+
+    INJECTED_KEY = /\A[A-Za-z0-9_.\-]+\z/n
+
+    # A value as packed bytes when it may be one (UTF-8, no NUL, short enough), else nil.
+    def injected_value(value)
+      value = value.encode(Encoding::UTF_8) unless value.encoding == Encoding::UTF_8 || value.encoding == Encoding::BINARY
+      bytes = value.b
+      return nil unless bytes.bytesize <= ATTR_VALUE_MAX && !bytes.include?("\0") &&
+                        bytes.dup.force_encoding(Encoding::UTF_8).valid_encoding?
+
+      bytes
+    rescue EncodingError
+      nil
+    end
+
     def event(value, name = :event)
       fail!(name, "a String", value) unless value.is_a?(String)
       value

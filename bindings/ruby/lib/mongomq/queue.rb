@@ -4,7 +4,7 @@ module MongoMQ
   # One queue: the collections db_name.prefix_* on the client's server, and every call
   # on it (publish, with dedup keys and attributes; claim, ack, nack, unclaim, extend;
   # dead letters; groups; deduplication's window and scope; repair, admin, the clock;
-  # the worker's doors). Thread-safe: any number of threads may publish, claim, ack,
+  # the worker's doors; OpenTelemetry). Thread-safe: any number of threads may publish, claim, ack,
   # nack, unclaim and extend through one queue.
   # Calls that talk to the server release the GVL, so other threads run meanwhile.
   #
@@ -42,6 +42,7 @@ module MongoMQ
       @worker_id = Check.optional_text(worker_id, :worker_id)
       @raw = raw || Raw.mq_queue_new(client.raw_handle, @db_name, @prefix)
       @workers = []
+      @telemetry = nil
     end
 
     # Appends an event (a String: its bytes, exactly, whatever its encoding) to the
@@ -66,10 +67,15 @@ module MongoMQ
     # taken, so nothing was added and seq is the event that holds the key).
     def publish_with(group, event, priority: 0, not_before: nil, dedup_key: nil, attrs: nil)
       key = Check.optional_text(dedup_key, :dedup_key)
-      Published.from_c(Raw.mqs_publish(@raw, Check.group(group), Check.event(event),
-                                       Check.integer(priority, :priority),
-                                       Check.optional_time(not_before, :not_before), key.nil? ? 0 : 1, key,
-                                       Check.attrs(attrs)))
+      args = [Check.group(group), Check.event(event), Check.integer(priority, :priority),
+              Check.optional_time(not_before, :not_before), key.nil? ? 0 : 1, key]
+      packed = Check.attrs(attrs)
+      telemetry = @telemetry
+      return Published.from_c(Raw.mqs_publish(@raw, *args, packed)) unless telemetry
+
+      telemetry.publish(self, args[0], 1) do |carrier|
+        Published.from_c(Raw.mqs_publish(@raw, *args, Check.with_injected(packed, carrier)))
+      end
     end
 
     # Publishes a Batch in 3 server commands (1 more when some key was taken); with a
@@ -78,13 +84,15 @@ module MongoMQ
     # in add order (#publish_batch_with gives each event's seq and whether it was a
     # duplicate).
     def publish_batch(batch = nil, &fill)
-      filled_batch(:publish_batch, batch, fill) { |b| Raw.mqs_publish_batch(@raw, b.raw_handle).abs }
+      filled_batch(:publish_batch, batch, fill) { |b| traced(b) { |c| Raw.mqs_publish_batch(@raw, c.raw_handle).abs } }
     end
 
     # #publish_batch (a Batch, or a block), returning a PublishedBatch: first_seq,
     # each event's outcome (Published) in add order, how many were added.
     def publish_batch_with(batch = nil, &fill)
-      filled_batch(:publish_batch_with, batch, fill) { |b| b.published(Raw.mqs_publish_batch(@raw, b.raw_handle)) }
+      filled_batch(:publish_batch_with, batch, fill) do |b|
+        traced(b) { |c| c.published(Raw.mqs_publish_batch(@raw, c.raw_handle)) }
+      end
     end
 
     # Leases the head of the due group that has waited longest among groups of
@@ -107,14 +115,19 @@ module MongoMQ
     # Removes the leased event(s) and releases the group. MongoMQ::LeaseLost when the
     # lease ran out and another worker took the group.
     def ack(lease)
-      Raw.mq_ack(@raw, lease_handle(lease))
+      handle = lease_handle(lease)
+      telemetry = @telemetry
+      telemetry ? telemetry.settled(self, "ack") { Raw.mq_ack(@raw, handle) } : Raw.mq_ack(@raw, handle)
       nil
     end
 
     # Gives the event(s) back: delay 0 redelivers now (attempts + 1); delay > 0 keeps
     # the group held for that many seconds first.
     def nack(lease, delay: 0)
-      Raw.mq_nack(@raw, lease_handle(lease), Check.seconds(delay, :delay))
+      handle = lease_handle(lease)
+      delay = Check.seconds(delay, :delay)
+      telemetry = @telemetry
+      telemetry ? telemetry.settled(self, "nack") { Raw.mq_nack(@raw, handle, delay) } : Raw.mq_nack(@raw, handle, delay)
       nil
     end
 
@@ -326,6 +339,23 @@ module MongoMQ
       Raw.mqr_queue_set_clock(@raw, clock&.raw_handle)
     end
 
+    # OpenTelemetry (issue 22): a MongoMQ::OTel::Telemetry (`require "mongomq/otel"`)
+    # makes this queue object record spans and metrics and carry W3C trace context in
+    # its events' attributes (README, "Tracing"; bindings/CONTRACT.md); nil (the
+    # default) turns that off again. For this queue object and the workers started on
+    # it after.
+    def telemetry=(telemetry)
+      unless telemetry.nil? || (defined?(MongoMQ::OTel::Telemetry) && telemetry.is_a?(MongoMQ::OTel::Telemetry))
+        raise MongoMQ::ArgumentError,
+              "telemetry must be a MongoMQ::OTel::Telemetry (require \"mongomq/otel\") or nil (got #{telemetry.inspect[0, 60]})"
+      end
+
+      @telemetry = telemetry
+    end
+
+    # The queue's MongoMQ::OTel::Telemetry, or nil (none: the default).
+    attr_reader :telemetry
+
     # Seconds (Float) the server's clock is ahead of this machine's.
     def clock_offset
       Raw.mq_queue_clock_offset(@raw)
@@ -368,7 +398,9 @@ module MongoMQ
         Raw.mqr_close(raw)
         raise
       end
-      Queue.new(@client, @db_name, @prefix, worker_id: worker_id, raw: raw)
+      queue = Queue.new(@client, @db_name, @prefix, worker_id: worker_id, raw: raw)
+      queue.telemetry = @telemetry
+      queue
     end
 
     # @api private
@@ -400,6 +432,15 @@ module MongoMQ
       raise MongoMQ::ArgumentError, "batch must be a MongoMQ::Batch" unless batch.is_a?(Batch)
 
       yield batch
+    end
+
+    # Yields the batch to publish: with telemetry, inside its send span, a copy whose
+    # events carry the injected trace context too (Batch#injected).
+    def traced(batch, &publish)
+      telemetry = @telemetry
+      return yield batch unless telemetry
+
+      telemetry.publish(self, nil, batch.size) { |carrier| batch.injected(carrier, &publish) }
     end
 
     def list_limit(limit)

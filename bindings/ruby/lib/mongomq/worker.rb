@@ -28,7 +28,11 @@ module MongoMQ
   #   nacked; those still running then are killed (their leases run out and are
   #   redelivered: nothing is lost), and the worker has ended. A lease a claim
   #   returned just as the stop came, whose handler did not start, is given back with
-  #   Queue#unclaim: not a delivery, so its attempts count stays as it was.
+  #   Queue#unclaim: not a delivery, so its attempts count stays as it was;
+  # - with the queue's telemetry (mongomq/otel, when the worker started): each handler
+  #   runs inside a span "process {db}.{prefix}", current, whose parent is the context
+  #   the worker was started in and which links to each event's producer; the ack or
+  #   nack is its child span (bindings/CONTRACT.md, "Tracing").
   #
   # A handler that raises something that is no StandardError (NoMemoryError, a
   # SignalException, ...) nacks its lease, goes to on_error, stops the worker, and
@@ -176,6 +180,10 @@ module MongoMQ
         raise
       end
       @own = own
+      # OpenTelemetry (mongomq/otel): the queue's telemetry when the worker started, and
+      # the context it started in, the parent of its process spans (none: new traces).
+      @telemetry = own.telemetry
+      @trace_parent = @telemetry&.current_context
       @last_active = monotonic
       @queue.add_worker(self)
       @previous_traps = @handle_signals ? %w[INT TERM].to_h { |sig| [sig, Signal.trap(sig) { stop }] } : {}
@@ -227,6 +235,7 @@ module MongoMQ
         end
         next unless lease
 
+        @telemetry&.consumed(@own, lease.count)
         @last_active = monotonic
         if @stopping
           give_back(lease) # claimed just as the stop came: no handler ran
@@ -248,28 +257,33 @@ module MongoMQ
       lease.close
     end
 
+    # With telemetry the handler runs inside the lease's process span (current), and
+    # the ack or nack is its child span; the span ends after the settlement.
     def handle(lease)
-      track(lease)
-      failure = nil
+      span = @telemetry&.process(@own, lease, @trace_parent)
       begin
-        @handler.call(lease)
-      rescue Exception => e # rubocop:disable Lint/RescueException
-        failure = e
+        track(lease)
+        failure = nil
+        begin
+          span ? span.run { @handler.call(lease) } : @handler.call(lease)
+        rescue Exception => e # rubocop:disable Lint/RescueException
+          failure = e
+        ensure
+          untrack(lease)
+        end
+        settle(lease, failure, span)
+        report(failure, lease) if failure
+        lease.close
+        fatal(failure) if failure && !failure.is_a?(StandardError)
       ensure
-        untrack(lease)
+        span&.finish
       end
-      settle(lease, failure)
-      report(failure, lease) if failure
-      lease.close
-      fatal(failure) if failure && !failure.is_a?(StandardError)
     end
 
-    def settle(lease, failure)
-      if failure
-        @own.nack(lease, delay: backoff(lease.attempts))
-      else
-        @own.ack(lease)
-      end
+    def settle(lease, failure, span)
+      op = failure ? "nack" : "ack"
+      call = failure ? -> { @own.nack(lease, delay: backoff(lease.attempts)) } : -> { @own.ack(lease) }
+      span ? span.settle(op, &call) : call.call
     rescue Error => e
       report(e, lease)
     end
