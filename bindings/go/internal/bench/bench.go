@@ -1,24 +1,19 @@
-// Command mongomq-bench runs the workload of the C bench (bench/README.md) through
-// the Go binding, so the two figures side by side are the binding's overhead:
-// publish N events ({"i":<index>}) round-robin over G groups (group g has
-// priority g % 5), B at a time, from one goroutine; then drain them with W
-// goroutines, each with a Client of its own, claim -> ack, sleeping 2 ms after an
-// empty claim (with a P for each worker: see main). Without -batch it runs the
-// single mode (B = 1: Publish, Claim) and the batch(10) mode (PublishBatch, Claim
-// with MaxEvents 10), each on a fresh queue. It prints events/s for both phases,
-// the claim and ack latencies and the server commands per event, and exits 1 if an
-// event was lost or duplicated.
-//
-//	go run ./cmd/mongomq-bench -uri mongodb://127.0.0.1:27017 [-events 2000] [-groups 50] [-workers 4] [-batch B]
-package main
+// Package bench is the workload of the C bench (bench/README.md) through the Go
+// binding, shared by cmd/mongomq-bench and otelmongomq's bench (which runs it with
+// tracing on and off): publish N events ({"i":<index>}, each with A attributes when
+// asked) round-robin over G groups (group g has priority g % 5), B at a time, from
+// one goroutine; then drain them with W goroutines, each with a Client of its own,
+// either claim -> ack by hand (sleeping 2 ms after an empty claim) or through the
+// worker helper (one Worker of concurrency 1 on each), MaxEvents B. It reports
+// events/s for both phases, the claim and ack latencies (hand drain) and the
+// server commands per event, and whether every event was acked exactly once.
+package bench
 
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
-	"os"
-	"runtime"
+	"io"
 	"sort"
 	"sync"
 	"time"
@@ -26,132 +21,140 @@ import (
 	mongomq "github.com/mongomq/mongomq/bindings/go"
 )
 
-type options struct {
-	uri        string
-	events     int
-	groups     int
-	workers    int
-	visibility time.Duration
-	batch      int
+// Options are one run's.
+type Options struct {
+	URI        string
+	Events     int
+	Groups     int
+	Workers    int
+	Visibility time.Duration
+	// Attrs is the number of attributes each event carries (0..AttrMax): keys
+	// "bench.a<i>", 16-byte values.
+	Attrs int
+	// Worker drains through the worker helper instead of claim -> ack by hand.
+	Worker bool
+	// Setup, when set, is called on every queue the run opens (the publisher's and
+	// each worker's), before it is used: otelmongomq's bench sets its telemetry.
+	Setup func(*mongomq.Queue) error
 }
 
-type result struct {
-	mode                          string
-	publishS, drainS              float64
-	claimMs, ackMs                []float64
-	commands                      uint64
-	emptyClaims, leaseLost        int
-	lost, duplicated, seqMismatch int
+// Result is one run's.
+type Result struct {
+	Mode                          string
+	PublishS, DrainS              float64
+	ClaimMs, AckMs                []float64
+	Commands                      uint64
+	EmptyClaims, LeaseLost        int
+	Lost, Duplicated, SeqMismatch int
 }
 
-func main() {
-	var o options
-	var vis float64
-	flag.StringVar(&o.uri, "uri", os.Getenv("MONGOMQ_URI"), "MongoDB URI (default $MONGOMQ_URI)")
-	flag.IntVar(&o.events, "events", 2000, "events to publish and drain in each mode")
-	flag.IntVar(&o.groups, "groups", 50, "groups")
-	flag.IntVar(&o.workers, "workers", 4, "draining goroutines, each with its own client")
-	flag.Float64Var(&vis, "visibility", 30, "lease seconds")
-	flag.IntVar(&o.batch, "batch", 0, "run only the mode with batches of B (1 is the single mode); default both")
-	flag.Parse()
-	if o.uri == "" {
-		fmt.Fprintln(os.Stderr, "mongomq-bench: no URI: pass -uri or set MONGOMQ_URI")
-		os.Exit(2)
+// PublishRate and DrainRate are events/s.
+func (r Result) PublishRate(o Options) float64 { return float64(o.Events) / r.PublishS }
+func (r Result) DrainRate(o Options) float64   { return float64(o.Events) / r.DrainS }
+
+// OK says whether every event was acked exactly once, with its seq.
+func (r Result) OK() bool { return r.Lost == 0 && r.Duplicated == 0 && r.SeqMismatch == 0 }
+
+func eventOf(o Options, i int) (group string, event []byte, opts mongomq.PublishOptions) {
+	g := i % o.Groups
+	opts.Priority = g % 5
+	for a := 0; a < o.Attrs; a++ {
+		opts.Attrs = append(opts.Attrs, mongomq.Attr{Key: fmt.Sprintf("bench.a%d", a), Value: fmt.Sprintf("value-%010d", i)})
 	}
-	if o.events < 1 || o.groups < 1 || o.workers < 1 || vis <= 0 || o.batch < 0 || o.batch > mongomq.BatchMax {
-		fmt.Fprintln(os.Stderr, "mongomq-bench: bad arguments")
-		os.Exit(2)
-	}
-	o.visibility = time.Duration(vis * float64(time.Second))
-	// The workers (and the publisher) spend their time in C calls that wait for the
-	// server, each holding a P while it waits. With fewer Ps than such goroutines
-	// (GOMAXPROCS is the number of CPUs, 2 on the project's machines, for 4 workers),
-	// every call needs the runtime's sysmon to take a P from a goroutine in C and hand
-	// it over: 20 us or more of delay and two more thread switches per call. The C
-	// bench's W threads never wait for one another that way, so the workload matches
-	// only with a P each (bench/README.md, "Go: what its extra CPU was"). GOMAXPROCS
-	// in the environment wins.
-	if os.Getenv("GOMAXPROCS") == "" && runtime.GOMAXPROCS(0) < o.workers+1 {
-		runtime.GOMAXPROCS(o.workers + 1)
-	}
-	modes := []int{1, 10}
-	if o.batch > 0 {
-		modes = []int{o.batch}
-	}
-	db := fmt.Sprintf("mongomq_gobench_%d_%d", os.Getpid(), time.Now().Unix())
-	fmt.Printf("mongomq-bench (Go binding, libmongomq %s, GOMAXPROCS %d): database %s\n\n", mongomq.LibraryVersion(),
-		runtime.GOMAXPROCS(0), db)
-	ok := true
-	var summary []string
-	for _, b := range modes {
-		r, err := run(o, db, b)
-		if err != nil {
-			fmt.Fprintf(os.Stderr, "mongomq-bench: %s: %v\n", r.mode, err)
-			ok = false
-		}
-		report(o, r)
-		if r.lost != 0 || r.duplicated != 0 || r.seqMismatch != 0 {
-			ok = false
-		}
-		summary = append(summary, fmt.Sprintf("%s publish %.1f drain %.1f", r.mode,
-			float64(o.events)/r.publishS, float64(o.events)/r.drainS))
-	}
-	fmt.Printf("events/s: %s\n", join(summary, "; "))
-	if !ok {
-		os.Exit(1)
-	}
+	return fmt.Sprintf("bench-%06d", g), []byte(fmt.Sprintf(`{"i":%d}`, i)), opts
 }
 
-func join(s []string, sep string) string {
-	out := ""
-	for i, x := range s {
-		if i > 0 {
-			out += sep
-		}
-		out += x
-	}
-	return out
-}
-
-func eventOf(i, groups int) (group string, event []byte, priority int) {
-	g := i % groups
-	return fmt.Sprintf("bench-%06d", g), []byte(fmt.Sprintf(`{"i":%d}`, i)), g % 5
-}
-
-func openQueue(uri, db, prefix string) (*mongomq.Client, *mongomq.Queue, error) {
-	c, err := mongomq.Connect(uri)
+func openQueue(o Options, db, prefix string) (*mongomq.Client, *mongomq.Queue, error) {
+	c, err := mongomq.Connect(o.URI)
 	if err != nil {
 		return nil, nil, err
 	}
 	q, err := c.Queue(db, prefix)
+	if err == nil && o.Setup != nil {
+		err = o.Setup(q)
+	}
 	if err != nil {
+		if q != nil {
+			q.Close()
+		}
 		c.Close()
 		return nil, nil, err
 	}
 	return c, q, nil
 }
 
-func run(o options, db string, batch int) (r result, err error) {
-	r.mode = "single"
+type worker struct {
+	c *mongomq.Client
+	q *mongomq.Queue
+}
+
+// drained is what the drain saw, shared by its goroutines.
+type drained struct {
+	mu       sync.Mutex
+	seqOf    []int64
+	acked    []int
+	total    int
+	firstErr error
+	r        *Result
+}
+
+func (d *drained) fail(err error) {
+	d.mu.Lock()
+	if d.firstErr == nil {
+		d.firstErr = err
+	}
+	d.mu.Unlock()
+}
+
+// got counts the lease's events; it says whether every event is in.
+func (d *drained) got(lease *mongomq.Lease) bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for k := 0; k < lease.Count(); k++ {
+		var idx int
+		if _, err := fmt.Sscanf(string(lease.EventAt(k)), `{"i":%d}`, &idx); err != nil || idx < 0 || idx >= len(d.acked) {
+			if d.firstErr == nil {
+				d.firstErr = fmt.Errorf("unexpected event %q", lease.EventAt(k))
+			}
+			continue
+		}
+		if d.acked[idx]++; d.acked[idx] == 1 {
+			d.total++
+		} else {
+			d.r.Duplicated++
+		}
+		if lease.SeqAt(k) != d.seqOf[idx] {
+			d.r.SeqMismatch++
+		}
+	}
+	return d.total >= len(d.acked)
+}
+
+func (d *drained) done() bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.total >= len(d.acked) || d.firstErr != nil
+}
+
+// Run runs the workload once with batches of batch (1: Publish and Claim) on the
+// queue db.bench_<mode>, dropped at the end.
+func Run(o Options, db string, batch int) (r Result, err error) {
+	r.Mode = "single"
 	prefix := "bench_single"
 	if batch > 1 {
-		r.mode = fmt.Sprintf("batch(%d)", batch)
+		r.Mode = fmt.Sprintf("batch(%d)", batch)
 		prefix = fmt.Sprintf("bench_batch%d", batch)
 	}
-	r.lost = o.events
-	pc, pq, err := openQueue(o.uri, db, prefix)
+	r.Lost = o.Events
+	pc, pq, err := openQueue(o, db, prefix)
 	if err != nil {
 		return r, err
 	}
 	defer pc.Close()
 	defer pq.Close()
-	type worker struct {
-		c *mongomq.Client
-		q *mongomq.Queue
-	}
-	ws := make([]worker, o.workers)
+	ws := make([]worker, o.Workers)
 	for i := range ws {
-		c, q, err := openQueue(o.uri, db, prefix)
+		c, q, err := openQueue(o, db, prefix)
 		if err != nil {
 			return r, err
 		}
@@ -165,41 +168,57 @@ func run(o options, db string, batch int) (r result, err error) {
 	}
 
 	// Phase 1: publish.
-	seqOf := make([]int64, o.events)
+	d := &drained{seqOf: make([]int64, o.Events), acked: make([]int, o.Events), r: &r}
 	t0 := time.Now()
 	if batch == 1 {
-		for i := 0; i < o.events; i++ {
-			g, ev, p := eventOf(i, o.groups)
-			if seqOf[i], err = pq.Publish(g, ev, mongomq.PublishOptions{Priority: p}); err != nil {
+		for i := 0; i < o.Events; i++ {
+			g, ev, opts := eventOf(o, i)
+			if d.seqOf[i], err = pq.Publish(g, ev, opts); err != nil {
 				return r, err
 			}
 		}
 	} else {
 		msgs := make([]mongomq.Message, 0, batch)
-		for i := 0; i < o.events; i += batch {
+		for i := 0; i < o.Events; i += batch {
 			msgs = msgs[:0]
-			for j := i; j < i+batch && j < o.events; j++ {
-				g, ev, p := eventOf(j, o.groups)
-				msgs = append(msgs, mongomq.Message{Group: g, Event: ev, PublishOptions: mongomq.PublishOptions{Priority: p}})
+			for j := i; j < i+batch && j < o.Events; j++ {
+				g, ev, opts := eventOf(o, j)
+				msgs = append(msgs, mongomq.Message{Group: g, Event: ev, PublishOptions: opts})
 			}
 			first, err := pq.PublishBatch(msgs)
 			if err != nil {
 				return r, err
 			}
 			for k := range msgs {
-				seqOf[i+k] = first + int64(k)
+				d.seqOf[i+k] = first + int64(k)
 			}
 		}
 	}
-	r.publishS = time.Since(t0).Seconds()
+	r.PublishS = time.Since(t0).Seconds()
 
 	// Phase 2: drain.
-	var mu sync.Mutex
-	acked := make([]int, o.events)
-	ackedTotal := 0
-	var firstErr error
-	var wg sync.WaitGroup
 	t0 = time.Now()
+	if o.Worker {
+		drainWorkers(o, ws, batch, d)
+	} else {
+		drainByHand(o, ws, batch, d)
+	}
+	r.DrainS = time.Since(t0).Seconds()
+	r.Lost = o.Events - d.total
+	r.Commands = pc.CommandCount()
+	for _, w := range ws {
+		r.Commands += w.c.CommandCount()
+	}
+	r.Commands -= cmdStart
+	if err := pq.Drop(); err != nil {
+		d.fail(err)
+	}
+	return r, d.firstErr
+}
+
+// drainByHand: each worker claims and acks until every event is in.
+func drainByHand(o Options, ws []worker, batch int, d *drained) {
+	var wg sync.WaitGroup
 	for i := range ws {
 		wg.Add(1)
 		go func(w worker, id int) {
@@ -207,43 +226,29 @@ func run(o options, db string, batch int) (r result, err error) {
 			var claims, acks []float64
 			empty, lost := 0, 0
 			defer func() {
-				mu.Lock()
-				r.claimMs = append(r.claimMs, claims...)
-				r.ackMs = append(r.ackMs, acks...)
-				r.emptyClaims += empty
-				r.leaseLost += lost
-				mu.Unlock()
+				d.mu.Lock()
+				d.r.ClaimMs = append(d.r.ClaimMs, claims...)
+				d.r.AckMs = append(d.r.AckMs, acks...)
+				d.r.EmptyClaims += empty
+				d.r.LeaseLost += lost
+				d.mu.Unlock()
 			}()
-			opts := mongomq.ClaimOptions{Visibility: o.visibility, MaxEvents: batch, WorkerID: fmt.Sprintf("bench-worker-%d", id)}
+			opts := mongomq.ClaimOptions{Visibility: o.Visibility, MaxEvents: batch, WorkerID: fmt.Sprintf("bench-worker-%d", id)}
 			lastProgress := time.Now()
-			for {
-				mu.Lock()
-				done := ackedTotal >= o.events || firstErr != nil
-				mu.Unlock()
-				if done {
-					return
-				}
+			for !d.done() {
 				c0 := time.Now()
 				lease, err := w.q.Claim(context.Background(), opts)
 				if errors.Is(err, mongomq.ErrEmpty) {
 					empty++
 					if time.Since(lastProgress) > 30*time.Second {
-						mu.Lock()
-						if firstErr == nil {
-							firstErr = errors.New("no event acked for 30 s")
-						}
-						mu.Unlock()
+						d.fail(errors.New("no event acked for 30 s"))
 						return
 					}
 					time.Sleep(2 * time.Millisecond)
 					continue
 				}
 				if err != nil {
-					mu.Lock()
-					if firstErr == nil {
-						firstErr = err
-					}
-					mu.Unlock()
+					d.fail(err)
 					return
 				}
 				claims = append(claims, float64(time.Since(c0).Microseconds())/1e3)
@@ -253,48 +258,56 @@ func run(o options, db string, batch int) (r result, err error) {
 				if errors.Is(err, mongomq.ErrLeaseLost) {
 					lost++
 				} else if err != nil {
-					mu.Lock()
-					if firstErr == nil {
-						firstErr = err
-					}
-					mu.Unlock()
+					d.fail(err)
 					return
 				}
 				lastProgress = time.Now()
-				mu.Lock()
-				for k := 0; k < lease.Count(); k++ {
-					var idx int
-					if _, err := fmt.Sscanf(string(lease.EventAt(k)), `{"i":%d}`, &idx); err != nil || idx < 0 || idx >= o.events {
-						if firstErr == nil {
-							firstErr = fmt.Errorf("unexpected event %q", lease.EventAt(k))
-						}
-						continue
-					}
-					if acked[idx]++; acked[idx] == 1 {
-						ackedTotal++
-					} else {
-						r.duplicated++
-					}
-					if lease.SeqAt(k) != seqOf[idx] {
-						r.seqMismatch++
-					}
-				}
-				mu.Unlock()
+				d.got(lease)
 			}
 		}(ws[i], i+1)
 	}
 	wg.Wait()
-	r.drainS = time.Since(t0).Seconds()
-	r.lost = o.events - ackedTotal
-	r.commands = pc.CommandCount()
-	for _, w := range ws {
-		r.commands += w.c.CommandCount()
+}
+
+// drainWorkers: a Worker (concurrency 1) on each queue until every event was
+// handled; they are stopped then, and waited for (so every ack is done). A worker
+// that reports an error (a lost lease included) fails the run.
+func drainWorkers(o Options, ws []worker, batch int, d *drained) {
+	all := make(chan struct{})
+	var once sync.Once
+	var running []*mongomq.Worker
+	for i, w := range ws {
+		wk, err := w.q.Worker(mongomq.WorkOptions{
+			Concurrency: 1, Visibility: o.Visibility, MaxEvents: batch,
+			WorkerID: fmt.Sprintf("bench-worker-%d", i+1),
+			OnError:  d.fail,
+		}, func(_ context.Context, lease *mongomq.Lease) error {
+			if d.got(lease) {
+				once.Do(func() { close(all) })
+			}
+			return nil
+		})
+		if err != nil {
+			d.fail(err)
+			break
+		}
+		running = append(running, wk)
 	}
-	r.commands -= cmdStart
-	if err := pq.Drop(); err != nil && firstErr == nil {
-		firstErr = err
+	if len(running) == len(ws) {
+		select {
+		case <-all:
+		case <-time.After(time.Duration(o.Events)*10*time.Millisecond + 30*time.Second):
+			d.fail(errors.New("the workers did not handle every event in time"))
+		}
 	}
-	return r, firstErr
+	for _, wk := range running {
+		wk.Stop()
+	}
+	for _, wk := range running {
+		if err := wk.Wait(); err != nil {
+			d.fail(err)
+		}
+	}
 }
 
 func percentile(v []float64, p float64) float64 {
@@ -313,16 +326,24 @@ func percentile(v []float64, p float64) float64 {
 	return s[i]
 }
 
-func report(o options, r result) {
-	fmt.Printf("== %s\n", r.mode)
-	fmt.Printf("events %d  groups %d  workers %d  visibility %s\n", o.events, o.groups, o.workers, o.visibility)
-	fmt.Printf("%-10s %10s %12s %10s %10s\n", "phase", "seconds", "events/s", "p50 ms", "p99 ms")
-	fmt.Printf("%-10s %10.3f %12.1f %10s %10s\n", "publish", r.publishS, float64(o.events)/r.publishS, "-", "-")
-	fmt.Printf("%-10s %10.3f %12.1f %10s %10s\n", "drain", r.drainS, float64(o.events)/r.drainS, "-", "-")
-	fmt.Printf("%-10s %10s %12s %10.3f %10.3f\n", "  claim", "-", "-", percentile(r.claimMs, 0.5), percentile(r.claimMs, 0.99))
-	fmt.Printf("%-10s %10s %12s %10.3f %10.3f\n", "  ack", "-", "-", percentile(r.ackMs, 0.5), percentile(r.ackMs, 0.99))
-	fmt.Printf("claims %d (+ %d empty)  lease lost %d  commands/event %.2f\n", len(r.claimMs), r.emptyClaims, r.leaseLost,
-		float64(r.commands)/float64(o.events))
-	fmt.Printf("every event acked exactly once: %v (lost %d, duplicated %d, seq mismatch %d)\n\n",
-		r.lost == 0 && r.duplicated == 0 && r.seqMismatch == 0, r.lost, r.duplicated, r.seqMismatch)
+// Report prints r as cmd/mongomq-bench does.
+func Report(w io.Writer, o Options, r Result) {
+	drain := "claim -> ack"
+	if o.Worker {
+		drain = "worker helper"
+	}
+	fmt.Fprintf(w, "== %s\n", r.Mode)
+	fmt.Fprintf(w, "events %d  groups %d  workers %d  visibility %s  attributes %d  drain %s\n", o.Events, o.Groups,
+		o.Workers, o.Visibility, o.Attrs, drain)
+	fmt.Fprintf(w, "%-10s %10s %12s %10s %10s\n", "phase", "seconds", "events/s", "p50 ms", "p99 ms")
+	fmt.Fprintf(w, "%-10s %10.3f %12.1f %10s %10s\n", "publish", r.PublishS, r.PublishRate(o), "-", "-")
+	fmt.Fprintf(w, "%-10s %10.3f %12.1f %10s %10s\n", "drain", r.DrainS, r.DrainRate(o), "-", "-")
+	if !o.Worker {
+		fmt.Fprintf(w, "%-10s %10s %12s %10.3f %10.3f\n", "  claim", "-", "-", percentile(r.ClaimMs, 0.5), percentile(r.ClaimMs, 0.99))
+		fmt.Fprintf(w, "%-10s %10s %12s %10.3f %10.3f\n", "  ack", "-", "-", percentile(r.AckMs, 0.5), percentile(r.AckMs, 0.99))
+		fmt.Fprintf(w, "claims %d (+ %d empty)  lease lost %d  ", len(r.ClaimMs), r.EmptyClaims, r.LeaseLost)
+	}
+	fmt.Fprintf(w, "commands/event %.2f\n", float64(r.Commands)/float64(o.Events))
+	fmt.Fprintf(w, "every event acked exactly once: %v (lost %d, duplicated %d, seq mismatch %d)\n\n",
+		r.OK(), r.Lost, r.Duplicated, r.SeqMismatch)
 }
