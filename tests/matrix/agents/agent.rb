@@ -1,8 +1,13 @@
 # frozen_string_literal: true
 
 # The matrix's Ruby agent: the line protocol of tests/matrix/README.md over the Ruby
-# gem (bindings/ruby), installed where GEM_HOME points.
+# gem (bindings/ruby), installed where GEM_HOME points. tpublish and twork (traces,
+# issue 22) load, at their first use, the OpenTelemetry of the gem's test support,
+# bindings/ruby/test/support/otel.rb (found from this file's place in the repository):
+# the real SDK with its in-memory exporter when its gems are installed, else the
+# stand-in of the API and SDK there, with its W3C trace-context propagator.
 require "mongomq"
+require "timeout"
 
 FNV_MASK = 0xffffffffffffffff
 
@@ -39,6 +44,70 @@ end
 @client = MongoMQ::Client.new(ARGV[0])
 @queues = {}
 @held = nil
+@traced = {} # queues with telemetry (tpublish, twork), apart from @queues: those inject nothing
+
+OTEL_SUPPORT = File.expand_path("../../../bindings/ruby/test/support/otel.rb", __dir__)
+
+# The SDK set up at the first traced command (an in-memory exporter, simple processor).
+def otel
+  @otel ||= begin
+    require OTEL_SUPPORT
+    MongoMQTest::OTel::Setup.new
+  end
+end
+
+def traced_queue(db, prefix)
+  @traced[[db, prefix]] ||= @client.queue(db, prefix).tap { |q| q.telemetry = otel.telemetry }
+end
+
+def hex_id(word, digits, what)
+  raise ArgumentError, "#{what} must be #{digits} hex digits" unless word.match?(/\A[0-9a-f]{#{digits}}\z/)
+
+  [word].pack("H*")
+end
+
+# tpublish DB PREFIX GROUPHEX EVENT TRACEID SPANID
+def tpublish(w)
+  queue = traced_queue(w[1], w[2])
+  parent = OpenTelemetry::Trace::SpanContext.new(trace_id: hex_id(w[5], 32, "TRACEID"), span_id: hex_id(w[6], 16, "SPANID"),
+                                                 trace_flags: OpenTelemetry::Trace::TraceFlags::SAMPLED, remote: true)
+  ctx = OpenTelemetry::Trace.context_with_span(OpenTelemetry::Trace.non_recording_span(parent),
+                                               parent_context: OpenTelemetry::Context.empty)
+  seq = OpenTelemetry::Context.with_current(ctx) { queue.publish(unhex_utf8(w[3]), spec_bytes(w[4]), priority: 0) }
+  send = otel.spans.find { |s| s.name == "send #{w[1]}.#{w[2]}" }
+  return "err no finished send span" unless send
+
+  "ok #{seq} #{send.trace_id} #{send.span_id} #{send.parent_span_id || "-"}"
+ensure
+  @otel&.reset_spans
+end
+
+# twork DB PREFIX WAIT_S
+def twork(w)
+  queue = traced_queue(w[1], w[2])
+  handled = Thread::Queue.new
+  worker = nil
+  worker = queue.worker(concurrency: 1, visibility: 30, on_error: ->(e, _) { warn("ruby agent twork: #{e.class}: #{e.message}") }) do |lease|
+    handled << lease.seq
+    worker&.stop # one event: no claim after this one's ack
+  end
+  seq = begin
+    Timeout.timeout(Float(w[3])) { handled.pop }
+  rescue Timeout::Error
+    nil
+  end
+  worker.stop
+  worker.wait
+  return "ok none" unless seq
+
+  process = otel.spans.find { |s| s.name == "process #{w[1]}.#{w[2]}" && s.attributes["messaging.message.id"] == seq.to_s }
+  return "err no finished process span for seq #{seq}" unless process
+
+  link = process.links.first || %w[- -]
+  "ok #{seq} #{process.trace_id} #{process.span_id} #{link[0]} #{link[1]} #{process.attributes["messaging.mongomq.message.attempts"]}"
+ensure
+  @otel&.reset_spans
+end
 
 def record(queue, lease)
   ev = lease.event
@@ -65,6 +134,9 @@ def handle(w)
     @held = nil
     return "ok #{ack(queue, lease)}"
   end
+  return tpublish(w) if w[0] == "tpublish"
+  return twork(w) if w[0] == "twork"
+
   queue = (@queues[[w[1], w[2]]] ||= @client.queue(w[1], w[2]))
   a = w[3..]
   case w[0]
