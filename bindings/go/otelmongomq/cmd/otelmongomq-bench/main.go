@@ -1,0 +1,169 @@
+// Command otelmongomq-bench runs the Go bench's workload (bindings/go/internal/bench:
+// publish N events over G groups, then drain them with W clients) with tracing off
+// and on, with and without attributes, and prints events/s for each: what
+// tracing costs a publish and a handled event (issue 22). The tracing states:
+//
+//	off   no Telemetry on the queues (what every queue does by default)
+//	noop  otelmongomq.New() with the global providers and no SDK configured: the
+//	      OpenTelemetry API's no-ops (a queue traced by a program that never set up an SDK)
+//	sdk   the OpenTelemetry SDK: every span sampled, a batch span processor into an
+//	      exporter that discards them, a meter provider with a reader never read,
+//	      W3C trace context (a send span per publish, a process and an ack span
+//	      per handled lease, the four metrics)
+//
+// Each configuration runs -rounds times, the configurations taking turns, and the
+// table shows each one's median (the machine is shared: single runs are noisy).
+// The drain goes through the worker helper, which is what records process and
+// settle spans (with -worker=false: claim -> ack by hand, which records the ack's
+// metric only).
+//
+//	go run ./cmd/otelmongomq-bench -uri mongodb://127.0.0.1:27017 [-events 2000] [-groups 50] [-workers 4] [-batch 1] [-attrs 4] [-rounds 3] [-worker=true]
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"runtime"
+	"sort"
+	"sync/atomic"
+	"time"
+
+	mongomq "github.com/mongomq/mongomq/bindings/go"
+	"github.com/mongomq/mongomq/bindings/go/internal/bench"
+	"github.com/mongomq/mongomq/bindings/go/otelmongomq"
+	"go.opentelemetry.io/otel/propagation"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+)
+
+// discard is a span exporter that counts the spans it is given and keeps none.
+type discard struct{ spans atomic.Int64 }
+
+func (d *discard) ExportSpans(_ context.Context, spans []sdktrace.ReadOnlySpan) error {
+	d.spans.Add(int64(len(spans)))
+	return nil
+}
+
+func (d *discard) Shutdown(context.Context) error { return nil }
+
+type config struct {
+	tracing string // off, noop, sdk
+	attrs   int
+}
+
+func (c config) String() string { return fmt.Sprintf("tracing %-4s attrs %2d", c.tracing, c.attrs) }
+
+func median(v []float64) float64 {
+	s := append([]float64(nil), v...)
+	sort.Float64s(s)
+	if len(s) == 0 {
+		return 0
+	}
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+func main() {
+	var o bench.Options
+	var vis float64
+	var batch, attrs, rounds int
+	flag.StringVar(&o.URI, "uri", os.Getenv("MONGOMQ_URI"), "MongoDB URI (default $MONGOMQ_URI)")
+	flag.IntVar(&o.Events, "events", 2000, "events to publish and drain in each run")
+	flag.IntVar(&o.Groups, "groups", 50, "groups")
+	flag.IntVar(&o.Workers, "workers", 4, "draining clients")
+	flag.Float64Var(&vis, "visibility", 30, "lease seconds")
+	flag.IntVar(&batch, "batch", 1, "events per publish and per lease (1: Publish and single leases)")
+	flag.IntVar(&attrs, "attrs", 4, fmt.Sprintf("attributes per event in the runs with attributes (1..%d)", mongomq.AttrMax-1))
+	flag.IntVar(&rounds, "rounds", 3, "runs of each configuration")
+	flag.BoolVar(&o.Worker, "worker", true, "drain through the worker helper (false: claim -> ack by hand)")
+	flag.Parse()
+	if o.URI == "" {
+		fmt.Fprintln(os.Stderr, "otelmongomq-bench: no URI: pass -uri or set MONGOMQ_URI")
+		os.Exit(2)
+	}
+	// attrs < AttrMax leaves room for traceparent: the runs with attributes inject it too.
+	if o.Events < 1 || o.Groups < 1 || o.Workers < 1 || vis <= 0 || batch < 1 || batch > mongomq.BatchMax ||
+		attrs < 1 || attrs >= mongomq.AttrMax || rounds < 1 {
+		fmt.Fprintln(os.Stderr, "otelmongomq-bench: bad arguments")
+		os.Exit(2)
+	}
+	o.Visibility = time.Duration(vis * float64(time.Second))
+	if os.Getenv("GOMAXPROCS") == "" && runtime.GOMAXPROCS(0) < o.Workers+1 { // as cmd/mongomq-bench, for the same reason
+		runtime.GOMAXPROCS(o.Workers + 1)
+	}
+
+	exporter := &discard{}
+	tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(exporter), sdktrace.WithSampler(sdktrace.AlwaysSample()))
+	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewManualReader()))
+	defer func() {
+		_ = tp.Shutdown(context.Background())
+		_ = mp.Shutdown(context.Background())
+	}()
+	tels := map[string]mongomq.Telemetry{
+		"off":  nil,
+		"noop": otelmongomq.New(),
+		"sdk": otelmongomq.New(otelmongomq.WithTracerProvider(tp), otelmongomq.WithMeterProvider(mp),
+			otelmongomq.WithPropagator(propagation.TraceContext{})),
+	}
+	var configs []config
+	for _, tr := range []string{"off", "noop", "sdk"} {
+		for _, a := range []int{0, attrs} {
+			configs = append(configs, config{tr, a})
+		}
+	}
+
+	drain := "worker helper"
+	if !o.Worker {
+		drain = "claim -> ack"
+	}
+	db := fmt.Sprintf("mongomq_gootelbench_%d_%d", os.Getpid(), time.Now().Unix())
+	fmt.Printf("otelmongomq-bench (Go binding, libmongomq %s, GOMAXPROCS %d): database %s\n", mongomq.LibraryVersion(),
+		runtime.GOMAXPROCS(0), db)
+	fmt.Printf("events %d  groups %d  workers %d  batch %d  drain %s  rounds %d\n\n", o.Events, o.Groups, o.Workers,
+		batch, drain, rounds)
+
+	pub := map[config][]float64{}
+	drn := map[config][]float64{}
+	spans := map[config]int64{}
+	ok := true
+	for round := 0; round < rounds; round++ {
+		for _, c := range configs {
+			ro := o
+			ro.Attrs = c.attrs
+			tel := tels[c.tracing]
+			ro.Setup = func(q *mongomq.Queue) error { return q.SetTelemetry(tel) }
+			before := exporter.spans.Load()
+			r, err := bench.Run(ro, db, batch)
+			if err != nil || !r.OK() {
+				fmt.Fprintf(os.Stderr, "otelmongomq-bench: %s round %d: %v (lost %d, duplicated %d, seq mismatch %d)\n",
+					c, round+1, err, r.Lost, r.Duplicated, r.SeqMismatch)
+				ok = false
+				continue
+			}
+			if err := tp.ForceFlush(context.Background()); err != nil {
+				fmt.Fprintf(os.Stderr, "otelmongomq-bench: flushing spans: %v\n", err)
+				ok = false
+			}
+			spans[c] += exporter.spans.Load() - before
+			pub[c] = append(pub[c], r.PublishRate(ro))
+			drn[c] = append(drn[c], r.DrainRate(ro))
+			fmt.Printf("round %d  %s  publish %9.1f  drain %9.1f events/s\n", round+1, c, r.PublishRate(ro), r.DrainRate(ro))
+		}
+	}
+
+	fmt.Printf("\nmedian of %d rounds, events/s (and against tracing off with as many attributes):\n", rounds)
+	fmt.Printf("%-22s %12s %8s %12s %8s %14s\n", "configuration", "publish", "", "drain", "", "spans/event")
+	for _, c := range configs {
+		base := config{"off", c.attrs}
+		p, d := median(pub[c]), median(drn[c])
+		fmt.Printf("%-22s %12.1f %7.1f%% %12.1f %7.1f%% %14.2f\n", c, p, 100*(p/median(pub[base])-1), d,
+			100*(d/median(drn[base])-1), float64(spans[c])/float64(len(pub[c])*o.Events))
+	}
+	if !ok {
+		os.Exit(1)
+	}
+}
