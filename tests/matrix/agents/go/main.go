@@ -1,5 +1,6 @@
 // The matrix's Go agent: the line protocol of tests/matrix/README.md over the Go
-// binding (bindings/go).
+// binding (bindings/go); tpublish and twork trace through its module otelmongomq
+// (bindings/go/otelmongomq) with the OpenTelemetry SDK (trace.go).
 package main
 
 import (
@@ -124,6 +125,12 @@ func ackStatus(q *mongomq.Queue, l *mongomq.Lease) (string, error) {
 }
 
 func handle(w []string) (string, error) {
+	switch w[0] {
+	case "tpublish":
+		return tpublish(w[1:])
+	case "twork":
+		return twork(w[1:])
+	}
 	if w[0] == "ack_held" {
 		st, err := ackStatus(heldQ, held)
 		held = nil
@@ -256,6 +263,9 @@ func main() {
 		}
 	}
 	for _, q := range queues {
+		q.Close()
+	}
+	for _, q := range tqueues {
 		q.Close()
 	}
 	client.Close()
