@@ -1,5 +1,7 @@
 //! The matrix's Rust agent: the line protocol of tests/matrix/README.md over the Rust
-//! binding (bindings/rust).
+//! binding (bindings/rust), its traced commands (tpublish, twork) in trace.rs.
+mod trace;
+
 use std::collections::HashMap;
 use std::io::{BufRead, Write};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -101,6 +103,8 @@ struct Agent {
     client: Client,
     queues: HashMap<(String, String), Queue>,
     held: Option<((String, String), Lease)>,
+    /// The SDK and the traced queue handles, made at the first traced command.
+    traced: Option<trace::Traced>,
 }
 
 impl Agent {
@@ -111,6 +115,20 @@ impl Agent {
         }
         if w.len() < 3 {
             return Err("bad line".into());
+        }
+        if w[0] == "tpublish" || w[0] == "twork" {
+            let traced = self.traced.get_or_insert_with(trace::Traced::new);
+            let a = &w[3..];
+            return if w[0] == "tpublish" {
+                if a.len() != 4 {
+                    return Err("tpublish DB PREFIX GROUPHEX EVENT TRACEID SPANID".into());
+                }
+                let group = String::from_utf8(unhex(a[0])).map_err(|e| e.to_string())?;
+                traced.publish(&self.client, w[1], w[2], &group, &spec_bytes(a[1]), a[2], a[3])
+            } else {
+                let wait = a.first().ok_or("twork DB PREFIX WAIT_S")?;
+                traced.work(&self.client, w[1], w[2], secs(wait))
+            };
         }
         let key = (w[1].to_string(), w[2].to_string());
         if !self.queues.contains_key(&key) {
@@ -190,7 +208,7 @@ impl Agent {
 fn main() {
     let uri = std::env::args().nth(1).expect("uri");
     let client = Client::connect(&uri).expect("connect");
-    let mut agent = Agent { client, queues: HashMap::new(), held: None };
+    let mut agent = Agent { client, queues: HashMap::new(), held: None, traced: None };
     let stdin = std::io::stdin();
     let mut stdout = std::io::stdout();
     for line in stdin.lock().lines() {
