@@ -73,6 +73,7 @@ module MongoMQTest
         @meter_provider = SDK::Metrics::MeterProvider.new
         @meter_provider.add_metric_reader(@reader)
         @propagator = ::OpenTelemetry::Trace::Propagation::TraceContext.text_map_propagator
+        @deltas = {}
       end
 
       # A MongoMQ::OTel::Telemetry over this setup.
@@ -105,17 +106,27 @@ module MongoMQTest
         @exporter.reset
       end
 
-      # Every metric point now (cumulative since the setup).
+      # Every metric point now, cumulative since the setup (a reader of delta
+      # temporality has its deltas added up here).
       def points
         @reader.reset
         @reader.pull
-        @reader.metric_snapshots.flat_map do |m|
+        current = @reader.metric_snapshots.flat_map do |m|
           histogram = m.instrument_kind.to_s == "histogram" # (data points are Structs: #count, #sum are Enumerable's)
+          delta = m.respond_to?(:aggregation_temporality) && m.aggregation_temporality.to_s == "delta"
           Array(m.data_points).map do |p|
-            Point.new(m.name, m.unit, (p.attributes || {}).to_h, histogram ? p[:sum] : p[:value], histogram ? p[:count] : nil,
-                      m.instrumentation_scope&.name)
+            [Point.new(m.name, m.unit, (p.attributes || {}).to_h, histogram ? p[:sum] : p[:value], histogram ? p[:count] : nil,
+                       m.instrumentation_scope&.name), delta]
           end
         end
+        current.each do |point, delta|
+          next unless delta
+
+          key = [point.name, point.attributes]
+          was = @deltas[key]
+          @deltas[key] = was ? Point.new(*point.to_a).tap { |t| t.sum += was.sum; t.count &&= t.count + was.count.to_i } : point
+        end
+        current.reject(&:last).map(&:first) + @deltas.values
       end
 
       def points_named(name)
