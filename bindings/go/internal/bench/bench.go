@@ -5,8 +5,9 @@
 // one goroutine; then drain them with W goroutines, each with a Client of its own,
 // either claim -> ack by hand (sleeping 2 ms after an empty claim) or through the
 // worker helper (one Worker of concurrency 1 on each), MaxEvents B. It reports
-// events/s for both phases, the claim and ack latencies (hand drain) and the
-// server commands per event, and whether every event was acked exactly once.
+// events/s and the process's CPU time per event for both phases, the claim and ack
+// latencies (hand drain) and the server commands per event, and whether every
+// event was acked exactly once.
 package bench
 
 import (
@@ -42,6 +43,7 @@ type Options struct {
 type Result struct {
 	Mode                          string
 	PublishS, DrainS              float64
+	PublishCPU, DrainCPU          time.Duration // the process's CPU time in each phase (cpu_*.go)
 	ClaimMs, AckMs                []float64
 	Commands                      uint64
 	EmptyClaims, LeaseLost        int
@@ -51,6 +53,15 @@ type Result struct {
 // PublishRate and DrainRate are events/s.
 func (r Result) PublishRate(o Options) float64 { return float64(o.Events) / r.PublishS }
 func (r Result) DrainRate(o Options) float64   { return float64(o.Events) / r.DrainS }
+
+// PublishCPUPerEvent and DrainCPUPerEvent are the process's CPU microseconds per
+// event in each phase.
+func (r Result) PublishCPUPerEvent(o Options) float64 {
+	return float64(r.PublishCPU.Microseconds()) / float64(o.Events)
+}
+func (r Result) DrainCPUPerEvent(o Options) float64 {
+	return float64(r.DrainCPU.Microseconds()) / float64(o.Events)
+}
 
 // OK says whether every event was acked exactly once, with its seq.
 func (r Result) OK() bool { return r.Lost == 0 && r.Duplicated == 0 && r.SeqMismatch == 0 }
@@ -169,7 +180,7 @@ func Run(o Options, db string, batch int) (r Result, err error) {
 
 	// Phase 1: publish.
 	d := &drained{seqOf: make([]int64, o.Events), acked: make([]int, o.Events), r: &r}
-	t0 := time.Now()
+	t0, c0 := time.Now(), cpuTime()
 	if batch == 1 {
 		for i := 0; i < o.Events; i++ {
 			g, ev, opts := eventOf(o, i)
@@ -194,16 +205,16 @@ func Run(o Options, db string, batch int) (r Result, err error) {
 			}
 		}
 	}
-	r.PublishS = time.Since(t0).Seconds()
+	r.PublishS, r.PublishCPU = time.Since(t0).Seconds(), cpuTime()-c0
 
 	// Phase 2: drain.
-	t0 = time.Now()
+	t0, c0 = time.Now(), cpuTime()
 	if o.Worker {
 		drainWorkers(o, ws, batch, d)
 	} else {
 		drainByHand(o, ws, batch, d)
 	}
-	r.DrainS = time.Since(t0).Seconds()
+	r.DrainS, r.DrainCPU = time.Since(t0).Seconds(), cpuTime()-c0
 	r.Lost = o.Events - d.total
 	r.Commands = pc.CommandCount()
 	for _, w := range ws {
@@ -335,12 +346,12 @@ func Report(w io.Writer, o Options, r Result) {
 	fmt.Fprintf(w, "== %s\n", r.Mode)
 	fmt.Fprintf(w, "events %d  groups %d  workers %d  visibility %s  attributes %d  drain %s\n", o.Events, o.Groups,
 		o.Workers, o.Visibility, o.Attrs, drain)
-	fmt.Fprintf(w, "%-10s %10s %12s %10s %10s\n", "phase", "seconds", "events/s", "p50 ms", "p99 ms")
-	fmt.Fprintf(w, "%-10s %10.3f %12.1f %10s %10s\n", "publish", r.PublishS, r.PublishRate(o), "-", "-")
-	fmt.Fprintf(w, "%-10s %10.3f %12.1f %10s %10s\n", "drain", r.DrainS, r.DrainRate(o), "-", "-")
+	fmt.Fprintf(w, "%-10s %10s %12s %10s %10s %12s\n", "phase", "seconds", "events/s", "p50 ms", "p99 ms", "cpu us/event")
+	fmt.Fprintf(w, "%-10s %10.3f %12.1f %10s %10s %12.1f\n", "publish", r.PublishS, r.PublishRate(o), "-", "-", r.PublishCPUPerEvent(o))
+	fmt.Fprintf(w, "%-10s %10.3f %12.1f %10s %10s %12.1f\n", "drain", r.DrainS, r.DrainRate(o), "-", "-", r.DrainCPUPerEvent(o))
 	if !o.Worker {
-		fmt.Fprintf(w, "%-10s %10s %12s %10.3f %10.3f\n", "  claim", "-", "-", percentile(r.ClaimMs, 0.5), percentile(r.ClaimMs, 0.99))
-		fmt.Fprintf(w, "%-10s %10s %12s %10.3f %10.3f\n", "  ack", "-", "-", percentile(r.AckMs, 0.5), percentile(r.AckMs, 0.99))
+		fmt.Fprintf(w, "%-10s %10s %12s %10.3f %10.3f %12s\n", "  claim", "-", "-", percentile(r.ClaimMs, 0.5), percentile(r.ClaimMs, 0.99), "-")
+		fmt.Fprintf(w, "%-10s %10s %12s %10.3f %10.3f %12s\n", "  ack", "-", "-", percentile(r.AckMs, 0.5), percentile(r.AckMs, 0.99), "-")
 		fmt.Fprintf(w, "claims %d (+ %d empty)  lease lost %d  ", len(r.ClaimMs), r.EmptyClaims, r.LeaseLost)
 	}
 	fmt.Fprintf(w, "commands/event %.2f\n", float64(r.Commands)/float64(o.Events))

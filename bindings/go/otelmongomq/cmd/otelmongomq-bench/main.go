@@ -1,7 +1,8 @@
 // Command otelmongomq-bench runs the Go bench's workload (bindings/go/internal/bench:
 // publish N events over G groups, then drain them with W clients) with tracing off
-// and on, with and without attributes, and prints events/s for each: what
-// tracing costs a publish and a handled event (issue 22). The tracing states:
+// and on, with and without attributes, and prints events/s and the process's CPU
+// time per event for each: what tracing costs a publish and a handled event (issue
+// 22). The tracing states:
 //
 //	off   no Telemetry on the queues (what every queue does by default)
 //	noop  otelmongomq.New() with the global providers and no SDK configured: the
@@ -12,7 +13,8 @@
 //	      per handled lease, the four metrics)
 //
 // Each configuration runs -rounds times, the configurations taking turns, and the
-// table shows each one's median (the machine is shared: single runs are noisy).
+// table shows each one's median (the machine is shared: single runs are noisy, and
+// events/s, which waits for the server, more so than the CPU time).
 // The drain goes through the worker helper, which is what records process and
 // settle spans (with -worker=false: claim -> ack by hand, which records the ack's
 // metric only).
@@ -126,8 +128,8 @@ func main() {
 	fmt.Printf("events %d  groups %d  workers %d  batch %d  drain %s  rounds %d\n\n", o.Events, o.Groups, o.Workers,
 		batch, drain, rounds)
 
-	pub := map[config][]float64{}
-	drn := map[config][]float64{}
+	pub, drn := map[config][]float64{}, map[config][]float64{}
+	pubCPU, drnCPU := map[config][]float64{}, map[config][]float64{}
 	spans := map[config]int64{}
 	ok := true
 	for round := 0; round < rounds; round++ {
@@ -151,17 +153,24 @@ func main() {
 			spans[c] += exporter.spans.Load() - before
 			pub[c] = append(pub[c], r.PublishRate(ro))
 			drn[c] = append(drn[c], r.DrainRate(ro))
-			fmt.Printf("round %d  %s  publish %9.1f  drain %9.1f events/s\n", round+1, c, r.PublishRate(ro), r.DrainRate(ro))
+			pubCPU[c] = append(pubCPU[c], r.PublishCPUPerEvent(ro))
+			drnCPU[c] = append(drnCPU[c], r.DrainCPUPerEvent(ro))
+			fmt.Printf("round %d  %s  publish %9.1f  drain %9.1f events/s  cpu us/event publish %6.1f  drain %6.1f\n",
+				round+1, c, r.PublishRate(ro), r.DrainRate(ro), r.PublishCPUPerEvent(ro), r.DrainCPUPerEvent(ro))
 		}
 	}
 
-	fmt.Printf("\nmedian of %d rounds, events/s (and against tracing off with as many attributes):\n", rounds)
-	fmt.Printf("%-22s %12s %8s %12s %8s %14s\n", "configuration", "publish", "", "drain", "", "spans/event")
+	fmt.Printf("\nmedian of %d rounds (and against tracing off with as many attributes):\n", rounds)
+	fmt.Printf("%-22s %20s %20s %20s %20s %12s\n", "configuration", "publish events/s", "drain events/s",
+		"publish cpu us/event", "drain cpu us/event", "spans/event")
 	for _, c := range configs {
 		base := config{"off", c.attrs}
-		p, d := median(pub[c]), median(drn[c])
-		fmt.Printf("%-22s %12.1f %7.1f%% %12.1f %7.1f%% %14.2f\n", c, p, 100*(p/median(pub[base])-1), d,
-			100*(d/median(drn[base])-1), float64(spans[c])/float64(len(pub[c])*o.Events))
+		cell := func(m map[config][]float64) string {
+			v, b := median(m[c]), median(m[base])
+			return fmt.Sprintf("%10.1f (%+6.1f%%)", v, 100*(v/b-1))
+		}
+		fmt.Printf("%-22s %20s %20s %20s %20s %12.2f\n", c, cell(pub), cell(drn), cell(pubCPU), cell(drnCPU),
+			float64(spans[c])/float64(len(pub[c])*o.Events))
 	}
 	if !ok {
 		os.Exit(1)
