@@ -1,5 +1,6 @@
 """Fixtures: the server named by MONGOMQ_TEST_URI, a fresh database per test (its
-queue dropped at the end)."""
+queue dropped at the end), and for the tracing tests an OpenTelemetry SDK of their
+own (imported only by the tests that ask for it)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import subprocess
 import sys
 import textwrap
 import uuid
+from types import SimpleNamespace
 from typing import Iterator
 
 import pytest
@@ -53,6 +55,32 @@ def queue(client: mongomq.Client, db: str) -> Iterator[mongomq.Queue]:
     else:
         with client.queue(db, "mq") as again:
             again.drop()
+
+
+@pytest.fixture
+def otel() -> Iterator[SimpleNamespace]:
+    """A mongomq.otel.Telemetry of an SDK tracer provider with an in-memory span exporter
+    (a simple, synchronous processor), an SDK meter provider with an in-memory reader,
+    and the W3C propagator, all passed explicitly: the global ones stay unset."""
+    from opentelemetry.sdk.metrics import MeterProvider
+    from opentelemetry.sdk.metrics.export import InMemoryMetricReader
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+    from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
+
+    from mongomq.otel import Telemetry
+
+    exporter = InMemorySpanExporter()
+    tracer_provider = TracerProvider()
+    tracer_provider.add_span_processor(SimpleSpanProcessor(exporter))
+    reader = InMemoryMetricReader()
+    meter_provider = MeterProvider(metric_readers=[reader])
+    tel = Telemetry(tracer_provider=tracer_provider, meter_provider=meter_provider,
+                    propagator=TraceContextTextMapPropagator())
+    yield SimpleNamespace(exporter=exporter, reader=reader, tel=tel, tracer=tracer_provider.get_tracer("test"))
+    tracer_provider.shutdown()
+    meter_provider.shutdown()
 
 
 def run_python(code: str, *, timeout: float = 60, env_extra: dict | None = None,

@@ -1,9 +1,9 @@
 """The six tracing scenarios of bindings/CONTRACT.md ("Tracing (issue 22)"), under their
 names, with the OpenTelemetry SDK's in-memory span exporter (a simple, synchronous
 processor) and metric reader and the W3C trace-context propagator, passed to
-mongomq.otel.Telemetry explicitly: the global providers are never set in this
-process (trace_off_without_sdk, which needs them unset, runs in a child). The edges
-beyond the scenarios are in test_otel_edges.py."""
+mongomq.otel.Telemetry explicitly (the fixture `otel`, in conftest.py): the global
+providers are never set in this process (trace_off_without_sdk, which needs them
+unset, runs in a child). The edges beyond the scenarios are in test_otel_edges.py."""
 
 from __future__ import annotations
 
@@ -13,34 +13,12 @@ import sys
 import threading
 import time
 from types import SimpleNamespace
-from typing import Callable, Iterator, List
+from typing import Callable, List
 
-import pytest
 from opentelemetry import trace
-from opentelemetry.sdk.metrics import MeterProvider
-from opentelemetry.sdk.metrics.export import InMemoryMetricReader
-from opentelemetry.sdk.trace import TracerProvider
-from opentelemetry.sdk.trace.export import SimpleSpanProcessor
-from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import SpanKind, StatusCode
-from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
 
 import mongomq
-from mongomq.otel import Telemetry
-
-
-@pytest.fixture
-def otel() -> Iterator[SimpleNamespace]:
-    exporter = InMemorySpanExporter()
-    tracer_provider = TracerProvider()
-    tracer_provider.add_span_processor(SimpleSpanProcessor(exporter))
-    reader = InMemoryMetricReader()
-    meter_provider = MeterProvider(metric_readers=[reader])
-    tel = Telemetry(tracer_provider=tracer_provider, meter_provider=meter_provider,
-                    propagator=TraceContextTextMapPropagator())
-    yield SimpleNamespace(exporter=exporter, reader=reader, tel=tel, tracer=tracer_provider.get_tracer("test"))
-    tracer_provider.shutdown()
-    meter_provider.shutdown()
 
 
 def dest(q) -> str:

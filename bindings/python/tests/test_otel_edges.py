@@ -20,7 +20,7 @@ import mongomq
 from mongomq import aio
 from mongomq.otel import Telemetry
 from conftest import fresh_db
-from test_otel import dest, otel, spans, traceparent, work_until  # noqa: F401 - otel is a fixture
+from test_otel import dest, spans, traceparent, work_until
 
 
 def run(coro, timeout: float = 60.0) -> None:

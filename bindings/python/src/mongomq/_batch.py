@@ -95,6 +95,7 @@ class Batch(_Handle):
             self._leave()
 
     def _free(self, ptr: Any) -> None:
+        self._adds = []  # the events' bytes go with the C batch
         self._destroy(ptr)
 
     def __repr__(self) -> str:
