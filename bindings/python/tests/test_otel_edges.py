@@ -2,7 +2,8 @@
 publish awaited in a span, the AsyncWorker's process span current across the
 handler's awaits), extract() for hand claims, the attribute bounds an injection
 must keep, a propagator that fails, failed operations (publish, a lease-lost ack),
-turning telemetry off, and that mongomq imports no OpenTelemetry until asked."""
+turning telemetry off, a keyed publish and its duplicate, and that mongomq imports
+no OpenTelemetry until asked."""
 
 from __future__ import annotations
 
@@ -271,3 +272,18 @@ else:
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert r.returncode == 0, r.stderr
     assert "pip install mongomq[otel]" in r.stdout
+
+
+def test_otel_dedup_publish(queue, otel):
+    queue.set_telemetry(otel.tel)
+    first = queue.publish("g", b"x", dedup_key="k")
+    again = queue.publish("h", b"y", dedup_key="k")
+    assert again.duplicate and int(again) == int(first)
+    sends = spans(otel, "send " + dest(queue))
+    assert [s.attributes["messaging.message.id"] for s in sends] == [str(first)] * 2
+    assert [s.attributes["messaging.mongomq.message.group"] for s in sends] == ["g", "h"]
+    data = otel.reader.get_metrics_data()
+    sent = [p.value for rm in data.resource_metrics for sm in rm.scope_metrics for m in sm.metrics
+            if m.name == "messaging.client.sent.messages" for p in m.data.data_points]
+    assert sent == [2]  # the duplicate counts: one per event published
+    assert [e.attrs for e in queue.peek()] == [{"traceparent": traceparent(sends[0])}]
