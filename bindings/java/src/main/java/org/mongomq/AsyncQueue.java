@@ -103,18 +103,23 @@ public final class AsyncQueue {
         return executor;
     }
 
-    /** Runs the sync call on the executor; a future cancelled before it started skips it. */
+    /**
+     * Runs the sync call on the executor; a future cancelled before it started skips it.
+     * With a telemetry, in the caller's context (an async publish's send is its child).
+     */
     private <T> CompletableFuture<T> call(Supplier<T> sync) {
         CompletableFuture<T> f = new CompletableFuture<>();
+        Runnable task = () -> {
+            if (f.isDone()) return;
+            try {
+                f.complete(sync.get());
+            } catch (Throwable t) {
+                f.completeExceptionally(t);
+            }
+        };
+        Telemetry telemetry = queue.telemetry();
         try {
-            executor.execute(() -> {
-                if (f.isDone()) return;
-                try {
-                    f.complete(sync.get());
-                } catch (Throwable t) {
-                    f.completeExceptionally(t);
-                }
-            });
+            executor.execute(telemetry == null ? task : telemetry.wrap(task));
         } catch (RejectedExecutionException e) {
             f.completeExceptionally(e);
         }

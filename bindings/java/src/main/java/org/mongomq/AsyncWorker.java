@@ -211,6 +211,7 @@ public final class AsyncWorker implements AutoCloseable {
             if (r.beat != null) r.beat.cancel(false);
             CompletionStage<?> s = r.stage;
             if (s instanceof CompletableFuture<?> f) f.cancel(true);
+            Tracing.end(r.process);
             settled(r);
         }
         maybeTerminate();
@@ -269,6 +270,7 @@ public final class AsyncWorker implements AutoCloseable {
         volatile CompletionStage<?> stage;
         volatile boolean starting;
         volatile boolean started;
+        volatile Telemetry.Processing process; // the handler's, with a telemetry
 
         Running(Lease lease) {
             this.lease = lease;
@@ -340,8 +342,12 @@ public final class AsyncWorker implements AutoCloseable {
             // terminated: abandoned under us
         }
         CompletionStage<?> stage;
+        // With a telemetry: the handler's start runs in its process span (which ends once
+        // the stage's ack or nack, in a settle span under it, is done).
+        Telemetry.Processing process = Tracing.startProcess(queue, lease);
+        r.process = process;
         IN_HANDLER.set(true);
-        try {
+        try (Telemetry.Scope current = Tracing.current(process)) {
             stage = handler.handle(lease);
             if (stage == null) throw new NullPointerException("the handler returned null, not a CompletionStage");
         } catch (Throwable t) {
@@ -368,22 +374,28 @@ public final class AsyncWorker implements AutoCloseable {
     }
 
     private void finish(Running r, Throwable failure) {
-        if (!r.settle()) return; // abandoned: the lease will expire
+        if (!r.settle()) { // abandoned: the lease will expire
+            Tracing.end(r.process); // a second end (abandon's) does nothing
+            return;
+        }
         if (r.beat != null) r.beat.cancel(false);
         Lease lease = r.lease;
         if (failure instanceof CompletionException && failure.getCause() != null) failure = failure.getCause();
+        Telemetry.Processing process = r.process;
         try {
             if (abandoned) return;
+            Tracing.handled(process, failure);
             if (failure == null) {
-                queue.ack(lease);
+                Tracing.settle(process, "ack", () -> queue.ack(lease));
             } else {
                 Duration delay = backoff(lease.attempts());
                 report(failure, true, "handler failed on " + lease + " (retried in " + delay.toMillis() + " ms)");
-                queue.nack(lease, delay);
+                Tracing.settle(process, "nack", () -> queue.nack(lease, delay));
             }
         } catch (RuntimeException e) {
             report(e, false, (failure == null ? "ack" : "nack") + " failed: " + lease);
         } finally {
+            Tracing.end(process);
             settled(r);
         }
     }

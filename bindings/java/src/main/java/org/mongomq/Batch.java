@@ -4,6 +4,7 @@ import java.lang.ref.Cleaner;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import org.mongomq.internal.mongomq_raw;
 
 /**
@@ -11,14 +12,26 @@ import org.mongomq.internal.mongomq_raw;
  * MongoMqQueue#publishWith(Batch)}, which says what became of each): 3 server commands for
  * the whole batch. The batch copies each event; it may be published again (new seqs).
  * Its methods are synchronized, so sharing one between threads is safe (if rarely useful).
+ *
+ * <p>Tracing (0.7.0): a queue with a {@link Telemetry} puts its send's trace context into
+ * each event's attributes when it publishes the batch, so the batch must still have its
+ * events then. A batch made once some queue of the JVM was given a telemetry keeps a copy
+ * of each event for that (beside the library's copy); one made before has none, and is
+ * published with its send recorded but no trace context in its events. A program that
+ * never sets a telemetry keeps no second copy.
  */
 public final class Batch implements AutoCloseable {
     private final Handle handle;
     private final Cleaner.Cleanable cleanable;
+    private final List<Entry> entries; // null: kept no copy (no telemetry in this JVM when made)
+
+    /** One event as it was added, for a traced publish. */
+    private record Entry(String groupId, byte[] event, PublishOptions options) {}
 
     public Batch() {
         this.handle = new Handle("batch", mongomq_raw.mq_batch_new(), mongomq_raw::mq_batch_destroy);
         this.cleanable = Native.CLEANER.register(this, handle);
+        this.entries = Tracing.everUsed() ? new ArrayList<>() : null;
     }
 
     /**
@@ -38,6 +51,7 @@ public final class Batch implements AutoCloseable {
         } finally {
             handle.release();
         }
+        if (entries != null) entries.add(new Entry(groupId, event.clone(), options));
         return this;
     }
 
@@ -75,18 +89,53 @@ public final class Batch implements AutoCloseable {
      * ({@code mq_batch_outcome}) under the same lock, so that no other publish of this
      * batch comes between.
      */
-    synchronized Outcome publishTo(long queue, boolean outcomes) {
+    Outcome publishTo(long queue, boolean outcomes) {
+        return publishTo(queue, outcomes, null);
+    }
+
+    /**
+     * {@link #publishTo(long, boolean)} with {@code headers} (a traced publish's, null or
+     * empty for none) added to each event's attributes as {@link Tracing#withHeaders} does:
+     * through a batch of the copies made for this, since the library's copy cannot be
+     * changed. Without copies (made before any telemetry) or headers, the batch itself.
+     */
+    synchronized Outcome publishTo(long queue, boolean outcomes, Map<String, String> headers) {
         long b = handle.acquire();
         try {
-            long first = mongomq_raw.mqs_publish_batch(queue, b); // < 0: some event was a duplicate
-            if (!outcomes) return new Outcome(Math.abs(first), null);
-            int n = (int) mongomq_raw.mq_batch_count(b);
-            List<Published> out = new ArrayList<>(n);
-            for (int i = 0; i < n; i++) out.add(Published.of(mongomq_raw.mqs_batch_outcome(b, i)));
-            return new Outcome(Math.abs(first), List.copyOf(out));
+            if (entries == null || headers == null || headers.isEmpty()) return publishFrom(queue, b, outcomes);
+            long traced = mongomq_raw.mq_batch_new();
+            try {
+                for (Entry e : entries) addTraced(traced, e, headers);
+                return publishFrom(queue, traced, outcomes);
+            } finally {
+                mongomq_raw.mq_batch_destroy(traced);
+            }
         } finally {
             handle.release();
         }
+    }
+
+    /** An event with the headers; as it was added should the library refuse them (tracing never fails a publish). */
+    private static void addTraced(long b, Entry e, Map<String, String> headers) {
+        PublishOptions o = Tracing.withHeaders(e.options(), headers);
+        try {
+            mongomq_raw.mqs_batch_add_at(b, e.groupId(), e.event(), o.priority(), o.notBeforeEpochSeconds(),
+                    o.hasDedupKey(), o.dedupKey().orElse(null), o.packedAttrs());
+        } catch (IllegalArgumentException refused) {
+            if (o == e.options()) throw refused;
+            o = e.options();
+            mongomq_raw.mqs_batch_add_at(b, e.groupId(), e.event(), o.priority(), o.notBeforeEpochSeconds(),
+                    o.hasDedupKey(), o.dedupKey().orElse(null), o.packedAttrs());
+        }
+    }
+
+    private static Outcome publishFrom(long queue, long b, boolean outcomes) {
+        long first = mongomq_raw.mqs_publish_batch(queue, b); // < 0: some event was a duplicate
+        if (!outcomes) return new Outcome(Math.abs(first), null);
+        int n = (int) mongomq_raw.mq_batch_count(b);
+        List<Published> out = new ArrayList<>(n);
+        for (int i = 0; i < n; i++) out.add(Published.of(mongomq_raw.mqs_batch_outcome(b, i)));
+        return new Outcome(Math.abs(first), List.copyOf(out));
     }
 
     /** Frees the batch. Twice does nothing. */

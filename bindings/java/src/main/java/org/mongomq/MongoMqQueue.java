@@ -24,6 +24,7 @@ public final class MongoMqQueue implements AutoCloseable {
     private final Handle handle;
     private final Cleaner.Cleanable cleanable;
     private final String name;
+    private volatile Telemetry telemetry; // null: none (the default)
 
     MongoMqQueue(Client client, Handle clientHandle, long ptr, String name) {
         this.client = client;
@@ -98,6 +99,12 @@ public final class MongoMqQueue implements AutoCloseable {
         Native.group(groupId);
         Native.event(event);
         if (options == null) throw new IllegalArgumentException("options must not be null");
+        Telemetry t = telemetry;
+        return t == null ? publishNative(groupId, event, options) : Tracing.publish(this, t, groupId, event, options);
+    }
+
+    /** The library's publish of a checked event. */
+    Published publishNative(String groupId, byte[] event, PublishOptions options) {
         long q = acquire();
         try {
             return Published.of(mongomq_raw.mqs_publish(q, groupId, event, options.priority(),
@@ -124,7 +131,7 @@ public final class MongoMqQueue implements AutoCloseable {
         if (batch == null) throw new IllegalArgumentException("batch must not be null");
         long q = acquire();
         try {
-            return batch.publishTo(q, false).first();
+            return publishBatch(q, batch, false).first();
         } finally {
             release();
         }
@@ -143,10 +150,15 @@ public final class MongoMqQueue implements AutoCloseable {
         if (batch == null) throw new IllegalArgumentException("batch must not be null");
         long q = acquire();
         try {
-            return batch.publishTo(q, true).outcomes();
+            return publishBatch(q, batch, true).outcomes();
         } finally {
             release();
         }
+    }
+
+    private Batch.Outcome publishBatch(long q, Batch batch, boolean outcomes) {
+        Telemetry t = telemetry;
+        return t == null ? batch.publishTo(q, outcomes) : Tracing.publish(this, q, t, batch, outcomes);
     }
 
     // ---- claim -----------------------------------------------------------------------
@@ -232,7 +244,7 @@ public final class MongoMqQueue implements AutoCloseable {
      */
     public void ack(Lease lease) {
         if (lease == null) throw new IllegalArgumentException("lease must not be null");
-        finishing(lease, (q, l) -> mongomq_raw.mq_ack(q, l));
+        finishing(lease, "ack", (q, l) -> mongomq_raw.mq_ack(q, l));
     }
 
     /**
@@ -242,7 +254,7 @@ public final class MongoMqQueue implements AutoCloseable {
     public void nack(Lease lease, Duration delay) {
         if (lease == null) throw new IllegalArgumentException("lease must not be null");
         double d = Native.nonNegative("delay", delay);
-        finishing(lease, (q, l) -> mongomq_raw.mq_nack(q, l, d));
+        finishing(lease, "nack", (q, l) -> mongomq_raw.mq_nack(q, l, d));
     }
 
     /** Gives the leased events back for redelivery now. */
@@ -270,7 +282,7 @@ public final class MongoMqQueue implements AutoCloseable {
      */
     public void unclaim(Lease lease) {
         if (lease == null) throw new IllegalArgumentException("lease must not be null");
-        finishing(lease, (q, l) -> mongomq_raw.mq_unclaim(q, l));
+        finishing(lease, null, (q, l) -> mongomq_raw.mq_unclaim(q, l));
     }
 
     /** A call on (queue, lease) handles that ends the lease. */
@@ -280,7 +292,11 @@ public final class MongoMqQueue implements AutoCloseable {
 
     // ack, nack and unclaim: the call, then the lease is finished, except after a
     // MongoMqConnectException (the outcome is unknown): the lease stays for the retry.
-    private void finishing(Lease lease, LeaseCall call) {
+    // With a telemetry, an ack's or nack's (operation; null: unclaim) duration is recorded.
+    private void finishing(Lease lease, String operation, LeaseCall call) {
+        Telemetry t = operation == null ? null : telemetry;
+        long t0 = t == null ? 0 : System.nanoTime();
+        Throwable failed = null;
         long q = acquire();
         try {
             long l = lease.acquire();
@@ -294,8 +310,12 @@ public final class MongoMqQueue implements AutoCloseable {
                 lease.release();
                 if (!unknown) lease.finish();
             }
+        } catch (RuntimeException | Error e) {
+            failed = e;
+            throw e;
         } finally {
             release();
+            if (t != null) t.recordOperation(name, operation, (System.nanoTime() - t0) / 1e9, failed);
         }
     }
 
@@ -704,6 +724,27 @@ public final class MongoMqQueue implements AutoCloseable {
         acquire(); // a closed queue is the closed error here, not workers that end at once
         release();
         return new Worker(this, options, handler);
+    }
+
+    // ---- tracing (0.7.0) -------------------------------------------------------------
+
+    /**
+     * Traces this queue object's publishes and workers, and measures its acks and nacks,
+     * through {@code telemetry} (bindings/CONTRACT.md, "Tracing"): OpenTelemetry's is
+     * {@code org.mongomq.otel.MongoMqTelemetry} (needs {@code opentelemetry-api}; nothing
+     * else does). {@code null} (the default) turns it off. Takes effect for the calls that
+     * start after it, running workers' next leases included. Per queue object.
+     *
+     * @since 0.7.0
+     */
+    public void setTelemetry(Telemetry telemetry) {
+        if (telemetry != null) Tracing.used();
+        this.telemetry = telemetry;
+    }
+
+    /** The telemetry set, or null. */
+    Telemetry telemetry() {
+        return telemetry;
     }
 
     // ---- async (0.6.0) ---------------------------------------------------------------

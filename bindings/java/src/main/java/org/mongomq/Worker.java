@@ -328,25 +328,31 @@ public final class Worker implements AutoCloseable {
                     report(e, false, "extend failed: " + lease);
                 }
             }, heartbeatMillis, heartbeatMillis, TimeUnit.MILLISECONDS);
+            // With a telemetry: the handler runs in its process span, the ack or nack in a
+            // settle span under it (null, no-ops, without).
+            Telemetry.Processing process = Tracing.startProcess(queue, lease);
             Throwable failure = null;
-            try {
+            try (Telemetry.Scope current = Tracing.current(process)) {
                 handler.handle(lease);
             } catch (Throwable t) {
                 failure = t;
             } finally {
                 beat.cancel(false);
             }
-            if (abandoned) return; // the stop gave up on this handler: the lease will expire
+            Tracing.handled(process, failure);
             try {
+                if (abandoned) return; // the stop gave up on this handler: the lease will expire
                 if (failure == null) {
-                    queue.ack(lease);
+                    Tracing.settle(process, "ack", () -> queue.ack(lease));
                 } else {
                     Duration delay = backoff(lease.attempts());
                     report(failure, true, "handler failed on " + lease + " (retried in " + delay.toMillis() + " ms)");
-                    queue.nack(lease, delay);
+                    Tracing.settle(process, "nack", () -> queue.nack(lease, delay));
                 }
             } catch (RuntimeException e) {
                 report(e, false, (failure == null ? "ack" : "nack") + " failed: " + lease);
+            } finally {
+                Tracing.end(process);
             }
         }
     }
