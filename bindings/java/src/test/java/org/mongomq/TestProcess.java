@@ -18,6 +18,7 @@ import java.util.logging.Logger;
  * <pre>
  *   TestProcess log URI       the first client's libmongoc warning, as System.Logger "mongomq" got it
  *   TestProcess signals URI DB  two work() runs, each stopped by a signal the test sends
+ *   TestProcess nootel URI DB   the binding with no OpenTelemetry on the classpath (OptionalOtelTest)
  * </pre>
  */
 public final class TestProcess {
@@ -27,6 +28,7 @@ public final class TestProcess {
         switch (args[0]) {
             case "log" -> log(args[1]);
             case "signals" -> signals(args[1], args[2]);
+            case "nootel" -> noOtel(args[1], args[2]);
             default -> throw new IllegalArgumentException(args[0]);
         }
     }
@@ -34,6 +36,117 @@ public final class TestProcess {
     private static void say(String line) {
         System.out.println(line);
         System.out.flush();
+    }
+
+    /**
+     * Without OpenTelemetry on the classpath: says so, then uses every surface a
+     * non-tracing program has (publish, batch, claim and ack, a worker, the async view)
+     * and a Telemetry of its own (the core's interface needs no tracing library), printing
+     * what happened; last, what loading org.mongomq.otel does.
+     */
+    private static void noOtel(String uri, String db) throws Exception {
+        try {
+            Class.forName("io.opentelemetry.context.Context");
+            say("opentelemetry is on the classpath");
+        } catch (ClassNotFoundException e) {
+            say("no opentelemetry");
+        }
+        try (Client c = Client.connect(uri); MongoMqQueue q = c.queue(db, "q")) {
+            Batch early = new Batch().add("g", "early batch"); // made before any telemetry: keeps no copy
+            long seq = q.publish("g", "plain");
+            q.publish(new Batch().add("g", "batch 1").add("g", "batch 2"));
+            q.async().publish("g", "async").get();
+            Lease l = q.claim().orElseThrow();
+            q.ack(l);
+            say("published and acked seq " + seq + ": " + l.text());
+            java.util.concurrent.CountDownLatch three = new java.util.concurrent.CountDownLatch(3);
+            try (Worker w = q.worker(WorkerOptions.defaults(), lease -> three.countDown())) {
+                say("worker handled " + (three.await(60, TimeUnit.SECONDS) ? "3" : "fewer than 3"));
+            }
+            CountingTelemetry t = new CountingTelemetry();
+            q.setTelemetry(t);
+            Batch late = new Batch().add("h", "late batch");
+            q.publish("h", "counted");
+            q.publish(early);
+            q.publish(late);
+            java.util.concurrent.CountDownLatch handled = new java.util.concurrent.CountDownLatch(3);
+            try (Worker w = q.worker(WorkerOptions.defaults().maxEvents(1), lease -> {
+                say("handled " + lease.text() + " " + lease.attrs() + (t.current.get() ? " in its process" : ""));
+                handled.countDown();
+            })) {
+                handled.await(60, TimeUnit.SECONDS);
+            }
+            say("telemetry: " + t.sends + " sends, " + t.processes + " processes, " + t.settles + " settles, "
+                    + t.operations + " operations");
+            q.setTelemetry(null);
+            q.publish("g", "untraced");
+            say("after null: " + q.peek(1).get(0).attrs() + ", " + t.sends + " sends");
+            q.drop();
+        }
+        try {
+            Class.forName("org.mongomq.otel.MongoMqTelemetry").getMethod("global").invoke(null);
+            say("MongoMqTelemetry.global() worked");
+        } catch (java.lang.reflect.InvocationTargetException | LinkageError e) {
+            Throwable why = e instanceof java.lang.reflect.InvocationTargetException ? e.getCause() : e;
+            say("MongoMqTelemetry needs opentelemetry: " + why.getClass().getSimpleName());
+        }
+    }
+
+    /** A Telemetry without any tracing library: counts the hooks, injects "x-test". */
+    private static final class CountingTelemetry implements Telemetry {
+        final java.util.concurrent.atomic.AtomicInteger sends = new java.util.concurrent.atomic.AtomicInteger();
+        final java.util.concurrent.atomic.AtomicInteger processes = new java.util.concurrent.atomic.AtomicInteger();
+        final java.util.concurrent.atomic.AtomicInteger settles = new java.util.concurrent.atomic.AtomicInteger();
+        final java.util.concurrent.atomic.AtomicInteger operations = new java.util.concurrent.atomic.AtomicInteger();
+        final ThreadLocal<Boolean> current = ThreadLocal.withInitial(() -> false);
+
+        @Override
+        public Sending startSend(String destination, String group, int count) {
+            return new Sending() {
+                @Override
+                public Map<String, String> headers() {
+                    return Map.of("x-test", "1");
+                }
+
+                @Override
+                public void end(long seq, Throwable error) {
+                    sends.incrementAndGet();
+                }
+            };
+        }
+
+        @Override
+        public Processing startProcess(String destination, Lease lease) {
+            processes.incrementAndGet();
+            return new Processing() {
+                @Override
+                public Scope makeCurrent() {
+                    current.set(true);
+                    return () -> current.set(false);
+                }
+
+                @Override
+                public void handled(Throwable failure) {}
+
+                @Override
+                public Settling settle(String operation) {
+                    return error -> settles.incrementAndGet();
+                }
+
+                @Override
+                public void end() {}
+            };
+        }
+
+        @Override
+        public void recordOperation(String destination, String operation, double seconds, Throwable error) {
+            operations.incrementAndGet();
+        }
+
+        @Override
+        public Runnable wrap(Runnable task) {
+            return task;
+        }
     }
 
     /** Prints "got LEVEL MESSAGE on THREAD" for the record naming the unknown URI option, or "got nothing" after 3 s. */
