@@ -1,5 +1,7 @@
 // The matrix's Java agent: the line protocol of tests/matrix/README.md over the Java
-// binding (bindings/java), with only its jar on the classpath.
+// binding (bindings/java). Classpath: the binding's jar and, for tpublish/twork (tracing,
+// through org.mongomq.otel), the OpenTelemetry jars the build copies to
+// bindings/java/target/otel/ (javac/java -cp "JAR:bindings/java/target/otel/*").
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.io.PrintStream;
@@ -12,18 +14,120 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
+import io.opentelemetry.api.common.AttributeKey;
+import io.opentelemetry.api.trace.Span;
+import io.opentelemetry.api.trace.SpanContext;
+import io.opentelemetry.api.trace.TraceFlags;
+import io.opentelemetry.api.trace.TraceState;
+import io.opentelemetry.api.trace.propagation.W3CTraceContextPropagator;
+import io.opentelemetry.context.Context;
+import io.opentelemetry.context.Scope;
+import io.opentelemetry.context.propagation.ContextPropagators;
+import io.opentelemetry.sdk.OpenTelemetrySdk;
+import io.opentelemetry.sdk.testing.exporter.InMemorySpanExporter;
+import io.opentelemetry.sdk.trace.SdkTracerProvider;
+import io.opentelemetry.sdk.trace.data.LinkData;
+import io.opentelemetry.sdk.trace.data.SpanData;
+import io.opentelemetry.sdk.trace.export.SimpleSpanProcessor;
 import org.mongomq.ClaimOptions;
 import org.mongomq.Client;
 import org.mongomq.Lease;
 import org.mongomq.LeaseLostException;
 import org.mongomq.MongoMqQueue;
 import org.mongomq.PublishOptions;
+import org.mongomq.Worker;
+import org.mongomq.WorkerOptions;
+import org.mongomq.otel.MongoMqTelemetry;
 
 public class Agent {
     static Client client;
     static final Map<String, MongoMqQueue> queues = new HashMap<>();
     static MongoMqQueue heldQ;
     static Lease held;
+    // Tracing (tpublish, twork): queues of their own, so that the plain commands' events
+    // never carry a traceparent; the SDK made at first use.
+    static final Map<String, MongoMqQueue> tracedQueues = new HashMap<>();
+    static InMemorySpanExporter exporter;
+    static MongoMqTelemetry telemetry;
+
+    static MongoMqQueue traced(String db, String prefix) {
+        if (telemetry == null) {
+            exporter = InMemorySpanExporter.create();
+            OpenTelemetrySdk sdk = OpenTelemetrySdk.builder()
+                    .setTracerProvider(SdkTracerProvider.builder().addSpanProcessor(SimpleSpanProcessor.create(exporter)).build())
+                    .setPropagators(ContextPropagators.create(W3CTraceContextPropagator.getInstance()))
+                    .build();
+            telemetry = MongoMqTelemetry.create(sdk);
+        }
+        return tracedQueues.computeIfAbsent(db + " " + prefix, k -> {
+            MongoMqQueue q = client.queue(db, prefix);
+            q.setTelemetry(telemetry);
+            return q;
+        });
+    }
+
+    /** The one finished span whose name starts with op + " ", or null. */
+    static SpanData finished(String op) {
+        SpanData found = null;
+        for (SpanData s : exporter.getFinishedSpanItems()) {
+            if (s.getName().startsWith(op + " ") && (found == null || s.getStartEpochNanos() < found.getStartEpochNanos())) found = s;
+        }
+        return found;
+    }
+
+    /** tpublish DB PREFIX GROUPHEX EVENT TRACEID SPANID: ok SEQ SEND_TRACEID SEND_SPANID SEND_PARENT_SPANID. */
+    static String tpublish(String[] w) {
+        MongoMqQueue q = traced(w[1], w[2]);
+        String group = new String(unhex(w[3]), StandardCharsets.UTF_8);
+        SpanContext remote = SpanContext.createFromRemoteParent(w[5], w[6], TraceFlags.getSampled(), TraceState.getDefault());
+        if (!remote.isValid()) return "err bad trace or span id";
+        long seq;
+        try (Scope s = Context.root().with(Span.wrap(remote)).makeCurrent()) {
+            seq = q.publish(group, specBytes(w[4]), PublishOptions.defaults());
+        }
+        SpanData send = finished("send");
+        exporter.reset();
+        if (send == null) return "err no send span";
+        return "ok " + seq + " " + send.getTraceId() + " " + send.getSpanId() + " " + send.getParentSpanId();
+    }
+
+    /**
+     * twork DB PREFIX WAIT_S: a worker (concurrency 1, visibility 30 s) until its handler
+     * handled one event (it stops the worker from there, so that no second is claimed) or
+     * WAIT_S passed; ok SEQ PROC_TRACEID PROC_SPANID LINK_TRACEID LINK_SPANID ATTEMPTS
+     * from the process span ("-" "-" for a link when it has none), or ok none.
+     */
+    static String twork(String[] w) throws InterruptedException {
+        MongoMqQueue q = traced(w[1], w[2]);
+        AtomicReference<Worker> worker = new AtomicReference<>();
+        CountDownLatch started = new CountDownLatch(1), handled = new CountDownLatch(1);
+        AtomicLong seq = new AtomicLong(-1);
+        Worker wk = q.worker(WorkerOptions.defaults().concurrency(1).visibility(Duration.ofSeconds(30)), lease -> {
+            if (!seq.compareAndSet(-1, lease.seq())) return;
+            started.await();
+            worker.get().stop(); // no further claim; this handler still returns and is acked
+            handled.countDown();
+        });
+        worker.set(wk);
+        started.countDown();
+        handled.await((long) (Double.parseDouble(w[3]) * 1000), TimeUnit.MILLISECONDS);
+        wk.close();
+        SpanData p = finished("process");
+        exporter.reset();
+        if (p == null) return "ok none";
+        String link = "- -";
+        if (!p.getLinks().isEmpty()) {
+            LinkData l = p.getLinks().get(0);
+            link = l.getSpanContext().getTraceId() + " " + l.getSpanContext().getSpanId();
+        }
+        Long attempts = p.getAttributes().get(AttributeKey.longKey("messaging.mongomq.message.attempts"));
+        String msgId = p.getAttributes().get(AttributeKey.stringKey("messaging.message.id"));
+        return "ok " + msgId + " " + p.getTraceId() + " " + p.getSpanId() + " " + link + " " + attempts;
+    }
 
     static String fnv(byte[] b) {
         long h = 0xcbf29ce484222325L;
@@ -110,7 +214,9 @@ public class Agent {
         }
     }
 
-    static String handle(String[] w) {
+    static String handle(String[] w) throws InterruptedException {
+        if (w[0].equals("tpublish")) return tpublish(w);
+        if (w[0].equals("twork")) return twork(w);
         if (w[0].equals("ack_held")) {
             String st = ack(heldQ, held);
             held = null;
@@ -194,6 +300,7 @@ public class Agent {
             out.flush();
         }
         for (MongoMqQueue q : queues.values()) q.close();
+        for (MongoMqQueue q : tracedQueues.values()) q.close();
         client.close();
     }
 }
