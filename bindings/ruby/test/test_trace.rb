@@ -136,7 +136,8 @@ class TestTrace < MongoMQTest::TraceCase
     sent.each { |p| assert_equal [dest, "mongomq", "{message}"], [p.attributes["messaging.destination.name"], p.scope_name, p.unit] }
     consumed = @otel.points_named("messaging.client.consumed.messages")
     assert_equal 4, consumed.sum(&:sum), "3 events, one of them twice"
-    consumed.each { |p| assert_equal dest, p.attributes["messaging.destination.name"] }
+    consumed.each { |p| assert_equal [dest, "claim"], p.attributes.values_at("messaging.destination.name", "messaging.operation.name") }
+    sent.each { |p| assert_equal "publish", p.attributes["messaging.operation.name"] }
 
     ops = @otel.points_named("messaging.client.operation.duration")
     by_op = ops.group_by { |p| p.attributes["messaging.operation.name"] }.transform_values { |ps| ps.sum(&:count) }
@@ -147,7 +148,7 @@ class TestTrace < MongoMQTest::TraceCase
     assert_equal 4, runs.sum(&:count)
     failed_runs = runs.select { |p| p.attributes.key?("error.type") }
     assert_equal [["MongoMQTest::TraceCase::Boom", 1]], failed_runs.map { |p| [p.attributes["error.type"], p.count] }
-    runs.each { |p| assert_equal [dest, "s"], [p.attributes["messaging.destination.name"], p.unit] }
+    runs.each { |p| assert_equal [dest, "s", "process"], [p.attributes["messaging.destination.name"], p.unit, p.attributes["messaging.operation.name"]] }
   end
 
   def test_trace_off_without_sdk

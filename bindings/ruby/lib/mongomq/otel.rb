@@ -130,9 +130,9 @@ module MongoMQ
           raise
         ensure
           if @instruments
-            attrs = metric_attrs(dest, error)
+            attrs = metric_attrs(dest, error).merge!("messaging.operation.name" => "publish")
             @instruments.sent.add(count, attributes: attrs)
-            @instruments.operation_duration.record(monotonic - started, attributes: attrs.merge("messaging.operation.name" => "publish"))
+            @instruments.operation_duration.record(monotonic - started, attributes: attrs)
           end
           span.finish if own
         end
@@ -158,7 +158,7 @@ module MongoMQ
 
       # @api private: the worker claimed `count` events.
       def consumed(queue, count)
-        @instruments&.consumed&.add(count, attributes: base(destination(queue)))
+        @instruments&.consumed&.add(count, attributes: base(destination(queue)).merge!("messaging.operation.name" => "claim"))
       end
 
       # @api private: the worker's own context (its process spans' parent).
@@ -246,7 +246,7 @@ module MongoMQ
           raise
         ensure
           @instruments&.process_duration&.record(::Process.clock_gettime(::Process::CLOCK_MONOTONIC) - started,
-                                                 attributes: @telemetry.metric_attrs(@dest, error))
+                                                 attributes: @telemetry.metric_attrs(@dest, error).merge!("messaging.operation.name" => "process"))
         end
       end
 
