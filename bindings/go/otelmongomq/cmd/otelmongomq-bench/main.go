@@ -7,19 +7,20 @@
 //	off   no Telemetry on the queues (what every queue does by default)
 //	noop  otelmongomq.New() with the global providers and no SDK configured: the
 //	      OpenTelemetry API's no-ops (a queue traced by a program that never set up an SDK)
-//	sdk   the OpenTelemetry SDK: every span sampled, a batch span processor into an
-//	      exporter that discards them, a meter provider with a reader never read,
-//	      W3C trace context (a send span per publish, a process and an ack span
-//	      per handled lease, the four metrics)
+//	sdk   the OpenTelemetry SDK: every span sampled, a batch span processor (with
+//	      -processor simple, the synchronous one) into an exporter that discards
+//	      them, a meter provider with a reader never read, W3C trace context (a
+//	      send span per publish, a process and an ack span per handled lease, the
+//	      four metrics)
 //
-// Each configuration runs -rounds times, the configurations taking turns, and the
-// table shows each one's median (the machine is shared: single runs are noisy, and
-// events/s, which waits for the server, more so than the CPU time).
-// The drain goes through the worker helper, which is what records process and
-// settle spans (with -worker=false: claim -> ack by hand, which records the ack's
-// metric only).
+// Each configuration runs -rounds times, the configurations taking turns (each
+// round in an order rotated by one), and the table shows each one's median (the
+// machine is shared: single runs are noisy, and events/s, which waits for the
+// server, more so than the CPU time). The drain goes through the worker helper,
+// which is what records process and settle spans (with -worker=false: claim -> ack
+// by hand, which records the ack's metric only).
 //
-//	go run ./cmd/otelmongomq-bench -uri mongodb://127.0.0.1:27017 [-events 2000] [-groups 50] [-workers 4] [-batch 1] [-attrs 4] [-rounds 3] [-worker=true]
+//	go run ./cmd/otelmongomq-bench -uri mongodb://127.0.0.1:27017 [-events 2000] [-groups 50] [-workers 4] [-batch 1] [-attrs 4] [-rounds 3] [-worker=true] [-processor batch]
 package main
 
 import (
@@ -82,6 +83,7 @@ func main() {
 	flag.IntVar(&attrs, "attrs", 4, fmt.Sprintf("attributes per event in the runs with attributes (1..%d)", mongomq.AttrMax-1))
 	flag.IntVar(&rounds, "rounds", 3, "runs of each configuration")
 	flag.BoolVar(&o.Worker, "worker", true, "drain through the worker helper (false: claim -> ack by hand)")
+	processor := flag.String("processor", "batch", "the sdk's span processor: batch (sdktrace.WithBatcher) or simple (WithSyncer: exported in End)")
 	flag.Parse()
 	if o.URI == "" {
 		fmt.Fprintln(os.Stderr, "otelmongomq-bench: no URI: pass -uri or set MONGOMQ_URI")
@@ -99,7 +101,17 @@ func main() {
 	}
 
 	exporter := &discard{}
-	tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(exporter), sdktrace.WithSampler(sdktrace.AlwaysSample()))
+	var export sdktrace.TracerProviderOption
+	switch *processor {
+	case "batch":
+		export = sdktrace.WithBatcher(exporter)
+	case "simple":
+		export = sdktrace.WithSyncer(exporter)
+	default:
+		fmt.Fprintln(os.Stderr, "otelmongomq-bench: -processor is batch or simple")
+		os.Exit(2)
+	}
+	tp := sdktrace.NewTracerProvider(export, sdktrace.WithSampler(sdktrace.AlwaysSample()))
 	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewManualReader()))
 	defer func() {
 		_ = tp.Shutdown(context.Background())
@@ -125,15 +137,19 @@ func main() {
 	db := fmt.Sprintf("mongomq_gootelbench_%d_%d", os.Getpid(), time.Now().Unix())
 	fmt.Printf("otelmongomq-bench (Go binding, libmongomq %s, GOMAXPROCS %d): database %s\n", mongomq.LibraryVersion(),
 		runtime.GOMAXPROCS(0), db)
-	fmt.Printf("events %d  groups %d  workers %d  batch %d  drain %s  rounds %d\n\n", o.Events, o.Groups, o.Workers,
-		batch, drain, rounds)
+	fmt.Printf("events %d  groups %d  workers %d  batch %d  drain %s  rounds %d  sdk span processor %s\n\n", o.Events,
+		o.Groups, o.Workers, batch, drain, rounds, *processor)
 
 	pub, drn := map[config][]float64{}, map[config][]float64{}
 	pubCPU, drnCPU := map[config][]float64{}, map[config][]float64{}
 	spans := map[config]int64{}
 	ok := true
 	for round := 0; round < rounds; round++ {
-		for _, c := range configs {
+		// Each round starts one configuration later: none always runs first, or
+		// right after the same other (what a run leaves behind, a GC, the server's
+		// caches, would otherwise count against the same configuration each time).
+		for j := range configs {
+			c := configs[(round+j)%len(configs)]
 			ro := o
 			ro.Attrs = c.attrs
 			tel := tels[c.tracing]
