@@ -64,10 +64,16 @@ pub(crate) fn single(
     publish: impl FnOnce(&PublishOptions) -> Result<Published>,
 ) -> Result<Published> {
     let cx = send_span(t, queue, KeyValue::new(names::GROUP, group.to_string()));
-    let mut traced = opts.clone();
-    merge(&mut traced.attrs, &t.injected(&cx));
+    // The options are copied only when there is something to add (not with the API's
+    // no-op propagator).
+    let injected = t.injected(&cx);
+    let traced = (!injected.is_empty()).then(|| {
+        let mut traced = opts.clone();
+        merge(&mut traced.attrs, &injected);
+        traced
+    });
     let started = Instant::now();
-    let result = publish(&traced);
+    let result = publish(traced.as_ref().unwrap_or(opts));
     let took = started.elapsed();
     match &result {
         Ok(p) => cx.span().set_attribute(KeyValue::new(names::MESSAGE_ID, p.seq.to_string())),
@@ -88,12 +94,9 @@ pub(crate) fn batch(t: &Telemetry, queue: &Queue, batch: &Batch, outcomes: bool)
     let n = batch.len();
     let cx = send_span(t, queue, KeyValue::new(names::BATCH_COUNT, n as i64));
     let injected = t.injected(&cx);
-    let traced = batch.with_attrs(|attrs| merge(attrs, &injected));
+    let traced = if injected.is_empty() { None } else { batch.with_attrs(|attrs| merge(attrs, &injected)).ok() };
     let started = Instant::now();
-    let result = match &traced {
-        Ok(copy) => copy.publish_c(queue, outcomes),
-        Err(_) => batch.publish_c(queue, outcomes),
-    };
+    let result = traced.as_ref().unwrap_or(batch).publish_c(queue, outcomes);
     let took = started.elapsed();
     if let Err(e) = &result {
         fail(&cx, e);
