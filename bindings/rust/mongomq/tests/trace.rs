@@ -287,14 +287,17 @@ fn test_trace_attrs_kept() {
     assert_eq!(o.named(&format!("send {}", dest(&f))).len(), 2, "both publishes were traced");
 }
 
-/// The sum of a u64 counter's points, and whether each point names `dest`.
-fn counter(rm: &ResourceMetrics, name: &str, dest: &str) -> (u64, bool) {
+/// The sum of a u64 counter's points, and whether each point names `dest` and the
+/// operation `op`.
+fn counter(rm: &ResourceMetrics, name: &str, dest: &str, op: &str) -> (u64, bool) {
     let metric = rm.scope_metrics().flat_map(|s| s.metrics()).find(|m| m.name() == name).expect(name);
     let AggregatedMetrics::U64(MetricData::Sum(sum)) = metric.data() else { panic!("{name}: {:?}", metric.data()) };
     let total = sum.data_points().map(|p| p.value()).sum();
-    let named = sum
-        .data_points()
-        .all(|p| p.attributes().any(|kv| kv.key.as_str() == "messaging.destination.name" && kv.value.as_str() == dest));
+    let named = sum.data_points().all(|p| {
+        let attrs: Vec<(String, String)> =
+            p.attributes().map(|kv| (kv.key.to_string(), kv.value.to_string())).collect();
+        has(&attrs, "messaging.destination.name", dest) && has(&attrs, "messaging.operation.name", op)
+    });
     (total, named)
 }
 
@@ -339,8 +342,8 @@ fn test_trace_metrics() {
     assert_eq!(o.named(&format!("nack {dest}")).len(), 1);
 
     let rm = o.metrics();
-    assert_eq!(counter(&rm, "messaging.client.sent.messages", &dest), (3, true));
-    assert_eq!(counter(&rm, "messaging.client.consumed.messages", &dest), (4, true));
+    assert_eq!(counter(&rm, "messaging.client.sent.messages", &dest, "publish"), (3, true));
+    assert_eq!(counter(&rm, "messaging.client.consumed.messages", &dest, "claim"), (4, true));
     let ops = histogram(&rm, "messaging.client.operation.duration");
     for (op, n) in [("publish", 3), ("ack", 3), ("nack", 1)] {
         let count: u64 = ops.iter().filter(|(a, _)| has(a, "messaging.operation.name", op)).map(|(_, c)| c).sum();
@@ -351,6 +354,7 @@ fn test_trace_metrics() {
         .all(|(a, _)| has(a, "messaging.system", "mongomq") && has(a, "messaging.destination.name", &dest)));
     let runs = histogram(&rm, "messaging.process.duration");
     assert_eq!(runs.iter().map(|(_, c)| c).sum::<u64>(), 4, "{runs:?}");
+    assert!(runs.iter().all(|(a, _)| has(a, "messaging.operation.name", "process")), "{runs:?}");
     let errors: u64 = runs.iter().filter(|(a, _)| a.iter().any(|(k, _)| k == "error.type")).map(|(_, c)| c).sum();
     assert_eq!(errors, 1, "{runs:?}");
 }

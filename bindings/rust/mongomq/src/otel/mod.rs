@@ -259,12 +259,15 @@ impl Telemetry {
 
     pub(crate) fn sent(&self, queue: &Queue, n: u64, error: Option<&Error>) {
         let mut attrs = base(queue);
+        attrs.push(KeyValue::new(names::OPERATION_NAME, "publish"));
         attrs.extend(error.map(|e| KeyValue::new(names::ERROR_TYPE, e.status_name())));
         self.inner.sent.add(n, &attrs);
     }
 
     pub(crate) fn consumed(&self, queue: &Queue, n: u64) {
-        self.inner.consumed.add(n, &base(queue));
+        let mut attrs = base(queue);
+        attrs.push(KeyValue::new(names::OPERATION_NAME, "claim"));
+        self.inner.consumed.add(n, &attrs);
     }
 
     /// `messaging.client.operation.duration` of a publish, ack or nack.
@@ -278,12 +281,14 @@ impl Telemetry {
     /// `messaging.process.duration` of a handler run; `error_type` when it failed.
     pub(crate) fn processed(&self, queue: &Queue, took: Duration, error_type: Option<String>) {
         let mut attrs = base(queue);
+        attrs.push(KeyValue::new(names::OPERATION_NAME, "process"));
         attrs.extend(error_type.map(|t| KeyValue::new(names::ERROR_TYPE, t)));
         self.inner.process_duration.record(took.as_secs_f64(), &attrs);
     }
 }
 
-/// `messaging.system` and `messaging.destination.name`: on every span and metric.
+/// `messaging.system` and `messaging.destination.name`: on every span and metric
+/// (each metric adds its `messaging.operation.name`).
 pub(crate) fn base(queue: &Queue) -> Vec<KeyValue> {
     vec![KeyValue::new(names::SYSTEM, names::MONGOMQ), KeyValue::new(names::DESTINATION, queue.name().to_string())]
 }
