@@ -339,16 +339,19 @@ func traceMetrics(t *testing.T) {
 			return nil
 		})
 	rm := k.collect(t)
-	dest := attribute.NewSet(attribute.String("messaging.system", "mongomq"), attribute.String("messaging.destination.name", q.Name()))
-
-	for name, want := range map[string]int64{"messaging.client.sent.messages": 3, "messaging.client.consumed.messages": 4} {
-		m := metric(t, rm, name)
+	for _, c := range []struct {
+		name, op string
+		want     int64
+	}{{"messaging.client.sent.messages", "publish", 3}, {"messaging.client.consumed.messages", "claim", 4}} {
+		m := metric(t, rm, c.name)
 		sum, ok := m.Data.(metricdata.Sum[int64])
 		if !ok || !sum.IsMonotonic || m.Unit != "{message}" {
-			t.Fatalf("%s: %T unit %q, want a monotonic int64 sum in {message}", name, m.Data, m.Unit)
+			t.Fatalf("%s: %T unit %q, want a monotonic int64 sum in {message}", c.name, m.Data, m.Unit)
 		}
-		if len(sum.DataPoints) != 1 || !sum.DataPoints[0].Attributes.Equals(&dest) || sum.DataPoints[0].Value != want {
-			t.Errorf("%s: points %+v, want one of %d with %s", name, sum.DataPoints, want, dest.Encoded(attribute.DefaultEncoder()))
+		want := attribute.NewSet(attribute.String("messaging.system", "mongomq"),
+			attribute.String("messaging.destination.name", q.Name()), attribute.String("messaging.operation.name", c.op))
+		if len(sum.DataPoints) != 1 || !sum.DataPoints[0].Attributes.Equals(&want) || sum.DataPoints[0].Value != c.want {
+			t.Errorf("%s: points %+v, want one of %d with %s", c.name, sum.DataPoints, c.want, want.Encoded(attribute.DefaultEncoder()))
 		}
 	}
 
@@ -377,6 +380,9 @@ func traceMetrics(t *testing.T) {
 	var total, failed uint64
 	for _, p := range hist.DataPoints {
 		total += p.Count
+		if name, _ := p.Attributes.Value("messaging.operation.name"); name.AsString() != "process" {
+			t.Errorf("process.duration point with messaging.operation.name %q, want process", name.AsString())
+		}
 		if et, ok := p.Attributes.Value("error.type"); ok {
 			failed += p.Count
 			if et.AsString() != "*errors.errorString" {

@@ -208,8 +208,10 @@ func TestPublishError(t *testing.T) {
 	if len(sum.DataPoints) != 1 {
 		t.Fatalf("sent.messages points %+v, want 1", sum.DataPoints)
 	}
-	if et, _ := sum.DataPoints[0].Attributes.Value("error.type"); et.AsString() != "MQ_ERR_ARG" {
-		t.Errorf("sent.messages error.type %q, want MQ_ERR_ARG", et.AsString())
+	et, _ := sum.DataPoints[0].Attributes.Value("error.type")
+	name, _ := sum.DataPoints[0].Attributes.Value("messaging.operation.name")
+	if et.AsString() != "MQ_ERR_ARG" || name.AsString() != "publish" {
+		t.Errorf("sent.messages error.type %q operation %q, want MQ_ERR_ARG, publish", et.AsString(), name.AsString())
 	}
 }
 

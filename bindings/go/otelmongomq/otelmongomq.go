@@ -144,16 +144,18 @@ func New(opts ...Option) *Telemetry {
 	return t
 }
 
-// destination is what every span and point of one queue shares, made once.
+// destination is what every span and point of one queue shares, made once: each
+// point has system, destination and its operation's name.
 type destination struct {
-	name       string
-	base       []attribute.KeyValue // system, destination
-	sendName   string
-	procName   string
-	sent       metric.MeasurementOption // system, destination
-	publishDur metric.MeasurementOption // + operation.name publish
-	ackDur     metric.MeasurementOption // + operation.name ack
-	nackDur    metric.MeasurementOption // + operation.name nack
+	name     string
+	base     []attribute.KeyValue // system, destination
+	sendName string
+	procName string
+	publish  metric.MeasurementOption // operation.name publish: sent.messages, a publish's operation.duration
+	claim    metric.MeasurementOption // operation.name claim: consumed.messages
+	process  metric.MeasurementOption // operation.name process: process.duration
+	ack      metric.MeasurementOption // operation.name ack: operation.duration
+	nack     metric.MeasurementOption // operation.name nack: operation.duration
 }
 
 func (t *Telemetry) destination(queue string) *destination {
@@ -165,26 +167,24 @@ func (t *Telemetry) destination(queue string) *destination {
 		return metric.WithAttributeSet(attribute.NewSet(append(base[:len(base):len(base)], keyOpName.String(name))...))
 	}
 	d := &destination{
-		name:       queue,
-		base:       base,
-		sendName:   "send " + queue,
-		procName:   "process " + queue,
-		sent:       metric.WithAttributeSet(attribute.NewSet(base...)),
-		publishDur: withName("publish"),
-		ackDur:     withName("ack"),
-		nackDur:    withName("nack"),
+		name:     queue,
+		base:     base,
+		sendName: "send " + queue,
+		procName: "process " + queue,
+		publish:  withName("publish"),
+		claim:    withName("claim"),
+		process:  withName("process"),
+		ack:      withName("ack"),
+		nack:     withName("nack"),
 	}
 	actual, _ := t.dests.LoadOrStore(queue, d)
 	return actual.(*destination)
 }
 
-// failed is a point's attributes for a failed operation: base, opName when not
-// "", and error.type.
+// failed is a point's attributes for a failed operation: base, opName and
+// error.type.
 func (d *destination) failed(opName string, err error) metric.MeasurementOption {
-	kv := append(d.base[:len(d.base):len(d.base)], keyErrorType.String(ErrorType(err)))
-	if opName != "" {
-		kv = append(kv, keyOpName.String(opName))
-	}
+	kv := append(d.base[:len(d.base):len(d.base)], keyOpName.String(opName), keyErrorType.String(ErrorType(err)))
 	return metric.WithAttributeSet(attribute.NewSet(kv...))
 }
 
@@ -211,7 +211,7 @@ func since(start time.Time) float64 { return time.Since(start).Seconds() }
 // Publish starts the send span (a child of ctx's span, kind producer) and returns
 // its context as the propagator injects it, for the queue to add to every event;
 // done ends the span and records messaging.client.sent.messages and the publish's
-// messaging.client.operation.duration.
+// messaging.client.operation.duration (both with messaging.operation.name publish).
 func (t *Telemetry) Publish(ctx context.Context, op mongomq.PublishOp) ([]mongomq.Attr, func(int64, error)) {
 	if t == nil {
 		return nil, func(int64, error) {}
@@ -237,20 +237,22 @@ func (t *Telemetry) Publish(ctx context.Context, op mongomq.PublishOp) ([]mongom
 			span.SetAttributes(keyMessageID.String(strconv.FormatInt(seq, 10)))
 		}
 		span.End()
-		sentOpt, durOpt := d.sent, d.publishDur
+		opt := d.publish
 		if err != nil {
-			sentOpt, durOpt = d.failed("", err), d.failed("publish", err)
+			opt = d.failed("publish", err)
 		}
-		t.sent.Add(ctx, int64(op.Count), sentOpt)
-		t.opDuration.Record(ctx, took, durOpt)
+		t.sent.Add(ctx, int64(op.Count), opt)
+		t.opDuration.Record(ctx, took, opt)
 	}
 }
 
-// Process records messaging.client.consumed.messages for the lease's events and
+// Process records messaging.client.consumed.messages (messaging.operation.name
+// claim: the worker claimed them) for the lease's events and
 // starts the process span (kind consumer, a child of ctx's span: the worker's own
 // context) with one link per event that carries a trace context; the handler runs
 // in the context returned. done ends the span (error status, an exception event
-// and error.type for a failed handler) and records messaging.process.duration.
+// and error.type for a failed handler) and records messaging.process.duration
+// (messaging.operation.name process).
 func (t *Telemetry) Process(ctx context.Context, op mongomq.ProcessOp) (context.Context, func(error)) {
 	if t == nil {
 		return ctx, func(error) {}
@@ -273,16 +275,16 @@ func (t *Telemetry) Process(ctx context.Context, op mongomq.ProcessOp) (context.
 	} else {
 		attrs = append(attrs, keyMessageID.String(strconv.FormatInt(l.Seq(), 10)))
 	}
-	t.consumed.Add(ctx, int64(n), d.sent)
+	t.consumed.Add(ctx, int64(n), d.claim)
 	start := time.Now()
 	ctx, span := t.tracer.Start(ctx, d.procName, trace.WithSpanKind(trace.SpanKindConsumer),
 		trace.WithLinks(links...), trace.WithAttributes(attrs...))
 	return ctx, func(err error) {
 		took := since(start)
-		opt := d.sent
+		opt := d.process
 		if err != nil {
 			fail(span, err)
-			opt = d.failed("", err)
+			opt = d.failed("process", err)
 		}
 		span.End()
 		t.procDuration.Record(ctx, took, opt)
@@ -328,9 +330,9 @@ func (t *Telemetry) Settle(ctx context.Context, op mongomq.SettleOp) func(error)
 		case err != nil:
 			opt = d.failed(op.Name, err)
 		case op.Name == "ack":
-			opt = d.ackDur
+			opt = d.ack
 		default:
-			opt = d.nackDur
+			opt = d.nack
 		}
 		t.opDuration.Record(ctx, took, opt)
 	}
