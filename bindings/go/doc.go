@@ -25,6 +25,15 @@
 //	seq, err := queue.Publish("customer-17", event, mongomq.PublishOptions{Attrs: []mongomq.Attr{{Key: "tenant.id", Value: "t-42"}}})
 //	tenant, ok := lease.Attr("tenant.id")
 //
+// Tracing and metrics (issue 22) plug in through the Telemetry interface; the
+// OpenTelemetry implementation is the module
+// github.com/mongomq/mongomq/bindings/go/otelmongomq, so this package depends on
+// nothing beyond the standard library. The publishes' Context forms carry the
+// caller's trace context:
+//
+//	err = queue.SetTelemetry(otelmongomq.New())
+//	seq, err = queue.PublishContext(ctx, "customer-17", event, mongomq.PublishOptions{})
+//
 // Client and Queue are safe for concurrent use. Every failed call the library
 // reported returns an *Error (its Status, ServerCode and Message), which errors.Is
 // matches against ErrEmpty, ErrLeaseLost, ErrInvalidArgument, ErrConnect,
