@@ -4,12 +4,16 @@
 #      (scripts/swig-generate.sh go --check);
 #   2. gofmt (hand-written files) and go vet ./... with every default check, the
 #      generated internal/raw included (no exceptions);
-#   3. go test -race: every contract scenario (TestContract/<name>, checked by
-#      scripts/contract-scenarios.py check go) and the examples;
+#   3. go test -race, of the module and of its nested module otelmongomq (the
+#      OpenTelemetry side, a module of its own so the core has no dependency):
+#      every contract scenario (TestContract/<name>, the Tracing ones in
+#      otelmongomq; both outputs together checked by scripts/contract-scenarios.py
+#      check go) and the examples;
 #   4. the README's producer and worker are examples/{producer,worker}/main.go, and a
 #      module outside the repository (a temp dir, `replace` line) builds and runs
 #      them: they must print what the README says;
-#   5. a short run of the Go bench (cmd/mongomq-bench) as a smoke test.
+#   5. a short run of the Go bench (cmd/mongomq-bench, and otelmongomq's with
+#      tracing on and off) as a smoke test.
 # Uses MONGOMQ_TEST_URI when set (scripts/test.sh sets it); otherwise starts a test
 # server of its own and stops it on exit. Exits non-zero on any failure.
 set -euo pipefail
@@ -63,7 +67,8 @@ if [[ -n "$unformatted" ]]; then
     exit 1
 fi
 go vet ./...
-echo "go vet: clean"
+(cd otelmongomq && go vet ./...)
+echo "go vet: clean (and otelmongomq's)"
 
 echo "== go: go test -race =="
 set +e
@@ -71,9 +76,16 @@ go test -race -count=1 -v ./... 2>&1 | tee "$TMP/test.log" | grep -v '^=== \(RUN
 status=${PIPESTATUS[0]}
 set -e
 [[ $status == 0 ]] || { echo "test-go: go test failed" >&2; exit "$status"; }
-passed=$(grep -c -- '--- PASS: TestContract/' "$TMP/test.log" || true)
+echo "== go: go test -race (otelmongomq) =="
+set +e
+(cd otelmongomq && go test -race -count=1 -v ./...) 2>&1 | tee "$TMP/test-otel.log" | grep -v '^=== \(RUN\|PAUSE\|CONT\)'
+status=${PIPESTATUS[0]}
+set -e
+[[ $status == 0 ]] || { echo "test-go: go test (otelmongomq) failed" >&2; exit "$status"; }
+cat "$TMP/test.log" "$TMP/test-otel.log" >"$TMP/test-all.log"
+passed=$(grep -c -- '--- PASS: TestContract/' "$TMP/test-all.log" || true)
 echo "test-go: $passed contract scenarios passed"
-python3 "$ROOT/scripts/contract-scenarios.py" check go "$TMP/test.log"
+python3 "$ROOT/scripts/contract-scenarios.py" check go "$TMP/test-all.log"
 
 echo "== go: the README's examples, from a module outside the repository =="
 # The README's producer and worker are examples/{producer,worker}/main.go: the ```go
@@ -122,5 +134,7 @@ echo "the README's examples are examples/ and ran as documented"
 
 echo "== go: bench smoke run (200 events) =="
 go run ./cmd/mongomq-bench -uri "$MONGOMQ_TEST_URI" -events 200 -groups 10 | tail -n 1
+echo "== go: otelmongomq bench smoke run (100 events, tracing off, noop and sdk) =="
+(cd otelmongomq && go run ./cmd/otelmongomq-bench -uri "$MONGOMQ_TEST_URI" -events 100 -groups 10 -rounds 1 | tail -n 7)
 
 echo "test-go: all passed"
