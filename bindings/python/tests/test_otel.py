@@ -238,10 +238,12 @@ def test_trace_metrics(queue, otel):
     assert sum(p.value for p in sent.data.data_points) == 3
     assert all(p.attributes["messaging.destination.name"] == d for p in sent.data.data_points)
     assert all(p.attributes["messaging.system"] == "mongomq" for p in sent.data.data_points)
+    assert all(p.attributes["messaging.operation.name"] == "publish" for p in sent.data.data_points)
 
     consumed = metric(otel, "messaging.client.consumed.messages")
     assert sum(p.value for p in consumed.data.data_points) == 4
     assert all(p.attributes["messaging.destination.name"] == d for p in consumed.data.data_points)
+    assert all(p.attributes["messaging.operation.name"] == "claim" for p in consumed.data.data_points)
 
     ops = metric(otel, "messaging.client.operation.duration")
     assert ops.unit == "s"
@@ -257,6 +259,7 @@ def test_trace_metrics(queue, otel):
     failed = [p for p in proc.data.data_points if "error.type" in p.attributes]
     assert [(p.attributes["error.type"], p.count) for p in failed] == [("ValueError", 1)]
     assert all(p.attributes["messaging.destination.name"] == d for p in proc.data.data_points)
+    assert all(p.attributes["messaging.operation.name"] == "process" for p in proc.data.data_points)
 
 
 OFF_CHILD = r"""

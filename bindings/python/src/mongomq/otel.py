@@ -185,7 +185,7 @@ class _Bound:
         self.process_name = "process " + self.destination
         self._names = {"ack": "ack " + self.destination, "nack": "nack " + self.destination}
         self._op_attrs = {op: dict(self.base, **{"messaging.operation.name": op})
-                          for op in ("publish", "ack", "nack")}
+                          for op in ("publish", "ack", "nack", "claim", "process")}
         self._tracer = telemetry._tracer
         self._sent = telemetry._sent
         self._consumed = telemetry._consumed
@@ -216,7 +216,7 @@ class _Bound:
         return _Injection(carrier)
 
     def _sent_done(self, count: int, t0: float, kind: Optional[str]) -> None:
-        self._sent.add(count, self._with_error(self.base, kind))
+        self._sent.add(count, self._with_error(self._op_attrs["publish"], kind))
         self._op_duration.record(_perf() - t0, self._with_error(self._op_attrs["publish"], kind))
 
     # ---- publish ----
@@ -273,7 +273,7 @@ class _Bound:
     # ---- the worker ----
 
     def consumed(self, count: int) -> None:
-        self._consumed.add(count, self.base)
+        self._consumed.add(count, self._op_attrs["claim"])
 
     def process(self, lease: Lease) -> "_Process":
         return _Process(self, lease)
@@ -321,10 +321,10 @@ class _Process:
         took = _perf() - self._t0
         try:
             if exc is None:
-                self.bound._process_duration.record(took, self.bound.base)
+                self.bound._process_duration.record(took, self.bound._op_attrs["process"])
             else:
                 kind = _fail(self.span, exc)
-                self.bound._process_duration.record(took, self.bound._with_error(self.bound.base, kind))
+                self.bound._process_duration.record(took, self.bound._with_error(self.bound._op_attrs["process"], kind))
         finally:
             _context.detach(self._token)
 
