@@ -389,6 +389,69 @@ fn test_trace_off_without_sdk() {
     }
 }
 
+/// What the scenarios leave out: a lease-lost ack's settle span, a failed publish's
+/// span and metric, and a hand claimer's calls (no span; the ack's duration) and its
+/// `extract`.
+#[test]
+fn lease_lost_settle_failed_publish_and_hand_claims() {
+    let f = Fixture::new();
+    let o = Otel::new();
+    f.queue.set_telemetry(Some(o.telemetry.clone()));
+    let dest = dest(&f);
+
+    f.queue.publish("g", "purged under its handler", &PublishOptions::default()).unwrap();
+    let theirs = f.queue.clone();
+    let opts = WorkerOptions::new().concurrency(1).on_error(|_| {});
+    let worker = f.queue.worker(opts, move |lease| theirs.purge_group(lease.group())).unwrap();
+    let acks = o.wait_for(&format!("ack {dest}"), 1);
+    assert!(worker.stop());
+    assert!(matches!(acks[0].status, Status::Error { .. }), "{:?}", acks[0].status);
+    assert_eq!(attr(&acks[0], "error.type"), text("MQ_LEASE_LOST"));
+    let process = &o.named(&format!("process {dest}"))[0];
+    assert_eq!(process.status, Status::Unset, "the handler itself succeeded");
+    o.spans.reset();
+
+    let refused = f.queue.publish("g", "x", &PublishOptions::new().priority(5));
+    assert_eq!(refused.unwrap_err().kind(), mongomq::ErrorKind::InvalidArgument);
+    let sends = o.named(&format!("send {dest}"));
+    assert_eq!(sends.len(), 1);
+    assert!(matches!(sends[0].status, Status::Error { .. }));
+    assert_eq!(attr(&sends[0], "error.type"), text("MQ_ERR_ARG"));
+    assert_eq!(attr(&sends[0], "messaging.message.id"), None);
+    let rm = o.metrics();
+    let sent = rm
+        .scope_metrics()
+        .flat_map(|s| s.metrics())
+        .find(|m| m.name() == "messaging.client.sent.messages")
+        .map(|m| format!("{:?}", m.data()))
+        .unwrap();
+    assert!(sent.contains("MQ_ERR_ARG"), "the failed publish is counted with its error.type: {sent}");
+
+    o.spans.reset();
+    f.queue.publish("h", "by hand", &PublishOptions::default()).unwrap();
+    let send = o.named(&format!("send {dest}")).pop().unwrap();
+    o.spans.reset();
+    let lease = f.queue.claim(&common::opts(30_000)).unwrap().expect("a lease");
+    let producer = o.telemetry.extract(&lease);
+    assert_eq!(producer.span().span_context().span_id(), send.span_context.span_id());
+    assert!(producer.span().span_context().is_remote());
+    assert!(o.telemetry.extract_at(&lease, 1).is_none(), "past the end");
+    f.queue.nack(&lease, Duration::ZERO).unwrap();
+    let lease = f.queue.claim(&common::opts(30_000)).unwrap().expect("a lease");
+    f.queue.ack(&lease).unwrap();
+    assert!(o.finished().is_empty(), "a hand claim, nack and ack record no span: {:#?}", o.finished());
+    let ops = histogram(&o.metrics(), "messaging.client.operation.duration");
+    for op in ["ack", "nack"] {
+        assert!(ops.iter().any(|(a, _)| has(a, "messaging.operation.name", op)), "{op}: {ops:?}");
+    }
+
+    f.queue.set_telemetry(None);
+    f.queue.publish("h", "untraced", &PublishOptions::default()).unwrap();
+    assert!(o.finished().is_empty(), "set_telemetry(None) turns it off");
+    let peeked = f.queue.peek(Some("h"), 1).unwrap();
+    assert!(peeked[0].attrs.is_empty(), "{peeked:?}");
+}
+
 /// The async surface: an awaited publish's send span is the child of the caller's
 /// context (taken along to the blocking thread), and the async worker records the
 /// same process and ack spans as the thread worker, its handler run with the process
