@@ -64,6 +64,13 @@ pub struct Telemetry {
     inner: Arc<Inner>,
 }
 
+// Telemetry lives in the queue's handle, whose Send and Sync are asserted by hand (for
+// its C pointer): the compiler checks this part.
+const _: () = {
+    const fn send_sync<T: Send + Sync>() {}
+    send_sync::<Telemetry>();
+};
+
 struct Inner {
     tracer: BoxedTracer,
     /// None: the global propagator, as it is at each use.
