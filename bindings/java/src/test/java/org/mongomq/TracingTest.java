@@ -215,13 +215,17 @@ class TracingTest extends TracingTestBase {
         MetricData sent = metric(all, "messaging.client.sent.messages").orElseThrow();
         assertEquals("{message}", sent.getUnit());
         assertEquals(3, sumOf(sent), "3 events published");
-        for (LongPointData p : sent.getLongSumData().getPoints()) assertEquals(dest(), p.getAttributes().get(DESTINATION));
+        for (LongPointData p : sent.getLongSumData().getPoints()) {
+            assertEquals(dest(), p.getAttributes().get(DESTINATION));
+            assertEquals("publish", p.getAttributes().get(OP_NAME));
+        }
 
         MetricData consumed = metric(all, "messaging.client.consumed.messages").orElseThrow();
         assertEquals(4, sumOf(consumed), "4 deliveries: one failed, then redelivered");
         for (LongPointData p : consumed.getLongSumData().getPoints()) {
             assertEquals(dest(), p.getAttributes().get(DESTINATION));
             assertEquals("mongomq", p.getAttributes().get(SYSTEM));
+            assertEquals("claim", p.getAttributes().get(OP_NAME));
         }
 
         MetricData ops = metric(all, "messaging.client.operation.duration").orElseThrow();
@@ -237,6 +241,7 @@ class TracingTest extends TracingTestBase {
         assertEquals("s", process.getUnit());
         long runs = process.getHistogramData().getPoints().stream().mapToLong(HistogramPointData::getCount).sum();
         assertEquals(4, runs, "4 handler runs");
+        assertTrue(process.getHistogramData().getPoints().stream().allMatch(p -> "process".equals(p.getAttributes().get(OP_NAME))));
         long failedRuns = process.getHistogramData().getPoints().stream()
                 .filter(p -> p.getAttributes().get(ERROR_TYPE) != null).mapToLong(HistogramPointData::getCount).sum();
         assertEquals(1, failedRuns, "one of them with error.type");

@@ -192,7 +192,7 @@ public final class MongoMqTelemetry implements Telemetry {
             SpanContext producer = Span.fromContext(extract(lease, i)).getSpanContext();
             if (producer.isValid()) b.addLink(producer);
         }
-        consumed.add(n, base(destination));
+        consumed.add(n, base(destination).toBuilder().put(OPERATION_NAME, "claim").build());
         return new ProcessRun(destination, b.startSpan());
     }
 
@@ -274,7 +274,7 @@ public final class MongoMqTelemetry implements Telemetry {
                 span.setAttribute(MESSAGE_ID, Long.toString(seq));
             }
             span.end();
-            sent.add(count, withError(base(destination).toBuilder(), error));
+            sent.add(count, withError(base(destination).toBuilder().put(OPERATION_NAME, "publish"), error));
             operationDuration.record(seconds,
                     withError(base(destination).toBuilder().put(OPERATION_NAME, "publish"), error));
         }
@@ -299,7 +299,7 @@ public final class MongoMqTelemetry implements Telemetry {
         public void handled(Throwable failure) {
             double seconds = (System.nanoTime() - t0) / 1e9;
             if (failure != null) fail(span, failure);
-            processDuration.record(seconds, withError(base(destination).toBuilder(), failure));
+            processDuration.record(seconds, withError(base(destination).toBuilder().put(OPERATION_NAME, "process"), failure));
         }
 
         @Override
