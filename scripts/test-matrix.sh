@@ -45,22 +45,32 @@ say "Go agent (go build)"
 # ---- Java: the jar (built by scripts/test-java.sh; else, or when the binding's sources
 # are newer than it, mvn package -DskipTests) ----
 JAR="$ROOT/bindings/java/target/mongomq-$(sed -n 's|^  <version>\(.*\)</version>$|\1|p' "$ROOT/bindings/java/pom.xml" | head -1).jar"
-if [[ ! -f "$JAR" || -n "$(find bindings/java/src bindings/java/pom.xml bindings/swig -newer "$JAR" -print -quit)" ]]; then
+# The OpenTelemetry API and SDK jars (the agent's tpublish/twork), which the package
+# phase copies to target/otel (bindings/java/pom.xml, maven-dependency-plugin).
+OTEL="$ROOT/bindings/java/target/otel"
+if [[ ! -f "$JAR" || ! -d "$OTEL" || -n "$(find bindings/java/src bindings/java/pom.xml bindings/swig -newer "$JAR" -print -quit)" ]]; then
     say "building the Java jar (mvn package -DskipTests)"
     mvn -q -B -ntp -f bindings/java/pom.xml package -DskipTests
 fi
-say "Java agent (javac, the jar on the classpath)"
+say "Java agent (javac, the jar and the OpenTelemetry jars on the classpath)"
 rm -rf "$OUT/java"
-javac -cp "$JAR" -d "$OUT/java" "$AGENTS/Agent.java"
+javac -cp "$JAR:$OTEL/*" -d "$OUT/java" "$AGENTS/Agent.java"
 
 # ---- Ruby: the gem installed into build/ruby/gems (as scripts/test-ruby.sh does) ----
 export GEM_HOME="$ROOT/build/ruby/gems"
 unset GEM_PATH RUBYLIB RUBYOPT
-if ! ruby -e 'require "mongomq"' 2>/dev/null; then
+# Reinstalled when the gem's sources are newer than its installed copy: a stale gem
+# would run the current agent against old code (e.g. without mongomq/otel).
+RUBY_STALE=""
+RUBY_INSTALLED="$(ruby -e 'spec = Gem::Specification.find_by_name("mongomq") rescue nil; print spec ? spec.full_gem_path : ""' 2>/dev/null || true)"
+if [[ -n "$RUBY_INSTALLED" && -d "$RUBY_INSTALLED" ]]; then
+    RUBY_STALE="$(find bindings/ruby/lib bindings/ruby/ext bindings/ruby/mongomq.gemspec -newer "$RUBY_INSTALLED" -type f -print -quit)"
+fi
+if [[ -n "$RUBY_STALE" ]] || ! ruby -e 'require "mongomq"; exit(MongoMQ::Queue.method_defined?(:telemetry=) ? 0 : 1)' 2>/dev/null; then
     say "installing the Ruby gem into build/ruby/gems"
     VERSION="$(ruby -e 'load ARGV[0]; print MongoMQ::VERSION' bindings/ruby/lib/mongomq/version.rb)"
     GEM="$ROOT/build/ruby/mongomq-$VERSION.gem"
-    [[ -f "$GEM" ]] || (cd bindings/ruby && gem build mongomq.gemspec --output "$GEM")
+    (cd bindings/ruby && gem build --quiet mongomq.gemspec --output "$GEM" >/dev/null)
     gem install --local --no-document "$GEM"
 fi
 
@@ -72,23 +82,25 @@ say "Rust agent (cargo build --release)"
 (cd "$AGENTS/rust" && cargo build --release --quiet)
 RUST_AGENT="$CARGO_TARGET_DIR/release/mongomq-matrix-agent"
 
-# ---- Python: the wheel's venv (scripts/test-python.sh), else a venv of its own ----
+# ---- Python: the wheel's venv (scripts/test-python.sh), else a venv of its own; with
+# the otel extra and opentelemetry-sdk (the agent's tpublish/twork), as pinned by the
+# binding's tests/constraints.txt ----
 PY="$ROOT/build/python/venv/bin/python"
-if ! { [[ -x "$PY" ]] && "$PY" -c 'import mongomq' 2>/dev/null; }; then
+if ! { [[ -x "$PY" ]] && "$PY" -c 'import mongomq, opentelemetry.sdk' 2>/dev/null; }; then
     PY="$OUT/py-venv/bin/python"
     # Reinstalled when the package's sources are newer than the venv: an old venv would
     # run a stale package against the current agent.
     stale=""
     [[ -d "$OUT/py-venv" ]] && stale="$(find bindings/python/src bindings/python/generated -newer "$OUT/py-venv" -type f | head -n 1)"
-    if [[ -n "$stale" ]] || ! { [[ -x "$PY" ]] && "$PY" -c 'import mongomq' 2>/dev/null; }; then
+    if [[ -n "$stale" ]] || ! { [[ -x "$PY" ]] && "$PY" -c 'import mongomq, opentelemetry.sdk' 2>/dev/null; }; then
         say "installing the Python package into build/matrix/py-venv"
         rm -rf "$OUT/py-venv"
         python3 -m venv "$OUT/py-venv"
         WHEEL="$(ls "$ROOT"/build/python/wheels/mongomq-*.whl 2>/dev/null | head -n 1 || true)"
         if [[ -n "$WHEEL" ]]; then
-            PIP_DISABLE_PIP_VERSION_CHECK=1 "$PY" -m pip install -q "$WHEEL"
+            PIP_DISABLE_PIP_VERSION_CHECK=1 "$PY" -m pip install -q -c bindings/python/tests/constraints.txt "$WHEEL[otel]" opentelemetry-sdk
         else
-            PIP_DISABLE_PIP_VERSION_CHECK=1 "$PY" -m pip install -q bindings/python
+            PIP_DISABLE_PIP_VERSION_CHECK=1 "$PY" -m pip install -q -c bindings/python/tests/constraints.txt "bindings/python[otel]" opentelemetry-sdk
             rm -rf bindings/python/build bindings/python/src/mongomq.egg-info
         fi
     fi
@@ -101,7 +113,7 @@ say "running the matrix"
 "$HAREL_PY" tests/matrix/driver.py --uri "$MONGOMQ_TEST_URI" \
     --agent "c=$OUT/agent-c" \
     --agent "go=$OUT/agent-go" \
-    --agent "java=java -cp $JAR:$OUT/java Agent" \
+    --agent "java=java -cp $JAR:$OTEL/*:$OUT/java Agent" \
     --agent "ruby=ruby $AGENTS/agent.rb" \
     --agent "rust=$RUST_AGENT" \
     --agent "python=$PY $AGENTS/agent.py" \
