@@ -235,12 +235,12 @@ module MongoMQ
         end
         next unless lease
 
-        @telemetry&.consumed(@own, lease.count)
         @last_active = monotonic
         if @stopping
           give_back(lease) # claimed just as the stop came: no handler ran
           break
         end
+        @telemetry&.consumed(@own, lease.count) # a delivery: the handler gets it
         handle(lease)
       end
     rescue Exception => e # rubocop:disable Lint/RescueException
