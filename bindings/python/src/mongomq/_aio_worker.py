@@ -261,9 +261,6 @@ class AsyncWorker:
                 if self.idle_timeout is not None:
                     self._stop_if_idle()
                 continue
-            tel = q.sync._telemetry
-            if tel is not None:
-                tel.consumed(len(lease._events))
             self._handling += 1
             self._last_active = time.monotonic()
             try:
@@ -272,6 +269,9 @@ class AsyncWorker:
                     # ran, so it goes back without counting a delivery.
                     await self._give_back(lease)
                     break
+                tel = q.sync._telemetry
+                if tel is not None:  # a delivery: the handler gets it
+                    tel.consumed(len(lease._events))
                 await self._handle(lease)
             finally:
                 self._handling -= 1

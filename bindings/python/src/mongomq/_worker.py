@@ -362,9 +362,6 @@ class Worker:
                     if self.idle_timeout is not None:
                         self._stop_if_idle()
                     continue
-                tel = self.queue._telemetry
-                if tel is not None:
-                    tel.consumed(len(lease._events))
                 with self._lock:
                     self._handling += 1
                     self._last_active = time.monotonic()
@@ -374,6 +371,9 @@ class Worker:
                         # ran, so it goes back without counting a delivery.
                         self._give_back(lease)
                         break
+                    tel = self.queue._telemetry
+                    if tel is not None:  # a delivery: the handler gets it
+                        tel.consumed(len(lease._events))
                     self._handle(lease)
                 finally:
                     with self._lock:
