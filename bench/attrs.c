@@ -48,7 +48,7 @@ static int publish_kind(mq_queue *q, mq_client *client, int k, long n, long grou
     double t0 = now_mono();
     uint64_t c0 = mq_client_command_count(client);
     for (long i = 0; i < n; i++) {
-        char group[32], ev[48], kbuf[16][16], vbuf[16][80];
+        char group[48], ev[48], kbuf[16][16], vbuf[16][80];
         mq_event_attr a[16];
         snprintf(group, sizeof group, "k%d-%ld", k, i % groups);
         snprintf(ev, sizeof ev, "{\"i\":%ld}", i);
