@@ -30,9 +30,14 @@ import org.mongomq.PublishOptions;
  * the sync worker and by the async worker (handlers that return a completed stage), both
  * with concurrency W.
  *
+ * <p>{@code --otel} measures what tracing costs instead ({@link OtelBench}: tracing off, noop
+ * and sdk, without and with attributes, over rounds; its own options, the OpenTelemetry
+ * jars of target/otel on the classpath).
+ *
  * <pre>
  *   java -cp target/mongomq-0.7.0.jar:target/test-classes org.mongomq.bench.Bench \
  *        [--uri URI] [--events N] [--groups G] [--workers W] [--batch B] [--async]
+ *   java -cp "target/mongomq-0.7.0.jar:target/test-classes:target/otel/*" org.mongomq.bench.Bench --otel [...]
  * </pre>
  */
 public final class Bench {
@@ -45,6 +50,11 @@ public final class Bench {
     }
 
     public static void main(String[] args) throws Exception {
+        if (args.length > 0 && args[0].equals("--otel")) {
+            int code = OtelBench.run(java.util.Arrays.copyOfRange(args, 1, args.length), System.out);
+            if (code != 0) System.exit(code);
+            return;
+        }
         String uri = System.getenv().getOrDefault("MONGOMQ_URI", System.getenv("MONGOMQ_TEST_URI"));
         int events = 2000, groups = 50, workers = 4, batch = 0; // 0: both modes
         boolean async = false;
