@@ -97,6 +97,28 @@ def _check_options(concurrency: Any, visibility: Any, min_priority: Any, max_eve
                 handle_signals=handle_signals, on_error=on_error)
 
 
+class _Untraced:
+    """The worker's process object when the queue has no telemetry: no span, the
+    settle call made as it is."""
+
+    __slots__ = ()
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, *exc: Any) -> None:
+        return None
+
+    def settle(self, op: str, call: Any, *args: Any) -> Any:
+        return call(*args)
+
+    def end(self) -> None:
+        return None
+
+
+_UNTRACED = _Untraced()
+
+
 class Worker:
     """Runs ``handler(lease)`` on the queue's leases with ``concurrency`` threads.
     Made by Queue.worker() (started, returned at once) and Queue.work() (blocks).
@@ -399,40 +421,17 @@ class Worker:
             lease.close()
 
     def _handle(self, lease: Lease) -> None:
+        """Runs the handler on the lease, then acks or nacks it. With telemetry the
+        handler runs with the process span current (``with proc``: it records a
+        failure), the ack or nack is a settle span under it, and the process span ends
+        after that; without, ``proc`` does nothing but call."""
+        proc: Any = _UNTRACED
         tel = self.queue._telemetry
         if tel is not None:
             try:
                 proc = tel.process(lease)
             except Exception as e:  # a propagator's or SDK's fault: handled all the same, untraced
                 self._report(e, lease, "starting the process span")
-            else:
-                return self._handle_traced(lease, proc)
-        self._hb_add(lease)
-        failure: Optional[BaseException] = None
-        try:
-            self.handler(lease)
-        except BaseException as e:  # noqa: B902 - a failure of any kind nacks
-            failure = e
-        finally:
-            self._hb_remove(lease)
-        what = "ack" if failure is None else "nack"
-        try:
-            if failure is None:
-                self.queue.ack(lease)
-            else:
-                self._report(failure, lease, "handler")
-                self.queue.nack(lease, backoff_delay(lease._attempts, self.backoff_base, self.backoff_cap))
-        except Error as e:
-            self._report(e, lease, what)
-        finally:
-            lease.close()
-        if failure is not None and not isinstance(failure, Exception):
-            raise failure  # SystemExit and the like end this thread, after the nack
-
-    def _handle_traced(self, lease: Lease, proc: Any) -> None:
-        """_handle with telemetry: the handler runs with the process span current
-        (``with proc``: it records a failure), the ack or nack is a settle span under
-        it, and the process span ends after that."""
         try:
             self._hb_add(lease)
             failure: Optional[BaseException] = None
