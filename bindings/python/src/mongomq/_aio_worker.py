@@ -24,7 +24,8 @@ from ._errors import Cancelled, ClosedError, Error, Interrupted, LeaseLost
 from ._lease import Lease
 from ._signals import SIGNALS
 from ._signals import name as _signal_name
-from ._worker import _CLAIM_SLICE, _QUEUE_BACKOFF_CAP, _QUEUE_BACKOFF_FIRST, _check_options, _positive, backoff_delay
+from ._worker import (_CLAIM_SLICE, _QUEUE_BACKOFF_CAP, _QUEUE_BACKOFF_FIRST, _UNTRACED, _check_options, _positive,
+                      backoff_delay)
 
 if TYPE_CHECKING:
     from ._aio_queue import AsyncQueue
@@ -286,57 +287,19 @@ class AsyncWorker:
             lease.close()
 
     async def _handle(self, lease: Lease) -> None:
+        """Runs the handler on the lease, then acks or nacks it. With telemetry the
+        handler runs with the process span current in this task (``with proc``, which
+        records a failure; the handler's coroutine runs in the task's context, so the
+        span stays current across its awaits), the ack or nack is a settle span under
+        it, and the process span ends after that; without, ``proc`` does nothing but
+        call."""
+        proc: Any = _UNTRACED
         tel = self.queue.sync._telemetry
         if tel is not None:
             try:
                 proc = tel.process(lease)
             except Exception as e:  # a propagator's or SDK's fault: handled all the same, untraced
                 await self._report(e, lease, "starting the process span")
-            else:
-                return await self._handle_traced(lease, proc)
-        hb_stop = asyncio.Event()
-        hb = asyncio.ensure_future(self._heartbeat(lease, hb_stop))
-        failure: Optional[BaseException] = None
-        try:
-            await self._call_handler(lease)
-        except asyncio.CancelledError as e:
-            if self._abandoning:
-                # stop()'s second phase ran out: no ack, no nack; the lease expires.
-                hb.cancel()
-                lease.close()
-                raise
-            failure = e  # the handler's own cancellation: a failure like any other
-        except BaseException as e:  # noqa: B902 - a failure of any kind nacks
-            failure = e
-        hb_stop.set()
-        await _aio_calls.outlast(hb)  # an extend in flight ends before the ack
-        what = "ack" if failure is None else "nack"
-        try:
-            if failure is None:
-                await self.queue.ack(lease)
-            else:
-                await self._report(failure, lease, "handler")
-                await self.queue.nack(lease, backoff_delay(lease._attempts, self.backoff_base, self.backoff_cap))
-        except Error as e:
-            await self._report(e, lease, what)
-        finally:
-            lease.close()
-        if failure is not None and not isinstance(failure, (Exception, asyncio.CancelledError)):
-            raise failure  # SystemExit and the like go on, after the nack
-
-    async def _call_handler(self, lease: Lease) -> None:
-        result = self.handler(lease)
-        if not inspect.isawaitable(result):
-            raise TypeError("the handler returned %s, not an awaitable: it must be an async function "
-                            "(a plain one would block the event loop: mongomq.Worker runs those)"
-                            % type(result).__name__)
-        await result
-
-    async def _handle_traced(self, lease: Lease, proc: Any) -> None:
-        """_handle with telemetry: the handler runs with the process span current in
-        this task (``with proc``, which records a failure; the handler's coroutine runs
-        in the task's context, so the span stays current across its awaits), the ack
-        or nack is a settle span under it, and the process span ends after that."""
         try:
             hb_stop = asyncio.Event()
             hb = asyncio.ensure_future(self._heartbeat(lease, hb_stop))
@@ -346,14 +309,15 @@ class AsyncWorker:
                     await self._call_handler(lease)
             except asyncio.CancelledError as e:
                 if self._abandoning:
+                    # stop()'s second phase ran out: no ack, no nack; the lease expires.
                     hb.cancel()
                     lease.close()
                     raise
-                failure = e
+                failure = e  # the handler's own cancellation: a failure like any other
             except BaseException as e:  # noqa: B902 - a failure of any kind nacks
                 failure = e
             hb_stop.set()
-            await _aio_calls.outlast(hb)
+            await _aio_calls.outlast(hb)  # an extend in flight ends before the ack
             what = "ack" if failure is None else "nack"
             try:
                 if failure is None:
@@ -369,7 +333,15 @@ class AsyncWorker:
         finally:
             proc.end()
         if failure is not None and not isinstance(failure, (Exception, asyncio.CancelledError)):
-            raise failure
+            raise failure  # SystemExit and the like go on, after the nack
+
+    async def _call_handler(self, lease: Lease) -> None:
+        result = self.handler(lease)
+        if not inspect.isawaitable(result):
+            raise TypeError("the handler returned %s, not an awaitable: it must be an async function "
+                            "(a plain one would block the event loop: mongomq.Worker runs those)"
+                            % type(result).__name__)
+        await result
 
     async def _heartbeat(self, lease: Lease, stop: asyncio.Event) -> None:
         every = self.visibility / 3.0

@@ -98,8 +98,8 @@ def _check_options(concurrency: Any, visibility: Any, min_priority: Any, max_eve
 
 
 class _Untraced:
-    """The worker's process object when the queue has no telemetry: no span, the
-    settle call made as it is."""
+    """The workers' process object (this module's and mongomq.aio's) when the queue
+    has no telemetry: no span, the settle call made as it is."""
 
     __slots__ = ()
 
@@ -111,6 +111,9 @@ class _Untraced:
 
     def settle(self, op: str, call: Any, *args: Any) -> Any:
         return call(*args)
+
+    async def settle_async(self, op: str, call: Any, *args: Any) -> Any:
+        return await call(*args)
 
     def end(self) -> None:
         return None
