@@ -449,14 +449,15 @@ private:
         const bson_t *reply = nullptr;
         if (mongoc_change_stream_error_document(stream.get(), &error, &reply)) return failed(error, reply, false);
 
-        // Open. Whatever changed before the stream started is not in it: the change
-        // of mode makes every waiter claim once more.
+        // Open. The log says so first, so whoever reads the mode "live" finds the
+        // line already written. Whatever changed before the stream started is not in
+        // it: the change of mode makes every waiter claim once more.
+        opened();
         {
             std::lock_guard<std::mutex> lock(mu_);
             streamed_ = colls;
             set_mode_locked(Waiters::Mode::live);
         }
-        opened();
         pause = kReopenFirst;
         for (;;) {
             {
