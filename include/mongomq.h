@@ -179,7 +179,9 @@ MQ_API uint64_t mq_client_write_concern_errors(const mq_client *client);
  * groups "A" and "a": MQ_ERR_SERVER naming the collection), creates the indexes
  * (idempotent; on a large existing queue the first open builds them and may take
  * long) and measures the server's clock with hello (isMaster where hello is unknown):
- * 4 commands, 5 without hello, so this is also where an unreachable server shows up.
+ * it also reads the queue's record of partitions (see "Partitioned queues": a queue
+ * made with P > 1 is MQ_ERR_ARG here, naming P): 5 commands, 6 without hello, so this
+ * is also where an unreachable server shows up.
  * On a mongos it also reads config.collections (1 command) and refuses a queue whose
  * locks or counters collection is sharded (MQ_ERR_SERVER naming it and the fix).
  * A server that reports no localTime leaves the queue on this machine's clock, with a
@@ -430,7 +432,7 @@ MQ_API mq_status mq_publish_with(mq_queue *queue, const char *group_id, const vo
 MQ_API mq_status mq_batch_add_with(mq_batch *batch, const char *group_id, const void *event, size_t event_len,
                                    const mq_publish_opts *opts /* NULL: defaults */, mq_error *err);
 
-#define MQ_CLAIM_OPTS_VERSION 1
+#define MQ_CLAIM_OPTS_VERSION 2 /* 2 (0.8.0) added partitions; version 1 callers keep working */
 typedef struct mq_claim_opts {
     unsigned int version;  /* MQ_CLAIM_OPTS_VERSION */
     const char *worker_id; /* NULL: "host:pid" */
@@ -439,9 +441,13 @@ typedef struct mq_claim_opts {
     size_t max_events;     /* 1..MQ_BATCH_MAX, default 1 (a batch lease when > 1) */
     double timeout_s;      /* >= 0, finite; default 0: don't wait */
     mq_cancel *cancel;     /* NULL: none */
+    const int *partitions; /* version 2. NULL: every partition of the queue; else partition_count
+                            * distinct partitions in 0..mq_queue_partitions - 1, the only ones this
+                            * claim takes from (see "Partitioned queues"); copied */
+    size_t partition_count; /* 0 with partitions NULL; else 1..mq_queue_partitions */
 } mq_claim_opts;
 #define MQ_CLAIM_OPTS_INIT \
-  { MQ_CLAIM_OPTS_VERSION, NULL, 30.0, 0, 1, 0.0, NULL }
+  { MQ_CLAIM_OPTS_VERSION, NULL, 30.0, 0, 1, 0.0, NULL, NULL, 0 }
 
 /* Fills *opts with the defaults of `version` (MQ_CLAIM_OPTS_VERSION). */
 MQ_API mq_status mq_claim_opts_init(mq_claim_opts *opts, unsigned int version);
@@ -591,7 +597,8 @@ MQ_API mq_status mq_dead_purge(mq_queue *queue, int64_t *purged /* may be NULL *
  * *json_out, which the caller releases with mq_free. 4 server commands, three of which
  * read whole collections: for monitoring, not for every event. Its "handle" object is
  * this handle's own: its change-stream mode and its automatic repairs (0.4.0); its
- * "published" (the seq counter) and "groups.paused" are 0.5.0's. */
+ * "published" (the seq counter) and "groups.paused" are 0.5.0's; "partitions" (the
+ * queue's P; "published" then sums every partition's counter) is 0.8.0's. */
 MQ_API mq_status mq_stats_json(mq_queue *queue, char **json_out, mq_error *err);
 
 /* Releases memory the library returned (mq_stats_json's text). NULL is fine. */
@@ -705,6 +712,54 @@ MQ_API mq_status mq_dead_list_opts_init(mq_dead_list_opts *opts, unsigned int ve
  * rows], "offset": <opts.offset>, "total": <letters in all>}. 2 server commands. */
 MQ_API mq_status mq_dead_list_with(mq_queue *queue, const mq_dead_list_opts *opts /* NULL: defaults */, char **json_out,
                                    mq_error *err);
+
+/* ---- Partitioned queues: past one primary (0.8.0) --------------------------------- */
+
+/* A queue may be spread over P partitions (docs/design.md, "Partitioned queues"): a
+ * group belongs to partition mq_group_partition(group_id, P), its lock carries it in
+ * the field `partition`, and every command a publish, claim, ack, nack, extend,
+ * unclaim, pause or resume sends to the locks and counters names the partition in its
+ * filter, so locks and counters sharded on {partition: 1, _id: 1} send each of those
+ * commands to one shard (`mongomq shard-plan` prints the commands). Per-group FIFO,
+ * exclusivity, fencing, priorities, schedules, dead letters and batches mean what they
+ * mean with one partition; round-robin holds within each partition, and a claim starts
+ * at the next partition in turn (an empty claim costs one command per partition it
+ * tries). Seqs stay unique in the queue and increase within a group: partition k's
+ * n-th event (n from 1) gets seq (n - 1) * P + k + 1, so with P = 1 they are 1, 2, 3...
+ * P is fixed when the queue is first opened with it, recorded in the counters
+ * collection ({_id: "partitions", partition: 0, n: P}); opening the queue with another
+ * P, or a queue that already holds events of P = 1 with P > 1, is MQ_ERR_ARG naming
+ * both. P = 1 is today's schema (harel's), writes no record, and is the default. */
+#define MQ_PARTITIONS_MAX 1024
+
+#define MQ_QUEUE_OPTS_VERSION 1
+typedef struct mq_queue_opts {
+    unsigned int version; /* MQ_QUEUE_OPTS_VERSION */
+    int partitions;       /* 1..MQ_PARTITIONS_MAX, default 1 */
+} mq_queue_opts;
+#define MQ_QUEUE_OPTS_INIT \
+  { MQ_QUEUE_OPTS_VERSION, 1 }
+
+/* Fills *opts with the defaults of `version` (MQ_QUEUE_OPTS_VERSION). */
+MQ_API mq_status mq_queue_opts_init(mq_queue_opts *opts, unsigned int version);
+
+/* mq_queue_new with options (NULL: defaults, which is mq_queue_new). Its commands are
+ * mq_queue_new's, whose open.partitions (a find of the record) also reads P; the first
+ * open of a queue with P > 1 writes the record (1 command more, once). */
+MQ_API mq_status mq_queue_new_with(mq_client *client, const char *db_name, const char *prefix,
+                                   const mq_queue_opts *opts /* NULL: defaults */, mq_queue **out, mq_error *err);
+
+/* The queue's number of partitions (1 unless opened with more); 0 for NULL. */
+MQ_API int mq_queue_partitions(const mq_queue *queue);
+
+/* The partition of group_id in a queue of `partitions` partitions: the 64-bit FNV-1a
+ * hash of its bytes, mixed by MurmurHash3's 64-bit finalizer (fmix64), modulo
+ * partitions; 0 when partitions is 1. -1 for a NULL group_id or partitions outside
+ * 1..MQ_PARTITIONS_MAX. Stable across versions and machines: the lock's partition. */
+MQ_API int mq_group_partition(const char *group_id, int partitions);
+
+/* The partition of the lease's group (0 in a queue of one partition); -1 for NULL. */
+MQ_API int mq_lease_partition(const mq_lease *lease);
 
 /* ---- Time ---------------------------------------------------------------------- */
 

@@ -20,6 +20,7 @@
 #include "json.hpp"
 #include "locks.hpp"
 #include "mongomq.h"
+#include "partition.hpp"
 #include "queue.hpp"
 #include "store.hpp"
 #include "read.hpp"
@@ -182,11 +183,20 @@ char *stats_json(mq_queue *q) {
     lock_stats(c, now, &groups, groups_by_priority);
     BsonPtr all = own(bson_new());
     int64_t dead = count_documents("stats.dead", c.dead(), all.get());
-    // stats.seq: the seq counter, i.e. events ever published (0 before the first).
-    BsonPtr seq_id = own(BCON_NEW("_id", BCON_UTF8("seq")));
-    BsonPtr one = own(BCON_NEW("limit", BCON_INT64(1)));
-    std::vector<BsonPtr> seq = find("stats.seq", c.counters(), seq_id.get(), one.get());
-    const int64_t published = seq.empty() ? 0 : int_or(seq[0].get(), "n", 0);
+    // stats.seq: the seq counter, i.e. events ever published (0 before the first);
+    // with partitions, every partition's counter (their sum).
+    int64_t published = 0;
+    if (q->partitions > 1) {
+        BsonPtr counters = own(BCON_NEW("partition", "{", "$exists", BCON_BOOL(true), "}", "_id", "{", "$ne",
+                                        BCON_UTF8("partitions"), "}"));
+        for (const BsonPtr &doc : find("stats.seq", c.counters(), counters.get(), nullptr))
+            published += int_or(doc.get(), "n", 0);
+    } else {
+        BsonPtr seq_id = own(BCON_NEW("_id", BCON_UTF8("seq")));
+        BsonPtr one = own(BCON_NEW("limit", BCON_INT64(1)));
+        std::vector<BsonPtr> seq = find("stats.seq", c.counters(), seq_id.get(), one.get());
+        published = seq.empty() ? 0 : int_or(seq[0].get(), "n", 0);
+    }
 
     Json root = json_owned(json_object());
     if (!utf8_valid(q->ns.data(), q->ns.size())) fail(MQ_ERR_INTERNAL, "mq_stats_json: queue name is not UTF-8");
@@ -195,6 +205,7 @@ char *stats_json(mq_queue *q) {
     put_int(root.get(), "messages", messages.total);
     put_int(root.get(), "dead", dead);
     put_int(root.get(), "published", published);
+    put_int(root.get(), "partitions", q->partitions);
 
     json_t *g = json_object();
     json_put(root.get(), "groups", g);  // root holds it now; g stays valid while root lives
@@ -307,6 +318,7 @@ int64_t queue_repair(const Conn &c, mq_queue *q) {
         double published_at = get_double_or(head.get(), "published_at", 0);  // harel's have none: now
         Bson filter;
         bson_append_utf8(filter.get(), "_id", 3, id, static_cast<int>(len));
+        append_partition(q, filter.get(), group_partition(id, len, q->partitions));
         upserts.emplace_back(bson_copy_of(filter.get()),
                              lock_insert(priority >= 0 ? priority : 0, not_before, get_int64_or(head.get(), "_id", 0),
                                          published_at > 0 && std::isfinite(published_at) ? published_at : now));
@@ -330,13 +342,14 @@ void purge_group(mq_queue *q, const std::string &group) {
     Conn c(q);
     BsonPtr by_group = own(BCON_NEW("group_id", BCON_UTF8(group.c_str())));
     delete_many("purge.messages", c.messages(), by_group.get());
-    BsonPtr by_id = own(BCON_NEW("_id", BCON_UTF8(group.c_str())));
-    BsonPtr unpaused = own(BCON_NEW("_id", BCON_UTF8(group.c_str())));
+    BsonPtr by_id = lock_filter(q, group);
+    BsonPtr unpaused = lock_filter(q, group);
     BSON_APPEND_DOCUMENT(unpaused.get(), "priority", not_paused().get());
     if (delete_one("purge.lock", c.locks(), unpaused.get()) == 0) {
         // A paused group stays paused (design.md, "Pausing a group"): its lock stays,
         // released (purge.unlease: a holder's ack, nack and extend then match nothing).
-        BsonPtr paused = own(BCON_NEW("_id", BCON_UTF8(group.c_str()), "priority", "{", "$lt", BCON_INT32(0), "}"));
+        BsonPtr paused = lock_filter(q, group);
+        BSON_APPEND_DOCUMENT(paused.get(), "priority", own(BCON_NEW("$lt", BCON_INT32(0))).get());
         BsonPtr idle = own(BCON_NEW("$set", "{", "available_at", BCON_DOUBLE(q->now()), "token", BCON_NULL, "attempts",
                                     BCON_INT32(0), "}", "$unset", "{", "head", BCON_UTF8(""), "}"));
         update_one("purge.unlease", c.locks(), paused.get(), idle.get(), false);

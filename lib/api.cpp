@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstddef>
 #include <cstring>
 #include <memory>
 #include <new>
@@ -16,6 +17,7 @@
 #include "guard.hpp"
 #include "handles.hpp"
 #include "mongomq.h"
+#include "partition.hpp"
 #include "queue.hpp"
 #include "validate.hpp"
 #include "wait.hpp"
@@ -81,7 +83,8 @@ mq_status publish_one(const char *fn, mq_queue *queue, const char *group_id, con
 
 // The plain claim (mq_claim, mq_claim_batch, mq_claim_with without a wait).
 mq_status claim_now(const char *fn, mq_queue *queue, const char *worker_id, double visibility_s, int min_priority,
-                    size_t max_events, mq_lease **out, mq_error *err) {
+                    size_t max_events, mq_lease **out, mq_error *err, const int *partitions = nullptr,
+                    size_t partition_count = 0) {
     null_out(out);
     return guard_queue(err, queue, [&] {
         check_queue(fn, queue);
@@ -90,8 +93,9 @@ mq_status claim_now(const char *fn, mq_queue *queue, const char *worker_id, doub
         mongomq::check_seconds(fn, "visibility_s", visibility_s, false);
         mongomq::check_priority(fn, "min_priority", min_priority);
         mongomq::check_max_events(fn, max_events);
+        const std::vector<int> only = mongomq::check_partition_list(fn, queue, partitions, partition_count);
         *out = mongomq::queue_claim(queue, worker_id != nullptr ? worker_id : default_worker_id(), visibility_s,
-                                    min_priority, max_events);
+                                    min_priority, max_events, only);
         return *out != nullptr ? MQ_OK : MQ_EMPTY;
     });
 }
@@ -147,12 +151,33 @@ uint64_t mq_client_command_count(const mq_client *client) {
 }
 
 mq_status mq_queue_new(mq_client *client, const char *db_name, const char *prefix, mq_queue **out, mq_error *err) {
+    return mq_queue_new_with(client, db_name, prefix, nullptr, out, err);
+}
+
+mq_status mq_queue_opts_init(mq_queue_opts *opts, unsigned int version) {
+    if (opts == nullptr || version != MQ_QUEUE_OPTS_VERSION) return MQ_ERR_ARG;
+    const mq_queue_opts defaults = MQ_QUEUE_OPTS_INIT;
+    *opts = defaults;
+    return MQ_OK;
+}
+
+mq_status mq_queue_new_with(mq_client *client, const char *db_name, const char *prefix, const mq_queue_opts *opts,
+                            mq_queue **out, mq_error *err) {
     null_out(out);
     return guard(err, client, [&] {
-        const char *fn = "mq_queue_new";
+        const char *fn = opts != nullptr ? "mq_queue_new_with" : "mq_queue_new";
         if (client == nullptr) fail_arg(fn, "client is NULL");
         if (out == nullptr) fail_arg(fn, "out is NULL");
+        mq_queue_opts o = MQ_QUEUE_OPTS_INIT;
+        if (opts != nullptr) {
+            if (opts->version != MQ_QUEUE_OPTS_VERSION)
+                fail_arg(fn, unknown_version(opts->version, MQ_QUEUE_OPTS_VERSION));
+            o = *opts;
+        }
+        if (o.partitions < 1 || o.partitions > MQ_PARTITIONS_MAX)
+            fail_arg(fn, "partitions is " + std::to_string(o.partitions) + ", outside 1..1024 (MQ_PARTITIONS_MAX)");
         auto queue = std::make_unique<mq_queue>();
+        queue->partitions = o.partitions;
         queue->client = client;
         queue->db = db_name != nullptr ? db_name : "mongomq";
         queue->prefix = prefix != nullptr ? prefix : "mq";
@@ -222,8 +247,13 @@ mq_status mq_claim_batch(mq_queue *queue, const char *worker_id, double visibili
 }
 
 mq_status mq_claim_opts_init(mq_claim_opts *opts, unsigned int version) {
-    if (opts == nullptr || version != MQ_CLAIM_OPTS_VERSION) return MQ_ERR_ARG;
+    if (opts == nullptr || version < 1 || version > MQ_CLAIM_OPTS_VERSION) return MQ_ERR_ARG;
     const mq_claim_opts defaults = MQ_CLAIM_OPTS_INIT;
+    if (version == 1) {  // a version 1 struct ends before partitions
+        std::memcpy(opts, &defaults, offsetof(mq_claim_opts, partitions));
+        opts->version = 1;
+        return MQ_OK;
+    }
     *opts = defaults;
     return MQ_OK;
 }
@@ -232,18 +262,24 @@ mq_status mq_claim_with(mq_queue *queue, const mq_claim_opts *opts, mq_lease **o
     const char *fn = "mq_claim_with";
     mq_claim_opts o = MQ_CLAIM_OPTS_INIT;
     if (opts != nullptr) {
-        if (opts->version != MQ_CLAIM_OPTS_VERSION) {
+        if (opts->version < 1 || opts->version > MQ_CLAIM_OPTS_VERSION) {
             null_out(out);
             return guard_queue(err, queue, [&]() -> mq_status {
                 fail_arg(fn, unknown_version(opts->version, MQ_CLAIM_OPTS_VERSION));
             });
         }
-        o = *opts;  // version 1: every field (a later version reads its own fields only)
+        // Each version reads its own fields only: a version 1 struct ends before
+        // partitions.
+        if (opts->version == 1)
+            std::memcpy(&o, opts, offsetof(mq_claim_opts, partitions));
+        else
+            o = *opts;
     }
     if (o.timeout_s == 0 && o.cancel == nullptr)
-        return claim_now(fn, queue, o.worker_id, o.visibility_s, o.min_priority, o.max_events, out, err);
+        return claim_now(fn, queue, o.worker_id, o.visibility_s, o.min_priority, o.max_events, out, err, o.partitions,
+                         o.partition_count);
     return mongomq::claim_wait(fn, queue, o.worker_id, o.visibility_s, o.min_priority, o.max_events, o.timeout_s,
-                               o.cancel, out, err);
+                               o.cancel, out, err, o.partitions, o.partition_count);
 }
 
 mq_status mq_ack(mq_queue *queue, const mq_lease *lease, mq_error *err) {
@@ -301,6 +337,15 @@ const void *mq_lease_event_at(const mq_lease *lease, size_t i, size_t *len_out) 
 const char *mq_lease_token(const mq_lease *lease) { return lease != nullptr ? lease->token.c_str() : nullptr; }
 
 int mq_lease_attempts(const mq_lease *lease) { return lease != nullptr ? lease->attempts : 0; }
+
+int mq_lease_partition(const mq_lease *lease) { return lease != nullptr ? lease->partition : -1; }
+
+int mq_queue_partitions(const mq_queue *queue) { return queue != nullptr ? queue->partitions : 0; }
+
+int mq_group_partition(const char *group_id, int partitions) {
+    if (group_id == nullptr || partitions < 1 || partitions > MQ_PARTITIONS_MAX) return -1;
+    return mongomq::group_partition(group_id, std::strlen(group_id), partitions);
+}
 
 mq_status mq_queue_set_repair_interval(mq_queue *queue, double interval_s, mq_error *err) {
     return guard_queue(err, queue, [&] {

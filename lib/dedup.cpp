@@ -117,11 +117,11 @@ int64_t dedup_until_of(const bson_t *msg) {
 }
 
 std::vector<Published> insert_keyed(const Conn &c, mq_queue *q, const std::vector<Outgoing> &events,
-                                    std::vector<BsonPtr> &docs, int64_t first, double now,
+                                    std::vector<BsonPtr> &docs, const std::vector<int64_t> &seqs, double now,
                                     std::vector<std::pair<BsonPtr, BsonPtr>> &dup_locks) {
     const int scope = q->dedup_scope.load();
     std::vector<Published> out(events.size());
-    for (size_t i = 0; i < events.size(); i++) out[i] = {first + static_cast<int64_t>(i), false};
+    for (size_t i = 0; i < events.size(); i++) out[i] = {seqs[i], false};
 
     std::vector<size_t> pending(events.size());
     for (size_t i = 0; i < events.size(); i++) pending[i] = i;
@@ -186,7 +186,7 @@ std::vector<Published> insert_keyed(const Conn &c, mq_queue *q, const std::vecto
             // The first publish may have died between its insert and its lock: make the
             // lock it would have made ($setOnInsert; nothing if the group has one).
             if (holder.queued && locked_dups.insert(holder.group).second)
-                dup_locks.emplace_back(lock_filter(holder.group),
+                dup_locks.emplace_back(lock_filter(q, holder.group),
                                        lock_insert(holder.priority, holder.not_before, holder.seq,
                                                    holder.published_at > 0 ? holder.published_at : now));
         }

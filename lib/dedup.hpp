@@ -26,7 +26,7 @@ int64_t dedup_until_of(const bson_t *msg);
 // Returns each event's outcome; the locks a live duplicate's publish may not have
 // made are added to dup_locks (the publish's lock bulk sends them).
 std::vector<Published> insert_keyed(const Conn &c, mq_queue *q, const std::vector<Outgoing> &events,
-                                    std::vector<BsonPtr> &docs, int64_t first, double now,
+                                    std::vector<BsonPtr> &docs, const std::vector<int64_t> &seqs, double now,
                                     std::vector<std::pair<BsonPtr, BsonPtr>> &dup_locks);
 
 // The update that turns a keyed event into the record of its key: everything but

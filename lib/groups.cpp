@@ -396,7 +396,7 @@ void set_paused(mq_queue *q, const std::string &group, bool pause) {
     const char *read_name = pause ? "pause.read" : "resume.read";
     const char *set_name = pause ? "pause.set" : "resume.set";
     Conn c(q);
-    BsonPtr by_id = lock_filter(group);
+    BsonPtr by_id = lock_filter(q, group);
     BsonPtr one = own(BCON_NEW("limit", BCON_INT64(1), "projection", "{", "priority", BCON_INT32(1), "}"));
     for (int tries = 0; tries < 8; tries++) {
         std::vector<BsonPtr> lock = retry_connect([&] { return find(read_name, c.locks(), by_id.get(), one.get()); });
@@ -414,7 +414,8 @@ void set_paused(mq_queue *q, const std::string &group, bool pause) {
         }
         const int p = get_int_or(lock[0].get(), "priority", 0);
         if ((p < 0) == pause) return;
-        BsonPtr fence = own(BCON_NEW("_id", BCON_UTF8(group.c_str()), "priority", BCON_INT32(p)));
+        BsonPtr fence = lock_filter(q, group);
+        BSON_APPEND_INT32(fence.get(), "priority", p);
         BsonPtr set =
             pause ? own(BCON_NEW("$set", "{", "priority", BCON_INT32(-1 - p), "paused_at", BCON_DOUBLE(q->now()), "}"))
                   : own(BCON_NEW("$set", "{", "priority", BCON_INT32(-1 - p), "}", "$unset", "{", "paused_at",

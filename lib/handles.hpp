@@ -42,6 +42,10 @@ struct mq_queue {
     std::string prefix;
     std::string ns;                               // "db.prefix": whose leases these are
     std::string messages, locks, counters, dead;  // collection names
+    // Partitions (mq_queue_new_with; lib/partition.hpp): fixed at open. claim_turn
+    // picks the partition a claim starts at, in turn.
+    int partitions = 1;
+    std::atomic<uint64_t> claim_turn{0};
 
     std::atomic<int> max_attempts{0};  // 0: unlimited (dead letters off)
     // Deduplication (mq_queue_set_dedup_window, _scope): this handle's keyed publishes.
@@ -151,6 +155,7 @@ struct mq_lease {
     std::vector<Item> items;  // consecutive events of the group, the head first
     int attempts = 0;
     int priority = 0;
+    int partition = 0;  // the group's (lib/partition.hpp)
     // When the lease runs out, on the queue clock; extend and a delayed nack move it
     // (through a const lease: the caller's handle is const in those calls).
     mutable std::atomic<double> deadline{0};

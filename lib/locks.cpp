@@ -6,16 +6,21 @@
 #include <algorithm>
 #include <vector>
 
+#include "partition.hpp"
 #include "store.hpp"
 
 namespace mongomq {
 
-BsonPtr lock_filter(const std::string &group) { return own(BCON_NEW("_id", BCON_UTF8(group.c_str()))); }
+BsonPtr lock_filter(const mq_queue *q, const std::string &group) {
+    BsonPtr filter = own(BCON_NEW("_id", BCON_UTF8(group.c_str())));
+    append_partition(q, filter.get(), group_partition(q, group));
+    return filter;
+}
 
 BsonPtr not_paused() { return own(BCON_NEW("$not", "{", "$lt", BCON_INT32(0), "}")); }
 
 bool keep_paused(const char *keep, const Conn &c, mq_queue *q, const std::string &group, const std::string &token) {
-    BsonPtr paused = fenced(group, token);
+    BsonPtr paused = fenced(q, group, token);
     BSON_APPEND_DOCUMENT(paused.get(), "priority", own(BCON_NEW("$lt", BCON_INT32(0))).get());
     BsonPtr idle = own(BCON_NEW("$set", "{", "available_at", BCON_DOUBLE(q->now()), "token", BCON_NULL, "attempts",
                                 BCON_INT32(0), "}", "$unset", "{", "head", BCON_UTF8(""), "}"));
@@ -26,8 +31,9 @@ namespace {
 
 // The lock of a group that has events, made if it has none (<name>: an upsert of
 // lock_insert, retried after a lost reply and after a raced upsert's duplicate key).
-void ensure_lock(const char *name, const Conn &c, const std::string &group, int priority, int64_t head, double due) {
-    BsonPtr filter = lock_filter(group);
+void ensure_lock(const char *name, const Conn &c, const mq_queue *q, const std::string &group, int priority,
+                 int64_t head, double due) {
+    BsonPtr filter = lock_filter(q, group);
     BsonPtr update = lock_insert(priority, 0, head, due);
     retry_connect([&] {
         return retry_duplicate_key([&] { return update_one(name, c.locks(), filter.get(), update.get(), true); });
@@ -36,8 +42,10 @@ void ensure_lock(const char *name, const Conn &c, const std::string &group, int 
 
 }  // namespace
 
-BsonPtr fenced(const std::string &group, const std::string &token) {
-    return own(BCON_NEW("_id", BCON_UTF8(group.c_str()), "token", BCON_UTF8(token.c_str())));
+BsonPtr fenced(const mq_queue *q, const std::string &group, const std::string &token) {
+    BsonPtr filter = own(BCON_NEW("_id", BCON_UTF8(group.c_str()), "token", BCON_UTF8(token.c_str())));
+    append_partition(q, filter.get(), group_partition(q, group));
+    return filter;
 }
 
 void recheck_group(const char *recheck, const char *relock, const Conn &c, mq_queue *q, const std::string &group,
@@ -52,14 +60,14 @@ void recheck_group(const char *recheck, const char *relock, const Conn &c, mq_qu
     // In line from when the raced event was published (as its own publish's lock
     // would be); a harel event has no publish time: from now.
     double due = get_double_or(left[0].get(), "published_at", 0);
-    ensure_lock(relock, c, group, priority, get_int64_or(left[0].get(), "_id", 0), due > 0 ? due : q->now());
+    ensure_lock(relock, c, q, group, priority, get_int64_or(left[0].get(), "_id", 0), due > 0 ? due : q->now());
 }
 
 bool drop_lock(const char *drop, const char *keep, const char *recheck, const char *relock, const Conn &c, mq_queue *q,
                const std::string &group, const std::string &token, int priority) {
     try {
         // A paused lock (priority < 0) is not dropped: the pause outlives the drain.
-        BsonPtr unpaused = fenced(group, token);
+        BsonPtr unpaused = fenced(q, group, token);
         BSON_APPEND_DOCUMENT(unpaused.get(), "priority", not_paused().get());
         if (delete_one(drop, c.locks(), unpaused.get()) == 0) return keep_paused(keep, c, q, group, token);
     } catch (const Failure &f) {

@@ -19,11 +19,13 @@ namespace mongomq {
 
 class Conn;  // store.hpp
 
-// {_id: group}: a lock by its group, whoever holds it.
-BsonPtr lock_filter(const std::string &group);
+// {_id: group}: a lock by its group, whoever holds it; with partitions
+// {_id: group, partition: k} (lib/partition.hpp), so the command goes to one shard.
+BsonPtr lock_filter(const mq_queue *q, const std::string &group);
 
-// {_id: group, token: token}: every lock mutation of a lease holder is fenced by it.
-BsonPtr fenced(const std::string &group, const std::string &token);
+// {_id: group, token: token} (and the partition): every lock mutation of a lease
+// holder is fenced by it.
+BsonPtr fenced(const mq_queue *q, const std::string &group, const std::string &token);
 // {$not: {$lt: 0}}, a priority that is not paused (a paused lock keeps its priority p
 // as -1 - p, lib/groups.cpp; a lock without a priority is not paused).
 BsonPtr not_paused();

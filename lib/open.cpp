@@ -11,6 +11,7 @@
 
 #include "client.hpp"
 #include "error.hpp"
+#include "partition.hpp"
 #include "queue.hpp"
 #include "store.hpp"
 
@@ -57,6 +58,7 @@ std::string sharded_refusal(const mq_queue *q, const std::vector<BsonPtr> &entri
         const bool locks = ns == q->db + "." + q->locks;
         if (!locks && ns != q->db + "." + q->counters) continue;
         std::string key = "?";
+        std::string first;  // the shard key's first field
         bson_iter_t k;
         if (bson_iter_init_find(&k, entry.get(), "key") && BSON_ITER_HOLDS_DOCUMENT(&k)) {
             const uint8_t *data;
@@ -67,15 +69,24 @@ std::string sharded_refusal(const mq_queue *q, const std::vector<BsonPtr> &entri
                 char *json = bson_as_relaxed_extended_json(&doc, nullptr);
                 if (json != nullptr) key = json;
                 bson_free(json);
+                bson_iter_t f;
+                if (bson_iter_init(&f, &doc) && bson_iter_next(&f)) first = bson_iter_key(&f);
             }
         }
+        // A partitioned queue's locks and counters sharded on a key that starts with
+        // the partition: what `mongomq shard-plan` makes (design.md, "Partitioned
+        // queues"); every claim and counter command then goes to one shard.
+        if (q->partitions > 1 && first == "partition") continue;
         return "mq_queue_new: collection " + ns + " is sharded (key " + key + "): mongomq's " +
                (locks ? "claim is one sorted findAndModify over every lock, which a mongos refuses (before "
                         "MongoDB 7.1) or sends to every shard"
                       : "counter is one document that every publish updates") +
                "; keep " + q->db + "." + q->locks + " and " + q->db + "." + q->counters +
                " unsharded (move the queue to a new prefix, or unshardCollection on 8.0+), and shard only " + q->db +
-               "." + q->messages + ", on {group_id: 1, _id: 1} (docs/design.md, \"Deployments\")";
+               "." + q->messages +
+               ", on {group_id: 1, _id: 1} (docs/design.md, \"Deployments\"); or make a "
+               "partitioned queue, whose locks and counters are sharded on {partition: 1, _id: 1} (mongomq "
+               "shard-plan; docs/design.md, \"Partitioned queues\")";
     }
     return {};
 }
@@ -117,9 +128,16 @@ void create_indexes(const Conn &c, mq_queue *q, const char *name) {
     // priority). Queues opened by earlier versions also have
     // {available_at: 1, priority: 1}: it stays (it costs a key per lock write; drop it
     // once no older process claims), and it serves next.due.
-    BsonPtr locks = own(BCON_NEW("createIndexes", BCON_UTF8(q->locks.c_str()), "indexes", "[", "{",  //
-                                 "key", "{", "priority", BCON_INT32(1), "available_at", BCON_INT32(1), "}", "name",
-                                 BCON_UTF8("priority_1_available_at_1"), "}", "]"));
+    // With partitions the same behind an equality on the partition: each claim then
+    // scans one partition's locks (and, sharded on {partition: 1, _id: 1}, one shard's).
+    BsonPtr locks =
+        q->partitions > 1
+            ? own(BCON_NEW("createIndexes", BCON_UTF8(q->locks.c_str()), "indexes", "[", "{",                  //
+                           "key", "{", "partition", BCON_INT32(1), "priority", BCON_INT32(1), "available_at",  //
+                           BCON_INT32(1), "}", "name", BCON_UTF8("partition_1_priority_1_available_at_1"), "}", "]"))
+            : own(BCON_NEW("createIndexes", BCON_UTF8(q->locks.c_str()), "indexes", "[", "{",  //
+                           "key", "{", "priority", BCON_INT32(1), "available_at", BCON_INT32(1), "}", "name",
+                           BCON_UTF8("priority_1_available_at_1"), "}", "]"));
     // The head lookup: without it, finding a group's head walks other groups' backlog.
     // Deduplication (docs/design.md, "Deduplication"): a unique index on the keys
     // (sparse: events without a key are not in it) makes taking a key and adding its
@@ -213,6 +231,7 @@ void queue_open(mq_queue *q) {
                                     "case or accents would be one group; move the queue to a new prefix");
     }
 
+    check_partitions(c, q, "open.partitions");
     create_indexes(c, q, "open.indexes");
 
     // The server's clock: leases compare times written by different machines, so the

@@ -25,6 +25,7 @@
 #include "error.hpp"
 #include "fault.hpp"
 #include "locks.hpp"
+#include "partition.hpp"
 #include "store.hpp"
 
 namespace mongomq {
@@ -46,8 +47,9 @@ std::string random_hex128() {
 
 }  // namespace
 
-// publish (one event or a batch): publish.seq (findAndModify $inc by the count),
-// publish.insert (insertMany), publish.lock (one unordered bulk of upserts).
+// publish (one event or a batch): publish.seq (findAndModify $inc by the count; one
+// per partition the events fall in), publish.insert (insertMany), publish.lock (one
+// unordered bulk of upserts).
 int64_t queue_publish(mq_queue *q, const std::vector<Outgoing> &events, std::vector<Published> *outcome) {
     Conn c(q);
     return queue_publish(c, q, events, outcome);
@@ -55,12 +57,13 @@ int64_t queue_publish(mq_queue *q, const std::vector<Outgoing> &events, std::vec
 
 int64_t queue_publish(const Conn &c, mq_queue *q, const std::vector<Outgoing> &events,
                       std::vector<Published> *outcome) {
-    const auto count = static_cast<int64_t>(events.size());
     if (q->indexes_pending.load()) {  // after mq_queue_drop: publish.indexes first
         std::lock_guard<std::mutex> lock(q->index_mu);
         if (q->indexes_pending.load()) {
             q->set_dedup_refusal("");
             create_indexes(c, q, "publish.indexes");
+            // The record of P > 1 went with the counters: made again (one partition has none).
+            if (q->partitions > 1) check_partitions(c, q, "publish.partitions");
             q->indexes_pending.store(false);
         }
     }
@@ -72,20 +75,41 @@ int64_t queue_publish(const Conn &c, mq_queue *q, const std::vector<Outgoing> &e
                      "index when the queue was opened (" +
                          q->dedup_refusal_text() + "); docs/design.md, \"Deduplication\"");
 
-    // 1. Seqs first..first+count-1. We ask for the counter as it was before the $inc
-    //    and add ourselves: the same numbers on MongoDB, and mongo-java-server
-    //    serialises a "new" document after releasing its lock, so a concurrent $inc
-    //    can show through it (two publishers then get one seq). No document before:
-    //    the upsert made n = count. The first upsert can race another publisher's.
-    BsonPtr filter = own(BCON_NEW("_id", BCON_UTF8("seq")));
-    BsonPtr inc = own(BCON_NEW("$inc", "{", "n", BCON_INT64(count), "}"));
-    FamSpec spec;
-    spec.query = filter.get();
-    spec.update = inc.get();
-    spec.upsert = true;
-    spec.return_new = false;
-    BsonPtr before = retry_duplicate_key([&] { return find_and_modify("publish.seq", c.counters(), spec); });
-    int64_t first = before ? get_int64(before.get(), "n", "publish.seq") + 1 : 1;
+    // 1. Seqs: each partition's counter, $inc by its events' count. We ask for the
+    //    counter as it was before the $inc and add ourselves: the same numbers on
+    //    MongoDB, and mongo-java-server serialises a "new" document after releasing its
+    //    lock, so a concurrent $inc can show through it (two publishers then get one
+    //    seq). No document before: the upsert made n = count. The first upsert can race
+    //    another publisher's. With one partition this is the one counter {_id: "seq"}
+    //    and the seqs are first..first+count-1; with P, partition k's n-th event gets
+    //    (n - 1) * P + k + 1 (lib/partition.hpp): unique in the queue, increasing in a
+    //    group.
+    std::vector<int64_t> seqs(events.size());
+    {
+        std::vector<int> part(events.size());
+        std::vector<int64_t> count_of(static_cast<size_t>(q->partitions), 0);
+        for (size_t i = 0; i < events.size(); i++) {
+            part[i] = group_partition(q, *events[i].group);
+            count_of[static_cast<size_t>(part[i])]++;
+        }
+        std::vector<int64_t> next(static_cast<size_t>(q->partitions), 0);  // the counter's n before, per partition
+        for (int k = 0; k < q->partitions; k++) {
+            const int64_t n = count_of[static_cast<size_t>(k)];
+            if (n == 0) continue;
+            BsonPtr filter = seq_counter_filter(q, k);
+            BsonPtr inc = own(BCON_NEW("$inc", "{", "n", BCON_INT64(n), "}"));
+            FamSpec spec;
+            spec.query = filter.get();
+            spec.update = inc.get();
+            spec.upsert = true;
+            spec.return_new = false;
+            BsonPtr before = retry_duplicate_key([&] { return find_and_modify("publish.seq", c.counters(), spec); });
+            next[static_cast<size_t>(k)] = before ? get_int64(before.get(), "n", "publish.seq") : 0;
+        }
+        for (size_t i = 0; i < events.size(); i++)
+            seqs[i] = partition_seq(q, part[i], ++next[static_cast<size_t>(part[i])]);
+    }
+    const int64_t first = seqs[0];
 
     // 2. The messages, before the locks: a lock never points at a group whose message
     //    is not yet visible, and drop_lock's re-check relies on this order. A keyed
@@ -99,7 +123,7 @@ int64_t queue_publish(const Conn &c, mq_queue *q, const std::vector<Outgoing> &e
     for (size_t i = 0; i < events.size(); i++) {
         const Outgoing &e = events[i];
         BsonPtr msg = own(bson_new());
-        BSON_APPEND_INT64(msg.get(), "_id", first + static_cast<int64_t>(i));
+        BSON_APPEND_INT64(msg.get(), "_id", seqs[i]);
         BSON_APPEND_UTF8(msg.get(), "group_id", e.group->c_str());
         if (e.text)
             bson_append_utf8(msg.get(), "event", -1, e.len > 0 ? static_cast<const char *>(e.bytes) : "",
@@ -129,8 +153,7 @@ int64_t queue_publish(const Conn &c, mq_queue *q, const std::vector<Outgoing> &e
             const Outgoing &e = events[i];
             if (added != nullptr && (*added)[i].duplicate) continue;
             if (!seen.insert(*e.group).second) continue;
-            upserts.emplace_back(lock_filter(*e.group),
-                                 lock_insert(e.priority, e.not_before, first + static_cast<int64_t>(i), now));
+            upserts.emplace_back(lock_filter(q, *e.group), lock_insert(e.priority, e.not_before, seqs[i], now));
         }
     };
     // Two publishers creating one group race on the new _id: the loser's retry finds
@@ -145,7 +168,7 @@ int64_t queue_publish(const Conn &c, mq_queue *q, const std::vector<Outgoing> &e
     std::vector<std::pair<BsonPtr, BsonPtr>> dup_locks;
     try {
         if (keyed)
-            added = insert_keyed(c, q, events, docs, first, now, dup_locks);
+            added = insert_keyed(c, q, events, docs, seqs, now, dup_locks);
         else
             insert_many("publish.insert", c.messages(), docs);
     } catch (const Failure &f) {
@@ -172,7 +195,7 @@ int64_t queue_publish(const Conn &c, mq_queue *q, const std::vector<Outgoing> &e
             *outcome = std::move(added);
         } else {
             outcome->clear();
-            for (int64_t i = 0; i < count; i++) outcome->push_back({first + i, false});
+            for (int64_t seq : seqs) outcome->push_back({seq, false});
         }
     }
     return first;
@@ -183,9 +206,29 @@ namespace {
 // {priority: {$in: [floor..4]}, available_at: {<op>: t}}: the shape the claim index
 // {priority: 1, available_at: 1} serves with one short scan per allowed priority,
 // merged on available_at (docs/design.md, "Deployments"); a $gte on priority would
-// walk every due lower-priority lock first.
-BsonPtr floor_filter(int min_priority, const char *op, double t) {
+// walk every due lower-priority lock first. With partitions, {partition: k, ...} first
+// (partition >= 0; the index {partition: 1, priority: 1, available_at: 1}), or
+// {partition: {$in: list}, ...} for next.due.
+BsonPtr floor_filter(const mq_queue *q, int partition, const std::vector<int> *list, int min_priority, const char *op,
+                     double t) {
     BsonPtr query = own(bson_new());
+    if (q->partitions > 1) {
+        if (partition >= 0) {
+            BSON_APPEND_INT32(query.get(), "partition", partition);
+        } else {
+            bson_t part, in;
+            BSON_APPEND_DOCUMENT_BEGIN(query.get(), "partition", &part);
+            BSON_APPEND_ARRAY_BEGIN(&part, "$in", &in);
+            for (size_t i = 0; i < list->size(); i++) {
+                char key[16];
+                const char *k;
+                bson_uint32_to_string(static_cast<uint32_t>(i), &k, key, sizeof key);
+                BSON_APPEND_INT32(&in, k, (*list)[i]);
+            }
+            bson_append_array_end(&part, &in);
+            bson_append_document_end(query.get(), &part);
+        }
+    }
     bson_t prio, in, due;
     BSON_APPEND_DOCUMENT_BEGIN(query.get(), "priority", &prio);
     BSON_APPEND_ARRAY_BEGIN(&prio, "$in", &in);
@@ -197,6 +240,7 @@ BsonPtr floor_filter(int min_priority, const char *op, double t) {
     }
     bson_append_array_end(&prio, &in);
     bson_append_document_end(query.get(), &prio);
+    if (op == nullptr) return query;  // no bound on available_at
     BSON_APPEND_DOCUMENT_BEGIN(query.get(), "available_at", &due);
     BSON_APPEND_DOUBLE(&due, op, t);
     bson_append_document_end(query.get(), &due);
@@ -205,13 +249,21 @@ BsonPtr floor_filter(int min_priority, const char *op, double t) {
 
 }  // namespace
 
-// When the next group at this floor becomes due: next.due (find, sort, limit 1).
-double queue_next_due(mq_queue *q, int min_priority) {
+// When the next group at this floor becomes due: next.due (find, sort, limit 1). With
+// partitions (due_partition not null), over the claim's partitions (every one when
+// `only` is empty) and without the lower bound: the lock that is or becomes due first,
+// and its partition.
+double queue_next_due(mq_queue *q, int min_priority, const std::vector<int> &only, int *due_partition) {
     Conn c(q);
-    BsonPtr filter = floor_filter(min_priority, "$gt", q->now());
+    const bool parts = q->partitions > 1 && due_partition != nullptr;
+    std::vector<int> all = only;
+    if (all.empty())
+        for (int k = 0; k < q->partitions; k++) all.push_back(k);
+    BsonPtr filter = floor_filter(q, -1, &all, min_priority, parts ? nullptr : "$gt", q->now());
     BsonPtr opts = own(BCON_NEW("sort", "{", "available_at", BCON_INT32(1), "}", "limit", BCON_INT64(1), "projection",
-                                "{", "available_at", BCON_INT32(1), "}"));
+                                "{", "available_at", BCON_INT32(1), "partition", BCON_INT32(1), "}"));
     std::vector<BsonPtr> next = find("next.due", c.locks(), filter.get(), opts.get());
+    if (due_partition != nullptr) *due_partition = next.empty() ? -1 : get_int_or(next[0].get(), "partition", -1);
     return next.empty() ? 0 : get_double_or(next[0].get(), "available_at", 0);
 }
 
@@ -305,9 +357,9 @@ struct Leased {
 // {priority: 1, available_at: 1} the server merges one short scan per priority, sorted
 // on available_at (SORT_MERGE), instead of walking every due lower-priority lock
 // (docs/design.md, "Deployments").
-Leased lease_due_group(const Conn &c, int min_priority, double now, double visibility, const std::string &token,
-                       int &attempts_fixed) {
-    BsonPtr query = floor_filter(min_priority, "$lte", now);
+Leased lease_due_group(const Conn &c, const mq_queue *q, int partition, int min_priority, double now, double visibility,
+                       const std::string &token, int &attempts_fixed) {
+    BsonPtr query = floor_filter(q, partition, nullptr, min_priority, "$lte", now);
     BsonPtr sort = own(BCON_NEW("available_at", BCON_INT32(1)));
     // leased_at: when this lease was taken, for the group listing's "held for" (ours;
     // harel ignores it).
@@ -338,6 +390,7 @@ Leased lease_due_group(const Conn &c, int min_priority, double now, double visib
             // again (issue 14, tests/test_hostile.c).
             BsonPtr bad = own(BCON_NEW("attempts", "{", "$exists", BCON_BOOL(true), "$not", "{", "$type",
                                        BCON_UTF8("number"), "}", "}"));
+            append_partition(q, bad.get(), partition);
             BsonPtr reset = own(BCON_NEW("$set", "{", "attempts", BCON_INT32(0), "}"));
             if (update_one("claim.fix_attempts", c.locks(), bad.get(), reset.get(), false) > 0) {
                 attempts_fixed++;
@@ -350,7 +403,7 @@ Leased lease_due_group(const Conn &c, int min_priority, double now, double visib
         // available_at it set: the claim index's fields (a point in one of the
         // $in's scans), then the token; a filter on the token alone would walk
         // every lock.
-        BsonPtr mine = floor_filter(min_priority, "$eq", now + visibility);
+        BsonPtr mine = floor_filter(q, partition, nullptr, min_priority, "$eq", now + visibility);
         BSON_APPEND_UTF8(mine.get(), "token", token.c_str());
         BsonPtr one = own(BCON_NEW("limit", BCON_INT64(1)));
         std::vector<BsonPtr> found =
@@ -400,13 +453,13 @@ void dead_letter_heads(mq_queue *q, const Conn &c, const std::string &group, siz
 
 // Step 3 of the claim: claim.park (fenced) when the head is scheduled for later,
 // restoring the attempts this lease counted. True when it parked the group.
-bool park_if_scheduled(const Conn &c, const std::string &group, const std::string &token, const Heads &h, int64_t head,
-                       double now) {
+bool park_if_scheduled(const Conn &c, const mq_queue *q, const std::string &group, const std::string &token,
+                       const Heads &h, int64_t head, double now) {
     double not_before = get_double_or(h.docs[0].get(), "not_before", 0);
     if (not_before > now) {
         BsonPtr park = own(BCON_NEW("$set", "{", "available_at", BCON_DOUBLE(not_before), "token", BCON_NULL,  //
                                     "attempts", BCON_INT32(h.attempts - 1), "head", BCON_INT64(head), "}"));
-        update_one("claim.park", c.locks(), fenced(group, token).get(), park.get(), false);
+        update_one("claim.park", c.locks(), fenced(q, group, token).get(), park.get(), false);
         return true;
     }
     return false;
@@ -414,9 +467,10 @@ bool park_if_scheduled(const Conn &c, const std::string &group, const std::strin
 
 // Step 4 of the claim: claim.rehead (fenced): {attempts, head}. False when it matched
 // nothing: our lease ran out meanwhile.
-bool record_head(const Conn &c, const std::string &group, const std::string &token, int attempts, int64_t head) {
+bool record_head(const Conn &c, const mq_queue *q, const std::string &group, const std::string &token, int attempts,
+                 int64_t head) {
     BsonPtr set = own(BCON_NEW("$set", "{", "attempts", BCON_INT32(attempts), "head", BCON_INT64(head), "}"));
-    return update_one("claim.rehead", c.locks(), fenced(group, token).get(), set.get(), false) != 0;
+    return update_one("claim.rehead", c.locks(), fenced(q, group, token).get(), set.get(), false) != 0;
 }
 
 // Step 5 of the claim, no command: the lease handed out, with consecutive events up to
@@ -429,6 +483,7 @@ mq_lease *make_lease(const mq_queue *q, const Leased &leased, const std::string 
     lease->token = token;
     lease->attempts = h.attempts;
     lease->priority = priority;
+    lease->partition = group_partition(q, group);
     lease->prior_known = leased.prior_known;
     lease->prior_available_at = leased.prior_available_at;
     lease->deadline.store(now + visibility);
@@ -446,19 +501,10 @@ mq_lease *make_lease(const mq_queue *q, const Leased &leased, const std::string 
     return lease.release();
 }
 
-}  // namespace
-
-// claim: claim.lease (sorted findAndModify), claim.head (find, limit max_events + 1).
-// On the way, only when needed: a group left without messages is dropped (claim.drop,
-// claim.recheck, maybe claim.relock); a head scheduled for later parks its group
-// (claim.park); a head delivered max_attempts times goes to the dead letters
-// (claim.dead_insert, claim.dead_delete, claim.head again); a head the lock's
-// attempts do not count yet is recorded (claim.rehead); a lost claim.lease reply is
-// looked up by its token (claim.recover); and when nothing is due, the automatic
-// repair may run (auto_repair).
-mq_lease *queue_claim(mq_queue *q, const std::string &worker, double visibility, int min_priority, size_t max_events) {
-    Conn c(q);
-    bool repaired = false;   // at most one automatic repair per call
+// The claim in one partition (the queue's only one when P = 1): nullptr when no group
+// of it is due.
+mq_lease *claim_in(const Conn &c, mq_queue *q, int partition, const std::string &worker, double visibility,
+                   int min_priority, size_t max_events) {
     int attempts_fixed = 0;  // foreign locks whose attempts was no number, reset here
     for (;;) {
         double now = q->now();
@@ -470,15 +516,9 @@ mq_lease *queue_claim(mq_queue *q, const std::string &worker, double visibility,
         //    the lock's head (step 2 checks it is still the group's head). We read the
         //    document as it was before our update (see publish.seq): what we wrote we
         //    know.
-        Leased leased = lease_due_group(c, min_priority, now, visibility, token, attempts_fixed);
+        Leased leased = lease_due_group(c, q, partition, min_priority, now, visibility, token, attempts_fixed);
         if (leased.look_again) continue;
-        if (!leased.lock) {
-            if (!repaired && auto_repair(c, q)) {  // it made a group claimable: look again
-                repaired = true;
-                continue;
-            }
-            return nullptr;
-        }
+        if (!leased.lock) return nullptr;
         std::string group = get_string(leased.lock.get(), "_id", "claim.lease");
         int priority = get_int_or(leased.lock.get(), "priority", 0);
         int64_t lock_head = get_int64_or(leased.lock.get(), "head", 0);  // 0: not recorded
@@ -502,13 +542,41 @@ mq_lease *queue_claim(mq_queue *q, const std::string &worker, double visibility,
 
         // 3. A head scheduled for later holds its group (strict FIFO): park the group
         //    until then and undo this lease's attempt; go on with the next group.
-        if (park_if_scheduled(c, group, token, heads, head, now)) continue;
+        if (park_if_scheduled(c, q, group, token, heads, head, now)) continue;
         // 4. Record which event the attempts count, when that changed.
-        if (heads.rehead && !record_head(c, group, token, heads.attempts, head))
+        if (heads.rehead && !record_head(c, q, group, token, heads.attempts, head))
             continue;  // our lease ran out meanwhile: the group is someone else's
 
         // 5. The lease: the events, and whether another waits behind them.
         return make_lease(q, leased, group, token, priority, heads, now, visibility, max_events);
+    }
+}
+
+}  // namespace
+
+// claim: claim.lease (sorted findAndModify), claim.head (find, limit max_events + 1).
+// On the way, only when needed: a group left without messages is dropped (claim.drop,
+// claim.recheck, maybe claim.relock); a head scheduled for later parks its group
+// (claim.park); a head delivered max_attempts times goes to the dead letters
+// (claim.dead_insert, claim.dead_delete, claim.head again); a head the lock's
+// attempts do not count yet is recorded (claim.rehead); a lost claim.lease reply is
+// looked up by its token (claim.recover); and when nothing is due, the automatic
+// repair may run (auto_repair).
+mq_lease *queue_claim(mq_queue *q, const std::string &worker, double visibility, int min_priority, size_t max_events,
+                      const std::vector<int> &only, int hinted) {
+    Conn c(q);
+    bool repaired = false;  // at most one automatic repair per call
+    for (;;) {
+        // With partitions: one partition after the other, from the next one in turn
+        // (or the one a hint named), until one has a due group; one claim.lease per
+        // empty partition.
+        for (int partition : claim_order(q, only, hinted))
+            if (mq_lease *lease = claim_in(c, q, partition, worker, visibility, min_priority, max_events)) return lease;
+        if (!repaired && auto_repair(c, q)) {  // it made a group claimable: look again
+            repaired = true;
+            continue;
+        }
+        return nullptr;
     }
 }
 
@@ -573,8 +641,8 @@ mq_status queue_ack(mq_queue *q, const mq_lease *lease) {
             // event becomes the head the attempts count.
             BsonPtr release = own(BCON_NEW("$set", "{", "available_at", BCON_DOUBLE(q->now()), "token", BCON_NULL,
                                            "attempts", BCON_INT32(0), "head", BCON_INT64(lease->next_seq), "}"));
-            if (update_one("ack.release", c.locks(), fenced(lease->group, lease->token).get(), release.get(), false) >
-                0)
+            if (update_one("ack.release", c.locks(), fenced(q, lease->group, lease->token).get(), release.get(),
+                           false) > 0)
                 return MQ_OK;
             return lease->outcome_unknown.load() ? MQ_OK : MQ_LEASE_LOST;
         }
@@ -598,7 +666,7 @@ mq_status queue_ack(mq_queue *q, const mq_lease *lease) {
 // nack: nack.park or nack.retry (one fenced updateOne). attempts stay.
 mq_status queue_nack(mq_queue *q, const mq_lease *lease, double delay) {
     Conn c(q);
-    BsonPtr filter = fenced(lease->group, lease->token);
+    BsonPtr filter = fenced(q, lease->group, lease->token);
     try {
         if (delay > 0) {
             // Park: keep the token, so the group is held until the delay passes.
@@ -628,7 +696,8 @@ mq_status queue_unclaim(mq_queue *q, const mq_lease *lease) {
     BsonPtr back = own(BCON_NEW("$set", "{", "available_at", BCON_DOUBLE(place), "token", BCON_NULL,  //
                                 "attempts", BCON_INT32(lease->attempts > 0 ? lease->attempts - 1 : 0), "}"));
     try {
-        if (update_one("unclaim.release", c.locks(), fenced(lease->group, lease->token).get(), back.get(), false) > 0)
+        if (update_one("unclaim.release", c.locks(), fenced(q, lease->group, lease->token).get(), back.get(), false) >
+            0)
             return MQ_OK;
         // It clears the token: a retry after an unknown outcome matches nothing.
         return lease->outcome_unknown.load() ? MQ_OK : MQ_LEASE_LOST;
@@ -643,7 +712,7 @@ mq_status queue_extend(mq_queue *q, const mq_lease *lease, double visibility) {
     Conn c(q);
     double until = q->now() + visibility;
     BsonPtr extend = own(BCON_NEW("$set", "{", "available_at", BCON_DOUBLE(until), "}"));
-    if (update_one("extend.lease", c.locks(), fenced(lease->group, lease->token).get(), extend.get(), false) == 0)
+    if (update_one("extend.lease", c.locks(), fenced(q, lease->group, lease->token).get(), extend.get(), false) == 0)
         return MQ_LEASE_LOST;
     lease->deadline.store(until);
     return MQ_OK;

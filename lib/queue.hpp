@@ -38,7 +38,8 @@ struct Published {
 // within the measurement's error (half the round trip + half a millisecond).
 double clock_offset(double t0, double t1, int64_t server_ms);
 
-// open: open.collation (1 command), open.indexes (2), open.clock (1, 2 where hello is
+// open: open.collation (1 command), open.partitions (1, 2 the first time a queue of
+// P > 1 is opened: lib/partition.hpp), open.indexes (2), open.clock (1, 2 where hello is
 // unknown) and, on a mongos, open.sharding (1): sets q->clock_offset.
 void queue_open(mq_queue *q);
 
@@ -62,8 +63,11 @@ int64_t queue_publish(const Conn &c, mq_queue *q, const std::vector<Outgoing> &e
                       std::vector<Published> *outcome = nullptr);
 
 // claim up to max_events (>= 1) consecutive events of one due group; nullptr when
-// no group is due.
-mq_lease *queue_claim(mq_queue *q, const std::string &worker, double visibility, int min_priority, size_t max_events);
+// no group is due. With partitions, only from `only` (every partition when empty),
+// starting at `hinted` when it is one of them (a waiting claim's hint), else at the
+// next partition in turn.
+mq_lease *queue_claim(mq_queue *q, const std::string &worker, double visibility, int min_priority, size_t max_events,
+                      const std::vector<int> &only = {}, int hinted = -1);
 
 mq_status queue_ack(mq_queue *q, const mq_lease *lease);
 mq_status queue_nack(mq_queue *q, const mq_lease *lease, double delay);
@@ -78,6 +82,8 @@ int64_t queue_repair(const Conn &c, mq_queue *q);
 
 // When the next group at this priority floor becomes due (the smallest available_at
 // above now: a lease, park or schedule running out), or 0 if none is waiting.
-double queue_next_due(mq_queue *q, int min_priority);
+// With partitions and due_partition not null: the earliest available_at, due or not,
+// and its lock's partition (-1 when none).
+double queue_next_due(mq_queue *q, int min_priority, const std::vector<int> &only = {}, int *due_partition = nullptr);
 
 }  // namespace mongomq

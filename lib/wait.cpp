@@ -27,6 +27,7 @@
 #include "queue.hpp"
 #include "validate.hpp"
 #include "waiters.hpp"
+#include "partition.hpp"
 #include "watcher.hpp"
 
 namespace mongomq {
@@ -81,15 +82,17 @@ void sleep_on_interrupt_fd(mq_queue *q, const mq_cancel *cancel, Clock::time_poi
 
 }  // namespace
 
-void Waiters::sleep(uint64_t seen, Clock::time_point until, const mq_cancel *cancel, int floor) {
+int Waiters::sleep(uint64_t seen, Clock::time_point until, const mq_cancel *cancel, int floor,
+                   const std::vector<int> *only) {
     if (mode() == Mode::unsupported) {  // no hint will ever come
         sleep_on_interrupt_fd(q_, cancel, until);
-        return;
+        return kSleptOut;
     }
     std::unique_lock<std::mutex> lock(mu_);
-    if (gen_ != seen) return;
+    if (gen_ != seen) return -1;
     Sleeper me;
     me.floor = floor;
+    me.only = only;
     sleepers_.push_back(&me);
     for (;;) {
         if (me.woken || q_->interrupted.load() || cancelled(cancel)) break;
@@ -99,15 +102,19 @@ void Waiters::sleep(uint64_t seen, Clock::time_point until, const mq_cancel *can
     }
     if (!me.woken) {
         sleepers_.erase(std::find(sleepers_.begin(), sleepers_.end(), &me));
-    } else if (cancelled(cancel) && !q_->interrupted.load()) {
-        wake_one_locked();  // picked, but leaving without a claim: pass the hint on
+        return kSleptOut;
     }
+    if (cancelled(cancel) && !q_->interrupted.load()) {
+        wake_one_locked(me.hinted);  // picked, but leaving without a claim: pass the hint on
+        return kSleptOut;
+    }
+    return me.hinted;
 }
 
-void Waiters::hint() {
+void Waiters::hint(int partition) {
     std::lock_guard<std::mutex> lock(mu_);
     gen_++;
-    wake_one_locked();
+    wake_one_locked(partition);
 }
 
 void Waiters::set_mode(Mode mode) {
@@ -121,13 +128,20 @@ void Waiters::set_mode(Mode mode) {
     sleepers_.clear();
 }
 
-void Waiters::wake_one_locked() {
-    if (sleepers_.empty()) return;
-    auto lowest = std::min_element(sleepers_.begin(), sleepers_.end(),
-                                   [](const Sleeper *a, const Sleeper *b) { return a->floor < b->floor; });
+void Waiters::wake_one_locked(int partition) {
+    // Of the sleepers that claim from the partition, the one with the lowest floor.
+    auto takes = [partition](const Sleeper *s) {
+        return partition < 0 || s->only == nullptr || s->only->empty() ||
+               std::find(s->only->begin(), s->only->end(), partition) != s->only->end();
+    };
+    auto lowest = sleepers_.end();
+    for (auto it = sleepers_.begin(); it != sleepers_.end(); ++it)
+        if (takes(*it) && (lowest == sleepers_.end() || (*it)->floor < (*lowest)->floor)) lowest = it;
+    if (lowest == sleepers_.end()) return;
     Sleeper *s = *lowest;
     sleepers_.erase(lowest);
     s->woken = true;
+    s->hinted = partition;
     s->cv.notify_one();
 }
 
@@ -147,7 +161,8 @@ Waiters *waiters_of(mq_queue *q) {
 }  // namespace
 
 mq_lease *queue_claim_wait(mq_queue *q, const std::string &worker, double visibility, int min_priority,
-                           size_t max_events, double timeout, const mq_cancel *cancel, mq_status *status) {
+                           size_t max_events, double timeout, const mq_cancel *cancel, mq_status *status,
+                           const std::vector<int> &only) {
     const Clock::time_point deadline = after(Clock::now(), timeout);
     if (q->interrupted.load()) {  // before a watcher is made for nothing
         *status = MQ_INTERRUPTED;
@@ -161,6 +176,15 @@ mq_lease *queue_claim_wait(mq_queue *q, const std::string &worker, double visibi
     Waiters *w = timeout > 0 ? waiters_of(q) : nullptr;
     double backoff = kFirstSlice;
     bool was_due = false;  // the last round's next due time had passed already
+    // With partitions (docs/design.md, "Waiting claims"): the first round claims from
+    // every partition; later rounds claim only from the partition a hint named or
+    // next.due found due, and a round with neither sends next.due alone, which says
+    // whether and where a group is due: so an idle waiter costs what it costs with one
+    // partition, not one claim.lease per partition per round.
+    const bool parts = q->partitions > 1;
+    bool claim_all = true;
+    int target = -1;    // the partition to claim from next (parts)
+    int due_part = -1;  // the partition of next.due's lock (parts)
     for (;;) {
         if (q->interrupted.load()) {
             *status = MQ_INTERRUPTED;
@@ -173,16 +197,23 @@ mq_lease *queue_claim_wait(mq_queue *q, const std::string &worker, double visibi
         // Read before the claim: an event after it, however soon, moves it on and
         // the sleep below does not start.
         uint64_t seen = w != nullptr ? w->generation() : 0;
-        if (mq_lease *lease = queue_claim(q, worker, visibility, min_priority, max_events)) {
-            *status = MQ_OK;
-            return lease;
+        if (!parts || claim_all || target >= 0) {
+            const std::vector<int> one{target};
+            if (mq_lease *lease =
+                    queue_claim(q, worker, visibility, min_priority, max_events, parts && !claim_all ? one : only)) {
+                *status = MQ_OK;
+                return lease;
+            }
         }
+        claim_all = false;
+        target = -1;
         if (w == nullptr || Clock::now() >= deadline) {
             *status = MQ_EMPTY;
             return nullptr;
         }
 
-        double next = queue_next_due(q, min_priority);  // on the queue's clock; 0: none
+        // on the queue's clock; 0: none; with partitions it may be due already
+        double next = queue_next_due(q, min_priority, only, parts ? &due_part : nullptr);
         Clock::time_point now = Clock::now();
         bool live = w->mode() == Waiters::Mode::live;
         Clock::time_point wake = std::min(deadline, after(now, live ? kStreamSlice : backoff));
@@ -195,12 +226,21 @@ mq_lease *queue_claim_wait(mq_queue *q, const std::string &worker, double visibi
             } else if (!was_due) {
                 wake = now;  // it came due after the claim: claim again at once
                 due = true;
+                target = due_part;
             }
             // Due twice running and still not claimed (another worker took it, or the
             // claim refuses it): the slice bounds the rounds, no spinning.
         }
         was_due = due;
-        if (wake > now) w->sleep(seen, wake, cancel, min_priority);
+        if (wake > now) {
+            const int woke = w->sleep(seen, wake, cancel, min_priority, &only);
+            if (woke >= 0)
+                target = woke;  // a hint named the partition
+            else if (woke == -1)
+                claim_all = true;  // a hint that did not, or a change of mode: claim everywhere
+            else if (next > 0 && due_part >= 0)
+                target = due_part;  // slept until next.due's time, or a slice: claim there
+        }
     }
 }
 
@@ -258,7 +298,8 @@ namespace mongomq {
 
 // The waiting claim behind every exported one; `fn` names the caller in messages.
 mq_status claim_wait(const char *fn, mq_queue *queue, const char *worker_id, double visibility_s, int min_priority,
-                     size_t max_events, double timeout_s, const mq_cancel *cancel, mq_lease **out, mq_error *err) {
+                     size_t max_events, double timeout_s, const mq_cancel *cancel, mq_lease **out, mq_error *err,
+                     const int *partitions, size_t partition_count) {
     null_out(out);
     return guard_queue(err, queue, [&] {
         mongomq::check_queue(fn, queue);
@@ -268,9 +309,10 @@ mq_status claim_wait(const char *fn, mq_queue *queue, const char *worker_id, dou
         mongomq::check_priority(fn, "min_priority", min_priority);
         mongomq::check_max_events(fn, max_events);
         mongomq::check_seconds(fn, "timeout_s", timeout_s, true);
+        const std::vector<int> only = mongomq::check_partition_list(fn, queue, partitions, partition_count);
         mq_status status = MQ_EMPTY;
         *out = mongomq::queue_claim_wait(queue, worker_id != nullptr ? worker_id : mongomq::default_worker_id(),
-                                         visibility_s, min_priority, max_events, timeout_s, cancel, &status);
+                                         visibility_s, min_priority, max_events, timeout_s, cancel, &status, only);
         if (status == MQ_INTERRUPTED)
             mongomq::fail(MQ_INTERRUPTED, std::string(fn) + ": the queue was interrupted (mq_queue_interrupt)");
         if (status == MQ_CANCELLED)

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "handles.hpp"
 
@@ -12,14 +13,17 @@ namespace mongomq {
 // Claims up to max_events, waiting up to timeout seconds. Sets *status to MQ_OK (and
 // returns the lease), MQ_EMPTY at the timeout, MQ_INTERRUPTED, or MQ_CANCELLED when
 // `cancel` (may be null) is triggered before a lease is taken. Throws Failure.
+// With partitions, only from `only` (every one when empty).
 mq_lease *queue_claim_wait(mq_queue *q, const std::string &worker, double visibility, int min_priority,
-                           size_t max_events, double timeout, const mq_cancel *cancel, mq_status *status);
+                           size_t max_events, double timeout, const mq_cancel *cancel, mq_status *status,
+                           const std::vector<int> &only = {});
 
 // The exported waiting claims' one body (argument checks, the wait, the statuses):
 // mq_claim_wait, mq_claim_batch_wait, mq_claim_wait_cancel and mq_claim_with with a
 // timeout or a cancel. `fn` names the caller in messages.
 mq_status claim_wait(const char *fn, mq_queue *queue, const char *worker_id, double visibility_s, int min_priority,
-                     size_t max_events, double timeout_s, const mq_cancel *cancel, mq_lease **out, mq_error *err);
+                     size_t max_events, double timeout_s, const mq_cancel *cancel, mq_lease **out, mq_error *err,
+                     const int *partitions = nullptr, size_t partition_count = 0);
 
 // The change-stream watcher as q's waiting claims last saw it (docs/design.md,
 // "Waiting claims"): "none" (q never waited, so it has no watcher), "starting" (no

@@ -22,6 +22,7 @@ namespace mongomq {
 class Waiters {
 public:
     using Clock = std::chrono::steady_clock;
+    static constexpr int kSleptOut = -2;
 
     enum class Mode {
         starting,     // the watcher has not opened a stream for us yet: back off
@@ -52,22 +53,30 @@ public:
     // Sleeps until `until`, or until a hint or change of mode picks this sleeper, or
     // the generation moved past `seen` before it fell asleep, or the queue is
     // interrupted, or `cancel` (may be null) is triggered. `floor` is the claim's
-    // priority floor: hints go to the lowest floors first.
-    void sleep(uint64_t seen, Clock::time_point until, const mq_cancel *cancel, int floor);
+    // priority floor: hints go to the lowest floors first. `only` (may be null or
+    // empty: every partition) are the claim's partitions: a hint about another
+    // partition does not pick it. Returns the partition of the hint that picked it; -1
+    // when a hint that did not say, a change of mode or a generation already moved
+    // ended it; kSleptOut when nothing did (the time is up, an interrupt, a cancel).
+    int sleep(uint64_t seen, Clock::time_point until, const mq_cancel *cancel, int floor,
+              const std::vector<int> *only = nullptr);
 
     // The watcher's calls (under its own lock, so none comes after unsubscribe): a
-    // hint wakes one sleeper, a change of mode all of them.
-    void hint();
+    // hint wakes one sleeper (one that claims from `partition`, when >= 0: the
+    // partition of the lock that changed), a change of mode all of them.
+    void hint(int partition = -1);
     void set_mode(Mode mode);
 
 private:
     struct Sleeper {
         int floor = 0;
+        const std::vector<int> *only = nullptr;
         bool woken = false;  // under mu_
+        int hinted = -1;     // under mu_: the partition of the hint that picked it
         std::condition_variable cv;
     };
 
-    void wake_one_locked();
+    void wake_one_locked(int partition);
 
     mq_queue *q_;
     std::mutex mu_;

@@ -30,6 +30,7 @@
 #include "fault.hpp"
 #include "handles.hpp"
 #include "mongomq.h"
+#include "partition.hpp"
 #include "store.hpp"
 #include "waiters.hpp"
 
@@ -479,9 +480,21 @@ private:
                 if (bson_iter_init(&it, event) && bson_iter_find_descendant(&it, "ns.coll", &it) &&
                     BSON_ITER_HOLDS_UTF8(&it))
                     coll = bson_iter_utf8(&it, nullptr);
+                // The lock's _id is its group: with partitions, the hint says which
+                // partition changed, so a waiter claims there first (design.md,
+                // "Waiting claims").
+                const char *group = nullptr;
+                uint32_t group_len = 0;
+                bson_iter_t id;
+                if (bson_iter_init(&id, event) && bson_iter_find_descendant(&id, "documentKey._id", &id) &&
+                    BSON_ITER_HOLDS_UTF8(&id))
+                    group = bson_iter_utf8(&id, &group_len);
                 std::lock_guard<std::mutex> lock(mu_);
-                for (Waiters *w : subs_)
-                    if (coll == nullptr || w->queue()->locks == coll) w->hint();
+                for (Waiters *w : subs_) {
+                    if (coll != nullptr && w->queue()->locks != coll) continue;
+                    const int parts = w->queue()->partitions;
+                    w->hint(parts > 1 && group != nullptr ? group_partition(group, group_len, parts) : -1);
+                }
                 continue;
             }
             if (mongoc_change_stream_error_document(stream.get(), &error, &reply)) return failed(error, reply, true);

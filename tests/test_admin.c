@@ -173,7 +173,7 @@ static void stats_of_an_empty_queue(void **state) {
     expect_stats(
         t, "{\"dead\":0,\"groups\":{\"leased\":0,\"parked\":0,\"paused\":0,\"ready\":0,\"total\":0}," HANDLE_IDLE
            ",\"messages\":0,"
-           "\"now\":1000000000.0,\"oldest_message_age_s\":null," NO_PRIORITIES ",\"published\":0,\"queue\":\"%s.mq\"}");
+           "\"now\":1000000000.0,\"oldest_message_age_s\":null,\"partitions\":1," NO_PRIORITIES ",\"published\":0,\"queue\":\"%s.mq\"}");
 }
 
 /* Groups at priorities 0, 1 (scheduled), 2 and 4: one ready, one leased, one leased
@@ -203,7 +203,7 @@ static void stats_count_groups_messages_and_dead_letters(void **state) {
     expect_stats(t,
                  "{\"dead\":1,\"groups\":{\"leased\":2,\"parked\":1,\"paused\":0,\"ready\":1,\"total\":4}," HANDLE_IDLE
                  ",\"messages\":5,"
-                 "\"now\":1000000007.0,\"oldest_message_age_s\":7.0,"
+                 "\"now\":1000000007.0,\"oldest_message_age_s\":7.0,\"partitions\":1,"
                  "\"priorities\":{\"0\":{\"groups\":1,\"messages\":2},\"1\":{\"groups\":1,\"messages\":1},"
                  "\"2\":{\"groups\":1,\"messages\":1},\"3\":{\"groups\":0,\"messages\":0},"
                  "\"4\":{\"groups\":1,\"messages\":1}},\"published\":5,\"queue\":\"%s.mq\"}");
@@ -214,7 +214,7 @@ static void stats_count_groups_messages_and_dead_letters(void **state) {
     expect_stats(t,
                  "{\"dead\":1,\"groups\":{\"leased\":0,\"parked\":0,\"paused\":0,\"ready\":4,\"total\":4}," HANDLE_IDLE
                  ",\"messages\":5,"
-                 "\"now\":1000000107.0,\"oldest_message_age_s\":107.0,"
+                 "\"now\":1000000107.0,\"oldest_message_age_s\":107.0,\"partitions\":1,"
                  "\"priorities\":{\"0\":{\"groups\":1,\"messages\":2},\"1\":{\"groups\":1,\"messages\":1},"
                  "\"2\":{\"groups\":1,\"messages\":1},\"3\":{\"groups\":0,\"messages\":0},"
                  "\"4\":{\"groups\":1,\"messages\":1}},\"published\":5,\"queue\":\"%s.mq\"}");
@@ -234,7 +234,7 @@ static void stats_of_a_harel_message(void **state) {
     expect_stats(t,
                  "{\"dead\":0,\"groups\":{\"leased\":0,\"parked\":0,\"paused\":0,\"ready\":2,\"total\":2}," HANDLE_IDLE
                  ",\"messages\":2,"
-                 "\"now\":1000000005.0,\"oldest_message_age_s\":null,"
+                 "\"now\":1000000005.0,\"oldest_message_age_s\":null,\"partitions\":1,"
                  "\"priorities\":{\"0\":{\"groups\":0,\"messages\":0},\"1\":{\"groups\":1,\"messages\":1},"
                  "\"2\":{\"groups\":0,\"messages\":0},\"3\":{\"groups\":1,\"messages\":0},"
                  "\"4\":{\"groups\":0,\"messages\":0}},\"published\":2,\"queue\":\"%s.mq\"}");
@@ -464,7 +464,7 @@ static void drop_removes_the_queue(void **state) {
     expect_stats(
         t, "{\"dead\":0,\"groups\":{\"leased\":0,\"parked\":0,\"paused\":0,\"ready\":0,\"total\":0}," HANDLE_IDLE
            ",\"messages\":0,"
-           "\"now\":1000000000.0,\"oldest_message_age_s\":null," NO_PRIORITIES ",\"published\":0,\"queue\":\"%s.mq\"}");
+           "\"now\":1000000000.0,\"oldest_message_age_s\":null,\"partitions\":1," NO_PRIORITIES ",\"published\":0,\"queue\":\"%s.mq\"}");
     assert_int_equal(tq_publish(t, "g", "again", 0), 1);
     lease = tq_claim(t, 30, 0);
     assert_int_equal(mq_lease_seq(lease), 1);
