@@ -14,7 +14,9 @@
  *         mq_publish_with, mq_batch_add_with, mq_claim_with, mq_groups_json and
  *         mq_dead_list_with (a SWIG struct proxy would cost a heap
  *         object and one call per field, and a typemap that turns several arguments
- *         into one parameter exists in the scripting languages only);
+ *         into one parameter exists in the scripting languages only); mqs_queue_new_with
+ *         and mqs_claim_in (0.8.0) likewise for mq_queue_opts and a claim's partitions
+ *         (packed as little-endian int32s through the event's typemap);
  *       - MQ_DUPLICATE (0.6.0), a success the typemaps would take for an error:
  *         mqs_publish, mqs_publish_batch and mqs_batch_outcome return MQ_OK and give a
  *         duplicate's seq negated (seqs are >= 1), one int64 out in every language;
@@ -101,6 +103,7 @@ typedef struct mqs_bytes {
 %constant int MQ_PRIORITY_MIN = MQ_PRIORITY_MIN;
 %constant int MQ_PRIORITY_MAX = MQ_PRIORITY_MAX;
 %constant int MQ_BATCH_MAX = MQ_BATCH_MAX;
+%constant int MQ_PARTITIONS_MAX = MQ_PARTITIONS_MAX;
 %constant unsigned int MQ_GROUP_READY = MQ_GROUP_READY;
 %constant unsigned int MQ_GROUP_LEASED = MQ_GROUP_LEASED;
 %constant unsigned int MQ_GROUP_PARKED = MQ_GROUP_PARKED;
@@ -145,6 +148,9 @@ typedef struct mqs_bytes {
 %rename("%s") mq_lease_group;
 %rename("%s") mq_lease_token;
 %rename("%s") mq_lease_attempts;
+%rename("%s") mq_lease_partition;
+%rename("%s") mq_queue_partitions;
+%rename("%s") mq_group_partition;
 %rename("%s") mq_lease_deadline;
 %rename("%s") mq_lease_count;
 %rename("%s") mq_lease_seq_at;
@@ -184,6 +190,8 @@ typedef struct mqs_bytes {
 
 /* Packed attributes in, as the event's bytes are (see the shims). */
 %apply (const void *event, size_t event_len) { (const void *attrs, size_t attrs_len) };
+/* And a claim's partitions (mqs_claim_in), packed as little-endian int32s. */
+%apply (const void *event, size_t event_len) { (const void *parts, size_t parts_len) };
 
 /* The header's counts and seqs returned through a pointer, by their names there. */
 %apply int64_t *OUT { int64_t *seq_out, int64_t *seq, int64_t *first_seq, int64_t *count, int64_t *new_seq, int64_t *purged,
@@ -310,6 +318,50 @@ static mq_status mqs_claim(mq_queue *queue, const char *worker_id, double visibi
     opts.max_events = max_events;
     opts.timeout_s = timeout_s;
     opts.cancel = cancel;
+    return mq_claim_with(queue, &opts, out, err);
+}
+
+/* mq_queue_new_with (0.8.0) with its options from scalars: partitions 1 is
+ * mq_queue_new. */
+static mq_status mqs_queue_new_with(mq_client *client, const char *db_name, const char *prefix, int partitions,
+                                    mq_queue **out, mq_error *err) {
+    mq_queue_opts opts = MQ_QUEUE_OPTS_INIT;
+    opts.partitions = partitions;
+    return mq_queue_new_with(client, db_name, prefix, &opts, out, err);
+}
+
+/* mqs_claim taking only from some partitions (0.8.0): parts packs them as
+ * little-endian int32s, parts_len / 4 of them (0 bytes: every partition; a length
+ * that is no multiple of 4 is MQ_ERR_ARG). */
+static mq_status mqs_claim_in(mq_queue *queue, const char *worker_id, double visibility_s, int min_priority,
+                              size_t max_events, double timeout_s, mq_cancel *cancel, const void *parts,
+                              size_t parts_len, mq_lease **out, mq_error *err) {
+    if (out != NULL) *out = NULL;
+    if (parts_len % 4 != 0 || parts_len / 4 > MQ_PARTITIONS_MAX) {
+        if (err != NULL) {
+            memset(err, 0, sizeof *err);
+            err->status = MQ_ERR_ARG;
+            snprintf(err->message, sizeof err->message,
+                     "mq_claim_with: the partitions are %zu bytes, not 4 per partition up to 1024 partitions",
+                     parts_len);
+        }
+        return MQ_ERR_ARG;
+    }
+    int list[MQ_PARTITIONS_MAX];
+    const unsigned char *b = (const unsigned char *)parts;
+    size_t n = parts_len / 4;
+    for (size_t i = 0; i < n; i++)
+        list[i] = (int)((uint32_t)b[4 * i] | (uint32_t)b[4 * i + 1] << 8 | (uint32_t)b[4 * i + 2] << 16 |
+                        (uint32_t)b[4 * i + 3] << 24);
+    mq_claim_opts opts = MQ_CLAIM_OPTS_INIT;
+    opts.worker_id = worker_id != NULL && worker_id[0] != '\0' ? worker_id : NULL;
+    opts.visibility_s = visibility_s;
+    opts.min_priority = min_priority;
+    opts.max_events = max_events;
+    opts.timeout_s = timeout_s;
+    opts.cancel = cancel;
+    opts.partitions = n > 0 ? list : NULL;
+    opts.partition_count = n;
     return mq_claim_with(queue, &opts, out, err);
 }
 

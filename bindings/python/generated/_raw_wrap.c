@@ -4044,6 +4044,50 @@ static mq_status mqs_claim(mq_queue *queue, const char *worker_id, double visibi
     return mq_claim_with(queue, &opts, out, err);
 }
 
+/* mq_queue_new_with (0.8.0) with its options from scalars: partitions 1 is
+ * mq_queue_new. */
+static mq_status mqs_queue_new_with(mq_client *client, const char *db_name, const char *prefix, int partitions,
+                                    mq_queue **out, mq_error *err) {
+    mq_queue_opts opts = MQ_QUEUE_OPTS_INIT;
+    opts.partitions = partitions;
+    return mq_queue_new_with(client, db_name, prefix, &opts, out, err);
+}
+
+/* mqs_claim taking only from some partitions (0.8.0): parts packs them as
+ * little-endian int32s, parts_len / 4 of them (0 bytes: every partition; a length
+ * that is no multiple of 4 is MQ_ERR_ARG). */
+static mq_status mqs_claim_in(mq_queue *queue, const char *worker_id, double visibility_s, int min_priority,
+                              size_t max_events, double timeout_s, mq_cancel *cancel, const void *parts,
+                              size_t parts_len, mq_lease **out, mq_error *err) {
+    if (out != NULL) *out = NULL;
+    if (parts_len % 4 != 0 || parts_len / 4 > MQ_PARTITIONS_MAX) {
+        if (err != NULL) {
+            memset(err, 0, sizeof *err);
+            err->status = MQ_ERR_ARG;
+            snprintf(err->message, sizeof err->message,
+                     "mq_claim_with: the partitions are %zu bytes, not 4 per partition up to 1024 partitions",
+                     parts_len);
+        }
+        return MQ_ERR_ARG;
+    }
+    int list[MQ_PARTITIONS_MAX];
+    const unsigned char *b = (const unsigned char *)parts;
+    size_t n = parts_len / 4;
+    for (size_t i = 0; i < n; i++)
+        list[i] = (int)((uint32_t)b[4 * i] | (uint32_t)b[4 * i + 1] << 8 | (uint32_t)b[4 * i + 2] << 16 |
+                        (uint32_t)b[4 * i + 3] << 24);
+    mq_claim_opts opts = MQ_CLAIM_OPTS_INIT;
+    opts.worker_id = worker_id != NULL && worker_id[0] != '\0' ? worker_id : NULL;
+    opts.visibility_s = visibility_s;
+    opts.min_priority = min_priority;
+    opts.max_events = max_events;
+    opts.timeout_s = timeout_s;
+    opts.cancel = cancel;
+    opts.partitions = n > 0 ? list : NULL;
+    opts.partition_count = n;
+    return mq_claim_with(queue, &opts, out, err);
+}
+
 /* mq_groups_json (0.5.0) with its options from scalars; id_prefix and after NULL or ""
  * are none. */
 static mq_status mqs_groups_json(mq_queue *queue, unsigned int states, const char *id_prefix, int min_attempts,
@@ -6411,6 +6455,100 @@ fail:
 }
 
 
+SWIGINTERN PyObject *_wrap_mq_queue_partitions(PyObject *self, PyObject *args) {
+  PyObject *resultobj = 0;
+  mq_queue *arg1 = 0 ;
+  void *argp1 = 0 ;
+  int res1 = 0 ;
+  PyObject *swig_obj[1] ;
+  int result;
+  
+  (void)self;
+  if (!args) SWIG_fail;
+  swig_obj[0] = args;
+  res1 = SWIG_ConvertPtr(swig_obj[0], &argp1,SWIGTYPE_p_mq_queue, 0 |  0 );
+  if (!SWIG_IsOK(res1)) {
+    SWIG_exception_fail(SWIG_ArgError(res1), "in method '" "mq_queue_partitions" "', argument " "1"" of type '" "mq_queue const *""'"); 
+  }
+  arg1 = (mq_queue *)(argp1);
+  {
+    SWIG_PYTHON_THREAD_BEGIN_ALLOW;
+    result = (int)mq_queue_partitions((struct mq_queue const *)arg1);
+    SWIG_PYTHON_THREAD_END_ALLOW;
+  }
+  resultobj = SWIG_From_int((int)(result));
+  return resultobj;
+fail:
+  return NULL;
+}
+
+
+SWIGINTERN PyObject *_wrap_mq_group_partition(PyObject *self, PyObject *args) {
+  PyObject *resultobj = 0;
+  char *arg1 = 0 ;
+  int arg2 ;
+  int res1 ;
+  char *buf1 = 0 ;
+  int alloc1 = 0 ;
+  int val2 ;
+  int ecode2 = 0 ;
+  PyObject *swig_obj[2] ;
+  int result;
+  
+  (void)self;
+  if (!SWIG_Python_UnpackTuple(args, "mq_group_partition", 2, 2, swig_obj)) SWIG_fail;
+  res1 = SWIG_AsCharPtrAndSize(swig_obj[0], &buf1, NULL, &alloc1);
+  if (!SWIG_IsOK(res1)) {
+    SWIG_exception_fail(SWIG_ArgError(res1), "in method '" "mq_group_partition" "', argument " "1"" of type '" "char const *""'");
+  }
+  arg1 = (char *)(buf1);
+  ecode2 = SWIG_AsVal_int(swig_obj[1], &val2);
+  if (!SWIG_IsOK(ecode2)) {
+    SWIG_exception_fail(SWIG_ArgError(ecode2), "in method '" "mq_group_partition" "', argument " "2"" of type '" "int""'");
+  } 
+  arg2 = (int)(val2);
+  {
+    SWIG_PYTHON_THREAD_BEGIN_ALLOW;
+    result = (int)mq_group_partition((char const *)arg1,arg2);
+    SWIG_PYTHON_THREAD_END_ALLOW;
+  }
+  resultobj = SWIG_From_int((int)(result));
+  if (alloc1 == SWIG_NEWOBJ) free((char*)buf1);
+  return resultobj;
+fail:
+  if (alloc1 == SWIG_NEWOBJ) free((char*)buf1);
+  return NULL;
+}
+
+
+SWIGINTERN PyObject *_wrap_mq_lease_partition(PyObject *self, PyObject *args) {
+  PyObject *resultobj = 0;
+  mq_lease *arg1 = 0 ;
+  void *argp1 = 0 ;
+  int res1 = 0 ;
+  PyObject *swig_obj[1] ;
+  int result;
+  
+  (void)self;
+  if (!args) SWIG_fail;
+  swig_obj[0] = args;
+  res1 = SWIG_ConvertPtr(swig_obj[0], &argp1,SWIGTYPE_p_mq_lease, 0 |  0 );
+  if (!SWIG_IsOK(res1)) {
+    SWIG_exception_fail(SWIG_ArgError(res1), "in method '" "mq_lease_partition" "', argument " "1"" of type '" "mq_lease const *""'"); 
+  }
+  arg1 = (mq_lease *)(argp1);
+  {
+    SWIG_PYTHON_THREAD_BEGIN_ALLOW;
+    result = (int)mq_lease_partition((struct mq_lease const *)arg1);
+    SWIG_PYTHON_THREAD_END_ALLOW;
+  }
+  resultobj = SWIG_From_int((int)(result));
+  return resultobj;
+fail:
+  return NULL;
+}
+
+
 SWIGINTERN PyObject *_wrap_mq_queue_clock_offset(PyObject *self, PyObject *args) {
   PyObject *resultobj = 0;
   mq_queue *arg1 = 0 ;
@@ -7050,6 +7188,201 @@ fail:
 }
 
 
+SWIGINTERN PyObject *_wrap_mqs_queue_new_with(PyObject *self, PyObject *args) {
+  PyObject *resultobj = 0;
+  mq_client *arg1 = 0 ;
+  char *arg2 = 0 ;
+  char *arg3 = 0 ;
+  int arg4 ;
+  mq_queue **arg5 = 0 ;
+  mq_error *arg6 = 0 ;
+  void *argp1 = 0 ;
+  int res1 = 0 ;
+  int res2 ;
+  char *buf2 = 0 ;
+  int alloc2 = 0 ;
+  int res3 ;
+  char *buf3 = 0 ;
+  int alloc3 = 0 ;
+  int val4 ;
+  int ecode4 = 0 ;
+  mq_queue *made5 = NULL ;
+  mq_error temp6 ;
+  PyObject *swig_obj[4] ;
+  mq_status result;
+  
+  arg5 = &made5;
+  {
+    temp6.status = MQ_OK;
+    temp6.server_code = 0;
+    temp6.message[0] = '\0';
+    arg6 = &temp6;
+  }
+  (void)self;
+  if (!SWIG_Python_UnpackTuple(args, "mqs_queue_new_with", 4, 4, swig_obj)) SWIG_fail;
+  res1 = SWIG_ConvertPtr(swig_obj[0], &argp1,SWIGTYPE_p_mq_client, 0 |  0 );
+  if (!SWIG_IsOK(res1)) {
+    SWIG_exception_fail(SWIG_ArgError(res1), "in method '" "mqs_queue_new_with" "', argument " "1"" of type '" "mq_client *""'"); 
+  }
+  arg1 = (mq_client *)(argp1);
+  res2 = SWIG_AsCharPtrAndSize(swig_obj[1], &buf2, NULL, &alloc2);
+  if (!SWIG_IsOK(res2)) {
+    SWIG_exception_fail(SWIG_ArgError(res2), "in method '" "mqs_queue_new_with" "', argument " "2"" of type '" "char const *""'");
+  }
+  arg2 = (char *)(buf2);
+  res3 = SWIG_AsCharPtrAndSize(swig_obj[2], &buf3, NULL, &alloc3);
+  if (!SWIG_IsOK(res3)) {
+    SWIG_exception_fail(SWIG_ArgError(res3), "in method '" "mqs_queue_new_with" "', argument " "3"" of type '" "char const *""'");
+  }
+  arg3 = (char *)(buf3);
+  ecode4 = SWIG_AsVal_int(swig_obj[3], &val4);
+  if (!SWIG_IsOK(ecode4)) {
+    SWIG_exception_fail(SWIG_ArgError(ecode4), "in method '" "mqs_queue_new_with" "', argument " "4"" of type '" "int""'");
+  } 
+  arg4 = (int)(val4);
+  {
+    SWIG_PYTHON_THREAD_BEGIN_ALLOW;
+    result = (mq_status)mqs_queue_new_with(arg1,(char const *)arg2,(char const *)arg3,arg4,arg5,arg6);
+    SWIG_PYTHON_THREAD_END_ALLOW;
+  }
+  (void)result; resultobj = SWIG_Py_Void();
+  {
+    resultobj = SWIG_Python_AppendOutput(resultobj, SWIG_NewPointerObj(made5, SWIGTYPE_p_mq_queue, 0), 1);
+  }
+  {
+    if (arg6->status != MQ_OK && arg6->status != MQ_EMPTY) {
+      Py_XDECREF(resultobj);
+      resultobj = NULL;
+      mqs_py_raise(arg6);
+      SWIG_fail;
+    }
+  }
+  if (alloc2 == SWIG_NEWOBJ) free((char*)buf2);
+  if (alloc3 == SWIG_NEWOBJ) free((char*)buf3);
+  return resultobj;
+fail:
+  if (alloc2 == SWIG_NEWOBJ) free((char*)buf2);
+  if (alloc3 == SWIG_NEWOBJ) free((char*)buf3);
+  return NULL;
+}
+
+
+SWIGINTERN PyObject *_wrap_mqs_claim_in(PyObject *self, PyObject *args) {
+  PyObject *resultobj = 0;
+  mq_queue *arg1 = 0 ;
+  char *arg2 = 0 ;
+  double arg3 ;
+  int arg4 ;
+  size_t arg5 ;
+  double arg6 ;
+  mq_cancel *arg7 = 0 ;
+  void *arg8 = 0 ;
+  size_t arg9 ;
+  mq_lease **arg10 = 0 ;
+  mq_error *arg11 = 0 ;
+  void *argp1 = 0 ;
+  int res1 = 0 ;
+  int res2 ;
+  char *buf2 = 0 ;
+  int alloc2 = 0 ;
+  double val3 ;
+  int ecode3 = 0 ;
+  int val4 ;
+  int ecode4 = 0 ;
+  size_t val5 ;
+  int ecode5 = 0 ;
+  double val6 ;
+  int ecode6 = 0 ;
+  void *argp7 = 0 ;
+  int res7 = 0 ;
+  Py_buffer view8 ;
+  int have_view8 = 0 ;
+  mq_lease *made10 = NULL ;
+  mq_error temp11 ;
+  PyObject *swig_obj[8] ;
+  mq_status result;
+  
+  arg10 = &made10;
+  {
+    temp11.status = MQ_OK;
+    temp11.server_code = 0;
+    temp11.message[0] = '\0';
+    arg11 = &temp11;
+  }
+  (void)self;
+  if (!SWIG_Python_UnpackTuple(args, "mqs_claim_in", 8, 8, swig_obj)) SWIG_fail;
+  res1 = SWIG_ConvertPtr(swig_obj[0], &argp1,SWIGTYPE_p_mq_queue, 0 |  0 );
+  if (!SWIG_IsOK(res1)) {
+    SWIG_exception_fail(SWIG_ArgError(res1), "in method '" "mqs_claim_in" "', argument " "1"" of type '" "mq_queue *""'"); 
+  }
+  arg1 = (mq_queue *)(argp1);
+  res2 = SWIG_AsCharPtrAndSize(swig_obj[1], &buf2, NULL, &alloc2);
+  if (!SWIG_IsOK(res2)) {
+    SWIG_exception_fail(SWIG_ArgError(res2), "in method '" "mqs_claim_in" "', argument " "2"" of type '" "char const *""'");
+  }
+  arg2 = (char *)(buf2);
+  ecode3 = SWIG_AsVal_double(swig_obj[2], &val3);
+  if (!SWIG_IsOK(ecode3)) {
+    SWIG_exception_fail(SWIG_ArgError(ecode3), "in method '" "mqs_claim_in" "', argument " "3"" of type '" "double""'");
+  } 
+  arg3 = (double)(val3);
+  ecode4 = SWIG_AsVal_int(swig_obj[3], &val4);
+  if (!SWIG_IsOK(ecode4)) {
+    SWIG_exception_fail(SWIG_ArgError(ecode4), "in method '" "mqs_claim_in" "', argument " "4"" of type '" "int""'");
+  } 
+  arg4 = (int)(val4);
+  ecode5 = SWIG_AsVal_size_t(swig_obj[4], &val5);
+  if (!SWIG_IsOK(ecode5)) {
+    SWIG_exception_fail(SWIG_ArgError(ecode5), "in method '" "mqs_claim_in" "', argument " "5"" of type '" "size_t""'");
+  } 
+  arg5 = (size_t)(val5);
+  ecode6 = SWIG_AsVal_double(swig_obj[5], &val6);
+  if (!SWIG_IsOK(ecode6)) {
+    SWIG_exception_fail(SWIG_ArgError(ecode6), "in method '" "mqs_claim_in" "', argument " "6"" of type '" "double""'");
+  } 
+  arg6 = (double)(val6);
+  res7 = SWIG_ConvertPtr(swig_obj[6], &argp7,SWIGTYPE_p_mq_cancel, 0 |  0 );
+  if (!SWIG_IsOK(res7)) {
+    SWIG_exception_fail(SWIG_ArgError(res7), "in method '" "mqs_claim_in" "', argument " "7"" of type '" "mq_cancel *""'"); 
+  }
+  arg7 = (mq_cancel *)(argp7);
+  {
+    if (PyObject_GetBuffer(swig_obj[7], &view8, PyBUF_SIMPLE) != 0) SWIG_fail;
+    have_view8 = 1;
+    arg8 = view8.buf;
+    arg9 = (size_t)view8.len;
+  }
+  {
+    SWIG_PYTHON_THREAD_BEGIN_ALLOW;
+    result = (mq_status)mqs_claim_in(arg1,(char const *)arg2,arg3,arg4,arg5,arg6,arg7,(void const *)arg8,arg9,arg10,arg11);
+    SWIG_PYTHON_THREAD_END_ALLOW;
+  }
+  (void)result; resultobj = SWIG_Py_Void();
+  {
+    resultobj = SWIG_Python_AppendOutput(resultobj, SWIG_NewPointerObj(made10, SWIGTYPE_p_mq_lease, 0), 1);
+  }
+  {
+    if (arg11->status != MQ_OK && arg11->status != MQ_EMPTY) {
+      Py_XDECREF(resultobj);
+      resultobj = NULL;
+      mqs_py_raise(arg11);
+      SWIG_fail;
+    }
+  }
+  if (alloc2 == SWIG_NEWOBJ) free((char*)buf2);
+  {
+    if (have_view8) PyBuffer_Release(&view8);
+  }
+  return resultobj;
+fail:
+  if (alloc2 == SWIG_NEWOBJ) free((char*)buf2);
+  {
+    if (have_view8) PyBuffer_Release(&view8);
+  }
+  return NULL;
+}
+
+
 SWIGINTERN PyObject *_wrap_mqs_groups_json(PyObject *self, PyObject *args) {
   PyObject *resultobj = 0;
   mq_queue *arg1 = 0 ;
@@ -7683,6 +8016,9 @@ static PyMethodDef SwigMethods[] = {
 	 { "mq_dead_list_json", _wrap_mq_dead_list_json, METH_VARARGS, NULL},
 	 { "mq_pause_group", _wrap_mq_pause_group, METH_VARARGS, NULL},
 	 { "mq_resume_group", _wrap_mq_resume_group, METH_VARARGS, NULL},
+	 { "mq_queue_partitions", _wrap_mq_queue_partitions, METH_O, NULL},
+	 { "mq_group_partition", _wrap_mq_group_partition, METH_VARARGS, NULL},
+	 { "mq_lease_partition", _wrap_mq_lease_partition, METH_O, NULL},
 	 { "mq_queue_clock_offset", _wrap_mq_queue_clock_offset, METH_O, NULL},
 	 { "mq_queue_now", _wrap_mq_queue_now, METH_O, NULL},
 	 { "mqs_duplicate_as_negative", _wrap_mqs_duplicate_as_negative, METH_O, NULL},
@@ -7692,6 +8028,8 @@ static PyMethodDef SwigMethods[] = {
 	 { "mqs_publish_batch", _wrap_mqs_publish_batch, METH_VARARGS, NULL},
 	 { "mqs_batch_outcome", _wrap_mqs_batch_outcome, METH_VARARGS, NULL},
 	 { "mqs_claim", _wrap_mqs_claim, METH_VARARGS, NULL},
+	 { "mqs_queue_new_with", _wrap_mqs_queue_new_with, METH_VARARGS, NULL},
+	 { "mqs_claim_in", _wrap_mqs_claim_in, METH_VARARGS, NULL},
 	 { "mqs_groups_json", _wrap_mqs_groups_json, METH_VARARGS, NULL},
 	 { "mqs_dead_list_with", _wrap_mqs_dead_list_with, METH_VARARGS, NULL},
 	 { "mqs_lease_attr_key", _wrap_mqs_lease_attr_key, METH_VARARGS, NULL},
@@ -8495,6 +8833,7 @@ SWIGINTERN int SWIG_mod_exec(PyObject *m) {
   SWIG_Python_SetConstant(d, "MQ_PRIORITY_MIN",SWIG_From_int((int)(MQ_PRIORITY_MIN)));
   SWIG_Python_SetConstant(d, "MQ_PRIORITY_MAX",SWIG_From_int((int)(MQ_PRIORITY_MAX)));
   SWIG_Python_SetConstant(d, "MQ_BATCH_MAX",SWIG_From_int((int)(MQ_BATCH_MAX)));
+  SWIG_Python_SetConstant(d, "MQ_PARTITIONS_MAX",SWIG_From_int((int)(MQ_PARTITIONS_MAX)));
   SWIG_Python_SetConstant(d, "MQ_GROUP_READY",SWIG_From_unsigned_SS_int((unsigned int)(MQ_GROUP_READY)));
   SWIG_Python_SetConstant(d, "MQ_GROUP_LEASED",SWIG_From_unsigned_SS_int((unsigned int)(MQ_GROUP_LEASED)));
   SWIG_Python_SetConstant(d, "MQ_GROUP_PARKED",SWIG_From_unsigned_SS_int((unsigned int)(MQ_GROUP_PARKED)));

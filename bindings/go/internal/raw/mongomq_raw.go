@@ -59,143 +59,155 @@ typedef long long swig_type_26;
 typedef long long swig_type_27;
 typedef _gostring_ swig_type_28;
 typedef _gostring_ swig_type_29;
-typedef _goslice_ swig_type_30;
-typedef _gostring_ swig_type_31;
-typedef _goslice_ swig_type_32;
-typedef _gostring_ swig_type_33;
-typedef _goslice_ swig_type_34;
-typedef _gostring_ swig_type_35;
-typedef _goslice_ swig_type_36;
-typedef _gostring_ swig_type_37;
-typedef _goslice_ swig_type_38;
-typedef long long swig_type_39;
-typedef _gostring_ swig_type_40;
-typedef long long swig_type_41;
-typedef _gostring_ swig_type_42;
+typedef _gostring_ swig_type_30;
+typedef _goslice_ swig_type_31;
+typedef _gostring_ swig_type_32;
+typedef _goslice_ swig_type_33;
+typedef _gostring_ swig_type_34;
+typedef _goslice_ swig_type_35;
+typedef _gostring_ swig_type_36;
+typedef _goslice_ swig_type_37;
+typedef _gostring_ swig_type_38;
+typedef _goslice_ swig_type_39;
+typedef long long swig_type_40;
+typedef _gostring_ swig_type_41;
+typedef long long swig_type_42;
 typedef _gostring_ swig_type_43;
-typedef long long swig_type_44;
-typedef long long swig_type_45;
+typedef _gostring_ swig_type_44;
+typedef _gostring_ swig_type_45;
 typedef long long swig_type_46;
-typedef _gostring_ swig_type_47;
-typedef long long swig_type_48;
-typedef long long swig_type_49;
-typedef _gostring_ swig_type_50;
+typedef _goslice_ swig_type_47;
+typedef _gostring_ swig_type_48;
+typedef _gostring_ swig_type_49;
+typedef long long swig_type_50;
 typedef long long swig_type_51;
 typedef long long swig_type_52;
-typedef _goslice_ swig_type_53;
+typedef _gostring_ swig_type_53;
 typedef long long swig_type_54;
-typedef _gostring_ swig_type_55;
-typedef long long swig_type_56;
-extern void _wrap_Swig_free_raw_15b83f3289386ada(uintptr_t arg1);
-extern uintptr_t _wrap_Swig_malloc_raw_15b83f3289386ada(swig_intgo arg1);
-extern void _wrap_mqs_bytes_data_set_raw_15b83f3289386ada(uintptr_t arg1, uintptr_t arg2);
-extern uintptr_t _wrap_mqs_bytes_data_get_raw_15b83f3289386ada(uintptr_t arg1);
-extern void _wrap_mqs_bytes_len_set_raw_15b83f3289386ada(uintptr_t arg1, swig_type_1 arg2);
-extern swig_type_2 _wrap_mqs_bytes_len_get_raw_15b83f3289386ada(uintptr_t arg1);
-extern uintptr_t _wrap_new_mqs_bytes_raw_15b83f3289386ada(void);
-extern void _wrap_delete_mqs_bytes_raw_15b83f3289386ada(uintptr_t arg1);
-extern swig_intgo _wrap_MQ_OK_raw_15b83f3289386ada(void);
-extern swig_intgo _wrap_MQ_EMPTY_raw_15b83f3289386ada(void);
-extern swig_intgo _wrap_MQ_LEASE_LOST_raw_15b83f3289386ada(void);
-extern swig_intgo _wrap_MQ_INTERRUPTED_raw_15b83f3289386ada(void);
-extern swig_intgo _wrap_MQ_CANCELLED_raw_15b83f3289386ada(void);
-extern swig_intgo _wrap_MQ_DUPLICATE_raw_15b83f3289386ada(void);
-extern swig_intgo _wrap_MQ_DEDUP_KEY_MAX_raw_15b83f3289386ada(void);
-extern swig_intgo _wrap_MQ_DEDUP_SCOPE_QUEUE_raw_15b83f3289386ada(void);
-extern swig_intgo _wrap_MQ_DEDUP_SCOPE_GROUP_raw_15b83f3289386ada(void);
-extern swig_intgo _wrap_MQ_ATTR_MAX_raw_15b83f3289386ada(void);
-extern swig_intgo _wrap_MQ_ATTR_KEY_MAX_raw_15b83f3289386ada(void);
-extern swig_intgo _wrap_MQ_ATTR_VALUE_MAX_raw_15b83f3289386ada(void);
-extern swig_intgo _wrap_MQ_ERR_ARG_raw_15b83f3289386ada(void);
-extern swig_intgo _wrap_MQ_ERR_CONNECT_raw_15b83f3289386ada(void);
-extern swig_intgo _wrap_MQ_ERR_SERVER_raw_15b83f3289386ada(void);
-extern swig_intgo _wrap_MQ_ERR_NOMEM_raw_15b83f3289386ada(void);
-extern swig_intgo _wrap_MQ_ERR_INTERNAL_raw_15b83f3289386ada(void);
-extern swig_intgo _wrap_MQ_PRIORITY_MIN_raw_15b83f3289386ada(void);
-extern swig_intgo _wrap_MQ_PRIORITY_MAX_raw_15b83f3289386ada(void);
-extern swig_intgo _wrap_MQ_BATCH_MAX_raw_15b83f3289386ada(void);
-extern swig_intgo _wrap_MQ_GROUP_READY_raw_15b83f3289386ada(void);
-extern swig_intgo _wrap_MQ_GROUP_LEASED_raw_15b83f3289386ada(void);
-extern swig_intgo _wrap_MQ_GROUP_PARKED_raw_15b83f3289386ada(void);
-extern swig_intgo _wrap_MQ_GROUP_PAUSED_raw_15b83f3289386ada(void);
-extern swig_intgo _wrap_MQ_GROUPS_SORT_ID_raw_15b83f3289386ada(void);
-extern swig_intgo _wrap_MQ_GROUPS_SORT_DUE_raw_15b83f3289386ada(void);
-extern uintptr_t _wrap_mqs_error_new_raw_15b83f3289386ada(void);
-extern void _wrap_mqs_error_free_raw_15b83f3289386ada(uintptr_t arg1);
-extern swig_intgo _wrap_mqs_error_status_raw_15b83f3289386ada(uintptr_t arg1);
-extern swig_intgo _wrap_mqs_error_server_code_raw_15b83f3289386ada(uintptr_t arg1);
-extern swig_type_3 _wrap_mqs_error_message_raw_15b83f3289386ada(uintptr_t arg1);
-extern swig_type_4 _wrap_mq_version_raw_15b83f3289386ada(void);
-extern swig_type_5 _wrap_mq_status_name_raw_15b83f3289386ada(swig_intgo arg1);
-extern swig_intgo _wrap_mq_client_new_raw_15b83f3289386ada(swig_type_6 arg1, swig_voidp arg2, uintptr_t arg3);
-extern void _wrap_mq_client_destroy_raw_15b83f3289386ada(uintptr_t arg1);
-extern swig_type_7 _wrap_mq_client_command_count_raw_15b83f3289386ada(uintptr_t arg1);
-extern swig_type_8 _wrap_mq_client_write_concern_errors_raw_15b83f3289386ada(uintptr_t arg1);
-extern swig_intgo _wrap_mq_queue_new_raw_15b83f3289386ada(uintptr_t arg1, swig_type_9 arg2, swig_type_10 arg3, swig_voidp arg4, uintptr_t arg5);
-extern swig_intgo _wrap_mq_ack_raw_15b83f3289386ada(uintptr_t arg1, uintptr_t arg2, uintptr_t arg3);
-extern swig_intgo _wrap_mq_nack_raw_15b83f3289386ada(uintptr_t arg1, uintptr_t arg2, double arg3, uintptr_t arg4);
-extern swig_intgo _wrap_mq_unclaim_raw_15b83f3289386ada(uintptr_t arg1, uintptr_t arg2, uintptr_t arg3);
-extern swig_intgo _wrap_mq_extend_raw_15b83f3289386ada(uintptr_t arg1, uintptr_t arg2, double arg3, uintptr_t arg4);
-extern swig_type_11 _wrap_mq_lease_seq_raw_15b83f3289386ada(uintptr_t arg1);
-extern swig_type_12 _wrap_mq_lease_group_raw_15b83f3289386ada(uintptr_t arg1);
-extern swig_type_13 _wrap_mq_lease_token_raw_15b83f3289386ada(uintptr_t arg1);
-extern swig_intgo _wrap_mq_lease_attempts_raw_15b83f3289386ada(uintptr_t arg1);
-extern void _wrap_mq_lease_destroy_raw_15b83f3289386ada(uintptr_t arg1);
-extern swig_intgo _wrap_mq_batch_new_raw_15b83f3289386ada(swig_voidp arg1, uintptr_t arg2);
-extern swig_type_14 _wrap_mq_batch_count_raw_15b83f3289386ada(uintptr_t arg1);
-extern void _wrap_mq_batch_destroy_raw_15b83f3289386ada(uintptr_t arg1);
-extern swig_type_15 _wrap_mq_lease_count_raw_15b83f3289386ada(uintptr_t arg1);
-extern swig_type_16 _wrap_mq_lease_seq_at_raw_15b83f3289386ada(uintptr_t arg1, swig_type_17 arg2);
-extern void _wrap_mq_queue_interrupt_raw_15b83f3289386ada(uintptr_t arg1);
-extern swig_intgo _wrap_mq_cancel_new_raw_15b83f3289386ada(swig_voidp arg1, uintptr_t arg2);
-extern void _wrap_mq_cancel_trigger_raw_15b83f3289386ada(uintptr_t arg1);
-extern swig_intgo _wrap_mq_cancel_triggered_raw_15b83f3289386ada(uintptr_t arg1);
-extern void _wrap_mq_cancel_reset_raw_15b83f3289386ada(uintptr_t arg1);
-extern void _wrap_mq_cancel_destroy_raw_15b83f3289386ada(uintptr_t arg1);
-extern double _wrap_mq_lease_deadline_raw_15b83f3289386ada(uintptr_t arg1);
-extern swig_intgo _wrap_mq_queue_set_dedup_window_raw_15b83f3289386ada(uintptr_t arg1, double arg2, uintptr_t arg3);
-extern swig_intgo _wrap_mq_queue_set_dedup_scope_raw_15b83f3289386ada(uintptr_t arg1, swig_intgo arg2, uintptr_t arg3);
-extern swig_type_18 _wrap_mq_lease_attr_count_raw_15b83f3289386ada(uintptr_t arg1, swig_type_19 arg2);
-extern swig_type_20 _wrap_mq_lease_attr_raw_15b83f3289386ada(uintptr_t arg1, swig_type_21 arg2, swig_type_22 arg3);
-extern swig_intgo _wrap_mq_queue_set_repair_interval_raw_15b83f3289386ada(uintptr_t arg1, double arg2, uintptr_t arg3);
-extern void _wrap_mq_queue_repair_counts_raw_15b83f3289386ada(uintptr_t arg1, swig_voidp arg2, swig_voidp arg3);
-extern swig_intgo _wrap_mq_queue_set_max_attempts_raw_15b83f3289386ada(uintptr_t arg1, swig_intgo arg2, uintptr_t arg3);
-extern swig_intgo _wrap_mq_dead_count_raw_15b83f3289386ada(uintptr_t arg1, swig_voidp arg2, uintptr_t arg3);
-extern swig_intgo _wrap_mq_dead_requeue_raw_15b83f3289386ada(uintptr_t arg1, swig_type_23 arg2, swig_voidp arg3, uintptr_t arg4);
-extern swig_intgo _wrap_mq_dead_purge_raw_15b83f3289386ada(uintptr_t arg1, swig_voidp arg2, uintptr_t arg3);
-extern swig_intgo _wrap_mq_stats_json_raw_15b83f3289386ada(uintptr_t arg1, swig_voidp arg2, uintptr_t arg3);
-extern swig_intgo _wrap_mq_repair_raw_15b83f3289386ada(uintptr_t arg1, swig_voidp arg2, uintptr_t arg3);
-extern swig_intgo _wrap_mq_purge_group_raw_15b83f3289386ada(uintptr_t arg1, swig_type_24 arg2, uintptr_t arg3);
-extern swig_intgo _wrap_mq_queue_drop_raw_15b83f3289386ada(uintptr_t arg1, uintptr_t arg2);
-extern swig_intgo _wrap_mq_peek_json_raw_15b83f3289386ada(uintptr_t arg1, swig_type_25 arg2, swig_type_26 arg3, swig_voidp arg4, uintptr_t arg5);
-extern swig_intgo _wrap_mq_dead_list_json_raw_15b83f3289386ada(uintptr_t arg1, swig_type_27 arg2, swig_voidp arg3, uintptr_t arg4);
-extern swig_intgo _wrap_mq_pause_group_raw_15b83f3289386ada(uintptr_t arg1, swig_type_28 arg2, uintptr_t arg3);
-extern swig_intgo _wrap_mq_resume_group_raw_15b83f3289386ada(uintptr_t arg1, swig_type_29 arg2, uintptr_t arg3);
-extern double _wrap_mq_queue_clock_offset_raw_15b83f3289386ada(uintptr_t arg1);
-extern double _wrap_mq_queue_now_raw_15b83f3289386ada(uintptr_t arg1);
-extern swig_intgo _wrap_mqs_duplicate_as_negative_raw_15b83f3289386ada(swig_intgo arg1, swig_voidp arg2, uintptr_t arg3);
-extern swig_intgo _wrap_mqs_unpack_attrs_raw_15b83f3289386ada(swig_type_30 arg1, uintptr_t arg2, swig_voidp arg3, swig_voidp arg4, uintptr_t arg5);
-extern swig_intgo _wrap_mqs_publish_raw_15b83f3289386ada(uintptr_t arg1, swig_type_31 arg2, swig_type_32 arg3, swig_intgo arg4, double arg5, swig_intgo arg6, swig_type_33 arg7, swig_type_34 arg8, swig_voidp arg9, uintptr_t arg10);
-extern swig_intgo _wrap_mqs_batch_add_at_raw_15b83f3289386ada(uintptr_t arg1, swig_type_35 arg2, swig_type_36 arg3, swig_intgo arg4, double arg5, swig_intgo arg6, swig_type_37 arg7, swig_type_38 arg8, uintptr_t arg9);
-extern swig_intgo _wrap_mqs_publish_batch_raw_15b83f3289386ada(uintptr_t arg1, uintptr_t arg2, swig_voidp arg3, uintptr_t arg4);
-extern swig_intgo _wrap_mqs_batch_outcome_raw_15b83f3289386ada(uintptr_t arg1, swig_type_39 arg2, swig_voidp arg3, uintptr_t arg4);
-extern swig_intgo _wrap_mqs_claim_raw_15b83f3289386ada(uintptr_t arg1, swig_type_40 arg2, double arg3, swig_intgo arg4, swig_type_41 arg5, double arg6, uintptr_t arg7, swig_voidp arg8, uintptr_t arg9);
-extern swig_intgo _wrap_mqs_groups_json_raw_15b83f3289386ada(uintptr_t arg1, swig_intgo arg2, swig_type_42 arg3, swig_intgo arg4, double arg5, double arg6, swig_intgo arg7, swig_type_43 arg8, swig_type_44 arg9, swig_voidp arg10, uintptr_t arg11);
-extern swig_intgo _wrap_mqs_dead_list_with_raw_15b83f3289386ada(uintptr_t arg1, swig_type_45 arg2, swig_type_46 arg3, swig_voidp arg4, uintptr_t arg5);
-extern swig_type_47 _wrap_mqs_lease_attr_key_raw_15b83f3289386ada(uintptr_t arg1, swig_type_48 arg2, swig_type_49 arg3);
-extern swig_type_50 _wrap_mqs_lease_attr_value_raw_15b83f3289386ada(uintptr_t arg1, swig_type_51 arg2, swig_type_52 arg3);
-extern swig_type_53 _wrap_mqs_lease_event_at_raw_15b83f3289386ada(uintptr_t arg1, swig_type_54 arg2);
-extern uintptr_t _wrap_mqs_clock_new_raw_15b83f3289386ada(double arg1);
-extern double _wrap_mqs_clock_now_raw_15b83f3289386ada(uintptr_t arg1);
-extern void _wrap_mqs_clock_set_raw_15b83f3289386ada(uintptr_t arg1, double arg2);
-extern void _wrap_mqs_clock_advance_raw_15b83f3289386ada(uintptr_t arg1, double arg2);
-extern void _wrap_mqs_clock_release_raw_15b83f3289386ada(uintptr_t arg1);
-extern void _wrap_mqs_queue_set_clock_raw_15b83f3289386ada(uintptr_t arg1, uintptr_t arg2);
-extern void _wrap_mqs_queue_destroy_raw_15b83f3289386ada(uintptr_t arg1);
-extern void _wrap_mqs_log_capture_raw_15b83f3289386ada(void);
-extern void _wrap_mqs_log_silence_raw_15b83f3289386ada(void);
-extern swig_type_55 _wrap_mqs_log_next_raw_15b83f3289386ada(double arg1);
-extern swig_type_56 _wrap_mqs_log_dropped_raw_15b83f3289386ada(void);
+typedef long long swig_type_55;
+typedef _gostring_ swig_type_56;
+typedef long long swig_type_57;
+typedef long long swig_type_58;
+typedef _goslice_ swig_type_59;
+typedef long long swig_type_60;
+typedef _gostring_ swig_type_61;
+typedef long long swig_type_62;
+extern void _wrap_Swig_free_raw_bd2f5068f88e0a12(uintptr_t arg1);
+extern uintptr_t _wrap_Swig_malloc_raw_bd2f5068f88e0a12(swig_intgo arg1);
+extern void _wrap_mqs_bytes_data_set_raw_bd2f5068f88e0a12(uintptr_t arg1, uintptr_t arg2);
+extern uintptr_t _wrap_mqs_bytes_data_get_raw_bd2f5068f88e0a12(uintptr_t arg1);
+extern void _wrap_mqs_bytes_len_set_raw_bd2f5068f88e0a12(uintptr_t arg1, swig_type_1 arg2);
+extern swig_type_2 _wrap_mqs_bytes_len_get_raw_bd2f5068f88e0a12(uintptr_t arg1);
+extern uintptr_t _wrap_new_mqs_bytes_raw_bd2f5068f88e0a12(void);
+extern void _wrap_delete_mqs_bytes_raw_bd2f5068f88e0a12(uintptr_t arg1);
+extern swig_intgo _wrap_MQ_OK_raw_bd2f5068f88e0a12(void);
+extern swig_intgo _wrap_MQ_EMPTY_raw_bd2f5068f88e0a12(void);
+extern swig_intgo _wrap_MQ_LEASE_LOST_raw_bd2f5068f88e0a12(void);
+extern swig_intgo _wrap_MQ_INTERRUPTED_raw_bd2f5068f88e0a12(void);
+extern swig_intgo _wrap_MQ_CANCELLED_raw_bd2f5068f88e0a12(void);
+extern swig_intgo _wrap_MQ_DUPLICATE_raw_bd2f5068f88e0a12(void);
+extern swig_intgo _wrap_MQ_DEDUP_KEY_MAX_raw_bd2f5068f88e0a12(void);
+extern swig_intgo _wrap_MQ_DEDUP_SCOPE_QUEUE_raw_bd2f5068f88e0a12(void);
+extern swig_intgo _wrap_MQ_DEDUP_SCOPE_GROUP_raw_bd2f5068f88e0a12(void);
+extern swig_intgo _wrap_MQ_ATTR_MAX_raw_bd2f5068f88e0a12(void);
+extern swig_intgo _wrap_MQ_ATTR_KEY_MAX_raw_bd2f5068f88e0a12(void);
+extern swig_intgo _wrap_MQ_ATTR_VALUE_MAX_raw_bd2f5068f88e0a12(void);
+extern swig_intgo _wrap_MQ_ERR_ARG_raw_bd2f5068f88e0a12(void);
+extern swig_intgo _wrap_MQ_ERR_CONNECT_raw_bd2f5068f88e0a12(void);
+extern swig_intgo _wrap_MQ_ERR_SERVER_raw_bd2f5068f88e0a12(void);
+extern swig_intgo _wrap_MQ_ERR_NOMEM_raw_bd2f5068f88e0a12(void);
+extern swig_intgo _wrap_MQ_ERR_INTERNAL_raw_bd2f5068f88e0a12(void);
+extern swig_intgo _wrap_MQ_PRIORITY_MIN_raw_bd2f5068f88e0a12(void);
+extern swig_intgo _wrap_MQ_PRIORITY_MAX_raw_bd2f5068f88e0a12(void);
+extern swig_intgo _wrap_MQ_BATCH_MAX_raw_bd2f5068f88e0a12(void);
+extern swig_intgo _wrap_MQ_PARTITIONS_MAX_raw_bd2f5068f88e0a12(void);
+extern swig_intgo _wrap_MQ_GROUP_READY_raw_bd2f5068f88e0a12(void);
+extern swig_intgo _wrap_MQ_GROUP_LEASED_raw_bd2f5068f88e0a12(void);
+extern swig_intgo _wrap_MQ_GROUP_PARKED_raw_bd2f5068f88e0a12(void);
+extern swig_intgo _wrap_MQ_GROUP_PAUSED_raw_bd2f5068f88e0a12(void);
+extern swig_intgo _wrap_MQ_GROUPS_SORT_ID_raw_bd2f5068f88e0a12(void);
+extern swig_intgo _wrap_MQ_GROUPS_SORT_DUE_raw_bd2f5068f88e0a12(void);
+extern uintptr_t _wrap_mqs_error_new_raw_bd2f5068f88e0a12(void);
+extern void _wrap_mqs_error_free_raw_bd2f5068f88e0a12(uintptr_t arg1);
+extern swig_intgo _wrap_mqs_error_status_raw_bd2f5068f88e0a12(uintptr_t arg1);
+extern swig_intgo _wrap_mqs_error_server_code_raw_bd2f5068f88e0a12(uintptr_t arg1);
+extern swig_type_3 _wrap_mqs_error_message_raw_bd2f5068f88e0a12(uintptr_t arg1);
+extern swig_type_4 _wrap_mq_version_raw_bd2f5068f88e0a12(void);
+extern swig_type_5 _wrap_mq_status_name_raw_bd2f5068f88e0a12(swig_intgo arg1);
+extern swig_intgo _wrap_mq_client_new_raw_bd2f5068f88e0a12(swig_type_6 arg1, swig_voidp arg2, uintptr_t arg3);
+extern void _wrap_mq_client_destroy_raw_bd2f5068f88e0a12(uintptr_t arg1);
+extern swig_type_7 _wrap_mq_client_command_count_raw_bd2f5068f88e0a12(uintptr_t arg1);
+extern swig_type_8 _wrap_mq_client_write_concern_errors_raw_bd2f5068f88e0a12(uintptr_t arg1);
+extern swig_intgo _wrap_mq_queue_new_raw_bd2f5068f88e0a12(uintptr_t arg1, swig_type_9 arg2, swig_type_10 arg3, swig_voidp arg4, uintptr_t arg5);
+extern swig_intgo _wrap_mq_ack_raw_bd2f5068f88e0a12(uintptr_t arg1, uintptr_t arg2, uintptr_t arg3);
+extern swig_intgo _wrap_mq_nack_raw_bd2f5068f88e0a12(uintptr_t arg1, uintptr_t arg2, double arg3, uintptr_t arg4);
+extern swig_intgo _wrap_mq_unclaim_raw_bd2f5068f88e0a12(uintptr_t arg1, uintptr_t arg2, uintptr_t arg3);
+extern swig_intgo _wrap_mq_extend_raw_bd2f5068f88e0a12(uintptr_t arg1, uintptr_t arg2, double arg3, uintptr_t arg4);
+extern swig_type_11 _wrap_mq_lease_seq_raw_bd2f5068f88e0a12(uintptr_t arg1);
+extern swig_type_12 _wrap_mq_lease_group_raw_bd2f5068f88e0a12(uintptr_t arg1);
+extern swig_type_13 _wrap_mq_lease_token_raw_bd2f5068f88e0a12(uintptr_t arg1);
+extern swig_intgo _wrap_mq_lease_attempts_raw_bd2f5068f88e0a12(uintptr_t arg1);
+extern void _wrap_mq_lease_destroy_raw_bd2f5068f88e0a12(uintptr_t arg1);
+extern swig_intgo _wrap_mq_batch_new_raw_bd2f5068f88e0a12(swig_voidp arg1, uintptr_t arg2);
+extern swig_type_14 _wrap_mq_batch_count_raw_bd2f5068f88e0a12(uintptr_t arg1);
+extern void _wrap_mq_batch_destroy_raw_bd2f5068f88e0a12(uintptr_t arg1);
+extern swig_type_15 _wrap_mq_lease_count_raw_bd2f5068f88e0a12(uintptr_t arg1);
+extern swig_type_16 _wrap_mq_lease_seq_at_raw_bd2f5068f88e0a12(uintptr_t arg1, swig_type_17 arg2);
+extern void _wrap_mq_queue_interrupt_raw_bd2f5068f88e0a12(uintptr_t arg1);
+extern swig_intgo _wrap_mq_cancel_new_raw_bd2f5068f88e0a12(swig_voidp arg1, uintptr_t arg2);
+extern void _wrap_mq_cancel_trigger_raw_bd2f5068f88e0a12(uintptr_t arg1);
+extern swig_intgo _wrap_mq_cancel_triggered_raw_bd2f5068f88e0a12(uintptr_t arg1);
+extern void _wrap_mq_cancel_reset_raw_bd2f5068f88e0a12(uintptr_t arg1);
+extern void _wrap_mq_cancel_destroy_raw_bd2f5068f88e0a12(uintptr_t arg1);
+extern double _wrap_mq_lease_deadline_raw_bd2f5068f88e0a12(uintptr_t arg1);
+extern swig_intgo _wrap_mq_queue_set_dedup_window_raw_bd2f5068f88e0a12(uintptr_t arg1, double arg2, uintptr_t arg3);
+extern swig_intgo _wrap_mq_queue_set_dedup_scope_raw_bd2f5068f88e0a12(uintptr_t arg1, swig_intgo arg2, uintptr_t arg3);
+extern swig_type_18 _wrap_mq_lease_attr_count_raw_bd2f5068f88e0a12(uintptr_t arg1, swig_type_19 arg2);
+extern swig_type_20 _wrap_mq_lease_attr_raw_bd2f5068f88e0a12(uintptr_t arg1, swig_type_21 arg2, swig_type_22 arg3);
+extern swig_intgo _wrap_mq_queue_set_repair_interval_raw_bd2f5068f88e0a12(uintptr_t arg1, double arg2, uintptr_t arg3);
+extern void _wrap_mq_queue_repair_counts_raw_bd2f5068f88e0a12(uintptr_t arg1, swig_voidp arg2, swig_voidp arg3);
+extern swig_intgo _wrap_mq_queue_set_max_attempts_raw_bd2f5068f88e0a12(uintptr_t arg1, swig_intgo arg2, uintptr_t arg3);
+extern swig_intgo _wrap_mq_dead_count_raw_bd2f5068f88e0a12(uintptr_t arg1, swig_voidp arg2, uintptr_t arg3);
+extern swig_intgo _wrap_mq_dead_requeue_raw_bd2f5068f88e0a12(uintptr_t arg1, swig_type_23 arg2, swig_voidp arg3, uintptr_t arg4);
+extern swig_intgo _wrap_mq_dead_purge_raw_bd2f5068f88e0a12(uintptr_t arg1, swig_voidp arg2, uintptr_t arg3);
+extern swig_intgo _wrap_mq_stats_json_raw_bd2f5068f88e0a12(uintptr_t arg1, swig_voidp arg2, uintptr_t arg3);
+extern swig_intgo _wrap_mq_repair_raw_bd2f5068f88e0a12(uintptr_t arg1, swig_voidp arg2, uintptr_t arg3);
+extern swig_intgo _wrap_mq_purge_group_raw_bd2f5068f88e0a12(uintptr_t arg1, swig_type_24 arg2, uintptr_t arg3);
+extern swig_intgo _wrap_mq_queue_drop_raw_bd2f5068f88e0a12(uintptr_t arg1, uintptr_t arg2);
+extern swig_intgo _wrap_mq_peek_json_raw_bd2f5068f88e0a12(uintptr_t arg1, swig_type_25 arg2, swig_type_26 arg3, swig_voidp arg4, uintptr_t arg5);
+extern swig_intgo _wrap_mq_dead_list_json_raw_bd2f5068f88e0a12(uintptr_t arg1, swig_type_27 arg2, swig_voidp arg3, uintptr_t arg4);
+extern swig_intgo _wrap_mq_pause_group_raw_bd2f5068f88e0a12(uintptr_t arg1, swig_type_28 arg2, uintptr_t arg3);
+extern swig_intgo _wrap_mq_resume_group_raw_bd2f5068f88e0a12(uintptr_t arg1, swig_type_29 arg2, uintptr_t arg3);
+extern swig_intgo _wrap_mq_queue_partitions_raw_bd2f5068f88e0a12(uintptr_t arg1);
+extern swig_intgo _wrap_mq_group_partition_raw_bd2f5068f88e0a12(swig_type_30 arg1, swig_intgo arg2);
+extern swig_intgo _wrap_mq_lease_partition_raw_bd2f5068f88e0a12(uintptr_t arg1);
+extern double _wrap_mq_queue_clock_offset_raw_bd2f5068f88e0a12(uintptr_t arg1);
+extern double _wrap_mq_queue_now_raw_bd2f5068f88e0a12(uintptr_t arg1);
+extern swig_intgo _wrap_mqs_duplicate_as_negative_raw_bd2f5068f88e0a12(swig_intgo arg1, swig_voidp arg2, uintptr_t arg3);
+extern swig_intgo _wrap_mqs_unpack_attrs_raw_bd2f5068f88e0a12(swig_type_31 arg1, uintptr_t arg2, swig_voidp arg3, swig_voidp arg4, uintptr_t arg5);
+extern swig_intgo _wrap_mqs_publish_raw_bd2f5068f88e0a12(uintptr_t arg1, swig_type_32 arg2, swig_type_33 arg3, swig_intgo arg4, double arg5, swig_intgo arg6, swig_type_34 arg7, swig_type_35 arg8, swig_voidp arg9, uintptr_t arg10);
+extern swig_intgo _wrap_mqs_batch_add_at_raw_bd2f5068f88e0a12(uintptr_t arg1, swig_type_36 arg2, swig_type_37 arg3, swig_intgo arg4, double arg5, swig_intgo arg6, swig_type_38 arg7, swig_type_39 arg8, uintptr_t arg9);
+extern swig_intgo _wrap_mqs_publish_batch_raw_bd2f5068f88e0a12(uintptr_t arg1, uintptr_t arg2, swig_voidp arg3, uintptr_t arg4);
+extern swig_intgo _wrap_mqs_batch_outcome_raw_bd2f5068f88e0a12(uintptr_t arg1, swig_type_40 arg2, swig_voidp arg3, uintptr_t arg4);
+extern swig_intgo _wrap_mqs_claim_raw_bd2f5068f88e0a12(uintptr_t arg1, swig_type_41 arg2, double arg3, swig_intgo arg4, swig_type_42 arg5, double arg6, uintptr_t arg7, swig_voidp arg8, uintptr_t arg9);
+extern swig_intgo _wrap_mqs_queue_new_with_raw_bd2f5068f88e0a12(uintptr_t arg1, swig_type_43 arg2, swig_type_44 arg3, swig_intgo arg4, swig_voidp arg5, uintptr_t arg6);
+extern swig_intgo _wrap_mqs_claim_in_raw_bd2f5068f88e0a12(uintptr_t arg1, swig_type_45 arg2, double arg3, swig_intgo arg4, swig_type_46 arg5, double arg6, uintptr_t arg7, swig_type_47 arg8, swig_voidp arg9, uintptr_t arg10);
+extern swig_intgo _wrap_mqs_groups_json_raw_bd2f5068f88e0a12(uintptr_t arg1, swig_intgo arg2, swig_type_48 arg3, swig_intgo arg4, double arg5, double arg6, swig_intgo arg7, swig_type_49 arg8, swig_type_50 arg9, swig_voidp arg10, uintptr_t arg11);
+extern swig_intgo _wrap_mqs_dead_list_with_raw_bd2f5068f88e0a12(uintptr_t arg1, swig_type_51 arg2, swig_type_52 arg3, swig_voidp arg4, uintptr_t arg5);
+extern swig_type_53 _wrap_mqs_lease_attr_key_raw_bd2f5068f88e0a12(uintptr_t arg1, swig_type_54 arg2, swig_type_55 arg3);
+extern swig_type_56 _wrap_mqs_lease_attr_value_raw_bd2f5068f88e0a12(uintptr_t arg1, swig_type_57 arg2, swig_type_58 arg3);
+extern swig_type_59 _wrap_mqs_lease_event_at_raw_bd2f5068f88e0a12(uintptr_t arg1, swig_type_60 arg2);
+extern uintptr_t _wrap_mqs_clock_new_raw_bd2f5068f88e0a12(double arg1);
+extern double _wrap_mqs_clock_now_raw_bd2f5068f88e0a12(uintptr_t arg1);
+extern void _wrap_mqs_clock_set_raw_bd2f5068f88e0a12(uintptr_t arg1, double arg2);
+extern void _wrap_mqs_clock_advance_raw_bd2f5068f88e0a12(uintptr_t arg1, double arg2);
+extern void _wrap_mqs_clock_release_raw_bd2f5068f88e0a12(uintptr_t arg1);
+extern void _wrap_mqs_queue_set_clock_raw_bd2f5068f88e0a12(uintptr_t arg1, uintptr_t arg2);
+extern void _wrap_mqs_queue_destroy_raw_bd2f5068f88e0a12(uintptr_t arg1);
+extern void _wrap_mqs_log_capture_raw_bd2f5068f88e0a12(void);
+extern void _wrap_mqs_log_silence_raw_bd2f5068f88e0a12(void);
+extern swig_type_61 _wrap_mqs_log_next_raw_bd2f5068f88e0a12(double arg1);
+extern swig_type_62 _wrap_mqs_log_dropped_raw_bd2f5068f88e0a12(void);
 #undef intgo
 */
 import "C"
@@ -229,13 +241,13 @@ type _ sync.Mutex
 
 func Swig_free(arg1 uintptr) {
 	_swig_i_0 := arg1
-	C._wrap_Swig_free_raw_15b83f3289386ada(C.uintptr_t(_swig_i_0))
+	C._wrap_Swig_free_raw_bd2f5068f88e0a12(C.uintptr_t(_swig_i_0))
 }
 
 func Swig_malloc(arg1 int) (_swig_ret uintptr) {
 	var swig_r uintptr
 	_swig_i_0 := arg1
-	swig_r = (uintptr)(C._wrap_Swig_malloc_raw_15b83f3289386ada(C.swig_intgo(_swig_i_0)))
+	swig_r = (uintptr)(C._wrap_Swig_malloc_raw_bd2f5068f88e0a12(C.swig_intgo(_swig_i_0)))
 	return swig_r
 }
 
@@ -251,38 +263,38 @@ func (p SwigcptrMqs_bytes) SwigIsMqs_bytes() {
 func (arg1 SwigcptrMqs_bytes) SetData(arg2 uintptr) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_mqs_bytes_data_set_raw_15b83f3289386ada(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1))
+	C._wrap_mqs_bytes_data_set_raw_bd2f5068f88e0a12(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1))
 }
 
 func (arg1 SwigcptrMqs_bytes) GetData() (_swig_ret uintptr) {
 	var swig_r uintptr
 	_swig_i_0 := arg1
-	swig_r = (uintptr)(C._wrap_mqs_bytes_data_get_raw_15b83f3289386ada(C.uintptr_t(_swig_i_0)))
+	swig_r = (uintptr)(C._wrap_mqs_bytes_data_get_raw_bd2f5068f88e0a12(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func (arg1 SwigcptrMqs_bytes) SetLen(arg2 int64) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_mqs_bytes_len_set_raw_15b83f3289386ada(C.uintptr_t(_swig_i_0), C.swig_type_1(_swig_i_1))
+	C._wrap_mqs_bytes_len_set_raw_bd2f5068f88e0a12(C.uintptr_t(_swig_i_0), C.swig_type_1(_swig_i_1))
 }
 
 func (arg1 SwigcptrMqs_bytes) GetLen() (_swig_ret int64) {
 	var swig_r int64
 	_swig_i_0 := arg1
-	swig_r = (int64)(C._wrap_mqs_bytes_len_get_raw_15b83f3289386ada(C.uintptr_t(_swig_i_0)))
+	swig_r = (int64)(C._wrap_mqs_bytes_len_get_raw_bd2f5068f88e0a12(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func NewMqs_bytes() (_swig_ret Mqs_bytes) {
 	var swig_r Mqs_bytes
-	swig_r = (Mqs_bytes)(SwigcptrMqs_bytes(C._wrap_new_mqs_bytes_raw_15b83f3289386ada()))
+	swig_r = (Mqs_bytes)(SwigcptrMqs_bytes(C._wrap_new_mqs_bytes_raw_bd2f5068f88e0a12()))
 	return swig_r
 }
 
 func DeleteMqs_bytes(arg1 Mqs_bytes) {
 	_swig_i_0 := getSwigcptr(arg1)
-	C._wrap_delete_mqs_bytes_raw_15b83f3289386ada(C.uintptr_t(_swig_i_0))
+	C._wrap_delete_mqs_bytes_raw_bd2f5068f88e0a12(C.uintptr_t(_swig_i_0))
 }
 
 type Mqs_bytes interface {
@@ -296,215 +308,222 @@ type Mqs_bytes interface {
 
 func _swig_getMQ_OK() (_swig_ret int) {
 	var swig_r int
-	swig_r = (int)(C._wrap_MQ_OK_raw_15b83f3289386ada())
+	swig_r = (int)(C._wrap_MQ_OK_raw_bd2f5068f88e0a12())
 	return swig_r
 }
 
 var MQ_OK int = _swig_getMQ_OK()
 func _swig_getMQ_EMPTY() (_swig_ret int) {
 	var swig_r int
-	swig_r = (int)(C._wrap_MQ_EMPTY_raw_15b83f3289386ada())
+	swig_r = (int)(C._wrap_MQ_EMPTY_raw_bd2f5068f88e0a12())
 	return swig_r
 }
 
 var MQ_EMPTY int = _swig_getMQ_EMPTY()
 func _swig_getMQ_LEASE_LOST() (_swig_ret int) {
 	var swig_r int
-	swig_r = (int)(C._wrap_MQ_LEASE_LOST_raw_15b83f3289386ada())
+	swig_r = (int)(C._wrap_MQ_LEASE_LOST_raw_bd2f5068f88e0a12())
 	return swig_r
 }
 
 var MQ_LEASE_LOST int = _swig_getMQ_LEASE_LOST()
 func _swig_getMQ_INTERRUPTED() (_swig_ret int) {
 	var swig_r int
-	swig_r = (int)(C._wrap_MQ_INTERRUPTED_raw_15b83f3289386ada())
+	swig_r = (int)(C._wrap_MQ_INTERRUPTED_raw_bd2f5068f88e0a12())
 	return swig_r
 }
 
 var MQ_INTERRUPTED int = _swig_getMQ_INTERRUPTED()
 func _swig_getMQ_CANCELLED() (_swig_ret int) {
 	var swig_r int
-	swig_r = (int)(C._wrap_MQ_CANCELLED_raw_15b83f3289386ada())
+	swig_r = (int)(C._wrap_MQ_CANCELLED_raw_bd2f5068f88e0a12())
 	return swig_r
 }
 
 var MQ_CANCELLED int = _swig_getMQ_CANCELLED()
 func _swig_getMQ_DUPLICATE() (_swig_ret int) {
 	var swig_r int
-	swig_r = (int)(C._wrap_MQ_DUPLICATE_raw_15b83f3289386ada())
+	swig_r = (int)(C._wrap_MQ_DUPLICATE_raw_bd2f5068f88e0a12())
 	return swig_r
 }
 
 var MQ_DUPLICATE int = _swig_getMQ_DUPLICATE()
 func _swig_getMQ_DEDUP_KEY_MAX() (_swig_ret int) {
 	var swig_r int
-	swig_r = (int)(C._wrap_MQ_DEDUP_KEY_MAX_raw_15b83f3289386ada())
+	swig_r = (int)(C._wrap_MQ_DEDUP_KEY_MAX_raw_bd2f5068f88e0a12())
 	return swig_r
 }
 
 var MQ_DEDUP_KEY_MAX int = _swig_getMQ_DEDUP_KEY_MAX()
 func _swig_getMQ_DEDUP_SCOPE_QUEUE() (_swig_ret int) {
 	var swig_r int
-	swig_r = (int)(C._wrap_MQ_DEDUP_SCOPE_QUEUE_raw_15b83f3289386ada())
+	swig_r = (int)(C._wrap_MQ_DEDUP_SCOPE_QUEUE_raw_bd2f5068f88e0a12())
 	return swig_r
 }
 
 var MQ_DEDUP_SCOPE_QUEUE int = _swig_getMQ_DEDUP_SCOPE_QUEUE()
 func _swig_getMQ_DEDUP_SCOPE_GROUP() (_swig_ret int) {
 	var swig_r int
-	swig_r = (int)(C._wrap_MQ_DEDUP_SCOPE_GROUP_raw_15b83f3289386ada())
+	swig_r = (int)(C._wrap_MQ_DEDUP_SCOPE_GROUP_raw_bd2f5068f88e0a12())
 	return swig_r
 }
 
 var MQ_DEDUP_SCOPE_GROUP int = _swig_getMQ_DEDUP_SCOPE_GROUP()
 func _swig_getMQ_ATTR_MAX() (_swig_ret int) {
 	var swig_r int
-	swig_r = (int)(C._wrap_MQ_ATTR_MAX_raw_15b83f3289386ada())
+	swig_r = (int)(C._wrap_MQ_ATTR_MAX_raw_bd2f5068f88e0a12())
 	return swig_r
 }
 
 var MQ_ATTR_MAX int = _swig_getMQ_ATTR_MAX()
 func _swig_getMQ_ATTR_KEY_MAX() (_swig_ret int) {
 	var swig_r int
-	swig_r = (int)(C._wrap_MQ_ATTR_KEY_MAX_raw_15b83f3289386ada())
+	swig_r = (int)(C._wrap_MQ_ATTR_KEY_MAX_raw_bd2f5068f88e0a12())
 	return swig_r
 }
 
 var MQ_ATTR_KEY_MAX int = _swig_getMQ_ATTR_KEY_MAX()
 func _swig_getMQ_ATTR_VALUE_MAX() (_swig_ret int) {
 	var swig_r int
-	swig_r = (int)(C._wrap_MQ_ATTR_VALUE_MAX_raw_15b83f3289386ada())
+	swig_r = (int)(C._wrap_MQ_ATTR_VALUE_MAX_raw_bd2f5068f88e0a12())
 	return swig_r
 }
 
 var MQ_ATTR_VALUE_MAX int = _swig_getMQ_ATTR_VALUE_MAX()
 func _swig_getMQ_ERR_ARG() (_swig_ret int) {
 	var swig_r int
-	swig_r = (int)(C._wrap_MQ_ERR_ARG_raw_15b83f3289386ada())
+	swig_r = (int)(C._wrap_MQ_ERR_ARG_raw_bd2f5068f88e0a12())
 	return swig_r
 }
 
 var MQ_ERR_ARG int = _swig_getMQ_ERR_ARG()
 func _swig_getMQ_ERR_CONNECT() (_swig_ret int) {
 	var swig_r int
-	swig_r = (int)(C._wrap_MQ_ERR_CONNECT_raw_15b83f3289386ada())
+	swig_r = (int)(C._wrap_MQ_ERR_CONNECT_raw_bd2f5068f88e0a12())
 	return swig_r
 }
 
 var MQ_ERR_CONNECT int = _swig_getMQ_ERR_CONNECT()
 func _swig_getMQ_ERR_SERVER() (_swig_ret int) {
 	var swig_r int
-	swig_r = (int)(C._wrap_MQ_ERR_SERVER_raw_15b83f3289386ada())
+	swig_r = (int)(C._wrap_MQ_ERR_SERVER_raw_bd2f5068f88e0a12())
 	return swig_r
 }
 
 var MQ_ERR_SERVER int = _swig_getMQ_ERR_SERVER()
 func _swig_getMQ_ERR_NOMEM() (_swig_ret int) {
 	var swig_r int
-	swig_r = (int)(C._wrap_MQ_ERR_NOMEM_raw_15b83f3289386ada())
+	swig_r = (int)(C._wrap_MQ_ERR_NOMEM_raw_bd2f5068f88e0a12())
 	return swig_r
 }
 
 var MQ_ERR_NOMEM int = _swig_getMQ_ERR_NOMEM()
 func _swig_getMQ_ERR_INTERNAL() (_swig_ret int) {
 	var swig_r int
-	swig_r = (int)(C._wrap_MQ_ERR_INTERNAL_raw_15b83f3289386ada())
+	swig_r = (int)(C._wrap_MQ_ERR_INTERNAL_raw_bd2f5068f88e0a12())
 	return swig_r
 }
 
 var MQ_ERR_INTERNAL int = _swig_getMQ_ERR_INTERNAL()
 func _swig_getMQ_PRIORITY_MIN() (_swig_ret int) {
 	var swig_r int
-	swig_r = (int)(C._wrap_MQ_PRIORITY_MIN_raw_15b83f3289386ada())
+	swig_r = (int)(C._wrap_MQ_PRIORITY_MIN_raw_bd2f5068f88e0a12())
 	return swig_r
 }
 
 var MQ_PRIORITY_MIN int = _swig_getMQ_PRIORITY_MIN()
 func _swig_getMQ_PRIORITY_MAX() (_swig_ret int) {
 	var swig_r int
-	swig_r = (int)(C._wrap_MQ_PRIORITY_MAX_raw_15b83f3289386ada())
+	swig_r = (int)(C._wrap_MQ_PRIORITY_MAX_raw_bd2f5068f88e0a12())
 	return swig_r
 }
 
 var MQ_PRIORITY_MAX int = _swig_getMQ_PRIORITY_MAX()
 func _swig_getMQ_BATCH_MAX() (_swig_ret int) {
 	var swig_r int
-	swig_r = (int)(C._wrap_MQ_BATCH_MAX_raw_15b83f3289386ada())
+	swig_r = (int)(C._wrap_MQ_BATCH_MAX_raw_bd2f5068f88e0a12())
 	return swig_r
 }
 
 var MQ_BATCH_MAX int = _swig_getMQ_BATCH_MAX()
+func _swig_getMQ_PARTITIONS_MAX() (_swig_ret int) {
+	var swig_r int
+	swig_r = (int)(C._wrap_MQ_PARTITIONS_MAX_raw_bd2f5068f88e0a12())
+	return swig_r
+}
+
+var MQ_PARTITIONS_MAX int = _swig_getMQ_PARTITIONS_MAX()
 func _swig_getMQ_GROUP_READY() (_swig_ret uint) {
 	var swig_r uint
-	swig_r = (uint)(C._wrap_MQ_GROUP_READY_raw_15b83f3289386ada())
+	swig_r = (uint)(C._wrap_MQ_GROUP_READY_raw_bd2f5068f88e0a12())
 	return swig_r
 }
 
 var MQ_GROUP_READY uint = _swig_getMQ_GROUP_READY()
 func _swig_getMQ_GROUP_LEASED() (_swig_ret uint) {
 	var swig_r uint
-	swig_r = (uint)(C._wrap_MQ_GROUP_LEASED_raw_15b83f3289386ada())
+	swig_r = (uint)(C._wrap_MQ_GROUP_LEASED_raw_bd2f5068f88e0a12())
 	return swig_r
 }
 
 var MQ_GROUP_LEASED uint = _swig_getMQ_GROUP_LEASED()
 func _swig_getMQ_GROUP_PARKED() (_swig_ret uint) {
 	var swig_r uint
-	swig_r = (uint)(C._wrap_MQ_GROUP_PARKED_raw_15b83f3289386ada())
+	swig_r = (uint)(C._wrap_MQ_GROUP_PARKED_raw_bd2f5068f88e0a12())
 	return swig_r
 }
 
 var MQ_GROUP_PARKED uint = _swig_getMQ_GROUP_PARKED()
 func _swig_getMQ_GROUP_PAUSED() (_swig_ret uint) {
 	var swig_r uint
-	swig_r = (uint)(C._wrap_MQ_GROUP_PAUSED_raw_15b83f3289386ada())
+	swig_r = (uint)(C._wrap_MQ_GROUP_PAUSED_raw_bd2f5068f88e0a12())
 	return swig_r
 }
 
 var MQ_GROUP_PAUSED uint = _swig_getMQ_GROUP_PAUSED()
 func _swig_getMQ_GROUPS_SORT_ID() (_swig_ret int) {
 	var swig_r int
-	swig_r = (int)(C._wrap_MQ_GROUPS_SORT_ID_raw_15b83f3289386ada())
+	swig_r = (int)(C._wrap_MQ_GROUPS_SORT_ID_raw_bd2f5068f88e0a12())
 	return swig_r
 }
 
 var MQ_GROUPS_SORT_ID int = _swig_getMQ_GROUPS_SORT_ID()
 func _swig_getMQ_GROUPS_SORT_DUE() (_swig_ret int) {
 	var swig_r int
-	swig_r = (int)(C._wrap_MQ_GROUPS_SORT_DUE_raw_15b83f3289386ada())
+	swig_r = (int)(C._wrap_MQ_GROUPS_SORT_DUE_raw_bd2f5068f88e0a12())
 	return swig_r
 }
 
 var MQ_GROUPS_SORT_DUE int = _swig_getMQ_GROUPS_SORT_DUE()
 func Mqs_error_new() (_swig_ret Struct_SS_mq_error) {
 	var swig_r Struct_SS_mq_error
-	swig_r = (Struct_SS_mq_error)(SwigcptrStruct_SS_mq_error(C._wrap_mqs_error_new_raw_15b83f3289386ada()))
+	swig_r = (Struct_SS_mq_error)(SwigcptrStruct_SS_mq_error(C._wrap_mqs_error_new_raw_bd2f5068f88e0a12()))
 	return swig_r
 }
 
 func Mqs_error_free(arg1 Struct_SS_mq_error) {
 	_swig_i_0 := getSwigcptr(arg1)
-	C._wrap_mqs_error_free_raw_15b83f3289386ada(C.uintptr_t(_swig_i_0))
+	C._wrap_mqs_error_free_raw_bd2f5068f88e0a12(C.uintptr_t(_swig_i_0))
 }
 
 func Mqs_error_status(arg1 Struct_SS_mq_error) (_swig_ret int) {
 	var swig_r int
 	_swig_i_0 := getSwigcptr(arg1)
-	swig_r = (int)(C._wrap_mqs_error_status_raw_15b83f3289386ada(C.uintptr_t(_swig_i_0)))
+	swig_r = (int)(C._wrap_mqs_error_status_raw_bd2f5068f88e0a12(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func Mqs_error_server_code(arg1 Struct_SS_mq_error) (_swig_ret int) {
 	var swig_r int
 	_swig_i_0 := getSwigcptr(arg1)
-	swig_r = (int)(C._wrap_mqs_error_server_code_raw_15b83f3289386ada(C.uintptr_t(_swig_i_0)))
+	swig_r = (int)(C._wrap_mqs_error_server_code_raw_bd2f5068f88e0a12(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func Mqs_error_message(arg1 Struct_SS_mq_error) (_swig_ret string) {
 	var swig_r string
 	_swig_i_0 := getSwigcptr(arg1)
-	swig_r_p := C._wrap_mqs_error_message_raw_15b83f3289386ada(C.uintptr_t(_swig_i_0))
+	swig_r_p := C._wrap_mqs_error_message_raw_bd2f5068f88e0a12(C.uintptr_t(_swig_i_0))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 string
 
@@ -515,7 +534,7 @@ func Mqs_error_message(arg1 Struct_SS_mq_error) (_swig_ret string) {
 
 func Mq_version() (_swig_ret string) {
 	var swig_r string
-	swig_r_p := C._wrap_mq_version_raw_15b83f3289386ada()
+	swig_r_p := C._wrap_mq_version_raw_bd2f5068f88e0a12()
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 string
 
@@ -527,7 +546,7 @@ func Mq_version() (_swig_ret string) {
 func Mq_status_name(arg1 Mq_status) (_swig_ret string) {
 	var swig_r string
 	_swig_i_0 := arg1
-	swig_r_p := C._wrap_mq_status_name_raw_15b83f3289386ada(C.swig_intgo(_swig_i_0))
+	swig_r_p := C._wrap_mq_status_name_raw_bd2f5068f88e0a12(C.swig_intgo(_swig_i_0))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 string
 
@@ -541,7 +560,7 @@ func Mq_client_new(arg1 string, arg2 *SwigcptrStruct_SS_mq_client, arg3 Struct_S
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
 	_swig_i_2 := getSwigcptr(arg3)
-	swig_r = (Mq_status)(C._wrap_mq_client_new_raw_15b83f3289386ada(*(*C.swig_type_6)(unsafe.Pointer(&_swig_i_0)), C.swig_voidp(_swig_i_1), C.uintptr_t(_swig_i_2)))
+	swig_r = (Mq_status)(C._wrap_mq_client_new_raw_bd2f5068f88e0a12(*(*C.swig_type_6)(unsafe.Pointer(&_swig_i_0)), C.swig_voidp(_swig_i_1), C.uintptr_t(_swig_i_2)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg1
 	}
@@ -550,20 +569,20 @@ func Mq_client_new(arg1 string, arg2 *SwigcptrStruct_SS_mq_client, arg3 Struct_S
 
 func Mq_client_destroy(arg1 Struct_SS_mq_client) {
 	_swig_i_0 := getSwigcptr(arg1)
-	C._wrap_mq_client_destroy_raw_15b83f3289386ada(C.uintptr_t(_swig_i_0))
+	C._wrap_mq_client_destroy_raw_bd2f5068f88e0a12(C.uintptr_t(_swig_i_0))
 }
 
 func Mq_client_command_count(arg1 Struct_SS_mq_client) (_swig_ret uint64) {
 	var swig_r uint64
 	_swig_i_0 := getSwigcptr(arg1)
-	swig_r = (uint64)(C._wrap_mq_client_command_count_raw_15b83f3289386ada(C.uintptr_t(_swig_i_0)))
+	swig_r = (uint64)(C._wrap_mq_client_command_count_raw_bd2f5068f88e0a12(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func Mq_client_write_concern_errors(arg1 Struct_SS_mq_client) (_swig_ret uint64) {
 	var swig_r uint64
 	_swig_i_0 := getSwigcptr(arg1)
-	swig_r = (uint64)(C._wrap_mq_client_write_concern_errors_raw_15b83f3289386ada(C.uintptr_t(_swig_i_0)))
+	swig_r = (uint64)(C._wrap_mq_client_write_concern_errors_raw_bd2f5068f88e0a12(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
@@ -574,7 +593,7 @@ func Mq_queue_new(arg1 Struct_SS_mq_client, arg2 string, arg3 string, arg4 *Swig
 	_swig_i_2 := arg3
 	_swig_i_3 := arg4
 	_swig_i_4 := getSwigcptr(arg5)
-	swig_r = (Mq_status)(C._wrap_mq_queue_new_raw_15b83f3289386ada(C.uintptr_t(_swig_i_0), *(*C.swig_type_9)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_10)(unsafe.Pointer(&_swig_i_2)), C.swig_voidp(_swig_i_3), C.uintptr_t(_swig_i_4)))
+	swig_r = (Mq_status)(C._wrap_mq_queue_new_raw_bd2f5068f88e0a12(C.uintptr_t(_swig_i_0), *(*C.swig_type_9)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_10)(unsafe.Pointer(&_swig_i_2)), C.swig_voidp(_swig_i_3), C.uintptr_t(_swig_i_4)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -589,7 +608,7 @@ func Mq_ack(arg1 Struct_SS_mq_queue, arg2 Struct_SS_mq_lease, arg3 Struct_SS_mq_
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := getSwigcptr(arg2)
 	_swig_i_2 := getSwigcptr(arg3)
-	swig_r = (Mq_status)(C._wrap_mq_ack_raw_15b83f3289386ada(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), C.uintptr_t(_swig_i_2)))
+	swig_r = (Mq_status)(C._wrap_mq_ack_raw_bd2f5068f88e0a12(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), C.uintptr_t(_swig_i_2)))
 	return swig_r
 }
 
@@ -599,7 +618,7 @@ func Mq_nack(arg1 Struct_SS_mq_queue, arg2 Struct_SS_mq_lease, arg3 float64, arg
 	_swig_i_1 := getSwigcptr(arg2)
 	_swig_i_2 := arg3
 	_swig_i_3 := getSwigcptr(arg4)
-	swig_r = (Mq_status)(C._wrap_mq_nack_raw_15b83f3289386ada(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), C.double(_swig_i_2), C.uintptr_t(_swig_i_3)))
+	swig_r = (Mq_status)(C._wrap_mq_nack_raw_bd2f5068f88e0a12(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), C.double(_swig_i_2), C.uintptr_t(_swig_i_3)))
 	return swig_r
 }
 
@@ -608,7 +627,7 @@ func Mq_unclaim(arg1 Struct_SS_mq_queue, arg2 Struct_SS_mq_lease, arg3 Struct_SS
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := getSwigcptr(arg2)
 	_swig_i_2 := getSwigcptr(arg3)
-	swig_r = (Mq_status)(C._wrap_mq_unclaim_raw_15b83f3289386ada(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), C.uintptr_t(_swig_i_2)))
+	swig_r = (Mq_status)(C._wrap_mq_unclaim_raw_bd2f5068f88e0a12(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), C.uintptr_t(_swig_i_2)))
 	return swig_r
 }
 
@@ -618,21 +637,21 @@ func Mq_extend(arg1 Struct_SS_mq_queue, arg2 Struct_SS_mq_lease, arg3 float64, a
 	_swig_i_1 := getSwigcptr(arg2)
 	_swig_i_2 := arg3
 	_swig_i_3 := getSwigcptr(arg4)
-	swig_r = (Mq_status)(C._wrap_mq_extend_raw_15b83f3289386ada(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), C.double(_swig_i_2), C.uintptr_t(_swig_i_3)))
+	swig_r = (Mq_status)(C._wrap_mq_extend_raw_bd2f5068f88e0a12(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), C.double(_swig_i_2), C.uintptr_t(_swig_i_3)))
 	return swig_r
 }
 
 func Mq_lease_seq(arg1 Struct_SS_mq_lease) (_swig_ret int64) {
 	var swig_r int64
 	_swig_i_0 := getSwigcptr(arg1)
-	swig_r = (int64)(C._wrap_mq_lease_seq_raw_15b83f3289386ada(C.uintptr_t(_swig_i_0)))
+	swig_r = (int64)(C._wrap_mq_lease_seq_raw_bd2f5068f88e0a12(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func Mq_lease_group(arg1 Struct_SS_mq_lease) (_swig_ret string) {
 	var swig_r string
 	_swig_i_0 := getSwigcptr(arg1)
-	swig_r_p := C._wrap_mq_lease_group_raw_15b83f3289386ada(C.uintptr_t(_swig_i_0))
+	swig_r_p := C._wrap_mq_lease_group_raw_bd2f5068f88e0a12(C.uintptr_t(_swig_i_0))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 string
 
@@ -644,7 +663,7 @@ func Mq_lease_group(arg1 Struct_SS_mq_lease) (_swig_ret string) {
 func Mq_lease_token(arg1 Struct_SS_mq_lease) (_swig_ret string) {
 	var swig_r string
 	_swig_i_0 := getSwigcptr(arg1)
-	swig_r_p := C._wrap_mq_lease_token_raw_15b83f3289386ada(C.uintptr_t(_swig_i_0))
+	swig_r_p := C._wrap_mq_lease_token_raw_bd2f5068f88e0a12(C.uintptr_t(_swig_i_0))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 string
 
@@ -656,39 +675,39 @@ func Mq_lease_token(arg1 Struct_SS_mq_lease) (_swig_ret string) {
 func Mq_lease_attempts(arg1 Struct_SS_mq_lease) (_swig_ret int) {
 	var swig_r int
 	_swig_i_0 := getSwigcptr(arg1)
-	swig_r = (int)(C._wrap_mq_lease_attempts_raw_15b83f3289386ada(C.uintptr_t(_swig_i_0)))
+	swig_r = (int)(C._wrap_mq_lease_attempts_raw_bd2f5068f88e0a12(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func Mq_lease_destroy(arg1 Struct_SS_mq_lease) {
 	_swig_i_0 := getSwigcptr(arg1)
-	C._wrap_mq_lease_destroy_raw_15b83f3289386ada(C.uintptr_t(_swig_i_0))
+	C._wrap_mq_lease_destroy_raw_bd2f5068f88e0a12(C.uintptr_t(_swig_i_0))
 }
 
 func Mq_batch_new(arg1 *SwigcptrStruct_SS_mq_batch, arg2 Struct_SS_mq_error) (_swig_ret Mq_status) {
 	var swig_r Mq_status
 	_swig_i_0 := arg1
 	_swig_i_1 := getSwigcptr(arg2)
-	swig_r = (Mq_status)(C._wrap_mq_batch_new_raw_15b83f3289386ada(C.swig_voidp(_swig_i_0), C.uintptr_t(_swig_i_1)))
+	swig_r = (Mq_status)(C._wrap_mq_batch_new_raw_bd2f5068f88e0a12(C.swig_voidp(_swig_i_0), C.uintptr_t(_swig_i_1)))
 	return swig_r
 }
 
 func Mq_batch_count(arg1 Struct_SS_mq_batch) (_swig_ret int64) {
 	var swig_r int64
 	_swig_i_0 := getSwigcptr(arg1)
-	swig_r = (int64)(C._wrap_mq_batch_count_raw_15b83f3289386ada(C.uintptr_t(_swig_i_0)))
+	swig_r = (int64)(C._wrap_mq_batch_count_raw_bd2f5068f88e0a12(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func Mq_batch_destroy(arg1 Struct_SS_mq_batch) {
 	_swig_i_0 := getSwigcptr(arg1)
-	C._wrap_mq_batch_destroy_raw_15b83f3289386ada(C.uintptr_t(_swig_i_0))
+	C._wrap_mq_batch_destroy_raw_bd2f5068f88e0a12(C.uintptr_t(_swig_i_0))
 }
 
 func Mq_lease_count(arg1 Struct_SS_mq_lease) (_swig_ret int64) {
 	var swig_r int64
 	_swig_i_0 := getSwigcptr(arg1)
-	swig_r = (int64)(C._wrap_mq_lease_count_raw_15b83f3289386ada(C.uintptr_t(_swig_i_0)))
+	swig_r = (int64)(C._wrap_mq_lease_count_raw_bd2f5068f88e0a12(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
@@ -696,49 +715,49 @@ func Mq_lease_seq_at(arg1 Struct_SS_mq_lease, arg2 int64) (_swig_ret int64) {
 	var swig_r int64
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	swig_r = (int64)(C._wrap_mq_lease_seq_at_raw_15b83f3289386ada(C.uintptr_t(_swig_i_0), C.swig_type_17(_swig_i_1)))
+	swig_r = (int64)(C._wrap_mq_lease_seq_at_raw_bd2f5068f88e0a12(C.uintptr_t(_swig_i_0), C.swig_type_17(_swig_i_1)))
 	return swig_r
 }
 
 func Mq_queue_interrupt(arg1 Struct_SS_mq_queue) {
 	_swig_i_0 := getSwigcptr(arg1)
-	C._wrap_mq_queue_interrupt_raw_15b83f3289386ada(C.uintptr_t(_swig_i_0))
+	C._wrap_mq_queue_interrupt_raw_bd2f5068f88e0a12(C.uintptr_t(_swig_i_0))
 }
 
 func Mq_cancel_new(arg1 *SwigcptrStruct_SS_mq_cancel, arg2 Struct_SS_mq_error) (_swig_ret Mq_status) {
 	var swig_r Mq_status
 	_swig_i_0 := arg1
 	_swig_i_1 := getSwigcptr(arg2)
-	swig_r = (Mq_status)(C._wrap_mq_cancel_new_raw_15b83f3289386ada(C.swig_voidp(_swig_i_0), C.uintptr_t(_swig_i_1)))
+	swig_r = (Mq_status)(C._wrap_mq_cancel_new_raw_bd2f5068f88e0a12(C.swig_voidp(_swig_i_0), C.uintptr_t(_swig_i_1)))
 	return swig_r
 }
 
 func Mq_cancel_trigger(arg1 Struct_SS_mq_cancel) {
 	_swig_i_0 := getSwigcptr(arg1)
-	C._wrap_mq_cancel_trigger_raw_15b83f3289386ada(C.uintptr_t(_swig_i_0))
+	C._wrap_mq_cancel_trigger_raw_bd2f5068f88e0a12(C.uintptr_t(_swig_i_0))
 }
 
 func Mq_cancel_triggered(arg1 Struct_SS_mq_cancel) (_swig_ret int) {
 	var swig_r int
 	_swig_i_0 := getSwigcptr(arg1)
-	swig_r = (int)(C._wrap_mq_cancel_triggered_raw_15b83f3289386ada(C.uintptr_t(_swig_i_0)))
+	swig_r = (int)(C._wrap_mq_cancel_triggered_raw_bd2f5068f88e0a12(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func Mq_cancel_reset(arg1 Struct_SS_mq_cancel) {
 	_swig_i_0 := getSwigcptr(arg1)
-	C._wrap_mq_cancel_reset_raw_15b83f3289386ada(C.uintptr_t(_swig_i_0))
+	C._wrap_mq_cancel_reset_raw_bd2f5068f88e0a12(C.uintptr_t(_swig_i_0))
 }
 
 func Mq_cancel_destroy(arg1 Struct_SS_mq_cancel) {
 	_swig_i_0 := getSwigcptr(arg1)
-	C._wrap_mq_cancel_destroy_raw_15b83f3289386ada(C.uintptr_t(_swig_i_0))
+	C._wrap_mq_cancel_destroy_raw_bd2f5068f88e0a12(C.uintptr_t(_swig_i_0))
 }
 
 func Mq_lease_deadline(arg1 Struct_SS_mq_lease) (_swig_ret float64) {
 	var swig_r float64
 	_swig_i_0 := getSwigcptr(arg1)
-	swig_r = (float64)(C._wrap_mq_lease_deadline_raw_15b83f3289386ada(C.uintptr_t(_swig_i_0)))
+	swig_r = (float64)(C._wrap_mq_lease_deadline_raw_bd2f5068f88e0a12(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
@@ -747,7 +766,7 @@ func Mq_queue_set_dedup_window(arg1 Struct_SS_mq_queue, arg2 float64, arg3 Struc
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
 	_swig_i_2 := getSwigcptr(arg3)
-	swig_r = (Mq_status)(C._wrap_mq_queue_set_dedup_window_raw_15b83f3289386ada(C.uintptr_t(_swig_i_0), C.double(_swig_i_1), C.uintptr_t(_swig_i_2)))
+	swig_r = (Mq_status)(C._wrap_mq_queue_set_dedup_window_raw_bd2f5068f88e0a12(C.uintptr_t(_swig_i_0), C.double(_swig_i_1), C.uintptr_t(_swig_i_2)))
 	return swig_r
 }
 
@@ -756,7 +775,7 @@ func Mq_queue_set_dedup_scope(arg1 Struct_SS_mq_queue, arg2 Mq_dedup_scope, arg3
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
 	_swig_i_2 := getSwigcptr(arg3)
-	swig_r = (Mq_status)(C._wrap_mq_queue_set_dedup_scope_raw_15b83f3289386ada(C.uintptr_t(_swig_i_0), C.swig_intgo(_swig_i_1), C.uintptr_t(_swig_i_2)))
+	swig_r = (Mq_status)(C._wrap_mq_queue_set_dedup_scope_raw_bd2f5068f88e0a12(C.uintptr_t(_swig_i_0), C.swig_intgo(_swig_i_1), C.uintptr_t(_swig_i_2)))
 	return swig_r
 }
 
@@ -764,7 +783,7 @@ func Mq_lease_attr_count(arg1 Struct_SS_mq_lease, arg2 int64) (_swig_ret int64) 
 	var swig_r int64
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	swig_r = (int64)(C._wrap_mq_lease_attr_count_raw_15b83f3289386ada(C.uintptr_t(_swig_i_0), C.swig_type_19(_swig_i_1)))
+	swig_r = (int64)(C._wrap_mq_lease_attr_count_raw_bd2f5068f88e0a12(C.uintptr_t(_swig_i_0), C.swig_type_19(_swig_i_1)))
 	return swig_r
 }
 
@@ -773,7 +792,7 @@ func Mq_lease_attr(arg1 Struct_SS_mq_lease, arg2 int64, arg3 string) (_swig_ret 
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
-	swig_r_p := C._wrap_mq_lease_attr_raw_15b83f3289386ada(C.uintptr_t(_swig_i_0), C.swig_type_21(_swig_i_1), *(*C.swig_type_22)(unsafe.Pointer(&_swig_i_2)))
+	swig_r_p := C._wrap_mq_lease_attr_raw_bd2f5068f88e0a12(C.uintptr_t(_swig_i_0), C.swig_type_21(_swig_i_1), *(*C.swig_type_22)(unsafe.Pointer(&_swig_i_2)))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg3
@@ -790,7 +809,7 @@ func Mq_queue_set_repair_interval(arg1 Struct_SS_mq_queue, arg2 float64, arg3 St
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
 	_swig_i_2 := getSwigcptr(arg3)
-	swig_r = (Mq_status)(C._wrap_mq_queue_set_repair_interval_raw_15b83f3289386ada(C.uintptr_t(_swig_i_0), C.double(_swig_i_1), C.uintptr_t(_swig_i_2)))
+	swig_r = (Mq_status)(C._wrap_mq_queue_set_repair_interval_raw_bd2f5068f88e0a12(C.uintptr_t(_swig_i_0), C.double(_swig_i_1), C.uintptr_t(_swig_i_2)))
 	return swig_r
 }
 
@@ -798,7 +817,7 @@ func Mq_queue_repair_counts(arg1 Struct_SS_mq_queue, arg2 *uint64, arg3 *uint64)
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
-	C._wrap_mq_queue_repair_counts_raw_15b83f3289386ada(C.uintptr_t(_swig_i_0), C.swig_voidp(_swig_i_1), C.swig_voidp(_swig_i_2))
+	C._wrap_mq_queue_repair_counts_raw_bd2f5068f88e0a12(C.uintptr_t(_swig_i_0), C.swig_voidp(_swig_i_1), C.swig_voidp(_swig_i_2))
 }
 
 func Mq_queue_set_max_attempts(arg1 Struct_SS_mq_queue, arg2 int, arg3 Struct_SS_mq_error) (_swig_ret Mq_status) {
@@ -806,7 +825,7 @@ func Mq_queue_set_max_attempts(arg1 Struct_SS_mq_queue, arg2 int, arg3 Struct_SS
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
 	_swig_i_2 := getSwigcptr(arg3)
-	swig_r = (Mq_status)(C._wrap_mq_queue_set_max_attempts_raw_15b83f3289386ada(C.uintptr_t(_swig_i_0), C.swig_intgo(_swig_i_1), C.uintptr_t(_swig_i_2)))
+	swig_r = (Mq_status)(C._wrap_mq_queue_set_max_attempts_raw_bd2f5068f88e0a12(C.uintptr_t(_swig_i_0), C.swig_intgo(_swig_i_1), C.uintptr_t(_swig_i_2)))
 	return swig_r
 }
 
@@ -815,7 +834,7 @@ func Mq_dead_count(arg1 Struct_SS_mq_queue, arg2 *int64, arg3 Struct_SS_mq_error
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
 	_swig_i_2 := getSwigcptr(arg3)
-	swig_r = (Mq_status)(C._wrap_mq_dead_count_raw_15b83f3289386ada(C.uintptr_t(_swig_i_0), C.swig_voidp(_swig_i_1), C.uintptr_t(_swig_i_2)))
+	swig_r = (Mq_status)(C._wrap_mq_dead_count_raw_bd2f5068f88e0a12(C.uintptr_t(_swig_i_0), C.swig_voidp(_swig_i_1), C.uintptr_t(_swig_i_2)))
 	return swig_r
 }
 
@@ -825,7 +844,7 @@ func Mq_dead_requeue(arg1 Struct_SS_mq_queue, arg2 int64, arg3 *int64, arg4 Stru
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
 	_swig_i_3 := getSwigcptr(arg4)
-	swig_r = (Mq_status)(C._wrap_mq_dead_requeue_raw_15b83f3289386ada(C.uintptr_t(_swig_i_0), C.swig_type_23(_swig_i_1), C.swig_voidp(_swig_i_2), C.uintptr_t(_swig_i_3)))
+	swig_r = (Mq_status)(C._wrap_mq_dead_requeue_raw_bd2f5068f88e0a12(C.uintptr_t(_swig_i_0), C.swig_type_23(_swig_i_1), C.swig_voidp(_swig_i_2), C.uintptr_t(_swig_i_3)))
 	return swig_r
 }
 
@@ -834,7 +853,7 @@ func Mq_dead_purge(arg1 Struct_SS_mq_queue, arg2 *int64, arg3 Struct_SS_mq_error
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
 	_swig_i_2 := getSwigcptr(arg3)
-	swig_r = (Mq_status)(C._wrap_mq_dead_purge_raw_15b83f3289386ada(C.uintptr_t(_swig_i_0), C.swig_voidp(_swig_i_1), C.uintptr_t(_swig_i_2)))
+	swig_r = (Mq_status)(C._wrap_mq_dead_purge_raw_bd2f5068f88e0a12(C.uintptr_t(_swig_i_0), C.swig_voidp(_swig_i_1), C.uintptr_t(_swig_i_2)))
 	return swig_r
 }
 
@@ -843,7 +862,7 @@ func Mq_stats_json(arg1 Struct_SS_mq_queue, arg2 *string, arg3 Struct_SS_mq_erro
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
 	_swig_i_2 := getSwigcptr(arg3)
-	swig_r = (Mq_status)(C._wrap_mq_stats_json_raw_15b83f3289386ada(C.uintptr_t(_swig_i_0), C.swig_voidp(_swig_i_1), C.uintptr_t(_swig_i_2)))
+	swig_r = (Mq_status)(C._wrap_mq_stats_json_raw_bd2f5068f88e0a12(C.uintptr_t(_swig_i_0), C.swig_voidp(_swig_i_1), C.uintptr_t(_swig_i_2)))
 
 	{
 		text := *arg2
@@ -859,7 +878,7 @@ func Mq_repair(arg1 Struct_SS_mq_queue, arg2 *int64, arg3 Struct_SS_mq_error) (_
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
 	_swig_i_2 := getSwigcptr(arg3)
-	swig_r = (Mq_status)(C._wrap_mq_repair_raw_15b83f3289386ada(C.uintptr_t(_swig_i_0), C.swig_voidp(_swig_i_1), C.uintptr_t(_swig_i_2)))
+	swig_r = (Mq_status)(C._wrap_mq_repair_raw_bd2f5068f88e0a12(C.uintptr_t(_swig_i_0), C.swig_voidp(_swig_i_1), C.uintptr_t(_swig_i_2)))
 	return swig_r
 }
 
@@ -868,7 +887,7 @@ func Mq_purge_group(arg1 Struct_SS_mq_queue, arg2 string, arg3 Struct_SS_mq_erro
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
 	_swig_i_2 := getSwigcptr(arg3)
-	swig_r = (Mq_status)(C._wrap_mq_purge_group_raw_15b83f3289386ada(C.uintptr_t(_swig_i_0), *(*C.swig_type_24)(unsafe.Pointer(&_swig_i_1)), C.uintptr_t(_swig_i_2)))
+	swig_r = (Mq_status)(C._wrap_mq_purge_group_raw_bd2f5068f88e0a12(C.uintptr_t(_swig_i_0), *(*C.swig_type_24)(unsafe.Pointer(&_swig_i_1)), C.uintptr_t(_swig_i_2)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -879,7 +898,7 @@ func Mq_queue_drop(arg1 Struct_SS_mq_queue, arg2 Struct_SS_mq_error) (_swig_ret 
 	var swig_r Mq_status
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := getSwigcptr(arg2)
-	swig_r = (Mq_status)(C._wrap_mq_queue_drop_raw_15b83f3289386ada(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1)))
+	swig_r = (Mq_status)(C._wrap_mq_queue_drop_raw_bd2f5068f88e0a12(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1)))
 	return swig_r
 }
 
@@ -890,7 +909,7 @@ func Mq_peek_json(arg1 Struct_SS_mq_queue, arg2 string, arg3 int64, arg4 *string
 	_swig_i_2 := arg3
 	_swig_i_3 := arg4
 	_swig_i_4 := getSwigcptr(arg5)
-	swig_r = (Mq_status)(C._wrap_mq_peek_json_raw_15b83f3289386ada(C.uintptr_t(_swig_i_0), *(*C.swig_type_25)(unsafe.Pointer(&_swig_i_1)), C.swig_type_26(_swig_i_2), C.swig_voidp(_swig_i_3), C.uintptr_t(_swig_i_4)))
+	swig_r = (Mq_status)(C._wrap_mq_peek_json_raw_bd2f5068f88e0a12(C.uintptr_t(_swig_i_0), *(*C.swig_type_25)(unsafe.Pointer(&_swig_i_1)), C.swig_type_26(_swig_i_2), C.swig_voidp(_swig_i_3), C.uintptr_t(_swig_i_4)))
 
 	{
 		text := *arg4
@@ -910,7 +929,7 @@ func Mq_dead_list_json(arg1 Struct_SS_mq_queue, arg2 int64, arg3 *string, arg4 S
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
 	_swig_i_3 := getSwigcptr(arg4)
-	swig_r = (Mq_status)(C._wrap_mq_dead_list_json_raw_15b83f3289386ada(C.uintptr_t(_swig_i_0), C.swig_type_27(_swig_i_1), C.swig_voidp(_swig_i_2), C.uintptr_t(_swig_i_3)))
+	swig_r = (Mq_status)(C._wrap_mq_dead_list_json_raw_bd2f5068f88e0a12(C.uintptr_t(_swig_i_0), C.swig_type_27(_swig_i_1), C.swig_voidp(_swig_i_2), C.uintptr_t(_swig_i_3)))
 
 	{
 		text := *arg3
@@ -926,7 +945,7 @@ func Mq_pause_group(arg1 Struct_SS_mq_queue, arg2 string, arg3 Struct_SS_mq_erro
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
 	_swig_i_2 := getSwigcptr(arg3)
-	swig_r = (Mq_status)(C._wrap_mq_pause_group_raw_15b83f3289386ada(C.uintptr_t(_swig_i_0), *(*C.swig_type_28)(unsafe.Pointer(&_swig_i_1)), C.uintptr_t(_swig_i_2)))
+	swig_r = (Mq_status)(C._wrap_mq_pause_group_raw_bd2f5068f88e0a12(C.uintptr_t(_swig_i_0), *(*C.swig_type_28)(unsafe.Pointer(&_swig_i_1)), C.uintptr_t(_swig_i_2)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -938,24 +957,49 @@ func Mq_resume_group(arg1 Struct_SS_mq_queue, arg2 string, arg3 Struct_SS_mq_err
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
 	_swig_i_2 := getSwigcptr(arg3)
-	swig_r = (Mq_status)(C._wrap_mq_resume_group_raw_15b83f3289386ada(C.uintptr_t(_swig_i_0), *(*C.swig_type_29)(unsafe.Pointer(&_swig_i_1)), C.uintptr_t(_swig_i_2)))
+	swig_r = (Mq_status)(C._wrap_mq_resume_group_raw_bd2f5068f88e0a12(C.uintptr_t(_swig_i_0), *(*C.swig_type_29)(unsafe.Pointer(&_swig_i_1)), C.uintptr_t(_swig_i_2)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
 	return swig_r
 }
 
+func Mq_queue_partitions(arg1 Struct_SS_mq_queue) (_swig_ret int) {
+	var swig_r int
+	_swig_i_0 := getSwigcptr(arg1)
+	swig_r = (int)(C._wrap_mq_queue_partitions_raw_bd2f5068f88e0a12(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func Mq_group_partition(arg1 string, arg2 int) (_swig_ret int) {
+	var swig_r int
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	swig_r = (int)(C._wrap_mq_group_partition_raw_bd2f5068f88e0a12(*(*C.swig_type_30)(unsafe.Pointer(&_swig_i_0)), C.swig_intgo(_swig_i_1)))
+	if Swig_escape_always_false {
+		Swig_escape_val = arg1
+	}
+	return swig_r
+}
+
+func Mq_lease_partition(arg1 Struct_SS_mq_lease) (_swig_ret int) {
+	var swig_r int
+	_swig_i_0 := getSwigcptr(arg1)
+	swig_r = (int)(C._wrap_mq_lease_partition_raw_bd2f5068f88e0a12(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
 func Mq_queue_clock_offset(arg1 Struct_SS_mq_queue) (_swig_ret float64) {
 	var swig_r float64
 	_swig_i_0 := getSwigcptr(arg1)
-	swig_r = (float64)(C._wrap_mq_queue_clock_offset_raw_15b83f3289386ada(C.uintptr_t(_swig_i_0)))
+	swig_r = (float64)(C._wrap_mq_queue_clock_offset_raw_bd2f5068f88e0a12(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func Mq_queue_now(arg1 Struct_SS_mq_queue) (_swig_ret float64) {
 	var swig_r float64
 	_swig_i_0 := getSwigcptr(arg1)
-	swig_r = (float64)(C._wrap_mq_queue_now_raw_15b83f3289386ada(C.uintptr_t(_swig_i_0)))
+	swig_r = (float64)(C._wrap_mq_queue_now_raw_bd2f5068f88e0a12(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
@@ -964,7 +1008,7 @@ func Mqs_duplicate_as_negative(arg1 Mq_status, arg2 *int64, arg3 Struct_SS_mq_er
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
 	_swig_i_2 := getSwigcptr(arg3)
-	swig_r = (Mq_status)(C._wrap_mqs_duplicate_as_negative_raw_15b83f3289386ada(C.swig_intgo(_swig_i_0), C.swig_voidp(_swig_i_1), C.uintptr_t(_swig_i_2)))
+	swig_r = (Mq_status)(C._wrap_mqs_duplicate_as_negative_raw_bd2f5068f88e0a12(C.swig_intgo(_swig_i_0), C.swig_voidp(_swig_i_1), C.uintptr_t(_swig_i_2)))
 	return swig_r
 }
 
@@ -975,7 +1019,7 @@ func Mqs_unpack_attrs(arg1 []byte, arg2 Struct_SS_mq_event_attr, arg3 *int64, ar
 	_swig_i_2 := arg3
 	_swig_i_3 := arg4
 	_swig_i_4 := getSwigcptr(arg5)
-	swig_r = (Mq_status)(C._wrap_mqs_unpack_attrs_raw_15b83f3289386ada(*(*C.swig_type_30)(unsafe.Pointer(&_swig_i_0)), C.uintptr_t(_swig_i_1), C.swig_voidp(_swig_i_2), C.swig_voidp(_swig_i_3), C.uintptr_t(_swig_i_4)))
+	swig_r = (Mq_status)(C._wrap_mqs_unpack_attrs_raw_bd2f5068f88e0a12(*(*C.swig_type_31)(unsafe.Pointer(&_swig_i_0)), C.uintptr_t(_swig_i_1), C.swig_voidp(_swig_i_2), C.swig_voidp(_swig_i_3), C.uintptr_t(_swig_i_4)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg1
 	}
@@ -994,7 +1038,7 @@ func Mqs_publish(arg1 Struct_SS_mq_queue, arg2 string, arg3 []byte, arg4 int, ar
 	_swig_i_7 := arg8
 	_swig_i_8 := arg9
 	_swig_i_9 := getSwigcptr(arg10)
-	swig_r = (Mq_status)(C._wrap_mqs_publish_raw_15b83f3289386ada(C.uintptr_t(_swig_i_0), *(*C.swig_type_31)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_32)(unsafe.Pointer(&_swig_i_2)), C.swig_intgo(_swig_i_3), C.double(_swig_i_4), C.swig_intgo(_swig_i_5), *(*C.swig_type_33)(unsafe.Pointer(&_swig_i_6)), *(*C.swig_type_34)(unsafe.Pointer(&_swig_i_7)), C.swig_voidp(_swig_i_8), C.uintptr_t(_swig_i_9)))
+	swig_r = (Mq_status)(C._wrap_mqs_publish_raw_bd2f5068f88e0a12(C.uintptr_t(_swig_i_0), *(*C.swig_type_32)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_33)(unsafe.Pointer(&_swig_i_2)), C.swig_intgo(_swig_i_3), C.double(_swig_i_4), C.swig_intgo(_swig_i_5), *(*C.swig_type_34)(unsafe.Pointer(&_swig_i_6)), *(*C.swig_type_35)(unsafe.Pointer(&_swig_i_7)), C.swig_voidp(_swig_i_8), C.uintptr_t(_swig_i_9)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -1021,7 +1065,7 @@ func Mqs_batch_add_at(arg1 Struct_SS_mq_batch, arg2 string, arg3 []byte, arg4 in
 	_swig_i_6 := arg7
 	_swig_i_7 := arg8
 	_swig_i_8 := getSwigcptr(arg9)
-	swig_r = (Mq_status)(C._wrap_mqs_batch_add_at_raw_15b83f3289386ada(C.uintptr_t(_swig_i_0), *(*C.swig_type_35)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_36)(unsafe.Pointer(&_swig_i_2)), C.swig_intgo(_swig_i_3), C.double(_swig_i_4), C.swig_intgo(_swig_i_5), *(*C.swig_type_37)(unsafe.Pointer(&_swig_i_6)), *(*C.swig_type_38)(unsafe.Pointer(&_swig_i_7)), C.uintptr_t(_swig_i_8)))
+	swig_r = (Mq_status)(C._wrap_mqs_batch_add_at_raw_bd2f5068f88e0a12(C.uintptr_t(_swig_i_0), *(*C.swig_type_36)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_37)(unsafe.Pointer(&_swig_i_2)), C.swig_intgo(_swig_i_3), C.double(_swig_i_4), C.swig_intgo(_swig_i_5), *(*C.swig_type_38)(unsafe.Pointer(&_swig_i_6)), *(*C.swig_type_39)(unsafe.Pointer(&_swig_i_7)), C.uintptr_t(_swig_i_8)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -1043,7 +1087,7 @@ func Mqs_publish_batch(arg1 Struct_SS_mq_queue, arg2 Struct_SS_mq_batch, arg3 *i
 	_swig_i_1 := getSwigcptr(arg2)
 	_swig_i_2 := arg3
 	_swig_i_3 := getSwigcptr(arg4)
-	swig_r = (Mq_status)(C._wrap_mqs_publish_batch_raw_15b83f3289386ada(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), C.swig_voidp(_swig_i_2), C.uintptr_t(_swig_i_3)))
+	swig_r = (Mq_status)(C._wrap_mqs_publish_batch_raw_bd2f5068f88e0a12(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), C.swig_voidp(_swig_i_2), C.uintptr_t(_swig_i_3)))
 	return swig_r
 }
 
@@ -1053,7 +1097,7 @@ func Mqs_batch_outcome(arg1 Struct_SS_mq_batch, arg2 int64, arg3 *int64, arg4 St
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
 	_swig_i_3 := getSwigcptr(arg4)
-	swig_r = (Mq_status)(C._wrap_mqs_batch_outcome_raw_15b83f3289386ada(C.uintptr_t(_swig_i_0), C.swig_type_39(_swig_i_1), C.swig_voidp(_swig_i_2), C.uintptr_t(_swig_i_3)))
+	swig_r = (Mq_status)(C._wrap_mqs_batch_outcome_raw_bd2f5068f88e0a12(C.uintptr_t(_swig_i_0), C.swig_type_40(_swig_i_1), C.swig_voidp(_swig_i_2), C.uintptr_t(_swig_i_3)))
 	return swig_r
 }
 
@@ -1068,9 +1112,49 @@ func Mqs_claim(arg1 Struct_SS_mq_queue, arg2 string, arg3 float64, arg4 int, arg
 	_swig_i_6 := getSwigcptr(arg7)
 	_swig_i_7 := arg8
 	_swig_i_8 := getSwigcptr(arg9)
-	swig_r = (Mq_status)(C._wrap_mqs_claim_raw_15b83f3289386ada(C.uintptr_t(_swig_i_0), *(*C.swig_type_40)(unsafe.Pointer(&_swig_i_1)), C.double(_swig_i_2), C.swig_intgo(_swig_i_3), C.swig_type_41(_swig_i_4), C.double(_swig_i_5), C.uintptr_t(_swig_i_6), C.swig_voidp(_swig_i_7), C.uintptr_t(_swig_i_8)))
+	swig_r = (Mq_status)(C._wrap_mqs_claim_raw_bd2f5068f88e0a12(C.uintptr_t(_swig_i_0), *(*C.swig_type_41)(unsafe.Pointer(&_swig_i_1)), C.double(_swig_i_2), C.swig_intgo(_swig_i_3), C.swig_type_42(_swig_i_4), C.double(_swig_i_5), C.uintptr_t(_swig_i_6), C.swig_voidp(_swig_i_7), C.uintptr_t(_swig_i_8)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
+	}
+	return swig_r
+}
+
+func Mqs_queue_new_with(arg1 Struct_SS_mq_client, arg2 string, arg3 string, arg4 int, arg5 *SwigcptrStruct_SS_mq_queue, arg6 Struct_SS_mq_error) (_swig_ret Mq_status) {
+	var swig_r Mq_status
+	_swig_i_0 := getSwigcptr(arg1)
+	_swig_i_1 := arg2
+	_swig_i_2 := arg3
+	_swig_i_3 := arg4
+	_swig_i_4 := arg5
+	_swig_i_5 := getSwigcptr(arg6)
+	swig_r = (Mq_status)(C._wrap_mqs_queue_new_with_raw_bd2f5068f88e0a12(C.uintptr_t(_swig_i_0), *(*C.swig_type_43)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_44)(unsafe.Pointer(&_swig_i_2)), C.swig_intgo(_swig_i_3), C.swig_voidp(_swig_i_4), C.uintptr_t(_swig_i_5)))
+	if Swig_escape_always_false {
+		Swig_escape_val = arg2
+	}
+	if Swig_escape_always_false {
+		Swig_escape_val = arg3
+	}
+	return swig_r
+}
+
+func Mqs_claim_in(arg1 Struct_SS_mq_queue, arg2 string, arg3 float64, arg4 int, arg5 int64, arg6 float64, arg7 Struct_SS_mq_cancel, arg8 []byte, arg9 *SwigcptrStruct_SS_mq_lease, arg10 Struct_SS_mq_error) (_swig_ret Mq_status) {
+	var swig_r Mq_status
+	_swig_i_0 := getSwigcptr(arg1)
+	_swig_i_1 := arg2
+	_swig_i_2 := arg3
+	_swig_i_3 := arg4
+	_swig_i_4 := arg5
+	_swig_i_5 := arg6
+	_swig_i_6 := getSwigcptr(arg7)
+	_swig_i_7 := arg8
+	_swig_i_8 := arg9
+	_swig_i_9 := getSwigcptr(arg10)
+	swig_r = (Mq_status)(C._wrap_mqs_claim_in_raw_bd2f5068f88e0a12(C.uintptr_t(_swig_i_0), *(*C.swig_type_45)(unsafe.Pointer(&_swig_i_1)), C.double(_swig_i_2), C.swig_intgo(_swig_i_3), C.swig_type_46(_swig_i_4), C.double(_swig_i_5), C.uintptr_t(_swig_i_6), *(*C.swig_type_47)(unsafe.Pointer(&_swig_i_7)), C.swig_voidp(_swig_i_8), C.uintptr_t(_swig_i_9)))
+	if Swig_escape_always_false {
+		Swig_escape_val = arg2
+	}
+	if Swig_escape_always_false {
+		Swig_escape_val = arg8
 	}
 	return swig_r
 }
@@ -1088,7 +1172,7 @@ func Mqs_groups_json(arg1 Struct_SS_mq_queue, arg2 uint, arg3 string, arg4 int, 
 	_swig_i_8 := arg9
 	_swig_i_9 := arg10
 	_swig_i_10 := getSwigcptr(arg11)
-	swig_r = (Mq_status)(C._wrap_mqs_groups_json_raw_15b83f3289386ada(C.uintptr_t(_swig_i_0), C.swig_intgo(_swig_i_1), *(*C.swig_type_42)(unsafe.Pointer(&_swig_i_2)), C.swig_intgo(_swig_i_3), C.double(_swig_i_4), C.double(_swig_i_5), C.swig_intgo(_swig_i_6), *(*C.swig_type_43)(unsafe.Pointer(&_swig_i_7)), C.swig_type_44(_swig_i_8), C.swig_voidp(_swig_i_9), C.uintptr_t(_swig_i_10)))
+	swig_r = (Mq_status)(C._wrap_mqs_groups_json_raw_bd2f5068f88e0a12(C.uintptr_t(_swig_i_0), C.swig_intgo(_swig_i_1), *(*C.swig_type_48)(unsafe.Pointer(&_swig_i_2)), C.swig_intgo(_swig_i_3), C.double(_swig_i_4), C.double(_swig_i_5), C.swig_intgo(_swig_i_6), *(*C.swig_type_49)(unsafe.Pointer(&_swig_i_7)), C.swig_type_50(_swig_i_8), C.swig_voidp(_swig_i_9), C.uintptr_t(_swig_i_10)))
 
 	{
 		text := *arg10
@@ -1112,7 +1196,7 @@ func Mqs_dead_list_with(arg1 Struct_SS_mq_queue, arg2 int64, arg3 int64, arg4 *s
 	_swig_i_2 := arg3
 	_swig_i_3 := arg4
 	_swig_i_4 := getSwigcptr(arg5)
-	swig_r = (Mq_status)(C._wrap_mqs_dead_list_with_raw_15b83f3289386ada(C.uintptr_t(_swig_i_0), C.swig_type_45(_swig_i_1), C.swig_type_46(_swig_i_2), C.swig_voidp(_swig_i_3), C.uintptr_t(_swig_i_4)))
+	swig_r = (Mq_status)(C._wrap_mqs_dead_list_with_raw_bd2f5068f88e0a12(C.uintptr_t(_swig_i_0), C.swig_type_51(_swig_i_1), C.swig_type_52(_swig_i_2), C.swig_voidp(_swig_i_3), C.uintptr_t(_swig_i_4)))
 
 	{
 		text := *arg4
@@ -1128,7 +1212,7 @@ func Mqs_lease_attr_key(arg1 Struct_SS_mq_lease, arg2 int64, arg3 int64) (_swig_
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
-	swig_r_p := C._wrap_mqs_lease_attr_key_raw_15b83f3289386ada(C.uintptr_t(_swig_i_0), C.swig_type_48(_swig_i_1), C.swig_type_49(_swig_i_2))
+	swig_r_p := C._wrap_mqs_lease_attr_key_raw_bd2f5068f88e0a12(C.uintptr_t(_swig_i_0), C.swig_type_54(_swig_i_1), C.swig_type_55(_swig_i_2))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 string
 
@@ -1142,7 +1226,7 @@ func Mqs_lease_attr_value(arg1 Struct_SS_mq_lease, arg2 int64, arg3 int64) (_swi
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
-	swig_r_p := C._wrap_mqs_lease_attr_value_raw_15b83f3289386ada(C.uintptr_t(_swig_i_0), C.swig_type_51(_swig_i_1), C.swig_type_52(_swig_i_2))
+	swig_r_p := C._wrap_mqs_lease_attr_value_raw_bd2f5068f88e0a12(C.uintptr_t(_swig_i_0), C.swig_type_57(_swig_i_1), C.swig_type_58(_swig_i_2))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 string
 
@@ -1155,7 +1239,7 @@ func Mqs_lease_event_at(arg1 Struct_SS_mq_lease, arg2 int64) (_swig_ret []byte) 
 	var swig_r []byte
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	swig_r_p := C._wrap_mqs_lease_event_at_raw_15b83f3289386ada(C.uintptr_t(_swig_i_0), C.swig_type_54(_swig_i_1))
+	swig_r_p := C._wrap_mqs_lease_event_at_raw_bd2f5068f88e0a12(C.uintptr_t(_swig_i_0), C.swig_type_60(_swig_i_1))
 	swig_r = *(*[]byte)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 []byte
 
@@ -1171,57 +1255,57 @@ func Mqs_lease_event_at(arg1 Struct_SS_mq_lease, arg2 int64) (_swig_ret []byte) 
 func Mqs_clock_new(arg1 float64) (_swig_ret Struct_SS_mqs_clock) {
 	var swig_r Struct_SS_mqs_clock
 	_swig_i_0 := arg1
-	swig_r = (Struct_SS_mqs_clock)(SwigcptrStruct_SS_mqs_clock(C._wrap_mqs_clock_new_raw_15b83f3289386ada(C.double(_swig_i_0))))
+	swig_r = (Struct_SS_mqs_clock)(SwigcptrStruct_SS_mqs_clock(C._wrap_mqs_clock_new_raw_bd2f5068f88e0a12(C.double(_swig_i_0))))
 	return swig_r
 }
 
 func Mqs_clock_now(arg1 Struct_SS_mqs_clock) (_swig_ret float64) {
 	var swig_r float64
 	_swig_i_0 := getSwigcptr(arg1)
-	swig_r = (float64)(C._wrap_mqs_clock_now_raw_15b83f3289386ada(C.uintptr_t(_swig_i_0)))
+	swig_r = (float64)(C._wrap_mqs_clock_now_raw_bd2f5068f88e0a12(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func Mqs_clock_set(arg1 Struct_SS_mqs_clock, arg2 float64) {
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	C._wrap_mqs_clock_set_raw_15b83f3289386ada(C.uintptr_t(_swig_i_0), C.double(_swig_i_1))
+	C._wrap_mqs_clock_set_raw_bd2f5068f88e0a12(C.uintptr_t(_swig_i_0), C.double(_swig_i_1))
 }
 
 func Mqs_clock_advance(arg1 Struct_SS_mqs_clock, arg2 float64) {
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	C._wrap_mqs_clock_advance_raw_15b83f3289386ada(C.uintptr_t(_swig_i_0), C.double(_swig_i_1))
+	C._wrap_mqs_clock_advance_raw_bd2f5068f88e0a12(C.uintptr_t(_swig_i_0), C.double(_swig_i_1))
 }
 
 func Mqs_clock_release(arg1 Struct_SS_mqs_clock) {
 	_swig_i_0 := getSwigcptr(arg1)
-	C._wrap_mqs_clock_release_raw_15b83f3289386ada(C.uintptr_t(_swig_i_0))
+	C._wrap_mqs_clock_release_raw_bd2f5068f88e0a12(C.uintptr_t(_swig_i_0))
 }
 
 func Mqs_queue_set_clock(arg1 Struct_SS_mq_queue, arg2 Struct_SS_mqs_clock) {
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := getSwigcptr(arg2)
-	C._wrap_mqs_queue_set_clock_raw_15b83f3289386ada(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1))
+	C._wrap_mqs_queue_set_clock_raw_bd2f5068f88e0a12(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1))
 }
 
 func Mqs_queue_destroy(arg1 Struct_SS_mq_queue) {
 	_swig_i_0 := getSwigcptr(arg1)
-	C._wrap_mqs_queue_destroy_raw_15b83f3289386ada(C.uintptr_t(_swig_i_0))
+	C._wrap_mqs_queue_destroy_raw_bd2f5068f88e0a12(C.uintptr_t(_swig_i_0))
 }
 
 func Mqs_log_capture() {
-	C._wrap_mqs_log_capture_raw_15b83f3289386ada()
+	C._wrap_mqs_log_capture_raw_bd2f5068f88e0a12()
 }
 
 func Mqs_log_silence() {
-	C._wrap_mqs_log_silence_raw_15b83f3289386ada()
+	C._wrap_mqs_log_silence_raw_bd2f5068f88e0a12()
 }
 
 func Mqs_log_next(arg1 float64) (_swig_ret string) {
 	var swig_r string
 	_swig_i_0 := arg1
-	swig_r_p := C._wrap_mqs_log_next_raw_15b83f3289386ada(C.double(_swig_i_0))
+	swig_r_p := C._wrap_mqs_log_next_raw_bd2f5068f88e0a12(C.double(_swig_i_0))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 string
 
@@ -1236,7 +1320,7 @@ func Mqs_log_next(arg1 float64) (_swig_ret string) {
 
 func Mqs_log_dropped() (_swig_ret uint64) {
 	var swig_r uint64
-	swig_r = (uint64)(C._wrap_mqs_log_dropped_raw_15b83f3289386ada())
+	swig_r = (uint64)(C._wrap_mqs_log_dropped_raw_bd2f5068f88e0a12())
 	return swig_r
 }
 

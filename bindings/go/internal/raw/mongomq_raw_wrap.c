@@ -356,6 +356,50 @@ static mq_status mqs_claim(mq_queue *queue, const char *worker_id, double visibi
     return mq_claim_with(queue, &opts, out, err);
 }
 
+/* mq_queue_new_with (0.8.0) with its options from scalars: partitions 1 is
+ * mq_queue_new. */
+static mq_status mqs_queue_new_with(mq_client *client, const char *db_name, const char *prefix, int partitions,
+                                    mq_queue **out, mq_error *err) {
+    mq_queue_opts opts = MQ_QUEUE_OPTS_INIT;
+    opts.partitions = partitions;
+    return mq_queue_new_with(client, db_name, prefix, &opts, out, err);
+}
+
+/* mqs_claim taking only from some partitions (0.8.0): parts packs them as
+ * little-endian int32s, parts_len / 4 of them (0 bytes: every partition; a length
+ * that is no multiple of 4 is MQ_ERR_ARG). */
+static mq_status mqs_claim_in(mq_queue *queue, const char *worker_id, double visibility_s, int min_priority,
+                              size_t max_events, double timeout_s, mq_cancel *cancel, const void *parts,
+                              size_t parts_len, mq_lease **out, mq_error *err) {
+    if (out != NULL) *out = NULL;
+    if (parts_len % 4 != 0 || parts_len / 4 > MQ_PARTITIONS_MAX) {
+        if (err != NULL) {
+            memset(err, 0, sizeof *err);
+            err->status = MQ_ERR_ARG;
+            snprintf(err->message, sizeof err->message,
+                     "mq_claim_with: the partitions are %zu bytes, not 4 per partition up to 1024 partitions",
+                     parts_len);
+        }
+        return MQ_ERR_ARG;
+    }
+    int list[MQ_PARTITIONS_MAX];
+    const unsigned char *b = (const unsigned char *)parts;
+    size_t n = parts_len / 4;
+    for (size_t i = 0; i < n; i++)
+        list[i] = (int)((uint32_t)b[4 * i] | (uint32_t)b[4 * i + 1] << 8 | (uint32_t)b[4 * i + 2] << 16 |
+                        (uint32_t)b[4 * i + 3] << 24);
+    mq_claim_opts opts = MQ_CLAIM_OPTS_INIT;
+    opts.worker_id = worker_id != NULL && worker_id[0] != '\0' ? worker_id : NULL;
+    opts.visibility_s = visibility_s;
+    opts.min_priority = min_priority;
+    opts.max_events = max_events;
+    opts.timeout_s = timeout_s;
+    opts.cancel = cancel;
+    opts.partitions = n > 0 ? list : NULL;
+    opts.partition_count = n;
+    return mq_claim_with(queue, &opts, out, err);
+}
+
 /* mq_groups_json (0.5.0) with its options from scalars; id_prefix and after NULL or ""
  * are none. */
 static mq_status mqs_groups_json(mq_queue *queue, unsigned int states, const char *id_prefix, int min_attempts,
@@ -602,7 +646,7 @@ static uint64_t mqs_log_dropped(void) {
 extern "C" {
 #endif
 
-void _wrap_Swig_free_raw_15b83f3289386ada(void *_swig_go_0) {
+void _wrap_Swig_free_raw_bd2f5068f88e0a12(void *_swig_go_0) {
   void *arg1 = 0 ;
   
   arg1 = *(void **)&_swig_go_0; 
@@ -612,7 +656,7 @@ void _wrap_Swig_free_raw_15b83f3289386ada(void *_swig_go_0) {
 }
 
 
-void *_wrap_Swig_malloc_raw_15b83f3289386ada(intgo _swig_go_0) {
+void *_wrap_Swig_malloc_raw_bd2f5068f88e0a12(intgo _swig_go_0) {
   int arg1 ;
   void *result = 0 ;
   void *_swig_go_result;
@@ -625,7 +669,7 @@ void *_wrap_Swig_malloc_raw_15b83f3289386ada(intgo _swig_go_0) {
 }
 
 
-void _wrap_mqs_bytes_data_set_raw_15b83f3289386ada(struct mqs_bytes *_swig_go_0, void *_swig_go_1) {
+void _wrap_mqs_bytes_data_set_raw_bd2f5068f88e0a12(struct mqs_bytes *_swig_go_0, void *_swig_go_1) {
   struct mqs_bytes *arg1 = 0 ;
   void *arg2 = 0 ;
   
@@ -637,7 +681,7 @@ void _wrap_mqs_bytes_data_set_raw_15b83f3289386ada(struct mqs_bytes *_swig_go_0,
 }
 
 
-void *_wrap_mqs_bytes_data_get_raw_15b83f3289386ada(struct mqs_bytes *_swig_go_0) {
+void *_wrap_mqs_bytes_data_get_raw_bd2f5068f88e0a12(struct mqs_bytes *_swig_go_0) {
   struct mqs_bytes *arg1 = 0 ;
   void *result = 0 ;
   void *_swig_go_result;
@@ -650,7 +694,7 @@ void *_wrap_mqs_bytes_data_get_raw_15b83f3289386ada(struct mqs_bytes *_swig_go_0
 }
 
 
-void _wrap_mqs_bytes_len_set_raw_15b83f3289386ada(struct mqs_bytes *_swig_go_0, long long _swig_go_1) {
+void _wrap_mqs_bytes_len_set_raw_bd2f5068f88e0a12(struct mqs_bytes *_swig_go_0, long long _swig_go_1) {
   struct mqs_bytes *arg1 = 0 ;
   size_t arg2 ;
   
@@ -662,7 +706,7 @@ void _wrap_mqs_bytes_len_set_raw_15b83f3289386ada(struct mqs_bytes *_swig_go_0, 
 }
 
 
-long long _wrap_mqs_bytes_len_get_raw_15b83f3289386ada(struct mqs_bytes *_swig_go_0) {
+long long _wrap_mqs_bytes_len_get_raw_bd2f5068f88e0a12(struct mqs_bytes *_swig_go_0) {
   struct mqs_bytes *arg1 = 0 ;
   size_t result;
   long long _swig_go_result;
@@ -675,7 +719,7 @@ long long _wrap_mqs_bytes_len_get_raw_15b83f3289386ada(struct mqs_bytes *_swig_g
 }
 
 
-struct mqs_bytes *_wrap_new_mqs_bytes_raw_15b83f3289386ada() {
+struct mqs_bytes *_wrap_new_mqs_bytes_raw_bd2f5068f88e0a12() {
   struct mqs_bytes *result = 0 ;
   struct mqs_bytes *_swig_go_result;
   
@@ -686,7 +730,7 @@ struct mqs_bytes *_wrap_new_mqs_bytes_raw_15b83f3289386ada() {
 }
 
 
-void _wrap_delete_mqs_bytes_raw_15b83f3289386ada(struct mqs_bytes *_swig_go_0) {
+void _wrap_delete_mqs_bytes_raw_bd2f5068f88e0a12(struct mqs_bytes *_swig_go_0) {
   struct mqs_bytes *arg1 = 0 ;
   
   arg1 = *(struct mqs_bytes **)&_swig_go_0; 
@@ -696,7 +740,7 @@ void _wrap_delete_mqs_bytes_raw_15b83f3289386ada(struct mqs_bytes *_swig_go_0) {
 }
 
 
-intgo _wrap_MQ_OK_raw_15b83f3289386ada() {
+intgo _wrap_MQ_OK_raw_bd2f5068f88e0a12() {
   int result;
   intgo _swig_go_result;
   
@@ -707,7 +751,7 @@ intgo _wrap_MQ_OK_raw_15b83f3289386ada() {
 }
 
 
-intgo _wrap_MQ_EMPTY_raw_15b83f3289386ada() {
+intgo _wrap_MQ_EMPTY_raw_bd2f5068f88e0a12() {
   int result;
   intgo _swig_go_result;
   
@@ -718,7 +762,7 @@ intgo _wrap_MQ_EMPTY_raw_15b83f3289386ada() {
 }
 
 
-intgo _wrap_MQ_LEASE_LOST_raw_15b83f3289386ada() {
+intgo _wrap_MQ_LEASE_LOST_raw_bd2f5068f88e0a12() {
   int result;
   intgo _swig_go_result;
   
@@ -729,7 +773,7 @@ intgo _wrap_MQ_LEASE_LOST_raw_15b83f3289386ada() {
 }
 
 
-intgo _wrap_MQ_INTERRUPTED_raw_15b83f3289386ada() {
+intgo _wrap_MQ_INTERRUPTED_raw_bd2f5068f88e0a12() {
   int result;
   intgo _swig_go_result;
   
@@ -740,7 +784,7 @@ intgo _wrap_MQ_INTERRUPTED_raw_15b83f3289386ada() {
 }
 
 
-intgo _wrap_MQ_CANCELLED_raw_15b83f3289386ada() {
+intgo _wrap_MQ_CANCELLED_raw_bd2f5068f88e0a12() {
   int result;
   intgo _swig_go_result;
   
@@ -751,7 +795,7 @@ intgo _wrap_MQ_CANCELLED_raw_15b83f3289386ada() {
 }
 
 
-intgo _wrap_MQ_DUPLICATE_raw_15b83f3289386ada() {
+intgo _wrap_MQ_DUPLICATE_raw_bd2f5068f88e0a12() {
   int result;
   intgo _swig_go_result;
   
@@ -762,7 +806,7 @@ intgo _wrap_MQ_DUPLICATE_raw_15b83f3289386ada() {
 }
 
 
-intgo _wrap_MQ_DEDUP_KEY_MAX_raw_15b83f3289386ada() {
+intgo _wrap_MQ_DEDUP_KEY_MAX_raw_bd2f5068f88e0a12() {
   int result;
   intgo _swig_go_result;
   
@@ -773,7 +817,7 @@ intgo _wrap_MQ_DEDUP_KEY_MAX_raw_15b83f3289386ada() {
 }
 
 
-intgo _wrap_MQ_DEDUP_SCOPE_QUEUE_raw_15b83f3289386ada() {
+intgo _wrap_MQ_DEDUP_SCOPE_QUEUE_raw_bd2f5068f88e0a12() {
   int result;
   intgo _swig_go_result;
   
@@ -784,7 +828,7 @@ intgo _wrap_MQ_DEDUP_SCOPE_QUEUE_raw_15b83f3289386ada() {
 }
 
 
-intgo _wrap_MQ_DEDUP_SCOPE_GROUP_raw_15b83f3289386ada() {
+intgo _wrap_MQ_DEDUP_SCOPE_GROUP_raw_bd2f5068f88e0a12() {
   int result;
   intgo _swig_go_result;
   
@@ -795,7 +839,7 @@ intgo _wrap_MQ_DEDUP_SCOPE_GROUP_raw_15b83f3289386ada() {
 }
 
 
-intgo _wrap_MQ_ATTR_MAX_raw_15b83f3289386ada() {
+intgo _wrap_MQ_ATTR_MAX_raw_bd2f5068f88e0a12() {
   int result;
   intgo _swig_go_result;
   
@@ -806,7 +850,7 @@ intgo _wrap_MQ_ATTR_MAX_raw_15b83f3289386ada() {
 }
 
 
-intgo _wrap_MQ_ATTR_KEY_MAX_raw_15b83f3289386ada() {
+intgo _wrap_MQ_ATTR_KEY_MAX_raw_bd2f5068f88e0a12() {
   int result;
   intgo _swig_go_result;
   
@@ -817,7 +861,7 @@ intgo _wrap_MQ_ATTR_KEY_MAX_raw_15b83f3289386ada() {
 }
 
 
-intgo _wrap_MQ_ATTR_VALUE_MAX_raw_15b83f3289386ada() {
+intgo _wrap_MQ_ATTR_VALUE_MAX_raw_bd2f5068f88e0a12() {
   int result;
   intgo _swig_go_result;
   
@@ -828,7 +872,7 @@ intgo _wrap_MQ_ATTR_VALUE_MAX_raw_15b83f3289386ada() {
 }
 
 
-intgo _wrap_MQ_ERR_ARG_raw_15b83f3289386ada() {
+intgo _wrap_MQ_ERR_ARG_raw_bd2f5068f88e0a12() {
   int result;
   intgo _swig_go_result;
   
@@ -839,7 +883,7 @@ intgo _wrap_MQ_ERR_ARG_raw_15b83f3289386ada() {
 }
 
 
-intgo _wrap_MQ_ERR_CONNECT_raw_15b83f3289386ada() {
+intgo _wrap_MQ_ERR_CONNECT_raw_bd2f5068f88e0a12() {
   int result;
   intgo _swig_go_result;
   
@@ -850,7 +894,7 @@ intgo _wrap_MQ_ERR_CONNECT_raw_15b83f3289386ada() {
 }
 
 
-intgo _wrap_MQ_ERR_SERVER_raw_15b83f3289386ada() {
+intgo _wrap_MQ_ERR_SERVER_raw_bd2f5068f88e0a12() {
   int result;
   intgo _swig_go_result;
   
@@ -861,7 +905,7 @@ intgo _wrap_MQ_ERR_SERVER_raw_15b83f3289386ada() {
 }
 
 
-intgo _wrap_MQ_ERR_NOMEM_raw_15b83f3289386ada() {
+intgo _wrap_MQ_ERR_NOMEM_raw_bd2f5068f88e0a12() {
   int result;
   intgo _swig_go_result;
   
@@ -872,7 +916,7 @@ intgo _wrap_MQ_ERR_NOMEM_raw_15b83f3289386ada() {
 }
 
 
-intgo _wrap_MQ_ERR_INTERNAL_raw_15b83f3289386ada() {
+intgo _wrap_MQ_ERR_INTERNAL_raw_bd2f5068f88e0a12() {
   int result;
   intgo _swig_go_result;
   
@@ -883,7 +927,7 @@ intgo _wrap_MQ_ERR_INTERNAL_raw_15b83f3289386ada() {
 }
 
 
-intgo _wrap_MQ_PRIORITY_MIN_raw_15b83f3289386ada() {
+intgo _wrap_MQ_PRIORITY_MIN_raw_bd2f5068f88e0a12() {
   int result;
   intgo _swig_go_result;
   
@@ -894,7 +938,7 @@ intgo _wrap_MQ_PRIORITY_MIN_raw_15b83f3289386ada() {
 }
 
 
-intgo _wrap_MQ_PRIORITY_MAX_raw_15b83f3289386ada() {
+intgo _wrap_MQ_PRIORITY_MAX_raw_bd2f5068f88e0a12() {
   int result;
   intgo _swig_go_result;
   
@@ -905,7 +949,7 @@ intgo _wrap_MQ_PRIORITY_MAX_raw_15b83f3289386ada() {
 }
 
 
-intgo _wrap_MQ_BATCH_MAX_raw_15b83f3289386ada() {
+intgo _wrap_MQ_BATCH_MAX_raw_bd2f5068f88e0a12() {
   int result;
   intgo _swig_go_result;
   
@@ -916,7 +960,18 @@ intgo _wrap_MQ_BATCH_MAX_raw_15b83f3289386ada() {
 }
 
 
-intgo _wrap_MQ_GROUP_READY_raw_15b83f3289386ada() {
+intgo _wrap_MQ_PARTITIONS_MAX_raw_bd2f5068f88e0a12() {
+  int result;
+  intgo _swig_go_result;
+  
+  
+  result = (int)(MQ_PARTITIONS_MAX);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+intgo _wrap_MQ_GROUP_READY_raw_bd2f5068f88e0a12() {
   unsigned int result;
   intgo _swig_go_result;
   
@@ -927,7 +982,7 @@ intgo _wrap_MQ_GROUP_READY_raw_15b83f3289386ada() {
 }
 
 
-intgo _wrap_MQ_GROUP_LEASED_raw_15b83f3289386ada() {
+intgo _wrap_MQ_GROUP_LEASED_raw_bd2f5068f88e0a12() {
   unsigned int result;
   intgo _swig_go_result;
   
@@ -938,7 +993,7 @@ intgo _wrap_MQ_GROUP_LEASED_raw_15b83f3289386ada() {
 }
 
 
-intgo _wrap_MQ_GROUP_PARKED_raw_15b83f3289386ada() {
+intgo _wrap_MQ_GROUP_PARKED_raw_bd2f5068f88e0a12() {
   unsigned int result;
   intgo _swig_go_result;
   
@@ -949,7 +1004,7 @@ intgo _wrap_MQ_GROUP_PARKED_raw_15b83f3289386ada() {
 }
 
 
-intgo _wrap_MQ_GROUP_PAUSED_raw_15b83f3289386ada() {
+intgo _wrap_MQ_GROUP_PAUSED_raw_bd2f5068f88e0a12() {
   unsigned int result;
   intgo _swig_go_result;
   
@@ -960,7 +1015,7 @@ intgo _wrap_MQ_GROUP_PAUSED_raw_15b83f3289386ada() {
 }
 
 
-intgo _wrap_MQ_GROUPS_SORT_ID_raw_15b83f3289386ada() {
+intgo _wrap_MQ_GROUPS_SORT_ID_raw_bd2f5068f88e0a12() {
   int result;
   intgo _swig_go_result;
   
@@ -971,7 +1026,7 @@ intgo _wrap_MQ_GROUPS_SORT_ID_raw_15b83f3289386ada() {
 }
 
 
-intgo _wrap_MQ_GROUPS_SORT_DUE_raw_15b83f3289386ada() {
+intgo _wrap_MQ_GROUPS_SORT_DUE_raw_bd2f5068f88e0a12() {
   int result;
   intgo _swig_go_result;
   
@@ -982,7 +1037,7 @@ intgo _wrap_MQ_GROUPS_SORT_DUE_raw_15b83f3289386ada() {
 }
 
 
-struct mq_error *_wrap_mqs_error_new_raw_15b83f3289386ada() {
+struct mq_error *_wrap_mqs_error_new_raw_bd2f5068f88e0a12() {
   mq_error *result = 0 ;
   struct mq_error *_swig_go_result;
   
@@ -993,7 +1048,7 @@ struct mq_error *_wrap_mqs_error_new_raw_15b83f3289386ada() {
 }
 
 
-void _wrap_mqs_error_free_raw_15b83f3289386ada(struct mq_error *_swig_go_0) {
+void _wrap_mqs_error_free_raw_bd2f5068f88e0a12(struct mq_error *_swig_go_0) {
   mq_error *arg1 = 0 ;
   
   arg1 = *(mq_error **)&_swig_go_0; 
@@ -1003,7 +1058,7 @@ void _wrap_mqs_error_free_raw_15b83f3289386ada(struct mq_error *_swig_go_0) {
 }
 
 
-intgo _wrap_mqs_error_status_raw_15b83f3289386ada(struct mq_error *_swig_go_0) {
+intgo _wrap_mqs_error_status_raw_bd2f5068f88e0a12(struct mq_error *_swig_go_0) {
   mq_error *arg1 = 0 ;
   int result;
   intgo _swig_go_result;
@@ -1016,7 +1071,7 @@ intgo _wrap_mqs_error_status_raw_15b83f3289386ada(struct mq_error *_swig_go_0) {
 }
 
 
-intgo _wrap_mqs_error_server_code_raw_15b83f3289386ada(struct mq_error *_swig_go_0) {
+intgo _wrap_mqs_error_server_code_raw_bd2f5068f88e0a12(struct mq_error *_swig_go_0) {
   mq_error *arg1 = 0 ;
   int result;
   intgo _swig_go_result;
@@ -1029,7 +1084,7 @@ intgo _wrap_mqs_error_server_code_raw_15b83f3289386ada(struct mq_error *_swig_go
 }
 
 
-_gostring_ _wrap_mqs_error_message_raw_15b83f3289386ada(struct mq_error *_swig_go_0) {
+_gostring_ _wrap_mqs_error_message_raw_bd2f5068f88e0a12(struct mq_error *_swig_go_0) {
   mq_error *arg1 = 0 ;
   char *result = 0 ;
   _gostring_ _swig_go_result;
@@ -1045,7 +1100,7 @@ _gostring_ _wrap_mqs_error_message_raw_15b83f3289386ada(struct mq_error *_swig_g
 }
 
 
-_gostring_ _wrap_mq_version_raw_15b83f3289386ada() {
+_gostring_ _wrap_mq_version_raw_bd2f5068f88e0a12() {
   char *result = 0 ;
   _gostring_ _swig_go_result;
   
@@ -1059,7 +1114,7 @@ _gostring_ _wrap_mq_version_raw_15b83f3289386ada() {
 }
 
 
-_gostring_ _wrap_mq_status_name_raw_15b83f3289386ada(intgo _swig_go_0) {
+_gostring_ _wrap_mq_status_name_raw_bd2f5068f88e0a12(intgo _swig_go_0) {
   mq_status arg1 ;
   char *result = 0 ;
   _gostring_ _swig_go_result;
@@ -1075,7 +1130,7 @@ _gostring_ _wrap_mq_status_name_raw_15b83f3289386ada(intgo _swig_go_0) {
 }
 
 
-intgo _wrap_mq_client_new_raw_15b83f3289386ada(_gostring_ _swig_go_0, mq_client **_swig_go_1, struct mq_error *_swig_go_2) {
+intgo _wrap_mq_client_new_raw_bd2f5068f88e0a12(_gostring_ _swig_go_0, mq_client **_swig_go_1, struct mq_error *_swig_go_2) {
   char *arg1 = 0 ;
   mq_client **arg2 = 0 ;
   mq_error *arg3 = 0 ;
@@ -1099,7 +1154,7 @@ intgo _wrap_mq_client_new_raw_15b83f3289386ada(_gostring_ _swig_go_0, mq_client 
 }
 
 
-void _wrap_mq_client_destroy_raw_15b83f3289386ada(struct mq_client *_swig_go_0) {
+void _wrap_mq_client_destroy_raw_bd2f5068f88e0a12(struct mq_client *_swig_go_0) {
   mq_client *arg1 = 0 ;
   
   arg1 = *(mq_client **)&_swig_go_0; 
@@ -1109,7 +1164,7 @@ void _wrap_mq_client_destroy_raw_15b83f3289386ada(struct mq_client *_swig_go_0) 
 }
 
 
-long long _wrap_mq_client_command_count_raw_15b83f3289386ada(struct mq_client *_swig_go_0) {
+long long _wrap_mq_client_command_count_raw_bd2f5068f88e0a12(struct mq_client *_swig_go_0) {
   mq_client *arg1 = 0 ;
   uint64_t result;
   long long _swig_go_result;
@@ -1122,7 +1177,7 @@ long long _wrap_mq_client_command_count_raw_15b83f3289386ada(struct mq_client *_
 }
 
 
-long long _wrap_mq_client_write_concern_errors_raw_15b83f3289386ada(struct mq_client *_swig_go_0) {
+long long _wrap_mq_client_write_concern_errors_raw_bd2f5068f88e0a12(struct mq_client *_swig_go_0) {
   mq_client *arg1 = 0 ;
   uint64_t result;
   long long _swig_go_result;
@@ -1135,7 +1190,7 @@ long long _wrap_mq_client_write_concern_errors_raw_15b83f3289386ada(struct mq_cl
 }
 
 
-intgo _wrap_mq_queue_new_raw_15b83f3289386ada(struct mq_client *_swig_go_0, _gostring_ _swig_go_1, _gostring_ _swig_go_2, mq_queue **_swig_go_3, struct mq_error *_swig_go_4) {
+intgo _wrap_mq_queue_new_raw_bd2f5068f88e0a12(struct mq_client *_swig_go_0, _gostring_ _swig_go_1, _gostring_ _swig_go_2, mq_queue **_swig_go_3, struct mq_error *_swig_go_4) {
   mq_client *arg1 = 0 ;
   char *arg2 = 0 ;
   char *arg3 = 0 ;
@@ -1170,7 +1225,7 @@ intgo _wrap_mq_queue_new_raw_15b83f3289386ada(struct mq_client *_swig_go_0, _gos
 }
 
 
-intgo _wrap_mq_ack_raw_15b83f3289386ada(struct mq_queue *_swig_go_0, struct mq_lease *_swig_go_1, struct mq_error *_swig_go_2) {
+intgo _wrap_mq_ack_raw_bd2f5068f88e0a12(struct mq_queue *_swig_go_0, struct mq_lease *_swig_go_1, struct mq_error *_swig_go_2) {
   mq_queue *arg1 = 0 ;
   mq_lease *arg2 = 0 ;
   mq_error *arg3 = 0 ;
@@ -1187,7 +1242,7 @@ intgo _wrap_mq_ack_raw_15b83f3289386ada(struct mq_queue *_swig_go_0, struct mq_l
 }
 
 
-intgo _wrap_mq_nack_raw_15b83f3289386ada(struct mq_queue *_swig_go_0, struct mq_lease *_swig_go_1, double _swig_go_2, struct mq_error *_swig_go_3) {
+intgo _wrap_mq_nack_raw_bd2f5068f88e0a12(struct mq_queue *_swig_go_0, struct mq_lease *_swig_go_1, double _swig_go_2, struct mq_error *_swig_go_3) {
   mq_queue *arg1 = 0 ;
   mq_lease *arg2 = 0 ;
   double arg3 ;
@@ -1206,7 +1261,7 @@ intgo _wrap_mq_nack_raw_15b83f3289386ada(struct mq_queue *_swig_go_0, struct mq_
 }
 
 
-intgo _wrap_mq_unclaim_raw_15b83f3289386ada(struct mq_queue *_swig_go_0, struct mq_lease *_swig_go_1, struct mq_error *_swig_go_2) {
+intgo _wrap_mq_unclaim_raw_bd2f5068f88e0a12(struct mq_queue *_swig_go_0, struct mq_lease *_swig_go_1, struct mq_error *_swig_go_2) {
   mq_queue *arg1 = 0 ;
   mq_lease *arg2 = 0 ;
   mq_error *arg3 = 0 ;
@@ -1223,7 +1278,7 @@ intgo _wrap_mq_unclaim_raw_15b83f3289386ada(struct mq_queue *_swig_go_0, struct 
 }
 
 
-intgo _wrap_mq_extend_raw_15b83f3289386ada(struct mq_queue *_swig_go_0, struct mq_lease *_swig_go_1, double _swig_go_2, struct mq_error *_swig_go_3) {
+intgo _wrap_mq_extend_raw_bd2f5068f88e0a12(struct mq_queue *_swig_go_0, struct mq_lease *_swig_go_1, double _swig_go_2, struct mq_error *_swig_go_3) {
   mq_queue *arg1 = 0 ;
   mq_lease *arg2 = 0 ;
   double arg3 ;
@@ -1242,7 +1297,7 @@ intgo _wrap_mq_extend_raw_15b83f3289386ada(struct mq_queue *_swig_go_0, struct m
 }
 
 
-long long _wrap_mq_lease_seq_raw_15b83f3289386ada(struct mq_lease *_swig_go_0) {
+long long _wrap_mq_lease_seq_raw_bd2f5068f88e0a12(struct mq_lease *_swig_go_0) {
   mq_lease *arg1 = 0 ;
   int64_t result;
   long long _swig_go_result;
@@ -1255,7 +1310,7 @@ long long _wrap_mq_lease_seq_raw_15b83f3289386ada(struct mq_lease *_swig_go_0) {
 }
 
 
-_gostring_ _wrap_mq_lease_group_raw_15b83f3289386ada(struct mq_lease *_swig_go_0) {
+_gostring_ _wrap_mq_lease_group_raw_bd2f5068f88e0a12(struct mq_lease *_swig_go_0) {
   mq_lease *arg1 = 0 ;
   char *result = 0 ;
   _gostring_ _swig_go_result;
@@ -1271,7 +1326,7 @@ _gostring_ _wrap_mq_lease_group_raw_15b83f3289386ada(struct mq_lease *_swig_go_0
 }
 
 
-_gostring_ _wrap_mq_lease_token_raw_15b83f3289386ada(struct mq_lease *_swig_go_0) {
+_gostring_ _wrap_mq_lease_token_raw_bd2f5068f88e0a12(struct mq_lease *_swig_go_0) {
   mq_lease *arg1 = 0 ;
   char *result = 0 ;
   _gostring_ _swig_go_result;
@@ -1287,7 +1342,7 @@ _gostring_ _wrap_mq_lease_token_raw_15b83f3289386ada(struct mq_lease *_swig_go_0
 }
 
 
-intgo _wrap_mq_lease_attempts_raw_15b83f3289386ada(struct mq_lease *_swig_go_0) {
+intgo _wrap_mq_lease_attempts_raw_bd2f5068f88e0a12(struct mq_lease *_swig_go_0) {
   mq_lease *arg1 = 0 ;
   int result;
   intgo _swig_go_result;
@@ -1300,7 +1355,7 @@ intgo _wrap_mq_lease_attempts_raw_15b83f3289386ada(struct mq_lease *_swig_go_0) 
 }
 
 
-void _wrap_mq_lease_destroy_raw_15b83f3289386ada(struct mq_lease *_swig_go_0) {
+void _wrap_mq_lease_destroy_raw_bd2f5068f88e0a12(struct mq_lease *_swig_go_0) {
   mq_lease *arg1 = 0 ;
   
   arg1 = *(mq_lease **)&_swig_go_0; 
@@ -1310,7 +1365,7 @@ void _wrap_mq_lease_destroy_raw_15b83f3289386ada(struct mq_lease *_swig_go_0) {
 }
 
 
-intgo _wrap_mq_batch_new_raw_15b83f3289386ada(mq_batch **_swig_go_0, struct mq_error *_swig_go_1) {
+intgo _wrap_mq_batch_new_raw_bd2f5068f88e0a12(mq_batch **_swig_go_0, struct mq_error *_swig_go_1) {
   mq_batch **arg1 = 0 ;
   mq_error *arg2 = 0 ;
   mq_status result;
@@ -1325,7 +1380,7 @@ intgo _wrap_mq_batch_new_raw_15b83f3289386ada(mq_batch **_swig_go_0, struct mq_e
 }
 
 
-long long _wrap_mq_batch_count_raw_15b83f3289386ada(struct mq_batch *_swig_go_0) {
+long long _wrap_mq_batch_count_raw_bd2f5068f88e0a12(struct mq_batch *_swig_go_0) {
   mq_batch *arg1 = 0 ;
   size_t result;
   long long _swig_go_result;
@@ -1338,7 +1393,7 @@ long long _wrap_mq_batch_count_raw_15b83f3289386ada(struct mq_batch *_swig_go_0)
 }
 
 
-void _wrap_mq_batch_destroy_raw_15b83f3289386ada(struct mq_batch *_swig_go_0) {
+void _wrap_mq_batch_destroy_raw_bd2f5068f88e0a12(struct mq_batch *_swig_go_0) {
   mq_batch *arg1 = 0 ;
   
   arg1 = *(mq_batch **)&_swig_go_0; 
@@ -1348,7 +1403,7 @@ void _wrap_mq_batch_destroy_raw_15b83f3289386ada(struct mq_batch *_swig_go_0) {
 }
 
 
-long long _wrap_mq_lease_count_raw_15b83f3289386ada(struct mq_lease *_swig_go_0) {
+long long _wrap_mq_lease_count_raw_bd2f5068f88e0a12(struct mq_lease *_swig_go_0) {
   mq_lease *arg1 = 0 ;
   size_t result;
   long long _swig_go_result;
@@ -1361,7 +1416,7 @@ long long _wrap_mq_lease_count_raw_15b83f3289386ada(struct mq_lease *_swig_go_0)
 }
 
 
-long long _wrap_mq_lease_seq_at_raw_15b83f3289386ada(struct mq_lease *_swig_go_0, long long _swig_go_1) {
+long long _wrap_mq_lease_seq_at_raw_bd2f5068f88e0a12(struct mq_lease *_swig_go_0, long long _swig_go_1) {
   mq_lease *arg1 = 0 ;
   size_t arg2 ;
   int64_t result;
@@ -1376,7 +1431,7 @@ long long _wrap_mq_lease_seq_at_raw_15b83f3289386ada(struct mq_lease *_swig_go_0
 }
 
 
-void _wrap_mq_queue_interrupt_raw_15b83f3289386ada(struct mq_queue *_swig_go_0) {
+void _wrap_mq_queue_interrupt_raw_bd2f5068f88e0a12(struct mq_queue *_swig_go_0) {
   mq_queue *arg1 = 0 ;
   
   arg1 = *(mq_queue **)&_swig_go_0; 
@@ -1386,7 +1441,7 @@ void _wrap_mq_queue_interrupt_raw_15b83f3289386ada(struct mq_queue *_swig_go_0) 
 }
 
 
-intgo _wrap_mq_cancel_new_raw_15b83f3289386ada(mq_cancel **_swig_go_0, struct mq_error *_swig_go_1) {
+intgo _wrap_mq_cancel_new_raw_bd2f5068f88e0a12(mq_cancel **_swig_go_0, struct mq_error *_swig_go_1) {
   mq_cancel **arg1 = 0 ;
   mq_error *arg2 = 0 ;
   mq_status result;
@@ -1401,7 +1456,7 @@ intgo _wrap_mq_cancel_new_raw_15b83f3289386ada(mq_cancel **_swig_go_0, struct mq
 }
 
 
-void _wrap_mq_cancel_trigger_raw_15b83f3289386ada(struct mq_cancel *_swig_go_0) {
+void _wrap_mq_cancel_trigger_raw_bd2f5068f88e0a12(struct mq_cancel *_swig_go_0) {
   mq_cancel *arg1 = 0 ;
   
   arg1 = *(mq_cancel **)&_swig_go_0; 
@@ -1411,7 +1466,7 @@ void _wrap_mq_cancel_trigger_raw_15b83f3289386ada(struct mq_cancel *_swig_go_0) 
 }
 
 
-intgo _wrap_mq_cancel_triggered_raw_15b83f3289386ada(struct mq_cancel *_swig_go_0) {
+intgo _wrap_mq_cancel_triggered_raw_bd2f5068f88e0a12(struct mq_cancel *_swig_go_0) {
   mq_cancel *arg1 = 0 ;
   int result;
   intgo _swig_go_result;
@@ -1424,7 +1479,7 @@ intgo _wrap_mq_cancel_triggered_raw_15b83f3289386ada(struct mq_cancel *_swig_go_
 }
 
 
-void _wrap_mq_cancel_reset_raw_15b83f3289386ada(struct mq_cancel *_swig_go_0) {
+void _wrap_mq_cancel_reset_raw_bd2f5068f88e0a12(struct mq_cancel *_swig_go_0) {
   mq_cancel *arg1 = 0 ;
   
   arg1 = *(mq_cancel **)&_swig_go_0; 
@@ -1434,7 +1489,7 @@ void _wrap_mq_cancel_reset_raw_15b83f3289386ada(struct mq_cancel *_swig_go_0) {
 }
 
 
-void _wrap_mq_cancel_destroy_raw_15b83f3289386ada(struct mq_cancel *_swig_go_0) {
+void _wrap_mq_cancel_destroy_raw_bd2f5068f88e0a12(struct mq_cancel *_swig_go_0) {
   mq_cancel *arg1 = 0 ;
   
   arg1 = *(mq_cancel **)&_swig_go_0; 
@@ -1444,7 +1499,7 @@ void _wrap_mq_cancel_destroy_raw_15b83f3289386ada(struct mq_cancel *_swig_go_0) 
 }
 
 
-double _wrap_mq_lease_deadline_raw_15b83f3289386ada(struct mq_lease *_swig_go_0) {
+double _wrap_mq_lease_deadline_raw_bd2f5068f88e0a12(struct mq_lease *_swig_go_0) {
   mq_lease *arg1 = 0 ;
   double result;
   double _swig_go_result;
@@ -1457,7 +1512,7 @@ double _wrap_mq_lease_deadline_raw_15b83f3289386ada(struct mq_lease *_swig_go_0)
 }
 
 
-intgo _wrap_mq_queue_set_dedup_window_raw_15b83f3289386ada(struct mq_queue *_swig_go_0, double _swig_go_1, struct mq_error *_swig_go_2) {
+intgo _wrap_mq_queue_set_dedup_window_raw_bd2f5068f88e0a12(struct mq_queue *_swig_go_0, double _swig_go_1, struct mq_error *_swig_go_2) {
   mq_queue *arg1 = 0 ;
   double arg2 ;
   mq_error *arg3 = 0 ;
@@ -1474,7 +1529,7 @@ intgo _wrap_mq_queue_set_dedup_window_raw_15b83f3289386ada(struct mq_queue *_swi
 }
 
 
-intgo _wrap_mq_queue_set_dedup_scope_raw_15b83f3289386ada(struct mq_queue *_swig_go_0, intgo _swig_go_1, struct mq_error *_swig_go_2) {
+intgo _wrap_mq_queue_set_dedup_scope_raw_bd2f5068f88e0a12(struct mq_queue *_swig_go_0, intgo _swig_go_1, struct mq_error *_swig_go_2) {
   mq_queue *arg1 = 0 ;
   mq_dedup_scope arg2 ;
   mq_error *arg3 = 0 ;
@@ -1491,7 +1546,7 @@ intgo _wrap_mq_queue_set_dedup_scope_raw_15b83f3289386ada(struct mq_queue *_swig
 }
 
 
-long long _wrap_mq_lease_attr_count_raw_15b83f3289386ada(struct mq_lease *_swig_go_0, long long _swig_go_1) {
+long long _wrap_mq_lease_attr_count_raw_bd2f5068f88e0a12(struct mq_lease *_swig_go_0, long long _swig_go_1) {
   mq_lease *arg1 = 0 ;
   size_t arg2 ;
   size_t result;
@@ -1506,7 +1561,7 @@ long long _wrap_mq_lease_attr_count_raw_15b83f3289386ada(struct mq_lease *_swig_
 }
 
 
-_gostring_ _wrap_mq_lease_attr_raw_15b83f3289386ada(struct mq_lease *_swig_go_0, long long _swig_go_1, _gostring_ _swig_go_2) {
+_gostring_ _wrap_mq_lease_attr_raw_bd2f5068f88e0a12(struct mq_lease *_swig_go_0, long long _swig_go_1, _gostring_ _swig_go_2) {
   mq_lease *arg1 = 0 ;
   size_t arg2 ;
   char *arg3 = 0 ;
@@ -1533,7 +1588,7 @@ _gostring_ _wrap_mq_lease_attr_raw_15b83f3289386ada(struct mq_lease *_swig_go_0,
 }
 
 
-intgo _wrap_mq_queue_set_repair_interval_raw_15b83f3289386ada(struct mq_queue *_swig_go_0, double _swig_go_1, struct mq_error *_swig_go_2) {
+intgo _wrap_mq_queue_set_repair_interval_raw_bd2f5068f88e0a12(struct mq_queue *_swig_go_0, double _swig_go_1, struct mq_error *_swig_go_2) {
   mq_queue *arg1 = 0 ;
   double arg2 ;
   mq_error *arg3 = 0 ;
@@ -1550,7 +1605,7 @@ intgo _wrap_mq_queue_set_repair_interval_raw_15b83f3289386ada(struct mq_queue *_
 }
 
 
-void _wrap_mq_queue_repair_counts_raw_15b83f3289386ada(struct mq_queue *_swig_go_0, long long *_swig_go_1, long long *_swig_go_2) {
+void _wrap_mq_queue_repair_counts_raw_bd2f5068f88e0a12(struct mq_queue *_swig_go_0, long long *_swig_go_1, long long *_swig_go_2) {
   mq_queue *arg1 = 0 ;
   uint64_t *arg2 = 0 ;
   uint64_t *arg3 = 0 ;
@@ -1564,7 +1619,7 @@ void _wrap_mq_queue_repair_counts_raw_15b83f3289386ada(struct mq_queue *_swig_go
 }
 
 
-intgo _wrap_mq_queue_set_max_attempts_raw_15b83f3289386ada(struct mq_queue *_swig_go_0, intgo _swig_go_1, struct mq_error *_swig_go_2) {
+intgo _wrap_mq_queue_set_max_attempts_raw_bd2f5068f88e0a12(struct mq_queue *_swig_go_0, intgo _swig_go_1, struct mq_error *_swig_go_2) {
   mq_queue *arg1 = 0 ;
   int arg2 ;
   mq_error *arg3 = 0 ;
@@ -1581,7 +1636,7 @@ intgo _wrap_mq_queue_set_max_attempts_raw_15b83f3289386ada(struct mq_queue *_swi
 }
 
 
-intgo _wrap_mq_dead_count_raw_15b83f3289386ada(struct mq_queue *_swig_go_0, long long *_swig_go_1, struct mq_error *_swig_go_2) {
+intgo _wrap_mq_dead_count_raw_bd2f5068f88e0a12(struct mq_queue *_swig_go_0, long long *_swig_go_1, struct mq_error *_swig_go_2) {
   mq_queue *arg1 = 0 ;
   int64_t *arg2 = 0 ;
   mq_error *arg3 = 0 ;
@@ -1598,7 +1653,7 @@ intgo _wrap_mq_dead_count_raw_15b83f3289386ada(struct mq_queue *_swig_go_0, long
 }
 
 
-intgo _wrap_mq_dead_requeue_raw_15b83f3289386ada(struct mq_queue *_swig_go_0, long long _swig_go_1, long long *_swig_go_2, struct mq_error *_swig_go_3) {
+intgo _wrap_mq_dead_requeue_raw_bd2f5068f88e0a12(struct mq_queue *_swig_go_0, long long _swig_go_1, long long *_swig_go_2, struct mq_error *_swig_go_3) {
   mq_queue *arg1 = 0 ;
   int64_t arg2 ;
   int64_t *arg3 = 0 ;
@@ -1617,7 +1672,7 @@ intgo _wrap_mq_dead_requeue_raw_15b83f3289386ada(struct mq_queue *_swig_go_0, lo
 }
 
 
-intgo _wrap_mq_dead_purge_raw_15b83f3289386ada(struct mq_queue *_swig_go_0, long long *_swig_go_1, struct mq_error *_swig_go_2) {
+intgo _wrap_mq_dead_purge_raw_bd2f5068f88e0a12(struct mq_queue *_swig_go_0, long long *_swig_go_1, struct mq_error *_swig_go_2) {
   mq_queue *arg1 = 0 ;
   int64_t *arg2 = 0 ;
   mq_error *arg3 = 0 ;
@@ -1634,7 +1689,7 @@ intgo _wrap_mq_dead_purge_raw_15b83f3289386ada(struct mq_queue *_swig_go_0, long
 }
 
 
-intgo _wrap_mq_stats_json_raw_15b83f3289386ada(struct mq_queue *_swig_go_0, _gostring_* _swig_go_1, struct mq_error *_swig_go_2) {
+intgo _wrap_mq_stats_json_raw_bd2f5068f88e0a12(struct mq_queue *_swig_go_0, _gostring_* _swig_go_1, struct mq_error *_swig_go_2) {
   mq_queue *arg1 = 0 ;
   char **arg2 = 0 ;
   mq_error *arg3 = 0 ;
@@ -1659,7 +1714,7 @@ intgo _wrap_mq_stats_json_raw_15b83f3289386ada(struct mq_queue *_swig_go_0, _gos
 }
 
 
-intgo _wrap_mq_repair_raw_15b83f3289386ada(struct mq_queue *_swig_go_0, long long *_swig_go_1, struct mq_error *_swig_go_2) {
+intgo _wrap_mq_repair_raw_bd2f5068f88e0a12(struct mq_queue *_swig_go_0, long long *_swig_go_1, struct mq_error *_swig_go_2) {
   mq_queue *arg1 = 0 ;
   int64_t *arg2 = 0 ;
   mq_error *arg3 = 0 ;
@@ -1676,7 +1731,7 @@ intgo _wrap_mq_repair_raw_15b83f3289386ada(struct mq_queue *_swig_go_0, long lon
 }
 
 
-intgo _wrap_mq_purge_group_raw_15b83f3289386ada(struct mq_queue *_swig_go_0, _gostring_ _swig_go_1, struct mq_error *_swig_go_2) {
+intgo _wrap_mq_purge_group_raw_bd2f5068f88e0a12(struct mq_queue *_swig_go_0, _gostring_ _swig_go_1, struct mq_error *_swig_go_2) {
   mq_queue *arg1 = 0 ;
   char *arg2 = 0 ;
   mq_error *arg3 = 0 ;
@@ -1700,7 +1755,7 @@ intgo _wrap_mq_purge_group_raw_15b83f3289386ada(struct mq_queue *_swig_go_0, _go
 }
 
 
-intgo _wrap_mq_queue_drop_raw_15b83f3289386ada(struct mq_queue *_swig_go_0, struct mq_error *_swig_go_1) {
+intgo _wrap_mq_queue_drop_raw_bd2f5068f88e0a12(struct mq_queue *_swig_go_0, struct mq_error *_swig_go_1) {
   mq_queue *arg1 = 0 ;
   mq_error *arg2 = 0 ;
   mq_status result;
@@ -1715,7 +1770,7 @@ intgo _wrap_mq_queue_drop_raw_15b83f3289386ada(struct mq_queue *_swig_go_0, stru
 }
 
 
-intgo _wrap_mq_peek_json_raw_15b83f3289386ada(struct mq_queue *_swig_go_0, _gostring_ _swig_go_1, long long _swig_go_2, _gostring_* _swig_go_3, struct mq_error *_swig_go_4) {
+intgo _wrap_mq_peek_json_raw_bd2f5068f88e0a12(struct mq_queue *_swig_go_0, _gostring_ _swig_go_1, long long _swig_go_2, _gostring_* _swig_go_3, struct mq_error *_swig_go_4) {
   mq_queue *arg1 = 0 ;
   char *arg2 = 0 ;
   size_t arg3 ;
@@ -1753,7 +1808,7 @@ intgo _wrap_mq_peek_json_raw_15b83f3289386ada(struct mq_queue *_swig_go_0, _gost
 }
 
 
-intgo _wrap_mq_dead_list_json_raw_15b83f3289386ada(struct mq_queue *_swig_go_0, long long _swig_go_1, _gostring_* _swig_go_2, struct mq_error *_swig_go_3) {
+intgo _wrap_mq_dead_list_json_raw_bd2f5068f88e0a12(struct mq_queue *_swig_go_0, long long _swig_go_1, _gostring_* _swig_go_2, struct mq_error *_swig_go_3) {
   mq_queue *arg1 = 0 ;
   size_t arg2 ;
   char **arg3 = 0 ;
@@ -1780,7 +1835,7 @@ intgo _wrap_mq_dead_list_json_raw_15b83f3289386ada(struct mq_queue *_swig_go_0, 
 }
 
 
-intgo _wrap_mq_pause_group_raw_15b83f3289386ada(struct mq_queue *_swig_go_0, _gostring_ _swig_go_1, struct mq_error *_swig_go_2) {
+intgo _wrap_mq_pause_group_raw_bd2f5068f88e0a12(struct mq_queue *_swig_go_0, _gostring_ _swig_go_1, struct mq_error *_swig_go_2) {
   mq_queue *arg1 = 0 ;
   char *arg2 = 0 ;
   mq_error *arg3 = 0 ;
@@ -1804,7 +1859,7 @@ intgo _wrap_mq_pause_group_raw_15b83f3289386ada(struct mq_queue *_swig_go_0, _go
 }
 
 
-intgo _wrap_mq_resume_group_raw_15b83f3289386ada(struct mq_queue *_swig_go_0, _gostring_ _swig_go_1, struct mq_error *_swig_go_2) {
+intgo _wrap_mq_resume_group_raw_bd2f5068f88e0a12(struct mq_queue *_swig_go_0, _gostring_ _swig_go_1, struct mq_error *_swig_go_2) {
   mq_queue *arg1 = 0 ;
   char *arg2 = 0 ;
   mq_error *arg3 = 0 ;
@@ -1828,7 +1883,55 @@ intgo _wrap_mq_resume_group_raw_15b83f3289386ada(struct mq_queue *_swig_go_0, _g
 }
 
 
-double _wrap_mq_queue_clock_offset_raw_15b83f3289386ada(struct mq_queue *_swig_go_0) {
+intgo _wrap_mq_queue_partitions_raw_bd2f5068f88e0a12(struct mq_queue *_swig_go_0) {
+  mq_queue *arg1 = 0 ;
+  int result;
+  intgo _swig_go_result;
+  
+  arg1 = *(mq_queue **)&_swig_go_0; 
+  
+  result = (int)mq_queue_partitions((struct mq_queue const *)arg1);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+intgo _wrap_mq_group_partition_raw_bd2f5068f88e0a12(_gostring_ _swig_go_0, intgo _swig_go_1) {
+  char *arg1 = 0 ;
+  int arg2 ;
+  char *temp1 ;
+  int result;
+  intgo _swig_go_result;
+  
+  
+  temp1 = (char *)malloc(_swig_go_0.n + 1);
+  memcpy(temp1, _swig_go_0.p, _swig_go_0.n);
+  temp1[_swig_go_0.n] = '\0';
+  arg1 = (char *)temp1;
+  
+  arg2 = (int)_swig_go_1; 
+  
+  result = (int)mq_group_partition((char const *)arg1,arg2);
+  _swig_go_result = result; 
+  free((char *)arg1); 
+  return _swig_go_result;
+}
+
+
+intgo _wrap_mq_lease_partition_raw_bd2f5068f88e0a12(struct mq_lease *_swig_go_0) {
+  mq_lease *arg1 = 0 ;
+  int result;
+  intgo _swig_go_result;
+  
+  arg1 = *(mq_lease **)&_swig_go_0; 
+  
+  result = (int)mq_lease_partition((struct mq_lease const *)arg1);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+double _wrap_mq_queue_clock_offset_raw_bd2f5068f88e0a12(struct mq_queue *_swig_go_0) {
   mq_queue *arg1 = 0 ;
   double result;
   double _swig_go_result;
@@ -1841,7 +1944,7 @@ double _wrap_mq_queue_clock_offset_raw_15b83f3289386ada(struct mq_queue *_swig_g
 }
 
 
-double _wrap_mq_queue_now_raw_15b83f3289386ada(struct mq_queue *_swig_go_0) {
+double _wrap_mq_queue_now_raw_bd2f5068f88e0a12(struct mq_queue *_swig_go_0) {
   mq_queue *arg1 = 0 ;
   double result;
   double _swig_go_result;
@@ -1854,7 +1957,7 @@ double _wrap_mq_queue_now_raw_15b83f3289386ada(struct mq_queue *_swig_go_0) {
 }
 
 
-intgo _wrap_mqs_duplicate_as_negative_raw_15b83f3289386ada(intgo _swig_go_0, long long *_swig_go_1, struct mq_error *_swig_go_2) {
+intgo _wrap_mqs_duplicate_as_negative_raw_bd2f5068f88e0a12(intgo _swig_go_0, long long *_swig_go_1, struct mq_error *_swig_go_2) {
   mq_status arg1 ;
   int64_t *arg2 = 0 ;
   mq_error *arg3 = 0 ;
@@ -1871,7 +1974,7 @@ intgo _wrap_mqs_duplicate_as_negative_raw_15b83f3289386ada(intgo _swig_go_0, lon
 }
 
 
-intgo _wrap_mqs_unpack_attrs_raw_15b83f3289386ada(_goslice_ _swig_go_0, struct mq_event_attr *_swig_go_1, long long *_swig_go_2, _gostring_* _swig_go_3, struct mq_error *_swig_go_4) {
+intgo _wrap_mqs_unpack_attrs_raw_bd2f5068f88e0a12(_goslice_ _swig_go_0, struct mq_event_attr *_swig_go_1, long long *_swig_go_2, _gostring_* _swig_go_3, struct mq_error *_swig_go_4) {
   void *arg1 = 0 ;
   size_t arg2 ;
   mq_event_attr *arg3 = 0 ;
@@ -1896,7 +1999,7 @@ intgo _wrap_mqs_unpack_attrs_raw_15b83f3289386ada(_goslice_ _swig_go_0, struct m
 }
 
 
-intgo _wrap_mqs_publish_raw_15b83f3289386ada(struct mq_queue *_swig_go_0, _gostring_ _swig_go_1, _goslice_ _swig_go_2, intgo _swig_go_3, double _swig_go_4, intgo _swig_go_5, _gostring_ _swig_go_6, _goslice_ _swig_go_7, long long *_swig_go_8, struct mq_error *_swig_go_9) {
+intgo _wrap_mqs_publish_raw_bd2f5068f88e0a12(struct mq_queue *_swig_go_0, _gostring_ _swig_go_1, _goslice_ _swig_go_2, intgo _swig_go_3, double _swig_go_4, intgo _swig_go_5, _gostring_ _swig_go_6, _goslice_ _swig_go_7, long long *_swig_go_8, struct mq_error *_swig_go_9) {
   mq_queue *arg1 = 0 ;
   char *arg2 = 0 ;
   void *arg3 = 0 ;
@@ -1949,7 +2052,7 @@ intgo _wrap_mqs_publish_raw_15b83f3289386ada(struct mq_queue *_swig_go_0, _gostr
 }
 
 
-intgo _wrap_mqs_batch_add_at_raw_15b83f3289386ada(struct mq_batch *_swig_go_0, _gostring_ _swig_go_1, _goslice_ _swig_go_2, intgo _swig_go_3, double _swig_go_4, intgo _swig_go_5, _gostring_ _swig_go_6, _goslice_ _swig_go_7, struct mq_error *_swig_go_8) {
+intgo _wrap_mqs_batch_add_at_raw_bd2f5068f88e0a12(struct mq_batch *_swig_go_0, _gostring_ _swig_go_1, _goslice_ _swig_go_2, intgo _swig_go_3, double _swig_go_4, intgo _swig_go_5, _gostring_ _swig_go_6, _goslice_ _swig_go_7, struct mq_error *_swig_go_8) {
   mq_batch *arg1 = 0 ;
   char *arg2 = 0 ;
   void *arg3 = 0 ;
@@ -2000,7 +2103,7 @@ intgo _wrap_mqs_batch_add_at_raw_15b83f3289386ada(struct mq_batch *_swig_go_0, _
 }
 
 
-intgo _wrap_mqs_publish_batch_raw_15b83f3289386ada(struct mq_queue *_swig_go_0, struct mq_batch *_swig_go_1, long long *_swig_go_2, struct mq_error *_swig_go_3) {
+intgo _wrap_mqs_publish_batch_raw_bd2f5068f88e0a12(struct mq_queue *_swig_go_0, struct mq_batch *_swig_go_1, long long *_swig_go_2, struct mq_error *_swig_go_3) {
   mq_queue *arg1 = 0 ;
   mq_batch *arg2 = 0 ;
   int64_t *arg3 = 0 ;
@@ -2019,7 +2122,7 @@ intgo _wrap_mqs_publish_batch_raw_15b83f3289386ada(struct mq_queue *_swig_go_0, 
 }
 
 
-intgo _wrap_mqs_batch_outcome_raw_15b83f3289386ada(struct mq_batch *_swig_go_0, long long _swig_go_1, long long *_swig_go_2, struct mq_error *_swig_go_3) {
+intgo _wrap_mqs_batch_outcome_raw_bd2f5068f88e0a12(struct mq_batch *_swig_go_0, long long _swig_go_1, long long *_swig_go_2, struct mq_error *_swig_go_3) {
   mq_batch *arg1 = 0 ;
   size_t arg2 ;
   int64_t *arg3 = 0 ;
@@ -2038,7 +2141,7 @@ intgo _wrap_mqs_batch_outcome_raw_15b83f3289386ada(struct mq_batch *_swig_go_0, 
 }
 
 
-intgo _wrap_mqs_claim_raw_15b83f3289386ada(struct mq_queue *_swig_go_0, _gostring_ _swig_go_1, double _swig_go_2, intgo _swig_go_3, long long _swig_go_4, double _swig_go_5, struct mq_cancel *_swig_go_6, mq_lease **_swig_go_7, struct mq_error *_swig_go_8) {
+intgo _wrap_mqs_claim_raw_bd2f5068f88e0a12(struct mq_queue *_swig_go_0, _gostring_ _swig_go_1, double _swig_go_2, intgo _swig_go_3, long long _swig_go_4, double _swig_go_5, struct mq_cancel *_swig_go_6, mq_lease **_swig_go_7, struct mq_error *_swig_go_8) {
   mq_queue *arg1 = 0 ;
   char *arg2 = 0 ;
   double arg3 ;
@@ -2074,7 +2177,86 @@ intgo _wrap_mqs_claim_raw_15b83f3289386ada(struct mq_queue *_swig_go_0, _gostrin
 }
 
 
-intgo _wrap_mqs_groups_json_raw_15b83f3289386ada(struct mq_queue *_swig_go_0, intgo _swig_go_1, _gostring_ _swig_go_2, intgo _swig_go_3, double _swig_go_4, double _swig_go_5, intgo _swig_go_6, _gostring_ _swig_go_7, long long _swig_go_8, _gostring_* _swig_go_9, struct mq_error *_swig_go_10) {
+intgo _wrap_mqs_queue_new_with_raw_bd2f5068f88e0a12(struct mq_client *_swig_go_0, _gostring_ _swig_go_1, _gostring_ _swig_go_2, intgo _swig_go_3, mq_queue **_swig_go_4, struct mq_error *_swig_go_5) {
+  mq_client *arg1 = 0 ;
+  char *arg2 = 0 ;
+  char *arg3 = 0 ;
+  int arg4 ;
+  mq_queue **arg5 = 0 ;
+  mq_error *arg6 = 0 ;
+  char *temp2 ;
+  char *temp3 ;
+  mq_status result;
+  intgo _swig_go_result;
+  
+  arg1 = *(mq_client **)&_swig_go_0; 
+  
+  temp2 = (char *)malloc(_swig_go_1.n + 1);
+  memcpy(temp2, _swig_go_1.p, _swig_go_1.n);
+  temp2[_swig_go_1.n] = '\0';
+  arg2 = (char *)temp2;
+  
+  
+  temp3 = (char *)malloc(_swig_go_2.n + 1);
+  memcpy(temp3, _swig_go_2.p, _swig_go_2.n);
+  temp3[_swig_go_2.n] = '\0';
+  arg3 = (char *)temp3;
+  
+  arg4 = (int)_swig_go_3; 
+  arg5 = *(mq_queue ***)&_swig_go_4; 
+  arg6 = *(mq_error **)&_swig_go_5; 
+  
+  result = (mq_status)mqs_queue_new_with(arg1,(char const *)arg2,(char const *)arg3,arg4,arg5,arg6);
+  _swig_go_result = (intgo)result; 
+  free((char *)arg2); 
+  free((char *)arg3); 
+  return _swig_go_result;
+}
+
+
+intgo _wrap_mqs_claim_in_raw_bd2f5068f88e0a12(struct mq_queue *_swig_go_0, _gostring_ _swig_go_1, double _swig_go_2, intgo _swig_go_3, long long _swig_go_4, double _swig_go_5, struct mq_cancel *_swig_go_6, _goslice_ _swig_go_7, mq_lease **_swig_go_8, struct mq_error *_swig_go_9) {
+  mq_queue *arg1 = 0 ;
+  char *arg2 = 0 ;
+  double arg3 ;
+  int arg4 ;
+  size_t arg5 ;
+  double arg6 ;
+  mq_cancel *arg7 = 0 ;
+  void *arg8 = 0 ;
+  size_t arg9 ;
+  mq_lease **arg10 = 0 ;
+  mq_error *arg11 = 0 ;
+  char *temp2 ;
+  mq_status result;
+  intgo _swig_go_result;
+  
+  arg1 = *(mq_queue **)&_swig_go_0; 
+  
+  temp2 = (char *)malloc(_swig_go_1.n + 1);
+  memcpy(temp2, _swig_go_1.p, _swig_go_1.n);
+  temp2[_swig_go_1.n] = '\0';
+  arg2 = (char *)temp2;
+  
+  arg3 = (double)_swig_go_2; 
+  arg4 = (int)_swig_go_3; 
+  arg5 = (size_t)_swig_go_4; 
+  arg6 = (double)_swig_go_5; 
+  arg7 = *(mq_cancel **)&_swig_go_6; 
+  
+  arg8 = (void *)_swig_go_7.array;
+  arg9 = (size_t)_swig_go_7.len;
+  
+  arg10 = *(mq_lease ***)&_swig_go_8; 
+  arg11 = *(mq_error **)&_swig_go_9; 
+  
+  result = (mq_status)mqs_claim_in(arg1,(char const *)arg2,arg3,arg4,arg5,arg6,arg7,(void const *)arg8,arg9,arg10,arg11);
+  _swig_go_result = (intgo)result; 
+  free((char *)arg2); 
+  return _swig_go_result;
+}
+
+
+intgo _wrap_mqs_groups_json_raw_bd2f5068f88e0a12(struct mq_queue *_swig_go_0, intgo _swig_go_1, _gostring_ _swig_go_2, intgo _swig_go_3, double _swig_go_4, double _swig_go_5, intgo _swig_go_6, _gostring_ _swig_go_7, long long _swig_go_8, _gostring_* _swig_go_9, struct mq_error *_swig_go_10) {
   mq_queue *arg1 = 0 ;
   unsigned int arg2 ;
   char *arg3 = 0 ;
@@ -2129,7 +2311,7 @@ intgo _wrap_mqs_groups_json_raw_15b83f3289386ada(struct mq_queue *_swig_go_0, in
 }
 
 
-intgo _wrap_mqs_dead_list_with_raw_15b83f3289386ada(struct mq_queue *_swig_go_0, long long _swig_go_1, long long _swig_go_2, _gostring_* _swig_go_3, struct mq_error *_swig_go_4) {
+intgo _wrap_mqs_dead_list_with_raw_bd2f5068f88e0a12(struct mq_queue *_swig_go_0, long long _swig_go_1, long long _swig_go_2, _gostring_* _swig_go_3, struct mq_error *_swig_go_4) {
   mq_queue *arg1 = 0 ;
   size_t arg2 ;
   size_t arg3 ;
@@ -2158,7 +2340,7 @@ intgo _wrap_mqs_dead_list_with_raw_15b83f3289386ada(struct mq_queue *_swig_go_0,
 }
 
 
-_gostring_ _wrap_mqs_lease_attr_key_raw_15b83f3289386ada(struct mq_lease *_swig_go_0, long long _swig_go_1, long long _swig_go_2) {
+_gostring_ _wrap_mqs_lease_attr_key_raw_bd2f5068f88e0a12(struct mq_lease *_swig_go_0, long long _swig_go_1, long long _swig_go_2) {
   mq_lease *arg1 = 0 ;
   size_t arg2 ;
   size_t arg3 ;
@@ -2178,7 +2360,7 @@ _gostring_ _wrap_mqs_lease_attr_key_raw_15b83f3289386ada(struct mq_lease *_swig_
 }
 
 
-_gostring_ _wrap_mqs_lease_attr_value_raw_15b83f3289386ada(struct mq_lease *_swig_go_0, long long _swig_go_1, long long _swig_go_2) {
+_gostring_ _wrap_mqs_lease_attr_value_raw_bd2f5068f88e0a12(struct mq_lease *_swig_go_0, long long _swig_go_1, long long _swig_go_2) {
   mq_lease *arg1 = 0 ;
   size_t arg2 ;
   size_t arg3 ;
@@ -2198,7 +2380,7 @@ _gostring_ _wrap_mqs_lease_attr_value_raw_15b83f3289386ada(struct mq_lease *_swi
 }
 
 
-_goslice_ _wrap_mqs_lease_event_at_raw_15b83f3289386ada(struct mq_lease *_swig_go_0, long long _swig_go_1) {
+_goslice_ _wrap_mqs_lease_event_at_raw_bd2f5068f88e0a12(struct mq_lease *_swig_go_0, long long _swig_go_1) {
   mq_lease *arg1 = 0 ;
   size_t arg2 ;
   mqs_bytes result;
@@ -2217,7 +2399,7 @@ _goslice_ _wrap_mqs_lease_event_at_raw_15b83f3289386ada(struct mq_lease *_swig_g
 }
 
 
-struct mqs_clock *_wrap_mqs_clock_new_raw_15b83f3289386ada(double _swig_go_0) {
+struct mqs_clock *_wrap_mqs_clock_new_raw_bd2f5068f88e0a12(double _swig_go_0) {
   double arg1 ;
   mqs_clock *result = 0 ;
   struct mqs_clock *_swig_go_result;
@@ -2230,7 +2412,7 @@ struct mqs_clock *_wrap_mqs_clock_new_raw_15b83f3289386ada(double _swig_go_0) {
 }
 
 
-double _wrap_mqs_clock_now_raw_15b83f3289386ada(struct mqs_clock *_swig_go_0) {
+double _wrap_mqs_clock_now_raw_bd2f5068f88e0a12(struct mqs_clock *_swig_go_0) {
   mqs_clock *arg1 = 0 ;
   double result;
   double _swig_go_result;
@@ -2243,7 +2425,7 @@ double _wrap_mqs_clock_now_raw_15b83f3289386ada(struct mqs_clock *_swig_go_0) {
 }
 
 
-void _wrap_mqs_clock_set_raw_15b83f3289386ada(struct mqs_clock *_swig_go_0, double _swig_go_1) {
+void _wrap_mqs_clock_set_raw_bd2f5068f88e0a12(struct mqs_clock *_swig_go_0, double _swig_go_1) {
   mqs_clock *arg1 = 0 ;
   double arg2 ;
   
@@ -2255,7 +2437,7 @@ void _wrap_mqs_clock_set_raw_15b83f3289386ada(struct mqs_clock *_swig_go_0, doub
 }
 
 
-void _wrap_mqs_clock_advance_raw_15b83f3289386ada(struct mqs_clock *_swig_go_0, double _swig_go_1) {
+void _wrap_mqs_clock_advance_raw_bd2f5068f88e0a12(struct mqs_clock *_swig_go_0, double _swig_go_1) {
   mqs_clock *arg1 = 0 ;
   double arg2 ;
   
@@ -2267,7 +2449,7 @@ void _wrap_mqs_clock_advance_raw_15b83f3289386ada(struct mqs_clock *_swig_go_0, 
 }
 
 
-void _wrap_mqs_clock_release_raw_15b83f3289386ada(struct mqs_clock *_swig_go_0) {
+void _wrap_mqs_clock_release_raw_bd2f5068f88e0a12(struct mqs_clock *_swig_go_0) {
   mqs_clock *arg1 = 0 ;
   
   arg1 = *(mqs_clock **)&_swig_go_0; 
@@ -2277,7 +2459,7 @@ void _wrap_mqs_clock_release_raw_15b83f3289386ada(struct mqs_clock *_swig_go_0) 
 }
 
 
-void _wrap_mqs_queue_set_clock_raw_15b83f3289386ada(struct mq_queue *_swig_go_0, struct mqs_clock *_swig_go_1) {
+void _wrap_mqs_queue_set_clock_raw_bd2f5068f88e0a12(struct mq_queue *_swig_go_0, struct mqs_clock *_swig_go_1) {
   mq_queue *arg1 = 0 ;
   mqs_clock *arg2 = 0 ;
   
@@ -2289,7 +2471,7 @@ void _wrap_mqs_queue_set_clock_raw_15b83f3289386ada(struct mq_queue *_swig_go_0,
 }
 
 
-void _wrap_mqs_queue_destroy_raw_15b83f3289386ada(struct mq_queue *_swig_go_0) {
+void _wrap_mqs_queue_destroy_raw_bd2f5068f88e0a12(struct mq_queue *_swig_go_0) {
   mq_queue *arg1 = 0 ;
   
   arg1 = *(mq_queue **)&_swig_go_0; 
@@ -2299,19 +2481,19 @@ void _wrap_mqs_queue_destroy_raw_15b83f3289386ada(struct mq_queue *_swig_go_0) {
 }
 
 
-void _wrap_mqs_log_capture_raw_15b83f3289386ada() {
+void _wrap_mqs_log_capture_raw_bd2f5068f88e0a12() {
   mqs_log_capture();
   
 }
 
 
-void _wrap_mqs_log_silence_raw_15b83f3289386ada() {
+void _wrap_mqs_log_silence_raw_bd2f5068f88e0a12() {
   mqs_log_silence();
   
 }
 
 
-_gostring_ _wrap_mqs_log_next_raw_15b83f3289386ada(double _swig_go_0) {
+_gostring_ _wrap_mqs_log_next_raw_bd2f5068f88e0a12(double _swig_go_0) {
   double arg1 ;
   char *result = 0 ;
   _gostring_ _swig_go_result;
@@ -2330,7 +2512,7 @@ _gostring_ _wrap_mqs_log_next_raw_15b83f3289386ada(double _swig_go_0) {
 }
 
 
-long long _wrap_mqs_log_dropped_raw_15b83f3289386ada() {
+long long _wrap_mqs_log_dropped_raw_bd2f5068f88e0a12() {
   uint64_t result;
   long long _swig_go_result;
   

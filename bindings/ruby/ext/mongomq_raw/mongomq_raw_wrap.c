@@ -2637,6 +2637,50 @@ static mq_status mqs_claim(mq_queue *queue, const char *worker_id, double visibi
     return mq_claim_with(queue, &opts, out, err);
 }
 
+/* mq_queue_new_with (0.8.0) with its options from scalars: partitions 1 is
+ * mq_queue_new. */
+static mq_status mqs_queue_new_with(mq_client *client, const char *db_name, const char *prefix, int partitions,
+                                    mq_queue **out, mq_error *err) {
+    mq_queue_opts opts = MQ_QUEUE_OPTS_INIT;
+    opts.partitions = partitions;
+    return mq_queue_new_with(client, db_name, prefix, &opts, out, err);
+}
+
+/* mqs_claim taking only from some partitions (0.8.0): parts packs them as
+ * little-endian int32s, parts_len / 4 of them (0 bytes: every partition; a length
+ * that is no multiple of 4 is MQ_ERR_ARG). */
+static mq_status mqs_claim_in(mq_queue *queue, const char *worker_id, double visibility_s, int min_priority,
+                              size_t max_events, double timeout_s, mq_cancel *cancel, const void *parts,
+                              size_t parts_len, mq_lease **out, mq_error *err) {
+    if (out != NULL) *out = NULL;
+    if (parts_len % 4 != 0 || parts_len / 4 > MQ_PARTITIONS_MAX) {
+        if (err != NULL) {
+            memset(err, 0, sizeof *err);
+            err->status = MQ_ERR_ARG;
+            snprintf(err->message, sizeof err->message,
+                     "mq_claim_with: the partitions are %zu bytes, not 4 per partition up to 1024 partitions",
+                     parts_len);
+        }
+        return MQ_ERR_ARG;
+    }
+    int list[MQ_PARTITIONS_MAX];
+    const unsigned char *b = (const unsigned char *)parts;
+    size_t n = parts_len / 4;
+    for (size_t i = 0; i < n; i++)
+        list[i] = (int)((uint32_t)b[4 * i] | (uint32_t)b[4 * i + 1] << 8 | (uint32_t)b[4 * i + 2] << 16 |
+                        (uint32_t)b[4 * i + 3] << 24);
+    mq_claim_opts opts = MQ_CLAIM_OPTS_INIT;
+    opts.worker_id = worker_id != NULL && worker_id[0] != '\0' ? worker_id : NULL;
+    opts.visibility_s = visibility_s;
+    opts.min_priority = min_priority;
+    opts.max_events = max_events;
+    opts.timeout_s = timeout_s;
+    opts.cancel = cancel;
+    opts.partitions = n > 0 ? list : NULL;
+    opts.partition_count = n;
+    return mq_claim_with(queue, &opts, out, err);
+}
+
 /* mq_groups_json (0.5.0) with its options from scalars; id_prefix and after NULL or ""
  * are none. */
 static mq_status mqs_groups_json(mq_queue *queue, unsigned int states, const char *id_prefix, int min_attempts,
@@ -4924,6 +4968,90 @@ fail:
 
 
 SWIGINTERN VALUE
+_wrap_mq_queue_partitions(int argc, VALUE *argv, VALUE self) {
+  mq_queue *arg1 = 0 ;
+  mqr_handle *h1 = NULL ;
+  int result;
+  VALUE vresult = Qnil;
+  
+  if ((argc < 1) || (argc > 1)) {
+    rb_raise(rb_eArgError, "wrong # of arguments(%d for 1)",argc); SWIG_fail;
+  }
+  {
+    h1 = mqr_get(argv[0], MQR_QUEUE);
+    arg1 = (mq_queue *)h1->ptr;
+  }
+  result = (int)mq_queue_partitions((struct mq_queue const *)arg1);
+  vresult = SWIG_From_int((int)(result));
+  return vresult;
+fail:
+  return Qnil;
+}
+
+
+SWIGINTERN VALUE
+_wrap_mq_group_partition(int argc, VALUE *argv, VALUE self) {
+  char *arg1 = 0 ;
+  int arg2 ;
+  VALUE copy1 = Qnil ;
+  int val2 ;
+  int ecode2 = 0 ;
+  int result;
+  VALUE vresult = Qnil;
+  
+  if ((argc < 2) || (argc > 2)) {
+    rb_raise(rb_eArgError, "wrong # of arguments(%d for 2)",argc); SWIG_fail;
+  }
+  {
+    if (NIL_P(argv[0])) {
+      arg1 = NULL;
+    } else {
+      VALUE s = argv[0];
+      StringValue(s);
+      if (memchr(RSTRING_PTR(s), '\0', (size_t)RSTRING_LEN(s)) != NULL)
+      rb_exc_raise(mqr_error(MQ_ERR_ARG, 0, "group_id contains a NUL byte"));
+      copy1 = rb_str_new(RSTRING_PTR(s), RSTRING_LEN(s));
+      arg1 = RSTRING_PTR(copy1);
+    }
+  }
+  ecode2 = SWIG_AsVal_int(argv[1], &val2);
+  if (!SWIG_IsOK(ecode2)) {
+    SWIG_exception_fail(SWIG_ArgError(ecode2), Ruby_Format_TypeError( "", "int","mq_group_partition", 2, argv[1] ));
+  } 
+  arg2 = (int)(val2);
+  result = (int)mq_group_partition((char const *)arg1,arg2);
+  vresult = SWIG_From_int((int)(result));
+  RB_GC_GUARD(copy1);
+  return vresult;
+fail:
+  RB_GC_GUARD(copy1);
+  return Qnil;
+}
+
+
+SWIGINTERN VALUE
+_wrap_mq_lease_partition(int argc, VALUE *argv, VALUE self) {
+  mq_lease *arg1 = 0 ;
+  mqr_handle *h1 = NULL ;
+  int result;
+  VALUE vresult = Qnil;
+  
+  if ((argc < 1) || (argc > 1)) {
+    rb_raise(rb_eArgError, "wrong # of arguments(%d for 1)",argc); SWIG_fail;
+  }
+  {
+    h1 = mqr_get(argv[0], MQR_LEASE);
+    arg1 = (mq_lease *)h1->ptr;
+  }
+  result = (int)mq_lease_partition((struct mq_lease const *)arg1);
+  vresult = SWIG_From_int((int)(result));
+  return vresult;
+fail:
+  return Qnil;
+}
+
+
+SWIGINTERN VALUE
 _wrap_mq_queue_clock_offset(int argc, VALUE *argv, VALUE self) {
   mq_queue *arg1 = 0 ;
   mqr_handle *h1 = NULL ;
@@ -5466,6 +5594,180 @@ _wrap_mqs_claim(int argc, VALUE *argv, VALUE self) {
   return vresult;
 fail:
   RB_GC_GUARD(copy2);
+  return Qnil;
+}
+
+
+SWIGINTERN VALUE
+_wrap_mqs_queue_new_with(int argc, VALUE *argv, VALUE self) {
+  mq_client *arg1 = 0 ;
+  char *arg2 = 0 ;
+  char *arg3 = 0 ;
+  int arg4 ;
+  mq_queue **arg5 = 0 ;
+  mq_error *arg6 = 0 ;
+  mqr_handle *h1 = NULL ;
+  VALUE copy2 = Qnil ;
+  VALUE copy3 = Qnil ;
+  int val4 ;
+  int ecode4 = 0 ;
+  mq_queue *made5 = NULL ;
+  mq_error e6 ;
+  mq_status result;
+  VALUE vresult = Qnil;
+  
+  arg5 = &made5;
+  {
+    memset(&e6, 0, sizeof e6);
+    arg6 = &e6;
+  }
+  if ((argc < 4) || (argc > 4)) {
+    rb_raise(rb_eArgError, "wrong # of arguments(%d for 4)",argc); SWIG_fail;
+  }
+  {
+    h1 = mqr_get(argv[0], MQR_CLIENT);
+    arg1 = (mq_client *)h1->ptr;
+  }
+  {
+    if (NIL_P(argv[1])) {
+      arg2 = NULL;
+    } else {
+      VALUE s = argv[1];
+      StringValue(s);
+      if (memchr(RSTRING_PTR(s), '\0', (size_t)RSTRING_LEN(s)) != NULL)
+      rb_exc_raise(mqr_error(MQ_ERR_ARG, 0, "db_name contains a NUL byte"));
+      copy2 = rb_str_new(RSTRING_PTR(s), RSTRING_LEN(s));
+      arg2 = RSTRING_PTR(copy2);
+    }
+  }
+  {
+    if (NIL_P(argv[2])) {
+      arg3 = NULL;
+    } else {
+      VALUE s = argv[2];
+      StringValue(s);
+      if (memchr(RSTRING_PTR(s), '\0', (size_t)RSTRING_LEN(s)) != NULL)
+      rb_exc_raise(mqr_error(MQ_ERR_ARG, 0, "prefix contains a NUL byte"));
+      copy3 = rb_str_new(RSTRING_PTR(s), RSTRING_LEN(s));
+      arg3 = RSTRING_PTR(copy3);
+    }
+  }
+  ecode4 = SWIG_AsVal_int(argv[3], &val4);
+  if (!SWIG_IsOK(ecode4)) {
+    SWIG_exception_fail(SWIG_ArgError(ecode4), Ruby_Format_TypeError( "", "int","mqs_queue_new_with", 4, argv[3] ));
+  } 
+  arg4 = (int)(val4);
+  result = (mq_status)mqs_queue_new_with(arg1,(char const *)arg2,(char const *)arg3,arg4,arg5,arg6);
+  (void)result; vresult = Qnil;
+  vresult = SWIG_Ruby_AppendOutput(vresult, mqr_wrap(MQR_QUEUE, made5, mqr_client_of(h1)), 1);
+  {
+    if (arg6->status != MQ_OK && arg6->status != MQ_EMPTY) mqr_raise(arg6);
+  }
+  RB_GC_GUARD(copy2);
+  RB_GC_GUARD(copy3);
+  return vresult;
+fail:
+  RB_GC_GUARD(copy2);
+  RB_GC_GUARD(copy3);
+  return Qnil;
+}
+
+
+SWIGINTERN VALUE
+_wrap_mqs_claim_in(int argc, VALUE *argv, VALUE self) {
+  mq_queue *arg1 = 0 ;
+  char *arg2 = 0 ;
+  double arg3 ;
+  int arg4 ;
+  size_t arg5 ;
+  double arg6 ;
+  mq_cancel *arg7 = 0 ;
+  void *arg8 = 0 ;
+  size_t arg9 ;
+  mq_lease **arg10 = 0 ;
+  mq_error *arg11 = 0 ;
+  mqr_handle *h1 = NULL ;
+  VALUE copy2 = Qnil ;
+  double val3 ;
+  int ecode3 = 0 ;
+  int val4 ;
+  int ecode4 = 0 ;
+  size_t val5 ;
+  int ecode5 = 0 ;
+  double val6 ;
+  int ecode6 = 0 ;
+  VALUE copy8 = Qnil ;
+  mq_lease *made10 = NULL ;
+  mq_error e11 ;
+  mq_status result;
+  VALUE vresult = Qnil;
+  
+  {
+    arg7 = NULL;
+  }
+  arg10 = &made10;
+  {
+    memset(&e11, 0, sizeof e11);
+    arg11 = &e11;
+  }
+  if ((argc < 7) || (argc > 7)) {
+    rb_raise(rb_eArgError, "wrong # of arguments(%d for 7)",argc); SWIG_fail;
+  }
+  {
+    h1 = mqr_get(argv[0], MQR_QUEUE);
+    arg1 = (mq_queue *)h1->ptr;
+  }
+  {
+    if (NIL_P(argv[1])) {
+      arg2 = NULL;
+    } else {
+      VALUE s = argv[1];
+      StringValue(s);
+      if (memchr(RSTRING_PTR(s), '\0', (size_t)RSTRING_LEN(s)) != NULL)
+      rb_exc_raise(mqr_error(MQ_ERR_ARG, 0, "worker_id contains a NUL byte"));
+      copy2 = rb_str_new(RSTRING_PTR(s), RSTRING_LEN(s));
+      arg2 = RSTRING_PTR(copy2);
+    }
+  }
+  ecode3 = SWIG_AsVal_double(argv[2], &val3);
+  if (!SWIG_IsOK(ecode3)) {
+    SWIG_exception_fail(SWIG_ArgError(ecode3), Ruby_Format_TypeError( "", "double","mqs_claim_in", 3, argv[2] ));
+  } 
+  arg3 = (double)(val3);
+  ecode4 = SWIG_AsVal_int(argv[3], &val4);
+  if (!SWIG_IsOK(ecode4)) {
+    SWIG_exception_fail(SWIG_ArgError(ecode4), Ruby_Format_TypeError( "", "int","mqs_claim_in", 4, argv[3] ));
+  } 
+  arg4 = (int)(val4);
+  ecode5 = SWIG_AsVal_size_t(argv[4], &val5);
+  if (!SWIG_IsOK(ecode5)) {
+    SWIG_exception_fail(SWIG_ArgError(ecode5), Ruby_Format_TypeError( "", "size_t","mqs_claim_in", 5, argv[4] ));
+  } 
+  arg5 = (size_t)(val5);
+  ecode6 = SWIG_AsVal_double(argv[5], &val6);
+  if (!SWIG_IsOK(ecode6)) {
+    SWIG_exception_fail(SWIG_ArgError(ecode6), Ruby_Format_TypeError( "", "double","mqs_claim_in", 6, argv[5] ));
+  } 
+  arg6 = (double)(val6);
+  {
+    VALUE s = argv[6];
+    StringValue(s);
+    copy8 = rb_str_new_frozen(s);
+    arg8 = (void *)RSTRING_PTR(copy8);
+    arg9 = (size_t)RSTRING_LEN(copy8);
+  }
+  result = (mq_status)mqs_claim_in(arg1,(char const *)arg2,arg3,arg4,arg5,arg6,arg7,(void const *)arg8,arg9,arg10,arg11);
+  (void)result; vresult = Qnil;
+  vresult = SWIG_Ruby_AppendOutput(vresult, mqr_wrap(MQR_LEASE, made10, NULL), 1);
+  {
+    if (arg11->status != MQ_OK && arg11->status != MQ_EMPTY) mqr_raise(arg11);
+  }
+  RB_GC_GUARD(copy2);
+  RB_GC_GUARD(copy8);
+  return vresult;
+fail:
+  RB_GC_GUARD(copy2);
+  RB_GC_GUARD(copy8);
   return Qnil;
 }
 
@@ -6502,6 +6804,7 @@ SWIGEXPORT void Init_mongomq_raw(void) {
   rb_define_const(mRaw, "MQ_PRIORITY_MIN", SWIG_From_int((int)(MQ_PRIORITY_MIN)));
   rb_define_const(mRaw, "MQ_PRIORITY_MAX", SWIG_From_int((int)(MQ_PRIORITY_MAX)));
   rb_define_const(mRaw, "MQ_BATCH_MAX", SWIG_From_int((int)(MQ_BATCH_MAX)));
+  rb_define_const(mRaw, "MQ_PARTITIONS_MAX", SWIG_From_int((int)(MQ_PARTITIONS_MAX)));
   rb_define_const(mRaw, "MQ_GROUP_READY", SWIG_From_unsigned_SS_int((unsigned int)(MQ_GROUP_READY)));
   rb_define_const(mRaw, "MQ_GROUP_LEASED", SWIG_From_unsigned_SS_int((unsigned int)(MQ_GROUP_LEASED)));
   rb_define_const(mRaw, "MQ_GROUP_PARKED", SWIG_From_unsigned_SS_int((unsigned int)(MQ_GROUP_PARKED)));
@@ -6565,6 +6868,9 @@ SWIGEXPORT void Init_mongomq_raw(void) {
   rb_define_module_function(mRaw, "mq_dead_list_json", _wrap_mq_dead_list_json, -1);
   rb_define_module_function(mRaw, "mq_pause_group", _wrap_mq_pause_group, -1);
   rb_define_module_function(mRaw, "mq_resume_group", _wrap_mq_resume_group, -1);
+  rb_define_module_function(mRaw, "mq_queue_partitions", _wrap_mq_queue_partitions, -1);
+  rb_define_module_function(mRaw, "mq_group_partition", _wrap_mq_group_partition, -1);
+  rb_define_module_function(mRaw, "mq_lease_partition", _wrap_mq_lease_partition, -1);
   rb_define_module_function(mRaw, "mq_queue_clock_offset", _wrap_mq_queue_clock_offset, -1);
   rb_define_module_function(mRaw, "mq_queue_now", _wrap_mq_queue_now, -1);
   rb_define_module_function(mRaw, "mqs_duplicate_as_negative", _wrap_mqs_duplicate_as_negative, -1);
@@ -6574,6 +6880,8 @@ SWIGEXPORT void Init_mongomq_raw(void) {
   rb_define_module_function(mRaw, "mqs_publish_batch", _wrap_mqs_publish_batch, -1);
   rb_define_module_function(mRaw, "mqs_batch_outcome", _wrap_mqs_batch_outcome, -1);
   rb_define_module_function(mRaw, "mqs_claim", _wrap_mqs_claim, -1);
+  rb_define_module_function(mRaw, "mqs_queue_new_with", _wrap_mqs_queue_new_with, -1);
+  rb_define_module_function(mRaw, "mqs_claim_in", _wrap_mqs_claim_in, -1);
   rb_define_module_function(mRaw, "mqs_groups_json", _wrap_mqs_groups_json, -1);
   rb_define_module_function(mRaw, "mqs_dead_list_with", _wrap_mqs_dead_list_with, -1);
   rb_define_module_function(mRaw, "mqs_lease_attr_key", _wrap_mqs_lease_attr_key, -1);
