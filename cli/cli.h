@@ -58,6 +58,11 @@ int cli_exit_code(mq_status st);
  * ctx->prefix filled from $MONGOMQ_DB and $MONGOMQ_PREFIX when the options left them
  * unset. */
 const char *cli_resolve_env(cli_ctx *ctx);
+/* The URI with serverSelectionTimeoutMS=CLI_DEFAULT_TIMEOUT_MS added unless it has
+ * one (malloc'd; NULL out of memory). */
+char *cli_uri_with_timeout(const char *uri);
+/* libmongoc's log on stderr: errors always, warnings with -v, more with -vv. */
+void cli_log_setup(const cli_ctx *ctx);
 /* Opens the client and the queue: EXIT_OK or the exit code to return. */
 int cli_open(cli_ctx *ctx);
 void cli_close(cli_ctx *ctx);
@@ -104,7 +109,8 @@ int cmd_drop(cli_ctx *ctx, int argc, char **argv);
 int cmd_groups(cli_ctx *ctx, int argc, char **argv); /* groups.c */
 int cmd_pause(cli_ctx *ctx, int argc, char **argv);
 int cmd_resume(cli_ctx *ctx, int argc, char **argv);
-int cmd_web(cli_ctx *ctx, int argc, char **argv); /* cli/web/ */
+int cmd_web(cli_ctx *ctx, int argc, char **argv);        /* cli/web/ */
+int cmd_shard_plan(cli_ctx *ctx, int argc, char **argv); /* shard.c */
 
 /* Help texts (help.c): the usage of one subcommand, or of the whole command. */
 const char *cli_help_text(const char *cmd); /* NULL for an unknown name */

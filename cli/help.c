@@ -34,6 +34,9 @@ static const char main_help[] =
     "  pause GROUP, resume GROUP\n"
     "                          stop and restart claims of one group\n"
     "  web [QUEUE...]          a dashboard in the browser, /metrics, a JSON API\n"
+    "  shard-plan --partitions P --shards S\n"
+    "                          the commands that place a partitioned queue on a\n"
+    "                          sharded cluster; --apply runs them\n"
     "  help [COMMAND]          this help, or a command's\n"
     "\n"
     "Options (also accepted after COMMAND):\n"
@@ -303,6 +306,38 @@ static const char web_help[] =
     "  mongomq web --db shop                 every queue of the database shop\n"
     "  mongomq web shop.orders shop.refunds --listen 0.0.0.0:8080 --token-file tok\n";
 
+static const char shard_plan_help[] =
+    "Usage: mongomq shard-plan --partitions P --shards S [--shard-names A,B,...]\n"
+    "                          [--apply]\n"
+    "\n"
+    "Prints the commands that place a queue of P partitions on a cluster of S shards,\n"
+    "for mongosh connected to a mongos: one per line, each after a // line that says\n"
+    "why. Zone mongomq-PREFIX-zI holds shard I; partition K's range of the locks and\n"
+    "of the counters ({partition: K, _id: MinKey} up to {partition: K+1, _id: MinKey})\n"
+    "is in zone K mod S, set before the locks and counters are sharded on\n"
+    "{partition: 1, _id: 1}; the messages are sharded on {group_id: 1, _id: 1}.\n"
+    "With one partition only the messages are sharded (the locks and counters stay\n"
+    "on the database's primary shard). Run it before the queue's first open.\n"
+    "\n"
+    "Options:\n"
+    "      --partitions P   the queue's partitions, 1..1024 (required)\n"
+    "      --shards S       the shards to spread them over, 1..1024 (required; more\n"
+    "                       shards than partitions leaves some without any)\n"
+    "      --shard-names A,B,...\n"
+    "                       the S shards' names, in zone order; without it the plan\n"
+    "                       says <shard0>, <shard1>..., and --apply reads listShards\n"
+    "      --apply          run the commands in order on --uri (a mongos), printing\n"
+    "                       each with its outcome (// ok, // done before: ...,\n"
+    "                       // failed: ...); the first failure stops it, naming the\n"
+    "                       command and the server's message (exit 1). A step done\n"
+    "                       before (sharding enabled, a collection sharded on the\n"
+    "                       same key) is no failure\n"
+    "\n" COMMON_OPTIONS_TEXT
+    "\n"
+    "Examples:\n"
+    "  mongomq shard-plan --db shop --prefix orders --partitions 8 --shards 2\n"
+    "  mongomq shard-plan --partitions 8 --shards 2 --apply --uri mongodb://mongos:27017\n";
+
 static const struct {
     const char *name;
     const char *text;
@@ -319,6 +354,7 @@ static const struct {
     {"pause", pause_help},
     {"resume", pause_help},
     {"web", web_help},
+    {"shard-plan", shard_plan_help},
 };
 
 const char *cli_help_text(const char *cmd) {

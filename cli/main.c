@@ -26,6 +26,7 @@ static const struct {
     {"pause", cmd_pause},
     {"resume", cmd_resume},
     {"web", cmd_web},
+    {"shard-plan", cmd_shard_plan},
 };
 
 enum { OPT_VERSION = OPT_FIRST_LOCAL };
@@ -57,7 +58,7 @@ int main(int argc, char **argv) {
     if (optind >= argc) {
         fprintf(stderr,
                 "mongomq: which command? (publish, work, stats, peek, dead, repair, "
-                "purge-group, drop, groups, pause, resume, web)\nTry 'mongomq --help'.\n");
+                "purge-group, drop, groups, pause, resume, web, shard-plan)\nTry 'mongomq --help'.\n");
         return EXIT_USAGE;
     }
     const char *name = argv[optind];

@@ -94,8 +94,7 @@ static void log_handler(int level, const char *domain, const char *message, void
         fprintf(stderr, "mongomq: libmongoc %s: %s\n", domain, message);
 }
 
-/* The URI with serverSelectionTimeoutMS=5000 added unless it has one. */
-static char *uri_with_timeout(const char *uri) {
+char *cli_uri_with_timeout(const char *uri) {
     size_t n = strlen(uri);
     int has = 0;
     for (const char *p = uri; *p; p++)
@@ -126,12 +125,16 @@ const char *cli_resolve_env(cli_ctx *ctx) {
     return uri;
 }
 
-int cli_open(cli_ctx *ctx) {
+void cli_log_setup(const cli_ctx *ctx) {
     static int verbose;
-    mq_error err;
     verbose = ctx->verbose;
     mq_log_set_handler(log_handler, &verbose);
-    ctx->uri_owned = uri_with_timeout(cli_resolve_env(ctx));
+}
+
+int cli_open(cli_ctx *ctx) {
+    mq_error err;
+    cli_log_setup(ctx);
+    ctx->uri_owned = cli_uri_with_timeout(cli_resolve_env(ctx));
     if (ctx->uri_owned == NULL) {
         cli_error(ctx, "out of memory");
         return EXIT_FAIL;

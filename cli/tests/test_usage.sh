@@ -8,7 +8,7 @@ expect_rc 0 "mongomq --help" mq --help
 expect_match "main help lists the commands" 'publish GROUP.*' "$(cat "$OUT")"
 expect_match "main help documents exit status 3" '3  the server could not be reached' "$(cat "$OUT")"
 expect_match "main help documents exit status 2" '2  usage' "$(cat "$OUT")"
-for cmd in publish work stats peek dead repair purge-group drop; do
+for cmd in publish work stats peek dead repair purge-group drop shard-plan; do
     expect_rc 0 "mongomq $cmd --help" mq "$cmd" --help
     expect_match "$cmd --help starts with its usage" "^Usage: mongomq $cmd" "$(head -1 "$OUT")"
     expect_eq "$cmd --help writes nothing on stderr" "" "$(cat "$ERR")"
@@ -23,7 +23,7 @@ expect_match "--version names both versions" '^mongomq [0-9.]+ \(libmongomq [0-9
 # The man page is made of the same texts.
 expect_rc 0 "mongomq help-man" mq help-man
 expect_match "it is a man page" '^\.TH MONGOMQ 1 ' "$(head -1 "$OUT")"
-for cmd in publish work stats peek dead repair purge-group drop; do
+for cmd in publish work stats peek dead repair purge-group drop shard-plan; do
     expect_match "the man page has $cmd's help" "^Usage: mongomq ${cmd//-/'\\-'}" "$(cat "$OUT")"
 done
 
