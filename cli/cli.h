@@ -23,6 +23,7 @@ typedef struct cli_ctx {
     const char *db;     /* --db, else MONGOMQ_DB, else NULL (the library's "mongomq") */
     const char *prefix; /* --prefix, else MONGOMQ_PREFIX, else NULL ("mq") */
     int verbose;        /* -v: more on stderr (libmongoc's warnings, every event of work) */
+    long partitions;    /* --partitions, else MONGOMQ_PARTITIONS, else 0: whatever the queue has */
     char *uri_owned;    /* the URI with the default server selection timeout added */
     mq_client *client;
     mq_queue *queue;
@@ -32,11 +33,12 @@ typedef struct cli_ctx {
 #define CLI_DEFAULT_TIMEOUT_MS 5000
 
 /* The common long options, for a subcommand's option table; their codes. */
-enum { OPT_URI = 0x1000, OPT_DB, OPT_PREFIX, OPT_HELP, OPT_FIRST_LOCAL };
-#define CLI_COMMON_OPTIONS                                                                    \
-  {"uri", required_argument, NULL, OPT_URI}, {"db", required_argument, NULL, OPT_DB},         \
-      {"prefix", required_argument, NULL, OPT_PREFIX}, {"verbose", no_argument, NULL, 'v'}, { \
-    "help", no_argument, NULL, 'h'                                                            \
+enum { OPT_URI = 0x1000, OPT_DB, OPT_PREFIX, OPT_HELP, OPT_PARTITIONS, OPT_FIRST_LOCAL };
+#define CLI_COMMON_OPTIONS                                                                                      \
+  {"uri", required_argument, NULL, OPT_URI}, {"db", required_argument, NULL, OPT_DB},                           \
+      {"prefix", required_argument, NULL, OPT_PREFIX}, {"partitions", required_argument, NULL, OPT_PARTITIONS}, \
+      {"verbose", no_argument, NULL, 'v'}, {                                                                    \
+    "help", no_argument, NULL, 'h'                                                                              \
   }
 
 /* Handles a common option's code from getopt_long: 1 if it was one (with *exit_code
@@ -63,6 +65,14 @@ const char *cli_resolve_env(cli_ctx *ctx);
 char *cli_uri_with_timeout(const char *uri);
 /* libmongoc's log on stderr: errors always, warnings with -v, more with -vv. */
 void cli_log_setup(const cli_ctx *ctx);
+/* ctx->partitions from $MONGOMQ_PARTITIONS when --partitions left it unset: EXIT_OK,
+ * or EXIT_USAGE (with a message) for a value outside 1..MQ_PARTITIONS_MAX. */
+int cli_resolve_partitions(cli_ctx *ctx);
+/* Opens the queue db.prefix with ctx->partitions, or when that is 0 with the number
+ * the queue has: mq_queue_new, and, when the library answers that the queue has N
+ * partitions (MQ_ERR_ARG "... has N partitions (recorded in ..."), again with N. */
+mq_status cli_queue_open(const cli_ctx *ctx, mq_client *client, const char *db, const char *prefix, mq_queue **out,
+                         mq_error *err);
 /* Opens the client and the queue: EXIT_OK or the exit code to return. */
 int cli_open(cli_ctx *ctx);
 void cli_close(cli_ctx *ctx);

@@ -5,14 +5,21 @@
 
 #include "cli.h"
 
-#define COMMON_OPTIONS_TEXT                                                          \
-  "Common options (before or after the command):\n"                                  \
-  "      --uri URI        MongoDB URI (default: $MONGOMQ_URI, else\n"                \
-  "                       mongodb://localhost:27017)\n"                              \
-  "      --db NAME        database (default: $MONGOMQ_DB, else mongomq)\n"           \
-  "      --prefix NAME    collections' prefix (default: $MONGOMQ_PREFIX, else mq)\n" \
-  "  -v, --verbose        more on stderr\n"                                          \
+/* The common options as each command's help lists them; shard-plan's --partitions is
+ * its own (required, no queue to read it from). */
+#define COMMON_OPTIONS_HEAD                                                \
+  "Common options (before or after the command):\n"                        \
+  "      --uri URI        MongoDB URI (default: $MONGOMQ_URI, else\n"      \
+  "                       mongodb://localhost:27017)\n"                    \
+  "      --db NAME        database (default: $MONGOMQ_DB, else mongomq)\n" \
+  "      --prefix NAME    collections' prefix (default: $MONGOMQ_PREFIX, else mq)\n"
+#define COMMON_OPTIONS_TAIL                 \
+  "  -v, --verbose        more on stderr\n" \
   "  -h, --help           this help\n"
+#define COMMON_OPTIONS_TEXT                                                        \
+  COMMON_OPTIONS_HEAD                                                              \
+  "      --partitions P   the queue's partitions (default: $MONGOMQ_PARTITIONS,\n" \
+  "                       else whatever the queue has; 1 for a new queue)\n" COMMON_OPTIONS_TAIL
 
 static const char main_help[] =
     "Usage: mongomq [OPTIONS] COMMAND [ARGS]\n"
@@ -45,6 +52,9 @@ static const char main_help[] =
     "      --db NAME        database (default: $MONGOMQ_DB, else mongomq)\n"
     "      --prefix NAME    collections' prefix (default: $MONGOMQ_PREFIX, else mq):\n"
     "                       the queue is NAME.PREFIX_messages, _locks, _counters, _dead\n"
+    "      --partitions P   open the queue with P partitions, 1..1024, which makes a\n"
+    "                       new queue partitioned (default: $MONGOMQ_PARTITIONS, else\n"
+    "                       the number the queue has; 1 for a new queue)\n"
     "  -v, --verbose        more on stderr (libmongoc's warnings, each event of work)\n"
     "  -h, --help           this help; `mongomq COMMAND --help` for a command's\n"
     "      --version        the command's and the library's versions\n"
@@ -161,7 +171,8 @@ static const char stats_help[] =
     "The queue's state: its groups, ready (claimable now), leased (held by a worker,\n"
     "including groups nacked with a delay) and parked (waiting for a scheduled\n"
     "event); its events, per priority; how long the oldest has waited; its dead\n"
-    "letters. Reads whole collections: for people and monitors, not every event.\n"
+    "letters; with more than one partition, their number. Reads whole collections:\n"
+    "for people and monitors, not every event.\n"
     "\n"
     "Options:\n"
     "      --json           the library's JSON object (mq_stats_json) on one line\n"
@@ -320,7 +331,8 @@ static const char shard_plan_help[] =
     "on the database's primary shard). Run it before the queue's first open.\n"
     "\n"
     "Options:\n"
-    "      --partitions P   the queue's partitions, 1..1024 (required)\n"
+    "      --partitions P   the queue's partitions, 1..1024 (required; default:\n"
+    "                       $MONGOMQ_PARTITIONS)\n"
     "      --shards S       the shards to spread them over, 1..1024 (required; more\n"
     "                       shards than partitions leaves some without any)\n"
     "      --shard-names A,B,...\n"
@@ -332,7 +344,7 @@ static const char shard_plan_help[] =
     "                       command and the server's message (exit 1). A step done\n"
     "                       before (sharding enabled, a collection sharded on the\n"
     "                       same key) is no failure\n"
-    "\n" COMMON_OPTIONS_TEXT
+    "\n" COMMON_OPTIONS_HEAD COMMON_OPTIONS_TAIL
     "\n"
     "Examples:\n"
     "  mongomq shard-plan --db shop --prefix orders --partitions 8 --shards 2\n"

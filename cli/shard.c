@@ -11,7 +11,7 @@
 
 #include "cli.h"
 
-enum { OPT_PARTITIONS = OPT_FIRST_LOCAL, OPT_SHARDS, OPT_SHARD_NAMES, OPT_APPLY };
+enum { OPT_SHARDS = OPT_FIRST_LOCAL, OPT_SHARD_NAMES, OPT_APPLY };
 
 /* MongoDB's error codes (src/mongo/base/error_codes.yml) that mean a step was done
  * before, for the steps where they do. */
@@ -488,13 +488,12 @@ static void free_names(char **names, size_t count) {
 int cmd_shard_plan(cli_ctx *ctx, int argc, char **argv) {
     static const struct option options[] = {
         CLI_COMMON_OPTIONS,
-        {"partitions", required_argument, NULL, OPT_PARTITIONS},
         {"shards", required_argument, NULL, OPT_SHARDS},
         {"shard-names", required_argument, NULL, OPT_SHARD_NAMES},
         {"apply", no_argument, NULL, OPT_APPLY},
         {NULL, 0, NULL, 0},
     };
-    long partitions = 0, shards = 0;
+    long partitions, shards = 0;
     int apply = 0, c, code, rc = EXIT_OK;
     char **names = NULL;
     size_t nnames = 0;
@@ -505,10 +504,6 @@ int cmd_shard_plan(cli_ctx *ctx, int argc, char **argv) {
             continue;
         }
         switch (c) {
-            case OPT_PARTITIONS:
-                if (cli_parse_int(optarg, 1, MQ_PARTITIONS_MAX, &partitions) != 0)
-                    return cli_usage_error(ctx, "--partitions: expected 1..%d, got '%s'", MQ_PARTITIONS_MAX, optarg);
-                break;
             case OPT_SHARDS:
                 if (cli_parse_int(optarg, 1, MQ_PARTITIONS_MAX, &shards) != 0)
                     return cli_usage_error(ctx, "--shards: expected 1..%d, got '%s'", MQ_PARTITIONS_MAX, optarg);
@@ -524,6 +519,9 @@ int cmd_shard_plan(cli_ctx *ctx, int argc, char **argv) {
         }
     }
     if (optind < argc) return cli_usage_error(ctx, "unexpected argument '%s'", argv[optind]);
+    /* The common --partitions (or MONGOMQ_PARTITIONS): here the plan's P. */
+    if ((rc = cli_resolve_partitions(ctx)) != EXIT_OK) return rc;
+    partitions = ctx->partitions;
     if (partitions == 0) return cli_usage_error(ctx, "--partitions P is required (1..%d)", MQ_PARTITIONS_MAX);
     if (shards == 0) return cli_usage_error(ctx, "--shards S is required (1..%d)", MQ_PARTITIONS_MAX);
     const char *uri = cli_resolve_env(ctx);

@@ -38,6 +38,7 @@ static int print_stats_table(const cli_ctx *ctx, const char *text) {
         age[0] = '\0';
     }
     printf("queue     %s at %s\n", json_is_string(q) ? json_string_value(q) : "?", when);
+    if (jint(root, "partitions", NULL) > 1) printf("partitions %lld\n", (long long)jint(root, "partitions", NULL));
     printf("messages  %lld%s\n", (long long)jint(root, "messages", NULL), age);
     printf("groups    %lld: %lld ready, %lld leased, %lld parked, %lld paused\n",
            (long long)jint(root, "groups", "total"), (long long)jint(root, "groups", "ready"),

@@ -75,6 +75,10 @@ int cli_common_option(cli_ctx *ctx, int code, const char *arg, int *exit_code) {
         case OPT_PREFIX:
             ctx->prefix = arg;
             return 1;
+        case OPT_PARTITIONS:
+            if (cli_parse_int(arg, 1, MQ_PARTITIONS_MAX, &ctx->partitions) != 0)
+                *exit_code = cli_usage_error(ctx, "--partitions: expected 1..%d, got '%s'", MQ_PARTITIONS_MAX, arg);
+            return 1;
         case 'v':
             ctx->verbose++;
             return 1;
@@ -131,8 +135,51 @@ void cli_log_setup(const cli_ctx *ctx) {
     mq_log_set_handler(log_handler, &verbose);
 }
 
+int cli_resolve_partitions(cli_ctx *ctx) {
+    const char *env = getenv("MONGOMQ_PARTITIONS");
+    if (ctx->partitions != 0 || env == NULL || env[0] == '\0') return EXIT_OK;
+    if (cli_parse_int(env, 1, MQ_PARTITIONS_MAX, &ctx->partitions) != 0)
+        return cli_usage_error(ctx, "MONGOMQ_PARTITIONS: expected 1..%d, got '%s'", MQ_PARTITIONS_MAX, env);
+    return EXIT_OK;
+}
+
+/* N from the library's "... has N partitions (recorded in ...", or 0. */
+static int recorded_partitions(const char *msg) {
+    static const char tail[] = " partitions (recorded in ";
+    for (const char *t = strstr(msg, tail); t != NULL; t = strstr(t + 1, tail)) {
+        const char *d = t;
+        while (d > msg && isdigit((unsigned char)d[-1])) d--;
+        long n;
+        char digits[8];
+        size_t len = (size_t)(t - d);
+        if (len == 0 || len >= sizeof digits || d - msg < 5 || strncmp(d - 5, " has ", 5) != 0) continue;
+        memcpy(digits, d, len);
+        digits[len] = '\0';
+        if (cli_parse_int(digits, 1, MQ_PARTITIONS_MAX, &n) == 0) return (int)n;
+    }
+    return 0;
+}
+
+mq_status cli_queue_open(const cli_ctx *ctx, mq_client *client, const char *db, const char *prefix, mq_queue **out,
+                         mq_error *err) {
+    mq_queue_opts opts = MQ_QUEUE_OPTS_INIT;
+    if (ctx->partitions > 0) {
+        opts.partitions = (int)ctx->partitions;
+        return mq_queue_new_with(client, db, prefix, &opts, out, err);
+    }
+    /* What the queue has: the library refuses another P than the record's, naming it
+     * (open.partitions reads the record before anything is written). */
+    mq_status st = mq_queue_new(client, db, prefix, out, err);
+    int n = st == MQ_ERR_ARG && err != NULL ? recorded_partitions(err->message) : 0;
+    if (n <= 1) return st;
+    opts.partitions = n;
+    return mq_queue_new_with(client, db, prefix, &opts, out, err);
+}
+
 int cli_open(cli_ctx *ctx) {
     mq_error err;
+    int rc = cli_resolve_partitions(ctx);
+    if (rc != EXIT_OK) return rc;
     cli_log_setup(ctx);
     ctx->uri_owned = cli_uri_with_timeout(cli_resolve_env(ctx));
     if (ctx->uri_owned == NULL) {
@@ -141,7 +188,7 @@ int cli_open(cli_ctx *ctx) {
     }
     mq_status st = mq_client_new(ctx->uri_owned, &ctx->client, &err);
     if (st != MQ_OK) return cli_fail(ctx, "bad --uri", st, &err);
-    st = mq_queue_new(ctx->client, ctx->db, ctx->prefix, &ctx->queue, &err);
+    st = cli_queue_open(ctx, ctx->client, ctx->db, ctx->prefix, &ctx->queue, &err);
     if (st != MQ_OK) {
         char name[512];
         cli_queue_name(ctx, name, sizeof name);

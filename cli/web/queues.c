@@ -56,7 +56,7 @@ static int add_queue(web_app *app, const char *db, const char *prefix) {
     snprintf(q->name, sizeof q->name, "%s.%s", db, prefix);
     pthread_mutex_init(&q->mu, NULL);
     mq_error err;
-    mq_status st = mq_queue_new(app->client, db, prefix, &q->queue, &err);
+    mq_status st = cli_queue_open(app->ctx, app->client, db, prefix, &q->queue, &err);
     if (st != MQ_OK) {
         web_redact(app, err.message);
         char what[400];
@@ -108,6 +108,8 @@ static int find_queues(web_app *app, const char *db, int *found) {
 
 int web_open_queues(web_app *app, const char *const *specs, size_t nspecs) {
     cli_ctx *ctx = app->ctx;
+    int bad = cli_resolve_partitions(ctx);
+    if (bad != EXIT_OK) return bad;
     char *text = bounded_uri(app, cli_resolve_env(ctx));
     if (text == NULL) return EXIT_USAGE;
     mq_error err;
