@@ -145,6 +145,8 @@ static const char work_help[] =
     "                          signalled)\n"
     "      --limit N           stop after claiming N events\n"
     "      --worker-id ID      the id recorded in the locks (default host:pid)\n"
+    "      --partition LIST    claim only from these partitions of a partitioned\n"
+    "                          queue: numbers and ranges, e.g. 0,2-3 (default: all)\n"
     "\n"
     "SIGINT or SIGTERM (Ctrl-C) stops claiming and lets the running commands finish;\n"
     "their events are acked or nacked as usual. A lease claimed just as the signal\n"

@@ -29,7 +29,8 @@ enum {
     OPT_MAX_ATTEMPTS,
     OPT_IDLE,
     OPT_LIMIT,
-    OPT_WORKER_ID
+    OPT_WORKER_ID,
+    OPT_PARTITION
 };
 
 typedef struct work_shared {
@@ -40,6 +41,8 @@ typedef struct work_shared {
     double backoff_base, backoff_cap;
     int min_priority, max_attempts, concurrency;
     long limit;
+    int *partitions; /* --partition: the only partitions claimed from (NULL: all) */
+    size_t partition_count;
     atomic_long tickets; /* claims started, for --limit */
     atomic_long claimed, acked, failed, killed, lost, errors, given_back;
     atomic_int fatal; /* an exit code once a worker met an error it cannot ride out */
@@ -239,8 +242,15 @@ static void *worker_main(void *arg) {
         mq_lease *lease = NULL;
         mq_error err;
         double timeout = sh->idle > 0 ? sh->idle : 600;
-        mq_status st = mq_claim_wait_cancel(sh->ctx->queue, sh->worker_id, sh->visibility, sh->min_priority, 1, timeout,
-                                            g_cancel, &lease, &err);
+        mq_claim_opts opts = MQ_CLAIM_OPTS_INIT;
+        opts.worker_id = sh->worker_id;
+        opts.visibility_s = sh->visibility;
+        opts.min_priority = sh->min_priority;
+        opts.timeout_s = timeout;
+        opts.cancel = g_cancel;
+        opts.partitions = sh->partitions;
+        opts.partition_count = sh->partition_count;
+        mq_status st = mq_claim_with(sh->ctx->queue, &opts, &lease, &err);
         if (st == MQ_OK) {
             trouble = 0;
             if (atomic_load(&g_signals) > 0 || atomic_load(&sh->fatal) != 0) {
@@ -273,6 +283,63 @@ static void *worker_main(void *arg) {
     return NULL;
 }
 
+/* --partition LIST ("0,2-3"): each partition once, in 0..MQ_PARTITIONS_MAX - 1 (the
+ * queue's own P is checked once it is open). -1 with a reason in why. */
+static int parse_partitions(const char *arg, int **out, size_t *count, char *why, size_t size) {
+    static unsigned char seen[MQ_PARTITIONS_MAX];
+    memset(seen, 0, sizeof seen);
+    *out = NULL;
+    *count = 0;
+    char buf[8192];
+    if (snprintf(buf, sizeof buf, "%s", arg) >= (int)sizeof buf) {
+        snprintf(why, size, "too long");
+        return -1;
+    }
+    int *list = malloc(MQ_PARTITIONS_MAX * sizeof *list);
+    if (list == NULL) {
+        snprintf(why, size, "out of memory");
+        return -1;
+    }
+    size_t n = 0;
+    char *save = NULL;
+    for (char *item = strtok_r(buf, ",", &save); item != NULL; item = strtok_r(NULL, ",", &save)) {
+        long a, b;
+        char *dash = strchr(item, '-');
+        if (dash != NULL) *dash = '\0';
+        if (cli_parse_int(item, 0, MQ_PARTITIONS_MAX - 1, &a) != 0 ||
+            (dash != NULL && cli_parse_int(dash + 1, 0, MQ_PARTITIONS_MAX - 1, &b) != 0)) {
+            if (dash != NULL) *dash = '-';
+            snprintf(why, size, "'%s' is not a partition (0..%d) or a range A-B", item, MQ_PARTITIONS_MAX - 1);
+            free(list);
+            return -1;
+        }
+        if (dash == NULL) b = a;
+        if (b < a) {
+            snprintf(why, size, "the range %ld-%ld runs backwards", a, b);
+            free(list);
+            return -1;
+        }
+        for (long k = a; k <= b; k++) {
+            if (seen[k]) {
+                snprintf(why, size, "partition %ld is given twice", k);
+                free(list);
+                return -1;
+            }
+            seen[k] = 1;
+            list[n++] = (int)k;
+        }
+    }
+    /* strtok_r skips empty items: ",", "1,,2" and a trailing comma say so here. */
+    if (n == 0 || strstr(arg, ",,") != NULL || arg[0] == ',' || arg[strlen(arg) - 1] == ',') {
+        snprintf(why, size, "%s", n == 0 ? "no partition" : "an empty item");
+        free(list);
+        return -1;
+    }
+    *out = list;
+    *count = n;
+    return 0;
+}
+
 int cmd_work(cli_ctx *ctx, int argc, char **argv) {
     static const struct option options[] = {
         CLI_COMMON_OPTIONS,
@@ -285,6 +352,7 @@ int cmd_work(cli_ctx *ctx, int argc, char **argv) {
         {"idle", required_argument, NULL, OPT_IDLE},
         {"limit", required_argument, NULL, OPT_LIMIT},
         {"worker-id", required_argument, NULL, OPT_WORKER_ID},
+        {"partition", required_argument, NULL, OPT_PARTITION},
         {NULL, 0, NULL, 0},
     };
     work_shared sh;
@@ -295,6 +363,7 @@ int cmd_work(cli_ctx *ctx, int argc, char **argv) {
     sh.backoff_cap = 60;
     sh.concurrency = 1;
     int max_attempts_given = 0, c, code;
+    const char *partition_arg = NULL;
     long v;
     while ((c = getopt_long(argc, argv, "vhe:c:", options, NULL)) != -1) {
         if (cli_common_option(ctx, c, optarg, &code)) {
@@ -350,7 +419,16 @@ int cmd_work(cli_ctx *ctx, int argc, char **argv) {
                     return cli_usage_error(ctx, "--worker-id: 1..%d bytes", MQ_WORKER_ID_MAX);
                 sh.worker_id = optarg;
                 break;
+            case OPT_PARTITION: {
+                char why[200];
+                free(sh.partitions);
+                partition_arg = optarg;
+                if (parse_partitions(optarg, &sh.partitions, &sh.partition_count, why, sizeof why) != 0)
+                    return cli_usage_error(ctx, "--partition '%s': %s", optarg, why);
+                break;
+            }
             default:
+                free(sh.partitions);
                 return cli_try(ctx);
         }
     }
@@ -386,6 +464,12 @@ int cmd_work(cli_ctx *ctx, int argc, char **argv) {
     sigaction(SIGPIPE, &ign, NULL); /* a command that does not read its stdin */
 
     rc = cli_open(ctx);
+    for (size_t i = 0; rc == EXIT_OK && i < sh.partition_count; i++) {
+        int p = mq_queue_partitions(ctx->queue);
+        if (sh.partitions[i] >= p)
+            rc = cli_usage_error(ctx, "--partition '%s': partition %d is outside 0..%d (the queue has %d partition%s)",
+                                 partition_arg, sh.partitions[i], p - 1, p, p > 1 ? "s" : "");
+    }
     if (rc == EXIT_OK && max_attempts_given) {
         mq_status st = mq_queue_set_max_attempts(ctx->queue, sh.max_attempts, &err);
         if (st != MQ_OK) rc = cli_fail(ctx, "--max-attempts", st, &err);
@@ -440,5 +524,6 @@ int cmd_work(cli_ctx *ctx, int argc, char **argv) {
     free(g_pgids);
     g_pgids = NULL;
     free(workers);
+    free(sh.partitions);
     return rc;
 }

@@ -2,7 +2,7 @@
 # Partitioned queues from the command (issue 23): --partitions P / MONGOMQ_PARTITIONS
 # makes and opens a queue of P partitions; without them every command opens a queue
 # with the partitions it has (the library names them when asked for another number);
-# stats shows "partitions N".
+# work --partition LIST claims only from those partitions; stats shows "partitions N".
 source "$(dirname "$0")/lib.sh"
 
 # partition GROUP P: mq_group_partition, computed here from its definition in
@@ -67,6 +67,36 @@ expect_match "it names the variable" "MONGOMQ_PARTITIONS: expected 1\.\.1024, go
 expect_eq "--partitions wins over MONGOMQ_PARTITIONS" "4" \
     "$(MONGOMQ_PARTITIONS=x "$MQ_BIN" --partitions 4 stats --json | json 'd["partitions"]')"
 
+# ---- work --partition ------------------------------------------------------------------
+expect_rc 0 "work --partition 0,2" mq work --partition 0,2 --exec 'echo "$MQ_GROUP"' --idle 1
+took=$(sort "$OUT" | xargs)
+want=$(for g in "${groups[@]}"; do [[ ${part[$g]} == 0 || ${part[$g]} == 2 ]] && echo "$g"; done | sort | xargs)
+expect_eq "it took every group of partitions 0 and 2, and only those" "$want" "$took"
+left=$(for g in "${groups[@]}"; do [[ ${part[$g]} == 1 || ${part[$g]} == 3 ]] && echo x; done | wc -l | tr -d ' ')
+expect_eq "the other partitions' events are still queued" "$left" "$(mq stats --json | json 'd["messages"]')"
+expect_rc 0 "work --partition 1-3" mq work --partition 1-3 --exec 'echo "$MQ_GROUP"' --idle 1
+want=$(for g in "${groups[@]}"; do [[ ${part[$g]} == 1 || ${part[$g]} == 3 ]] && echo "$g"; done | sort | xargs)
+expect_eq "it took the rest (2 had nothing left)" "$want" "$(sort "$OUT" | xargs)"
+expect_eq "the queue is empty" "0" "$(mq stats --json | json 'd["messages"]')"
+
+bad() {
+    local name=$1 re=$2
+    shift 2
+    expect_rc 2 "$name" mq work --exec true --idle 1 "$@"
+    expect_eq "$name: nothing on stdout" "" "$(cat "$OUT")"
+    expect_match "$name: stderr names it" "$re" "$(cat "$ERR")"
+}
+bad "--partition x" "--partition 'x': 'x' is not a partition" --partition x
+bad "--partition 3-1" "--partition '3-1': the range 3-1 runs backwards" --partition 3-1
+bad "--partition 1,0-2" "--partition '1,0-2': partition 1 is given twice" --partition 1,0-2
+bad "--partition 1,,2" "--partition '1,,2': an empty item" --partition 1,,2
+bad "--partition ''" "--partition '': no partition" --partition ''
+bad "--partition 1024" "--partition '1024': '1024' is not a partition \(0\.\.1023\)" --partition 1024
+bad "--partition 2,4 on a queue of 4" "--partition '2,4': partition 4 is outside 0\.\.3 \(the queue has 4 partitions\)" --partition 2,4
+mq publish g1 late >/dev/null
+bad "nothing is claimed after a bad --partition" "outside 0\.\.3" --partition 0-4
+expect_eq "the event is still there" "1" "$(mq stats --json | json 'd["messages"]')"
+
 # ---- a queue of one partition: as before -------------------------------------------------
 export MONGOMQ_PREFIX=p1
 expect_rc 0 "publish on a new queue without --partitions" mq publish a one
@@ -74,8 +104,11 @@ expect_eq "seq 1" "1" "$(cat "$OUT")"
 expect_rc 0 "stats of a queue of one partition" mq stats
 expect_match "no partitions line" '^messages  1' "$(sed -n 2p "$OUT")"
 expect_eq "its JSON says 1" "1" "$(mq stats --json | json 'd["partitions"]')"
+bad "--partition 1 on a queue of one" "--partition '1': partition 1 is outside 0\.\.0 \(the queue has 1 partition\)" --partition 1
 expect_rc 2 "--partitions 4 on a queue of one with events" mq --partitions 4 stats
 expect_match "the library says it holds events of one partition" 'already holds events of one partition' "$(cat "$ERR")"
+expect_rc 0 "work --partition 0 on a queue of one" mq work --partition 0 --exec cat --idle 1
+expect_eq "it took the event" "one" "$(cat "$OUT")"
 mq drop --yes >/dev/null 2>&1
 export MONGOMQ_PREFIX=p4
 finish
