@@ -64,7 +64,8 @@ int teardown(void **state) {
     return tq_teardown(state);
 }
 
-int fault_rules_run_modes(const char *prefix, const struct CMUnitTest *tests, size_t count) {
+int fault_rules_run_modes(const char *prefix, const struct CMUnitTest *tests, size_t count,
+                          const char *const *p1_only) {
     static const struct {
         const char *name;
         int code;
@@ -78,7 +79,7 @@ int fault_rules_run_modes(const char *prefix, const struct CMUnitTest *tests, si
         char name[128];
         snprintf(name, sizeof name, "%s%s", prefix, modes[i].name);
         g_unknown = modes[i].code;
-        failed += _cmocka_run_group_tests(name, tests, count, NULL, NULL);
+        failed += tq_run_tests(name, tests, count, p1_only);
     }
     return failed;
 }

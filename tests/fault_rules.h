@@ -24,6 +24,8 @@ void no_faults(void);
 int teardown(void **state); /* no_faults, then tq_teardown */
 
 /* Runs the tests once per mode, the group named "<prefix><mode>"; returns the failures. */
-int fault_rules_run_modes(const char *prefix, const struct CMUnitTest *tests, size_t count);
+/* p1_only: as tq_run_tests (tests/support.h), the tests left out with more than one
+ * partition. */
+int fault_rules_run_modes(const char *prefix, const struct CMUnitTest *tests, size_t count, const char *const *p1_only);
 
 #endif

@@ -37,6 +37,43 @@ char *tq_uri_with(const char *options) {
 
 static double fake_clock(void *ctx) { return ((tq *)ctx)->now; }
 
+int tq_partitions(void) {
+    const char *v = getenv("MONGOMQ_TEST_PARTITIONS");
+    if (v == NULL || v[0] == '\0') return 1;
+    char *end = NULL;
+    long p = strtol(v, &end, 10);
+    if (*end != '\0' || p < 1 || p > MQ_PARTITIONS_MAX) fail_msg("MONGOMQ_TEST_PARTITIONS is \"%s\", not 1..1024", v);
+    return (int)p;
+}
+
+int tq_run_tests(const char *group, const struct CMUnitTest *tests, size_t count, const char *const *p1_only) {
+    const int partitions = tq_partitions();
+    struct CMUnitTest *run = calloc(count, sizeof *run);
+    if (run == NULL) return 1;
+    size_t n = 0;
+    for (size_t i = 0; i < count; i++) {
+        const char *reason = NULL;
+        for (const char *const *p = p1_only; partitions > 1 && p != NULL && *p != NULL; p += 2)
+            if (strcmp(p[0], tests[i].name) == 0) reason = p[1];
+        if (reason != NULL) {
+            printf("[ P=%d      ] not run: %s (%s)\n", partitions, tests[i].name, reason);
+            continue;
+        }
+        run[n++] = tests[i];
+    }
+    if (partitions > 1)
+        printf("[ P=%d      ] %zu of %zu tests run on queues of %d partitions\n", partitions, n, count, partitions);
+    int failed = _cmocka_run_group_tests(group, run, n, NULL, NULL);
+    free(run);
+    return failed;
+}
+
+mq_status tq_queue_new(mq_client *client, const char *db, const char *prefix, mq_queue **out, mq_error *err) {
+    mq_queue_opts opts = MQ_QUEUE_OPTS_INIT;
+    opts.partitions = tq_partitions();
+    return mq_queue_new_with(client, db, prefix, &opts, out, err);
+}
+
 static int setup(void **state, int fake) {
     static int counter;
     mq_log_set_handler(quiet_log, NULL);
@@ -47,7 +84,7 @@ static int setup(void **state, int fake) {
     t->prefix = "mq";
     mq_error err;
     ASSERT_MQ(MQ_OK, mq_client_new(test_uri(), &t->client, &err), err);
-    ASSERT_MQ(MQ_OK, mq_queue_new(t->client, t->db, t->prefix, &t->queue, &err), err);
+    ASSERT_MQ(MQ_OK, tq_queue_new(t->client, t->db, t->prefix, &t->queue, &err), err);
     if (fake) {
         t->fake_clock = 1;
         t->now = 1e9;

@@ -34,6 +34,20 @@ const char *test_uri(void);
  * caller frees. */
 char *tq_uri_with(const char *options);
 
+/* The partitions every test's queue is opened with: MONGOMQ_TEST_PARTITIONS (1..1024),
+ * default 1. CTest runs the suites that matter a second time with 4 (their _p4 names). */
+int tq_partitions(void);
+/* mq_queue_new_with those partitions: how every test opens its queues. */
+mq_status tq_queue_new(mq_client *client, const char *db, const char *prefix, mq_queue **out, mq_error *err);
+
+/* cmocka_run_group_tests_name, but with more than one partition the tests named in
+ * p1_only (name, reason, name, reason, ..., NULL) are left out, each said on stdout
+ * with its reason: they check what only one partition does (harel's documents, the
+ * order across groups of one line, P = 1's command counts), and test_partitions.c
+ * checks what partitions do instead. They are not run, so nothing counts them. */
+int tq_run_tests(const char *group, const struct CMUnitTest *tests, size_t count, const char *const *p1_only);
+#define TQ_RUN_TESTS(group, tests, p1_only) tq_run_tests(group, tests, sizeof(tests) / sizeof((tests)[0]), p1_only)
+
 /* A fresh database per test, dropped by the teardown. */
 int tq_setup(void **state);            /* wall clock */
 int tq_setup_fake_clock(void **state); /* clock starts at 1e9 s and moves by tq_advance */

@@ -249,6 +249,10 @@ static void bad_batch_arguments(void **state) {
     assert_int_equal(mq_lease_count(NULL), 0);
 }
 
+#define CONSECUTIVE                                                                           \
+  "a batch's seqs are consecutive across groups with one partition only (test_partitions.c: " \
+  "seqs_follow_their_partition)"
+
 int main(void) {
 #define T(f) cmocka_unit_test_setup_teardown(f, tq_setup_fake_clock, tq_teardown)
     const struct CMUnitTest tests[] = {
@@ -258,5 +262,8 @@ int main(void) {
         T(batch_wait_returns_a_batch),           T(bad_batch_arguments),
     };
 #undef T
-    return cmocka_run_group_tests_name("batch", tests, NULL, NULL);
+    static const char *const p1_only[] = {
+        "publish_batch_keeps_add_order", CONSECUTIVE, "batch_can_be_published_again", CONSECUTIVE, NULL,
+    };
+    return TQ_RUN_TESTS("batch", tests, p1_only);
 }

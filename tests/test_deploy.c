@@ -183,7 +183,7 @@ static handle open_with(tq *t, const char *uri, const char *prefix) {
     handle h;
     mq_error err;
     ASSERT_MQ(MQ_OK, mq_client_new(uri, &h.client, &err), err);
-    ASSERT_MQ(MQ_OK, mq_queue_new(h.client, t->db, prefix, &h.queue, &err), err);
+    ASSERT_MQ(MQ_OK, tq_queue_new(h.client, t->db, prefix, &h.queue, &err), err);
     return h;
 }
 

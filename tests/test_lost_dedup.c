@@ -220,5 +220,5 @@ int main(void) {
         T(lost_dedup_expire), T(lost_ack_record), T(lost_dead_record),  T(lost_batch_insert),
     };
 #undef T
-    return fault_rules_run_modes("dedup_", tests, sizeof tests / sizeof tests[0]);
+    return fault_rules_run_modes("dedup_", tests, sizeof tests / sizeof tests[0], NULL);
 }

@@ -1070,7 +1070,7 @@ static int run_sequence(model *m, uint64_t seed, int sequence, int steps) {
     m->t->now = MODEL_T0; /* before any call: the queue has no state yet */
     m->q[0] = m->t->queue;
     mq_error open_err;
-    if (mq_queue_new(m->t->client, m->t->db, m->t->prefix, &m->q[1], &open_err) != MQ_OK)
+    if (tq_queue_new(m->t->client, m->t->db, m->t->prefix, &m->q[1], &open_err) != MQ_OK)
         fail_msg("a second handle on the queue: %s", open_err.message);
     mq_queue_set_clock(m->q[1], model_clock, m->t);
     m->seed = seed;

@@ -39,7 +39,7 @@ static void open_small(tq *t, const char *options, mq_client **client, mq_queue 
     mq_error err;
     ASSERT_MQ(MQ_OK, mq_client_new(uri, client, &err), err);
     free(uri);
-    ASSERT_MQ(MQ_OK, mq_queue_new(*client, t->db, t->prefix, queue, &err), err);
+    ASSERT_MQ(MQ_OK, tq_queue_new(*client, t->db, t->prefix, queue, &err), err);
 }
 
 static mq_lease *claim(mq_queue *q) {
