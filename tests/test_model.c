@@ -96,10 +96,34 @@ cover_counts cover;
 
 /* ---- the model's events ---- */
 
+int partition_of(const model *m, int g) { return mq_group_partition(GROUP[g], m->partitions); }
+
+int64_t seq_next(const model *m, int g) {
+    const int k = partition_of(m, g);
+    return m->taken[k] * m->partitions + k + 1;
+}
+
+int64_t seq_take(model *m, int g) {
+    const int64_t seq = seq_next(m, g);
+    m->taken[partition_of(m, g)]++;
+    return seq;
+}
+
+int64_t seq_published(const model *m) {
+    int64_t n = 0;
+    for (int k = 0; k < m->partitions; k++) n += m->taken[k];
+    return n;
+}
+
 mev *add_event(model *m, int64_t seq, int g, int priority, const unsigned char *bytes, size_t len, double not_before) {
     if (m->nev >= MAX_EV) mfail(m, "the model holds at most %d events", MAX_EV);
-    if (seq != m->next_seq) mfail(m, "seq %lld, the model expects %lld", (long long)seq, (long long)m->next_seq);
-    mev *e = &m->ev[m->nev++];
+    if (seq != seq_next(m, g)) mfail(m, "seq %lld, the model expects %lld", (long long)seq, (long long)seq_next(m, g));
+    /* in seq order: with partitions a new seq may be below earlier ones */
+    int at = m->nev;
+    while (at > 0 && m->ev[at - 1].seq > seq) at--;
+    memmove(&m->ev[at + 1], &m->ev[at], sizeof m->ev[0] * (size_t)(m->nev - at));
+    m->nev++;
+    mev *e = &m->ev[at];
     memset(e, 0, sizeof *e);
     e->seq = seq;
     e->group = g;
@@ -109,7 +133,7 @@ mev *add_event(model *m, int64_t seq, int g, int priority, const unsigned char *
     e->not_before = not_before;
     e->published_at = now_of(m);
     e->state = EV_LIVE;
-    m->next_seq++;
+    m->taken[partition_of(m, g)]++;
     return e;
 }
 
@@ -374,36 +398,22 @@ static int due(model *m, int g, int floor) {
     return l->exists && !l->paused && l->avail <= now_of(m) && l->priority >= floor;
 }
 
-/* Follows a claim's result through the model: the claim visits the due groups in
- * available_at order (any order within a tie) until one gives a lease. */
-static void model_claim(model *m, mq_status st, const mq_error *err, const claim_ctx *c, int floor) {
-    int G = -1;
-    if (st == MQ_OK) {
-        G = group_index(mq_lease_group(c->lease));
-        if (G < 0) mfail(m, "the claim returned an unknown group '%s'", mq_lease_group(c->lease));
-        if (!due(m, G, floor) && !(m->auto_repair && is_orphan(m, G)))
-            mfail(m, "the claim returned group %s, which the model does not hold due at floor %d", GROUP[G], floor);
-    } else if (st != MQ_EMPTY) {
-        mfail(m, "the claim returned %s: %s", mq_status_name(st), err->message);
-    }
-    int done = 0, repaired = 0;
+/* One partition's part of a claim (every group's with one partition): the claim visits
+ * its due groups in available_at order (any order within a tie) until one gives a
+ * lease. Returns 1 when the claim's group G was found here (checked), 0 when the
+ * partition gave nothing (none of its due groups had a deliverable head). */
+static int model_claim_in(model *m, const claim_ctx *c, int floor, int G, int part) {
+    int done = 0;
     for (;;) {
         double best = INFINITY;
         for (int g = 0; g < NGROUPS; g++)
-            if (!(done & (1 << g)) && due(m, g, floor) && m->lock[g].avail < best) best = m->lock[g].avail;
-        if (best == INFINITY) {
-            /* claim.lease finds nothing: the automatic repair may make locks, and the
-             * claim then looks once more. */
-            if (!repaired && auto_repair_model(m)) {
-                repaired = 1;
-                continue;
-            }
-            if (G >= 0) mfail(m, "the claim returned group %s, but the model has no due group left", GROUP[G]);
-            return; /* MQ_EMPTY, as the model says */
-        }
+            if (!(done & (1 << g)) && partition_of(m, g) == part && due(m, g, floor) && m->lock[g].avail < best)
+                best = m->lock[g].avail;
+        if (best == INFINITY) return 0;
         int tie = 0;
         for (int g = 0; g < NGROUPS; g++)
-            if (!(done & (1 << g)) && due(m, g, floor) && m->lock[g].avail == best) tie |= 1 << g;
+            if (!(done & (1 << g)) && partition_of(m, g) == part && due(m, g, floor) && m->lock[g].avail == best)
+                tie |= 1 << g;
         if (G >= 0 && (tie & (1 << G))) {
             for (int g = 0; g < NGROUPS; g++) {
                 if (g == G || !(tie & (1 << g))) continue;
@@ -414,7 +424,7 @@ static void model_claim(model *m, mq_status st, const mq_error *err, const claim
             }
             if (visit(m, G, c) != V_LEASE)
                 mfail(m, "the claim returned group %s, whose head the model would not deliver", GROUP[G]);
-            return;
+            return 1;
         }
         for (int g = 0; g < NGROUPS; g++) {
             if (!(tie & (1 << g))) continue;
@@ -428,14 +438,46 @@ static void model_claim(model *m, mq_status st, const mq_error *err, const claim
                              "deliveries, max attempts %d)",
                              attempts, h->lo, m->max_attempts);
                 mfail(m,
-                      "the claim returned %s, but group %s (available_at %s%.3f, priority %d) was due%s and its "
-                      "head %lld is deliverable%s",
+                      "the claim returned %s, but group %s (available_at %s%.3f, priority %d, partition %d) was "
+                      "due%s and its head %lld is deliverable%s",
                       G >= 0 ? GROUP[G] : "MQ_EMPTY", GROUP[g], best == 0 ? "0 = " : "+",
-                      best == 0 ? 0 : best - MODEL_T0, m->lock[g].priority, G >= 0 ? " first" : "", (long long)h->seq,
-                      where);
+                      best == 0 ? 0 : best - MODEL_T0, m->lock[g].priority, part, G >= 0 ? " first" : "",
+                      (long long)h->seq, where);
             }
         }
         done |= tie;
+    }
+}
+
+/* Follows a claim's result through the model: the claim looks in each partition, from
+ * the handle's turn on (lib/partition.cpp, claim_order), until one gives a lease;
+ * finding nothing, the automatic repair may make locks, and the claim then looks once
+ * more (its turn moved on). */
+static void model_claim(model *m, mq_status st, const mq_error *err, const claim_ctx *c, int floor) {
+    int G = -1;
+    if (st == MQ_OK) {
+        G = group_index(mq_lease_group(c->lease));
+        if (G < 0) mfail(m, "the claim returned an unknown group '%s'", mq_lease_group(c->lease));
+        if (!due(m, G, floor) && !(m->auto_repair && is_orphan(m, G)))
+            mfail(m, "the claim returned group %s, which the model does not hold due at floor %d", GROUP[G], floor);
+        if (mq_lease_partition(c->lease) != partition_of(m, G))
+            mfail(m, "the lease of group %s says partition %d, the hash %d", GROUP[G], mq_lease_partition(c->lease),
+                  partition_of(m, G));
+    } else if (st != MQ_EMPTY) {
+        mfail(m, "the claim returned %s: %s", mq_status_name(st), err->message);
+    }
+    int repaired = 0;
+    for (;;) {
+        const int P = m->partitions;
+        const int start = P > 1 ? (int)(m->turn[m->h]++ % (uint64_t)P) : 0;
+        for (int i = 0; i < P; i++)
+            if (model_claim_in(m, c, floor, G, (start + i) % P)) return;
+        if (!repaired && auto_repair_model(m)) {
+            repaired = 1;
+            continue;
+        }
+        if (G >= 0) mfail(m, "the claim returned group %s, but the model has no due group left", GROUP[G]);
+        return; /* MQ_EMPTY, as the model says */
     }
 }
 
@@ -543,7 +585,7 @@ static void op_publish_at(model *m) {
 
 static void op_batch(model *m) {
     int n = 1 + below(m, 5);
-    int groups[5], prios[5];
+    int groups[5] = {0}, prios[5];
     unsigned char bytes[5][16];
     size_t lens[5];
     mq_batch *batch = NULL;
@@ -567,9 +609,13 @@ static void op_batch(model *m) {
     mq_batch_destroy(batch);
     say(m, "] -> %s first seq %lld", mq_status_name(st), (long long)first);
     expect_status(m, "mq_publish_batch", st, MQ_OK, &err);
+    if (first != seq_next(m, groups[0]))
+        mfail(m, "the batch's first seq is %lld, the model's %lld", (long long)first,
+              (long long)seq_next(m, groups[0]));
     for (int i = 0; i < n; i++) {
-        add_event(m, first + i, groups[i], prios[i], bytes[i], lens[i], 0);
-        publish_lock(m, groups[i], prios[i], now_of(m), first + i); /* from the group's first event in the batch */
+        const int64_t seq = seq_next(m, groups[i]); /* with partitions, not first + i */
+        add_event(m, seq, groups[i], prios[i], bytes[i], lens[i], 0);
+        publish_lock(m, groups[i], prios[i], now_of(m), seq); /* from the group's first event in the batch */
     }
     end_op(m);
 }
@@ -807,7 +853,7 @@ static void op_dead_requeue(model *m) {
     if (n == 0 || below(m, 8) == 0) {
         /* A seq that is no dead letter: a live event's, or one never used. */
         mev *live = head_of(m, below(m, m->ngroups));
-        int64_t seq = live != NULL ? live->seq : m->next_seq + 1000;
+        int64_t seq = live != NULL ? live->seq : (seq_published(m) + 1000) * m->partitions;
         begin_op(m, "dead_requeue %lld (not a dead letter)", (long long)seq);
         mq_status st = mq_dead_requeue(m->q[m->h], seq, &fresh, &err);
         say(m, " -> %s", mq_status_name(st));
@@ -1076,7 +1122,10 @@ static int run_sequence(model *m, uint64_t seed, int sequence, int steps) {
     m->seed = seed;
     m->rng = seed;
     m->sequence = sequence;
-    m->next_seq = 1;
+    m->partitions = tq_partitions();
+    if (m->partitions > MODEL_MAX_PARTITIONS) fail_msg("the model follows at most 16 partitions");
+    memset(m->taken, 0, sizeof m->taken);
+    m->turn[0] = m->turn[1] = 0;
     int failed = 0;
     if (setjmp(m->fail_jmp) == 0) {
         /* Half the sequences run the automatic repair on every empty claim (but the

@@ -140,12 +140,13 @@ static int model_publish(model *m, const kev *evs, int n, int64_t first, int64_t
     const int scope = m->scope[m->h];
     int64_t holders[5];
     int nholders = 0, any = 0;
-    if (first != m->next_seq)
+    if (first != seq_next(m, evs[0].g))
         mfail(m, "the publish's first seq is %lld, the model's counter is at %lld", (long long)first,
-              (long long)m->next_seq);
+              (long long)seq_next(m, evs[0].g));
     for (int i = 0; i < n; i++) {
         const kev *k = &evs[i];
-        seq[i] = first + i;
+        seq[i] = seq_next(m, k->g);
+        const int64_t own = seq[i];
         dup[i] = 0;
         if (k->key >= 0) {
             char kt[64];
@@ -157,7 +158,7 @@ static int model_publish(model *m, const kev *evs, int n, int64_t first, int64_t
                 dup[i] = 1;
                 holders[nholders++] = q->seq;
                 cover.dup_queued++;
-                if (q->seq >= first) cover.dup_in_batch++;
+                if (q->seq >= first) cover.dup_in_batch++; /* about: with partitions seqs interleave */
             } else if (r != NULL && r->expires_ms > now_ms) {
                 seq[i] = r->seq;
                 dup[i] = 1;
@@ -176,17 +177,17 @@ static int model_publish(model *m, const kev *evs, int n, int64_t first, int64_t
             if (scope == MQ_DEDUP_SCOPE_GROUP) cover.keyed_group_scope++;
         }
         if (dup[i]) {
-            m->next_seq++; /* the counter moved for it all the same */
+            seq_take(m, k->g); /* the counter moved for it all the same */
             any = 1;
             continue;
         }
-        mev *e = add_event(m, first + i, k->g, k->priority, k->bytes, k->len, k->nb);
+        mev *e = add_event(m, own, k->g, k->priority, k->bytes, k->len, k->nb);
         if (k->key >= 0) dedup_keyed(m, e, k->key);
     }
     /* publish.lock: each group from its first event that was added; then the group of
      * each queued holder (its own publish may have died before its lock). */
     for (int i = 0; i < n; i++)
-        if (!dup[i]) publish_lock(m, evs[i].g, evs[i].priority, evs[i].nb > now ? evs[i].nb : now, first + i);
+        if (!dup[i]) publish_lock(m, evs[i].g, evs[i].priority, evs[i].nb > now ? evs[i].nb : now, seq[i]);
     for (int j = 0; j < nholders; j++) {
         const mev *h = find_ev(m, holders[j]);
         if (m->lock[h->group].exists) continue;
@@ -238,7 +239,7 @@ static void publish_one(model *m, const kev *k) {
     set_opts(&o, k);
     mq_error err;
     int64_t got = 0;
-    const int64_t first = m->next_seq;
+    const int64_t first = seq_next(m, k->g);
     mq_status st = mq_publish_with(m->q[m->h], GROUP[k->g], k->bytes, k->len, &o, &got, &err);
     say(m, " -> %s seq %lld", mq_status_name(st), (long long)got);
     if (st != MQ_OK && st != MQ_DUPLICATE) expect_status(m, "mq_publish_with", st, MQ_OK, &err);

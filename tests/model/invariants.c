@@ -172,7 +172,7 @@ static void compare_stats(model *m, json_t *root, char *msg, size_t size) {
         long long want;
     } ints[20] = {{"messages", messages},
                   {"dead", dead_count_model(m)},
-                  {"published", (long long)(m->next_seq - 1)}, /* the seq counter */
+                  {"published", (long long)seq_published(m)}, /* the seq counters */
                   {"groups.total", total},
                   {"groups.ready", ready},
                   {"groups.leased", leased},

@@ -127,6 +127,8 @@ typedef struct srv_doc {
     int no_group; /* no group_id field: a dedup record (dedup.c checks those) */
 } srv_doc;
 
+#define MODEL_MAX_PARTITIONS 16
+
 typedef struct model {
     tq *t;
     uint64_t rng;
@@ -135,7 +137,13 @@ typedef struct model {
     int step;
     mev ev[MAX_EV]; /* in seq order */
     int nev;
-    int64_t next_seq;
+    /* Seqs (lib/partition.hpp): partition k's n-th event gets (n - 1) * P + k + 1; with
+     * one partition they are 1, 2, 3... taken[k] counts the seqs partition k gave. */
+    int partitions; /* tq_partitions(), at most MODEL_MAX_PARTITIONS */
+    int64_t taken[MODEL_MAX_PARTITIONS];
+    /* Each handle's claim turn: a claim over P > 1 partitions starts at turn % P and
+     * moves it on by one (each look of a claim, the one after an automatic repair too). */
+    uint64_t turn[2];
     mlock lock[NGROUPS];
     mlease pool[POOL];
     int npool;
@@ -167,6 +175,12 @@ typedef struct model {
 
 /* The model's new event (seq must be the counter's next). */
 mev *add_event(model *m, int64_t seq, int g, int priority, const unsigned char *bytes, size_t len, double not_before);
+/* The seq a publish to group g gets next, and taking it (the counter moves, for a
+ * duplicate too); the events ever published (stats' "published"); g's partition. */
+int64_t seq_next(const model *m, int g);
+int64_t seq_take(model *m, int g);
+int64_t seq_published(const model *m);
+int partition_of(const model *m, int g);
 /* A new event's bytes (at most 16). */
 size_t make_event(model *m, unsigned char *buf);
 const char *describe_bytes(const unsigned char *b, size_t len, char *out, size_t size);
