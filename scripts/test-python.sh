@@ -11,7 +11,9 @@
 #   4. runs pytest with that venv, against MONGOMQ_TEST_URI (or a server of its own,
 #      started here and stopped on exit), and checks from its JUnit XML that every
 #      bindings/CONTRACT.md scenario passed under its name
-#      (scripts/contract-scenarios.py check python);
+#      (scripts/contract-scenarios.py check python); then runs the contract scenarios
+#      again, each on a queue of 4 partitions (MONGOMQ_TEST_PARTITIONS=4: CONTRACT.md,
+#      "Twice: one partition and four"), and checks them the same way;
 #   5. checks that the README shows examples/producer.py and examples/worker.py as
 #      they are, and runs them with that venv's python, from a directory outside the
 #      repository, on a fresh database (the worker stops by its idle_timeout).
@@ -91,8 +93,18 @@ esac
 # ---- 4. the suite, on the installed package (not the source tree) ----
 say "pytest against $MONGOMQ_TEST_URI"
 RESULTS="$TMP/pytest-results.xml"
-(cd "$PKG" && "$PY" -m pytest -p no:cacheprovider -ra --junitxml="$RESULTS" tests)
+(cd "$PKG" && MONGOMQ_TEST_PARTITIONS=1 "$PY" -m pytest -p no:cacheprovider -ra --junitxml="$RESULTS" tests)
 python3 scripts/contract-scenarios.py check python "$RESULTS"
+
+# Twice: the contract scenarios (those only: conftest's --scenarios) on queues of 4
+# partitions.
+say "the contract scenarios again, with MONGOMQ_TEST_PARTITIONS=4"
+SCENARIOS="$TMP/scenarios.txt"
+python3 scripts/contract-scenarios.py names --lang python >"$SCENARIOS"
+RESULTS4="$TMP/pytest-results-partitions-4.xml"
+(cd "$PKG" && MONGOMQ_TEST_PARTITIONS=4 "$PY" -m pytest -p no:cacheprovider -ra --junitxml="$RESULTS4" \
+    --scenarios "$SCENARIOS" tests)
+python3 scripts/contract-scenarios.py check python "$RESULTS4"
 
 # ---- 5. the examples: the README's blocks are the files, and they run ----
 EXAMPLE_DIR="$TMP/examples"

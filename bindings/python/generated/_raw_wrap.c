@@ -3632,6 +3632,12 @@ static void mqs_py_signals_unchain(void) {
 }
 
 
+/* mongomq.i's shim, defined after this file is included: mqs_py_claim claims through it. */
+static mq_status mqs_claim_in(mq_queue *queue, const char *worker_id, double visibility_s, int min_priority,
+                              size_t max_events, double timeout_s, mq_cancel *cancel, const void *parts,
+                              size_t parts_len, mq_lease **out, mq_error *err);
+
+
 /* The package registers the callable that makes its exceptions:
  * factory(status: int, server_code: int, message: str) -> BaseException. */
 static void mqs_py_set_error_factory(PyObject *factory) {
@@ -3642,27 +3648,22 @@ static void mqs_py_set_error_factory(PyObject *factory) {
     Py_XDECREF(old);
 }
 
-/* The claim (mq_claim_with) with the GIL released, in mqs_claim's shape (*out NULL when
- * nothing is due): timeout_s 0 with cancel NULL is a plain claim (which keeps working
- * after mq_queue_interrupt), else a waiting one. With watch_signals (the main thread, a
- * waiting claim, `cancel` this call's own), signals with a Python handler cancel the
- * wait; their handlers then run here: an exception they raise (KeyboardInterrupt) ends
- * the call with a lease taken meanwhile given back (mq_unclaim: no handler saw it, so
- * it is no delivery), and if none does the call reports MQ_CANCELLED (the package
- * re-arms the cancel and waits for the rest of the time). */
+/* The claim (mq_claim_with, through mongomq.i's mqs_claim_in) with the GIL released, in
+ * mqs_claim_in's shape (*out NULL when nothing is due; parts: the partitions to take
+ * from as little-endian int32s, b"" for every one): timeout_s 0 with cancel NULL is a
+ * plain claim (which keeps working after mq_queue_interrupt), else a waiting one. With
+ * watch_signals (the main thread, a waiting claim, `cancel` this call's own), signals
+ * with a Python handler cancel the wait; their handlers then run here: an exception
+ * they raise (KeyboardInterrupt) ends the call with a lease taken meanwhile given back
+ * (mq_unclaim: no handler saw it, so it is no delivery), and if none does the call
+ * reports MQ_CANCELLED (the package re-arms the cancel and waits for the rest of the
+ * time). */
 static mq_status mqs_py_claim(mq_queue *queue, const char *worker_id, double visibility_s, int min_priority,
-                              size_t max_events, double timeout_s, mq_cancel *cancel, int watch_signals,
-                              mq_lease **out, mq_error *err) {
+                              size_t max_events, double timeout_s, mq_cancel *cancel, const void *parts,
+                              size_t parts_len, int watch_signals, mq_lease **out, mq_error *err) {
     mq_lease *lease = NULL;
     mq_status status;
     int chained = 0;
-    mq_claim_opts opts = MQ_CLAIM_OPTS_INIT;
-    opts.worker_id = worker_id != NULL && worker_id[0] != '\0' ? worker_id : NULL;
-    opts.visibility_s = visibility_s;
-    opts.min_priority = min_priority;
-    opts.max_events = max_events;
-    opts.timeout_s = timeout_s;
-    opts.cancel = cancel;
     if (watch_signals && cancel != NULL && timeout_s > 0) {
         chained = mqs_py_signals_chain(cancel);
         /* A signal that came before our handler was in place: its Python handler runs
@@ -3673,7 +3674,8 @@ static mq_status mqs_py_claim(mq_queue *queue, const char *worker_id, double vis
         }
     }
     Py_BEGIN_ALLOW_THREADS
-    status = mq_claim_with(queue, &opts, &lease, err);
+    status = mqs_claim_in(queue, worker_id, visibility_s, min_priority, max_events, timeout_s, cancel, parts,
+                          parts_len, &lease, err);
     Py_END_ALLOW_THREADS
     if (chained) {
         int fired = mqs_py_sig_fired;
@@ -4542,9 +4544,11 @@ SWIGINTERN PyObject *_wrap_mqs_py_claim(PyObject *self, PyObject *args) {
   size_t arg5 ;
   double arg6 ;
   mq_cancel *arg7 = 0 ;
-  int arg8 ;
-  mq_lease **arg9 = 0 ;
-  mq_error *arg10 = 0 ;
+  void *arg8 = 0 ;
+  size_t arg9 ;
+  int arg10 ;
+  mq_lease **arg11 = 0 ;
+  mq_error *arg12 = 0 ;
   void *argp1 = 0 ;
   int res1 = 0 ;
   int res2 ;
@@ -4560,22 +4564,24 @@ SWIGINTERN PyObject *_wrap_mqs_py_claim(PyObject *self, PyObject *args) {
   int ecode6 = 0 ;
   void *argp7 = 0 ;
   int res7 = 0 ;
-  int val8 ;
-  int ecode8 = 0 ;
-  mq_lease *made9 = NULL ;
-  mq_error temp10 ;
-  PyObject *swig_obj[8] ;
+  Py_buffer view8 ;
+  int have_view8 = 0 ;
+  int val10 ;
+  int ecode10 = 0 ;
+  mq_lease *made11 = NULL ;
+  mq_error temp12 ;
+  PyObject *swig_obj[9] ;
   mq_status result;
   
-  arg9 = &made9;
+  arg11 = &made11;
   {
-    temp10.status = MQ_OK;
-    temp10.server_code = 0;
-    temp10.message[0] = '\0';
-    arg10 = &temp10;
+    temp12.status = MQ_OK;
+    temp12.server_code = 0;
+    temp12.message[0] = '\0';
+    arg12 = &temp12;
   }
   (void)self;
-  if (!SWIG_Python_UnpackTuple(args, "mqs_py_claim", 8, 8, swig_obj)) SWIG_fail;
+  if (!SWIG_Python_UnpackTuple(args, "mqs_py_claim", 9, 9, swig_obj)) SWIG_fail;
   res1 = SWIG_ConvertPtr(swig_obj[0], &argp1,SWIGTYPE_p_mq_queue, 0 |  0 );
   if (!SWIG_IsOK(res1)) {
     SWIG_exception_fail(SWIG_ArgError(res1), "in method '" "mqs_py_claim" "', argument " "1"" of type '" "mq_queue *""'"); 
@@ -4611,28 +4617,40 @@ SWIGINTERN PyObject *_wrap_mqs_py_claim(PyObject *self, PyObject *args) {
     SWIG_exception_fail(SWIG_ArgError(res7), "in method '" "mqs_py_claim" "', argument " "7"" of type '" "mq_cancel *""'"); 
   }
   arg7 = (mq_cancel *)(argp7);
-  ecode8 = SWIG_AsVal_int(swig_obj[7], &val8);
-  if (!SWIG_IsOK(ecode8)) {
-    SWIG_exception_fail(SWIG_ArgError(ecode8), "in method '" "mqs_py_claim" "', argument " "8"" of type '" "int""'");
+  {
+    if (PyObject_GetBuffer(swig_obj[7], &view8, PyBUF_SIMPLE) != 0) SWIG_fail;
+    have_view8 = 1;
+    arg8 = view8.buf;
+    arg9 = (size_t)view8.len;
+  }
+  ecode10 = SWIG_AsVal_int(swig_obj[8], &val10);
+  if (!SWIG_IsOK(ecode10)) {
+    SWIG_exception_fail(SWIG_ArgError(ecode10), "in method '" "mqs_py_claim" "', argument " "10"" of type '" "int""'");
   } 
-  arg8 = (int)(val8);
-  result = (mq_status)mqs_py_claim(arg1,(char const *)arg2,arg3,arg4,arg5,arg6,arg7,arg8,arg9,arg10);
+  arg10 = (int)(val10);
+  result = (mq_status)mqs_py_claim(arg1,(char const *)arg2,arg3,arg4,arg5,arg6,arg7,(void const *)arg8,arg9,arg10,arg11,arg12);
   (void)result; resultobj = SWIG_Py_Void();
   {
-    resultobj = SWIG_Python_AppendOutput(resultobj, SWIG_NewPointerObj(made9, SWIGTYPE_p_mq_lease, 0), 1);
+    resultobj = SWIG_Python_AppendOutput(resultobj, SWIG_NewPointerObj(made11, SWIGTYPE_p_mq_lease, 0), 1);
   }
   {
-    if (arg10->status != MQ_OK && arg10->status != MQ_EMPTY) {
+    if (arg12->status != MQ_OK && arg12->status != MQ_EMPTY) {
       Py_XDECREF(resultobj);
       resultobj = NULL;
-      mqs_py_raise(arg10);
+      mqs_py_raise(arg12);
       SWIG_fail;
     }
   }
   if (alloc2 == SWIG_NEWOBJ) free((char*)buf2);
+  {
+    if (have_view8) PyBuffer_Release(&view8);
+  }
   return resultobj;
 fail:
   if (alloc2 == SWIG_NEWOBJ) free((char*)buf2);
+  {
+    if (have_view8) PyBuffer_Release(&view8);
+  }
   return NULL;
 }
 
@@ -6471,11 +6489,7 @@ SWIGINTERN PyObject *_wrap_mq_queue_partitions(PyObject *self, PyObject *args) {
     SWIG_exception_fail(SWIG_ArgError(res1), "in method '" "mq_queue_partitions" "', argument " "1"" of type '" "mq_queue const *""'"); 
   }
   arg1 = (mq_queue *)(argp1);
-  {
-    SWIG_PYTHON_THREAD_BEGIN_ALLOW;
-    result = (int)mq_queue_partitions((struct mq_queue const *)arg1);
-    SWIG_PYTHON_THREAD_END_ALLOW;
-  }
+  result = (int)mq_queue_partitions((struct mq_queue const *)arg1);
   resultobj = SWIG_From_int((int)(result));
   return resultobj;
 fail:
@@ -6507,11 +6521,7 @@ SWIGINTERN PyObject *_wrap_mq_group_partition(PyObject *self, PyObject *args) {
     SWIG_exception_fail(SWIG_ArgError(ecode2), "in method '" "mq_group_partition" "', argument " "2"" of type '" "int""'");
   } 
   arg2 = (int)(val2);
-  {
-    SWIG_PYTHON_THREAD_BEGIN_ALLOW;
-    result = (int)mq_group_partition((char const *)arg1,arg2);
-    SWIG_PYTHON_THREAD_END_ALLOW;
-  }
+  result = (int)mq_group_partition((char const *)arg1,arg2);
   resultobj = SWIG_From_int((int)(result));
   if (alloc1 == SWIG_NEWOBJ) free((char*)buf1);
   return resultobj;
@@ -6537,11 +6547,7 @@ SWIGINTERN PyObject *_wrap_mq_lease_partition(PyObject *self, PyObject *args) {
     SWIG_exception_fail(SWIG_ArgError(res1), "in method '" "mq_lease_partition" "', argument " "1"" of type '" "mq_lease const *""'"); 
   }
   arg1 = (mq_lease *)(argp1);
-  {
-    SWIG_PYTHON_THREAD_BEGIN_ALLOW;
-    result = (int)mq_lease_partition((struct mq_lease const *)arg1);
-    SWIG_PYTHON_THREAD_END_ALLOW;
-  }
+  result = (int)mq_lease_partition((struct mq_lease const *)arg1);
   resultobj = SWIG_From_int((int)(result));
   return resultobj;
 fail:

@@ -19,7 +19,7 @@ import pytest
 
 import mongomq
 from mongomq import aio
-from conftest import fresh_db, run_python
+from conftest import PARTITIONS, fresh_db, nth_seq, run_python, same_partition
 
 
 def run(make: Callable[[], Awaitable[None]], timeout: float = 60.0) -> None:
@@ -32,12 +32,12 @@ def run(make: Callable[[], Awaitable[None]], timeout: float = 60.0) -> None:
 @contextlib.asynccontextmanager
 async def aqueue(uri: str, **client_kw) -> AsyncIterator[aio.AsyncQueue]:
     async with aio.AsyncClient(uri, **client_kw) as client:
-        q = await client.queue(fresh_db(), "mq")
+        q = await client.queue(fresh_db(), "mq", partitions=PARTITIONS)
         try:
             yield q
         finally:
             if q.closed:
-                async with client.queue(q.db, "mq") as again:
+                async with client.queue(q.db, "mq", partitions=PARTITIONS) as again:
                     await again.drop()
             else:
                 await q.drop()
@@ -57,12 +57,15 @@ async def wait_until(cond: Callable[[], bool], timeout: float = 20.0) -> bool:
 
 def test_async_round_trip(uri, queue):
     # The same calls through the sync Queue (the fixture's) and the async one, on
-    # queues of their own: the results must be the same, value for value.
+    # queues of their own: the results must be the same, value for value. B and C are
+    # in A's partition: A's lease comes first, and the seqs are one partition's.
+    B, C = same_partition("A", "B"), same_partition("A", "C")
+
     def sync_side(q: mongomq.Queue) -> list:
         out = [q.publish("A", b"a1"), q.publish("A", b"a2", dedup_key="k")]
-        dup = q.publish("B", b"other", dedup_key="k")
+        dup = q.publish(B, b"other", dedup_key="k")
         out += [dup, dup.duplicate]
-        batch = q.publish_batch([("B", b"b1"), ("C", b"c1", 0, None, "k"), ("C", b"c2", 0, None, "k2")])
+        batch = q.publish_batch([(B, b"b1"), (C, b"c1", 0, None, "k"), (C, b"c2", 0, None, "k2")])
         out += [batch, batch.added, [(o.seq, o.duplicate) for o in batch.outcomes]]
         lease = q.claim(visibility=30)
         out += [(lease.group, lease.seq, lease.event, lease.attempts)]
@@ -78,10 +81,10 @@ def test_async_round_trip(uri, queue):
 
     async def async_side(q: aio.AsyncQueue) -> list:
         out = [await q.publish("A", b"a1"), await q.publish("A", b"a2", dedup_key="k")]
-        dup = await q.publish("B", b"other", dedup_key="k")
+        dup = await q.publish(B, b"other", dedup_key="k")
         assert isinstance(dup, mongomq.Published)
         out += [dup, dup.duplicate]
-        batch = await q.publish_batch([("B", b"b1"), ("C", b"c1", 0, None, "k"), ("C", b"c2", 0, None, "k2")])
+        batch = await q.publish_batch([(B, b"b1"), (C, b"c1", 0, None, "k"), (C, b"c2", 0, None, "k2")])
         assert isinstance(batch, mongomq.PublishedBatch)
         out += [batch, batch.added, [(o.seq, o.duplicate) for o in batch.outcomes]]
         lease = await q.claim(visibility=30)
@@ -110,9 +113,12 @@ def test_async_round_trip(uri, queue):
     assert got == expected
     # and what they are: the duplicate of seq 2 (a duplicate takes a seq of its own
     # that no event gets), the batch's second a duplicate of it
-    assert expected[2] == 2 and expected[3] is True
-    assert expected[6] == [(4, False), (2, True), (6, False)] and expected[5] == 2
-    assert expected[7] == ("A", 1, b"a1", 1) and expected[9] == ("A", 1, 2) and expected[10] == 3
+    def seq(n: int) -> int:
+        return nth_seq("A", n)
+
+    assert expected[2] == seq(2) and expected[3] is True
+    assert expected[6] == [(seq(4), False), (seq(2), True), (seq(6), False)] and expected[5] == 2
+    assert expected[7] == ("A", seq(1), b"a1", 1) and expected[9] == ("A", seq(1), 2) and expected[10] == 3
 
 
 def test_async_publish_attrs(uri):
@@ -278,6 +284,48 @@ def test_async_worker_graceful_stop(uri):
 
 
 # ---- the async surface's own edges -----------------------------------------------------
+
+def test_async_partitions(uri):
+    """Partitions (0.8.0) through mongomq.aio: the queue option, partitions, a claim's
+    and a waiting claim's partitions, the async worker's, the same errors."""
+    async def main() -> None:
+        async with aio.AsyncClient(uri) as client, client.queue(fresh_db(), "mq", partitions=4) as q:
+            try:
+                assert q.partitions == 4
+                for group in ("b", "customer-17", "a"):  # partitions 0, 1 and 3
+                    await q.publish(group, group.encode())
+                lease = await q.claim(partitions=[1])
+                assert (lease.group, lease.partition) == ("customer-17", 1)
+                await q.ack(lease)
+                assert await q.claim(partitions=[1]) is None
+                assert await q.claim(partitions=[1], wait=0.2) is None
+                lease = await q.claim(partitions=(3,), wait=5.0)
+                assert (lease.group, lease.partition) == ("a", 3)
+                await q.ack(lease)
+                handled = []
+
+                async def handler(lease: mongomq.Lease) -> None:
+                    handled.append((lease.group, lease.partition))
+
+                with pytest.raises(mongomq.ArgumentError, match=r"partitions\[1\] is 0, given twice"):
+                    q.worker(handler, partitions=[0, 0])
+                with pytest.raises(mongomq.ArgumentError, match=r"partitions\[0\] is 4") as info:
+                    await q.claim(partitions=[4], wait=1.0)
+                assert info.value.argument == "partitions"
+                with pytest.raises(TypeError, match="partitions"):
+                    await q.claim(partitions=3)  # type: ignore[arg-type]
+                await q.work(handler, partitions=[0], idle_timeout=1.0)
+                assert handled == [("b", 0)]
+                assert (await q.stats()).messages == 0
+            finally:
+                await q.drop()
+        with pytest.raises(mongomq.ArgumentError, match="partitions") as info:
+            async with aio.AsyncClient(uri) as client:
+                await client.queue(fresh_db(), "mq", partitions=0)
+        assert info.value.argument == "partitions"
+
+    run(main)
+
 
 def test_async_claim_cancel_race_gives_back(uri):
     # A cancel that comes as the claim takes a lease: the lease goes back with unclaim

@@ -18,7 +18,7 @@ from datetime import datetime, timedelta, timezone
 import pytest
 
 import mongomq
-from conftest import fresh_db, run_python
+from conftest import PARTITIONS, fresh_db, nth_seq, run_python, same_partition
 
 
 UTC = timezone.utc
@@ -49,13 +49,14 @@ def test_fifo_in_group(queue):
 
 
 def test_one_lease_per_group(queue):
+    B = same_partition("A", "B")  # B's place in line behind A: one partition's line
     queue.publish("A", b"a1")
     queue.publish("A", b"a2")
-    queue.publish("B", b"b1")
+    queue.publish(B, b"b1")
     first = claim_ok(queue)
     assert first.group == "A"
     second = claim_ok(queue)
-    assert second.group == "B"
+    assert second.group == B
     assert queue.claim() is None  # A is leased, B is leased
     queue.ack(first)
     third = claim_ok(queue)
@@ -71,10 +72,11 @@ def test_every_ready_group_claimed(queue):
 
 
 def test_round_robin(queue):
+    B = same_partition("A", "B")  # round-robin is each partition's
     for i in range(3):
         queue.publish("A", b"a%d" % i)
     for i in range(3):
-        queue.publish("B", b"b%d" % i)
+        queue.publish(B, b"b%d" % i)
     order = []
     for _ in range(6):
         lease = claim_ok(queue)
@@ -160,8 +162,9 @@ def test_lease_expiry_redelivers(queue):
 
 
 def test_unclaim_keeps_attempts(queue, client, db):
+    B = same_partition("A", "B")  # "ahead of B": in one partition's line
     a = queue.publish("A", b"a")
-    queue.publish("B", b"b")
+    queue.publish(B, b"b")
     unrun = claim_ok(queue)
     assert (unrun.group, unrun.attempts) == ("A", 1)
     queue.unclaim(unrun)  # no handler ran: no delivery
@@ -171,11 +174,11 @@ def test_unclaim_keeps_attempts(queue, client, db):
 
     # A stale lease's unclaim is LeaseLost and leaves the new holder alone.
     stale = claim_ok(queue, visibility=0.3)
-    assert stale.group == "B"
+    assert stale.group == B
     time.sleep(0.6)
-    with client.queue(db, "mq") as other:
+    with client.queue(db, "mq", partitions=PARTITIONS) as other:
         taken = claim_ok(other)
-        assert (taken.group, taken.attempts) == ("B", 2)
+        assert (taken.group, taken.attempts) == (B, 2)
         with pytest.raises(mongomq.LeaseLost):
             queue.unclaim(stale)
         assert queue.claim() is None  # B is still the new holder's
@@ -226,19 +229,25 @@ def test_group_utf8(queue):
 # ---- features -------------------------------------------------------------------------
 
 def test_batch_publish_claim(queue):
-    items = [("A" if i % 2 == 0 else "B", b"e%d" % i) for i in range(10)]
+    B = same_partition("A", "B")  # A's lease first: one partition's line
+    items = [("A" if i % 2 == 0 else B, b"e%d" % i) for i in range(10)]
     first = queue.publish_batch(items)
     second = queue.publish("A", b"after")
-    assert second == first + 10  # 10 consecutive seqs
+    seqs = [o.seq for o in first.outcomes]
+    assert seqs[0] == first and len(set(seqs + [second])) == 11
+    a_seqs, b_seqs = seqs[0::2], seqs[1::2]
+    assert a_seqs == sorted(a_seqs) and b_seqs == sorted(b_seqs) and second > a_seqs[-1]  # increasing in a group
+    if PARTITIONS == 1:
+        assert seqs == list(range(first, first + 10)) and second == first + 10  # consecutive
     lease = claim_ok(queue, max_events=5)
     assert lease.group == "A"
     assert lease.count == 5 and len(lease) == 5
     assert list(lease.events) == [b"e0", b"e2", b"e4", b"e6", b"e8"]
-    assert list(lease.seqs) == [first, first + 2, first + 4, first + 6, first + 8]
+    assert list(lease.seqs) == a_seqs
     assert lease.event == b"e0" and lease.seq == first
     queue.ack(lease)
     rest = claim_ok(queue, max_events=5)
-    assert rest.group == "B"
+    assert rest.group == B and list(rest.seqs) == b_seqs
     queue.ack(rest)
     last = claim_ok(queue, max_events=5)
     assert list(last.events) == [b"after"]
@@ -248,7 +257,10 @@ def test_batch_publish_claim(queue):
         assert len(batch) == 2
         s1 = queue.publish_batch(batch)
         s2 = queue.publish_batch(batch)
-        assert s2 == s1 + 2
+        c_seqs = [o.seq for o in s1.outcomes] + [o.seq for o in s2.outcomes]
+        assert c_seqs == sorted(set(c_seqs)), "new seqs, increasing in the group"
+        if PARTITIONS == 1:
+            assert s2 == s1 + 2
 
 
 def test_scheduled_event(queue):
@@ -297,7 +309,7 @@ def test_attributes_round_trip(queue):
         batch.add("b", b"1", attrs={"n": "1"}).add("b", b"2").add("b", b"3", attrs={"n": "2", "extra": "yes"})
         first = queue.publish_batch(batch)
     peeked = queue.peek("b")
-    assert [e.seq for e in peeked] == [first, first + 1, first + 2]
+    assert [e.seq for e in peeked] == [o.seq for o in first.outcomes] and peeked[0].seq == first
     assert [list(e.attrs.items()) for e in peeked] == [[("n", "1")], [], [("n", "2"), ("extra", "yes")]]
     lease = claim_ok(queue, max_events=3)
     assert lease.count == 3
@@ -384,8 +396,9 @@ def test_stats_parsed(queue, db):
     assert abs(stats.now - queue.now()) < seconds(60)
     d = stats.to_dict()
     assert d["groups"]["total"] == 2 and d["priorities"][0]["messages"] == 2
-    assert sorted(d) == ["dead", "groups", "messages", "now", "oldest_message_age_s", "priorities", "published",
-                         "queue"]
+    assert sorted(d) == ["dead", "groups", "messages", "now", "oldest_message_age_s", "partitions", "priorities",
+                         "published", "queue"]
+    assert stats.partitions == queue.partitions == PARTITIONS
     assert sorted(d["groups"]) == ["leased", "parked", "paused", "ready", "total"]
     queue.ack(held)
     queue.pause_group("low")
@@ -516,16 +529,17 @@ def test_write_concern_errors(client, queue):
 
 
 def test_purge_group(queue):
+    h = same_partition("g", "h")  # g's lease first: one partition's line
     queue.publish("g", b"1")
     queue.publish("g", b"2")
-    queue.publish("h", b"3")
+    queue.publish(h, b"3")
     held = claim_ok(queue)
     assert held.group == "g"
     queue.purge_group("g")
     with pytest.raises(mongomq.LeaseLost):
         queue.ack(held)
     assert queue.stats().messages == 1
-    assert claim_ok(queue).group == "h"
+    assert claim_ok(queue).group == h
 
 
 def test_drop(queue):
@@ -533,7 +547,7 @@ def test_drop(queue):
         queue.publish("g", b"x")
     queue.drop()
     assert queue.stats().messages == 0
-    assert queue.publish("g", b"y") == 1
+    assert queue.publish("g", b"y") == nth_seq("g", 1)  # seq 1 (of its partition's: k + 1)
 
 
 def test_lease_deadline(queue):
@@ -691,7 +705,7 @@ def test_group_listing(queue, client):
     queue.ack(b_lease)
 
     # Dead letters by page: 3 letters, a page of 2 from offset 1 is the 2nd and 3rd.
-    d = client.queue(fresh_db(), "mq")
+    d = client.queue(fresh_db(), "mq", partitions=PARTITIONS)
     try:
         d.set_max_attempts(1)
         dead = []
@@ -699,13 +713,15 @@ def test_group_listing(queue, client):
             dead.append(d.publish("d%d" % i, b"dead %d" % i))
             d.nack(claim_ok(d))
             assert d.claim() is None, "its second delivery went to the dead letters"
+        by_seq = sorted(dead)  # the dead letters' order (over partitions not the publishes')
         page = d.dead_page(1, 2)
         assert isinstance(page, mongomq.DeadPage)
-        assert [e.seq for e in page.letters] == dead[1:]
+        assert [e.seq for e in page.letters] == by_seq[1:]
         assert (page.offset, page.total) == (1, 3)
-        assert page.letters[0].event == b"dead 1" and isinstance(page.letters[0], mongomq.StoredEvent)
+        assert page.letters[0].event == b"dead %d" % dead.index(by_seq[1])
+        assert isinstance(page.letters[0], mongomq.StoredEvent)
         assert page.letters[0].dead_at is not None
-        assert [e.seq for e in d.dead_page().letters] == dead, "offset 0, limit 50 by default"
+        assert [e.seq for e in d.dead_page().letters] == by_seq, "offset 0, limit 50 by default"
         past = d.dead_page(offset=3, limit=2)
         assert (past.letters, past.total) == ([], 3)
         for name, args in [("limit", (0, 1001)), ("limit", (0, 0)), ("offset", (-1, 2))]:
@@ -839,6 +855,138 @@ def test_dedup_bad_key(queue):
     assert queue.stats().messages == 1
 
 
+# ---- partitions (0.8.0) -----------------------------------------------------------------
+# Each opens its own queue of 4 partitions (or more), whatever PARTITIONS is.
+
+def test_partitions_open(client, db):
+    with client.queue(db, "mq", partitions=4) as q:
+        try:
+            assert q.partitions == 4
+            assert q.stats().partitions == 4
+            for again in (lambda: client.queue(db, "mq"), lambda: client.queue(db, "mq", partitions=1),
+                          lambda: client.queue(db, "mq", partitions=8)):
+                with pytest.raises(mongomq.ArgumentError, match="4 partitions") as info:
+                    again()
+                assert info.value.argument == "partitions", info.value
+            with client.queue(db, "mq", partitions=4) as same:  # the same number opens it
+                assert same.partitions == 4
+        finally:
+            q.drop()
+    for bad in (0, 1025):
+        with pytest.raises(mongomq.ArgumentError, match="partitions") as info:
+            client.queue(db, "other", partitions=bad)
+        assert info.value.argument == "partitions", info.value
+    with client.queue(db, "plain") as plain:
+        try:
+            assert plain.partitions == 1 and plain.stats().partitions == 1
+        finally:
+            plain.drop()
+
+
+def test_partitions_group_hash():
+    four = {"a": 3, "b": 0, "customer-17": 1, "g1": 1, "g2": 3, "g3": 0}
+    assert {g: mongomq.group_partition(g, 4) for g in four} == four
+    sixteen = {"a": 11, "customer-17": 9, "g2": 7}
+    assert {g: mongomq.group_partition(g, 16) for g in sixteen} == sixteen
+    for g in list(four) + ["Kunde-Müller/東京/🚚"]:
+        assert mongomq.group_partition(g, 1) == 0
+    for bad in (0, 1025, -1):
+        with pytest.raises(mongomq.ArgumentError, match="partitions") as info:
+            mongomq.group_partition("a", bad)
+        assert info.value.argument == "partitions"
+
+
+def test_partitions_fifo(client, db):
+    groups = ["g%d" % i for i in range(1, 9)]
+    assert len({mongomq.group_partition(g, 4) for g in groups}) > 1  # spread over partitions
+    with client.queue(db, "mq", partitions=4) as q:
+        try:
+            published = defaultdict(list)  # group -> [(seq, event)] in publish order
+            for n in range(5):
+                for g in groups:  # interleaved: g1 g2 ... g8, five times
+                    event = ("%s-%d" % (g, n)).encode()
+                    published[g].append((q.publish(g, event).seq, event))
+            seen = defaultdict(list)
+            seqs = []
+            for _ in range(41):
+                lease = q.claim()
+                if lease is None:
+                    break
+                assert lease.partition == mongomq.group_partition(lease.group, 4), lease
+                seen[lease.group].append((lease.seq, lease.event))
+                seqs.append(lease.seq)
+                q.ack(lease)
+            assert len(seqs) == 40 and len(set(seqs)) == 40, seqs
+            for g in groups:
+                assert seen[g] == published[g], g  # each group in publish order
+                in_group = [seq for seq, _ in seen[g]]
+                assert all(a < b for a, b in zip(in_group, in_group[1:])), (g, in_group)
+            stats = q.stats()
+            assert (stats.messages, stats.published) == (0, 40)
+        finally:
+            q.drop()
+
+
+def test_partitions_claim_subset(client, db):
+    assert (mongomq.group_partition("b", 4), mongomq.group_partition("customer-17", 4)) == (0, 1)
+    with client.queue(db, "mq", partitions=4) as q:
+        try:
+            b = [q.publish("b", b"b%d" % i).seq for i in range(2)]
+            c = [q.publish("customer-17", b"c%d" % i).seq for i in range(2)]
+            for i in range(2):
+                lease = claim_ok(q, partitions=[1])
+                assert (lease.group, lease.seq, lease.partition) == ("customer-17", c[i], 1)
+                q.ack(lease)
+            assert q.claim(partitions=[1]) is None
+            assert q.stats().messages == 2  # b's, which partition 1's claims never see
+            assert [e.seq for e in q.peek("b")] == b
+
+            # A worker of partition 0 handles b's two, and nothing of partition 3's a.
+            q.publish("a", b"a0")
+            handled = []
+            q.work(lambda lease: handled.append((lease.group, lease.seq, lease.partition)), partitions=[0],
+                   idle_timeout=1.0)
+            assert handled == [("b", b[0], 0), ("b", b[1], 0)]
+            assert [(e.group, e.event) for e in q.peek()] == [("a", b"a0")]
+
+            for bad, says in (([4], r"partitions\[0\] is 4"), ([0, 0], r"partitions\[1\] is 0, given twice")):
+                with pytest.raises(mongomq.ArgumentError, match=says) as info:
+                    q.claim(partitions=bad)
+                assert info.value.argument == "partitions"
+                with pytest.raises(mongomq.ArgumentError, match=says) as info:
+                    q.claim(partitions=bad, wait=1.0)
+                assert info.value.argument == "partitions"
+                with pytest.raises(mongomq.ArgumentError, match=says) as info:
+                    q.worker(lambda lease: None, partitions=bad)
+                assert info.value.argument == "partitions"
+            assert q.stats().messages == 1
+        finally:
+            q.drop()
+
+
+def test_partitions_wait_hint(client, db):
+    assert (mongomq.group_partition("a", 4), mongomq.group_partition("b", 4)) == (3, 0)
+    with client.queue(db, "mq", partitions=4) as q:
+        try:
+            other = threading.Timer(0.1, lambda: q.publish("b", b"not this one"))
+            mine = threading.Timer(0.2, lambda: q.publish("a", b"this one"))
+            started = time.monotonic()
+            other.start()
+            mine.start()
+            lease = q.claim(wait=10.0, partitions=[3])
+            elapsed = time.monotonic() - started
+            other.join()
+            mine.join()
+            assert lease is not None and (lease.group, lease.event, lease.partition) == ("a", b"this one", 3)
+            assert elapsed < 5, elapsed
+            q.ack(lease)
+            left = claim_ok(q, partitions=[0])  # b's event is still there, in its partition
+            assert (left.group, left.event) == ("b", b"not this one")
+            q.ack(left)
+        finally:
+            q.drop()
+
+
 # ---- waiting claims ---------------------------------------------------------------------
 
 def test_wait_woken_by_publish(queue):
@@ -861,8 +1009,9 @@ def test_wait_woken_by_publish(queue):
 _CANCEL_ONE_CHILD = r"""
 import json, os, sys, threading, time
 import mongomq
+P = int(os.environ.get("MONGOMQ_TEST_PARTITIONS") or 1)  # conftest.PARTITIONS
 out = {}
-with mongomq.Client(os.environ["MONGOMQ_TEST_URI"]) as c, c.queue(os.environ["DB"], "mq") as q:
+with mongomq.Client(os.environ["MONGOMQ_TEST_URI"]) as c, c.queue(os.environ["DB"], "mq", partitions=P) as q:
     other = {}
     def waiter():
         other["lease"] = q.claim(wait=30.0)
@@ -1039,7 +1188,7 @@ def test_error_bad_argument(queue, client):
 def test_error_connect():
     with mongomq.Client("mongodb://127.0.0.1:1/?serverSelectionTimeoutMS=200") as c:
         with pytest.raises(mongomq.ConnectError) as info:
-            c.queue(fresh_db(), "mq")
+            c.queue(fresh_db(), "mq", partitions=PARTITIONS)
     assert isinstance(info.value, mongomq.Error)
     assert info.value.status == mongomq._raw.MQ_ERR_CONNECT
     assert info.value.status_name == "MQ_ERR_CONNECT"
@@ -1094,13 +1243,15 @@ def test_small_pool(uri, db):
     assert with_option("mongodb://h:1", "maxPoolSize=1") == "mongodb://h:1/?maxPoolSize=1"
     assert with_option("mongodb://h:1/", "maxPoolSize=1") == "mongodb://h:1/?maxPoolSize=1"
     assert with_option("mongodb://h:1/?w=1", "maxPoolSize=1") == "mongodb://h:1/?w=1&maxPoolSize=1"
-    with mongomq.Client(with_option(uri, "maxPoolSize=1")) as c, c.queue(db, "mq") as q:
+    with mongomq.Client(with_option(uri, "maxPoolSize=1")) as c, c.queue(db, "mq", partitions=PARTITIONS) as q:
+        a = same_partition("b", "a")  # b's lease first, and seqs 1..5 of one partition
         try:
-            assert bounded("publish_batch", lambda: q.publish_batch([("b", b"b1"), ("b", b"b2"), ("b", b"b3")])) == 1
-            assert bounded("publish", lambda: q.publish("a", b"a1")) == 4
+            first = bounded("publish_batch", lambda: q.publish_batch([("b", b"b1"), ("b", b"b2"), ("b", b"b3")]))
+            assert first == nth_seq("b", 1)
+            assert bounded("publish", lambda: q.publish(a, b"a1")) == nth_seq(a, 4)
 
             lease = bounded("claim", lambda: q.claim())
-            assert (lease.group, lease.seq) == ("b", 1)
+            assert (lease.group, lease.seq) == ("b", nth_seq("b", 1))
             bounded("extend", lambda: q.extend(lease, 60))
             bounded("unclaim", lambda: q.unclaim(lease))
 
@@ -1109,19 +1260,19 @@ def test_small_pool(uri, db):
             bounded("ack", lambda: q.ack(lease))
 
             lease = bounded("waiting claim", lambda: q.claim(wait=5.0))
-            assert (lease.group, lease.seq) == ("a", 4)
+            assert (lease.group, lease.seq) == (a, nth_seq(a, 4))
             bounded("nack", lambda: q.nack(lease))
 
             bounded("set_max_attempts", lambda: q.set_max_attempts(1))
             assert bounded("claim into the dead letters", lambda: q.claim()) is None  # a's 2nd delivery
             assert bounded("dead_count", q.dead_count) == 1
-            assert bounded("dead_requeue", lambda: q.dead_requeue(4)) == 5
+            assert bounded("dead_requeue", lambda: q.dead_requeue(nth_seq(a, 4))) == nth_seq(a, 5)
             bounded("set_max_attempts", lambda: q.set_max_attempts(0))
 
             assert bounded("repair", q.repair) == 0
             assert bounded("stats", q.stats).messages == 1
             assert len(bounded("peek", q.peek)) == 1
-            bounded("purge_group", lambda: q.purge_group("a"))
+            bounded("purge_group", lambda: q.purge_group(a))
             assert bounded("stats", q.stats).messages == 0
 
             q.publish_batch([("w%d" % (i % 4), b"%d" % i) for i in range(20)])
@@ -1150,9 +1301,9 @@ def test_concurrency_16x2000(queue):
         for g in range(groups):
             for i in range(start, start + 5):
                 items.append(("g%03d" % g, b"%d" % i))
-        first = queue.publish_batch(items)
+        outcomes = queue.publish_batch(items).outcomes
         for k, (grp, event) in enumerate(items):
-            expected[first + k] = (grp, int(event))
+            expected[outcomes[k].seq] = (grp, int(event))
     total = groups * per_group
     lock = threading.Lock()
     acked = defaultdict(list)  # group -> indexes in ack order
@@ -1269,7 +1420,7 @@ def test_manual_clock_handle(queue, client):
         assert clock.now == T and clock.now.utcoffset() == timedelta(0)
         assert "ManualClock" in repr(clock)
         # one clock, two queues; closing one queue leaves the other on it
-        with client.queue(queue.db, queue.prefix) as second:
+        with client.queue(queue.db, queue.prefix, partitions=PARTITIONS) as second:
             second.set_clock(clock)
             queue.set_clock(clock)
         clock.advance(1)
@@ -1290,7 +1441,7 @@ def test_manual_clock_handle(queue, client):
                        ("clock", lambda: queue.set_clock(T))]:
         with pytest.raises(TypeError, match=name):
             call()
-    closed = client.queue(queue.db, queue.prefix)
+    closed = client.queue(queue.db, queue.prefix, partitions=PARTITIONS)
     closed.close()
     with mongomq.ManualClock(T) as clock:
         with pytest.raises(mongomq.ClosedError, match="queue is closed"):
@@ -1303,6 +1454,7 @@ _CLOCK_GC_CHILD = r"""
 import gc, os, random, sys
 from datetime import datetime, timedelta, timezone
 import mongomq
+P = int(os.environ.get("MONGOMQ_TEST_PARTITIONS") or 1)  # conftest.PARTITIONS
 uri = os.environ["MONGOMQ_TEST_URI"]
 db = os.environ["DB"]
 random.seed(11)
@@ -1310,7 +1462,7 @@ T = datetime.fromtimestamp(1_900_000_000, timezone.utc)
 for round_ in range(4):
     c = mongomq.Client(uri)
     clocks = [mongomq.ManualClock(T + timedelta(seconds=i)) for i in range(3)]
-    qs = [c.queue(db, "mq") for _ in range(3)]
+    qs = [c.queue(db, "mq", partitions=P) for _ in range(3)]
     for q in qs:
         for k in clocks:
             q.set_clock(k)
@@ -1325,7 +1477,7 @@ for round_ in range(4):
     gc.collect()
 # a queue outlives its clock's handle and runs on it
 c = mongomq.Client(uri)
-q = c.queue(db, "mq")
+q = c.queue(db, "mq", partitions=P)
 k = mongomq.ManualClock(T)
 q.set_clock(k)
 del k
@@ -1339,7 +1491,7 @@ q.close()
 c.close()
 # and whatever is left at interpreter exit
 k2 = mongomq.ManualClock(T)
-q2 = mongomq.Client(uri).queue(db, "mq2")
+q2 = mongomq.Client(uri).queue(db, "mq2", partitions=P)
 q2.set_clock(k2)
 q2.drop()
 print("ok", flush=True)
@@ -1479,13 +1631,13 @@ def test_log_thread_releases_gil():
 def test_safety_use_after_close(uri):
     db = fresh_db()
     client = mongomq.Client(uri)
-    queue = client.queue(db, "mq")
+    queue = client.queue(db, "mq", partitions=PARTITIONS)
     queue.publish("g", b"x")
     lease = claim_ok(queue)
     queue.ack(lease)
     lease.close()
     for call in [lambda: lease.seq, lambda: lease.group, lambda: lease.event, lambda: lease.events,
-                 lambda: lease.attempts, lambda: lease.deadline, lambda: lease.count,
+                 lambda: lease.attempts, lambda: lease.deadline, lambda: lease.count, lambda: lease.partition,
                  lambda: queue.ack(lease), lambda: queue.nack(lease), lambda: queue.extend(lease, 5)]:
         with pytest.raises(mongomq.ClosedError, match="lease is closed"):
             call()
@@ -1503,13 +1655,14 @@ def test_safety_use_after_close(uri):
                  lambda: queue.groups(), lambda: queue.pause_group("g"), lambda: queue.resume_group("g"),
                  lambda: queue.dead_page(), lambda: queue.publish("g", b"x", dedup_key="k"),
                  lambda: queue.publish_batch([("g", b"x", 0, None, "k")]), lambda: queue.set_dedup_window(60),
-                 lambda: queue.set_dedup_scope("group")]:
+                 lambda: queue.set_dedup_scope("group"), lambda: queue.partitions,
+                 lambda: queue.claim(partitions=[0]), lambda: queue.claim(partitions=[0], wait=1.0)]:
         with pytest.raises(mongomq.ClosedError, match="queue is closed"):
             call()
     assert open_lease.event == b"y"  # a lease outlives its queue
     client.close()
     with pytest.raises(mongomq.ClosedError, match="client is closed"):
-        client.queue(db, "mq")
+        client.queue(db, "mq", partitions=PARTITIONS)
     with pytest.raises(mongomq.ClosedError, match="client is closed"):
         client.command_count
     batch = mongomq.Batch([("g", b"x")])
@@ -1521,7 +1674,7 @@ def test_safety_use_after_close(uri):
 
 def test_safety_close_twice(uri):
     client = mongomq.Client(uri)
-    queue = client.queue(fresh_db(), "mq")
+    queue = client.queue(fresh_db(), "mq", partitions=PARTITIONS)
     queue.publish("g", b"x")
     lease = claim_ok(queue)
     batch = mongomq.Batch([("g", b"x")])
@@ -1537,20 +1690,20 @@ def test_safety_close_twice(uri):
 def test_safety_queue_keeps_client(uri):
     db = fresh_db()
     client = mongomq.Client(uri)
-    queue = client.queue(db, "mq")
+    queue = client.queue(db, "mq", partitions=PARTITIONS)
     client.close()  # the C client lives on until its last queue closes
-    assert queue.publish("g", b"x") == 1
+    assert queue.publish("g", b"x") == nth_seq("g", 1)
     lease = claim_ok(queue, wait=1.0)
     queue.ack(lease)
     queue.drop()
     queue.close()
     # and in the other order, and dropped without close in both orders
     client = mongomq.Client(uri)
-    queue = client.queue(db, "mq")
+    queue = client.queue(db, "mq", partitions=PARTITIONS)
     queue.close()
     client.close()
     client = mongomq.Client(uri)
-    queue = client.queue(db, "mq")
+    queue = client.queue(db, "mq", partitions=PARTITIONS)
     del client
     gc.collect()
     assert queue.publish("g", b"y") >= 1
@@ -1562,13 +1715,14 @@ def test_safety_queue_keeps_client(uri):
 _GC_CHILD = r"""
 import gc, os, random, sys
 import mongomq
+P = int(os.environ.get("MONGOMQ_TEST_PARTITIONS") or 1)  # conftest.PARTITIONS
 uri = os.environ["MONGOMQ_TEST_URI"]
 db = os.environ["DB"]
 random.seed(int(sys.argv[1]) if len(sys.argv) > 1 else 7)
 for round_ in range(3):
     objs = []
     c = mongomq.Client(uri)
-    qs = [c.queue(db, "mq") for _ in range(3)]
+    qs = [c.queue(db, "mq", partitions=P) for _ in range(3)]
     for q in qs:
         q.publish("g%d" % round_, b"x")
     leases = [q.claim(visibility=0.2) for q in qs]
@@ -1580,11 +1734,11 @@ for round_ in range(3):
     random.shuffle(objs)
     del c, qs, leases, b, objs, holder, q
     gc.collect()
-with mongomq.Client(uri) as c, c.queue(db, "mq") as q:
+with mongomq.Client(uri) as c, c.queue(db, "mq", partitions=P) as q:
     q.drop()
 # and whatever is left at interpreter exit
 c2 = mongomq.Client(uri)
-q2 = c2.queue(db, "mq2")
+q2 = c2.queue(db, "mq2", partitions=P)
 l2 = None
 q2.publish("g", b"x")
 l2 = q2.claim()
@@ -1617,7 +1771,7 @@ def test_close_during_a_waiting_claim(queue):
     t = threading.Thread(target=waiter)
     t.start()
     time.sleep(0.3)
-    with queue.client.queue(queue.db, queue.prefix) as other:
+    with queue.client.queue(queue.db, queue.prefix, partitions=PARTITIONS) as other:
         other.drop()
     started = time.monotonic()  # (opening a queue on a loaded test server can take seconds)
     queue.close()

@@ -283,3 +283,50 @@ def test_attrs_types(queue):
     assert stored.attrs == {"k": "v"} and hash(stored) == hash(stored)
     assert pickle.loads(pickle.dumps(stored)) == stored
     assert stored != dataclasses.replace(stored, attrs={})
+
+
+def test_partitions_types(client, db):
+    """Partitions (0.8.0): the queue option is a keyword-only int, a claim's and a
+    worker's any iterable of ints (None or empty: every partition); other types are a
+    TypeError, numbers no C int holds the ArgumentError before C, the rest the
+    library's ArgumentError naming partitions."""
+    assert mongomq.PARTITIONS_MAX == 1024
+    for bad in ("4", 4.0, True, None):
+        with pytest.raises(TypeError, match="partitions"):
+            client.queue(db, "mq", partitions=bad)  # type: ignore[arg-type]
+    with pytest.raises(TypeError):
+        client.queue(db, "mq", 4)  # type: ignore[misc]  # keyword-only
+    with pytest.raises(TypeError, match="group"):
+        mongomq.group_partition(b"a", 4)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="partitions"):
+        mongomq.group_partition("a", "4")  # type: ignore[arg-type]
+    assert type(mongomq.group_partition("a", 4)) is int
+    with client.queue(db, "mq", partitions=2) as q:
+        try:
+            assert type(q.partitions) is int and q.stats().to_dict()["partitions"] == 2
+            q.publish("g", b"x")
+            for bad in ("0", b"\x00", 0, {0: 1}, [0.0], [None], [True]):
+                with pytest.raises(TypeError, match="partitions"):
+                    q.claim(partitions=bad)  # type: ignore[arg-type]
+                with pytest.raises(TypeError, match="partitions"):
+                    q.worker(lambda lease: None, partitions=bad)
+            for bad, says in (([2**31], r"partitions\[0\]"), ([0, -1], r"partitions\[1\] is -1"),
+                              ([0] * 1025, r"len\(partitions\) is 1025"), ([0, 1, 0], r"len\(partitions\) is 3")):
+                with pytest.raises(mongomq.ArgumentError, match=says) as info:
+                    q.claim(partitions=bad)
+                assert info.value.argument == "partitions", info.value
+                with pytest.raises(mongomq.ArgumentError, match=says) as info:
+                    q.worker(lambda lease: None, partitions=bad)
+                assert info.value.argument == "partitions", info.value
+            assert q.stats().groups.leased == 0, "no bad claim took anything"
+            lease = q.claim(partitions=range(2))  # any iterable of ints
+            assert type(lease.partition) is int and lease.partition == mongomq.group_partition("g", 2)
+            q.nack(lease)
+            lease = q.claim(partitions=[])  # empty: every partition
+            assert lease is not None and lease.attempts == 2
+            q.ack(lease)
+            w = mongomq.Worker(q, lambda lease: None, partitions=iter([1]))
+            assert w.partitions == (1,)
+            assert mongomq.Worker(q, lambda lease: None).partitions == ()
+        finally:
+            q.drop()

@@ -155,6 +155,9 @@ MQS_PY_HANDLE_OUT(mq_cancel)
 %nothread mq_lease_attempts;
 %nothread mq_lease_deadline;
 %nothread mq_lease_count;
+%nothread mq_lease_partition;
+%nothread mq_queue_partitions;
+%nothread mq_group_partition;
 %nothread mq_lease_seq_at;
 %nothread mqs_lease_event_at;
 %nothread mq_lease_attr_count;
@@ -254,6 +257,16 @@ static void mqs_py_signals_unchain(void) {
 }
 %}
 
+/* mqs_py_claim's partitions, packed as mongomq.i's mqs_claim_in takes them (a buffer). */
+%apply (const void *event, size_t event_len) { (const void *parts, size_t parts_len) };
+
+%{
+/* mongomq.i's shim, defined after this file is included: mqs_py_claim claims through it. */
+static mq_status mqs_claim_in(mq_queue *queue, const char *worker_id, double visibility_s, int min_priority,
+                              size_t max_events, double timeout_s, mq_cancel *cancel, const void *parts,
+                              size_t parts_len, mq_lease **out, mq_error *err);
+%}
+
 %inline %{
 /* The package registers the callable that makes its exceptions:
  * factory(status: int, server_code: int, message: str) -> BaseException. */
@@ -265,27 +278,22 @@ static void mqs_py_set_error_factory(PyObject *factory) {
     Py_XDECREF(old);
 }
 
-/* The claim (mq_claim_with) with the GIL released, in mqs_claim's shape (*out NULL when
- * nothing is due): timeout_s 0 with cancel NULL is a plain claim (which keeps working
- * after mq_queue_interrupt), else a waiting one. With watch_signals (the main thread, a
- * waiting claim, `cancel` this call's own), signals with a Python handler cancel the
- * wait; their handlers then run here: an exception they raise (KeyboardInterrupt) ends
- * the call with a lease taken meanwhile given back (mq_unclaim: no handler saw it, so
- * it is no delivery), and if none does the call reports MQ_CANCELLED (the package
- * re-arms the cancel and waits for the rest of the time). */
+/* The claim (mq_claim_with, through mongomq.i's mqs_claim_in) with the GIL released, in
+ * mqs_claim_in's shape (*out NULL when nothing is due; parts: the partitions to take
+ * from as little-endian int32s, b"" for every one): timeout_s 0 with cancel NULL is a
+ * plain claim (which keeps working after mq_queue_interrupt), else a waiting one. With
+ * watch_signals (the main thread, a waiting claim, `cancel` this call's own), signals
+ * with a Python handler cancel the wait; their handlers then run here: an exception
+ * they raise (KeyboardInterrupt) ends the call with a lease taken meanwhile given back
+ * (mq_unclaim: no handler saw it, so it is no delivery), and if none does the call
+ * reports MQ_CANCELLED (the package re-arms the cancel and waits for the rest of the
+ * time). */
 static mq_status mqs_py_claim(mq_queue *queue, const char *worker_id, double visibility_s, int min_priority,
-                              size_t max_events, double timeout_s, mq_cancel *cancel, int watch_signals,
-                              mq_lease **out, mq_error *err) {
+                              size_t max_events, double timeout_s, mq_cancel *cancel, const void *parts,
+                              size_t parts_len, int watch_signals, mq_lease **out, mq_error *err) {
     mq_lease *lease = NULL;
     mq_status status;
     int chained = 0;
-    mq_claim_opts opts = MQ_CLAIM_OPTS_INIT;
-    opts.worker_id = worker_id != NULL && worker_id[0] != '\0' ? worker_id : NULL;
-    opts.visibility_s = visibility_s;
-    opts.min_priority = min_priority;
-    opts.max_events = max_events;
-    opts.timeout_s = timeout_s;
-    opts.cancel = cancel;
     if (watch_signals && cancel != NULL && timeout_s > 0) {
         chained = mqs_py_signals_chain(cancel);
         /* A signal that came before our handler was in place: its Python handler runs
@@ -296,7 +304,8 @@ static mq_status mqs_py_claim(mq_queue *queue, const char *worker_id, double vis
         }
     }
     Py_BEGIN_ALLOW_THREADS
-    status = mq_claim_with(queue, &opts, &lease, err);
+    status = mqs_claim_in(queue, worker_id, visibility_s, min_priority, max_events, timeout_s, cancel, parts,
+                          parts_len, &lease, err);
     Py_END_ALLOW_THREADS
     if (chained) {
         int fired = mqs_py_sig_fired;

@@ -32,7 +32,7 @@ from ._groups import GroupInfo, GroupsPage, GroupsSort, GroupState
 from ._lease import Lease
 from ._log import LogHandler, log_to_logging, set_log_handler
 from ._published import Published, PublishedBatch
-from ._queue import DedupScope, Queue
+from ._queue import DedupScope, Queue, group_partition
 from ._stats import GroupStats, PriorityStats, RepairCounts, Stats
 from ._stored import DeadPage, StoredEvent
 from ._worker import Worker, backoff_delay
@@ -46,6 +46,7 @@ DEDUP_KEY_MAX = _raw.MQ_DEDUP_KEY_MAX
 ATTR_MAX = _raw.MQ_ATTR_MAX
 ATTR_KEY_MAX = _raw.MQ_ATTR_KEY_MAX
 ATTR_VALUE_MAX = _raw.MQ_ATTR_VALUE_MAX
+PARTITIONS_MAX = _raw.MQ_PARTITIONS_MAX
 
 
 def library_version() -> str:
@@ -79,6 +80,7 @@ __all__ = [
     "LeaseLost",
     "LogHandler",
     "ManualClock",
+    "PARTITIONS_MAX",
     "PRIORITY_MAX",
     "PRIORITY_MIN",
     "PriorityStats",
@@ -90,6 +92,7 @@ __all__ = [
     "StoredEvent",
     "Worker",
     "backoff_delay",
+    "group_partition",
     "library_version",
     "log_to_logging",
     "set_log_handler",

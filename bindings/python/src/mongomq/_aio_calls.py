@@ -92,7 +92,8 @@ def give_back(queue: Queue, lease: Lease) -> None:
 
 
 async def claim(pools: Pools, queue: Queue, *, visibility: float, min_priority: int, max_events: int,
-                wait: float, worker_id: Optional[str], token: Optional[CancelToken] = None) -> Optional[Lease]:
+                wait: float, worker_id: Optional[str], token: Optional[CancelToken] = None,
+                partitions: Any = None) -> Optional[Lease]:
     """The claim of AsyncQueue.claim and the async worker. wait 0 with no token is a
     plain claim (one round trip, on the calls pool; it keeps working after
     interrupt(), as the sync one does); else it waits on a thread of the waits pool
@@ -105,7 +106,7 @@ async def claim(pools: Pools, queue: Queue, *, visibility: float, min_priority: 
     if wait == 0.0 and token is None:
         fn: Callable[[], Optional[Lease]] = functools.partial(
             queue.claim, visibility=visibility, min_priority=min_priority, max_events=max_events,
-            worker_id=worker_id)
+            worker_id=worker_id, partitions=partitions)
         cfut = pools.submit(pools.calls, fn)
     else:
         if token is None:
@@ -117,7 +118,7 @@ async def claim(pools: Pools, queue: Queue, *, visibility: float, min_priority: 
             # A claim that queued for a free thread waits only for the rest of its time.
             left = max(0.0, deadline - time.monotonic())
             return queue.claim(visibility=visibility, min_priority=min_priority, max_events=max_events,
-                               wait=left, worker_id=worker_id, cancel=own)
+                               wait=left, worker_id=worker_id, cancel=own, partitions=partitions)
 
         cfut = pools.submit(pools.waits, fn)
     fut = asyncio.wrap_future(cfut)

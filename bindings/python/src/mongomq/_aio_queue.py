@@ -69,18 +69,19 @@ class AsyncClient:
     def wait_threads(self) -> int:
         return self._pools.wait_threads
 
-    def queue(self, db: str = "mongomq", prefix: str = "mq") -> "_Opening":
+    def queue(self, db: str = "mongomq", prefix: str = "mq", *, partitions: int = 1) -> "_Opening":
         """Opens the queue {db}.{prefix}_* (indexes, the server clock: round trips):
         ``q = await client.queue(db, prefix)``, or ``async with client.queue(db,
-        prefix) as q:`` (closed at the block's end)."""
-        return _Opening(self, db, prefix)
+        prefix) as q:`` (closed at the block's end). partitions: as Client.queue's
+        (0.8.0; default 1)."""
+        return _Opening(self, db, prefix, partitions)
 
-    async def _open(self, db: str, prefix: str) -> "AsyncQueue":
+    async def _open(self, db: str, prefix: str, partitions: int) -> "AsyncQueue":
         if self._closed:
             raise ClosedError("mongomq: the client is closed")
         self._queues += 1
         try:
-            q = await _aio_calls.call(self._pools, self.sync.queue, db, prefix)
+            q = await _aio_calls.call(self._pools, self.sync.queue, db, prefix, partitions=partitions)
         except BaseException:
             self._queue_closed()
             raise
@@ -129,17 +130,17 @@ class _Opening:
     """What AsyncClient.queue returns: awaitable (the AsyncQueue) and an async context
     manager (the AsyncQueue, closed at the block's end), as aiohttp's requests are."""
 
-    __slots__ = ("_client", "_db", "_prefix", "_queue")
+    __slots__ = ("_client", "_db", "_prefix", "_partitions", "_queue")
 
-    def __init__(self, client: AsyncClient, db: str, prefix: str) -> None:
-        self._client, self._db, self._prefix = client, db, prefix
+    def __init__(self, client: AsyncClient, db: str, prefix: str, partitions: int) -> None:
+        self._client, self._db, self._prefix, self._partitions = client, db, prefix, partitions
         self._queue: Optional[AsyncQueue] = None
 
     def __await__(self) -> Generator[Any, None, "AsyncQueue"]:
-        return self._client._open(self._db, self._prefix).__await__()
+        return self._client._open(self._db, self._prefix, self._partitions).__await__()
 
     async def __aenter__(self) -> "AsyncQueue":
-        self._queue = await self._client._open(self._db, self._prefix)
+        self._queue = await self._client._open(self._db, self._prefix, self._partitions)
         return self._queue
 
     async def __aexit__(self, *exc: Any) -> None:
@@ -175,6 +176,11 @@ class AsyncQueue:
     @property
     def prefix(self) -> str:
         return self.sync.prefix
+
+    @property
+    def partitions(self) -> int:
+        """Queue.partitions (0.8.0; no server: not awaited)."""
+        return self.sync.partitions
 
     @property
     def closed(self) -> bool:
@@ -213,19 +219,22 @@ class AsyncQueue:
     # -- claim --
 
     async def claim(self, *, visibility: _args.Duration = 30.0, min_priority: int = 0, max_events: int = 1,
-                    wait: _args.Duration = 0.0, worker_id: Optional[str] = None) -> Optional[Lease]:
+                    wait: _args.Duration = 0.0, worker_id: Optional[str] = None,
+                    partitions: Optional[_args.Partitions] = None) -> Optional[Lease]:
         """Queue.claim, awaited: a Lease, or None when nothing came due within wait
         seconds. Cancellation is asyncio's: task.cancel(), asyncio.wait_for or
         asyncio.timeout end a waiting claim within milliseconds (through the claim's
         own mq_cancel; nothing else on the queue is touched), and the CancelledError
         comes once the C claim has returned. A lease it took just as the cancel came
-        is given back with unclaim first (no delivery: its attempts stay)."""
+        is given back with unclaim first (no delivery: its attempts stay). partitions:
+        as Queue.claim's (0.8.0; read before the await starts)."""
         if self._closed:
             raise ClosedError("mongomq: the queue is closed")
         v = _seconds("visibility", visibility)
         w = _seconds("wait", wait)
+        parts = None if partitions is None else _args.claim_partitions(partitions)[0]
         return await _aio_calls.claim(self._pools, self.sync, visibility=v, min_priority=min_priority,
-                                      max_events=max_events, wait=w, worker_id=worker_id)
+                                      max_events=max_events, wait=w, worker_id=worker_id, partitions=parts)
 
     # -- ack, nack, unclaim, extend --
 

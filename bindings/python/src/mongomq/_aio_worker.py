@@ -25,7 +25,7 @@ from ._lease import Lease
 from ._signals import SIGNALS
 from ._signals import name as _signal_name
 from ._worker import (_CLAIM_SLICE, _QUEUE_BACKOFF_CAP, _QUEUE_BACKOFF_FIRST, _UNTRACED, _check_options, _positive,
-                      backoff_delay)
+                      backoff_delay, check_worker_partitions)
 
 if TYPE_CHECKING:
     from ._aio_queue import AsyncQueue
@@ -48,6 +48,8 @@ class AsyncWorker:
       per lease); an extend that reports LeaseLost ends that heartbeat.
     - max_attempts > 0 is set on the queue; idle_timeout: the worker stops by itself
       once no lease was claimed and no handler ran for that long.
+    - partitions (0.8.0; None or empty: every partition): claim only from these
+      partitions of the queue, checked when the worker is made.
     - handle_signals=True (the main thread's loop): SIGINT and SIGTERM stop it
       gracefully, through loop.add_signal_handler; a second one while it stops goes
       to the handling that was there before, which is put back when it ends.
@@ -68,7 +70,7 @@ class AsyncWorker:
                  backoff_base: _args.Duration = 1.0, backoff_cap: _args.Duration = 60.0, max_attempts: int = 0,
                  shutdown_timeout: _args.Duration = 30.0, worker_id: Optional[str] = None,
                  idle_timeout: Optional[_args.Duration] = None, handle_signals: bool = False,
-                 on_error: Optional[AsyncErrorCallback] = None) -> None:
+                 on_error: Optional[AsyncErrorCallback] = None, partitions: Optional[_args.Partitions] = None) -> None:
         self._started = False
         self._tasks: List["asyncio.Task[None]"] = []
         # Any callable that returns an awaitable (an async def, a lambda or partial of
@@ -76,7 +78,8 @@ class AsyncWorker:
         if not callable(handler):
             raise TypeError("handler must be an async function (async def handler(lease))")
         o = _check_options(concurrency, visibility, min_priority, max_events, backoff_base, backoff_cap,
-                           max_attempts, shutdown_timeout, worker_id, idle_timeout, handle_signals, on_error)
+                           max_attempts, shutdown_timeout, worker_id, idle_timeout, handle_signals, on_error,
+                           partitions)
         if o["concurrency"] > queue.client.wait_threads:
             raise ValueError("concurrency is %d; the client has %d wait_threads (each waiting claim needs one)"
                              % (o["concurrency"], queue.client.wait_threads))
@@ -94,6 +97,7 @@ class AsyncWorker:
         self.idle_timeout: Optional[float] = o["idle_timeout"]
         self.handle_signals: bool = o["handle_signals"]
         self.on_error: Optional[AsyncErrorCallback] = o["on_error"]
+        self.partitions: Tuple[int, ...] = o["partitions"]
 
         # Everything below is the loop thread's: no locks.
         self._tokens: Set[CancelToken] = set()  # the waiting claims' own cancels
@@ -107,6 +111,7 @@ class AsyncWorker:
         if queue.closed:
             raise ClosedError("mongomq: the queue is closed")
         queue.sync._check_open()
+        check_worker_partitions(self.partitions, queue.sync)
         if self.max_attempts > 0:
             queue.set_max_attempts(self.max_attempts)
 
@@ -244,7 +249,8 @@ class AsyncWorker:
             try:
                 lease = await _aio_calls.claim(q._pools, q.sync, visibility=self.visibility,
                                                min_priority=self.min_priority, max_events=self.max_events,
-                                               wait=self._claim_wait(), worker_id=self.worker_id, token=token)
+                                               wait=self._claim_wait(), worker_id=self.worker_id, token=token,
+                                               partitions=self.partitions)
             except Cancelled:
                 break
             except (Interrupted, ClosedError):

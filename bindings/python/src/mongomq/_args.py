@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import datetime as _dt
 import math
-from typing import Any, Mapping, Union
+import struct
+from typing import Any, Iterable, Mapping, Tuple, Union
 
 from . import _raw
 from ._errors import _from_c
@@ -24,6 +25,10 @@ Duration = Union[int, float, _dt.timedelta]
 Attrs = Mapping[str, str]
 """What publish and Batch.add take as attrs (0.7.0): str keys and values, in the
 mapping's order (a dict keeps the order it was filled in)."""
+
+Partitions = Iterable[int]
+"""What claim and the workers take as partitions (0.8.0): the partition numbers to
+claim from (a list; None or empty: every partition of the queue)."""
 
 _UTC = _dt.timezone.utc
 
@@ -142,6 +147,58 @@ def offset(value: Any) -> int:
     if not 0 <= value < 2**63:
         raise _from_c(_raw.MQ_ERR_ARG, 0, "offset is %d; it must be 0 or more" % value)
     return int(value)
+
+
+def queue_partitions(value: Any) -> int:
+    """The queue option partitions (0.8.0): an int, whose range (1..PARTITIONS_MAX) the
+    library checks; one that no C int holds is refused here, as the library words it."""
+    integer("partitions", value)
+    if not -2**31 <= value < 2**31:
+        raise _from_c(_raw.MQ_ERR_ARG, 0, "partitions is %d, outside 1..%d (PARTITIONS_MAX)"
+                      % (value, _raw.MQ_PARTITIONS_MAX))
+    return int(value)
+
+
+def claim_partitions(value: Any) -> Tuple[Tuple[int, ...], bytes]:
+    """A claim's partitions (0.8.0) as a tuple and packed for the shim (little-endian
+    int32s; b"" for None or none: every partition). Types are checked here; the
+    numbers (0..the queue's partitions - 1, each once) are the library's to check, its
+    ArgumentError naming partitions[i]. A number no C int holds, or more numbers than
+    any queue has partitions, is refused here in the library's words (the shim could
+    not pass it on)."""
+    if value is None:
+        return (), b""
+    if isinstance(value, (str, bytes, bytearray, memoryview, Mapping)) or not isinstance(value, Iterable):
+        raise TypeError("partitions must be an iterable of int (a list), not %s" % type(value).__name__)
+    parts = tuple(value)
+    for i, k in enumerate(parts):
+        if type(k) is not int and (isinstance(k, bool) or not isinstance(k, int)):
+            raise TypeError("partitions[%d] must be int, not %s" % (i, type(k).__name__))
+        if not -2**31 <= k < 2**31:
+            raise _from_c(_raw.MQ_ERR_ARG, 0, "partitions[%d] is %d, outside 0..%d (PARTITIONS_MAX - 1)" % (
+                i, k, _raw.MQ_PARTITIONS_MAX - 1))
+    if len(parts) > _raw.MQ_PARTITIONS_MAX:
+        raise _from_c(_raw.MQ_ERR_ARG, 0, "partition_count is %d, more than PARTITIONS_MAX (%d)" % (
+            len(parts), _raw.MQ_PARTITIONS_MAX))
+    return parts, struct.pack("<%di" % len(parts), *parts)
+
+
+def check_partitions_of(parts: Tuple[int, ...], partitions: int) -> None:
+    """The library's check of a claim's partitions against a queue of `partitions`
+    partitions, in its words, for the workers: their claims run on threads of their
+    own, where a bad list could only be reported, claim after claim; a worker refuses
+    it when it is made instead."""
+    if len(parts) > partitions:
+        raise _from_c(_raw.MQ_ERR_ARG, 0, "partition_count is %d, more than the queue's %d partitions" % (
+            len(parts), partitions))
+    seen = set()
+    for i, k in enumerate(parts):
+        if not 0 <= k < partitions:
+            raise _from_c(_raw.MQ_ERR_ARG, 0, "partitions[%d] is %d, outside 0..%d (the queue has %d partitions)" % (
+                i, k, partitions - 1, partitions))
+        if k in seen:
+            raise _from_c(_raw.MQ_ERR_ARG, 0, "partitions[%d] is %d, given twice" % (i, k))
+        seen.add(k)
 
 
 def check_seconds(name: str, value: float, zero_ok: bool) -> None:

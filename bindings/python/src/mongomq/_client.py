@@ -34,14 +34,19 @@ class Client(_Handle):
         _log._install_default()  # before libmongoc parses the URI: its warnings come then
         super().__init__(_raw.mq_client_new(uri))
 
-    def queue(self, db: str = "mongomq", prefix: str = "mq") -> "Queue":
+    def queue(self, db: str = "mongomq", prefix: str = "mq", *, partitions: int = 1) -> "Queue":
         """Opens the queue {db}.{prefix}_* (creates its indexes, measures the server
-        clock). A context manager; close it before (or after) the client."""
+        clock). A context manager; close it before (or after) the client.
+
+        partitions (0.8.0; 1..PARTITIONS_MAX, default 1): the queue is spread over that
+        many partitions (README, "Partitioned queues"). The number is fixed when the
+        queue is first opened with it: opening it with another is an ArgumentError
+        naming partitions (its message says how many the queue has)."""
         from ._queue import Queue
 
         _args.text("db", db)
         _args.text("prefix", prefix)
-        return Queue(self, db, prefix)
+        return Queue(self, db, prefix, _args.queue_partitions(partitions))
 
     @property
     def command_count(self) -> int:

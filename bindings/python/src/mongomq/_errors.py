@@ -95,12 +95,20 @@ _C_TO_PY = {
     "parked_beyond_s": "parked_beyond",
     "dedup_key": "dedup_key",
     "attrs": "attrs",
+    "partitions": "partitions",
+    "partition_count": "partitions",
 }
+# Where the Python name alone would misread the C message: a claim's partition_count
+# is the length of the list given as partitions.
+_C_PHRASE = {"partition_count": "len(partitions)"}
 # Messages the package itself writes already use the Python names.
 _C_TO_PY.update({name: name for name in list(_C_TO_PY.values()) + [
     "wait", "delay", "visibility", "start", "t", "seconds", "limit",
     "states", "id_prefix", "min_attempts", "sort", "after", "offset", "scope"]})
 _ARG_RE = re.compile(r"^(?:(mq_\w+): )?(\w+)\b")
+# A queue opened with another number of partitions than it has (0.8.0): the message
+# names the queue first, then the partitions.
+_PARTITIONS_RE = re.compile(r"^mq_queue_new\w*: queue \S+ (?:has \d+ partitions|already holds events of one partition)")
 
 
 def _from_c(status: int, server_code: int, message: str) -> Error:
@@ -108,11 +116,13 @@ def _from_c(status: int, server_code: int, message: str) -> Error:
     if status == _raw.MQ_ERR_ARG:
         m = _ARG_RE.match(message)
         argument = None
-        if m:
+        if _PARTITIONS_RE.match(message):
+            argument = "partitions"
+        elif m:
             c_name = m.group(2)
             argument = _C_TO_PY.get(c_name)
             if argument is not None and argument != c_name:
-                message = "%s (%s)" % (argument + message[m.end(2):], message)
+                message = "%s (%s)" % (_C_PHRASE.get(c_name, argument) + message[m.end(2):], message)
         return ArgumentError(message, status, server_code, argument)
     cls = _BY_STATUS.get(status, Error)
     return cls(message, status, server_code)

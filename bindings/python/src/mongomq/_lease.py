@@ -19,7 +19,7 @@ class Lease(_Handle):
     at claim time, except deadline, which ack/nack/extend move, and the attributes,
     read from the lease when asked for (no server command)."""
 
-    __slots__ = ("_seq", "_group", "_attempts", "_events", "_seqs")
+    __slots__ = ("_seq", "_group", "_attempts", "_partition", "_events", "_seqs")
     _what = "lease"
     _destroy = staticmethod(_raw.mq_lease_destroy)
 
@@ -28,6 +28,7 @@ class Lease(_Handle):
         self._seq: int = _raw.mq_lease_seq(ptr)
         self._group: str = _raw.mq_lease_group(ptr)
         self._attempts: int = _raw.mq_lease_attempts(ptr)
+        self._partition: int = _raw.mq_lease_partition(ptr)
         n = _raw.mq_lease_count(ptr)
         if n == 1:
             self._events: Tuple[bytes, ...] = (_raw.mqs_lease_event_at(ptr, 0),)
@@ -93,6 +94,13 @@ class Lease(_Handle):
         """1 on the head's first delivery, + 1 on each redelivery."""
         self._open()
         return self._attempts
+
+    @property
+    def partition(self) -> int:
+        """The partition of the lease's group (0.8.0): group_partition(group,
+        queue.partitions); 0 in a queue of one partition."""
+        self._open()
+        return self._partition
 
     @property
     def attrs(self) -> Dict[str, str]:

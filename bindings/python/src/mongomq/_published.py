@@ -50,15 +50,16 @@ class _Duplicate(Published):
 
 
 class PublishedBatch(int):
-    """Queue.publish_batch's result: the first seq the publish gave out, an int, as
-    publish_batch returned before 0.6.0 (without duplicates event i has seq first + i),
-    and ``outcomes``: each event's Published, in add order (a duplicate's seq is the
-    event that holds its key, not first + i). ``added`` counts the events added."""
+    """Queue.publish_batch's result: the first event's seq, an int, as publish_batch
+    returned before 0.6.0 (in a queue of one partition, without duplicates, event i has
+    seq first + i), and ``outcomes``: each event's Published, in add order (a
+    duplicate's seq is the event that holds its key, not first + i; over partitions,
+    0.8.0, each event's seq is its partition's). ``added`` counts the events added."""
 
     def __new__(cls, first: int, count: int, raw: Optional[Tuple[int, ...]] = None) -> "PublishedBatch":
         self = int.__new__(cls, first)
         object.__setattr__(self, "_count", count)
-        object.__setattr__(self, "_raw", raw)  # the shim's seqs, when the batch had keys
+        object.__setattr__(self, "_raw", raw)  # the shim's seqs, when the batch had keys or partitions
         object.__setattr__(self, "_outcomes", None)
         return self
 
@@ -75,7 +76,7 @@ class PublishedBatch(int):
         """Each event's Published (seq, duplicate), in add order."""
         out = self._outcomes
         if out is None:
-            if self._raw is None:  # no keys: every event was added, in order
+            if self._raw is None:  # no keys, one partition: every event was added, in order
                 first = int(self)
                 out = tuple(int.__new__(Published, first + i) for i in range(self._count))
             else:

@@ -1,5 +1,6 @@
-"""Queue: one queue (mq_queue) and every call on it: publish (with dedup keys and
-attributes), claim (one entry, mq_claim_with, waiting or not),
+"""Queue: one queue (mq_queue, of one partition or more) and every call on it: publish
+(with dedup keys and attributes), claim (one entry, mq_claim_with, waiting or not,
+from every partition or some),
 ack/nack/unclaim/extend, dead letters, deduplication's window and scope, looking,
 groups (listing, pausing), repair, admin, the queue clock, the telemetry it is given
 (mongomq.otel, imported only by users who trace), and the doors to the worker
@@ -45,8 +46,24 @@ _monotonic = time.monotonic
 _seconds = _args.seconds
 
 
+def group_partition(group: str, partitions: int) -> int:
+    """The partition of `group` in a queue of `partitions` partitions (0.8.0;
+    1..PARTITIONS_MAX): the C library's mq_group_partition (a hash of the group's
+    UTF-8 bytes), the same in every language and on every machine; 0 when partitions
+    is 1. A lease's partition is this of its group. Touches no server."""
+    _args.text("group", group)
+    _args.integer("partitions", partitions)
+    if 1 <= partitions <= _raw.MQ_PARTITIONS_MAX:
+        k = _raw.mq_group_partition(group, partitions)
+        if k >= 0:
+            return k
+    raise _from_c(_raw.MQ_ERR_ARG, 0, "partitions is %d, outside 1..%d (PARTITIONS_MAX)"
+                  % (partitions, _raw.MQ_PARTITIONS_MAX))
+
+
 class Queue(_Handle):
-    """One queue: the collections {db}.{prefix}_messages, _locks, _counters (and _dead).
+    """One queue: the collections {db}.{prefix}_messages, _locks, _counters (and _dead),
+    over ``partitions`` partitions (0.8.0; Client.queue's option, default 1).
     Thread-safe: any number of threads may publish, claim, ack, nack, unclaim and extend
     at once. A context manager; keeps its client alive."""
 
@@ -54,10 +71,10 @@ class Queue(_Handle):
     _what = "queue"
     _destroy = staticmethod(_raw.mqs_queue_destroy)
 
-    def __init__(self, client: "Client", db: str, prefix: str) -> None:
+    def __init__(self, client: "Client", db: str, prefix: str, partitions: int = 1) -> None:
         cptr = client._queue_opened()
         try:
-            ptr = _raw.mq_queue_new(cptr, db, prefix)
+            ptr = _raw.mqs_queue_new_with(cptr, db, prefix, partitions)
         except BaseException:
             client._leave()
             client._queue_closed()
@@ -70,6 +87,12 @@ class Queue(_Handle):
         # tracing, and every call does what it did before there was any.
         self._telemetry: Any = None
         super().__init__(ptr)
+
+    @property
+    def partitions(self) -> int:
+        """The queue's number of partitions (0.8.0): 1 unless opened with more. A group's
+        partition is group_partition(group, partitions)."""
+        return self._call(_raw.mq_queue_partitions)
 
     # -- publish --
 
@@ -125,9 +148,9 @@ class Queue(_Handle):
         """Publishes many events in 3 server commands (1 more when some key was taken).
         events: a Batch, or an iterable of tuples (group, event[, priority[,
         not_before[, dedup_key[, attrs]]]]). Seqs follow the order given. Returns a
-        PublishedBatch: the first seq, an int (the others follow it by 1, as long as
-        no event was a duplicate), with ``outcomes``, each event's Published in that
-        order, and ``added``."""
+        PublishedBatch: the first seq, an int (in a queue of one partition the others
+        follow it by 1, as long as no event was a duplicate), with ``outcomes``, each
+        event's Published in that order, and ``added``."""
         tel = self._telemetry
         if isinstance(events, Batch):
             return self._publish_batch(events) if tel is None else tel.publish_batch(self, events)
@@ -143,10 +166,11 @@ class Queue(_Handle):
             finally:
                 self._leave()
             count = _raw.mq_batch_count(bptr)
-            if not batch._keyed:
+            if not batch._keyed and _raw.mq_queue_partitions(ptr) == 1:
                 return PublishedBatch(first, count)
-            # Keyed: each event's outcome (a duplicate's seq negated), read from the
-            # batch, which keeps its last publish's.
+            # Keyed, or over partitions (0.8.0: each partition has its own seqs, so the
+            # batch's are not first + i): each event's outcome (a duplicate's seq
+            # negated), read from the batch, which keeps its last publish's.
             raw = tuple(_raw.mqs_batch_outcome(bptr, i) for i in range(count))
             return PublishedBatch(abs(first), count, raw)
         finally:
@@ -156,7 +180,7 @@ class Queue(_Handle):
 
     def claim(self, *, visibility: _args.Duration = 30.0, min_priority: int = 0, max_events: int = 1,
               wait: _args.Duration = 0.0, worker_id: Optional[str] = None,
-              cancel: Optional[CancelToken] = None) -> Optional[Lease]:
+              cancel: Optional[CancelToken] = None, partitions: Optional[_args.Partitions] = None) -> Optional[Lease]:
         """Leases the head event (or the first max_events events) of the due group
         that has waited longest, among groups of priority >= min_priority, for
         visibility seconds. None when nothing is due.
@@ -165,7 +189,12 @@ class Queue(_Handle):
         (any signal whose Python handler raises) ends a wait on the main thread with
         that exception (KeyboardInterrupt); a CancelToken ends it from another thread
         with Cancelled. Neither touches the queue or other waiters. worker_id: the
-        name the lease is recorded under (None: host:pid)."""
+        name the lease is recorded under (None: host:pid).
+
+        partitions (0.8.0): claim only from these partitions of the queue (a list of
+        distinct numbers in 0..partitions - 1; None or empty: every partition), so
+        that each claimer can keep to its own; anything else is an ArgumentError
+        naming partitions[i]."""
         if type(visibility) is not float:
             visibility = _seconds("visibility", visibility)
         if type(min_priority) is not int:
@@ -180,12 +209,13 @@ class Queue(_Handle):
             _args.worker_id(worker_id)
         if cancel is not None and not isinstance(cancel, CancelToken):
             raise TypeError("cancel must be a mongomq.CancelToken or None, not %s" % type(cancel).__name__)
+        parts = b"" if partitions is None else _args.claim_partitions(partitions)[1]
         ptr = self._enter()
         try:
             if wait == 0.0 and cancel is None:
-                lease = _raw.mqs_py_claim(ptr, worker_id, visibility, min_priority, max_events, 0.0, None, 0)
+                lease = _raw.mqs_py_claim(ptr, worker_id, visibility, min_priority, max_events, 0.0, None, parts, 0)
             else:
-                lease = self._claim_wait(ptr, worker_id, visibility, min_priority, max_events, wait, cancel)
+                lease = self._claim_wait(ptr, worker_id, visibility, min_priority, max_events, wait, cancel, parts)
         except Interrupted:
             if self._ptr is None:
                 raise ClosedError("mongomq: the queue was closed during the claim") from None
@@ -195,7 +225,7 @@ class Queue(_Handle):
         return None if lease is None else Lease(lease)
 
     def _claim_wait(self, ptr: Any, worker_id: Optional[str], visibility: float, min_priority: int,
-                    max_events: int, wait: float, cancel: Optional[CancelToken]) -> Any:
+                    max_events: int, wait: float, cancel: Optional[CancelToken], parts: bytes) -> Any:
         # One mq_cancel per call: the token (another thread) or a signal (the main
         # thread) triggers it; nothing else on the queue is touched.
         c = _raw.mq_cancel_new()
@@ -210,7 +240,7 @@ class Queue(_Handle):
                 while True:
                     try:
                         return _raw.mqs_py_claim(ptr, worker_id, visibility, min_priority, max_events,
-                                                 remaining, c, main)
+                                                 remaining, c, parts, main)
                     except Cancelled:
                         # A signal whose handler did not raise: wait for the rest of
                         # the time, unless the token was cancelled as well.

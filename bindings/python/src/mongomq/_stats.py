@@ -47,6 +47,8 @@ class Stats:
     """seconds"""
     priorities: Dict[int, PriorityStats]
     """all five priorities, 0..4"""
+    partitions: int = 1
+    """the queue's number of partitions (0.8.0; Queue.partitions)"""
 
     @classmethod
     def _from_json(cls, d: Dict[str, Any]) -> "Stats":
@@ -63,6 +65,7 @@ class Stats:
             oldest_message_age_s=None if age is None else float(age),
             priorities={int(k): PriorityStats(groups=int(v["groups"]), messages=int(v["messages"]))
                         for k, v in sorted(d["priorities"].items(), key=lambda kv: int(kv[0]))},
+            partitions=int(d.get("partitions", 1)),
         )
 
     def to_dict(self) -> Dict[str, Any]:

@@ -14,7 +14,7 @@ import random
 import threading
 import time
 import weakref
-from typing import Any, Callable, Dict, List, Optional, Set
+from typing import Any, Callable, Dict, List, Optional, Set, Tuple
 
 from . import _args, _raw
 from ._cancel import CancelToken
@@ -66,9 +66,11 @@ def _positive(name: str, value: Any, *, zero_ok: bool) -> float:
 
 def _check_options(concurrency: Any, visibility: Any, min_priority: Any, max_events: Any, backoff_base: Any,
                    backoff_cap: Any, max_attempts: Any, shutdown_timeout: Any, worker_id: Any, idle_timeout: Any,
-                   handle_signals: Any, on_error: Any) -> Dict[str, Any]:
-    """The worker's options checked and made floats where they are durations: the
-    sync Worker's and mongomq.aio's AsyncWorker's (the same options, the same errors)."""
+                   handle_signals: Any, on_error: Any, partitions: Any) -> Dict[str, Any]:
+    """The worker's options checked and made floats where they are durations (and
+    partitions a tuple, whose numbers check_worker_partitions checks against the
+    queue): the sync Worker's and mongomq.aio's AsyncWorker's (the same options, the
+    same errors)."""
     _args.integer("concurrency", concurrency)
     if concurrency < 1:
         raise ValueError("concurrency is %d; it must be at least 1" % concurrency)
@@ -91,10 +93,19 @@ def _check_options(concurrency: Any, visibility: Any, min_priority: Any, max_eve
         raise TypeError("handle_signals must be a bool, not %s" % type(handle_signals).__name__)
     if on_error is not None and not callable(on_error):
         raise TypeError("on_error must be callable")
+    parts, _ = _args.claim_partitions(partitions)
     return dict(concurrency=concurrency, visibility=visibility, min_priority=min_priority, max_events=max_events,
                 backoff_base=backoff_base, backoff_cap=backoff_cap, max_attempts=max_attempts,
                 shutdown_timeout=shutdown_timeout, worker_id=worker_id, idle_timeout=idle_timeout,
-                handle_signals=handle_signals, on_error=on_error)
+                handle_signals=handle_signals, on_error=on_error, partitions=parts)
+
+
+def check_worker_partitions(parts: Tuple[int, ...], queue: Queue) -> None:
+    """A worker's partitions against its queue's, when the worker is made: its claims
+    run on threads (or tasks) of their own, where a bad list would be reported claim
+    after claim, never raised."""
+    if parts:
+        _args.check_partitions_of(parts, queue.partitions)
 
 
 class _Untraced:
@@ -138,6 +149,9 @@ class Worker:
       (work() then returns); a second one while it stops goes to the handler that
       was there before (Ctrl-C: KeyboardInterrupt). The previous handlers are put back
       when it ends.
+    - partitions (0.8.0; None or empty: every partition): claim only from these
+      partitions of the queue (distinct numbers in 0..queue.partitions - 1; checked
+      here, an ArgumentError naming partitions[i]).
     - errors of the queue (connect, server) are reported to on_error and retried
       after 100 ms doubling to 5 s; they never end the worker. An interrupted or
       closed queue ends it.
@@ -158,11 +172,12 @@ class Worker:
                  backoff_base: _args.Duration = 1.0, backoff_cap: _args.Duration = 60.0, max_attempts: int = 0,
                  shutdown_timeout: _args.Duration = 30.0, worker_id: Optional[str] = None,
                  idle_timeout: Optional[_args.Duration] = None, handle_signals: bool = False,
-                 on_error: Optional[ErrorCallback] = None) -> None:
+                 on_error: Optional[ErrorCallback] = None, partitions: Optional[_args.Partitions] = None) -> None:
         if not callable(handler):
             raise TypeError("handler must be callable")
         o = _check_options(concurrency, visibility, min_priority, max_events, backoff_base, backoff_cap,
-                           max_attempts, shutdown_timeout, worker_id, idle_timeout, handle_signals, on_error)
+                           max_attempts, shutdown_timeout, worker_id, idle_timeout, handle_signals, on_error,
+                           partitions)
 
         self.queue = queue
         self.handler = handler
@@ -178,6 +193,7 @@ class Worker:
         self.idle_timeout: Optional[float] = o["idle_timeout"]
         self.handle_signals: bool = o["handle_signals"]
         self.on_error: Optional[ErrorCallback] = o["on_error"]
+        self.partitions: Tuple[int, ...] = o["partitions"]
 
         self._stopping = threading.Event()
         self._done = threading.Event()
@@ -198,6 +214,7 @@ class Worker:
         self._hb_stop = False
 
         queue._check_open()
+        check_worker_partitions(self.partitions, queue)
         if self.max_attempts > 0:
             queue.set_max_attempts(self.max_attempts)
 
@@ -371,7 +388,8 @@ class Worker:
                 try:
                     lease = self.queue.claim(visibility=self.visibility, min_priority=self.min_priority,
                                              max_events=self.max_events, wait=self._claim_wait(),
-                                             worker_id=self.worker_id, cancel=self._cancel)
+                                             worker_id=self.worker_id, cancel=self._cancel,
+                                             partitions=self.partitions)
                 except Cancelled:
                     break
                 except (Interrupted, ClosedError):
