@@ -42,11 +42,23 @@ public final class Client implements AutoCloseable {
      * @param prefix collection prefix; null for "mq"
      */
     public MongoMqQueue queue(String db, String prefix) {
+        return queue(db, prefix, QueueOptions.defaults());
+    }
+
+    /**
+     * {@link #queue(String, String)} with options: {@link QueueOptions#partitions(int)}
+     * (a queue of several partitions; a queue opened before with another number of them
+     * is an {@link IllegalArgumentException} naming the number it has).
+     *
+     * @since 0.8.0
+     */
+    public MongoMqQueue queue(String db, String prefix, QueueOptions options) {
         Native.text("db", db);
         Native.text("prefix", prefix);
+        if (options == null) throw new IllegalArgumentException("options must not be null");
         long c = handle.acquire(); // held by the queue until it is freed
         try {
-            long q = mongomq_raw.mq_queue_new(c, db, prefix);
+            long q = mongomq_raw.mqs_queue_new_with(c, db, prefix, options.partitions());
             return new MongoMqQueue(this, handle, q, (db == null ? "mongomq" : db) + "." + (prefix == null ? "mq" : prefix));
         } catch (RuntimeException | Error e) {
             handle.release();

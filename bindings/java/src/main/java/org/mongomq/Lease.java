@@ -32,6 +32,7 @@ public final class Lease implements AutoCloseable {
     private final String group;
     private final String token;
     private final int attempts;
+    private final int partition;
     private final long[] seqs;
     private final List<byte[]> events;
     private final List<Map<String, String>> attrs; // per event, unmodifiable, in publish order
@@ -47,6 +48,7 @@ public final class Lease implements AutoCloseable {
         this.group = mongomq_raw.mq_lease_group(ptr);
         this.token = mongomq_raw.mq_lease_token(ptr);
         this.attempts = mongomq_raw.mq_lease_attempts(ptr);
+        this.partition = mongomq_raw.mq_lease_partition(ptr);
         this.deadline = mongomq_raw.mq_lease_deadline(ptr);
         int n = (int) mongomq_raw.mq_lease_count(ptr);
         this.seqs = new long[n];
@@ -135,6 +137,17 @@ public final class Lease implements AutoCloseable {
     public int attempts() {
         open();
         return attempts;
+    }
+
+    /**
+     * The partition of the group ({@link MongoMqQueue#groupPartition(String, int)} of
+     * the queue's {@link MongoMqQueue#partitions()}); 0 in a queue of one partition.
+     *
+     * @since 0.8.0
+     */
+    public int partition() {
+        open();
+        return partition;
     }
 
     /** The lease's fencing token. */

@@ -47,6 +47,39 @@ public final class MongoMqQueue implements AutoCloseable {
         return client;
     }
 
+    /**
+     * The queue's number of partitions: 1 unless it was opened with more
+     * ({@link QueueOptions#partitions(int)}). No server command.
+     *
+     * @since 0.8.0
+     */
+    public int partitions() {
+        long q = acquire();
+        try {
+            return mongomq_raw.mq_queue_partitions(q);
+        } finally {
+            release();
+        }
+    }
+
+    /**
+     * The partition of {@code groupId} in a queue of {@code partitions} partitions
+     * ({@code mq_group_partition}: FNV-1a 64 of its UTF-8 bytes, mixed by fmix64, modulo
+     * partitions): the same in every language and version, and {@link Lease#partition()}
+     * of its leases. 0 when partitions is 1.
+     *
+     * @throws IllegalArgumentException partitions outside 1..{@value QueueOptions#PARTITIONS_MAX}
+     *         (or a bad group id)
+     * @since 0.8.0
+     */
+    public static int groupPartition(String groupId, int partitions) {
+        Native.group(groupId);
+        int k = mongomq_raw.mq_group_partition(groupId, partitions);
+        if (k < 0)
+            throw new IllegalArgumentException("partitions must be 1.." + QueueOptions.PARTITIONS_MAX + ", got " + partitions);
+        return k;
+    }
+
     private long acquire() {
         return handle.acquire();
     }
@@ -205,24 +238,29 @@ public final class MongoMqQueue implements AutoCloseable {
         double vis = Native.seconds(options.visibility());
         String worker = options.workerId().orElse(null);
         double wait = Native.seconds(options.waitTimeout());
-        if (wait == 0) return claimNative(worker, vis, options.minPriority(), options.maxEvents(), 0, 0);
+        byte[] parts = options.partitionList().packed();
+        if (wait == 0) return claimNative(worker, vis, options.minPriority(), options.maxEvents(), 0, 0, parts);
         Thread self = Thread.currentThread();
         if (self.isInterrupted()) throw new CancelledException("claim: the thread is interrupted");
         long cancel = mongomq_raw.mq_cancel_new();
         if (sink != null) sink.attach(cancel);
         try (InterruptWatcher.Registration r = InterruptWatcher.register(self, cancel)) {
-            return claimNative(worker, vis, options.minPriority(), options.maxEvents(), wait, cancel);
+            return claimNative(worker, vis, options.minPriority(), options.maxEvents(), wait, cancel, parts);
         } finally {
             if (sink != null) sink.detach();
             mongomq_raw.mq_cancel_destroy(cancel);
         }
     }
 
-    /** The claim of every kind (mq_claim_with): the Worker passes its own cancel handle. */
-    Optional<Lease> claimNative(String worker, double vis, int minPriority, int maxEvents, double wait, long cancel) {
+    /**
+     * The claim of every kind (mq_claim_with): the Worker passes its own cancel handle;
+     * parts: PartitionList.packed() (none: every partition).
+     */
+    Optional<Lease> claimNative(String worker, double vis, int minPriority, int maxEvents, double wait, long cancel,
+                                byte[] parts) {
         long q = acquire();
         try {
-            long l = mongomq_raw.mqs_claim(q, worker, vis, minPriority, maxEvents, wait, cancel);
+            long l = mongomq_raw.mqs_claim_in(q, worker, vis, minPriority, maxEvents, wait, cancel, parts);
             return l == 0 ? Optional.empty() : Optional.of(new Lease(l));
         } finally {
             release();

@@ -21,9 +21,17 @@ import java.util.Optional;
  * @param groups           groups by state
  * @param oldestMessageAge age of the oldest event; empty when there is none (or it has no publish time)
  * @param priorities       five entries, index = priority 0..4
+ * @param partitions       the queue's number of partitions ({@link MongoMqQueue#partitions()};
+ *                         {@code published} then sums every partition's counter; since 0.8.0)
  */
 public record Stats(String queue, Instant now, long messages, long dead, long published, Groups groups,
-                    Optional<Duration> oldestMessageAge, List<PriorityCounts> priorities) {
+                    Optional<Duration> oldestMessageAge, List<PriorityCounts> priorities, int partitions) {
+
+    /** The stats of a queue of one partition (the constructor before 0.8.0). */
+    public Stats(String queue, Instant now, long messages, long dead, long published, Groups groups,
+                 Optional<Duration> oldestMessageAge, List<PriorityCounts> priorities) {
+        this(queue, now, messages, dead, published, groups, oldestMessageAge, priorities, 1);
+    }
 
     /**
      * Groups by state. {@code leased} includes groups nacked with a delay; {@code parked}
@@ -58,7 +66,7 @@ public record Stats(String queue, Instant now, long messages, long dead, long pu
                 new Groups(num(g, "ready"), num(g, "leased"), num(g, "parked"), num(g, "paused"), num(g, "total")),
                 age == null ? Optional.empty()
                         : Optional.of(Duration.ofNanos(Math.round(((Number) age).doubleValue() * 1e9))),
-                Collections.unmodifiableList(pr));
+                Collections.unmodifiableList(pr), (int) num(m, "partitions"));
     }
 
     private static long num(Map<String, Object> m, String key) {

@@ -50,6 +50,7 @@ public final class Worker implements AutoCloseable {
     private final double backoffCap;
     private final Duration shutdownTimeout;
     private final String workerId;
+    private final byte[] partitions; // packed (PartitionList); none: every partition
     private final long idleNanos; // 0: never idle
     private final boolean signals;
     private final Consumer<Throwable> onError;
@@ -77,6 +78,8 @@ public final class Worker implements AutoCloseable {
         this.backoffCap = Native.seconds(o.backoffCap());
         this.shutdownTimeout = o.shutdownTimeout();
         this.workerId = o.workerId().orElse(null);
+        o.partitionList().check(queue.partitions()); // an exception of worker(), before anything starts
+        this.partitions = o.partitionList().packed();
         this.idleNanos = o.idleTimeout().map(Duration::toNanos).orElse(0L);
         this.signals = o.handleSignals();
         this.onError = o.onError().orElse(null);
@@ -267,7 +270,8 @@ public final class Worker implements AutoCloseable {
             while (isRunning()) {
                 Optional<Lease> got;
                 try {
-                    got = queue.claimNative(workerId, visibility, minPriority, maxEvents, claimSlice(), cancel);
+                    got = queue.claimNative(workerId, visibility, minPriority, maxEvents, claimSlice(), cancel,
+                            partitions);
                     errorDelay = 100;
                 } catch (CancelledException e) {
                     return; // stop() cancelled the wait

@@ -36,6 +36,7 @@ class SafetyTest extends QueueTestBase {
         closedError("lease", lease::group);
         closedError("lease", lease::event);
         closedError("lease", lease::attempts);
+        closedError("lease", lease::partition);
         closedError("lease", lease::deadline);
         closedError("lease", lease::events);
         closedError("lease", lease::text);
@@ -65,6 +66,8 @@ class SafetyTest extends QueueTestBase {
         closedError("queue", q2::drop);
         closedError("queue", q2::interrupt);
         closedError("queue", q2::now);
+        closedError("queue", q2::partitions);
+        closedError("queue", () -> q2.claim(C.partitions(0)));
         closedError("queue", () -> q2.purgeGroup("g"));
         closedError("queue", () -> q2.setMaxAttempts(1));
         closedError("queue", () -> q2.peek(1));
@@ -91,6 +94,7 @@ class SafetyTest extends QueueTestBase {
 
         c2.close();
         closedError("client", () -> c2.queue(db, "q"));
+        closedError("client", () -> c2.queue(db, "q", QueueOptions.defaults()));
         closedError("client", c2::writeConcernErrors);
         closedError("client", c2::commandCount);
 
