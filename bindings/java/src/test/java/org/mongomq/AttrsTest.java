@@ -68,7 +68,7 @@ class AttrsTest extends QueueTestBase {
         List<StoredEvent> peeked = queue.peek("b", 10);
         assertEquals(3, peeked.size());
         for (int i = 0; i < 3; i++) {
-            assertEquals(first + i, peeked.get(i).seq());
+            assertEquals(later(first, i), peeked.get(i).seq());
             sameAttrs(batchAttrs.get(i), peeked.get(i).attrs(), "peek " + i);
         }
         Lease l = must(queue.claim(C.maxEvents(3)));

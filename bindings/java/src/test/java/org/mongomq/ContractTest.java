@@ -60,9 +60,12 @@ class ContractTest extends QueueTestBase {
         queue.publish("A", b("a2"));
         queue.publish("B", b("b1"));
         Lease first = must(queue.claim());
-        assertEquals("A", first.group());
+        // A waited longest; with P partitions a claim starts at the next partition in
+        // turn, so the first claim may take B (both lines are claimed all the same).
+        if (PARTITIONS == 1) assertEquals("A", first.group());
         Lease second = must(queue.claim());
-        assertEquals("B", second.group(), "while A is leased the next claim gets B");
+        assertEquals(Set.of("A", "B"), Set.of(first.group(), second.group()),
+                "while one group is leased the next claim gets the other");
         assertFalse(queue.claim().isPresent(), "A (still leased, one event left) and B are held");
     }
 
@@ -85,7 +88,17 @@ class ContractTest extends QueueTestBase {
             order.add(s(l.event()));
             queue.ack(l);
         }
-        assertEquals(List.of("a0", "b0", "a1", "b1", "a2", "b2"), order);
+        if (PARTITIONS == 1) {
+            assertEquals(List.of("a0", "b0", "a1", "b1", "a2", "b2"), order);
+        } else {
+            // Round-robin holds within each partition, and a claim starts at the next
+            // partition in turn (include/mongomq.h): the order across groups of two
+            // partitions is not one line's (of 4: A is in partition 1, B in 0). What holds:
+            // each group in publish order, and every claim got a lease until both drained.
+            assertEquals(List.of("a0", "a1", "a2"), order.stream().filter(e -> e.startsWith("a")).toList());
+            assertEquals(List.of("b0", "b1", "b2"), order.stream().filter(e -> e.startsWith("b")).toList());
+        }
+        assertFalse(queue.claim().isPresent());
     }
 
     @Test
@@ -177,12 +190,12 @@ class ContractTest extends QueueTestBase {
     void unclaimKeepsAttempts() {
         long a = queue.publish("A", b("a"));
         long bSeq = queue.publish("B", b("b"));
-        Lease first = must(queue.claim());
+        Lease first = must(queue.claim(in("A"))); // with P partitions, A's line is its partition's
         assertEquals("A", first.group());
         assertEquals(1, first.attempts());
         queue.unclaim(first); // no handler ran
         assertThrows(LeaseLostException.class, () -> queue.unclaim(first), "the lease is finished");
-        Lease again = must(queue.claim());
+        Lease again = must(queue.claim(in("A")));
         assertEquals("A", again.group(), "A kept its place in line, ahead of B");
         assertEquals(a, again.seq());
         assertEquals(1, again.attempts(), "the give-back was not a delivery");
@@ -259,19 +272,33 @@ class ContractTest extends QueueTestBase {
             assertEquals(10, batch.size());
             first = queue.publish(batch);
         }
+        // With one partition the seqs are consecutive in add order and a, first in line,
+        // is claimed first; with P they are unique and increase within each group, the
+        // first one a's (its first event's), and either group may be claimed first.
+        Set<Long> seqs = new HashSet<>();
         Lease l = must(queue.claim(C.maxEvents(5)));
-        assertEquals("a", l.group());
+        if (PARTITIONS == 1) assertEquals("a", l.group());
+        int off = l.group().equals("a") ? 0 : 1;
         assertEquals(5, l.count());
         for (int k = 0; k < 5; k++) {
-            assertEquals(first + 2L * k, l.seq(k), "seqs are consecutive in add order");
-            assertEquals("e" + 2 * k, s(l.event(k)));
+            if (PARTITIONS == 1) assertEquals(first + 2L * k + off, l.seq(k), "seqs are consecutive in add order");
+            else if (k > 0) assertTrue(l.seq(k) > l.seq(k - 1), "seqs increase within the group");
+            assertEquals("e" + (2 * k + off), s(l.event(k)));
+            seqs.add(l.seq(k));
         }
         queue.ack(l);
         assertEquals(5, queue.stats().messages());
         Lease rest = must(queue.claim(C.maxEvents(10)));
-        assertEquals("b", rest.group());
+        assertEquals(off == 0 ? "b" : "a", rest.group());
         assertEquals(5, rest.count());
-        assertEquals(first + 1, rest.seq());
+        if (PARTITIONS == 1) assertEquals(first + 1, rest.seq());
+        for (int k = 0; k < 5; k++) {
+            assertEquals("e" + (2 * k + 1 - off), s(rest.event(k)));
+            if (k > 0) assertTrue(rest.seq(k) > rest.seq(k - 1), "seqs increase within the group");
+            seqs.add(rest.seq(k));
+        }
+        assertEquals(first, (off == 0 ? l : rest).seq(), "the batch's first seq is its first event's");
+        assertEquals(10, seqs.size(), "10 distinct seqs");
     }
 
     @Test
@@ -394,8 +421,14 @@ class ContractTest extends QueueTestBase {
         long e1 = queue.publish("E", new byte[0]);
 
         List<StoredEvent> all = queue.peek(10);
-        assertEquals(List.of(a1, a2, s1, e1), all.stream().map(StoredEvent::seq).toList());
-        StoredEvent first = all.get(0);
+        // Lowest seq first: publish order with one partition, not across groups with P.
+        List<Long> bySeq = new ArrayList<>(List.of(a1, a2, s1, e1));
+        java.util.Collections.sort(bySeq);
+        if (PARTITIONS == 1) assertEquals(List.of(a1, a2, s1, e1), bySeq);
+        assertEquals(bySeq, all.stream().map(StoredEvent::seq).toList());
+        Map<Long, StoredEvent> peeked = new java.util.HashMap<>();
+        for (StoredEvent e : all) peeked.put(e.seq(), e);
+        StoredEvent first = peeked.get(a1);
         assertEquals("A", first.group());
         assertEquals(2, first.priority());
         assertEquals(0, first.attempts());
@@ -404,19 +437,19 @@ class ContractTest extends QueueTestBase {
         assertTrue(Math.abs(Duration.between(first.publishedAt(), queue.now()).toSeconds()) < 60, "published on the queue clock");
         assertTrue(first.notBefore().isEmpty());
         assertTrue(first.deadAt().isEmpty());
-        assertArrayEquals(bin, all.get(1).event(), "binary bytes (NUL, 0xff) come back exactly");
-        assertEquals("scheduled \u00e9", s(all.get(2).event()), "non-ASCII text comes back as its UTF-8");
-        assertEquals(1, all.get(2).priority());
-        assertTrue(all.get(2).notBefore().isPresent(), "a scheduled event has notBefore");
-        assertTrue(Math.abs(Duration.between(all.get(2).notBefore().get(), later).toMillis()) < 5);
-        assertArrayEquals(new byte[0], all.get(3).event(), "an empty event");
+        assertArrayEquals(bin, peeked.get(a2).event(), "binary bytes (NUL, 0xff) come back exactly");
+        assertEquals("scheduled \u00e9", s(peeked.get(s1).event()), "non-ASCII text comes back as its UTF-8");
+        assertEquals(1, peeked.get(s1).priority());
+        assertTrue(peeked.get(s1).notBefore().isPresent(), "a scheduled event has notBefore");
+        assertTrue(Math.abs(Duration.between(peeked.get(s1).notBefore().get(), later).toMillis()) < 5);
+        assertArrayEquals(new byte[0], peeked.get(e1).event(), "an empty event");
 
         // One group, the limit, nothing claimed.
         assertEquals(List.of(a1, a2), queue.peek("A", 10).stream().map(StoredEvent::seq).toList());
         assertEquals(List.of(a1), queue.peek("A", 1).stream().map(StoredEvent::seq).toList());
         assertEquals(2, queue.peek(2).size());
         assertTrue(queue.peek("nobody", 5).isEmpty());
-        Lease l = must(queue.claim());
+        Lease l = must(queue.claim(in("A")));
         assertEquals(a1, l.seq(), "peek claimed nothing");
         queue.nack(l);
         StoredEvent head = queue.peek("A", 1).get(0);
@@ -473,7 +506,7 @@ class ContractTest extends QueueTestBase {
         queue.publish("g", b("1"));
         queue.publish("g", b("2"));
         queue.publish("other", b("3"));
-        Lease held = must(queue.claim());
+        Lease held = must(queue.claim(in("g")));
         assertEquals("g", held.group());
         queue.purgeGroup("g");
         assertThrows(LeaseLostException.class, () -> queue.ack(held));
@@ -490,7 +523,8 @@ class ContractTest extends QueueTestBase {
         assertEquals(0, st.groups().total());
         assertTrue(st.oldestMessageAge().isEmpty(), "no events: no oldest age (JSON null)");
         assertFalse(queue.claim().isPresent());
-        assertEquals(1, queue.publish("g", b("y")));
+        // Seq 1, the first of partition 0; with P partitions g's first is its partition's, k + 1.
+        assertEquals(MongoMqQueue.groupPartition("g", PARTITIONS) + 1, queue.publish("g", b("y")));
     }
 
     @Test
@@ -806,23 +840,23 @@ class ContractTest extends QueueTestBase {
         assertEquals("mongodb://h:1/db?maxPoolSize=1", withOption("mongodb://h:1/db", "maxPoolSize=1"));
         assertEquals("mongodb://h:1/?w=1&maxPoolSize=1", withOption("mongodb://h:1/?w=1", "maxPoolSize=1"));
         String small = withOption(uri(), "maxPoolSize=1");
-        try (Client c = Client.connect(small); MongoMqQueue q = bounded("queue open", () -> c.queue(db, "q"))) {
+        try (Client c = Client.connect(small); MongoMqQueue q = bounded("queue open", () -> c.queue(db, "q", QUEUE))) {
             bounded("publish", () -> q.publish("a", b("a1")));
             long b1 = bounded("batch publish", () -> {
                 try (Batch batch = new Batch()) {
                     batch.add("a", b("a2")).add("b", b("b1")).add("b", b("b2"));
-                    return q.publish(batch) + 1;
+                    return q.publishWith(batch).get(1).seq();
                 }
             });
-            Lease l1 = bounded("claim", () -> must(q.claim()));
+            Lease l1 = bounded("claim", () -> must(q.claim(in("a"))));
             assertEquals("a1", s(l1.event()));
             bounded("extend", () -> q.extend(l1, VIS));
             bounded("nack", () -> q.nack(l1, Duration.ZERO));
-            Lease l2 = bounded("batch claim", () -> must(q.claim(C.maxEvents(2))));
+            Lease l2 = bounded("batch claim", () -> must(q.claim(in(C.maxEvents(2), "a"))));
             assertEquals(List.of("a1", "a2"), l2.events().stream().map(QueueTestBase::s).toList());
             assertEquals(2, l2.attempts());
             bounded("unclaim", () -> q.unclaim(l2));
-            Lease l3 = bounded("waiting claim", () -> must(q.claim(C.maxEvents(2).wait(Duration.ofSeconds(10)))));
+            Lease l3 = bounded("waiting claim", () -> must(q.claim(in(C.maxEvents(2).wait(Duration.ofSeconds(10)), "a"))));
             assertEquals(List.of("a", 2, 2), List.of(l3.group(), l3.count(), l3.attempts()));
             bounded("ack", () -> q.ack(l3));
 
@@ -867,8 +901,12 @@ class ContractTest extends QueueTestBase {
         Map<Long, String> groupOf = new ConcurrentHashMap<>();
         try (Batch batch = new Batch()) {
             for (int i = 0; i < events; i++) batch.add("g" + (i % groups), b("e" + i), P.priority(i % 5));
-            long first = queue.publish(batch);
-            for (int i = 0; i < events; i++) groupOf.put(first + i, "g" + (i % groups));
+            List<Published> out = queue.publishWith(batch);
+            for (int i = 0; i < events; i++) {
+                if (PARTITIONS == 1) assertEquals(out.get(0).seq() + i, out.get(i).seq(), "consecutive seqs");
+                groupOf.put(out.get(i).seq(), "g" + (i % groups));
+            }
+            assertEquals(events, groupOf.size(), "distinct seqs");
         }
         Map<Long, Integer> acked = new ConcurrentHashMap<>();
         Map<String, List<Long>> ackOrder = new ConcurrentHashMap<>();

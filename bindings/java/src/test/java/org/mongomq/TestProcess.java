@@ -188,7 +188,11 @@ public final class TestProcess {
      * next SIGTERM ends the process (143).
      */
     private static void signals(String uri, String db) throws Exception {
-        try (Client c = Client.connect(uri); MongoMqQueue q = c.queue(db, "q")) {
+        // The test's queue, with its partitions (QueueTestBase.PARTITIONS, read here
+        // without JUnit on the classpath).
+        String p = System.getenv("MONGOMQ_TEST_PARTITIONS");
+        QueueOptions opts = QueueOptions.defaults().partitions(p == null || p.isEmpty() ? 1 : Integer.parseInt(p));
+        try (Client c = Client.connect(uri); MongoMqQueue q = c.queue(db, "q", opts)) {
             for (int run = 1; run <= 2; run++) {
                 q.publish("g", ("run " + run).getBytes(StandardCharsets.UTF_8));
                 q.work(WorkerOptions.defaults().concurrency(2).handleSignals(true), lease -> {

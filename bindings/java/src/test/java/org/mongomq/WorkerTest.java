@@ -134,9 +134,11 @@ class WorkerTest extends QueueTestBase {
         CountDownLatch running = new CountDownLatch(1);
         AtomicBoolean finished = new AtomicBoolean();
         AtomicInteger handled = new AtomicInteger();
+        List<String> ran = Collections.synchronizedList(new ArrayList<>());
         List<Throwable> errors = Collections.synchronizedList(new ArrayList<>());
         Worker w = queue.worker(WorkerOptions.defaults().concurrency(1).onError(errors::add), lease -> {
             handled.incrementAndGet();
+            ran.add(s(lease.event()));
             running.countDown();
             Thread.sleep(1000);
             finished.set(true);
@@ -152,7 +154,9 @@ class WorkerTest extends QueueTestBase {
         assertEquals(1, handled.get(), "no claim after the stop");
         assertEquals(List.of(), errors);
         assertEquals(1, queue.stats().messages(), "the running handler's event was acked, the other left");
-        assertEquals("second", s(must(queue.claim()).event()));
+        // a waited longest; with P partitions the first claim may start at b's partition.
+        if (PARTITIONS == 1) assertEquals(List.of("first"), ran);
+        assertEquals(ran.equals(List.of("first")) ? "second" : "first", s(must(queue.claim()).event()));
     }
 
     @Test
