@@ -291,7 +291,10 @@ MQ_API void mq_batch_destroy(mq_batch *batch);
 
 /* Publishes every event of the batch, whatever its size, in 3 server commands: one
  * $inc of the counter by the batch's size, one insertMany, one unordered bulk of
- * lock upserts. Seqs follow add order: *first_seq, first_seq + 1, ... An empty batch
+ * lock upserts. Seqs follow add order: *first_seq, first_seq + 1, ... (with P > 1
+ * partitions: one $inc per partition the batch's groups fall in, *first_seq is the
+ * first event's, and each event's seq is mq_batch_outcome's: see "Partitioned
+ * queues"). An empty batch
  * is MQ_ERR_ARG. With dedup keys (mq_batch_add_with): MQ_DUPLICATE when some event's
  * key was taken (it was not added; 1 command more), and mq_batch_outcome says, per
  * event, whether it was added and its seq (a duplicate's seq is not first_seq + i). A batch may be published again (new
