@@ -437,16 +437,16 @@ MQ_API mq_status mq_batch_add_with(mq_batch *batch, const char *group_id, const 
 
 #define MQ_CLAIM_OPTS_VERSION 2 /* 2 (0.8.0) added partitions; version 1 callers keep working */
 typedef struct mq_claim_opts {
-    unsigned int version;  /* MQ_CLAIM_OPTS_VERSION */
-    const char *worker_id; /* NULL: "host:pid" */
-    double visibility_s;   /* > 0, finite; default 30 */
-    int min_priority;      /* 0..4, default 0 */
-    size_t max_events;     /* 1..MQ_BATCH_MAX, default 1 (a batch lease when > 1) */
-    double timeout_s;      /* >= 0, finite; default 0: don't wait */
-    mq_cancel *cancel;     /* NULL: none */
-    const int *partitions; /* version 2. NULL: every partition of the queue; else partition_count
-                            * distinct partitions in 0..mq_queue_partitions - 1, the only ones this
-                            * claim takes from (see "Partitioned queues"); copied */
+    unsigned int version;   /* MQ_CLAIM_OPTS_VERSION */
+    const char *worker_id;  /* NULL: "host:pid" */
+    double visibility_s;    /* > 0, finite; default 30 */
+    int min_priority;       /* 0..4, default 0 */
+    size_t max_events;      /* 1..MQ_BATCH_MAX, default 1 (a batch lease when > 1) */
+    double timeout_s;       /* >= 0, finite; default 0: don't wait */
+    mq_cancel *cancel;      /* NULL: none */
+    const int *partitions;  /* version 2. NULL: every partition of the queue; else partition_count
+                             * distinct partitions in 0..mq_queue_partitions - 1, the only ones this
+                             * claim takes from (see "Partitioned queues"); copied */
     size_t partition_count; /* 0 with partitions NULL; else 1..mq_queue_partitions */
 } mq_claim_opts;
 #define MQ_CLAIM_OPTS_INIT \

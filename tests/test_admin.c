@@ -170,10 +170,11 @@ static int64_t publish_without_lock(tq *t, const char *group, int priority, doub
 
 static void stats_of_an_empty_queue(void **state) {
     tq *t = *state;
-    expect_stats(
-        t, "{\"dead\":0,\"groups\":{\"leased\":0,\"parked\":0,\"paused\":0,\"ready\":0,\"total\":0}," HANDLE_IDLE
-           ",\"messages\":0,"
-           "\"now\":1000000000.0,\"oldest_message_age_s\":null,\"partitions\":1," NO_PRIORITIES ",\"published\":0,\"queue\":\"%s.mq\"}");
+    expect_stats(t,
+                 "{\"dead\":0,\"groups\":{\"leased\":0,\"parked\":0,\"paused\":0,\"ready\":0,\"total\":0}," HANDLE_IDLE
+                 ",\"messages\":0,"
+                 "\"now\":1000000000.0,\"oldest_message_age_s\":null,\"partitions\":1," NO_PRIORITIES
+                 ",\"published\":0,\"queue\":\"%s.mq\"}");
 }
 
 /* Groups at priorities 0, 1 (scheduled), 2 and 4: one ready, one leased, one leased
@@ -461,10 +462,11 @@ static void drop_removes_the_queue(void **state) {
     mq_lease_destroy(lease);
 
     /* The handle stays valid and the queue starts afresh. */
-    expect_stats(
-        t, "{\"dead\":0,\"groups\":{\"leased\":0,\"parked\":0,\"paused\":0,\"ready\":0,\"total\":0}," HANDLE_IDLE
-           ",\"messages\":0,"
-           "\"now\":1000000000.0,\"oldest_message_age_s\":null,\"partitions\":1," NO_PRIORITIES ",\"published\":0,\"queue\":\"%s.mq\"}");
+    expect_stats(t,
+                 "{\"dead\":0,\"groups\":{\"leased\":0,\"parked\":0,\"paused\":0,\"ready\":0,\"total\":0}," HANDLE_IDLE
+                 ",\"messages\":0,"
+                 "\"now\":1000000000.0,\"oldest_message_age_s\":null,\"partitions\":1," NO_PRIORITIES
+                 ",\"published\":0,\"queue\":\"%s.mq\"}");
     assert_int_equal(tq_publish(t, "g", "again", 0), 1);
     lease = tq_claim(t, 30, 0);
     assert_int_equal(mq_lease_seq(lease), 1);
