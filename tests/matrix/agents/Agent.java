@@ -39,6 +39,7 @@ import org.mongomq.Lease;
 import org.mongomq.LeaseLostException;
 import org.mongomq.MongoMqQueue;
 import org.mongomq.PublishOptions;
+import org.mongomq.QueueOptions;
 import org.mongomq.Worker;
 import org.mongomq.WorkerOptions;
 import org.mongomq.otel.MongoMqTelemetry;
@@ -214,6 +215,17 @@ public class Agent {
         }
     }
 
+    /**
+     * popen DB PREFIX P: a handle of P partitions in place of the one the agent had (kept
+     * when the open fails), which every later command on DB PREFIX uses.
+     */
+    static MongoMqQueue popen(String db, String prefix, int partitions) {
+        MongoMqQueue q = client.queue(db, prefix, QueueOptions.defaults().partitions(partitions));
+        MongoMqQueue old = queues.put(db + " " + prefix, q);
+        if (old != null && old != heldQ) old.close();
+        return q;
+    }
+
     static String handle(String[] w) throws InterruptedException {
         if (w[0].equals("tpublish")) return tpublish(w);
         if (w[0].equals("twork")) return twork(w);
@@ -222,6 +234,7 @@ public class Agent {
             held = null;
             return "ok " + st;
         }
+        if (w[0].equals("popen")) return "ok " + popen(w[1], w[2], Integer.parseInt(w[3])).partitions();
         MongoMqQueue q = queues.computeIfAbsent(w[1] + " " + w[2], k -> client.queue(w[1], w[2]));
         switch (w[0]) {
             case "publish": {

@@ -76,6 +76,31 @@ static mq_queue *queue(const char *db, const char *prefix, mq_error *err) {
     return q;
 }
 
+/* popen: a handle of P partitions on DB PREFIX in place of the one the agent had,
+ * which stays when the open fails. */
+static int popen_queue(const char *db, const char *prefix, int partitions, mq_error *err) {
+    mq_queue_opts opts = MQ_QUEUE_OPTS_INIT;
+    opts.partitions = partitions;
+    mq_queue *q = NULL;
+    if (mq_queue_new_with(client, db, prefix, &opts, &q, err) != MQ_OK) return 0;
+    for (int i = 0; i < nqueues; i++)
+        if (!strcmp(queues[i].db, db) && !strcmp(queues[i].prefix, prefix)) {
+            if (queues[i].q != held_q) mq_queue_destroy(queues[i].q); /* a held lease's queue stays */
+            queues[i].q = q;
+            return 1;
+        }
+    if (nqueues == 64) {
+        mq_queue_destroy(q);
+        err->status = MQ_ERR_ARG;
+        snprintf(err->message, sizeof err->message, "the agent holds 64 queues already");
+        return 0;
+    }
+    queues[nqueues].db = strdup(db);
+    queues[nqueues].prefix = strdup(prefix);
+    queues[nqueues++].q = q;
+    return 1;
+}
+
 /* The protocol's ATTRS: KEYHEX=VALUEHEX joined by ';', '-' for none. */
 static void put_attrs(const mq_lease *l) {
     size_t n = mq_lease_attr_count(l, 0);
@@ -165,6 +190,12 @@ static int handle(char **w, int n) {
     if (n < 3) {
         put("err bad line");
         return 0;
+    }
+    if (!strcmp(w[0], "popen") && n == 4) {
+        if (!popen_queue(w[1], w[2], atoi(w[3]), &err)) return fail("popen", err.status, &err);
+        snprintf(buf, sizeof buf, "ok %d", mq_queue_partitions(queue(w[1], w[2], &err)));
+        put(buf);
+        return 1;
     }
     mq_queue *q = queue(w[1], w[2], &err);
     if (!q) return fail("queue", err.status, &err);

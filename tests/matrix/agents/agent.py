@@ -86,6 +86,9 @@ if HAREL:
 
     def drop(q):
         pass  # the driver drops the whole database at the end
+
+    def popen(db, prefix, partitions):
+        raise RuntimeError("harel has no partitions")  # its schema is one partition's
 else:
     from datetime import timedelta
 
@@ -124,6 +127,16 @@ else:
 
     def drop(q):
         q.drop()
+
+    def popen(db, prefix, partitions):
+        """A handle of `partitions` partitions in place of the one we had (kept when the
+        open fails): what every later command on db prefix uses."""
+        q = client.queue(db, prefix, partitions=partitions)
+        old = queues.get((db, prefix))
+        queues[db, prefix] = q
+        if old is not None and (held is None or held[0] is not old):
+            old.close()
+        return q.partitions
 
     traced = {}  # (db, prefix) -> a queue of its own whose telemetry is set
     tracing = None
@@ -214,6 +227,8 @@ def handle(words):
         q, lease = held
         held = None
         return "ok " + ack(q, lease)
+    if op == "popen":
+        return "ok %d" % popen(words[1], words[2], int(words[3]))
     q = queue(words[1], words[2])
     args = words[3:]
     if op == "publish":
