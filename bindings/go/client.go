@@ -4,6 +4,8 @@
 package mongomq
 
 import (
+	"fmt"
+	"math"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -121,9 +123,27 @@ func (c *Client) WriteConcernErrors() uint64 {
 // Queue opens the queue {db}.{prefix}_*: db "" is "mongomq", prefix "" is "mq". It
 // creates the indexes and measures the server's clock, so this is where an
 // unreachable server is reported (ErrConnect). The Queue keeps the Client alive
-// until the Queue is closed.
+// until the Queue is closed. It is QueueWith with the default options: a queue
+// made with more than one partition is ErrInvalidArgument here (open it with its
+// Partitions).
 func (c *Client) Queue(db, prefix string) (*Queue, error) {
-	const op = "Queue"
+	return c.queue("Queue", db, prefix, QueueOptions{})
+}
+
+// QueueWith is Queue with options (see QueueOptions): with Partitions > 1 it opens a
+// partitioned queue (creating its record of partitions the first time).
+func (c *Client) QueueWith(db, prefix string, opts QueueOptions) (*Queue, error) {
+	return c.queue("QueueWith", db, prefix, opts)
+}
+
+func (c *Client) queue(op, db, prefix string, opts QueueOptions) (*Queue, error) {
+	partitions := opts.Partitions
+	if partitions == 0 {
+		partitions = 1
+	}
+	if partitions < math.MinInt32 || partitions > math.MaxInt32 {
+		return nil, argError(op, fmt.Sprintf("partitions is %d, outside 1..%d (PartitionsMax)", partitions, PartitionsMax))
+	}
 	if c == nil {
 		return nil, closedError(op, "client")
 	}
@@ -150,7 +170,7 @@ func (c *Client) Queue(db, prefix string) (*Queue, error) {
 	if prefix == "" {
 		prefix = "mq"
 	}
-	err := call(op, func(e raw.Struct_SS_mq_error) { raw.Mq_queue_new(cc, db, prefix, &q, e) })
+	err := call(op, func(e raw.Struct_SS_mq_error) { raw.Mqs_queue_new_with(cc, db, prefix, partitions, &q, e) })
 	if err != nil {
 		if q != 0 {
 			raw.Mqs_queue_destroy(q)
@@ -158,7 +178,7 @@ func (c *Client) Queue(db, prefix string) (*Queue, error) {
 		c.release()
 		return nil, err
 	}
-	queue := &Queue{client: c, q: q, name: db + "." + prefix}
+	queue := &Queue{client: c, q: q, name: db + "." + prefix, partitions: raw.Mq_queue_partitions(q)}
 	liveQueues.Add(1)
 	runtime.SetFinalizer(queue, (*Queue).Close)
 	return queue, nil

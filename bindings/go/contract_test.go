@@ -71,6 +71,12 @@ func TestContract(t *testing.T) {
 		{"wait_cancel_one", waitCancelOne},
 		{"interrupt_stops_all", interruptStopsAll},
 
+		{"partitions_open", partitionsOpen},
+		{"partitions_group_hash", partitionsGroupHash},
+		{"partitions_fifo", partitionsFifo},
+		{"partitions_claim_subset", partitionsClaimSubset},
+		{"partitions_wait_hint", partitionsWaitHint},
+
 		{"error_bad_argument", errorBadArgument},
 		{"error_connect", errorConnect},
 		{"error_lease_lost_type", errorLeaseLostType},

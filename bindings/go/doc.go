@@ -25,6 +25,12 @@
 //	seq, err := queue.Publish("customer-17", event, mongomq.PublishOptions{Attrs: []mongomq.Attr{{Key: "tenant.id", Value: "t-42"}}})
 //	tenant, ok := lease.Attr("tenant.id")
 //
+// A queue may be spread over partitions (0.8.0), each group in the partition
+// GroupPartition gives it; a claim or a worker may take from some of them only:
+//
+//	queue, err := client.QueueWith("shop", "orders", mongomq.QueueOptions{Partitions: 4})
+//	lease, err := queue.Claim(ctx, mongomq.ClaimOptions{Partitions: []int{1}, Wait: 5 * time.Second})
+//
 // Tracing and metrics (issue 22) plug in through the Telemetry interface; the
 // OpenTelemetry implementation is the module
 // github.com/mongomq/mongomq/bindings/go/otelmongomq, so this package depends on

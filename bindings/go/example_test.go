@@ -270,3 +270,56 @@ func ExampleSetLogHandler() {
 	})
 	defer mongomq.SetLogHandler(nil) // silence libmongoc
 }
+
+// A queue of 4 partitions: each group's partition, a claim and a worker that take
+// from some partitions only, and the queue refused with another number of them.
+func ExampleClient_QueueWith() {
+	client, err := mongomq.Connect(os.Getenv("MONGOMQ_TEST_URI"))
+	if err != nil {
+		panic(err)
+	}
+	defer client.Close()
+	b := make([]byte, 6)
+	_, _ = rand.Read(b)
+	db := "mqt_go_example_" + hex.EncodeToString(b)
+
+	queue, err := client.QueueWith(db, "orders", mongomq.QueueOptions{Partitions: 4})
+	if err != nil {
+		panic(err)
+	}
+	defer func() { _ = queue.Drop(); _ = queue.Close() }()
+	fmt.Println(queue.Partitions())
+
+	k, _ := mongomq.GroupPartition("customer-17", queue.Partitions()) // 1, in every language
+	for _, group := range []string{"customer-17", "b"} {              // b is in partition 0
+		if _, err := queue.Publish(group, []byte(`{"order":1}`), mongomq.PublishOptions{}); err != nil {
+			panic(err)
+		}
+	}
+	lease, err := queue.Claim(context.Background(), mongomq.ClaimOptions{Partitions: []int{k}, Wait: 5 * time.Second})
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(lease.Group(), lease.Partition())
+	if err := queue.Ack(lease); err != nil {
+		panic(err)
+	}
+
+	w, err := queue.Worker(mongomq.WorkOptions{Partitions: []int{0}, IdleTimeout: 500 * time.Millisecond},
+		func(_ context.Context, l *mongomq.Lease) error {
+			fmt.Println("handled", l.Group(), l.Partition())
+			return nil
+		})
+	if err != nil {
+		panic(err)
+	}
+	_ = w.Wait() // it stops by itself once idle
+
+	_, err = client.Queue(db, "orders") // one partition, the default
+	fmt.Println(errors.Is(err, mongomq.ErrInvalidArgument))
+	// Output:
+	// 4
+	// customer-17 1
+	// handled b 0
+	// true
+}

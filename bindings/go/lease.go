@@ -32,13 +32,14 @@ type Lease struct {
 	mu sync.RWMutex // read lock: a call using l; write lock: destroying it
 	l  raw.Struct_SS_mq_lease
 
-	seq      int64
-	group    string
-	token    string
-	attempts int
-	seqs     []int64
-	events   [][]byte
-	attrs    [][]Attr // per event, nil for none (0.7.0)
+	seq       int64
+	group     string
+	token     string
+	attempts  int
+	partition int
+	seqs      []int64
+	events    [][]byte
+	attrs     [][]Attr // per event, nil for none (0.7.0)
 
 	dmu      sync.Mutex
 	deadline float64 // epoch seconds on the queue clock
@@ -47,15 +48,16 @@ type Lease struct {
 func newLease(l raw.Struct_SS_mq_lease) *Lease {
 	n := int(raw.Mq_lease_count(l))
 	lease := &Lease{
-		l:        l,
-		seq:      raw.Mq_lease_seq(l),
-		group:    raw.Mq_lease_group(l),
-		token:    raw.Mq_lease_token(l),
-		attempts: raw.Mq_lease_attempts(l),
-		deadline: raw.Mq_lease_deadline(l),
-		seqs:     make([]int64, n),
-		events:   make([][]byte, n),
-		attrs:    make([][]Attr, n),
+		l:         l,
+		seq:       raw.Mq_lease_seq(l),
+		group:     raw.Mq_lease_group(l),
+		token:     raw.Mq_lease_token(l),
+		attempts:  raw.Mq_lease_attempts(l),
+		partition: raw.Mq_lease_partition(l),
+		deadline:  raw.Mq_lease_deadline(l),
+		seqs:      make([]int64, n),
+		events:    make([][]byte, n),
+		attrs:     make([][]Attr, n),
 	}
 	for i := 0; i < n; i++ {
 		lease.seqs[i] = raw.Mq_lease_seq_at(l, int64(i))
@@ -81,6 +83,15 @@ func (l *Lease) Group() string {
 		return ""
 	}
 	return l.group
+}
+
+// Partition is the partition of the lease's group: GroupPartition(Group(),
+// q.Partitions()), 0 in a queue of one partition (0.8.0).
+func (l *Lease) Partition() int {
+	if l == nil {
+		return 0
+	}
+	return l.partition
 }
 
 // Token is the lease's fencing token ("worker:random"): the lock carries it while

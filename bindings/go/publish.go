@@ -151,12 +151,14 @@ type Message struct {
 }
 
 // PublishBatch publishes every message in 3 server commands, whatever their number
-// (1..BatchMax), and returns the first sequence number: the messages get first,
-// first+1, ... in order. A group the batch creates starts parked until its first
-// event's NotBefore when that one is scheduled. A message whose DedupKey was taken
-// (by an earlier publish, or by an earlier message of the batch) is not added (1
-// command more) and its first+i is left unused; PublishBatchWith says, per message,
-// which were added and the seq of each.
+// (1..BatchMax), and returns the first sequence number: on a queue of one partition
+// the messages get first, first+1, ... in order (on a partitioned queue each
+// partition's counter numbers its own: first is the first message's seq, and
+// PublishBatchWith gives each one's). A group the batch creates starts parked until
+// its first event's NotBefore when that one is scheduled. A message whose DedupKey
+// was taken (by an earlier publish, or by an earlier message of the batch) is not
+// added (1 command more) and its first+i is left unused; PublishBatchWith says, per
+// message, which were added and the seq of each.
 func (q *Queue) PublishBatch(messages []Message) (int64, error) {
 	first, _, err := q.publishBatch(context.Background(), "PublishBatch", messages, false)
 	return first, err

@@ -33,8 +33,9 @@ const DefaultVisibility = 30 * time.Second
 // finalizer closes an unreachable one, as a safety net only); every call on a
 // closed Queue returns ErrClosed.
 type Queue struct {
-	client *Client
-	name   string
+	client     *Client
+	name       string
+	partitions int // fixed at open (partitions.go)
 
 	closing atomic.Bool  // set first by Close: waiting claims then end with ErrClosed
 	mu      sync.RWMutex // read lock: a call on q; write lock: destroying q
@@ -161,6 +162,11 @@ type ClaimOptions struct {
 	// WorkerID names the claimer in the lock documents; "" is the library's
 	// default, "host:pid".
 	WorkerID string
+	// Partitions, on a partitioned queue (QueueOptions.Partitions), are the only
+	// partitions this claim takes from (distinct, each in 0..Partitions()-1; see
+	// GroupPartition); nil or empty: every partition. A claim that waits wakes for
+	// events of these partitions only.
+	Partitions []int
 }
 
 // Claim leases the head event of the due group that has waited longest (up to
@@ -195,6 +201,10 @@ func (q *Queue) Claim(ctx context.Context, opts ClaimOptions) (*Lease, error) {
 	if err := checkPriority(op, "MinPriority", opts.MinPriority); err != nil {
 		return nil, err
 	}
+	parts, err := packPartitions(op, opts.Partitions)
+	if err != nil {
+		return nil, err
+	}
 
 	// One mq_cancel per waiting call, triggered by a goroutine watching ctx; the
 	// goroutine is gone before the cancel is destroyed.
@@ -217,7 +227,6 @@ func (q *Queue) Claim(ctx context.Context, opts ClaimOptions) (*Lease, error) {
 
 	var l raw.SwigcptrStruct_SS_mq_lease
 	var st Status
-	var err error
 	start := time.Now()
 	uerr := q.use(op, func(h raw.Struct_SS_mq_queue) {
 		c := newCerr()
@@ -226,7 +235,8 @@ func (q *Queue) Claim(ctx context.Context, opts ClaimOptions) (*Lease, error) {
 			st, err = StatusNoMemory, &Error{Op: op, Status: StatusNoMemory, Message: "out of memory"}
 			return
 		}
-		raw.Mqs_claim(h, opts.WorkerID, seconds(vis), opts.MinPriority, int64(maxEvents), seconds(opts.Wait), cancel, &l, c.p)
+		raw.Mqs_claim_in(h, opts.WorkerID, seconds(vis), opts.MinPriority, int64(maxEvents), seconds(opts.Wait), cancel,
+			parts, &l, c.p)
 		st = c.status()
 		err = c.err(op)
 	})

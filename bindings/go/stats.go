@@ -25,6 +25,9 @@ type Stats struct {
 	HasOldestMessage bool
 	// Priorities[p] counts the groups and events of priority p (0..4).
 	Priorities [PriorityMax + 1]PriorityStats
+	// Partitions is the queue's number of partitions (0.8.0; Published then sums
+	// every partition's counter).
+	Partitions int
 	// JSON is the library's text, as it was parsed.
 	JSON string
 }
@@ -45,12 +48,13 @@ type PriorityStats struct {
 }
 
 type statsJSON struct {
-	Queue     string  `json:"queue"`
-	Now       float64 `json:"now"`
-	Messages  int64   `json:"messages"`
-	Dead      int64   `json:"dead"`
-	Published int64   `json:"published"`
-	Groups    struct {
+	Queue      string  `json:"queue"`
+	Now        float64 `json:"now"`
+	Messages   int64   `json:"messages"`
+	Dead       int64   `json:"dead"`
+	Published  int64   `json:"published"`
+	Partitions int     `json:"partitions"`
+	Groups     struct {
 		Ready  int64 `json:"ready"`
 		Leased int64 `json:"leased"`
 		Parked int64 `json:"parked"`
@@ -77,11 +81,12 @@ func (q *Queue) Stats() (*Stats, error) {
 		return nil, &Error{Op: op, Status: StatusInternal, Message: "cannot parse the stats JSON: " + err.Error()}
 	}
 	s := &Stats{
-		Queue:     j.Queue,
-		Now:       epochToTime(j.Now),
-		Messages:  j.Messages,
-		Dead:      j.Dead,
-		Published: j.Published,
+		Queue:      j.Queue,
+		Now:        epochToTime(j.Now),
+		Messages:   j.Messages,
+		Dead:       j.Dead,
+		Published:  j.Published,
+		Partitions: j.Partitions,
 		Groups: GroupStats{Ready: j.Groups.Ready, Leased: j.Groups.Leased, Parked: j.Groups.Parked,
 			Paused: j.Groups.Paused, Total: j.Groups.Total},
 		JSON: text,

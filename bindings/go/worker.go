@@ -35,6 +35,11 @@ type WorkOptions struct {
 	MaxAttempts     int           // > 0: set on the queue (SetMaxAttempts), so a head delivered that often goes to the dead letters; default 0, unlimited
 	ShutdownTimeout time.Duration // how long a stop waits for running handlers; default 30 s
 	WorkerID        string        // default: the library's "host:pid"
+	// Partitions are the only partitions of a partitioned queue the worker claims
+	// from (ClaimOptions.Partitions); nil or empty (the default): every partition.
+	// A bad list (a partition outside 0..Partitions()-1, one given twice) is
+	// refused when the run starts.
+	Partitions []int
 	// IdleTimeout > 0 stops the run by itself (gracefully; Work returns nil) once
 	// no lease was claimed for that long while no handler was running: for a
 	// worker that drains a queue and ends. 0 (the default): never.
@@ -151,6 +156,10 @@ func (q *Queue) newRun(ctx context.Context, opts WorkOptions, handler Handler) (
 	if err != nil {
 		return nil, err
 	}
+	if err := checkPartitions(op, o.Partitions, q.Partitions()); err != nil {
+		return nil, err
+	}
+	o.Partitions = append([]int(nil), o.Partitions...) // the caller's slice may change while the run goes on
 	if o.MaxAttempts > 0 {
 		if err := q.SetMaxAttempts(o.MaxAttempts); err != nil {
 			return nil, err

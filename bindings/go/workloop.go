@@ -68,6 +68,7 @@ func (r *workRun) loop() {
 			Wait:        wait,
 			MaxEvents:   r.o.MaxEvents,
 			WorkerID:    r.o.WorkerID,
+			Partitions:  r.o.Partitions,
 		})
 		if err != nil {
 			switch {
