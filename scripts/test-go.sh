@@ -8,7 +8,9 @@
 #      OpenTelemetry side, a module of its own so the core has no dependency):
 #      every contract scenario (TestContract/<name>, the Tracing ones in
 #      otelmongomq; both outputs together checked by scripts/contract-scenarios.py
-#      check go) and the examples;
+#      check go) and the examples; then TestContract of both again with
+#      MONGOMQ_TEST_PARTITIONS=4 (every scenario's queue of 4 partitions), checked
+#      the same way;
 #   4. the README's producer and worker are examples/{producer,worker}/main.go, and a
 #      module outside the repository (a temp dir, `replace` line) builds and runs
 #      them: they must print what the README says;
@@ -86,6 +88,27 @@ cat "$TMP/test.log" "$TMP/test-otel.log" >"$TMP/test-all.log"
 passed=$(grep -c -- '--- PASS: TestContract/' "$TMP/test-all.log" || true)
 echo "test-go: $passed contract scenarios passed"
 python3 "$ROOT/scripts/contract-scenarios.py" check go "$TMP/test-all.log"
+
+echo "== go: the contract scenarios again, on queues of 4 partitions (MONGOMQ_TEST_PARTITIONS=4) =="
+# bindings/CONTRACT.md, "Twice: one partition and four": the test support opens every
+# scenario's queue with MONGOMQ_TEST_PARTITIONS partitions (the Partitions scenarios
+# open their own); TestContract only, in both modules.
+set +e
+MONGOMQ_TEST_PARTITIONS=4 go test -race -count=1 -v -run '^TestContract$' . 2>&1 | tee "$TMP/test-p4.log" |
+    grep -v '^=== \(RUN\|PAUSE\|CONT\)'
+status=${PIPESTATUS[0]}
+set -e
+[[ $status == 0 ]] || { echo "test-go: go test with 4 partitions failed" >&2; exit "$status"; }
+set +e
+(cd otelmongomq && MONGOMQ_TEST_PARTITIONS=4 go test -race -count=1 -v -run '^TestContract$' .) 2>&1 |
+    tee "$TMP/test-otel-p4.log" | grep -v '^=== \(RUN\|PAUSE\|CONT\)'
+status=${PIPESTATUS[0]}
+set -e
+[[ $status == 0 ]] || { echo "test-go: go test (otelmongomq) with 4 partitions failed" >&2; exit "$status"; }
+cat "$TMP/test-p4.log" "$TMP/test-otel-p4.log" >"$TMP/test-all-p4.log"
+passed=$(grep -c -- '--- PASS: TestContract/' "$TMP/test-all-p4.log" || true)
+echo "test-go: $passed contract scenarios passed with 4 partitions"
+python3 "$ROOT/scripts/contract-scenarios.py" check go "$TMP/test-all-p4.log"
 
 echo "== go: the README's examples, from a module outside the repository =="
 # The README's producer and worker are examples/{producer,worker}/main.go: the ```go

@@ -21,7 +21,8 @@ import (
 )
 
 // TestContract runs every scenario of bindings/CONTRACT.md under its name, each on
-// a queue of its own.
+// a queue of its own, with MONGOMQ_TEST_PARTITIONS partitions (helpers_test.go; the
+// Partitions scenarios open their own).
 func TestContract(t *testing.T) {
 	scenarios := []struct {
 		name string
@@ -128,13 +129,18 @@ func oneLeasePerGroup(t *testing.T) {
 	publish(t, q, "A", "a1", 0)
 	publish(t, q, "A", "a2", 0)
 	publish(t, q, "B", "b1", 0)
-	a := claim(t, q, ClaimOptions{})
-	if a.Group() != "A" || string(a.Event()) != "a1" {
-		t.Fatalf("first claim: group %q event %q, want A a1", a.Group(), a.Event())
+	first := claim(t, q, ClaimOptions{})
+	second := claim(t, q, ClaimOptions{})
+	a, b := first, second
+	if q.Partitions() > 1 && first.Group() == "B" {
+		// A and B may be in two partitions: the first claim takes from the turn's.
+		a, b = second, first
+	} else if first.Group() != "A" {
+		t.Fatalf("first claim: group %q, want A (it waited longest)", first.Group())
 	}
-	b := claim(t, q, ClaimOptions{})
-	if b.Group() != "B" {
-		t.Fatalf("second claim while A is leased: group %q, want B", b.Group())
+	if a.Group() != "A" || string(a.Event()) != "a1" || b.Group() != "B" || string(b.Event()) != "b1" {
+		t.Fatalf("two claims: %s %q then %s %q, want A a1 and B b1 (one lease per group)",
+			first.Group(), first.Event(), second.Group(), second.Event())
 	}
 	claimEmpty(t, q, ClaimOptions{})
 	ack(t, q, a)
@@ -169,14 +175,53 @@ func roundRobin(t *testing.T) {
 		publish(t, q, "B", fmt.Sprintf("b%d", i), 0)
 	}
 	var got []string
+	var groups []string
 	for i := 0; i < 6; i++ {
 		l := claim(t, q, ClaimOptions{})
 		got = append(got, l.Group()+":"+string(l.Event()))
+		groups = append(groups, l.Group())
 		ack(t, q, l)
+	}
+	if p := q.Partitions(); p > 1 && partitionOf(t, q, "A")[0] != partitionOf(t, q, "B")[0] {
+		// Round-robin holds within a partition; A and B are in two, and each claim
+		// starts at the next partition in turn: each group's events come in order, and
+		// neither waits through P claims while it has events.
+		wantRotation(t, got, groups, p)
+		return
 	}
 	want := "A:a0 B:b0 A:a1 B:b1 A:a2 B:b2"
 	if strings.Join(got, " ") != want {
 		t.Fatalf("claims %v, want %s", got, want)
+	}
+}
+
+// wantRotation: claims over groups of distinct partitions of a queue of p: each
+// group's events in publish order (<group>:<letter><i>), and a group that still has
+// events is never passed over by p claims in a row.
+func wantRotation(t *testing.T, got, groups []string, p int) {
+	t.Helper()
+	next := map[string]int{}
+	left := map[string]int{}
+	for _, g := range groups {
+		left[g]++
+	}
+	idle := map[string]int{}
+	for i, c := range got {
+		g := groups[i]
+		if want := fmt.Sprintf("%s:%s%d", g, strings.ToLower(g), next[g]); c != want {
+			t.Fatalf("claims %v: claim %d is %s, want %s (the group's order)", got, i, c, want)
+		}
+		next[g]++
+		left[g]--
+		for h := range left {
+			if h == g {
+				idle[h] = 0
+			} else if left[h] > 0 {
+				if idle[h]++; idle[h] >= p {
+					t.Fatalf("claims %v: %s passed over by %d claims in a row (%d partitions)", got, h, idle[h], p)
+				}
+			}
+		}
 	}
 }
 
@@ -303,14 +348,17 @@ func unclaimKeepsAttempts(t *testing.T) {
 	q2 := reopen(t, q)
 	a := publish(t, q, "A", "a", 0)
 	publish(t, q, "B", "b", 0)
-	l := claim(t, q, ClaimOptions{})
+	// "A then B" is an order within a partition: on a partitioned queue the claims
+	// take from A's (B's may be another, whose turn could come first).
+	inA := ClaimOptions{Partitions: partitionOf(t, q, "A")}
+	l := claim(t, q, inA)
 	if l.Group() != "A" || l.Attempts() != 1 {
 		t.Fatalf("first claim: group %q attempts %d, want A 1", l.Group(), l.Attempts())
 	}
 	if err := q.Unclaim(l); err != nil { // no handler ran: not a delivery
 		t.Fatal(err)
 	}
-	l = claim(t, q, ClaimOptions{})
+	l = claim(t, q, inA)
 	if l.Group() != "A" || l.Seq() != a || l.Attempts() != 1 {
 		t.Fatalf("after unclaim: group %q seq %d attempts %d, want A (its place ahead of B) seq %d attempts 1",
 			l.Group(), l.Seq(), l.Attempts(), a)
@@ -386,17 +434,35 @@ func batchPublishClaim(t *testing.T) {
 	for i := 0; i < 10; i++ {
 		msgs = append(msgs, Message{Group: fmt.Sprintf("g%d", i%2), Event: []byte(fmt.Sprintf("e%d", i)), PublishOptions: PublishOptions{Priority: 1}})
 	}
-	first, err := q.PublishBatch(msgs)
+	out, err := q.PublishBatchWith(msgs)
 	if err != nil {
 		t.Fatal(err)
 	}
+	var seqs []int64
+	var groups []string
+	for i, o := range out {
+		seqs = append(seqs, o.Seq)
+		groups = append(groups, msgs[i].Group)
+	}
+	// Consecutive with one partition; with more, g0's and g1's counters are two
+	// partitions' (or one's, interleaved): distinct and increasing within a group.
+	wantIncreasing(t, q, "the batch's seqs", groups, seqs)
 	l := claim(t, q, ClaimOptions{MaxEvents: 5})
-	if l.Count() != 5 || l.Group() != "g0" {
-		t.Fatalf("batch claim: %d events of %q, want 5 of g0", l.Count(), l.Group())
+	firstGroup, other := "g0", "g1"
+	if q.Partitions() > 1 && l.Group() == "g1" { // the turn's partition may be g1's
+		firstGroup, other = "g1", "g0"
+	}
+	if l.Count() != 5 || l.Group() != firstGroup {
+		t.Fatalf("batch claim: %d events of %q, want 5 of %s", l.Count(), l.Group(), firstGroup)
+	}
+	off := 0
+	if firstGroup == "g1" {
+		off = 1
 	}
 	for i := 0; i < 5; i++ {
-		if l.SeqAt(i) != first+int64(2*i) || string(l.EventAt(i)) != fmt.Sprintf("e%d", 2*i) {
-			t.Fatalf("event %d: seq %d %q, want seq %d e%d", i, l.SeqAt(i), l.EventAt(i), first+int64(2*i), 2*i)
+		j := 2*i + off // the group's i-th event in the batch
+		if l.SeqAt(i) != seqs[j] || string(l.EventAt(i)) != fmt.Sprintf("e%d", j) {
+			t.Fatalf("event %d: seq %d %q, want seq %d e%d", i, l.SeqAt(i), l.EventAt(i), seqs[j], j)
 		}
 	}
 	ack(t, q, l)
@@ -404,12 +470,12 @@ func batchPublishClaim(t *testing.T) {
 		t.Fatalf("after acking 5: %d messages, want 5", s.Messages)
 	}
 	l = claim(t, q, ClaimOptions{MaxEvents: 10})
-	if l.Group() != "g1" || l.Count() != 5 {
-		t.Fatalf("second batch claim: %d events of %q, want 5 of g1", l.Count(), l.Group())
+	if l.Group() != other || l.Count() != 5 {
+		t.Fatalf("second batch claim: %d events of %q, want 5 of %s", l.Count(), l.Group(), other)
 	}
 	for i, s := range l.Seqs() {
-		if s != first+int64(2*i+1) {
-			t.Fatalf("g1 seqs %v, want consecutive odd offsets from %d", l.Seqs(), first)
+		if j := 2*i + 1 - off; s != seqs[j] {
+			t.Fatalf("%s seqs %v, want the batch's %d-th, %d-th, ... seqs %v", other, l.Seqs(), 1-off, 3-off, seqs)
 		}
 	}
 	ack(t, q, l)
@@ -533,7 +599,7 @@ func purgeGroup(t *testing.T) {
 	publish(t, q, "g", "a", 0)
 	publish(t, q, "g", "b", 0)
 	publish(t, q, "other", "c", 0)
-	l := claim(t, q, ClaimOptions{})
+	l := claim(t, q, ClaimOptions{Partitions: partitionOf(t, q, "g")})
 	if l.Group() != "g" {
 		t.Fatalf("claimed %q", l.Group())
 	}
@@ -559,8 +625,13 @@ func drop(t *testing.T) {
 	if s := stats(t, q); s.Messages != 0 || s.Groups.Total != 0 {
 		t.Fatalf("after drop: %+v", s)
 	}
-	if seq := publish(t, q, "g", "y", 0); seq != 1 {
-		t.Fatalf("first seq after drop %d, want 1", seq)
+	// Seq 1 with one partition; with P, the first of g's partition k: k + 1.
+	want := int64(1)
+	if q.Partitions() > 1 {
+		want = int64(partitionOf(t, q, "g")[0]) + 1
+	}
+	if seq := publish(t, q, "g", "y", 0); seq != want {
+		t.Fatalf("first seq after drop %d, want %d", seq, want)
 	}
 }
 
@@ -758,7 +829,7 @@ func errorConnect(t *testing.T) {
 	}
 	defer c.Close()
 	start := time.Now()
-	q, err := c.Queue("mqt_go_unreachable", "mq")
+	q, err := openQueue(t, c, "mqt_go_unreachable", "mq")
 	if err == nil {
 		q.Close()
 		t.Fatal("Queue on an unreachable server succeeded")
@@ -845,7 +916,8 @@ func smallPool(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	q, err := c.Queue(splitName(fixture.Name()))
+	db, prefix := splitName(fixture.Name())
+	q, err := openQueue(t, c, db, prefix)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -873,30 +945,41 @@ func smallPool(t *testing.T) {
 	bg := context.Background()
 	var l *Lease
 
+	// The seqs: 1, 2, 3 for b's and 4 for a's with one partition; with more, b's
+	// first is that of its partition k (k + 1: the queue is new) and a's its own.
+	// The claims that want b take from b's partition (the turn's may be a's).
+	inB := partitionOf(t, q, "b")
+	bFirst := int64(1)
+	if inB != nil {
+		bFirst = int64(inB[0]) + 1
+	}
+	var aSeq int64
 	step("PublishBatch", func() error {
 		seq, err := q.PublishBatch([]Message{{Group: "b", Event: []byte("b1")}, {Group: "b", Event: []byte("b2")}, {Group: "b", Event: []byte("b3")}})
 		if err != nil {
 			return err
 		}
-		return want("first seq", seq, 1)
+		return want("first seq", seq, bFirst)
 	})
-	step("Publish", func() error {
-		seq, err := q.Publish("a", []byte("a1"), PublishOptions{})
-		if err != nil {
+	step("Publish", func() (err error) {
+		if aSeq, err = q.Publish("a", []byte("a1"), PublishOptions{}); err != nil {
 			return err
 		}
-		return want("seq", seq, 4)
+		if q.Partitions() > 1 {
+			return nil
+		}
+		return want("seq", aSeq, 4)
 	})
 	step("Claim", func() (err error) {
-		if l, err = q.Claim(bg, ClaimOptions{}); err != nil {
+		if l, err = q.Claim(bg, ClaimOptions{Partitions: inB}); err != nil {
 			return err
 		}
-		return want("group, seq", []interface{}{l.Group(), l.Seq()}, []interface{}{"b", 1})
+		return want("group, seq", []interface{}{l.Group(), l.Seq()}, []interface{}{"b", bFirst})
 	})
 	step("Extend", func() error { return q.Extend(l, time.Minute) })
 	step("Unclaim", func() error { return q.Unclaim(l) })
 	step("batch Claim", func() (err error) {
-		if l, err = q.Claim(bg, ClaimOptions{MaxEvents: 3}); err != nil {
+		if l, err = q.Claim(bg, ClaimOptions{MaxEvents: 3, Partitions: inB}); err != nil {
 			return err
 		}
 		return want("group, count, attempts", []interface{}{l.Group(), l.Count(), l.Attempts()}, []interface{}{"b", 3, 1})
@@ -906,7 +989,7 @@ func smallPool(t *testing.T) {
 		if l, err = q.Claim(bg, ClaimOptions{Wait: 5 * time.Second}); err != nil {
 			return err
 		}
-		return want("group, seq", []interface{}{l.Group(), l.Seq()}, []interface{}{"a", 4})
+		return want("group, seq", []interface{}{l.Group(), l.Seq()}, []interface{}{"a", aSeq})
 	})
 	step("Nack", func() error { return q.Nack(l, 0) })
 	step("dead-letter requeue after max attempts 1", func() error {
@@ -919,12 +1002,16 @@ func smallPool(t *testing.T) {
 		if n, err := q.DeadCount(); err != nil || n != 1 {
 			return fmt.Errorf("DeadCount: %d %v, want 1", n, err)
 		}
-		seq, err := q.DeadRequeue(4)
+		seq, err := q.DeadRequeue(aSeq)
 		if err != nil {
 			return err
 		}
-		if err := want("requeued seq", seq, 5); err != nil {
-			return err
+		if q.Partitions() == 1 {
+			if err := want("requeued seq", seq, 5); err != nil {
+				return err
+			}
+		} else if seq <= aSeq {
+			return fmt.Errorf("requeued seq %d, want one after a's %d", seq, aSeq)
 		}
 		return q.SetMaxAttempts(0)
 	})
@@ -1170,7 +1257,7 @@ func safetyQueueKeepsClient(t *testing.T) {
 	if err := c.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.Queue(randomDB(t), "mq"); !errors.Is(err, ErrClosed) {
+	if _, err := openQueue(t, c, randomDB(t), "mq"); !errors.Is(err, ErrClosed) {
 		t.Fatalf("opening a queue on a closed client: %v, want ErrClosed", err)
 	}
 	if liveClients.Load() != baseClients+1 {
@@ -1192,11 +1279,11 @@ func safetyQueueKeepsClient(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	q2, err := c2.Queue(randomDB(t), "mq")
+	q2, err := openQueue(t, c2, randomDB(t), "mq")
 	if err != nil {
 		t.Fatal(err)
 	}
-	q3, err := c2.Queue(randomDB(t), "mq")
+	q3, err := openQueue(t, c2, randomDB(t), "mq")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -1225,7 +1312,7 @@ func safetyGCAnyOrder(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	kq, err := keeper.Queue(db, "mq")
+	kq, err := openQueue(t, keeper, db, "mq")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -1239,18 +1326,18 @@ func safetyGCAnyOrder(t *testing.T) {
 	// client and a lease dropped. None is closed by the test otherwise.
 	func() {
 		c, _ := Connect(uri)
-		q, _ := c.Queue(db, "mq")
+		q, _ := openQueue(t, c, db, "mq")
 		_, _ = q.Claim(context.Background(), ClaimOptions{Visibility: time.Second})
 	}()
 	func() {
 		c, _ := Connect(uri)
-		q, _ := c.Queue(db, "mq")
+		q, _ := openQueue(t, c, db, "mq")
 		c.Close()
 		_, _ = q.Claim(context.Background(), ClaimOptions{Visibility: time.Second})
 	}()
 	func() {
 		c, _ := Connect(uri)
-		q, _ := c.Queue(db, "mq")
+		q, _ := openQueue(t, c, db, "mq")
 		l, _ := q.Claim(context.Background(), ClaimOptions{Visibility: time.Second})
 		q.Close()
 		_ = l.Group() // the lease outlives its queue

@@ -1,5 +1,6 @@
 // helpers_test.go: what the tests share: the test server's URI, a fresh queue per
-// test, and short forms of publish, claim, ack and stats that fail the test.
+// test (with the partitions MONGOMQ_TEST_PARTITIONS says), and short forms of
+// publish, claim, ack and stats that fail the test.
 
 package mongomq
 
@@ -8,7 +9,9 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"os"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -22,6 +25,77 @@ func testURI(t testing.TB) string {
 		t.Fatal("MONGOMQ_TEST_URI is not set: start a server (scripts/test-server.sh start) and export its URI")
 	}
 	return uri
+}
+
+// testPartitionsEnv is the environment variable that says how many partitions the
+// contract scenarios' queues have: scripts/test-go.sh runs them with 1 (unset) and
+// again with 4 (bindings/CONTRACT.md, "Twice: one partition and four").
+const testPartitionsEnv = "MONGOMQ_TEST_PARTITIONS"
+
+// testPartitions is MONGOMQ_TEST_PARTITIONS, 1 when unset.
+func testPartitions() (int, error) {
+	v := os.Getenv(testPartitionsEnv)
+	if v == "" {
+		return 1, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 || n > PartitionsMax {
+		return 0, fmt.Errorf("%s=%q: want 1..%d", testPartitionsEnv, v, PartitionsMax)
+	}
+	return n, nil
+}
+
+// testQueueOptions are the options every test queue is opened with.
+func testQueueOptions(t testing.TB) QueueOptions {
+	t.Helper()
+	n, err := testPartitions()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return QueueOptions{Partitions: n}
+}
+
+// openQueue opens db.prefix on c with testQueueOptions (every other handle on a
+// test's queue must have its partitions).
+func openQueue(t testing.TB, c *Client, db, prefix string) (*Queue, error) {
+	t.Helper()
+	return c.QueueWith(db, prefix, testQueueOptions(t))
+}
+
+// partitionOf is a claim's Partitions for group's partition alone on a partitioned
+// q, nil (every partition) on a queue of one. A scenario that needs one group's
+// lease while groups of other partitions are ready claims with it: which partition
+// a claim takes from first is the turn's (a claim starts at the next partition in
+// turn), so "the group that waited longest" holds within a partition only.
+func partitionOf(t testing.TB, q *Queue, group string) []int {
+	t.Helper()
+	if q.Partitions() <= 1 {
+		return nil
+	}
+	k, err := GroupPartition(group, q.Partitions())
+	if err != nil {
+		t.Fatalf("GroupPartition(%q, %d): %v", group, q.Partitions(), err)
+	}
+	return []int{k}
+}
+
+// wantIncreasing fails unless the seqs are distinct and increase within each group
+// (groups[i] is seqs[i]'s): what a queue of any number of partitions promises; one
+// of one partition also makes them consecutive, which wantIncreasing checks then.
+func wantIncreasing(t testing.TB, q *Queue, what string, groups []string, seqs []int64) {
+	t.Helper()
+	seen := map[int64]bool{}
+	last := map[string]int64{}
+	for i, s := range seqs {
+		if seen[s] || s <= last[groups[i]] {
+			t.Fatalf("%s: seqs %v (groups %v): want them distinct and increasing within each group", what, seqs, groups)
+		}
+		seen[s] = true
+		last[groups[i]] = s
+		if q.Partitions() == 1 && s != seqs[0]+int64(i) {
+			t.Fatalf("%s: seqs %v, want consecutive (one partition)", what, seqs)
+		}
+	}
 }
 
 func randomDB(t testing.TB) string {
@@ -40,7 +114,7 @@ func newQueue(t testing.TB) (*Client, *Queue) {
 	if err != nil {
 		t.Fatalf("Connect: %v", err)
 	}
-	q, err := c.Queue(randomDB(t), "mq")
+	q, err := openQueue(t, c, randomDB(t), "mq")
 	if err != nil {
 		c.Close()
 		t.Fatalf("Queue: %v", err)
@@ -63,7 +137,7 @@ func reopen(t testing.TB, q *Queue) *Queue {
 		t.Fatalf("Connect: %v", err)
 	}
 	db, prefix := splitName(q.Name())
-	q2, err := c.Queue(db, prefix)
+	q2, err := openQueue(t, c, db, prefix)
 	c.Close() // q2 keeps it alive
 	if err != nil {
 		t.Fatalf("Queue: %v", err)

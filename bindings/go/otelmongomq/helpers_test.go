@@ -1,7 +1,7 @@
 // helpers_test.go: what the tracing tests share: the test server's URI, a fresh
-// queue per test, an OpenTelemetry SDK with an in-memory span exporter and a manual
-// metric reader, a worker run for a number of handler calls, and span and metric
-// lookups that fail the test.
+// queue per test (with MONGOMQ_TEST_PARTITIONS partitions), an OpenTelemetry SDK
+// with an in-memory span exporter and a manual metric reader, a worker run for a
+// number of handler calls, and span and metric lookups that fail the test.
 
 package otelmongomq_test
 
@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"os"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -39,7 +40,24 @@ func testURI(t testing.TB) string {
 	return uri
 }
 
-// newQueue opens a queue in a fresh database; it is dropped and closed at the end.
+// testPartitions is MONGOMQ_TEST_PARTITIONS, 1 when unset: scripts/test-go.sh runs
+// the contract scenarios with 1 and again with 4 (bindings/CONTRACT.md, "Twice: one
+// partition and four").
+func testPartitions(t testing.TB) int {
+	t.Helper()
+	v := os.Getenv("MONGOMQ_TEST_PARTITIONS")
+	if v == "" {
+		return 1
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 || n > mongomq.PartitionsMax {
+		t.Fatalf("MONGOMQ_TEST_PARTITIONS=%q: want 1..%d", v, mongomq.PartitionsMax)
+	}
+	return n
+}
+
+// newQueue opens a queue in a fresh database (with testPartitions); it is dropped
+// and closed at the end.
 func newQueue(t testing.TB) *mongomq.Queue {
 	t.Helper()
 	c, err := mongomq.Connect(testURI(t))
@@ -50,7 +68,7 @@ func newQueue(t testing.TB) *mongomq.Queue {
 	if _, err := rand.Read(b); err != nil {
 		t.Fatal(err)
 	}
-	q, err := c.Queue("mqt_gootel_"+hex.EncodeToString(b), "mq")
+	q, err := c.QueueWith("mqt_gootel_"+hex.EncodeToString(b), "mq", mongomq.QueueOptions{Partitions: testPartitions(t)})
 	c.Close() // the queue keeps it
 	if err != nil {
 		t.Fatalf("Queue: %v", err)
