@@ -8,7 +8,10 @@
 #      extension against libmongomq found with pkg-config;
 #   3. the minitest suite (bindings/ruby/test) against the installed gem, verbose; then
 #      scripts/contract-scenarios.py checks that every scenario of
-#      bindings/CONTRACT.md ran and passed under its name;
+#      bindings/CONTRACT.md ran and passed under its name; then the contract scenarios
+#      again (those only: minitest --name), each on a queue of 4 partitions
+#      (MONGOMQ_TEST_PARTITIONS=4: CONTRACT.md, "Twice: one partition and four"),
+#      checked the same way;
 #   4. the examples (bindings/ruby/examples: a producer, then a worker that stops once
 #      idle), which the README shows verbatim, copied to a directory outside the
 #      repository and run there with the installed gem; they must print what they
@@ -65,9 +68,18 @@ gem install --local --no-document "$GEM"
 ruby -e 'require "mongomq"; puts "installed: mongomq #{MongoMQ::VERSION} from #{Gem.loaded_specs["mongomq"].full_gem_path}, libmongomq #{MongoMQ.library_version}"'
 
 echo "== ruby: minitest =="
-(cd "$RBDIR" && ruby -w -Itest -e 'Dir["test/test_*.rb"].sort.each { |f| require File.expand_path(f) }' -- --verbose) |
-    tee "$OUT/minitest.out"
+# minitest [ARGS]: the whole suite, verbose (ARGS: minitest's own, e.g. --name).
+minitest() {
+    (cd "$RBDIR" && ruby -w -Itest -e 'Dir["test/test_*.rb"].sort.each { |f| require File.expand_path(f) }' \
+        -- --verbose "$@")
+}
+MONGOMQ_TEST_PARTITIONS=1 minitest | tee "$OUT/minitest.out"
 python3 "$ROOT/scripts/contract-scenarios.py" check ruby "$OUT/minitest.out"
+
+echo "== ruby: the contract scenarios again, with MONGOMQ_TEST_PARTITIONS=4 =="
+scenarios="$(python3 "$ROOT/scripts/contract-scenarios.py" names --lang ruby | paste -sd'|')"
+MONGOMQ_TEST_PARTITIONS=4 minitest --name "/\\Atest_(${scenarios})\\z/" | tee "$OUT/minitest-partitions-4.out"
+python3 "$ROOT/scripts/contract-scenarios.py" check ruby "$OUT/minitest-partitions-4.out"
 
 echo "== ruby: the examples, as the README shows them, outside the repository =="
 mkdir -p "$TMP/app"

@@ -32,9 +32,24 @@ module MongoMQ
   ATTR_KEY_MAX = Raw::MQ_ATTR_KEY_MAX
   ATTR_VALUE_MAX = Raw::MQ_ATTR_VALUE_MAX
 
+  # The most partitions a queue may have (1024): the C library's MQ_PARTITIONS_MAX
+  # (0.8.0).
+  PARTITIONS_MAX = Raw::MQ_PARTITIONS_MAX
+
   # The version of the libmongomq the extension loaded ("0.7.0").
   def self.library_version
     Raw.mq_version
+  end
+
+  # The partition of `group` in a queue of `partitions` partitions (0.8.0;
+  # 1..PARTITIONS_MAX): the C library's mq_group_partition (a hash of the group's
+  # UTF-8 bytes), the same in every language and on every machine; 0 with one
+  # partition. A lease's partition is its group's. Touches no server.
+  def self.group_partition(group, partitions)
+    k = Raw.mq_group_partition(Check.group(group), Check.queue_partitions(partitions))
+    raise MongoMQ::ArgumentError, "partitions is #{partitions}, outside 1..#{PARTITIONS_MAX}" if k.negative?
+
+    k
   end
 
   # C handles made and destroyed so far in this process, per kind:

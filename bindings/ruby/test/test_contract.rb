@@ -18,13 +18,14 @@ class TestContract < MongoMQTest::Case
   end
 
   def test_one_lease_per_group
+    b = MongoMQTest.same_partition("A", "B") # B's place in line behind A: one partition's line
     @queue.publish("A", "a1")
     @queue.publish("A", "a2")
-    @queue.publish("B", "b1")
+    @queue.publish(b, "b1")
     first = claim!
     second = claim!
     assert_equal "A", first.group
-    assert_equal "B", second.group
+    assert_equal b, second.group
     assert_nil @queue.claim, "a third claim gets nothing while A and B are leased"
   end
 
@@ -36,8 +37,9 @@ class TestContract < MongoMQTest::Case
   end
 
   def test_round_robin
+    b = MongoMQTest.same_partition("A", "B") # round-robin is each partition's
     3.times { |i| @queue.publish("A", "a#{i}") }
-    3.times { |i| @queue.publish("B", "b#{i}") }
+    3.times { |i| @queue.publish(b, "b#{i}") }
     order = Array.new(6) do
       lease = claim!
       @queue.ack(lease)
@@ -47,12 +49,14 @@ class TestContract < MongoMQTest::Case
   end
 
   def test_priority_floor
+    # p1..p3 in p0's partition: p0, which waited longest, is next in line below
+    p1, p2, p3 = %w[p1 p2 p3].map { |g| MongoMQTest.same_partition("p0", g) }
     @queue.publish("p0", "zero", priority: 0)
-    @queue.publish("p1", "one", priority: 1)
-    @queue.publish("p2", "two", priority: 2)
-    @queue.publish("p3", "three", priority: 3)
+    @queue.publish(p1, "one", priority: 1)
+    @queue.publish(p2, "two", priority: 2)
+    @queue.publish(p3, "three", priority: 3)
     lease = claim!(min_priority: 3)
-    assert_equal ["p3", "three"], [lease.group, lease.event]
+    assert_equal [p3, "three"], [lease.group, lease.event]
     assert_nil @queue.claim(min_priority: 3)
     assert_equal "p0", claim!(min_priority: 0).group
   end
@@ -122,7 +126,7 @@ class TestContract < MongoMQTest::Case
 
   def test_unclaim_keeps_attempts
     a = @queue.publish("A", "a")
-    b = @queue.publish("B", "b")
+    b = @queue.publish(MongoMQTest.same_partition("A", "B"), "b") # "ahead of B": one partition's line
     first = claim!
     assert_equal ["A", 1], [first.group, first.attempts]
     assert_nil @queue.unclaim(first) # no handler ran
@@ -189,23 +193,29 @@ class TestContract < MongoMQTest::Case
   # ---- features ------------------------------------------------------------------
 
   def test_batch_publish_claim
+    # g1 and g2 in g0's partition: g0's lease first, and the seqs are one partition's
+    # (consecutive with one partition; with P, unique and increasing within a group)
+    g1, g2 = %w[g1 g2].map { |g| MongoMQTest.same_partition("g0", g) }
+    seqs = (1..12).map { |n| MongoMQTest.nth_seq("g0", n) } # a fresh queue's
     batch = track(MongoMQ::Batch.new)
     5.times { |i| batch.add("g0", "a#{i}") }
-    5.times { |i| batch.add("g1", "b#{i}", priority: 1) }
+    5.times { |i| batch.add(g1, "b#{i}", priority: 1) }
     assert_equal 10, batch.size
     first = @queue.publish_batch(batch)
+    assert_equal seqs[0], first
     lease = claim!(max_events: 5)
     assert_equal "g0", lease.group
     assert_equal 5, lease.count
-    assert_equal (first...first + 5).to_a, lease.seqs
+    assert_equal seqs[0, 5], lease.seqs
     assert_equal Array.new(5) { |i| "a#{i}" }, lease.events
     @queue.ack(lease)
     assert_equal 5, @queue.stats["messages"]
     other = claim!(max_events: 10)
-    assert_equal (first + 5...first + 10).to_a, other.seqs
+    assert_equal seqs[5, 5], other.seqs
     # the block form
-    seq = @queue.publish_batch { |b| b.add("g2", "c0").add("g2", "c1") }
-    assert_equal first + 10, seq
+    seq = @queue.publish_batch { |b| b.add(g2, "c0").add(g2, "c1") }
+    assert_equal seqs[10], seq
+    assert_equal (1..12).to_a, seqs if MongoMQTest.partitions == 1 # consecutive
   end
 
   def test_scheduled_event
@@ -238,11 +248,11 @@ class TestContract < MongoMQTest::Case
     @queue.ack(again)
 
     # A batch: each event its own, in one batch lease.
-    first = @queue.publish_batch do |b|
+    published = @queue.publish_batch_with do |b|
       b.add("b", "1", attrs: { "n" => "1" }).add("b", "2").add("b", "3", attrs: { "n" => "2", "extra" => "yes" })
     end
     peeked = @queue.peek(group: "b")
-    assert_equal [first, first + 1, first + 2], peeked.map(&:seq)
+    assert_equal published.outcomes.map(&:seq), peeked.map(&:seq)
     assert_equal [[%w[n 1]], [], [%w[n 2], %w[extra yes]]], peeked.map { |e| e.attrs.to_a }
     lease = claim!(max_events: 3)
     assert_equal 3, lease.count
@@ -312,7 +322,9 @@ class TestContract < MongoMQTest::Case
     claim!(min_priority: 3)
     stats = @queue.stats
     assert_kind_of Hash, stats
-    assert_equal %w[dead groups handle messages now oldest_message_age_s priorities published queue], stats.keys.sort
+    assert_equal %w[dead groups handle messages now oldest_message_age_s partitions priorities published queue],
+                 stats.keys.sort
+    assert_equal MongoMQTest.partitions, stats["partitions"]
     assert_kind_of String, stats["handle"]["change_streams"] # this queue object's own state (libmongomq 0.4.0)
     assert_equal %w[failed fixed runs], stats["handle"]["repair"].keys.sort
     assert_equal 3, stats["messages"]
@@ -443,15 +455,16 @@ class TestContract < MongoMQTest::Case
   end
 
   def test_purge_group
+    other = MongoMQTest.same_partition("g", "other") # g's lease first: one partition's line
     @queue.publish("g", "a")
     @queue.publish("g", "b")
-    @queue.publish("other", "c")
+    @queue.publish(other, "c")
     lease = claim!
     assert_equal "g", lease.group
     @queue.purge_group("g")
     assert_raises(MongoMQ::LeaseLost) { @queue.ack(lease) }
     rest = claim!
-    assert_equal "other", rest.group
+    assert_equal other, rest.group
     @queue.ack(rest)
     assert_nil @queue.claim
     assert_equal 0, @queue.stats["messages"]
@@ -464,7 +477,7 @@ class TestContract < MongoMQTest::Case
     reopened = other_queue
     assert_equal 0, reopened.stats["messages"]
     assert_nil reopened.claim
-    assert_equal 1, reopened.publish("g", "c")
+    assert_equal MongoMQTest.nth_seq("g", 1), reopened.publish("g", "c"), "seq 1 (its partition's first: k + 1)"
   end
 
   def test_lease_deadline
@@ -614,7 +627,7 @@ class TestContract < MongoMQTest::Case
     @queue.ack(b_lease)
 
     # Dead letters by page: 3 letters, a page of 2 from offset 1 is the 2nd and 3rd.
-    d = track(@client.queue("#{@db}_dead", "q"))
+    d = track(@client.queue("#{@db}_dead", "q", partitions: MongoMQTest.partitions))
     begin
       d.max_attempts = 1
       dead = Array.new(3) do |i|
@@ -623,15 +636,16 @@ class TestContract < MongoMQTest::Case
         assert_nil d.claim, "its second delivery went to the dead letters"
         seq
       end
+      by_seq = dead.sort # the dead letters' order (over partitions not the publishes')
       page = d.dead_page(offset: 1, limit: 2)
       assert_kind_of MongoMQ::DeadPage, page
       assert page.frozen?
-      assert_equal dead[1..], page.letters.map(&:seq)
+      assert_equal by_seq[1..], page.letters.map(&:seq)
       assert_equal [1, 3], [page.offset, page.total]
       assert_kind_of MongoMQ::StoredEvent, page.letters[0]
-      assert_equal "dead 1".b, page.letters[0].event
+      assert_equal "dead #{dead.index(by_seq[1])}".b, page.letters[0].event
       assert_kind_of Time, page.letters[0].dead_at
-      assert_equal dead, d.dead_page.letters.map(&:seq), "offset 0, limit 50 by default"
+      assert_equal by_seq, d.dead_page.letters.map(&:seq), "offset 0, limit 50 by default"
       past = d.dead_page(offset: 3, limit: 2)
       assert_equal [[], 3], [past.letters, past.total]
       { "limit" => [{ limit: 1001 }, { limit: 0 }], "offset" => [{ offset: -1 }, { offset: "1" }] }.each do |name, cases|
@@ -770,6 +784,127 @@ class TestContract < MongoMQTest::Case
     assert_equal 1, @queue.stats["messages"]
   end
 
+  # ---- partitions (0.8.0) ------------------------------------------------------------
+  # Each opens its own queue of 4 partitions (or more), whatever MongoMQTest.partitions is.
+
+  def test_partitions_open
+    q = track(@client.queue(@db, "p4", partitions: 4))
+    assert_equal 4, q.partitions
+    assert_equal 4, q.stats["partitions"]
+    [-> { @client.queue(@db, "p4") }, -> { @client.queue(@db, "p4", partitions: 1) },
+     -> { @client.queue(@db, "p4", partitions: 8) }].each do |again|
+      error = assert_raises(MongoMQ::ArgumentError) { again.call }
+      assert_match(/4 partitions/, error.message)
+      assert_equal :err_arg, error.status
+    end
+    assert_equal 4, track(@client.queue(@db, "p4", partitions: 4)).partitions, "the same number opens it"
+    q.drop
+    [0, 1025].each do |bad|
+      error = assert_raises(MongoMQ::ArgumentError) { @client.queue(@db, "other", partitions: bad) }
+      assert_match(/partitions/, error.message)
+    end
+    plain = track(@client.queue(@db, "plain"))
+    assert_equal 1, plain.partitions
+    assert_equal 1, plain.stats["partitions"]
+    plain.drop
+  end
+
+  def test_partitions_group_hash
+    four = { "a" => 3, "b" => 0, "customer-17" => 1, "g1" => 1, "g2" => 3, "g3" => 0 }
+    assert_equal four, four.keys.to_h { |g| [g, MongoMQ.group_partition(g, 4)] }
+    sixteen = { "a" => 11, "customer-17" => 9, "g2" => 7 }
+    assert_equal sixteen, sixteen.keys.to_h { |g| [g, MongoMQ.group_partition(g, 16)] }
+    (four.keys + ["Kunde-Müller/東京/🚚"]).each { |g| assert_equal 0, MongoMQ.group_partition(g, 1), g }
+    [0, 1025, -1].each do |bad|
+      error = assert_raises(MongoMQ::ArgumentError) { MongoMQ.group_partition("a", bad) }
+      assert_match(/partitions/, error.message)
+    end
+  end
+
+  def test_partitions_fifo
+    groups = (1..8).map { |i| "g#{i}" }
+    assert_operator groups.map { |g| MongoMQ.group_partition(g, 4) }.uniq.size, :>, 1, "spread over partitions"
+    q = track(@client.queue(@db, "p4", partitions: 4))
+    published = Hash.new { |h, k| h[k] = [] } # group => [[seq, event]] in publish order
+    5.times do |n|
+      groups.each { |g| published[g] << [q.publish(g, "#{g}-#{n}"), "#{g}-#{n}"] } # interleaved
+    end
+    seen = Hash.new { |h, k| h[k] = [] }
+    seqs = []
+    41.times do
+      break unless (lease = q.claim)
+
+      assert_equal MongoMQ.group_partition(lease.group, 4), lease.partition, lease.inspect
+      seen[lease.group] << [lease.seq, lease.event]
+      seqs << lease.seq
+      q.ack(lease)
+    end
+    assert_equal 40, seqs.size
+    assert_equal 40, seqs.uniq.size, "the 40 seqs are distinct"
+    groups.each do |g|
+      assert_equal published[g], seen[g], "#{g} in publish order"
+      in_group = seen[g].map(&:first)
+      assert_equal in_group.sort, in_group, "#{g}'s seqs increase"
+    end
+    stats = q.stats
+    assert_equal [0, 40], [stats["messages"], stats["published"]]
+    q.drop
+  end
+
+  def test_partitions_claim_subset
+    assert_equal [0, 1], [MongoMQ.group_partition("b", 4), MongoMQ.group_partition("customer-17", 4)]
+    q = track(@client.queue(@db, "p4", partitions: 4))
+    b = Array.new(2) { |i| q.publish("b", "b#{i}") }
+    c = Array.new(2) { |i| q.publish("customer-17", "c#{i}") }
+    2.times do |i|
+      lease = claim!(q, partitions: [1])
+      assert_equal ["customer-17", c[i], 1], [lease.group, lease.seq, lease.partition]
+      q.ack(lease)
+    end
+    assert_nil q.claim(partitions: [1])
+    assert_equal 2, q.stats["messages"], "b's, which partition 1's claims never see"
+    assert_equal b, q.peek(group: "b").map(&:seq)
+
+    # A worker of partition 0 handles b's two, and nothing of partition 3's a.
+    q.publish("a", "a0")
+    handled = []
+    q.work(partitions: [0], idle_timeout: 1) { |lease| handled << [lease.group, lease.seq, lease.partition] }
+    assert_equal [["b", b[0], 0], ["b", b[1], 0]], handled
+    assert_equal [%w[a a0]], q.peek.map { |e| [e.group, e.event] }
+
+    [[[4], /partitions\[0\] is 4/], [[0, 0], /partitions\[1\] is 0, given twice/]].each do |bad, says|
+      [-> { q.claim(partitions: bad) }, -> { q.claim(partitions: bad, wait: 1) },
+       -> { q.worker(partitions: bad) { nil } }].each do |call|
+        error = assert_raises(MongoMQ::ArgumentError) { call.call }
+        assert_match says, error.message
+      end
+    end
+    assert_equal 1, q.stats["messages"]
+    q.drop
+  end
+
+  def test_partitions_wait_hint
+    assert_equal [3, 0], [MongoMQ.group_partition("a", 4), MongoMQ.group_partition("b", 4)]
+    q = track(@client.queue(@db, "p4", partitions: 4))
+    publisher = Thread.new do
+      sleep 0.1
+      q.publish("b", "not this one")
+      sleep 0.1
+      q.publish("a", "this one")
+    end
+    lease = nil
+    elapsed = timed { lease = q.claim(wait: 10, partitions: [3]) }
+    publisher.join
+    refute_nil lease
+    assert_equal ["a", "this one", 3], [lease.group, lease.event, lease.partition]
+    assert_operator elapsed, :<, 5, "the publish to partition 3 woke the claim well before its 10 s"
+    q.ack(lease)
+    left = claim!(q, partitions: [0])
+    assert_equal ["b", "not this one"], [left.group, left.event], "b's event is still there, in its partition"
+    q.ack(left)
+    q.drop
+  end
+
   # ---- waiting claims --------------------------------------------------------------
 
   def test_wait_woken_by_publish
@@ -903,10 +1038,12 @@ class TestContract < MongoMQTest::Case
     assert_equal "mongodb://h:1/db?maxPoolSize=1", with_option("mongodb://h:1/db", "maxPoolSize=1")
     assert_equal "mongodb://h:1/?w=1&maxPoolSize=1", with_option("mongodb://h:1/?w=1", "maxPoolSize=1")
     client = track(MongoMQ::Client.new(with_option(MongoMQTest.uri, "maxPoolSize=1")))
-    q = track(bounded("queue open") { client.queue(@db, "q") })
+    q = track(bounded("queue open") { client.queue(@db, "q", partitions: MongoMQTest.partitions) })
 
+    g = MongoMQTest.same_partition("a", "b") # a's lease first: one partition's line
     bounded("publish") { q.publish("a", "a1") }
-    b1 = bounded("batch publish") { q.publish_batch { |b| b.add("a", "a2").add("b", "b1").add("b", "b2") } } + 1
+    batch = bounded("batch publish") { q.publish_batch_with { |b| b.add("a", "a2").add(g, "b1").add(g, "b2") } }
+    b1 = batch.outcomes[1].seq
     l1 = bounded("claim") { claim!(q) }
     assert_equal "a1", l1.event
     bounded("extend") { q.extend_lease(l1, visibility: 30) }
@@ -931,7 +1068,7 @@ class TestContract < MongoMQTest::Case
     assert_equal 0, bounded("repair") { q.repair }
     assert_equal 1, bounded("stats") { q.stats }["messages"]
     assert_equal [again], bounded("peek") { q.peek(limit: 10) }.map(&:seq)
-    bounded("purge_group") { q.purge_group("b") }
+    bounded("purge_group") { q.purge_group(g) }
     assert_equal 0, bounded("stats") { q.stats }["messages"]
 
     # A worker with more threads than connections drains 20 events in 4 groups.
@@ -956,9 +1093,9 @@ class TestContract < MongoMQTest::Case
     (0...2000).each_slice(500) do |slice|
       batch = MongoMQ::Batch.new
       slice.each { |i| batch.add("g#{i % 100}", i.to_s) }
-      first = @queue.publish_batch(batch)
+      outcomes = @queue.publish_batch_with(batch).outcomes
       batch.close
-      slice.each_with_index { |i, k| published["g#{i % 100}"] << first + k }
+      slice.each_with_index { |i, k| published["g#{i % 100}"] << outcomes[k].seq }
     end
     lock = Mutex.new
     held = {}
@@ -968,7 +1105,7 @@ class TestContract < MongoMQTest::Case
     deadline = monotonic + 120
     threads = Array.new(16) do
       Thread.new do
-        queue = @client.queue(@db, "q")
+        queue = @client.queue(@db, "q", partitions: MongoMQTest.partitions)
         loop do
           break if lock.synchronize { total >= 2000 } || monotonic > deadline
 
@@ -1013,7 +1150,7 @@ class TestContract < MongoMQTest::Case
     client = MongoMQ::Client.new(MongoMQTest.uri)
     client.close
 
-    lease_calls = %i[seq group attempts event text count events seqs token deadline]
+    lease_calls = %i[seq group attempts event text count events seqs token deadline partition]
     lease_calls.each do |m|
       error = assert_raises(MongoMQ::ClosedError, "lease.#{m}") { lease.public_send(m) }
       assert_match(/lease/, error.message)
@@ -1043,7 +1180,9 @@ class TestContract < MongoMQTest::Case
       publish_batch_keyed: -> { queue.publish_batch { |b| b.add("g", "x", dedup_key: "k") } },
       publish_with: -> { queue.publish_with("g", "x", dedup_key: "k") },
       publish_batch_with: -> { queue.publish_batch_with { |b| b.add("g", "x", dedup_key: "k") } },
-      dedup_window: -> { queue.dedup_window = 60 }, dedup_scope: -> { queue.dedup_scope = :group }
+      dedup_window: -> { queue.dedup_window = 60 }, dedup_scope: -> { queue.dedup_scope = :group },
+      partitions: -> { queue.partitions }, claim_in: -> { queue.claim(partitions: [0]) },
+      claim_in_wait: -> { queue.claim(partitions: [0], wait: 1) }
     }
     queue_calls.each do |name, call|
       error = assert_raises(MongoMQ::ClosedError, "queue.#{name}") { call.call }
@@ -1056,9 +1195,10 @@ class TestContract < MongoMQTest::Case
   end
 
   def test_safety_close_twice
+    GC.start # earlier tests' handles, collected during this one, would count as destroyed here
     before = MongoMQ.handle_counts
     client = MongoMQ::Client.new(MongoMQTest.uri)
-    queue = client.queue(@db, "q")
+    queue = client.queue(@db, "q", partitions: MongoMQTest.partitions)
     queue.publish("g", "x")
     lease = claim!(queue)
     batch = MongoMQ::Batch.new
@@ -1075,7 +1215,7 @@ class TestContract < MongoMQTest::Case
 
   def test_safety_queue_keeps_client
     client = MongoMQ::Client.new(MongoMQTest.uri)
-    queue = client.queue(@db, "q")
+    queue = client.queue(@db, "q", partitions: MongoMQTest.partitions)
     client_destroyed = -> { MongoMQ.handle_counts["client"][1] }
     before = client_destroyed.call
     client.close
@@ -1090,7 +1230,7 @@ class TestContract < MongoMQTest::Case
 
     # the other order
     client = MongoMQ::Client.new(MongoMQTest.uri)
-    queue = client.queue(@db, "q")
+    queue = client.queue(@db, "q", partitions: MongoMQTest.partitions)
     queue.close
     assert_equal before + 1, client_destroyed.call
     client.close
@@ -1107,7 +1247,7 @@ class TestContract < MongoMQTest::Case
     Thread.new do
       dropped = Array.new(6) do |i|
         client = MongoMQ::Client.new(MongoMQTest.uri)
-        queues = Array.new(2) { client.queue(@db, "q") }
+        queues = Array.new(2) { client.queue(@db, "q", partitions: MongoMQTest.partitions) }
         lease = queues[0].claim(visibility: 30)
         queues[1].nack(lease, delay: 0) if lease
         batch = MongoMQ::Batch.new.add("g#{i}", "y")
@@ -1115,7 +1255,9 @@ class TestContract < MongoMQTest::Case
       end
       dropped.clear
       # queues whose client objects are dropped now, the queues themselves later
-      survivors = Array.new(3) { MongoMQ::Client.new(MongoMQTest.uri).queue(@db, "q") }
+      survivors = Array.new(3) do
+        MongoMQ::Client.new(MongoMQTest.uri).queue(@db, "q", partitions: MongoMQTest.partitions)
+      end
       nil
     end.join
     collect

@@ -2,6 +2,12 @@
 
 # Shared setup of the suite: the server (MONGOMQ_TEST_URI), a fresh database per test,
 # and a few helpers. The suite runs against the installed gem (scripts/test-ruby.sh).
+#
+# Every contract scenario's queue has MongoMQTest.partitions partitions: the integer in
+# MONGOMQ_TEST_PARTITIONS, default 1 (bindings/CONTRACT.md, "Twice: one partition and
+# four": scripts/test-ruby.sh runs the scenarios again with 4). Case's @queue and
+# #other_queue are opened so; a scenario that opens a queue of its own passes
+# partitions: MongoMQTest.partitions.
 require "minitest/autorun"
 require "mongomq"
 require "securerandom"
@@ -14,13 +20,47 @@ module MongoMQTest
     ENV.fetch("MONGOMQ_TEST_URI") { raise "MONGOMQ_TEST_URI is not set: the suite needs a server" }
   end
 
+  # MONGOMQ_TEST_PARTITIONS (default 1): the partitions of every contract scenario's queue.
+  def self.partitions
+    @partitions ||= begin
+      raw = ENV.fetch("MONGOMQ_TEST_PARTITIONS", "")
+      n = raw.empty? ? 1 : Integer(raw, 10, exception: false)
+      raise "MONGOMQ_TEST_PARTITIONS is #{raw.inspect}: want 1..#{MongoMQ::PARTITIONS_MAX}" unless
+        n&.between?(1, MongoMQ::PARTITIONS_MAX)
+
+      n
+    end
+  end
+
+  # A group like `name` in `group`'s partition of a queue of MongoMQTest.partitions
+  # partitions: `name` itself with one partition, else the first of name, name + "1",
+  # name + "2"... that hashes there. For the scenarios whose promise is an order
+  # between groups (round-robin, a place in line): a partitioned queue keeps it within
+  # each partition, and a claim starts at the next partition in turn
+  # (include/mongomq.h, "Partitioned queues").
+  def self.same_partition(group, name)
+    want = MongoMQ.group_partition(group, partitions)
+    (0...10_000).each do |i|
+      candidate = i.zero? ? name : "#{name}#{i}"
+      return candidate if candidate != group && MongoMQ.group_partition(candidate, partitions) == want
+    end
+    raise "no group like #{name.inspect} in the partition of #{group.inspect}"
+  end
+
+  # The seq of the n-th event (n from 1) given out in `group`'s partition of a fresh
+  # queue of MongoMQTest.partitions partitions: (n - 1) * P + partition + 1
+  # (include/mongomq.h); n with one partition.
+  def self.nth_seq(group, n)
+    ((n - 1) * partitions) + MongoMQ.group_partition(group, partitions) + 1
+  end
+
   # A test with its own database, dropped at the end.
   class Case < Minitest::Test
     def setup
       @db = "mqt_rb_#{SecureRandom.hex(6)}"
       @closables = []
       @client = track(MongoMQ::Client.new(MongoMQTest.uri))
-      @queue = track(@client.queue(@db, "q"))
+      @queue = track(@client.queue(@db, "q", partitions: MongoMQTest.partitions))
     end
 
     def teardown
@@ -39,7 +79,7 @@ module MongoMQTest
 
     # Another queue object on the same collections (another worker, as it were).
     def other_queue(client = @client)
-      track(client.queue(@db, "q"))
+      track(client.queue(@db, "q", partitions: MongoMQTest.partitions))
     end
 
     def monotonic

@@ -259,4 +259,40 @@ class TestValues < MongoMQTest::Case
     assert_equal({ "k" => "v" }, stored.attrs)
     assert stored.attrs.frozen?
   end
+
+  # Partitions (0.8.0): the queue option an Integer, a claim's and a worker's an Array
+  # (or a Range) of Integers, nil or empty for every partition; anything else is a
+  # MongoMQ::ArgumentError before C, the numbers the library's to check.
+  def test_partitions_values
+    assert_equal 1024, MongoMQ::PARTITIONS_MAX
+    ["4", 4.0, nil, 2**31].each do |bad|
+      assert_raises(MongoMQ::ArgumentError, bad.inspect) { @client.queue(@db, "p", partitions: bad) }
+    end
+    assert_raises(MongoMQ::ArgumentError) { MongoMQ.group_partition(:a, 4) }
+    assert_raises(MongoMQ::ArgumentError) { MongoMQ.group_partition("a", "4") }
+    assert_raises(MongoMQ::ArgumentError) { MongoMQ.group_partition("a\0b", 4) }
+    assert_kind_of Integer, MongoMQ.group_partition("a", 4)
+    q = track(@client.queue(@db, "p", partitions: 2))
+    assert_equal 2, q.partitions
+    q.publish("g", "x")
+    ["0", 0, { 0 => 1 }, [0.0], [nil], ["0"], [2**31]].each do |bad|
+      assert_raises(MongoMQ::ArgumentError, bad.inspect) { q.claim(partitions: bad) }
+      assert_raises(MongoMQ::ArgumentError, bad.inspect) { q.worker(partitions: bad) { nil } }
+    end
+    [[[0, 1, 0], /partitions\.size is 3/], [[0, -1], /partitions\[1\] is -1/]].each do |bad, says|
+      assert_match says, assert_raises(MongoMQ::ArgumentError) { q.claim(partitions: bad) }.message
+      assert_match says, assert_raises(MongoMQ::ArgumentError) { q.worker(partitions: bad) { nil } }.message
+    end
+    assert_equal 0, q.stats["groups"]["leased"], "no bad claim took anything"
+    lease = claim!(q, partitions: 0..1) # a Range
+    assert_kind_of Integer, lease.partition
+    assert_equal MongoMQ.group_partition("g", 2), lease.partition
+    q.nack(lease)
+    lease = claim!(q, partitions: []) # empty: every partition
+    assert_equal 2, lease.attempts
+    q.ack(lease)
+    assert_equal [1], MongoMQ::Worker.new(q, partitions: [1]) { nil }.partitions
+    assert_equal [], MongoMQ::Worker.new(q) { nil }.partitions
+    q.drop
+  end
 end

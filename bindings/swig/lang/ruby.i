@@ -339,6 +339,9 @@ MQR_NOGVL(client_new, mq_status, const char *uri; mq_client **out; mq_error *err
           mq_client_new(a->uri, a->out, a->err))
 MQR_NOGVL(queue_new, mq_status, mq_client *client; const char *db; const char *prefix; mq_queue **out; mq_error *err;,
           mq_queue_new(a->client, a->db, a->prefix, a->out, a->err))
+MQR_NOGVL(queue_new_with, mq_status,
+          mq_client *client; const char *db; const char *prefix; int partitions; mq_queue **out; mq_error *err;,
+          mqs_queue_new_with(a->client, a->db, a->prefix, a->partitions, a->out, a->err))
 MQR_NOGVL(publish, mq_status,
           mq_queue *queue; const char *group; const void *event; size_t len; int priority; double at; int has_key;
           const char *key; const void *attrs; size_t attrs_len; int64_t *seq; mq_error *err;,
@@ -379,11 +382,12 @@ MQR_NOGVL(groups_json, mq_status,
 MQR_NOGVL(dead_list_with, mq_status, mq_queue *queue; size_t limit; size_t offset; char **json; mq_error *err;,
           mqs_dead_list_with(a->queue, a->limit, a->offset, a->json, a->err))
 MQR_NOGVL(log_next, char *, double timeout;, mqs_log_next(a->timeout))
+/* Every claim is mqs_claim_in: parts NULL, 0 (mqs_claim's) is every partition. */
 MQR_NOGVL(claim, mq_status,
           mq_queue *queue; const char *worker_id; double visibility; int min_priority; size_t max_events;
-          double timeout; mq_cancel *cancel; mq_lease **out; mq_error *err;,
-          mqs_claim(a->queue, a->worker_id, a->visibility, a->min_priority, a->max_events, a->timeout, a->cancel,
-                    a->out, a->err))
+          double timeout; mq_cancel *cancel; const void *parts; size_t parts_len; mq_lease **out; mq_error *err;,
+          mqs_claim_in(a->queue, a->worker_id, a->visibility, a->min_priority, a->max_events, a->timeout, a->cancel,
+                       a->parts, a->parts_len, a->out, a->err))
 
 /* The actions below (one line each): the call NAME without the GVL, its arguments the
  * wrapper's argN; h1, h2 are the typemaps' handles of arguments 1 and 2. MQR_DO: a call;
@@ -614,9 +618,11 @@ MQR_HANDLE_OUT(mq_batch, MQR_BATCH, NULL)
 
 %feature("action") mq_client_new "MQR_DO_MADE(client_new, mqr_release_client, NULL, arg2, arg1, arg2, arg3)"
 %feature("action") mq_queue_new "MQR_DO_MADE(queue_new, mqr_release_queue, h1, arg4, arg1, arg2, arg3, arg4, arg5)"
-/* (the client of arg1's queue; the queue keeps it alive) */
-%feature("action") mqr_queue_reopen
-  "MQR_DO_MADE(queue_new, mqr_release_queue, h1, arg4, (mq_client *)h1->parent->ptr, arg2, arg3, arg4, arg5)"
+%feature("action") mqs_queue_new_with
+  "MQR_DO_MADE(queue_new_with, mqr_release_queue, h1, arg5, arg1, arg2, arg3, arg4, arg5, arg6)"
+/* (the client of arg1's queue, which keeps it alive; arg1's partitions) */
+%feature("action") mqr_queue_reopen "MQR_DO_MADE(queue_new_with, mqr_release_queue, h1, arg4,
+  (mq_client *)h1->parent->ptr, arg2, arg3, mq_queue_partitions(arg1), arg4, arg5)"
 %feature("action") mqs_publish
   "MQR_DO(publish, NULL, arg1, arg2, arg3, arg4, arg5, arg6, arg7, arg8, arg9, arg10, arg11, arg12)"
 %feature("action") mqs_publish_batch "MQR_DO(publish_batch, h2, arg1, arg2, arg3, arg4)"
@@ -641,7 +647,16 @@ MQR_HANDLE_OUT(mq_batch, MQR_BATCH, NULL)
 %feature("action") mqs_log_next "MQR_DO_MADE(log_next, free, NULL, &a.result, arg1)"
 %feature("action") mqs_claim %{
   {
-    mqr_claim_args a = {arg1, arg2, arg3, arg4, arg5, arg6, NULL, arg8, arg9, MQ_OK};
+    mqr_claim_args a = {arg1, arg2, arg3, arg4, arg5, arg6, NULL, NULL, 0, arg8, arg9, MQ_OK};
+    (void)arg7; /* the typemap's NULL: mqr_claim_call makes the cancel */
+    result = mqr_claim_call(h1, &a);
+  }
+%}
+/* (0.8.0) with the partitions to take from, packed (the frozen copy of the bytes
+ * typemap stays alive until the wrapper returns) */
+%feature("action") mqs_claim_in %{
+  {
+    mqr_claim_args a = {arg1, arg2, arg3, arg4, arg5, arg6, NULL, arg8, arg9, arg10, arg11, MQ_OK};
     (void)arg7; /* the typemap's NULL: mqr_claim_call makes the cancel */
     result = mqr_claim_call(h1, &a);
   }
@@ -649,10 +664,10 @@ MQR_HANDLE_OUT(mq_batch, MQR_BATCH, NULL)
 
 /* ---- Ruby-only functions ---------------------------------------------------------- */
 
-/* Another mq_queue on the client of `queue`, in mq_queue_new's shape: a worker's own
- * handle, which it may interrupt without touching the queue it was made from. Works
- * while `queue` is open, even after its client was closed (the queue keeps the client
- * alive). Only declared: its action (above) is the whole call. */
+/* Another mq_queue on the client of `queue`, with its partitions, in mq_queue_new's
+ * shape: a worker's own handle, which it may interrupt without touching the queue it
+ * was made from. Works while `queue` is open, even after its client was closed (the
+ * queue keeps the client alive). Only declared: its action (above) is the whole call. */
 mq_status mqr_queue_reopen(mq_queue *queue, const char *db_name, const char *prefix, mq_queue **out, mq_error *err);
 void mqr_close(VALUE handle);
 void mqr_queue_set_clock(VALUE queue, VALUE clock);

@@ -11,10 +11,10 @@ unless pkg_config("mongomq")
   MSG
 end
 abort "mongomq: mongomq.h not found" unless have_header("mongomq.h")
-# The wrapper calls the event attributes section of mongomq.h (0.7.0): look for its
+# The wrapper calls the partitioned queues section of mongomq.h (0.8.0): look for its
 # entry, so an older libmongomq is refused here with its name rather than at load time.
-abort "mongomq: mq_lease_attr_count not found (a libmongomq 0.7.0 with event attributes is needed)" unless
-  have_func("mq_lease_attr_count", "mongomq.h")
+abort "mongomq: mq_queue_new_with not found (a libmongomq with partitioned queues, 0.8.0, is needed)" unless
+  have_func("mq_queue_new_with", "mongomq.h")
 abort "mongomq: rb_thread_call_without_gvl2 not found" unless have_func("rb_thread_call_without_gvl2", "ruby/thread.h")
 
 # Find a libmongomq installed outside the system's directories at run time too,

@@ -3324,6 +3324,9 @@ MQR_NOGVL(client_new, mq_status, const char *uri; mq_client **out; mq_error *err
           mq_client_new(a->uri, a->out, a->err))
 MQR_NOGVL(queue_new, mq_status, mq_client *client; const char *db; const char *prefix; mq_queue **out; mq_error *err;,
           mq_queue_new(a->client, a->db, a->prefix, a->out, a->err))
+MQR_NOGVL(queue_new_with, mq_status,
+          mq_client *client; const char *db; const char *prefix; int partitions; mq_queue **out; mq_error *err;,
+          mqs_queue_new_with(a->client, a->db, a->prefix, a->partitions, a->out, a->err))
 MQR_NOGVL(publish, mq_status,
           mq_queue *queue; const char *group; const void *event; size_t len; int priority; double at; int has_key;
           const char *key; const void *attrs; size_t attrs_len; int64_t *seq; mq_error *err;,
@@ -3364,11 +3367,12 @@ MQR_NOGVL(groups_json, mq_status,
 MQR_NOGVL(dead_list_with, mq_status, mq_queue *queue; size_t limit; size_t offset; char **json; mq_error *err;,
           mqs_dead_list_with(a->queue, a->limit, a->offset, a->json, a->err))
 MQR_NOGVL(log_next, char *, double timeout;, mqs_log_next(a->timeout))
+/* Every claim is mqs_claim_in: parts NULL, 0 (mqs_claim's) is every partition. */
 MQR_NOGVL(claim, mq_status,
           mq_queue *queue; const char *worker_id; double visibility; int min_priority; size_t max_events;
-          double timeout; mq_cancel *cancel; mq_lease **out; mq_error *err;,
-          mqs_claim(a->queue, a->worker_id, a->visibility, a->min_priority, a->max_events, a->timeout, a->cancel,
-                    a->out, a->err))
+          double timeout; mq_cancel *cancel; const void *parts; size_t parts_len; mq_lease **out; mq_error *err;,
+          mqs_claim_in(a->queue, a->worker_id, a->visibility, a->min_priority, a->max_events, a->timeout, a->cancel,
+                       a->parts, a->parts_len, a->out, a->err))
 
 /* The actions below (one line each): the call NAME without the GVL, its arguments the
  * wrapper's argN; h1, h2 are the typemaps' handles of arguments 1 and 2. MQR_DO: a call;
@@ -3543,7 +3547,8 @@ _wrap_mqr_queue_reopen(int argc, VALUE *argv, VALUE self) {
       arg3 = RSTRING_PTR(copy3);
     }
   }
-  MQR_DO_MADE(queue_new, mqr_release_queue, h1, arg4, (mq_client *)h1->parent->ptr, arg2, arg3, arg4, arg5)
+  MQR_DO_MADE(queue_new_with, mqr_release_queue, h1, arg4,
+    (mq_client *)h1->parent->ptr, arg2, arg3, mq_queue_partitions(arg1), arg4, arg5)
   (void)result; vresult = Qnil;
   vresult = SWIG_Ruby_AppendOutput(vresult, mqr_wrap(MQR_QUEUE, made4, mqr_client_of(h1)), 1);
   {
@@ -5579,7 +5584,7 @@ _wrap_mqs_claim(int argc, VALUE *argv, VALUE self) {
   
   {
     mqr_claim_args a = {
-      arg1, arg2, arg3, arg4, arg5, arg6, NULL, arg8, arg9, MQ_OK
+      arg1, arg2, arg3, arg4, arg5, arg6, NULL, NULL, 0, arg8, arg9, MQ_OK
     };
     (void)arg7; /* the typemap's NULL: mqr_claim_call makes the cancel */
     result = mqr_claim_call(h1, &a);
@@ -5657,7 +5662,7 @@ _wrap_mqs_queue_new_with(int argc, VALUE *argv, VALUE self) {
     SWIG_exception_fail(SWIG_ArgError(ecode4), Ruby_Format_TypeError( "", "int","mqs_queue_new_with", 4, argv[3] ));
   } 
   arg4 = (int)(val4);
-  result = (mq_status)mqs_queue_new_with(arg1,(char const *)arg2,(char const *)arg3,arg4,arg5,arg6);
+  MQR_DO_MADE(queue_new_with, mqr_release_queue, h1, arg5, arg1, arg2, arg3, arg4, arg5, arg6)
   (void)result; vresult = Qnil;
   vresult = SWIG_Ruby_AppendOutput(vresult, mqr_wrap(MQR_QUEUE, made5, mqr_client_of(h1)), 1);
   {
@@ -5756,7 +5761,15 @@ _wrap_mqs_claim_in(int argc, VALUE *argv, VALUE self) {
     arg8 = (void *)RSTRING_PTR(copy8);
     arg9 = (size_t)RSTRING_LEN(copy8);
   }
-  result = (mq_status)mqs_claim_in(arg1,(char const *)arg2,arg3,arg4,arg5,arg6,arg7,(void const *)arg8,arg9,arg10,arg11);
+  
+  {
+    mqr_claim_args a = {
+      arg1, arg2, arg3, arg4, arg5, arg6, NULL, arg8, arg9, arg10, arg11, MQ_OK
+    };
+    (void)arg7; /* the typemap's NULL: mqr_claim_call makes the cancel */
+    result = mqr_claim_call(h1, &a);
+  }
+  
   (void)result; vresult = Qnil;
   vresult = SWIG_Ruby_AppendOutput(vresult, mqr_wrap(MQR_LEASE, made10, NULL), 1);
   {

@@ -66,11 +66,12 @@ module MongoMQ
     end
 
     # @api private: Queue#publish_batch_with's result from the shim's first seq
-    # (negated when some event was a duplicate): with keys, each event's outcome as the
-    # batch keeps it from this publish (mqs_batch_outcome).
-    def published(first)
+    # (negated when some event was a duplicate): with keys, or in a queue of more than
+    # one partition (0.8.0: each has its own seqs, so event i's is not first + i), each
+    # event's outcome as the batch keeps it from this publish (mqs_batch_outcome).
+    def published(first, partitions = 1)
       n = size
-      return PublishedBatch.new(first, n) unless @keyed
+      return PublishedBatch.new(first, n) unless @keyed || partitions > 1
 
       PublishedBatch.new(first.abs, n, Array.new(n) { |i| Raw.mqs_batch_outcome(@raw, i) })
     end

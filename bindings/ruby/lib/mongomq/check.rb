@@ -105,6 +105,55 @@ module MongoMQ
       value
     end
 
+    # A C int: an Integer in -2**31...2**31 (its range is the C library's to check;
+    # one that no C int holds would not reach it).
+    def c_int(value, name, range_text)
+      integer(value, name)
+      fail!(name, range_text, value) unless value >= -2**31 && value < 2**31
+      value
+    end
+
+    # The queue option partitions (0.8.0): an Integer, 1..PARTITIONS_MAX (the
+    # library's check).
+    def queue_partitions(value)
+      c_int(value, :partitions, "1..#{PARTITIONS_MAX}")
+    end
+
+    # A claim's (or a worker's) partitions (0.8.0) as the extension takes them: an
+    # Array (or a Range, any Enumerable but a Hash) of Integers packed as little-endian
+    # int32s; "" for nil or none (every partition). Types are checked here; the
+    # numbers (0..the queue's partitions - 1, each once) are the library's to check,
+    # its MongoMQ::ArgumentError naming partitions[i].
+    def partitions(value)
+      return "".b if value.nil?
+
+      unless value.is_a?(Enumerable) && !value.is_a?(Hash)
+        fail!(:partitions, "an Array of Integers (nil: every partition)", value)
+      end
+      list = value.to_a
+      fail!(:partitions, "at most #{PARTITIONS_MAX} partitions", value) if list.size > PARTITIONS_MAX
+      list.each_with_index { |k, i| c_int(k, "partitions[#{i}]", "a partition number, 0..#{PARTITIONS_MAX - 1}") }
+      list.pack("l<*")
+    end
+
+    # The library's check of packed partitions against a queue of `partitions`
+    # partitions, in its words, for a worker when it is made: its claims run on
+    # threads of their own, where a bad list would end it only once it ran.
+    def partitions_of(packed, partitions)
+      list = packed.unpack("l<*")
+      if list.size > partitions
+        raise MongoMQ::ArgumentError, "partitions.size is #{list.size}, more than the queue's #{partitions} partitions"
+      end
+
+      list.each_with_index do |k, i|
+        unless k.between?(0, partitions - 1)
+          raise MongoMQ::ArgumentError,
+                "partitions[#{i}] is #{k}, outside 0..#{partitions - 1} (the queue has #{partitions} partitions)"
+        end
+        raise MongoMQ::ArgumentError, "partitions[#{i}] is #{k}, given twice" if list.index(k) < i
+      end
+    end
+
     def count(value, name)
       fail!(name, "a positive Integer", value) unless value.is_a?(Integer) && value.positive?
       value

@@ -32,9 +32,13 @@ module MongoMQ
     # Opens the queue db_name.prefix_* (defaults: "mongomq", "mq"): creates its
     # indexes and measures the server's clock, so an unreachable server raises
     # MongoMQ::ConnectError here. worker_id names this process in leases (default:
-    # the library's "host:pid"). With a block, yields the queue and closes it after.
-    def queue(db_name = nil, prefix = nil, worker_id: nil, &block)
-      Queue.open(self, db_name, prefix, worker_id: worker_id, &block)
+    # the library's "host:pid"). partitions (0.8.0; 1..PARTITIONS_MAX, default 1): the
+    # queue is spread over that many partitions (README, "Partitioned queues"); the
+    # number is fixed when the queue is first opened with it, and opening it with
+    # another is a MongoMQ::ArgumentError saying how many it has. With a block, yields
+    # the queue and closes it after.
+    def queue(db_name = nil, prefix = nil, worker_id: nil, partitions: 1, &block)
+      Queue.open(self, db_name, prefix, worker_id: worker_id, partitions: partitions, &block)
     end
 
     # Commands this client has sent to the server so far (for benchmarks).

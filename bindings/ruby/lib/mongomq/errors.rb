@@ -33,7 +33,8 @@ module MongoMQ
     ARGUMENT_NAMES = {
       "group_id" => "group", "visibility_s" => "visibility", "delay_s" => "delay",
       "timeout_s" => "wait", "not_before_epoch_s" => "not_before",
-      "held_longer_than_s" => "held_longer_than", "parked_beyond_s" => "parked_beyond"
+      "held_longer_than_s" => "held_longer_than", "parked_beyond_s" => "parked_beyond",
+      "partition_count" => "partitions.size"
     }.freeze
     private_constant :ARGUMENT_NAMES
 

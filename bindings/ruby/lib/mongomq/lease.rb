@@ -37,6 +37,12 @@ module MongoMQ
       Raw.mq_lease_attempts(@raw)
     end
 
+    # The partition of the lease's group (0.8.0): MongoMQ.group_partition(group,
+    # queue.partitions); 0 in a queue of one partition.
+    def partition
+      Raw.mq_lease_partition(@raw)
+    end
+
     # The head event: a new binary String.
     def event
       Raw.mqs_lease_event_at(@raw, 0)

@@ -31,17 +31,19 @@ module MongoMQ
     end
   end
 
-  # What Queue#publish_batch_with returns (frozen): first_seq, the first seq the
-  # publish took (what publish_batch returns: without duplicates event i has
-  # first_seq + i), outcomes (a frozen Array of each event's Published, in add order:
-  # a duplicate's seq is the event that holds its key, not first_seq + i), added (how
+  # What Queue#publish_batch_with returns (frozen): first_seq, the first event's seq
+  # (what publish_batch returns: in a queue of one partition, without duplicates,
+  # event i has first_seq + i), outcomes (a frozen Array of each event's Published, in
+  # add order: a duplicate's seq is the event that holds its key, not first_seq + i;
+  # over partitions, 0.8.0, each event's seq is its partition's), added (how
   # many it added), size (events in the batch) and duplicates? (whether any was one).
   # Two are == when their outcomes are.
   class PublishedBatch
     attr_reader :first_seq, :outcomes
 
     # @api private: first_seq as the library gives it; raw, the shims' seqs of a batch
-    # with keys (mqs_batch_outcome), else nil (every event added, in order).
+    # with keys or over partitions (mqs_batch_outcome), else nil (every event added,
+    # in order).
     def initialize(first_seq, size, raw = nil)
       @first_seq = first_seq
       @outcomes = if raw

@@ -1,8 +1,9 @@
 # frozen_string_literal: true
 
 module MongoMQ
-  # One queue: the collections db_name.prefix_* on the client's server, and every call
-  # on it (publish, with dedup keys and attributes; claim, ack, nack, unclaim, extend;
+  # One queue: the collections db_name.prefix_* on the client's server, over one
+  # partition or more (0.8.0, #partitions), and every call on it (publish, with dedup
+  # keys and attributes; claim (from every partition or some), ack, nack, unclaim, extend;
   # dead letters; groups; deduplication's window and scope; repair, admin, the clock;
   # the worker's doors; OpenTelemetry). Thread-safe: any number of threads may publish, claim, ack,
   # nack, unclaim and extend through one queue.
@@ -22,8 +23,8 @@ module MongoMQ
 
     # Opens a queue (Client#queue is the usual way); with a block, yields it and
     # closes it when the block ends.
-    def self.open(client, db_name = nil, prefix = nil, worker_id: nil)
-      queue = new(client, db_name, prefix, worker_id: worker_id)
+    def self.open(client, db_name = nil, prefix = nil, worker_id: nil, partitions: 1)
+      queue = new(client, db_name, prefix, worker_id: worker_id, partitions: partitions)
       return queue unless block_given?
 
       begin
@@ -33,14 +34,14 @@ module MongoMQ
       end
     end
 
-    def initialize(client, db_name = nil, prefix = nil, worker_id: nil, raw: nil)
+    def initialize(client, db_name = nil, prefix = nil, worker_id: nil, partitions: 1, raw: nil)
       raise MongoMQ::ArgumentError, "client must be a MongoMQ::Client" unless client.is_a?(Client)
 
       @client = client
       @db_name = db_name.nil? ? "mongomq" : Check.group(db_name, :db_name)
       @prefix = prefix.nil? ? "mq" : Check.group(prefix, :prefix)
       @worker_id = Check.optional_text(worker_id, :worker_id)
-      @raw = raw || Raw.mq_queue_new(client.raw_handle, @db_name, @prefix)
+      @raw = raw || Raw.mqs_queue_new_with(client.raw_handle, @db_name, @prefix, Check.queue_partitions(partitions))
       @workers = []
       @telemetry = nil
     end
@@ -80,9 +81,9 @@ module MongoMQ
 
     # Publishes a Batch in 3 server commands (1 more when some key was taken); with a
     # block instead, yields a new batch to fill, publishes it and closes it. Returns the
-    # first event's sequence number (an Integer): without duplicates the others follow
-    # in add order (#publish_batch_with gives each event's seq and whether it was a
-    # duplicate).
+    # first event's sequence number (an Integer): in a queue of one partition, without
+    # duplicates, the others follow in add order (#publish_batch_with gives each
+    # event's seq and whether it was a duplicate).
     def publish_batch(batch = nil, &fill)
       filled_batch(:publish_batch, batch, fill) { |b| traced(b) { |c| Raw.mqs_publish_batch(@raw, c.raw_handle).abs } }
     end
@@ -91,7 +92,7 @@ module MongoMQ
     # each event's outcome (Published) in add order, how many were added.
     def publish_batch_with(batch = nil, &fill)
       filled_batch(:publish_batch_with, batch, fill) do |b|
-        traced(b) { |c| c.published(Raw.mqs_publish_batch(@raw, c.raw_handle)) }
+        traced(b) { |c| c.published(Raw.mqs_publish_batch(@raw, c.raw_handle), partitions) }
       end
     end
 
@@ -99,17 +100,26 @@ module MongoMQ
     # priority >= min_priority, for `visibility` seconds. max_events > 1 leases up to
     # that many consecutive events of the group (Lease#events, #seqs). wait: seconds to
     # wait for a group to become due (0: don't wait). worker_id: the name in the lease
-    # (nil: the queue's, else the library's "host:pid"). Returns a Lease, or nil when
-    # nothing is due.
+    # (nil: the queue's, else the library's "host:pid"). partitions (0.8.0): take only
+    # from these partitions (an Array of distinct Integers in 0..#partitions - 1; nil or
+    # empty: every partition), so that each claimer can keep to its own; a number out
+    # of range or given twice is a MongoMQ::ArgumentError naming partitions[i].
+    # Returns a Lease, or nil when nothing is due.
     #
     # A waiting claim ends at once on Thread#kill, Thread#raise, Timeout.timeout or a
     # signal (Ctrl-C), which then goes on as Ruby does; the queue keeps working.
-    def claim(visibility: 30, min_priority: 0, max_events: 1, wait: 0, worker_id: nil)
+    def claim(visibility: 30, min_priority: 0, max_events: 1, wait: 0, worker_id: nil, partitions: nil)
       vis = Check.seconds(visibility, :visibility)
-      raw = Raw.mqs_claim(@raw, worker_id.nil? ? @worker_id : Check.group(worker_id, :worker_id), vis,
-                          Check.integer(min_priority, :min_priority), Check.count(max_events, :max_events),
-                          Check.seconds(wait, :wait))
+      raw = Raw.mqs_claim_in(@raw, worker_id.nil? ? @worker_id : Check.group(worker_id, :worker_id), vis,
+                             Check.integer(min_priority, :min_priority), Check.count(max_events, :max_events),
+                             Check.seconds(wait, :wait), Check.partitions(partitions))
       raw && Lease.new(raw, vis)
+    end
+
+    # The queue's number of partitions (0.8.0): 1 unless opened with more. A group's
+    # partition is MongoMQ.group_partition(group, partitions).
+    def partitions
+      Raw.mq_queue_partitions(@raw)
     end
 
     # Removes the leased event(s) and releases the group. MongoMQ::LeaseLost when the
@@ -279,7 +289,7 @@ module MongoMQ
 
     # The queue's state as a Hash with String keys (those of the C library's stats
     # JSON): "messages", "dead", "published" (events ever published: the seq counter),
-    # "groups" => {"ready", "leased", "parked", "paused", "total"},
+    # "partitions" (0.8.0), "groups" => {"ready", "leased", "parked", "paused", "total"},
     # "oldest_message_age_s", "priorities" => {0..4 (Integer keys) => {"groups",
     # "messages"}}, "now" (a Time), "queue", and "handle" => {"change_streams", "repair" =>
     # {"runs", "fixed", "failed"}}: this queue object's own state. Reads whole

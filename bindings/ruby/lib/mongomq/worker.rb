@@ -21,6 +21,10 @@ module MongoMQ
   #   doubling to 5 s;
   # - idle_timeout: the worker stops by itself once no lease was claimed and no
   #   handler ran for that many seconds (nil: never);
+  # - partitions (0.8.0): its claims take only from these partitions of the queue (an
+  #   Array of distinct Integers in 0..queue.partitions - 1; nil or empty: every
+  #   partition), checked when the worker is made (a MongoMQ::ArgumentError naming
+  #   partitions[i]);
   # - handle_signals: true makes INT and TERM stop it (the handlers they replaced come
   #   back when it ends);
   # - #stop (thread-safe and safe in a signal trap) is a graceful shutdown: no new
@@ -39,7 +43,7 @@ module MongoMQ
   # Queue#work (or #wait) re-raises it. A Worker runs once.
   class Worker
     attr_reader :queue, :concurrency, :visibility, :min_priority, :max_events, :backoff_base, :backoff_cap,
-                :max_attempts, :shutdown_timeout, :worker_id, :idle_timeout, :handle_signals
+                :max_attempts, :shutdown_timeout, :worker_id, :idle_timeout, :handle_signals, :partitions
 
     # on_error: called as on_error.call(error, lease_or_nil) for each handler failure
     # and each queue error the worker goes on after (a failed ack, nack, unclaim or
@@ -48,7 +52,7 @@ module MongoMQ
     # (default: a random number in [0.5, 1.0]); tests pin it.
     def initialize(queue, concurrency: 1, visibility: 30, min_priority: 0, max_events: 1, backoff_base: 1,
                    backoff_cap: 60, max_attempts: 0, shutdown_timeout: 30, worker_id: nil, idle_timeout: nil,
-                   handle_signals: false, on_error: nil, jitter: nil, &handler)
+                   handle_signals: false, on_error: nil, jitter: nil, partitions: nil, &handler)
       raise MongoMQ::ArgumentError, "a worker needs a handler block" unless handler
       raise MongoMQ::ArgumentError, "queue must be a MongoMQ::Queue" unless queue.is_a?(Queue)
 
@@ -70,6 +74,9 @@ module MongoMQ
       Check.fail!(:on_error, "a callable or nil", on_error) unless on_error.nil? || on_error.respond_to?(:call)
       @on_error = on_error || method(:log_error)
       @jitter = jitter || -> { 0.5 + (rand * 0.5) }
+      packed = Check.partitions(partitions)
+      Check.partitions_of(packed, queue.partitions) unless packed.empty?
+      @partitions = packed.unpack("l<*").freeze # [] is every partition
       @handler = handler
       @stopping = false
       @started = false
@@ -223,7 +230,8 @@ module MongoMQ
       pause = 0.1
       until @stopping
         begin
-          lease = @own.claim(visibility: @visibility, min_priority: @min_priority, max_events: @max_events, wait: 1.0)
+          lease = @own.claim(visibility: @visibility, min_priority: @min_priority, max_events: @max_events, wait: 1.0,
+                             partitions: @partitions)
           pause = 0.1
         rescue Interrupted, ClosedError
           break
