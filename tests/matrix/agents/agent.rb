@@ -128,6 +128,16 @@ ensure
   lease.close
 end
 
+# popen DB PREFIX P: a handle of P partitions in place of the one we had (kept when the
+# open fails), which every later command on DB PREFIX uses.
+def popen(w)
+  queue = @client.queue(w[1], w[2], partitions: Integer(w[3]))
+  old = @queues[[w[1], w[2]]]
+  @queues[[w[1], w[2]]] = queue
+  old.close if old && !(@held && @held[0].equal?(old))
+  "ok #{queue.partitions}"
+end
+
 def handle(w)
   if w[0] == "ack_held"
     queue, lease = @held
@@ -136,6 +146,7 @@ def handle(w)
   end
   return tpublish(w) if w[0] == "tpublish"
   return twork(w) if w[0] == "twork"
+  return popen(w) if w[0] == "popen"
 
   queue = (@queues[[w[1], w[2]]] ||= @client.queue(w[1], w[2]))
   a = w[3..]

@@ -140,6 +140,22 @@ func handle(w []string) (string, error) {
 		return "", fmt.Errorf("bad line")
 	}
 	key := w[1] + " " + w[2]
+	if w[0] == "popen" && len(w) == 4 {
+		p, err := strconv.Atoi(w[3])
+		if err != nil {
+			return "", err
+		}
+		// A handle of P partitions in place of the one we had (kept when the open fails).
+		q, err := client.QueueWith(w[1], w[2], mongomq.QueueOptions{Partitions: p})
+		if err != nil {
+			return "", err
+		}
+		if old := queues[key]; old != nil && old != heldQ {
+			old.Close()
+		}
+		queues[key] = q
+		return fmt.Sprintf("ok %d", q.Partitions()), nil
+	}
 	q := queues[key]
 	if q == nil {
 		var err error
