@@ -1,4 +1,5 @@
-//! Raw declarations of libmongomq's C API (`include/mongomq.h`, version 0.7.0).
+//! Raw declarations of libmongomq's C API (`include/mongomq.h`, version 0.7.0, with
+//! 0.8.0's partitioned queues).
 //!
 //! Written by hand, one item per declaration of the header, in the header's order and
 //! with its comments shortened; `tests/header.rs` compiles them against the installed
@@ -280,7 +281,8 @@ pub const MQ_PUBLISH_OPTS_INIT: mq_publish_opts = mq_publish_opts {
     attr_count: 0,
 };
 
-pub const MQ_CLAIM_OPTS_VERSION: c_uint = 1;
+/// 2 (0.8.0) added partitions; version 1 callers keep working.
+pub const MQ_CLAIM_OPTS_VERSION: c_uint = 2;
 
 /// Options of mq_claim_with.
 #[repr(C)]
@@ -300,10 +302,16 @@ pub struct mq_claim_opts {
     pub timeout_s: f64,
     /// NULL: none.
     pub cancel: *mut mq_cancel,
+    /// Version 2. NULL: every partition of the queue; else partition_count distinct
+    /// partitions in 0..mq_queue_partitions - 1, the only ones this claim takes from;
+    /// the library copies them.
+    pub partitions: *const c_int,
+    /// 0 with partitions NULL; else 1..mq_queue_partitions.
+    pub partition_count: usize,
 }
 
-/// The header's `MQ_CLAIM_OPTS_INIT`: version 1, no worker id, 30 s, floor 0, one
-/// event, no wait, no cancel.
+/// The header's `MQ_CLAIM_OPTS_INIT`: version 2, no worker id, 30 s, floor 0, one
+/// event, no wait, no cancel, every partition.
 pub const MQ_CLAIM_OPTS_INIT: mq_claim_opts = mq_claim_opts {
     version: MQ_CLAIM_OPTS_VERSION,
     worker_id: core::ptr::null(),
@@ -312,6 +320,8 @@ pub const MQ_CLAIM_OPTS_INIT: mq_claim_opts = mq_claim_opts {
     max_events: 1,
     timeout_s: 0.0,
     cancel: core::ptr::null_mut(),
+    partitions: core::ptr::null(),
+    partition_count: 0,
 };
 
 extern "C" {
@@ -571,6 +581,57 @@ extern "C" {
         json_out: *mut *mut c_char,
         err: *mut mq_error,
     ) -> mq_status;
+}
+
+// ---- Partitioned queues: past one primary (0.8.0) ---------------------------------
+//
+// A queue may be spread over P partitions: a group belongs to partition
+// mq_group_partition(group_id, P), its lock carries it, and every command of a publish,
+// claim, ack, nack, extend, unclaim, pause or resume names it. Per-group FIFO,
+// exclusivity and fencing hold as with one partition; round-robin holds within each
+// partition, a claim starts at the next partition in turn. Seqs stay unique and
+// increase within a group: partition k's n-th event gets (n - 1) * P + k + 1. P is
+// fixed by the first open with it (recorded in the counters); another P is MQ_ERR_ARG
+// naming both. P = 1 is the default and the schema before 0.8.0.
+
+/// The most partitions a queue may have.
+pub const MQ_PARTITIONS_MAX: c_int = 1024;
+
+pub const MQ_QUEUE_OPTS_VERSION: c_uint = 1;
+
+/// Options of mq_queue_new_with.
+#[repr(C)]
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct mq_queue_opts {
+    /// MQ_QUEUE_OPTS_VERSION.
+    pub version: c_uint,
+    /// 1..MQ_PARTITIONS_MAX, default 1.
+    pub partitions: c_int,
+}
+
+/// The header's `MQ_QUEUE_OPTS_INIT`: version 1, one partition.
+pub const MQ_QUEUE_OPTS_INIT: mq_queue_opts = mq_queue_opts { version: MQ_QUEUE_OPTS_VERSION, partitions: 1 };
+
+extern "C" {
+    /// Fills *opts with the defaults of `version`.
+    pub fn mq_queue_opts_init(opts: *mut mq_queue_opts, version: c_uint) -> mq_status;
+    /// mq_queue_new with options (NULL: defaults, which is mq_queue_new); the first
+    /// open with P > 1 writes the record of P (1 command more, once).
+    pub fn mq_queue_new_with(
+        client: *mut mq_client,
+        db_name: *const c_char,
+        prefix: *const c_char,
+        opts: *const mq_queue_opts,
+        out: *mut *mut mq_queue,
+        err: *mut mq_error,
+    ) -> mq_status;
+    /// The queue's number of partitions (1 unless opened with more); 0 for NULL.
+    pub fn mq_queue_partitions(queue: *const mq_queue) -> c_int;
+    /// The partition of group_id among `partitions` (FNV-1a 64, fmix64, modulo); 0
+    /// when partitions is 1; -1 for NULL or partitions outside 1..MQ_PARTITIONS_MAX.
+    pub fn mq_group_partition(group_id: *const c_char, partitions: c_int) -> c_int;
+    /// The partition of the lease's group (0 in a queue of one partition); -1 for NULL.
+    pub fn mq_lease_partition(lease: *const mq_lease) -> c_int;
 }
 
 // ---- Time, log --------------------------------------------------------------------

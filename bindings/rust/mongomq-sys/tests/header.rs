@@ -293,11 +293,14 @@ fn struct_constant_values() -> Vec<(&'static str, Vec<(&'static str, f64)>)> {
     }
     values! {
         MQ_PUBLISH_OPTS_INIT { version, priority, not_before, dedup_key, attrs, attr_count }
-        MQ_CLAIM_OPTS_INIT { version, worker_id, visibility_s, min_priority, max_events, timeout_s, cancel }
+        MQ_CLAIM_OPTS_INIT {
+            version, worker_id, visibility_s, min_priority, max_events, timeout_s, cancel, partitions, partition_count
+        }
         MQ_GROUPS_OPTS_INIT {
             version, states, id_prefix, min_attempts, held_longer_than_s, parked_beyond_s, sort, after, limit
         }
         MQ_DEAD_LIST_OPTS_INIT { version, limit, offset }
+        MQ_QUEUE_OPTS_INIT { version, partitions }
     }
 }
 
@@ -319,11 +322,14 @@ fn struct_layouts() -> Vec<Layout> {
         mq_error { status, server_code, message }
         mq_event_attr { key, value }
         mq_publish_opts { version, priority, not_before, dedup_key, attrs, attr_count }
-        mq_claim_opts { version, worker_id, visibility_s, min_priority, max_events, timeout_s, cancel }
+        mq_claim_opts {
+            version, worker_id, visibility_s, min_priority, max_events, timeout_s, cancel, partitions, partition_count
+        }
         mq_groups_opts {
             version, states, id_prefix, min_attempts, held_longer_than_s, parked_beyond_s, sort, after, limit
         }
         mq_dead_list_opts { version, limit, offset }
+        mq_queue_opts { version, partitions }
     }
 }
 
@@ -417,6 +423,8 @@ fn constant_values() -> Vec<(&'static str, i128)> {
         MQ_ATTR_MAX,
         MQ_ATTR_KEY_MAX,
         MQ_ATTR_VALUE_MAX,
+        MQ_PARTITIONS_MAX,
+        MQ_QUEUE_OPTS_VERSION,
     ]
 }
 
@@ -646,7 +654,9 @@ fn parser_sees_drift() {
     assert_eq!(c_type("*const c_char"), "char const *");
     // Enumerators are read from every enum, not only mq_status's.
     let constants = header_constants();
-    for name in ["MQ_DUPLICATE", "MQ_DEDUP_SCOPE_GROUP", "MQ_DEDUP_WINDOW_MAX", "MQ_ATTR_VALUE_MAX"] {
+    for name in
+        ["MQ_DUPLICATE", "MQ_DEDUP_SCOPE_GROUP", "MQ_DEDUP_WINDOW_MAX", "MQ_ATTR_VALUE_MAX", "MQ_PARTITIONS_MAX"]
+    {
         assert!(constants.contains(name), "{name} not among the header's constants");
     }
 }
@@ -683,12 +693,32 @@ fn options_init_matches_crate_constants() {
     assert_eq!((publish.version, publish.priority, publish.not_before), (2, 0, 0.0));
     assert!(publish.dedup_key.is_null());
     assert_eq!((publish.attrs, publish.attr_count), (filled.attrs, 1));
+    let parts = [1, 2];
     let mut claim = sys::MQ_CLAIM_OPTS_INIT;
     claim.visibility_s = 1.0;
     claim.max_events = 9;
+    claim.partitions = parts.as_ptr();
+    claim.partition_count = 2;
     // SAFETY: claim is a valid, writable mq_claim_opts.
     assert_eq!(unsafe { sys::mq_claim_opts_init(&mut claim, sys::MQ_CLAIM_OPTS_VERSION) }, sys::MQ_OK);
     assert_eq!(claim, sys::MQ_CLAIM_OPTS_INIT);
+    // Version 1 (before partitions) is still known, and the library writes only its
+    // fields: a version 1 struct ends before them.
+    claim.max_events = 9;
+    claim.partitions = parts.as_ptr();
+    claim.partition_count = 2;
+    // SAFETY: as above.
+    assert_eq!(unsafe { sys::mq_claim_opts_init(&mut claim, 1) }, sys::MQ_OK);
+    assert_eq!((claim.version, claim.max_events), (1, 1));
+    assert_eq!((claim.partitions, claim.partition_count), (parts.as_ptr(), 2));
+    let mut queue = sys::mq_queue_opts { version: 0, partitions: 7 };
+    // SAFETY: queue is a valid, writable mq_queue_opts.
+    assert_eq!(unsafe { sys::mq_queue_opts_init(&mut queue, sys::MQ_QUEUE_OPTS_VERSION) }, sys::MQ_OK);
+    assert_eq!(queue, sys::MQ_QUEUE_OPTS_INIT);
+    for version in [0, sys::MQ_QUEUE_OPTS_VERSION + 1] {
+        // SAFETY: queue is a valid, writable mq_queue_opts.
+        assert_eq!(unsafe { sys::mq_queue_opts_init(&mut queue, version) }, sys::MQ_ERR_ARG, "version {version}");
+    }
     let mut groups = sys::MQ_GROUPS_OPTS_INIT;
     groups.states = sys::MQ_GROUP_PAUSED;
     groups.limit = 7;

@@ -6,6 +6,7 @@ use std::sync::Arc;
 use mongomq_sys as sys;
 
 use crate::error::{c_string, check, Error, Result};
+use crate::partitions::QueueOptions;
 use crate::queue::Queue;
 
 /// Owns one `mq_client` and destroys it when the last [`Client`] clone and the last
@@ -82,8 +83,33 @@ impl Client {
     /// and reading the server's clock: 4 server commands, 5 where `hello` is unknown,
     /// one more on a mongos; so this is where an unreachable server shows up). The
     /// queue holds a reference to this client's pool.
+    ///
+    /// It opens a queue of one partition: a queue made with more is an
+    /// [`ErrorKind::InvalidArgument`](crate::ErrorKind::InvalidArgument) error here
+    /// (open it with [`queue_with`](Client::queue_with) and its number).
     pub fn queue(&self, db: &str, prefix: &str) -> Result<Queue> {
-        Queue::open(Arc::clone(&self.handle), db, prefix)
+        self.queue_with(db, prefix, &QueueOptions::default())
+    }
+
+    /// [`queue`](Client::queue) with options ([`QueueOptions`]): with
+    /// [`partitions`](QueueOptions::partitions) > 1 a partitioned queue (0.8.0; its
+    /// first open records the number, 1 command more, once).
+    ///
+    /// ```
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// # let uri = std::env::var("MONGOMQ_TEST_URI")?;
+    /// # let db = format!("mqt_rust_doc_queue_with_{}", std::process::id());
+    /// let client = mongomq::Client::connect(&uri)?;
+    /// let queue = client.queue_with(&db, "orders", &mongomq::QueueOptions::new().partitions(4))?;
+    /// assert_eq!(queue.partitions(), 4);
+    /// let refused = client.queue(&db, "orders").unwrap_err(); // one partition: not this queue's
+    /// assert_eq!(refused.kind(), mongomq::ErrorKind::InvalidArgument);
+    /// # queue.drop_queue()?;
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn queue_with(&self, db: &str, prefix: &str, opts: &QueueOptions) -> Result<Queue> {
+        Queue::open(Arc::clone(&self.handle), db, prefix, opts)
     }
 
     /// Server commands this client has sent so far (monotonic; for benchmarks).

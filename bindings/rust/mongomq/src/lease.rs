@@ -87,6 +87,14 @@ impl Lease {
         u32::try_from(attempts).unwrap_or(0)
     }
 
+    /// The partition of the lease's group (0.8.0):
+    /// [`group_partition`](crate::group_partition)`(group, queue.partitions())`, 0 in a
+    /// queue of one partition.
+    pub fn partition(&self) -> usize {
+        // SAFETY: the lease is alive for &self; the call only reads it.
+        usize::try_from(unsafe { sys::mq_lease_partition(self.as_ptr()) }).unwrap_or(0)
+    }
+
     /// The lease's fencing token (what ack, nack, unclaim and extend present to the server).
     pub fn token(&self) -> &str {
         // SAFETY: the token is a NUL-terminated string owned by the lease, valid until

@@ -72,6 +72,13 @@
 //! any error, it leaves exactly one event. [`Queue::publish_with`] and
 //! [`Queue::publish_batch_with`] say, as [`Published`], whether it was a duplicate.
 //!
+//! A queue may be spread over partitions (0.8.0: [`Client::queue_with`] with
+//! [`QueueOptions::partitions`]), each group in the partition [`group_partition`]
+//! gives it, so that a sharded cluster can put them on shards of their own; a claim
+//! or a worker may take from some of them only ([`ClaimOptions::partitions`],
+//! [`WorkerOptions::partitions`]), and a lease says its group's
+//! ([`Lease::partition`]).
+//!
 //! An event may carry attributes (0.7.0), string keys and values beside its bytes (a
 //! content type, a tenant, W3C trace context): [`PublishOptions::attr`] adds one, in
 //! order; a consumer reads them with [`Lease::attrs`], [`Lease::attrs_at`] and
@@ -103,6 +110,7 @@ mod logging;
 mod options;
 #[cfg(feature = "opentelemetry")]
 pub mod otel;
+mod partitions;
 mod queue;
 mod stats;
 mod stored;
@@ -122,6 +130,7 @@ pub use groups::{GroupInfo, GroupState, GroupsOptions, GroupsPage, GroupsSort};
 pub use lease::Lease;
 pub use logging::{set_log_handler, LogHandler, LOG_TARGET};
 pub use options::{ClaimOptions, PublishOptions};
+pub use partitions::{group_partition, QueueOptions};
 pub use queue::Queue;
 pub use stats::{GroupStats, PriorityStats, RepairCounts, Stats};
 pub use stored::{DeadPage, StoredEvent};
@@ -163,4 +172,6 @@ pub mod limits {
     pub const ATTR_KEY_MAX: usize = mongomq_sys::MQ_ATTR_KEY_MAX;
     /// Bytes of an attribute's value.
     pub const ATTR_VALUE_MAX: usize = mongomq_sys::MQ_ATTR_VALUE_MAX;
+    /// Partitions of one queue ([`QueueOptions::partitions`](crate::QueueOptions::partitions)).
+    pub const PARTITIONS_MAX: usize = mongomq_sys::MQ_PARTITIONS_MAX as usize;
 }

@@ -196,6 +196,7 @@ impl CPublishOptions {
 /// | [`wait`](ClaimOptions::wait) | zero: return `None` at once when nothing is due |
 /// | [`worker_id`](ClaimOptions::worker_id) | the library's `host:pid` |
 /// | [`cancel`](ClaimOptions::cancel) | none |
+/// | [`partitions`](ClaimOptions::partitions) | none: every partition |
 #[derive(Clone, Debug)]
 pub struct ClaimOptions {
     pub(crate) visibility: Duration,
@@ -204,6 +205,7 @@ pub struct ClaimOptions {
     pub(crate) wait: Duration,
     pub(crate) worker_id: Option<String>,
     pub(crate) cancel: Option<CancelToken>,
+    pub(crate) partitions: Vec<usize>,
 }
 
 impl Default for ClaimOptions {
@@ -215,6 +217,7 @@ impl Default for ClaimOptions {
             wait: Duration::ZERO,
             worker_id: None,
             cancel: None,
+            partitions: Vec::new(),
         }
     }
 }
@@ -266,6 +269,25 @@ impl ClaimOptions {
     /// sent.
     pub fn cancel(mut self, token: &CancelToken) -> Self {
         self.cancel = Some(token.clone());
+        self
+    }
+
+    /// On a partitioned queue ([`QueueOptions::partitions`](crate::QueueOptions::partitions),
+    /// 0.8.0), the only partitions this claim takes from, in place of any given before:
+    /// distinct, each in `0..queue.partitions()` (a group's is
+    /// [`group_partition`](crate::group_partition)); empty (the default) is every
+    /// partition. A waiting claim wakes for events of these partitions only. A bad
+    /// list (a partition outside the queue's, one given twice, more than the queue
+    /// has) is the library's
+    /// [`InvalidArgument`](crate::ErrorKind::InvalidArgument) error naming
+    /// `partitions[i]` or `partition_count`, when the claim is made.
+    ///
+    /// ```
+    /// let mine = mongomq::ClaimOptions::new().partitions([0, 2]);
+    /// # let _ = mine;
+    /// ```
+    pub fn partitions(mut self, partitions: impl IntoIterator<Item = usize>) -> Self {
+        self.partitions = partitions.into_iter().collect();
         self
     }
 }

@@ -17,12 +17,15 @@ use crate::dedup::Published;
 use crate::error::{c_string, check, Error, Result};
 use crate::lease::Lease;
 use crate::options::{ClaimOptions, PublishOptions};
+use crate::partitions::{c_partitions, QueueOptions};
 use crate::time::from_epoch;
 use crate::traced;
 
 struct QueueHandle {
     ptr: NonNull<sys::mq_queue>,
     name: String,
+    /// The queue's number of partitions, fixed when it was opened (0.8.0).
+    partitions: usize,
     // Every clock given to set_clock, kept until the queue is dropped: fields are
     // dropped after Drop::drop, so after mq_queue_destroy, when no call of the queue
     // can read one any more (a call in flight may read a clock that was replaced).
@@ -66,22 +69,29 @@ pub(crate) fn opt_ptr(s: &Option<CString>) -> *const c_char {
 }
 
 impl Queue {
-    pub(crate) fn open(client: Arc<ClientHandle>, db: &str, prefix: &str) -> Result<Queue> {
-        let c_db = c_string("mq_queue_new", "db_name", db)?;
-        let c_prefix = c_string("mq_queue_new", "prefix", prefix)?;
+    pub(crate) fn open(client: Arc<ClientHandle>, db: &str, prefix: &str, opts: &QueueOptions) -> Result<Queue> {
+        const FUNCTION: &str = "mq_queue_new_with";
+        let c_db = c_string(FUNCTION, "db_name", db)?;
+        let c_prefix = c_string(FUNCTION, "prefix", prefix)?;
+        let c_opts = opts.to_c(FUNCTION)?;
         let mut out = ptr::null_mut();
         let mut err = sys::mq_error::new();
         // SAFETY: the client is alive (we hold its Arc, and keep it in the handle);
-        // db and prefix are C strings valid for the call; out and err point to locals.
-        let status =
-            unsafe { sys::mq_queue_new(client.as_ptr(), c_db.as_ptr(), c_prefix.as_ptr(), &mut out, &mut err) };
+        // db and prefix are C strings and c_opts a filled mq_queue_opts, valid for the
+        // call; out and err point to locals.
+        let status = unsafe {
+            sys::mq_queue_new_with(client.as_ptr(), c_db.as_ptr(), c_prefix.as_ptr(), &c_opts, &mut out, &mut err)
+        };
         check(status, &err)?;
         let ptr =
-            NonNull::new(out).ok_or_else(|| Error::internal("mq_queue_new returned MQ_OK and no queue".into()))?;
+            NonNull::new(out).ok_or_else(|| Error::internal("mq_queue_new_with returned MQ_OK and no queue".into()))?;
+        // SAFETY: the queue was just opened and is alive; the call only reads it.
+        let partitions = usize::try_from(unsafe { sys::mq_queue_partitions(ptr.as_ptr()) }).unwrap_or(1);
         Ok(Queue {
             handle: Arc::new(QueueHandle {
                 ptr,
                 name: format!("{db}.{prefix}"),
+                partitions,
                 clocks: Mutex::new(Vec::new()),
                 #[cfg(feature = "opentelemetry")]
                 telemetry: std::sync::RwLock::new(None),
@@ -102,6 +112,12 @@ impl Queue {
     /// `"db.prefix"`.
     pub fn name(&self) -> &str {
         &self.handle.name
+    }
+
+    /// The queue's number of partitions (0.8.0): 1 unless it was opened with more
+    /// ([`QueueOptions::partitions`]); fixed when it was opened.
+    pub fn partitions(&self) -> usize {
+        self.handle.partitions
     }
 
     /// Appends `event` (any bytes, empty included) to the tail of `group` and returns
@@ -226,7 +242,10 @@ impl Queue {
     }
 
     /// Leases the head of the due group that waited longest (priority >= the floor),
-    /// or up to [`max_events`](ClaimOptions::max_events) consecutive events of it.
+    /// or up to [`max_events`](ClaimOptions::max_events) consecutive events of it; on
+    /// a partitioned queue, of the partition whose turn it is (each claim starts at
+    /// the next), among the options' [`partitions`](ClaimOptions::partitions) if
+    /// given.
     /// `Ok(None)` when nothing is due (after waiting up to
     /// [`wait`](ClaimOptions::wait), if set). A waiting claim ends with
     /// [`ErrorKind::Interrupted`](crate::ErrorKind::Interrupted) after
@@ -255,6 +274,7 @@ impl Queue {
     /// ```
     pub fn claim(&self, opts: &ClaimOptions) -> Result<Option<Lease>> {
         let worker = opts.worker_id.as_deref().map(|w| c_string("mq_claim_with", "worker_id", w)).transpose()?;
+        let partitions = c_partitions("mq_claim_with", &opts.partitions)?;
         let mut c_opts = sys::MQ_CLAIM_OPTS_INIT;
         c_opts.worker_id = opt_ptr(&worker);
         c_opts.visibility_s = opts.visibility.as_secs_f64();
@@ -262,13 +282,17 @@ impl Queue {
         c_opts.max_events = opts.max_events;
         c_opts.timeout_s = opts.wait.as_secs_f64();
         c_opts.cancel = opts.cancel.as_ref().map_or(ptr::null_mut(), |c| c.as_ptr());
+        c_opts.partitions = if partitions.is_empty() { ptr::null() } else { partitions.as_ptr() };
+        c_opts.partition_count = partitions.len();
         let mut out = ptr::null_mut();
         let mut err = sys::mq_error::new();
         // SAFETY: the queue is alive for &self; c_opts is a filled mq_claim_opts whose
         // worker_id is NULL or the C string `worker` (alive until the end of this
-        // function) and whose cancel is NULL or the mq_cancel of the options'
-        // CancelToken, kept alive by `opts`, borrowed for the whole call; out and err
-        // point to locals.
+        // function), whose cancel is NULL or the mq_cancel of the options'
+        // CancelToken, kept alive by `opts`, borrowed for the whole call, and whose
+        // partitions are NULL or the `partitions` array of partition_count ints (alive
+        // until the end of this function; the library copies them); out and err point
+        // to locals.
         let status = unsafe { sys::mq_claim_with(self.ptr(), &c_opts, &mut out, &mut err) };
         match status {
             sys::MQ_EMPTY => Ok(None),

@@ -29,6 +29,15 @@ pub struct Stats {
     pub oldest_message_age_s: Option<f64>,
     /// Per priority 0..=4 (always all five keys).
     pub priorities: BTreeMap<u8, PriorityStats>,
+    /// The queue's number of partitions (0.8.0; `published` then sums every
+    /// partition's counter).
+    #[serde(default = "one_partition")]
+    pub partitions: usize,
+}
+
+/// A library before 0.8.0 wrote no `partitions`: its queues have one.
+fn one_partition() -> usize {
+    1
 }
 
 /// Groups by state (the states of [`GroupState`](crate::GroupState)): `total` is the

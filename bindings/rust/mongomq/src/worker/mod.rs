@@ -176,6 +176,7 @@ impl Queue {
         if opts.visibility.is_zero() {
             return Err(Error::argument("worker", "visibility is 0"));
         }
+        crate::partitions::check_partitions("worker", &opts.partitions, self.partitions())?;
         #[cfg(not(unix))]
         if opts.handle_signals {
             return Err(Error::argument("worker", "handle_signals: SIGINT and SIGTERM are Unix's"));

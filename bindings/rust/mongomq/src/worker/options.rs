@@ -90,6 +90,7 @@ pub(crate) type ErrorCallback = Arc<dyn Fn(WorkerError<'_>) + Send + Sync>;
 /// | [`worker_id`](WorkerOptions::worker_id) | the library's `host:pid` |
 /// | [`idle_timeout`](WorkerOptions::idle_timeout) | none: never stops by itself |
 /// | [`handle_signals`](WorkerOptions::handle_signals) | false |
+/// | [`partitions`](WorkerOptions::partitions) | none: every partition |
 /// | [`on_error`](WorkerOptions::on_error) | a line through the `log` crate, target `"mongomq"` |
 #[derive(Clone)]
 pub struct WorkerOptions {
@@ -104,6 +105,7 @@ pub struct WorkerOptions {
     pub(crate) worker_id: Option<String>,
     pub(crate) idle_timeout: Option<Duration>,
     pub(crate) handle_signals: bool,
+    pub(crate) partitions: Vec<usize>,
     pub(crate) on_error: Option<ErrorCallback>,
 }
 
@@ -121,6 +123,7 @@ impl Default for WorkerOptions {
             worker_id: None,
             idle_timeout: None,
             handle_signals: false,
+            partitions: Vec::new(),
             on_error: None,
         }
     }
@@ -193,6 +196,16 @@ impl WorkerOptions {
         self.handle_signals = on;
         self
     }
+    /// On a partitioned queue (0.8.0), the only partitions the worker claims from
+    /// ([`ClaimOptions::partitions`](crate::ClaimOptions::partitions)); empty (the
+    /// default) is every partition. A bad list (a partition outside
+    /// `0..queue.partitions()`, one given twice) is an
+    /// [`InvalidArgument`](crate::ErrorKind::InvalidArgument) error when the worker
+    /// starts, naming `partitions[i]` as the library does.
+    pub fn partitions(mut self, partitions: impl IntoIterator<Item = usize>) -> Self {
+        self.partitions = partitions.into_iter().collect();
+        self
+    }
     /// Called (from the worker threads) for everything that went wrong and did not stop
     /// the worker: failed handlers, lost leases, queue errors. Without it, each is
     /// logged through the `log` crate (target `"mongomq"`: handler failures at `Error`
@@ -217,6 +230,7 @@ impl fmt::Debug for WorkerOptions {
             .field("worker_id", &self.worker_id)
             .field("idle_timeout", &self.idle_timeout)
             .field("handle_signals", &self.handle_signals)
+            .field("partitions", &self.partitions)
             .finish_non_exhaustive()
     }
 }

@@ -71,7 +71,8 @@ impl Ctx {
             .min_priority(self.opts.min_priority)
             .max_events(self.opts.max_events)
             .wait(slice)
-            .cancel(&self.shared.cancel);
+            .cancel(&self.shared.cancel)
+            .partitions(self.opts.partitions.iter().copied());
         if let Some(id) = &self.opts.worker_id {
             claim_opts = claim_opts.worker_id(id.clone());
         }
