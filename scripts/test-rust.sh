@@ -11,8 +11,11 @@
 #      (tests/worker.rs), logging (tests/logging.rs), the async API (feature tokio:
 #      the contract's async scenarios in tests/async_contract.rs, the rest in
 #      tests/async_tokio.rs), tracing (feature opentelemetry: the contract's tracing
-#      scenarios in tests/trace.rs, with the OpenTelemetry SDK's in-memory exporters)
-#      and the doc examples (compile_fail ones included);
+#      scenarios in tests/trace.rs, with the OpenTelemetry SDK's in-memory exporters),
+#      the partitions scenarios (tests/partitions.rs) and the doc examples
+#      (compile_fail ones included); then every contract scenario again with
+#      MONGOMQ_TEST_PARTITIONS=4 (every scenario's queue of 4 partitions), checked the
+#      same way;
 #   4. the two examples of bindings/rust/README.md (a producer and a worker) must be
 #      mongomq/examples/producer.rs and worker.rs; a crate outside the repository (a
 #      temp dir, path dependency on bindings/rust/mongomq) builds them and runs them
@@ -99,6 +102,16 @@ echo "== rust: contract scenarios, async API and doc examples (mongomq) =="
 cargo test --locked -p mongomq --all-features 2>&1 | tee "$TMP/cargo-test.log"
 [[ ${PIPESTATUS[0]} == 0 ]] || { echo "test-rust: cargo test failed" >&2; exit 1; }
 python3 "$ROOT/scripts/contract-scenarios.py" check rust "$TMP/cargo-test.log"
+
+echo "== rust: the contract scenarios again, on queues of 4 partitions (MONGOMQ_TEST_PARTITIONS=4) =="
+# bindings/CONTRACT.md, "Twice: one partition and four": the test support
+# (tests/common) opens every scenario's queue with MONGOMQ_TEST_PARTITIONS partitions
+# (the Partitions scenarios open their own). The test files that hold scenarios, and
+# of them the scenarios only (test_<name>; the extras beside them are named otherwise).
+MONGOMQ_TEST_PARTITIONS=4 cargo test --locked -p mongomq --all-features \
+    --test contract --test async_contract --test trace --test partitions -- test_ 2>&1 | tee "$TMP/cargo-test-p4.log"
+[[ ${PIPESTATUS[0]} == 0 ]] || { echo "test-rust: cargo test with 4 partitions failed" >&2; exit 1; }
+python3 "$ROOT/scripts/contract-scenarios.py" check rust "$TMP/cargo-test-p4.log"
 
 echo "== rust: the README's examples as a crate outside the repository =="
 APP="$TMP/readme-examples"

@@ -41,9 +41,11 @@ fn test_one_lease_per_group() {
     f.queue.publish("A", "a2", &PublishOptions::default()).unwrap();
     f.queue.publish("B", "b1", &PublishOptions::default()).unwrap();
     let first = claim(&f.queue);
-    assert_eq!(first.group(), "A");
     let second = claim(&f.queue);
-    assert_eq!(second.group(), "B");
+    // With partitions, A and B may be in two, and the first claim takes from the
+    // turn's: either comes first; with one, A (it waited longest).
+    let (a, b) = if f.queue.partitions() > 1 && first.group() == "B" { (&second, &first) } else { (&first, &second) };
+    assert_eq!((a.group(), a.event(), b.group(), b.event()), ("A", &b"a1"[..], "B", &b"b1"[..]), "one lease per group");
     assert!(f.queue.claim(&opts(30_000)).unwrap().is_none(), "A is leased, B is leased: nothing is due");
 }
 
@@ -74,7 +76,43 @@ fn test_round_robin() {
         order.push(String::from_utf8(lease.event().to_vec()).unwrap());
         f.queue.ack(&lease).unwrap();
     }
+    let p = f.queue.partitions();
+    if p > 1 && common::partition_of(&f.queue, "A") != common::partition_of(&f.queue, "B") {
+        // Round-robin holds within a partition; A and B are in two, and each claim
+        // starts at the next partition in turn: each group's events come in order, and
+        // neither waits through P claims while it has events.
+        assert_rotation(&order, p);
+        return;
+    }
     assert_eq!(order, ["a0", "b0", "a1", "b1", "a2", "b2"]);
+}
+
+/// Claims (`a0`, `b1`, ...: the group's letter and the event's index) over groups of
+/// distinct partitions of a queue of `p`: each group's in publish order, and a group
+/// that still has events is never passed over by `p` claims in a row.
+fn assert_rotation(order: &[String], p: usize) {
+    let mut next: HashMap<char, usize> = HashMap::new();
+    let mut left: HashMap<char, usize> = HashMap::new();
+    for e in order {
+        *left.entry(e.chars().next().unwrap()).or_default() += 1;
+    }
+    let mut idle: HashMap<char, usize> = HashMap::new();
+    for e in order {
+        let g = e.chars().next().unwrap();
+        let i = next.entry(g).or_default();
+        assert_eq!(e, &format!("{g}{i}"), "claims {order:?}: the group's order");
+        *i += 1;
+        *left.get_mut(&g).unwrap() -= 1;
+        for (&h, &n) in &left {
+            let waited = idle.entry(h).or_default();
+            if h == g {
+                *waited = 0;
+            } else if n > 0 {
+                *waited += 1;
+                assert!(*waited < p, "claims {order:?}: {h} passed over by {waited} claims in a row ({p} partitions)");
+            }
+        }
+    }
 }
 
 #[test]
@@ -182,10 +220,13 @@ fn test_unclaim_keeps_attempts() {
     let f = Fixture::new();
     let a = f.queue.publish("A", "a", &PublishOptions::default()).unwrap();
     f.queue.publish("B", "b", &PublishOptions::default()).unwrap();
-    let unrun = claim(&f.queue);
+    // "A then B" is an order within a partition: on a partitioned queue the claims
+    // take from A's (B's may be another, whose turn could come first).
+    let in_a = opts(30_000).partitions(common::partition_of(&f.queue, "A"));
+    let unrun = f.queue.claim(&in_a).unwrap().expect("A");
     assert_eq!((unrun.group(), unrun.attempts()), ("A", 1));
     f.queue.unclaim(&unrun).unwrap(); // no handler ran: not a delivery
-    let again = claim(&f.queue);
+    let again = f.queue.claim(&in_a).unwrap().expect("A again");
     assert_eq!(
         (again.group(), again.seq(), again.attempts()),
         ("A", a, 1),
@@ -257,14 +298,18 @@ fn test_batch_publish_claim() {
         batch.add(if i % 2 == 0 { "even" } else { "odd" }, format!("{i}"), &PublishOptions::default()).unwrap();
     }
     assert_eq!(batch.len(), 10);
-    let first = f.queue.publish_batch(&batch).unwrap();
+    let seqs: Vec<i64> = f.queue.publish_batch_with(&batch).unwrap().iter().map(|p| p.seq).collect();
+    // Consecutive with one partition; with more, even's and odd's counters are two
+    // partitions' (or one's, interleaved): distinct and increasing within a group.
+    let groups: Vec<&str> = (0..10).map(|i| if i % 2 == 0 { "even" } else { "odd" }).collect();
+    common::assert_increasing(&f.queue, "the batch's seqs", &groups, &seqs);
     let lease = f.queue.claim(&opts(30_000).max_events(5)).unwrap().unwrap();
     assert_eq!(lease.count(), 5);
-    // even: events 0, 2, 4, 6, 8 at seqs first, first + 2, ...; odd: 1, 3, ... at first + 1, ...
+    // even: events 0, 2, 4, 6, 8; odd: 1, 3, ...; each at the seq the batch gave it
     let start = if lease.group() == "even" { 0 } else { 1 };
     let got: Vec<(i64, Vec<u8>)> = lease.events().map(|(s, e)| (s, e.to_vec())).collect();
     let want: Vec<(i64, Vec<u8>)> =
-        (0..5).map(|k| start + 2 * k).map(|i| (first + i, i.to_string().into_bytes())).collect();
+        (0..5).map(|k| start + 2 * k).map(|i| (seqs[i], i.to_string().into_bytes())).collect();
     assert_eq!(got, want);
     assert_eq!(lease.seq_at(5), None);
     f.queue.ack(&lease).unwrap();
@@ -460,7 +505,9 @@ fn test_drop() {
     f.queue.drop_queue().unwrap();
     assert!(f.queue.claim(&opts(30_000)).unwrap().is_none());
     assert_eq!(f.queue.stats().unwrap().messages, 0);
-    assert_eq!(f.queue.publish("g", "again", &PublishOptions::default()).unwrap(), 1);
+    // Seq 1 with one partition; with P, the first of g's partition k: k + 1.
+    let want = common::partition_of(&f.queue, "g").first().map_or(1, |&k| k as i64 + 1);
+    assert_eq!(f.queue.publish("g", "again", &PublishOptions::default()).unwrap(), want);
 }
 
 #[test]
@@ -619,11 +666,15 @@ fn test_group_listing() {
         nack_times(&d.queue, 1);
         assert!(d.queue.claim(&opts(30_000)).unwrap().is_none(), "its second delivery went to the dead letters");
     }
+    // The dead letters come oldest seq first: d0, d1, d2's with one partition; with
+    // more, three groups' seqs come from their partitions' counters, in any order.
+    let mut by_seq: Vec<(i64, usize)> = dead.iter().enumerate().map(|(i, &s)| (s, i)).collect();
+    by_seq.sort();
     let page = d.queue.dead_page(1, 2).unwrap();
     let seqs: Vec<Option<i64>> = page.letters.iter().map(|l| l.seq).collect();
-    assert_eq!(seqs, [Some(dead[1]), Some(dead[2])]);
+    assert_eq!(seqs, [Some(by_seq[1].0), Some(by_seq[2].0)]);
     assert_eq!((page.offset, page.total), (1, 3));
-    assert_eq!(page.letters[0].event.as_deref(), Some(&b"dead 1"[..]));
+    assert_eq!(page.letters[0].event.as_deref(), Some(format!("dead {}", by_seq[1].1).as_bytes()));
     let past = d.queue.dead_page(3, 2).unwrap();
     assert_eq!((past.letters.len(), past.total), (0, 3));
     assert_bad_argument(d.queue.dead_page(0, 1001), "limit");
@@ -921,7 +972,7 @@ fn test_error_bad_argument() {
 fn test_error_connect() {
     let client = Client::connect("mongodb://127.0.0.1:1/?serverSelectionTimeoutMS=200").expect("no server contact yet");
     let start = Instant::now();
-    let err = client.queue(&common::fresh_name(), "mq").unwrap_err();
+    let err = common::open(&client, &common::fresh_name(), "mq").unwrap_err();
     assert_eq!(err.kind(), ErrorKind::Connect, "{err}");
     assert_eq!(err.status_name(), "MQ_ERR_CONNECT");
     assert!(start.elapsed() < PROMPTLY);
@@ -978,7 +1029,14 @@ fn test_small_pool() {
     assert_eq!(with_option("mongodb://h:1/?w=1", "maxPoolSize=1"), "mongodb://h:1/?w=1&maxPoolSize=1");
     let f = Fixture::new();
     let client = Client::connect(&with_option(&common::uri(), "maxPoolSize=1")).unwrap();
-    let q = client.queue(&f.db, &f.prefix).unwrap();
+    let q = common::open(&client, &f.db, &f.prefix).unwrap();
+    // The seqs: 1, 2, 3 for b's and 4 for a's with one partition; with more, b's
+    // first is that of its partition k (k + 1: the queue is new) and a's its own.
+    // The claims that want b take from b's partition (the turn's may be a's).
+    let in_b = common::partition_of(&q, "b");
+    let b_first = in_b.first().map_or(1, |&k| k as i64 + 1);
+    let a_seq = Arc::new(Mutex::new(0i64));
+    let one_partition = q.partitions() == 1;
     let call = |what: &str, run: Box<dyn FnOnce(&Queue) + Send>| {
         let q = q.clone();
         bounded(what, move || run(&q));
@@ -986,47 +1044,64 @@ fn test_small_pool() {
 
     call(
         "publish_batch",
-        Box::new(|q| {
+        Box::new(move |q| {
             let mut batch = Batch::new().unwrap();
             for e in ["b1", "b2", "b3"] {
                 batch.add("b", e, &PublishOptions::default()).unwrap();
             }
-            assert_eq!(q.publish_batch(&batch).unwrap(), 1);
+            assert_eq!(q.publish_batch(&batch).unwrap(), b_first);
         }),
     );
-    call("publish", Box::new(|q| assert_eq!(q.publish("a", "a1", &PublishOptions::default()).unwrap(), 4)));
+    let a = Arc::clone(&a_seq);
+    call(
+        "publish",
+        Box::new(move |q| {
+            let seq = q.publish("a", "a1", &PublishOptions::default()).unwrap();
+            if one_partition {
+                assert_eq!(seq, 4);
+            }
+            *a.lock().unwrap() = seq;
+        }),
+    );
+    let a_seq = *a_seq.lock().unwrap();
+    let b = in_b.clone();
     call(
         "claim, extend, unclaim",
-        Box::new(|q| {
-            let lease = q.claim(&opts(30_000)).unwrap().expect("b");
-            assert_eq!((lease.group(), lease.seq()), ("b", 1));
+        Box::new(move |q| {
+            let lease = q.claim(&opts(30_000).partitions(b)).unwrap().expect("b");
+            assert_eq!((lease.group(), lease.seq()), ("b", b_first));
             q.extend(&lease, Duration::from_secs(60)).unwrap();
             q.unclaim(&lease).unwrap();
         }),
     );
     call(
         "batch claim, ack",
-        Box::new(|q| {
-            let lease = q.claim(&opts(30_000).max_events(3)).unwrap().expect("b again");
+        Box::new(move |q| {
+            let lease = q.claim(&opts(30_000).max_events(3).partitions(in_b)).unwrap().expect("b again");
             assert_eq!((lease.group(), lease.count(), lease.attempts()), ("b", 3, 1));
             q.ack(&lease).unwrap();
         }),
     );
     call(
         "waiting claim, nack",
-        Box::new(|q| {
+        Box::new(move |q| {
             let lease = q.claim(&opts(30_000).wait(Duration::from_secs(5))).unwrap().expect("a");
-            assert_eq!((lease.group(), lease.seq()), ("a", 4));
+            assert_eq!((lease.group(), lease.seq()), ("a", a_seq));
             q.nack(&lease, Duration::ZERO).unwrap();
         }),
     );
     call(
         "dead-letter requeue after max attempts 1",
-        Box::new(|q| {
+        Box::new(move |q| {
             q.set_max_attempts(1).unwrap();
             assert!(q.claim(&opts(30_000)).unwrap().is_none(), "a's second delivery goes to the dead letters");
             assert_eq!(q.dead_count().unwrap(), 1);
-            assert_eq!(q.dead_requeue(4).unwrap(), 5);
+            let requeued = q.dead_requeue(a_seq).unwrap();
+            if one_partition {
+                assert_eq!(requeued, 5);
+            } else {
+                assert!(requeued > a_seq, "requeued seq {requeued}, want one after a's {a_seq}");
+            }
             q.set_max_attempts(0).unwrap();
         }),
     );
@@ -1072,9 +1147,10 @@ fn test_concurrency_16x2000() {
         for &i in chunk {
             batch.add(&format!("g{}", i % GROUPS), format!("{i}"), &PublishOptions::default()).unwrap();
         }
-        let first = f.queue.publish_batch(&batch).unwrap();
+        // Each event's seq (first + k with one partition only).
+        let outcomes = f.queue.publish_batch_with(&batch).unwrap();
         for (k, &i) in chunk.iter().enumerate() {
-            published.entry(format!("g{}", i % GROUPS)).or_default().push(first + k as i64);
+            published.entry(format!("g{}", i % GROUPS)).or_default().push(outcomes[k].seq);
         }
     }
     let held: Mutex<HashSet<String>> = Mutex::new(HashSet::new());
@@ -1143,7 +1219,12 @@ fn test_safety_use_after_close() {
     let mut batch = Batch::new().unwrap();
     batch.add("b", "1", &PublishOptions::default()).unwrap();
     let s1 = other.publish_batch(&batch).unwrap();
-    assert_eq!(other.publish_batch(&batch).unwrap(), s1 + 1);
+    let s2 = other.publish_batch(&batch).unwrap();
+    if other.partitions() == 1 {
+        assert_eq!(s2, s1 + 1);
+    } else {
+        assert!(s2 > s1, "b's seqs {s1} then {s2}: they increase within the group");
+    }
 }
 
 #[test]
@@ -1152,7 +1233,7 @@ fn test_safety_close_twice() {
     // reference, the C object goes with the last one, exactly once.
     let f = Fixture::new();
     let client2 = f.client.clone();
-    let queue = client2.queue(&f.db, &f.prefix).unwrap();
+    let queue = common::open(&client2, &f.db, &f.prefix).unwrap();
     let queue2 = queue.clone();
     client2.clone().close();
     client2.close();
@@ -1181,7 +1262,7 @@ fn test_safety_close_twice() {
 fn test_safety_queue_keeps_client() {
     let f = Fixture::new();
     let client = Client::connect(&common::uri()).unwrap();
-    let queue = client.queue(&f.db, &f.prefix).unwrap();
+    let queue = common::open(&client, &f.db, &f.prefix).unwrap();
     drop(client);
     let seq = queue.publish("g", "x", &PublishOptions::default()).unwrap();
     let lease = claim(&queue);
@@ -1206,7 +1287,7 @@ fn test_safety_gc_any_order() {
     for order in orders {
         f.queue.publish("g", "x", &PublishOptions::default()).unwrap();
         let client = Client::connect(&common::uri()).unwrap();
-        let queue = client.queue(&f.db, &f.prefix).unwrap();
+        let queue = common::open(&client, &f.db, &f.prefix).unwrap();
         let lease = claim(&queue);
         let mut slots: [Option<Box<dyn std::any::Any>>; 3] =
             [Some(Box::new(client)), Some(Box::new(queue.clone())), None];
@@ -1219,7 +1300,7 @@ fn test_safety_gc_any_order() {
     }
     // and from other threads than the one that made them
     let client = Client::connect(&common::uri()).unwrap();
-    let queue = client.queue(&f.db, &f.prefix).unwrap();
+    let queue = common::open(&client, &f.db, &f.prefix).unwrap();
     f.queue.publish("g", "x", &PublishOptions::default()).unwrap();
     let lease = claim(&queue);
     let barrier = Arc::new(Barrier::new(3));

@@ -1,5 +1,6 @@
-//! Helpers of the contract tests: a fresh queue per test, and a bare MongoDB wire
-//! client (OP_MSG) for what the API must not be able to do (delete a lock, for repair).
+//! Helpers of the contract tests: a fresh queue per test (with the partitions
+//! MONGOMQ_TEST_PARTITIONS says), and a bare MongoDB wire client (OP_MSG) for what the
+//! API must not be able to do (delete a lock, for repair).
 #![allow(dead_code)]
 
 use std::collections::hash_map::RandomState;
@@ -9,10 +10,58 @@ use std::net::TcpStream;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant, SystemTime};
 
-use mongomq::{ClaimOptions, Client, Lease, Queue};
+use mongomq::{ClaimOptions, Client, Lease, Queue, QueueOptions};
 
 pub fn uri() -> String {
     std::env::var("MONGOMQ_TEST_URI").expect("MONGOMQ_TEST_URI must name the test server (scripts/test-server.sh)")
+}
+
+/// The partitions of every test queue: MONGOMQ_TEST_PARTITIONS, 1 when unset.
+/// scripts/test-rust.sh runs the contract scenarios with 1 and again with 4
+/// (bindings/CONTRACT.md, "Twice: one partition and four").
+pub fn test_partitions() -> usize {
+    match std::env::var("MONGOMQ_TEST_PARTITIONS") {
+        Err(_) => 1,
+        Ok(v) => v
+            .parse()
+            .ok()
+            .filter(|n| (1..=mongomq::limits::PARTITIONS_MAX).contains(n))
+            .unwrap_or_else(|| panic!("MONGOMQ_TEST_PARTITIONS={v:?}: want 1..=1024")),
+    }
+}
+
+/// Opens db.prefix with the test partitions: every handle on a test's queue must
+/// have them (another number is refused).
+pub fn open(client: &Client, db: &str, prefix: &str) -> mongomq::Result<Queue> {
+    client.queue_with(db, prefix, &QueueOptions::new().partitions(test_partitions()))
+}
+
+/// The claim's partitions for `group`'s alone on a partitioned queue, none (every
+/// partition) on a queue of one. A scenario that needs one group's lease while groups
+/// of other partitions are ready claims with it: which partition a claim takes from
+/// first is the turn's (each claim starts at the next partition), so "the group that
+/// waited longest" holds within a partition only.
+pub fn partition_of(q: &Queue, group: &str) -> Vec<usize> {
+    if q.partitions() <= 1 {
+        return Vec::new();
+    }
+    vec![mongomq::group_partition(group, q.partitions()).unwrap()]
+}
+
+/// Panics unless the seqs are distinct and increase within each group (`groups[i]` is
+/// `seqs[i]`'s): what a queue of any number of partitions promises; with one they are
+/// also consecutive, which it checks then.
+pub fn assert_increasing(q: &Queue, what: &str, groups: &[&str], seqs: &[i64]) {
+    let mut seen = std::collections::HashSet::new();
+    let mut last = std::collections::HashMap::new();
+    for (i, (&g, &s)) in groups.iter().zip(seqs).enumerate() {
+        assert!(seen.insert(s), "{what}: seq {s} twice in {seqs:?}");
+        assert!(s > *last.get(g).unwrap_or(&0), "{what}: seqs {seqs:?} of groups {groups:?} not increasing within {g}");
+        last.insert(g, s);
+        if q.partitions() == 1 {
+            assert_eq!(s, seqs[0] + i as i64, "{what}: seqs {seqs:?}, want them consecutive (one partition)");
+        }
+    }
 }
 
 /// A name no other test or run uses: `mqt_rust_<random>`.
@@ -36,13 +85,13 @@ impl Fixture {
         let client = Client::connect(&uri()).expect("connect");
         let db = fresh_name();
         let prefix = "mq".to_string();
-        let queue = client.queue(&db, &prefix).expect("open the queue");
+        let queue = open(&client, &db, &prefix).expect("open the queue");
         Fixture { client, queue, db, prefix }
     }
 
     /// Another handle on the same queue (as another machine would have).
     pub fn other_handle(&self) -> Queue {
-        Client::connect(&uri()).unwrap().queue(&self.db, &self.prefix).unwrap()
+        open(&Client::connect(&uri()).unwrap(), &self.db, &self.prefix).unwrap()
     }
 }
 
