@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use std::io::{BufRead, Write};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use mongomq::{ClaimOptions, Client, Lease, PublishOptions, Queue};
+use mongomq::{ClaimOptions, Client, Lease, PublishOptions, Queue, QueueOptions};
 
 fn fnv(b: &[u8]) -> String {
     let mut h: u64 = 0xcbf29ce484222325;
@@ -131,6 +131,15 @@ impl Agent {
             };
         }
         let key = (w[1].to_string(), w[2].to_string());
+        if w[0] == "popen" && w.len() == 4 {
+            // A handle of P partitions in place of the one we had (kept when the open fails).
+            let p: usize = w[3].parse().map_err(|e: std::num::ParseIntError| e.to_string())?;
+            let q =
+                self.client.queue_with(w[1], w[2], &QueueOptions::new().partitions(p)).map_err(|e| e.to_string())?;
+            let reply = format!("ok {}", q.partitions());
+            self.queues.insert(key, q);
+            return Ok(reply);
+        }
         if !self.queues.contains_key(&key) {
             let q = self.client.queue(w[1], w[2]).map_err(|e| e.to_string())?;
             self.queues.insert(key.clone(), q);
