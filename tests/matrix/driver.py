@@ -6,8 +6,8 @@
 Each agent (agents/) is a program of one language that speaks the line protocol of
 README.md on stdin/stdout; COMMAND is how to start it (the URI is appended). The
 agent named "harel" is harel's MongoTransport (no attempts, no scheduled events, no
-lease-lost report, no attributes, text events that parse as a harel Event only). Three
-parts:
+lease-lost report, no attributes, no partitions, text events that parse as a harel Event
+only). Five parts:
 
   1. fixed set: every agent publishes the same events (text, binary with NUL bytes,
      empty, 1 MiB, non-ASCII group ids, priorities 0..4, one scheduled a second
@@ -33,7 +33,15 @@ parts:
      context the driver names (a trace id and span id of its own), the second's
      worker helper processes the event: the send span must be that parent's child,
      the process span must link to exactly that send span, and be in a trace of its
-     own (a link, not a parent), with attempts 1.
+     own (a link, not a parent), with attempts 1;
+  5. partitions (0.8.0): every agent but harel (whose schema is one partition's) opens
+     one queue with 4 partitions, all at once; each one's second open of it with 1
+     partition is refused with the library's message, which names "has 4 partitions";
+     then they publish 408 events over 24 groups (4 groups each, at once) and drain
+     them all at once, checked as part 2; the seqs are unique, and each one's residue
+     (seq - 1) % 4 is its group's partition, which the driver computes itself from the
+     documented hash (group_partition): every language's publish put every group in
+     the same partition.
 
 Runs in a venv with harel and pymongo (scripts/interop-venv.sh): it makes harel's
 events and drops the test database at the end. Last line: "matrix: N passed, M failed".
@@ -289,25 +297,35 @@ def part1(agents, db):
 
 def part2(agents, db, groups=35, per_group=20):
     print(f"== 2. every agent drains one shared backlog ({groups * per_group} events, {groups} groups) at once ==")
+    # harel publishes alone, before the others: its seq allocator returns the updated
+    # counter document, which the test server (mongo-java-server) serialises after
+    # releasing its lock, so a concurrent $inc can show through and two publishers get
+    # one seq (docs/design.md, "publish"; on MongoDB it cannot happen). Ours returns the
+    # document before the update, which is safe on both.
     names = list(agents)
-    prefix = "m2_transport"
+    waves = [[n for n in names if n == "harel"], [n for n in names if n != "harel"]]
+    shared_backlog(agents, db, "m2_transport", waves, [f"d{gi:02d}-ü" for gi in range(groups)], per_group)
+
+
+def shared_backlog(agents, db, prefix, waves, groups, per_group):
+    """Part 2's run, which part 5 repeats on a partitioned queue: the agents of `waves`
+    publish per_group events to each of `groups` (group i is the i-th agent's, round
+    them in the agents' order; each wave's agents at once, a wave after the one
+    before), then all of them drain the queue at once. Checks that every event is
+    acked exactly once, each group in publish order with the seqs its publish
+    returned, no two leases of a group at once. Returns ({group: [(fnv, seq)] in
+    publish order}, {group: its publisher})."""
+    names = [n for n in agents if any(n in wave for wave in waves)]
     published = {}  # group -> [(fnv, seq or 0)]
     owner = {}
     plan = {n: [] for n in names}
-    for gi in range(groups):
-        g = f"d{gi:02d}-ü"
+    for gi, g in enumerate(groups):
         owner[g] = names[gi % len(names)]
         published[g] = []
     for k in range(per_group):  # interleaved: the groups' seqs mix
         for g in published:
             data = harel_text("drain", group=g, n=k)
             plan[owner[g]].append((g, data))
-    # harel publishes alone, before the others: its seq allocator returns the updated
-    # counter document, which the test server (mongo-java-server) serialises after
-    # releasing its lock, so a concurrent $inc can show through and two publishers get
-    # one seq (docs/design.md, "publish"; on MongoDB it cannot happen). Ours returns the
-    # document before the update, which is safe on both.
-    waves = [[n for n in names if n == "harel"], [n for n in names if n != "harel"]]
     for wave in waves:
         for n in wave:
             for g, data in plan[n]:
@@ -329,7 +347,7 @@ def part2(agents, db, groups=35, per_group=20):
             recs.append((n, int(seq), bytes.fromhex(g).decode("utf-8"), float(t1), float(t2), h))
             per_agent[n] += 1
     print(f"  drained in {time.monotonic() - t0:.1f} s: " + ", ".join(f"{n} {c}" for n, c in per_agent.items()))
-    total = groups * per_group
+    total = len(groups) * per_group
     check(f"{total} events acked in all", len(recs) == total, f"got {len(recs)}")
     acked = {}
     for r in recs:
@@ -355,6 +373,7 @@ def part2(agents, db, groups=35, per_group=20):
     handoffs = sum(1 for g in published for a, b in zip(*(lambda m: (m, m[1:]))(
         sorted((r for r in recs if r[2] == g), key=lambda r: r[3]))) if a[0] != b[0])
     print(f"  {handoffs} hand-offs of a group from one language to another")
+    return published, owner
 
 
 # ---- part 3 ---------------------------------------------------------------------------
@@ -432,6 +451,61 @@ def part4(agents, db):
               f"attempts {attempts}")
 
 
+# ---- part 5 ---------------------------------------------------------------------------
+
+
+def group_partition(group, partitions):
+    """The partition of a group (include/mongomq.h, mq_group_partition), written here
+    from its definition rather than asked of a binding: FNV-1a 64 over the group id's
+    UTF-8 bytes, mixed by MurmurHash3's 64-bit finalizer (fmix64), modulo partitions."""
+    m = 0xFFFFFFFFFFFFFFFF
+    h = 0xCBF29CE484222325
+    for b in group.encode("utf-8"):
+        h = ((h ^ b) * 0x100000001B3) & m
+    h ^= h >> 33
+    h = (h * 0xFF51AFD7ED558CCD) & m
+    h ^= h >> 33
+    h = (h * 0xC4CEB9FE1A85EC53) & m
+    h ^= h >> 33
+    return h % partitions
+
+
+def part5(agents, db, partitions=4, groups=24, per_group=17):
+    names = [n for n in agents if n != "harel"]  # harel's schema is one partition's
+    print(f"== 5. one queue of {partitions} partitions: every agent opens it, publishes into it and drains it ==")
+    # bindings/CONTRACT.md, partitions_group_hash: the driver's hash is the library's
+    vectors = {("a", 4): 3, ("b", 4): 0, ("customer-17", 4): 1, ("g1", 4): 1, ("g2", 4): 3, ("g3", 4): 0,
+               ("a", 16): 11, ("customer-17", 16): 9, ("g2", 16): 7, ("a", 1): 0}
+    got = {k: group_partition(*k) for k in vectors}
+    check("the driver's group_partition gives CONTRACT's partitions_group_hash values", got == vectors,
+          str({k: v for k, v in got.items() if v != vectors[k]}))
+    prefix = "m5_parts"
+    for n in names:  # at once: the first openers race to record P
+        agents[n].send(f"popen {db} {prefix} {partitions}")
+    for n in names:
+        reply = agents[n].recv()
+        check(f"{n} opens the queue with {partitions} partitions", reply == f"ok {partitions}", reply[:300])
+    # Each one's handle stays the one of 4 partitions after the refusal (README, popen).
+    for n in names:
+        agents[n].send(f"popen {db} {prefix} 1")
+    for n in names:
+        reply = agents[n].recv()
+        check(f"{n}: opening it again with 1 partition is refused, naming the {partitions} it has",
+              reply.startswith("err ") and f"has {partitions} partitions" in reply, reply[:300])
+    gnames = [f"p{gi:02d}-ж" for gi in range(groups)]
+    where = {g: group_partition(g, partitions) for g in gnames}
+    check(f"the {groups} groups fall in all {partitions} partitions (the test means something)",
+          set(where.values()) == set(range(partitions)), str(where))
+    published, owner = shared_backlog(agents, db, prefix, [names], gnames, per_group)
+    seqs = [s for evs in published.values() for _, s in evs]
+    check(f"the {len(seqs)} seqs are unique", len(set(seqs)) == len(seqs),
+          f"{len(seqs) - len(set(seqs))} repeated")
+    bad = [f"{owner[g]}'s {g} (partition {where[g]}): seq {s}" for g, evs in published.items() for _, s in evs
+           if (s - 1) % partitions != where[g]]
+    check(f"each seq is in its group's partition ((seq - 1) % {partitions} = group_partition(group, {partitions})),"
+          " whichever language published it", not bad, "; ".join(bad[:5]) + (f" ({len(bad)} in all)" if bad else ""))
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--uri", default=os.environ.get("MONGOMQ_TEST_URI"))
@@ -445,7 +519,7 @@ def main():
             name, cmd = spec.split("=", 1)
             agents[name] = Agent(name, cmd, args.uri)
         print(f"matrix: agents {', '.join(agents)} on {args.uri}, database {db}")
-        for part in (part1, part2, part3, part4):
+        for part in (part1, part2, part3, part4, part5):
             t = time.monotonic()
             try:
                 part(agents, db)
