@@ -91,7 +91,7 @@ extern "C" {
 #endif
 
 #define MQ_VERSION_MAJOR 0
-#define MQ_VERSION_MINOR 7
+#define MQ_VERSION_MINOR 8
 #define MQ_VERSION_PATCH 0
 
 /* Limits checked before anything is sent to the server. */

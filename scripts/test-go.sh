@@ -121,7 +121,7 @@ module example.com/examples
 
 go 1.21
 
-require $MODULE v0.7.0
+require $MODULE v0.8.0
 
 replace $MODULE => $GODIR
 EOF

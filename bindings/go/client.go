@@ -13,7 +13,7 @@ import (
 	"github.com/mongomq/mongomq/bindings/go/internal/raw"
 )
 
-// LibraryVersion is the version of the libmongomq the program runs with ("0.7.0").
+// LibraryVersion is the version of the libmongomq the program runs with ("0.8.0").
 func LibraryVersion() string { return raw.Mq_version() }
 
 // Client is a connection pool to one MongoDB deployment. It is safe for concurrent

@@ -9,7 +9,7 @@ import subprocess
 
 from setuptools import Extension, setup
 
-MIN_LIBRARY = "0.7.0"
+MIN_LIBRARY = "0.8.0"
 
 
 def pkg_config(*args: str) -> list[str]:

@@ -46,7 +46,7 @@ const ScopeName = "mongomq"
 
 // Version is the scope's version: the Go binding's (its major.minor is the C
 // library's it is made for).
-const Version = "0.7.0"
+const Version = "0.8.0"
 
 // The attribute keys (OpenTelemetry's messaging conventions, and mongomq's own).
 const (

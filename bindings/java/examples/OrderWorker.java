@@ -1,5 +1,5 @@
 // A worker: handles the orders of shop.orders until the queue stays idle (README, "Examples").
-//   java -cp mongomq-0.7.0.jar OrderWorker.java [mongodb://127.0.0.1:27017 [db]]
+//   java -cp mongomq-0.8.0.jar OrderWorker.java [mongodb://127.0.0.1:27017 [db]]
 import java.time.Duration;
 import org.mongomq.Client;
 import org.mongomq.MongoMqException;

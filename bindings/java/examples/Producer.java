@@ -1,5 +1,5 @@
 // A producer: publishes orders to the queue shop.orders (README, "Examples").
-//   java -cp mongomq-0.7.0.jar Producer.java [mongodb://127.0.0.1:27017 [db]]
+//   java -cp mongomq-0.8.0.jar Producer.java [mongodb://127.0.0.1:27017 [db]]
 import java.time.Duration;
 import org.mongomq.Batch;
 import org.mongomq.Client;

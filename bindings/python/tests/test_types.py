@@ -134,7 +134,7 @@ def test_status_names_from_the_library():
 
 
 def test_names_of_0_4_0(queue):
-    assert mongomq.library_version() == "0.7.0" == mongomq.__version__
+    assert mongomq.library_version() == "0.8.0" == mongomq.__version__
     counts = queue.repair_counts()
     assert dataclasses.is_dataclass(counts) and not isinstance(counts, tuple)
     assert (counts.runs, counts.fixed) == (0, 0)

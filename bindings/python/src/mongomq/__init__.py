@@ -37,7 +37,7 @@ from ._stats import GroupStats, PriorityStats, RepairCounts, Stats
 from ._stored import DeadPage, StoredEvent
 from ._worker import Worker, backoff_delay
 
-__version__ = "0.7.0"
+__version__ = "0.8.0"
 
 PRIORITY_MIN = _raw.MQ_PRIORITY_MIN
 PRIORITY_MAX = _raw.MQ_PRIORITY_MAX
@@ -50,7 +50,7 @@ PARTITIONS_MAX = _raw.MQ_PARTITIONS_MAX
 
 
 def library_version() -> str:
-    """The version of the libmongomq this package runs on ("0.7.0")."""
+    """The version of the libmongomq this package runs on ("0.8.0")."""
     return _raw.mq_version()
 
 

@@ -2,5 +2,5 @@
 
 module MongoMQ
   # The gem's version: the libmongomq version it is made for.
-  VERSION = "0.7.0"
+  VERSION = "0.8.0"
 end

@@ -1,4 +1,4 @@
-//! Raw declarations of libmongomq's C API (`include/mongomq.h`, version 0.7.0, with
+//! Raw declarations of libmongomq's C API (`include/mongomq.h`, version 0.8.0, with
 //! 0.8.0's partitioned queues).
 //!
 //! Written by hand, one item per declaration of the header, in the header's order and
@@ -18,7 +18,7 @@ use core::ffi::{c_char, c_int, c_uint, c_void};
 use core::marker::{PhantomData, PhantomPinned};
 
 pub const MQ_VERSION_MAJOR: c_int = 0;
-pub const MQ_VERSION_MINOR: c_int = 7;
+pub const MQ_VERSION_MINOR: c_int = 8;
 pub const MQ_VERSION_PATCH: c_int = 0;
 
 /// Bytes of a group id (UTF-8, non-empty).

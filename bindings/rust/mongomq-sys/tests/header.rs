@@ -637,8 +637,8 @@ fn library_version_matches_crate() {
     assert_eq!(major_minor(version), major_minor(env!("CARGO_PKG_VERSION")));
     assert_eq!(
         (sys::MQ_VERSION_MAJOR, sys::MQ_VERSION_MINOR),
-        (0, 7),
-        "the crate's header constants are those of libmongomq 0.7"
+        (0, 8),
+        "the crate's header constants are those of libmongomq 0.8"
     );
 }
 

@@ -136,7 +136,7 @@ pub use stats::{GroupStats, PriorityStats, RepairCounts, Stats};
 pub use stored::{DeadPage, StoredEvent};
 pub use worker::{BoxError, Worker, WorkerError, WorkerOptions};
 
-/// The version of the libmongomq this process runs with (e.g. `"0.7.0"`), which may
+/// The version of the libmongomq this process runs with (e.g. `"0.8.0"`), which may
 /// differ from the one the crate was built against.
 pub fn library_version() -> &'static str {
     // SAFETY: mq_version returns a pointer to a static NUL-terminated string.

@@ -3,8 +3,8 @@ module example.com/mongomq-matrix-agent
 go 1.26.0
 
 require (
-	github.com/mongomq/mongomq/bindings/go v0.7.0
-	github.com/mongomq/mongomq/bindings/go/otelmongomq v0.7.0
+	github.com/mongomq/mongomq/bindings/go v0.8.0
+	github.com/mongomq/mongomq/bindings/go/otelmongomq v0.8.0
 	go.opentelemetry.io/otel v1.47.0
 	go.opentelemetry.io/otel/sdk v1.47.0
 	go.opentelemetry.io/otel/trace v1.47.0

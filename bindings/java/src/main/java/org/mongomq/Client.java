@@ -131,7 +131,7 @@ public final class Client implements AutoCloseable {
         LogPump.set(handler);
     }
 
-    /** The native library's version ("0.7.0"). */
+    /** The native library's version ("0.8.0"). */
     public static String libraryVersion() {
         return mongomq_raw.mq_version();
     }

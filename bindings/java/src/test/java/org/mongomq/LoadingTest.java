@@ -29,7 +29,7 @@ class LoadingTest {
         assertNotEquals("java.library.path", NativeLoader.loadedFrom());
         assertTrue(NativeLoader.loadedFrom().endsWith("libmongomq_java.so"), NativeLoader.loadedFrom());
         assertFalse(Files.exists(Paths.get(NativeLoader.loadedFrom())), "the extracted copy was removed once mapped");
-        assertEquals("0.7.0", Client.libraryVersion());
+        assertEquals("0.8.0", Client.libraryVersion());
     }
 
     private static void assertFalse(boolean b, String msg) {

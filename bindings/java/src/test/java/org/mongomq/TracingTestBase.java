@@ -120,7 +120,7 @@ abstract class TracingTestBase extends QueueTestBase {
         assertEquals("mongomq", s.getAttributes().get(SYSTEM), s.getName());
         assertEquals(dest(), s.getAttributes().get(DESTINATION), s.getName());
         assertEquals("mongomq", s.getInstrumentationScopeInfo().getName());
-        assertEquals("0.7.0", s.getInstrumentationScopeInfo().getVersion());
+        assertEquals("0.8.0", s.getInstrumentationScopeInfo().getVersion());
     }
 
     /** The metric named {@code name}, collected now. */

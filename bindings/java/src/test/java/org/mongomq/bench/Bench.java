@@ -35,9 +35,9 @@ import org.mongomq.PublishOptions;
  * jars of target/otel on the classpath).
  *
  * <pre>
- *   java -cp target/mongomq-0.7.0.jar:target/test-classes org.mongomq.bench.Bench \
+ *   java -cp target/mongomq-0.8.0.jar:target/test-classes org.mongomq.bench.Bench \
  *        [--uri URI] [--events N] [--groups G] [--workers W] [--batch B] [--async]
- *   java -cp "target/mongomq-0.7.0.jar:target/test-classes:target/otel/*" org.mongomq.bench.Bench --otel [...]
+ *   java -cp "target/mongomq-0.8.0.jar:target/test-classes:target/otel/*" org.mongomq.bench.Bench --otel [...]
  * </pre>
  */
 public final class Bench {

@@ -101,7 +101,7 @@ import org.mongomq.otel.MongoMqTelemetry;
  * copy: off is an untraced queue in a program that traces, not a program without tracing.
  *
  * <pre>
- *   java -cp "target/mongomq-0.7.0.jar:target/test-classes:target/otel/*" org.mongomq.bench.Bench --otel \
+ *   java -cp "target/mongomq-0.8.0.jar:target/test-classes:target/otel/*" org.mongomq.bench.Bench --otel \
  *        [--uri URI] [--events N] [--groups G] [--workers W] [--rounds R] [--processor batch|simple] [--warmup E]
  * </pre>
  */
