@@ -36,7 +36,7 @@ module MongoMQ
   # (0.8.0).
   PARTITIONS_MAX = Raw::MQ_PARTITIONS_MAX
 
-  # The version of the libmongomq the extension loaded ("0.7.0").
+  # The version of the libmongomq the extension loaded ("0.8.0").
   def self.library_version
     Raw.mq_version
   end

@@ -1631,7 +1631,7 @@ fn claim_options_defaults() {
     let lease = f.queue.claim(&ClaimOptions::new()).unwrap().unwrap();
     assert!((secs(lease.deadline(), before) - 30.0).abs() < 5.0, "default visibility 30 s");
     assert_eq!(lease.count(), 1);
-    assert!(mongomq::library_version().starts_with("0.7."));
+    assert!(mongomq::library_version().starts_with("0.8."));
 }
 
 #[test]
