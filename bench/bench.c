@@ -4,6 +4,7 @@
  *   bench [--uri URI] [--events N] [--groups G] [--workers W] [--visibility S]
  *         [--batch B] [--wait] [--json]
  *   bench [--uri URI] --waiters N [--events E] [--json]
+ *   bench [--uri URI] --partitions [--events N] [--groups G] [--workers W] [--batch B] [--json]
  *
  * --waiters N measures wake-ups instead (see run_waiters): N threads of one process
  * wait in mq_claim_wait on one queue of one client, another client publishes E
@@ -43,7 +44,10 @@
  *
  * The files: bench.c (this: main, the arguments, the helpers every mode uses),
  * throughput.c (the single and batch modes), waiters.c (--waiters), soak.c (--soak),
- * bench.h (what they share).
+ * listing.c (--listing), dedup.c (--dedup), attrs.c (--attrs), partitions.c
+ * (--partitions: the modes on queues of 1, 4 and 16 partitions, and what an empty
+ * and an idle waiting claim cost there), phases.c (what those share), bench.h (what
+ * they all share).
  */
 #define _POSIX_C_SOURCE 200809L
 
@@ -92,6 +96,8 @@ static void usage(FILE *f) {
             "       bench [--uri URI] --listing [--listing-sizes N,N,...] [--json]\n"
             "       bench [--uri URI] --dedup [--events N] [--groups G] [--json]\n"
             "       bench [--uri URI] --attrs [--events N] [--groups G] [--json]\n"
+            "       bench [--uri URI] --partitions [--events N] [--groups G] [--workers W]\n"
+            "             [--batch B] [--json]\n"
             "  --uri URI        MongoDB URI (default: env MONGOMQ_URI)\n"
             "  --events N       events to publish and drain per mode (default 2000)\n"
             "  --groups G       groups, events spread round-robin (default 50)\n"
@@ -111,6 +117,9 @@ static void usage(FILE *f) {
             "                   per event, events/s, latency\n"
             "  --attrs          publishes and claims with no, 2 (a trace context's) and 16\n"
             "                   attributes: events/s, latency, commands per event\n"
+            "  --partitions     the modes on queues of 1, 4 and 16 partitions side by side:\n"
+            "                   events/s, commands per event, per empty claim (all\n"
+            "                   partitions, one) and of an idle 3 s waiting claim\n"
             "  --json           print one JSON object instead of the tables\n",
             BENCH_DEFAULT_BATCH, BENCH_WAIT_S);
 }
@@ -168,6 +177,7 @@ static void parse_args(int argc, char **argv, bench_opts *o) {
     o->listing = 0;
     o->dedup = 0;
     o->attrs = 0;
+    o->partitions = 0;
     o->listing_nsizes = 3;
     o->listing_sizes[0] = 1000;
     o->listing_sizes[1] = 10000;
@@ -184,6 +194,8 @@ static void parse_args(int argc, char **argv, bench_opts *o) {
             o->dedup = 1;
         else if (strcmp(argv[i], "--attrs") == 0)
             o->attrs = 1;
+        else if (strcmp(argv[i], "--partitions") == 0)
+            o->partitions = 1;
         else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
             usage(stdout);
             exit(0);
@@ -262,6 +274,10 @@ int main(int argc, char **argv) {
     if (opt.attrs) {
         snprintf(db, sizeof db, "mongomq_bench_%ld_%ld", (long)getpid(), (long)time(NULL));
         return run_attrs(&opt, db);
+    }
+    if (opt.partitions) {
+        snprintf(db, sizeof db, "mongomq_bench_%ld_%ld", (long)getpid(), (long)time(NULL));
+        return run_partitions(&opt, db);
     }
 
     if (opt.batch == 0) {

@@ -2,8 +2,10 @@
  * bench.h — what the bench's files share: the options, one throughput mode's figures,
  * the helpers of bench.c, and each mode's entry point (bench.c holds main and the
  * arguments; throughput.c the single and batch modes; waiters.c --waiters; soak.c
- * --soak; listing.c --listing; dedup.c --dedup; attrs.c --attrs; phases.c the phase tables
- * of the last two). What the bench measures and how: the comment at the top of bench.c.
+ * --soak; listing.c --listing; dedup.c --dedup; attrs.c --attrs; partitions.c
+ * --partitions; phases.c the phase tables of --dedup and --attrs, and the phase helper
+ * partitions.c uses too). What the bench measures and how: the comment at the top of
+ * bench.c.
  */
 #ifndef MONGOMQ_BENCH_H
 #define MONGOMQ_BENCH_H
@@ -34,6 +36,7 @@ typedef struct {
     size_t listing_nsizes; /* --listing-sizes N,N,... (default 1000,10000,100000) */
     int dedup;             /* --dedup: what dedup keys cost (dedup.c) */
     int attrs;             /* --attrs: what event attributes cost (attrs.c) */
+    int partitions;        /* --partitions: P = 1, 4, 16 side by side (partitions.c) */
 } bench_opts;
 
 /* One mode's figures. */
@@ -95,5 +98,9 @@ int run_dedup(const bench_opts *opt, const char *db);
 
 /* attrs.c: --attrs, publishes and claims with no, 2 (a trace context's) and 16 attributes. */
 int run_attrs(const bench_opts *opt, const char *db);
+
+/* partitions.c: --partitions, one workload on queues of 1, 4 and 16 partitions: rates,
+ * commands per event, per empty claim and per idle wait, the spread over partitions. */
+int run_partitions(const bench_opts *opt, const char *db);
 
 #endif
