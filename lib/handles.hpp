@@ -42,8 +42,8 @@ struct mq_queue {
     std::string prefix;
     std::string ns;                               // "db.prefix": whose leases these are
     std::string messages, locks, counters, dead;  // collection names
-    // Partitions (mq_queue_new_with; lib/partition.hpp): fixed at open. claim_turn
-    // picks the partition a claim starts at, in turn.
+    // Partitions (mq_queue_new_with; lib/partition.hpp): fixed at open. claim_turn is
+    // where this handle's next claim starts: after the partition its last one took from.
     int partitions = 1;
     std::atomic<uint64_t> claim_turn{0};
 

@@ -40,7 +40,8 @@ BsonPtr seq_counter_filter(const mq_queue *q, int partition) {
     return own(BCON_NEW("_id", BCON_UTF8(id.c_str()), "partition", BCON_INT32(partition)));
 }
 
-std::vector<int> claim_order(mq_queue *q, const std::vector<int> &only, int hinted) {
+std::vector<int> claim_order(mq_queue *q, const std::vector<int> &only, int hinted, size_t *start_out) {
+    if (start_out != nullptr) *start_out = 0;
     std::vector<int> all;
     if (only.empty()) {
         all.resize(static_cast<size_t>(q->partitions));
@@ -54,7 +55,8 @@ std::vector<int> claim_order(mq_queue *q, const std::vector<int> &only, int hint
     if (hinted >= 0 && at != all.end())
         start = static_cast<size_t>(at - all.begin());  // a hint says where a group became due
     else
-        start = static_cast<size_t>(q->claim_turn.fetch_add(1, std::memory_order_relaxed) % all.size());
+        start = static_cast<size_t>(q->claim_turn.load(std::memory_order_relaxed) % all.size());
+    if (start_out != nullptr) *start_out = start;
     std::rotate(all.begin(), all.begin() + static_cast<std::ptrdiff_t>(start), all.end());
     return all;
 }
@@ -82,6 +84,10 @@ std::vector<int> check_partition_list(const char *fn, const mq_queue *q, const i
         out.push_back(k);
     }
     return out;
+}
+
+void claim_took(mq_queue *q, size_t start, size_t i, size_t n) {
+    if (n > 1) q->claim_turn.store(static_cast<uint64_t>((start + i + 1) % n), std::memory_order_relaxed);
 }
 
 void check_partitions(const Conn &c, mq_queue *q, const char *name) {

@@ -32,10 +32,17 @@ inline int64_t partition_seq(const mq_queue *q, int partition, int64_t n) {
     return (n - 1) * q->partitions + partition + 1;
 }
 
-// The partitions a claim takes from, in the order it tries them: from the next one in
-// turn (q->claim_turn) through the given list (every partition when empty); with one
-// partition, {0}.
-std::vector<int> claim_order(mq_queue *q, const std::vector<int> &only, int hinted = -1);
+// The partitions a claim takes from, in the order it tries them: through the given
+// list (every partition when empty) from the handle's turn (q->claim_turn: the one
+// after the partition its last claim took from), or from `hinted` when it is in the
+// list; with one partition, {0}. *start (may be null) gets the start's index in the
+// list, for claim_took.
+std::vector<int> claim_order(mq_queue *q, const std::vector<int> &only, int hinted = -1, size_t *start = nullptr);
+
+// A claim over `order` (claim_order's, from index `start` of a list of n) took from
+// order[i]: the handle's next claim starts after it, so every partition that has due
+// groups is served in turn, however many empty ones lie between them.
+void claim_took(mq_queue *q, size_t start, size_t i, size_t n);
 
 // A claim's partitions (mq_claim_opts.partitions): NULL and 0 is every partition
 // (an empty list); else 1..P distinct partitions in 0..P-1. MQ_ERR_ARG naming the

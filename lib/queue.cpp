@@ -567,11 +567,17 @@ mq_lease *queue_claim(mq_queue *q, const std::string &worker, double visibility,
     Conn c(q);
     bool repaired = false;  // at most one automatic repair per call
     for (;;) {
-        // With partitions: one partition after the other, from the next one in turn
-        // (or the one a hint named), until one has a due group; one claim.lease per
-        // empty partition.
-        for (int partition : claim_order(q, only, hinted))
-            if (mq_lease *lease = claim_in(c, q, partition, worker, visibility, min_priority, max_events)) return lease;
+        // With partitions: one partition after the other, from the handle's turn (the
+        // one after the partition its last claim took from) or the one a hint named,
+        // until one has a due group; one claim.lease per empty partition.
+        size_t start = 0;
+        const std::vector<int> order = claim_order(q, only, hinted, &start);
+        for (size_t i = 0; i < order.size(); i++) {
+            if (mq_lease *lease = claim_in(c, q, order[i], worker, visibility, min_priority, max_events)) {
+                claim_took(q, start, i, order.size());
+                return lease;
+            }
+        }
         if (!repaired && auto_repair(c, q)) {  // it made a group claimable: look again
             repaired = true;
             continue;

@@ -450,9 +450,9 @@ static int model_claim_in(model *m, const claim_ctx *c, int floor, int G, int pa
 }
 
 /* Follows a claim's result through the model: the claim looks in each partition, from
- * the handle's turn on (lib/partition.cpp, claim_order), until one gives a lease;
- * finding nothing, the automatic repair may make locks, and the claim then looks once
- * more (its turn moved on). */
+ * the handle's turn on (lib/partition.cpp, claim_order), until one gives a lease (the
+ * turn is then the partition after it: claim_took); finding nothing, the automatic
+ * repair may make locks, and the claim then looks once more from the same turn. */
 static void model_claim(model *m, mq_status st, const mq_error *err, const claim_ctx *c, int floor) {
     int G = -1;
     if (st == MQ_OK) {
@@ -469,9 +469,13 @@ static void model_claim(model *m, mq_status st, const mq_error *err, const claim
     int repaired = 0;
     for (;;) {
         const int P = m->partitions;
-        const int start = P > 1 ? (int)(m->turn[m->h]++ % (uint64_t)P) : 0;
-        for (int i = 0; i < P; i++)
-            if (model_claim_in(m, c, floor, G, (start + i) % P)) return;
+        const int start = P > 1 ? (int)(m->turn[m->h] % (uint64_t)P) : 0;
+        for (int i = 0; i < P; i++) {
+            if (model_claim_in(m, c, floor, G, (start + i) % P)) {
+                m->turn[m->h] = (uint64_t)((start + i + 1) % P);
+                return;
+            }
+        }
         if (!repaired && auto_repair_model(m)) {
             repaired = 1;
             continue;

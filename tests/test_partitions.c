@@ -238,6 +238,28 @@ static void fifo_and_rotation(void **state) {
     mq_queue_destroy(q);
 }
 
+/* Partitions are served in turn whatever lies between them: with due groups only in
+ * partitions 0 ("b") and 3 ("a"), a handle's claims alternate between the two (each
+ * claim starts after the partition the last one took from), not 3 of every 4 for the
+ * partition after the empty ones. */
+static void partitions_with_groups_take_turns(void **state) {
+    tq *t = *state;
+    mq_queue *q = open_p(t, "parts", P);
+    for (int i = 0; i < 4; i++) {
+        publish(q, "b", "e");
+        publish(q, "a", "e");
+    }
+    char order[16] = "";
+    for (int i = 0; i < 8; i++) {
+        mq_lease *lease = claim_in(q, NULL, 0, MQ_OK);
+        strcat(order, mq_lease_group(lease));
+        ack(q, lease);
+    }
+    printf("[ parts    ] groups in partitions 0 and 3, 8 claims: %s\n", order);
+    assert_string_equal(order, "babababa");
+    mq_queue_destroy(q);
+}
+
 /* A claim given a subset takes only from it; bad lists are refused naming them; a
  * version 1 options struct claims from every partition. */
 static void claim_from_a_subset(void **state) {
@@ -571,6 +593,7 @@ int main(void) {
         cmocka_unit_test_setup_teardown(open_records_and_refuses_another_p, tq_setup, tq_teardown),
         cmocka_unit_test_setup_teardown(seqs_follow_their_partition, tq_setup, tq_teardown),
         cmocka_unit_test_setup_teardown(fifo_and_rotation, tq_setup, tq_teardown),
+        cmocka_unit_test_setup_teardown(partitions_with_groups_take_turns, tq_setup, tq_teardown),
         cmocka_unit_test_setup_teardown(claim_from_a_subset, tq_setup, tq_teardown),
         cmocka_unit_test_setup_teardown(an_empty_claim_costs_one_command_per_partition, tq_setup, tq_teardown),
         cmocka_unit_test_setup_teardown(every_lock_and_counter_command_names_its_partition, tq_setup, tq_teardown),

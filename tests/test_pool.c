@@ -85,6 +85,14 @@ static void every_call_on_a_one_slot_pool(void **state) {
     mq_lease_destroy(l);
     mq_cancel_destroy(cancel);
 
+    /* what is left acked (which groups those are depends on the partitions' turns),
+     * then one event to dead-letter */
+    while (mq_claim(q, "w", 30, 0, &l, &err) == MQ_OK) {
+        ASSERT_MQ(MQ_OK, mq_ack(q, l, &err), err);
+        mq_lease_destroy(l);
+    }
+    ASSERT_MQ(MQ_OK, mq_publish(q, "d", "5", 1, 0, &seq, &err), err);
+
     /* a dead letter and its requeue: requeue publishes (3 more commands) on its own
      * connection */
     ASSERT_MQ(MQ_OK, mq_queue_set_max_attempts(q, 1, &err), err);

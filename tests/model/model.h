@@ -141,8 +141,9 @@ typedef struct model {
      * one partition they are 1, 2, 3... taken[k] counts the seqs partition k gave. */
     int partitions; /* tq_partitions(), at most MODEL_MAX_PARTITIONS */
     int64_t taken[MODEL_MAX_PARTITIONS];
-    /* Each handle's claim turn: a claim over P > 1 partitions starts at turn % P and
-     * moves it on by one (each look of a claim, the one after an automatic repair too). */
+    /* Each handle's claim turn: a claim over P > 1 partitions starts at partition turn
+     * and, when it takes from partition k, sets turn to k + 1 (mod P); an empty claim
+     * leaves it. */
     uint64_t turn[2];
     mlock lock[NGROUPS];
     mlease pool[POOL];
