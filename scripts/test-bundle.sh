@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# The bundled library on a machine that has nothing of ours: builds it
-# (scripts/bundle.sh), checks its exports and needed libraries (scripts/bundle-check.sh),
-# then runs the demo (examples/demo.c), linked once against libmongomq.a and once
-# against libmongomq.so.0, inside a minimal Debian 12 root made by mmdebstrap
+# The bundled library on a machine that has nothing of ours: builds the C tarball
+# (scripts/package.sh, which builds the library with scripts/bundle.sh), checks the
+# exports and needed libraries of what it holds (scripts/bundle-check.sh), then runs
+# the demo (examples/demo.c), built with the tarball's pkg-config file and linked once
+# against libmongomq.a and once against libmongomq.so.0, inside a minimal Debian 12 root made by mmdebstrap
 # (--variant=apt: no libmongoc, no OpenSSL, no compiler; cached in the cache dir,
 # made again when missing) against the test server on the loopback.
 # Not yet a stage of scripts/test.sh (issue 24 is in progress). Needs root (chroot).
@@ -14,8 +15,7 @@ CACHE="${MONGOMQ_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/mongomq}"
 CHROOT="$CACHE/roots/bookworm-apt"
 log() { echo "test-bundle: $*" >&2; }
 
-PREFIX="$(bash "$ROOT/scripts/bundle.sh")"
-bash "$ROOT/scripts/bundle-check.sh" "$PREFIX/lib/libmongomq.so.0" "$PREFIX/lib/libmongomq.a"
+TARBALL="$(bash "$ROOT/scripts/package.sh")"
 
 if [[ ! -x "$CHROOT/bin/sh" ]]; then
     command -v mmdebstrap >/dev/null || {
@@ -47,9 +47,17 @@ cleanup() {
 }
 trap cleanup EXIT
 
-gcc -std=c99 -O2 "$ROOT/examples/demo.c" -I"$PREFIX/include" "$PREFIX/lib/libmongomq.a" \
-    -lresolv -lrt -lpthread -ldl -lm -o "$work/demo-static"
-gcc -std=c99 -O2 "$ROOT/examples/demo.c" -I"$PREFIX/include" -L"$PREFIX/lib" -lmongomq -o "$work/demo-shared"
+tar -xzf "$TARBALL" -C "$work"
+PREFIX="$(echo "$work"/libmongomq-*-linux-x86_64)"
+[[ -s "$PREFIX/THIRD-PARTY-NOTICES" ]] || { log "the tarball has no THIRD-PARTY-NOTICES"; exit 1; }
+bash "$ROOT/scripts/bundle-check.sh" "$PREFIX/lib/libmongomq.so.0" "$PREFIX/lib/libmongomq.a"
+export PKG_CONFIG_PATH="$PREFIX/lib/pkgconfig"
+
+# shellcheck disable=SC2046 # pkg-config's words are meant to split
+gcc -std=c99 -O2 "$ROOT/examples/demo.c" $(pkg-config --cflags mongomq) "$PREFIX/lib/libmongomq.a" \
+    $(pkg-config --static --libs-only-l mongomq | sed 's/-lmongomq//') -o "$work/demo-static"
+# shellcheck disable=SC2046
+gcc -std=c99 -O2 "$ROOT/examples/demo.c" $(pkg-config --cflags --libs mongomq) -o "$work/demo-shared"
 mkdir -p "$CHROOT/opt/mongomq-test"
 cp "$work/demo-static" "$work/demo-shared" "$CHROOT/opt/mongomq-test/"
 cp -L "$PREFIX/lib/libmongomq.so.0" "$CHROOT/opt/mongomq-test/"
